@@ -1,0 +1,85 @@
+/* Ember's public C API: load a function into virtines, invoke it, unload it. */
+#ifndef EMBER_EMBER_H
+#define EMBER_EMBER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EMBER_VERSION "0.1.0"
+
+/* ember_load() return values */
+#define EMBER_ERR       (-1) /* bad image, bad configuration: see the message */
+#define EMBER_ERR_NOKVM (-2) /* /dev/kvm is missing or unusable */
+
+enum ember_outcome {
+	EMBER_OK,      /* the function exited by itself; status is its exit status */
+	EMBER_CRASH,   /* it died of a fault or a fatal signal; signal says which */
+	EMBER_TIMEOUT, /* it ran past its timeout */
+	EMBER_LIMIT,   /* it exceeded a limit (output) */
+	EMBER_ERROR,   /* Ember could not run it */
+};
+
+struct ember_config {
+	const char *image;        /* path of a static x86-64 executable */
+	uint64_t mem_bytes;       /* guest RAM; 0 = 64 MiB */
+	double timeout_s;         /* per invocation; 0 = 10 s */
+	uint64_t output_limit;    /* stdout + stderr bytes; 0 = 6 MiB */
+	const char *const *argv;  /* argv[0] included; NULL = { image } */
+	const char *const *envp;  /* NULL = empty environment */
+	const char *backend;      /* "kvm" (default), "ptrace" or "auto" */
+	const void *code;         /* a runtime's source, readable on fd 3; may be NULL */
+	size_t code_len;
+};
+
+struct ember_syscall_count {
+	int nr;
+	const char *name; /* NULL when Ember has no name for it */
+	uint64_t served, denied;
+};
+
+struct ember_result {
+	enum ember_outcome outcome;
+	int status;        /* EMBER_OK: the exit status */
+	int signal;        /* EMBER_CRASH: the signal a process would have died of */
+	int exit_code;     /* shell convention: status, 124, 125, 126 or 128+signal */
+	char message[256]; /* why, for anything but EMBER_OK */
+	uint8_t *out;      /* the function's stdout */
+	size_t out_len;
+	uint8_t *log;      /* its stderr */
+	size_t log_len;
+	uint64_t exits;             /* all exits of this invocation */
+	uint64_t exits_by_reason[4]; /* hypercall, fault, timeout, error */
+	struct ember_syscall_count *syscalls; /* by number, ascending */
+	size_t nsyscalls;
+	uint64_t setup_us; /* creating the machine */
+	uint64_t load_us;  /* loading the image into it */
+	uint64_t run_us;   /* running it */
+};
+
+struct ember_function;
+
+struct ember_info {
+	const char *backend;   /* the machine backend in use */
+	size_t rewritten_sites;
+	uint64_t image_bytes;
+};
+
+/* Validates the image and the configuration. Returns 0, EMBER_ERR or EMBER_ERR_NOKVM, with a
+ * one-line reason in err. */
+int ember_load(const struct ember_config *cfg, struct ember_function **out, char *err,
+	       size_t errlen);
+/* Runs one invocation with the given request bytes; thread-safe. Always fills res. */
+int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct ember_result *res);
+void ember_result_free(struct ember_result *res);
+void ember_info(const struct ember_function *fn, struct ember_info *info);
+void ember_unload(struct ember_function *fn);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

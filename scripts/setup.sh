@@ -1,0 +1,18 @@
+#!/bin/sh
+# Installs the Debian packages Ember builds and tests with; does nothing when they are all present.
+set -eu
+PKGS="build-essential musl-tools libcapstone-dev libseccomp-dev libcmocka-dev zlib1g-dev \
+duktape-dev liblua5.4-dev libjansson-dev libmicrohttpd-dev libxxhash-dev libcurl4-openssl-dev \
+curl pkg-config clang-format"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "setup: installing$missing"
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

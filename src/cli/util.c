@@ -1,0 +1,87 @@
+/* Small helpers the subcommands share: sizes, reading and writing whole streams. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	static const struct {
+		char suffix;
+		int shift;
+	} units[] = {{'K', 10}, {'k', 10}, {'M', 20}, {'m', 20}, {'G', 30}, {'g', 30}};
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		return -1;
+	int shift = 0;
+	if (*end) {
+		size_t i;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (*end == units[i].suffix)
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -1;
+		shift = units[i].shift;
+		end++;
+		if (*end == 'i' || *end == 'B')
+			end += *end == 'i' && end[1] == 'B' ? 2 : 1;
+		if (*end)
+			return -1;
+	}
+	if (v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int cli_read_all(int fd, uint8_t **buf, size_t *len, size_t max)
+{
+	size_t cap = 65536, n = 0;
+	uint8_t *b = malloc(cap);
+	if (!b)
+		return -1;
+	for (;;) {
+		if (n == cap) {
+			if (cap >= max)
+				break;
+			uint8_t *nb = realloc(b, cap * 2);
+			if (!nb)
+				goto fail;
+			b = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (r == 0) {
+			*buf = b;
+			*len = n;
+			return 0;
+		}
+		n += (size_t)r;
+	}
+fail:
+	free(b);
+	return -1;
+}
+
+int cli_write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}

@@ -1,0 +1,99 @@
+/* Function images: ELF validation and the discovery of syscall sites with a disassembler. */
+#ifndef EMBER_IMG_H
+#define EMBER_IMG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IMG_MAX_SEGS  16
+#define IMG_MAX_PHNUM 64
+
+/* prot bits use the values of PROT_READ/PROT_WRITE/PROT_EXEC */
+struct img_seg {
+	uint64_t vaddr;  /* unrelocated, as in the file */
+	uint64_t memsz;
+	uint64_t filesz;
+	uint64_t offset; /* file offset of the first byte */
+	int prot;
+};
+
+struct img_elf {
+	int pie;             /* 1 for a static-PIE (ET_DYN without PT_INTERP), 0 for ET_EXEC */
+	uint64_t entry;      /* unrelocated */
+	uint64_t phdr_vaddr; /* unrelocated address of the program headers in memory (AT_PHDR) */
+	uint16_t phnum;
+	uint16_t phentsize;
+	uint64_t lo, hi;     /* page-aligned span of all PT_LOAD segments, unrelocated */
+	int nsegs;
+	struct img_seg segs[IMG_MAX_SEGS]; /* PT_LOAD segments in ascending vaddr order */
+	uint64_t stack_size; /* from PT_GNU_STACK p_memsz, 0 if absent or 0 */
+};
+
+/*
+ * Validates a static x86-64 ELF executable held in buf and describes it in out. Returns 0, or -1
+ * with a one-line reason (no trailing newline) in err. Never reads outside buf.
+ */
+int img_elf_parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err, size_t errlen);
+
+/* The syscall-like instructions found in an image's executable segments. */
+struct img_sites {
+	uint64_t *addr; /* unrelocated addresses of `syscall` (0f 05) instructions, ascending */
+	size_t n;
+	size_t cap;
+	size_t int80;     /* `int $0x80` instructions found */
+	size_t sysenter;  /* `sysenter` instructions found */
+	uint64_t bad_addr; /* address of the first int80/sysenter, for the error message */
+};
+
+/*
+ * Disassembles every executable PT_LOAD segment of the image with capstone and records the
+ * syscall sites. Uses the symbol table (when present) to restart decoding at each function's
+ * start, so data between functions cannot desynchronise the sweep. Returns 0, or -1 with a reason.
+ * An image with int80/sysenter still returns 0: the caller decides (and refuses it).
+ */
+int img_find_sites(const uint8_t *buf, size_t len, const struct img_elf *elf, struct img_sites *out,
+		   char *err, size_t errlen);
+void img_sites_free(struct img_sites *s);
+
+/* A function image: the file's bytes, validated, with its syscall sites found once. */
+struct img {
+	uint8_t *buf;
+	size_t len;
+	struct img_elf elf;
+	struct img_sites sites;
+	uint64_t digest; /* xxHash64 of the file */
+};
+
+/* Reads and validates an executable; refuses int $0x80 and sysenter. */
+int img_open(const char *path, struct img **out, char *err, size_t errlen);
+int img_from_bytes(const void *buf, size_t len, struct img **out, char *err, size_t errlen);
+void img_close(struct img *img);
+
+#define IMG_MAX_MAPS (IMG_MAX_SEGS * 2 + 1)
+
+struct img_map {
+	uint64_t start, end;
+	int prot;
+};
+
+/* Where a loaded image put things in guest memory. */
+struct img_layout {
+	uint64_t base;  /* load bias: 0 for ET_EXEC */
+	uint64_t entry; /* relocated */
+	uint64_t sp;    /* initial stack pointer, at argc */
+	uint64_t brk_start;
+	uint64_t mmap_hi;
+	uint64_t stack_lo, stack_hi, stack_size;
+	size_t rewritten;
+	int nmaps;
+	struct img_map maps[IMG_MAX_MAPS]; /* what the image and its stack map */
+};
+
+struct vm;
+
+/* Copies the image into a fresh machine, rewrites its syscall sites to `out %al,$port`, sets
+ * page permissions and builds the SysV start stack (argv, envp, auxv). */
+int img_load(const struct img *img, struct vm *vm, const char *const *argv,
+	     const char *const *envp, struct img_layout *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,198 @@
+/* Loading an image into a machine: segments, syscall-site rewriting, the SysV start stack. */
+#include <cpuid.h>
+#include <elf.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+
+#include "image/img.h"
+#include "vm/vm.h"
+
+#define PAGE        EMBER_PAGE_SIZE
+#define STACK_MAX   (8ULL << 20)
+#define HEAP_MIN    (1ULL << 20)
+#define ARGS_MAX    (256ULL << 10)
+#define GUEST_ID    1000
+
+static uint64_t down(uint64_t x)
+{
+	return x & ~(PAGE - 1);
+}
+
+static uint64_t up(uint64_t x)
+{
+	return (x + PAGE - 1) & ~(PAGE - 1);
+}
+
+/* Page ranges of the segments; a page two segments share gets the union of their permissions. */
+static void plan_maps(const struct img *img, uint64_t base, struct img_layout *l)
+{
+	l->nmaps = 0;
+	for (int i = 0; i < img->elf.nsegs; i++) {
+		const struct img_seg *s = &img->elf.segs[i];
+		uint64_t start = down(base + s->vaddr), end = up(base + s->vaddr + s->memsz);
+		if (l->nmaps > 0) {
+			struct img_map *prev = &l->maps[l->nmaps - 1];
+			if (start < prev->end) { /* shared boundary page */
+				int prot = prev->prot | s->prot;
+				prev->end -= PAGE;
+				if (prev->end == prev->start)
+					l->nmaps--;
+				l->maps[l->nmaps++] = (struct img_map){start, start + PAGE, prot};
+				start += PAGE;
+			}
+		}
+		if (start < end)
+			l->maps[l->nmaps++] = (struct img_map){start, end, s->prot};
+	}
+}
+
+struct stack_builder {
+	struct vm *vm;
+	uint64_t sp, lo;
+	int overflow;
+};
+
+static uint64_t push_bytes(struct stack_builder *b, const void *p, size_t n)
+{
+	if (b->sp - b->lo < n + 64) {
+		b->overflow = 1;
+		return 0;
+	}
+	b->sp -= n;
+	vm_copy_to(b->vm, b->sp, p, n);
+	return b->sp;
+}
+
+static uint64_t push_str(struct stack_builder *b, const char *s)
+{
+	return push_bytes(b, s, strlen(s) + 1);
+}
+
+static size_t count(const char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+static int build_stack(const struct img *img, struct vm *vm, struct img_layout *l,
+		       const char *const *argv, const char *const *envp, char *err, size_t errlen)
+{
+	size_t argc = count(argv), envc = count(envp);
+	struct stack_builder b = {vm, l->stack_hi, l->stack_hi - ARGS_MAX, 0};
+	uint8_t rnd[16];
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		memset(rnd, 0x5a, sizeof(rnd));
+	uint64_t at_random = push_bytes(&b, rnd, sizeof(rnd));
+	uint64_t platform = push_str(&b, "x86_64");
+	uint64_t execfn = push_str(&b, argc ? argv[0] : "function");
+	uint64_t argp[argc + 1], envpp[envc + 1];
+	for (size_t i = 0; i < argc; i++)
+		argp[i] = push_str(&b, argv[i]);
+	for (size_t i = 0; i < envc; i++)
+		envpp[i] = push_str(&b, envp[i]);
+	argp[argc] = envpp[envc] = 0;
+	if (b.overflow) {
+		snprintf(err, errlen, "arguments and environment exceed %llu KiB",
+			 (unsigned long long)(ARGS_MAX >> 10));
+		return -1;
+	}
+	unsigned eax, ebx, ecx, edx = 0;
+	__get_cpuid(1, &eax, &ebx, &ecx, &edx);
+	const uint64_t auxv[][2] = {
+		{AT_PHDR, l->base + img->elf.phdr_vaddr},
+		{AT_PHENT, sizeof(Elf64_Phdr)},
+		{AT_PHNUM, img->elf.phnum},
+		{AT_PAGESZ, PAGE},
+		{AT_BASE, 0},
+		{AT_FLAGS, 0},
+		{AT_ENTRY, l->entry},
+		{AT_UID, GUEST_ID},
+		{AT_EUID, GUEST_ID},
+		{AT_GID, GUEST_ID},
+		{AT_EGID, GUEST_ID},
+		{AT_SECURE, 0},
+		{AT_CLKTCK, 100},
+		{AT_HWCAP, edx},
+		{AT_HWCAP2, 0},
+		{AT_RANDOM, at_random},
+		{AT_PLATFORM, platform},
+		{AT_EXECFN, execfn},
+		{AT_NULL, 0},
+	};
+	size_t words = 1 + (argc + 1) + (envc + 1) + 2 * (sizeof(auxv) / sizeof(auxv[0]));
+	uint64_t sp = (b.sp - words * 8) & ~15ULL; /* rsp at argc is 16-byte aligned */
+	uint64_t p = sp, v = argc;
+	vm_copy_to(vm, p, &v, 8);
+	p += 8;
+	vm_copy_to(vm, p, argp, (argc + 1) * 8);
+	p += (argc + 1) * 8;
+	vm_copy_to(vm, p, envpp, (envc + 1) * 8);
+	p += (envc + 1) * 8;
+	vm_copy_to(vm, p, auxv, sizeof(auxv));
+	l->sp = sp;
+	return 0;
+}
+
+static int place(const struct img *img, struct vm *vm, struct img_layout *l, char *err,
+		 size_t errlen)
+{
+	uint64_t top = vm_user_top(vm);
+	l->stack_size = img->elf.stack_size > STACK_MAX ? img->elf.stack_size : STACK_MAX;
+	if (l->stack_size > top / 8)
+		l->stack_size = up(top / 8);
+	l->stack_hi = top;
+	l->stack_lo = top - l->stack_size;
+	l->mmap_hi = l->stack_lo - EMBER_STACK_GUARD;
+	l->base = img->elf.pie ? EMBER_IMAGE_BASE - img->elf.lo : 0;
+	uint64_t lo = l->base + img->elf.lo, hi = l->base + img->elf.hi;
+	if (lo < EMBER_SYS_END || hi > l->mmap_hi || l->mmap_hi - hi < HEAP_MIN) {
+		snprintf(err, errlen,
+			 "the image (%#llx-%#llx) does not fit in guest memory (%#llx-%#llx): "
+			 "give it more memory or link it at 0x400000",
+			 (unsigned long long)lo, (unsigned long long)hi,
+			 (unsigned long long)EMBER_SYS_END, (unsigned long long)l->mmap_hi);
+		return -1;
+	}
+	l->entry = l->base + img->elf.entry;
+	l->brk_start = hi;
+	return 0;
+}
+
+int img_load(const struct img *img, struct vm *vm, const char *const *argv,
+	     const char *const *envp, struct img_layout *l, char *err, size_t errlen)
+{
+	memset(l, 0, sizeof(*l));
+	if (place(img, vm, l, err, errlen))
+		return -1;
+	for (int i = 0; i < img->elf.nsegs; i++) {
+		const struct img_seg *s = &img->elf.segs[i];
+		if (vm_copy_to(vm, l->base + s->vaddr, img->buf + s->offset, s->filesz)) {
+			snprintf(err, errlen, "segment %d is outside guest memory", i);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < img->sites.n; i++) {
+		uint8_t *p = vm_guest(vm, l->base + img->sites.addr[i], 2);
+		if (!p || p[0] != 0x0f || p[1] != 0x05)
+			continue;
+		p[0] = 0xe6; /* out %al,$EMBER_HC_SYSCALL */
+		p[1] = EMBER_HC_SYSCALL;
+		l->rewritten++;
+	}
+	plan_maps(img, l->base, l);
+	l->maps[l->nmaps++] = (struct img_map){l->stack_lo, l->stack_hi, PROT_READ | PROT_WRITE};
+	for (int i = 0; i < l->nmaps; i++) {
+		if (vm_protect(vm, l->maps[i].start, l->maps[i].end - l->maps[i].start,
+			       l->maps[i].prot)) {
+			snprintf(err, errlen, "cannot map %#llx-%#llx",
+				 (unsigned long long)l->maps[i].start,
+				 (unsigned long long)l->maps[i].end);
+			return -1;
+		}
+	}
+	return build_stack(img, vm, l, argv, envp, err, errlen);
+}

@@ -1,0 +1,190 @@
+/* The syscall table, built from the family tables, the guest-pointer door and the run loop. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sys/sys.h"
+
+static struct sys_entry table[SYS_NR_MAX];
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void build_table(void)
+{
+	const struct sys_entry *families[] = {sys_deny_table, sys_mem_table, sys_io_table,
+					      sys_time_table, sys_proc_table};
+	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+		for (const struct sys_entry *e = families[f]; e->name; e++)
+			if (e->nr >= 0 && e->nr < SYS_NR_MAX)
+				table[e->nr] = *e;
+}
+
+const char *sys_name(int nr)
+{
+	pthread_once(&table_once, build_table);
+	return nr >= 0 && nr < SYS_NR_MAX && table[nr].name ? table[nr].name : NULL;
+}
+
+int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc)
+{
+	pthread_once(&table_once, build_table);
+	memset(st, 0, sizeof(*st));
+	st->vm = vm;
+	st->proc = *proc;
+	st->brk_cur = proc->brk_start;
+	st->out_limit = 6ULL << 20;
+	st->open_fds = 0x7; /* 0, 1, 2; 3 only with code */
+	return 0;
+}
+
+void sys_free(struct sys_state *st)
+{
+	free(st->vmas);
+	free(st->out.data);
+	free(st->log.data);
+	st->vmas = NULL;
+	st->out.data = st->log.data = NULL;
+}
+
+void sys_set_input(struct sys_state *st, const void *in, size_t len)
+{
+	st->in = in;
+	st->in_len = len;
+	st->in_pos = 0;
+}
+
+void sys_set_code(struct sys_state *st, const void *code, size_t len)
+{
+	st->code = code;
+	st->code_len = len;
+	st->code_pos = 0;
+	st->open_fds |= 1u << EMBER_CODE_FD;
+}
+
+void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot)
+{
+	if (len == 0)
+		return vm_guest(st->vm, addr, 0);
+	if (addr > UINT64_MAX - len)
+		return NULL;
+	for (uint64_t a = addr; a < addr + len;) {
+		const struct sys_vma *v = sys_vma_find(st, a);
+		if (!v || (v->prot & prot) != prot)
+			return NULL;
+		a = v->end;
+	}
+	return vm_guest(st->vm, addr, len);
+}
+
+void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)
+{
+	st->outcome = o;
+	st->status = status;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
+	va_end(ap);
+}
+
+static long dispatch(struct sys_state *st, uint64_t nr, const uint64_t a[6])
+{
+	size_t slot = nr < SYS_NR_MAX ? nr : SYS_NR_MAX;
+	const struct sys_entry *e = nr < SYS_NR_MAX ? &table[nr] : NULL;
+	if (e && e->fn) {
+		st->stats.served[slot]++;
+		return e->fn(st, a);
+	}
+	st->stats.denied[slot]++;
+	return e && e->err ? -e->err : -ENOSYS;
+}
+
+/* the signal a process would have died of, per fault */
+static const struct {
+	enum vm_fault fault;
+	int sig;
+	const char *what;
+} faults[] = {
+	{VM_FAULT_PAGE, 11, "page fault"},
+	{VM_FAULT_GP, 11, "general protection fault"},
+	{VM_FAULT_DIVIDE, 8, "divide error"},
+	{VM_FAULT_INVALID, 4, "invalid opcode"},
+	{VM_FAULT_BREAK, 5, "breakpoint"},
+	{VM_FAULT_SYSCALL, 31, "syscall instruction that was not rewritten"},
+	{VM_FAULT_UNKNOWN, 11, "triple fault"},
+};
+
+static void crashed(struct sys_state *st, const struct vm_exit *e)
+{
+	st->fault = *e;
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		if (faults[i].fault != e->fault)
+			continue;
+		if (e->fault != VM_FAULT_PAGE) {
+			sys_stop(st, SYS_SIGNALED, faults[i].sig, "%s at rip %#llx", faults[i].what,
+				 (unsigned long long)e->rip);
+			return;
+		}
+		uint64_t a = e->addr;
+		const char *where = a < EMBER_SYS_END ? " (null pointer)"
+				    : a >= st->proc.stack_lo - EMBER_STACK_GUARD &&
+						    a < st->proc.stack_lo
+					    ? " (stack overflow)"
+					    : "";
+		sys_stop(st, SYS_SIGNALED, faults[i].sig, "page fault at address %#llx%s, rip %#llx",
+			 (unsigned long long)a, where, (unsigned long long)e->rip);
+		return;
+	}
+}
+
+static int serve_syscall(struct sys_state *st)
+{
+	struct vm_regs r;
+	if (vm_get_regs(st->vm, &r) < 0) {
+		sys_stop(st, SYS_ERROR, 0, "cannot read the vCPU registers");
+		return -1;
+	}
+	const uint64_t a[6] = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
+	long ret = dispatch(st, r.rax, a);
+	if (st->outcome != SYS_RUNNING)
+		return 0;
+	r.rax = (uint64_t)ret;
+	/* the kernel clobbers rcx and r11 on syscall; programs expect nothing else to change */
+	r.rcx = r.rip;
+	r.r11 = r.rflags;
+	if (vm_set_regs(st->vm, &r) < 0) {
+		sys_stop(st, SYS_ERROR, 0, "cannot write the vCPU registers");
+		return -1;
+	}
+	return 0;
+}
+
+enum sys_outcome sys_run(struct sys_state *st)
+{
+	st->outcome = SYS_RUNNING;
+	while (st->outcome == SYS_RUNNING) {
+		struct vm_exit e;
+		vm_run(st->vm, &e);
+		st->stats.exits[e.kind]++;
+		switch (e.kind) {
+		case VM_EXIT_HYPERCALL:
+			if (e.port == EMBER_HC_SYSCALL)
+				serve_syscall(st);
+			else if (e.port != EMBER_HC_NOP)
+				sys_stop(st, SYS_SIGNALED, 11, "unknown hypercall port %#x", e.port);
+			break;
+		case VM_EXIT_FAULT:
+			crashed(st, &e);
+			break;
+		case VM_EXIT_TIMEOUT:
+			sys_stop(st, SYS_TIMEOUT, 0, "timed out");
+			break;
+		default:
+			sys_stop(st, SYS_ERROR, 0, "%s", e.msg);
+			break;
+		}
+	}
+	return st->outcome;
+}

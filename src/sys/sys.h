@@ -1,0 +1,115 @@
+/* Host-side syscall emulation: the state of one guest process and the run loop that serves it. */
+#ifndef EMBER_SYS_H
+#define EMBER_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vm/vm.h"
+
+#define SYS_NR_MAX 512 /* Linux x86-64 numbers below this are counted one by one */
+
+struct sys_vma {
+	uint64_t start, end;
+	int prot;
+};
+
+struct sys_buf {
+	uint8_t *data;
+	size_t len, cap;
+};
+
+enum sys_outcome {
+	SYS_RUNNING,
+	SYS_EXITED,   /* the program called exit/exit_group: status */
+	SYS_SIGNALED, /* a signal it sent itself with the default action, or a fault: sig */
+	SYS_TIMEOUT,
+	SYS_LIMIT,    /* output limit exceeded */
+	SYS_ERROR,    /* the machine failed: msg */
+};
+
+/* What a guest may know about its process, set once at load. */
+struct sys_process {
+	uint64_t brk_start;
+	uint64_t mmap_hi;   /* the mmap area grows down from here */
+	uint64_t stack_lo, stack_hi;
+	uint64_t stack_size;
+};
+
+struct sys_stats {
+	uint64_t served[SYS_NR_MAX + 1]; /* last slot: numbers >= SYS_NR_MAX */
+	uint64_t denied[SYS_NR_MAX + 1];
+	uint64_t exits[VM_EXIT_KINDS];
+};
+
+struct sys_sig {
+	uint64_t handler, flags, restorer, mask;
+};
+
+struct sys_state {
+	struct vm *vm;
+	struct sys_process proc;
+	/* memory bookkeeping */
+	uint64_t brk_cur;
+	struct sys_vma *vmas;
+	size_t nvma, vma_cap;
+	/* the request (fd 0), a runtime's code (fd 3) and the two outputs */
+	const uint8_t *in;
+	size_t in_len, in_pos;
+	const uint8_t *code;
+	size_t code_len, code_pos;
+	struct sys_buf out, log;
+	uint64_t out_limit; /* bytes of stdout + stderr together */
+	unsigned open_fds;  /* bit n: fd n is open */
+	/* process bookkeeping */
+	uint64_t tid_addr;
+	uint64_t sigmask;
+	struct sys_sig sig[65];
+	uint64_t altstack[3];
+	uint64_t start_ns;
+	/* outcome */
+	enum sys_outcome outcome;
+	int status; /* exit status or signal number */
+	struct vm_exit fault; /* the fault that ended the run, if any */
+	char msg[200];
+	struct sys_stats stats;
+};
+
+/* Prepares st for a guest loaded into vm; in/code stay owned by the caller. */
+int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc);
+void sys_free(struct sys_state *st);
+void sys_set_input(struct sys_state *st, const void *in, size_t len);
+void sys_set_code(struct sys_state *st, const void *code, size_t len);
+
+/* Runs the guest until it exits, crashes, times out or exceeds a limit. */
+enum sys_outcome sys_run(struct sys_state *st);
+
+/* The checked door for guest pointers given to syscalls: NULL unless [addr, addr+len) is mapped
+ * in the guest with every bit of prot. */
+void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot);
+
+/* memory bookkeeping (sys_vma.c) */
+int sys_vma_map(struct sys_state *st, uint64_t start, uint64_t end, int prot);
+int sys_vma_unmap(struct sys_state *st, uint64_t start, uint64_t end);
+int sys_vma_protect(struct sys_state *st, uint64_t start, uint64_t end, int prot);
+const struct sys_vma *sys_vma_find(const struct sys_state *st, uint64_t addr);
+int sys_vma_free_range(const struct sys_state *st, uint64_t start, uint64_t end);
+uint64_t sys_vma_find_gap(const struct sys_state *st, uint64_t len);
+
+/* one syscall handler: arguments in a[0..5], returns the value or -errno for rax */
+typedef long (*sys_fn)(struct sys_state *st, const uint64_t a[6]);
+struct sys_entry {
+	int nr;
+	const char *name;
+	sys_fn fn;     /* NULL: refused with -err */
+	int err;
+};
+extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[],
+	sys_proc_table[], sys_deny_table[];
+
+/* ends the run (from a handler): outcome with status, and a message */
+void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+const char *sys_name(int nr);
+
+#endif

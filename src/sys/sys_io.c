@@ -1,0 +1,219 @@
+/* I/O syscalls: the request on fd 0, the response on fd 1, the log on fd 2, code on fd 3. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "sys/sys.h"
+
+#define IOV_MAX_GUEST 1024
+
+static int fd_open(const struct sys_state *st, uint64_t fd)
+{
+	return fd < 32 && (st->open_fds & (1u << fd));
+}
+
+static long buf_append(struct sys_state *st, struct sys_buf *b, const void *p, size_t n)
+{
+	if (st->out.len + st->log.len + n > st->out_limit) {
+		sys_stop(st, SYS_LIMIT, 0, "output limit of %llu bytes exceeded",
+			 (unsigned long long)st->out_limit);
+		return -EFBIG;
+	}
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n)
+			cap *= 2;
+		uint8_t *d = realloc(b->data, cap);
+		if (!d)
+			return -ENOMEM;
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	return (long)n;
+}
+
+/* one contiguous read from fd 0 or 3 into guest memory */
+static long read_into(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len)
+{
+	const uint8_t *src = fd == 0 ? st->in : st->code;
+	size_t *pos = fd == 0 ? &st->in_pos : &st->code_pos;
+	size_t total = fd == 0 ? st->in_len : st->code_len;
+	size_t n = total - *pos < len ? total - *pos : len;
+	void *dst = sys_user(st, addr, n, PROT_WRITE);
+	if (!dst)
+		return -EFAULT;
+	if (n)
+		memcpy(dst, src + *pos, n);
+	*pos += n;
+	return (long)n;
+}
+
+static long write_from(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len)
+{
+	const void *src = sys_user(st, addr, len, PROT_READ);
+	if (!src)
+		return -EFAULT;
+	return buf_append(st, fd == 1 ? &st->out : &st->log, src, len);
+}
+
+static long check_fd(const struct sys_state *st, uint64_t fd, int writing)
+{
+	if (!fd_open(st, fd))
+		return -EBADF;
+	int is_out = fd == 1 || fd == 2;
+	return writing == is_out ? 0 : -EBADF;
+}
+
+static long sys_read(struct sys_state *st, const uint64_t a[6])
+{
+	long rc = check_fd(st, a[0], 0);
+	return rc ? rc : read_into(st, a[0], a[1], a[2]);
+}
+
+static long sys_write(struct sys_state *st, const uint64_t a[6])
+{
+	long rc = check_fd(st, a[0], 1);
+	return rc ? rc : write_from(st, a[0], a[1], a[2]);
+}
+
+/* readv and writev: each iovec in turn, stopping at a short transfer like the kernel */
+static long vector_io(struct sys_state *st, const uint64_t a[6], int writing)
+{
+	long rc = check_fd(st, a[0], writing);
+	if (rc)
+		return rc;
+	if (a[2] > IOV_MAX_GUEST)
+		return -EINVAL;
+	const struct iovec *iov = sys_user(st, a[1], a[2] * sizeof(*iov), PROT_READ);
+	if (!iov && a[2])
+		return -EFAULT;
+	long total = 0;
+	for (uint64_t i = 0; i < a[2]; i++) {
+		uint64_t base = (uint64_t)(uintptr_t)iov[i].iov_base, len = iov[i].iov_len;
+		if (len == 0)
+			continue;
+		long n = writing ? write_from(st, a[0], base, len) : read_into(st, a[0], base, len);
+		if (n < 0)
+			return total ? total : n;
+		total += n;
+		if ((uint64_t)n < len)
+			break;
+	}
+	return total;
+}
+
+static long sys_readv(struct sys_state *st, const uint64_t a[6])
+{
+	return vector_io(st, a, 0);
+}
+
+static long sys_writev(struct sys_state *st, const uint64_t a[6])
+{
+	return vector_io(st, a, 1);
+}
+
+static long fill_stat(struct sys_state *st, uint64_t fd, uint64_t addr)
+{
+	if (!fd_open(st, fd))
+		return -EBADF;
+	struct stat *s = sys_user(st, addr, sizeof(*s), PROT_WRITE);
+	if (!s)
+		return -EFAULT;
+	memset(s, 0, sizeof(*s));
+	s->st_blksize = 4096;
+	s->st_nlink = 1;
+	s->st_uid = s->st_gid = 1000;
+	if (fd == EMBER_CODE_FD) {
+		s->st_mode = S_IFREG | 0400;
+		s->st_size = (off_t)st->code_len;
+	} else {
+		s->st_mode = S_IFIFO | 0600;
+	}
+	return 0;
+}
+
+static long sys_fstat(struct sys_state *st, const uint64_t a[6])
+{
+	return fill_stat(st, a[0], a[1]);
+}
+
+/* newfstatat only on an open fd with an empty path; any real path is a host file: refused */
+static long sys_newfstatat(struct sys_state *st, const uint64_t a[6])
+{
+	const char *path = sys_user(st, a[1], 1, PROT_READ);
+	if (!path)
+		return -EFAULT;
+	if (path[0] || !(a[3] & AT_EMPTY_PATH))
+		return -EACCES;
+	return fill_stat(st, a[0], a[2]);
+}
+
+static long sys_ioctl(struct sys_state *st, const uint64_t a[6])
+{
+	return fd_open(st, a[0]) ? -ENOTTY : -EBADF;
+}
+
+static long sys_fcntl(struct sys_state *st, const uint64_t a[6])
+{
+	if (!fd_open(st, a[0]))
+		return -EBADF;
+	switch ((int)a[1]) {
+	case F_GETFD:
+	case F_SETFD:
+	case F_SETFL:
+		return 0;
+	case F_GETFL:
+		return a[0] == 1 || a[0] == 2 ? O_WRONLY : O_RDONLY;
+	default:
+		return -EINVAL;
+	}
+}
+
+static long sys_lseek(struct sys_state *st, const uint64_t a[6])
+{
+	if (!fd_open(st, a[0]))
+		return -EBADF;
+	if (a[0] != EMBER_CODE_FD)
+		return -ESPIPE;
+	int64_t off = (int64_t)a[1], base = 0;
+	if ((int)a[2] == SEEK_CUR)
+		base = (int64_t)st->code_pos;
+	else if ((int)a[2] == SEEK_END)
+		base = (int64_t)st->code_len;
+	else if ((int)a[2] != SEEK_SET)
+		return -EINVAL;
+	if (base + off < 0)
+		return -EINVAL;
+	uint64_t pos = (uint64_t)(base + off);
+	st->code_pos = pos > st->code_len ? st->code_len : pos;
+	return (long)pos;
+}
+
+static long sys_close(struct sys_state *st, const uint64_t a[6])
+{
+	if (!fd_open(st, a[0]))
+		return -EBADF;
+	st->open_fds &= ~(1u << a[0]);
+	return 0;
+}
+
+const struct sys_entry sys_io_table[] = {
+	{SYS_read, "read", sys_read, 0},
+	{SYS_write, "write", sys_write, 0},
+	{SYS_readv, "readv", sys_readv, 0},
+	{SYS_writev, "writev", sys_writev, 0},
+	{SYS_fstat, "fstat", sys_fstat, 0},
+	{SYS_newfstatat, "newfstatat", sys_newfstatat, 0},
+	{SYS_ioctl, "ioctl", sys_ioctl, 0},
+	{SYS_fcntl, "fcntl", sys_fcntl, 0},
+	{SYS_lseek, "lseek", sys_lseek, 0},
+	{SYS_close, "close", sys_close, 0},
+	{0, NULL, NULL, 0},
+};

@@ -1,0 +1,171 @@
+/* Memory syscalls: brk and anonymous mmap/munmap/mremap/mprotect/madvise inside guest RAM. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "sys/sys.h"
+
+#define PAGE EMBER_PAGE_SIZE
+#define PROT_ALL (PROT_READ | PROT_WRITE | PROT_EXEC)
+
+static uint64_t page_up(uint64_t x)
+{
+	return (x + PAGE - 1) & ~(PAGE - 1);
+}
+
+/* Maps in both the bookkeeping and the machine; fresh anonymous pages must read as zero. */
+static int map_range(struct sys_state *st, uint64_t start, uint64_t len, int prot, int zero)
+{
+	if (zero && vm_discard(st->vm, start, len))
+		return -ENOMEM;
+	if (sys_vma_map(st, start, start + len, prot) || vm_protect(st->vm, start, len, prot))
+		return -ENOMEM;
+	return 0;
+}
+
+static int unmap_range(struct sys_state *st, uint64_t start, uint64_t len)
+{
+	if (sys_vma_unmap(st, start, start + len))
+		return -ENOMEM;
+	vm_protect(st->vm, start, len, 0);
+	vm_discard(st->vm, start, len);
+	return 0;
+}
+
+static int user_range(const struct sys_state *st, uint64_t start, uint64_t len)
+{
+	return start >= EMBER_SYS_END && start % PAGE == 0 && len <= vm_user_top(st->vm) &&
+	       start <= vm_user_top(st->vm) - len;
+}
+
+/* brk: grows page by page until it would touch a mapping; returns the break it has */
+static long sys_brk(struct sys_state *st, const uint64_t a[6])
+{
+	uint64_t want = a[0], cur = st->brk_cur;
+	if (want < st->proc.brk_start)
+		return (long)cur;
+	uint64_t old_end = page_up(cur), new_end = page_up(want);
+	if (new_end > old_end) {
+		if (new_end > st->proc.mmap_hi || !sys_vma_free_range(st, old_end, new_end))
+			return (long)cur;
+		if (map_range(st, old_end, new_end - old_end, PROT_READ | PROT_WRITE, 0))
+			return (long)cur;
+	} else if (new_end < old_end) {
+		unmap_range(st, new_end, old_end - new_end);
+	}
+	st->brk_cur = want;
+	return (long)want;
+}
+
+static long sys_mmap(struct sys_state *st, const uint64_t a[6])
+{
+	uint64_t addr = a[0], len = page_up(a[1]);
+	int prot = (int)a[2], flags = (int)a[3];
+	if (a[1] == 0 || len < a[1] || (prot & ~PROT_ALL))
+		return -EINVAL;
+	if (!(flags & MAP_ANONYMOUS))
+		return (int)a[4] >= 0 && (int)a[4] <= 3 ? -EACCES : -EBADF;
+	if (!(flags & (MAP_PRIVATE | MAP_SHARED)) || addr % PAGE)
+		return -EINVAL;
+	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
+		if (!user_range(st, addr, len))
+			return -ENOMEM;
+		if ((flags & MAP_FIXED_NOREPLACE) && !(flags & MAP_FIXED) &&
+		    !sys_vma_free_range(st, addr, addr + len))
+			return -EEXIST;
+	} else if (!addr || !user_range(st, addr, len) || addr + len > st->proc.mmap_hi ||
+		   addr < page_up(st->brk_cur) || !sys_vma_free_range(st, addr, addr + len)) {
+		addr = sys_vma_find_gap(st, len);
+		if (!addr)
+			return -ENOMEM;
+	}
+	int rc = map_range(st, addr, len, prot, 1);
+	return rc ? rc : (long)addr;
+}
+
+static long sys_munmap(struct sys_state *st, const uint64_t a[6])
+{
+	uint64_t len = page_up(a[1]);
+	if (a[1] == 0 || !user_range(st, a[0], len))
+		return -EINVAL;
+	return unmap_range(st, a[0], len);
+}
+
+static long sys_mprotect(struct sys_state *st, const uint64_t a[6])
+{
+	uint64_t len = page_up(a[1]);
+	int prot = (int)a[2];
+	if (a[0] % PAGE || (prot & ~PROT_ALL))
+		return -EINVAL;
+	if (!user_range(st, a[0], len))
+		return -ENOMEM;
+	int rc = sys_vma_protect(st, a[0], a[0] + len, prot);
+	if (rc)
+		return rc;
+	return vm_protect(st->vm, a[0], len, prot) ? -ENOMEM : 0;
+}
+
+static long sys_mremap(struct sys_state *st, const uint64_t a[6])
+{
+	uint64_t old = a[0], old_len = page_up(a[1]), new_len = page_up(a[2]);
+	int flags = (int)a[3];
+	if (old % PAGE || new_len == 0 || (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED)) ||
+	    (flags & MREMAP_FIXED))
+		return flags & MREMAP_FIXED ? -EINVAL : -EINVAL;
+	const struct sys_vma *v = sys_vma_find(st, old);
+	if (!v || old_len == 0 || v->end < old + old_len || !user_range(st, old, old_len))
+		return -EFAULT;
+	int prot = v->prot;
+	if (new_len <= old_len) {
+		if (new_len < old_len)
+			unmap_range(st, old + new_len, old_len - new_len);
+		return (long)old;
+	}
+	uint64_t grow = new_len - old_len;
+	if (user_range(st, old + old_len, grow) && old + new_len <= st->proc.mmap_hi &&
+	    sys_vma_free_range(st, old + old_len, old + new_len)) {
+		int rc = map_range(st, old + old_len, grow, prot, 1);
+		return rc ? rc : (long)old;
+	}
+	if (!(flags & MREMAP_MAYMOVE))
+		return -ENOMEM;
+	uint64_t to = sys_vma_find_gap(st, new_len);
+	if (!to)
+		return -ENOMEM;
+	int rc = map_range(st, to, new_len, prot, 1);
+	if (rc)
+		return rc;
+	void *src = vm_guest(st->vm, old, old_len), *dst = vm_guest(st->vm, to, old_len);
+	if (!src || !dst)
+		return -EFAULT;
+	memcpy(dst, src, old_len);
+	unmap_range(st, old, old_len);
+	return (long)to;
+}
+
+static long sys_madvise(struct sys_state *st, const uint64_t a[6])
+{
+	uint64_t len = page_up(a[1]);
+	if (a[0] % PAGE)
+		return -EINVAL;
+	if (!user_range(st, a[0], len))
+		return -ENOMEM;
+	if ((int)a[2] == MADV_DONTNEED || (int)a[2] == MADV_FREE) {
+		for (uint64_t p = a[0]; p < a[0] + len; p += PAGE)
+			if (!sys_vma_find(st, p))
+				return -ENOMEM;
+		vm_discard(st->vm, a[0], len);
+	}
+	return 0;
+}
+
+const struct sys_entry sys_mem_table[] = {
+	{SYS_brk, "brk", sys_brk, 0},
+	{SYS_mmap, "mmap", sys_mmap, 0},
+	{SYS_munmap, "munmap", sys_munmap, 0},
+	{SYS_mprotect, "mprotect", sys_mprotect, 0},
+	{SYS_mremap, "mremap", sys_mremap, 0},
+	{SYS_madvise, "madvise", sys_madvise, 0},
+	{0, NULL, NULL, 0},
+};

@@ -1,0 +1,82 @@
+/* The ptrace backend's stub: maps guest memory, locks itself with seccomp and waits at int3. */
+/* Built freestanding and static-PIE, so nothing of the host process exists in its address space. */
+#include <linux/filter.h>
+#include <linux/prctl.h>
+#include <linux/seccomp.h>
+#include <asm/unistd.h>
+#include <stdint.h>
+
+#include "ember/abi.h"
+
+#define PROT_NONE  0
+#define MAP_SHARED 0x01
+#define MAP_FIXED  0x10
+
+static long sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+	long ret;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static void die(int step)
+{
+	sys6(__NR_exit_group, 100 + step, 0, 0, 0, 0, 0);
+	for (;;)
+		;
+}
+
+static uint64_t parse_u64(const char *s)
+{
+	uint64_t v = 0;
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	return v;
+}
+
+static struct sock_filter filter[4096];
+
+void stub_main(long *sp)
+{
+	if (sp[0] < 3)
+		die(1);
+	uint64_t user_top = parse_u64((const char *)sp[3]) /* argv[2] */;
+	/* fd 3: guest memory; fd 4: the seccomp program */
+	long m = sys6(__NR_mmap, (long)EMBER_SYS_END, (long)(user_top - EMBER_SYS_END), PROT_NONE,
+		      MAP_SHARED | MAP_FIXED, 3, (long)EMBER_SYS_END);
+	if (m != (long)EMBER_SYS_END)
+		die(2);
+	long n = 0, r;
+	while ((r = sys6(__NR_read, 4, (long)((char *)filter + n), (long)sizeof(filter) - n, 0, 0,
+			 0)) > 0)
+		n += r;
+	if (r < 0 || n == 0 || n % sizeof(struct sock_filter))
+		die(3);
+	sys6(__NR_close, 3, 0, 0, 0, 0, 0);
+	sys6(__NR_close, 4, 0, 0, 0, 0, 0);
+	struct sock_fprog prog = {.len = (unsigned short)(n / sizeof(struct sock_filter)),
+				  .filter = filter};
+	if (sys6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0) < 0 ||
+	    sys6(__NR_prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, (long)&prog, 0, 0, 0) < 0)
+		die(4);
+	/* ready: the host stops us here; the instruction after int3 is the gadget it uses to run
+	 * the calls the filter allows (mprotect) on the guest's memory */
+	__asm__ volatile("int3\n"
+			 "1: syscall\n"
+			 "int3\n"
+			 "jmp 1b\n");
+	die(5);
+}
+
+__asm__(".globl _start\n"
+	"_start:\n"
+	"mov %rsp, %rdi\n"
+	"and $-16, %rsp\n"
+	"call stub_main\n"
+	"hlt\n");

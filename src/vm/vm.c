@@ -1,0 +1,222 @@
+/* Machine creation through the backend table, guest memory and the one checked accessor. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vm/vm_impl.h"
+
+static const struct {
+	const char *name;
+	enum vm_backend backend;
+	const struct vm_ops *ops;
+} backends[] = {
+	{"kvm", VM_BACKEND_KVM, &vm_kvm_ops},
+	{"ptrace", VM_BACKEND_PTRACE, &vm_ptrace_ops},
+	{"auto", VM_BACKEND_AUTO, NULL},
+};
+
+const char *vm_backend_name(enum vm_backend b)
+{
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (backends[i].backend == b)
+			return backends[i].name;
+	return "?";
+}
+
+int vm_backend_parse(const char *s, enum vm_backend *out)
+{
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		if (strcmp(backends[i].name, s) == 0) {
+			*out = backends[i].backend;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int vm_fail(struct vm_exit *e, const char *fmt, ...)
+{
+	va_list ap;
+	e->kind = VM_EXIT_ERROR;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int try_create(struct vm *vm, enum vm_backend b, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		if (backends[i].backend == b && backends[i].ops) {
+			vm->ops = backends[i].ops;
+			vm->backend = b;
+			return vm->ops->create(vm, err, errlen);
+		}
+	}
+	snprintf(err, errlen, "unknown machine backend %d", (int)b);
+	return VM_ERR;
+}
+
+int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
+{
+	const uint64_t two_mib = 2ULL << 20;
+	if (cfg->mem_size < 4 * two_mib || cfg->mem_size % two_mib || cfg->mem_size > (64ULL << 30)) {
+		snprintf(err, errlen, "guest memory must be a multiple of 2 MiB between 8 MiB and 64 GiB");
+		return VM_ERR;
+	}
+	struct vm *vm = calloc(1, sizeof(*vm));
+	if (!vm) {
+		snprintf(err, errlen, "out of memory");
+		return VM_ERR;
+	}
+	vm->mem_size = cfg->mem_size;
+	vm->user_top = cfg->mem_size - vm_x86_pt_bytes(cfg->mem_size);
+	vm->memfd = memfd_create("ember-guest", MFD_CLOEXEC);
+	if (vm->memfd < 0 || ftruncate(vm->memfd, (off_t)vm->mem_size) < 0) {
+		snprintf(err, errlen, "guest memory: %s", strerror(errno));
+		goto fail;
+	}
+	/* MAP_NORESERVE: untouched guest memory costs nothing */
+	vm->mem = mmap(NULL, vm->mem_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+		       vm->memfd, 0);
+	if (vm->mem == MAP_FAILED) {
+		vm->mem = NULL;
+		snprintf(err, errlen, "guest memory: %s", strerror(errno));
+		goto fail;
+	}
+	int rc;
+	if (cfg->backend == VM_BACKEND_AUTO) {
+		rc = try_create(vm, VM_BACKEND_KVM, err, errlen);
+		if (rc == VM_ENOKVM)
+			rc = try_create(vm, VM_BACKEND_PTRACE, err, errlen);
+	} else {
+		rc = try_create(vm, cfg->backend, err, errlen);
+	}
+	if (rc != VM_OK) {
+		vm->ops = NULL;
+		vm_destroy(vm);
+		return rc;
+	}
+	*out = vm;
+	return VM_OK;
+fail:
+	vm_destroy(vm);
+	return VM_ERR;
+}
+
+void vm_destroy(struct vm *vm)
+{
+	if (!vm)
+		return;
+	vm_timer_forget(vm);
+	if (vm->ops)
+		vm->ops->destroy(vm);
+	if (vm->mem)
+		munmap(vm->mem, vm->mem_size);
+	if (vm->memfd >= 0)
+		close(vm->memfd);
+	free(vm);
+}
+
+enum vm_backend vm_backend_of(const struct vm *vm)
+{
+	return vm->backend;
+}
+
+void vm_run(struct vm *vm, struct vm_exit *exit)
+{
+	memset(exit, 0, sizeof(*exit));
+	if (vm->expired) {
+		exit->kind = VM_EXIT_TIMEOUT;
+		return;
+	}
+	vm_timer_running(vm);
+	vm->ops->run(vm, exit);
+	if (exit->kind != VM_EXIT_ERROR && vm->expired)
+		exit->kind = VM_EXIT_TIMEOUT;
+}
+
+int vm_get_regs(struct vm *vm, struct vm_regs *r)
+{
+	return vm->ops->get_regs(vm, r);
+}
+
+int vm_set_regs(struct vm *vm, const struct vm_regs *r)
+{
+	return vm->ops->set_regs(vm, r);
+}
+
+int vm_set_fs_base(struct vm *vm, uint64_t base)
+{
+	return vm->ops->set_fs_base(vm, base);
+}
+
+int vm_get_fs_base(struct vm *vm, uint64_t *base)
+{
+	return vm->ops->get_fs_base(vm, base);
+}
+
+static int user_range_ok(const struct vm *vm, uint64_t addr, uint64_t len)
+{
+	return addr % EMBER_PAGE_SIZE == 0 && len % EMBER_PAGE_SIZE == 0 && addr >= EMBER_SYS_END &&
+	       addr <= vm->user_top && len <= vm->user_top - addr;
+}
+
+int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
+{
+	if (!user_range_ok(vm, addr, len))
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	return vm->ops->protect(vm, addr, len, prot);
+}
+
+int vm_discard(struct vm *vm, uint64_t addr, uint64_t len)
+{
+	if (!user_range_ok(vm, addr, len))
+		return -EINVAL;
+	if (len && fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)addr,
+			     (off_t)len) < 0)
+		return -errno;
+	return 0;
+}
+
+void *vm_guest(struct vm *vm, uint64_t addr, uint64_t len)
+{
+	if (addr > vm->mem_size || len > vm->mem_size - addr)
+		return NULL;
+	return vm->mem + addr;
+}
+
+int vm_copy_to(struct vm *vm, uint64_t addr, const void *src, uint64_t len)
+{
+	void *p = vm_guest(vm, addr, len);
+	if (!p)
+		return -EFAULT;
+	memcpy(p, src, len);
+	return 0;
+}
+
+int vm_copy_from(struct vm *vm, void *dst, uint64_t addr, uint64_t len)
+{
+	const void *p = vm_guest(vm, addr, len);
+	if (!p)
+		return -EFAULT;
+	memcpy(dst, p, len);
+	return 0;
+}
+
+uint64_t vm_mem_size(const struct vm *vm)
+{
+	return vm->mem_size;
+}
+
+uint64_t vm_user_top(const struct vm *vm)
+{
+	return vm->user_top;
+}

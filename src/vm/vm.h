@@ -1,0 +1,101 @@
+/* A virtine as a machine: guest memory, one vCPU in 64-bit CPL3, its exits and its deadline. */
+#ifndef EMBER_VM_H
+#define EMBER_VM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember/abi.h"
+
+/* Which machine runs the guest. KVM is the real thing; ptrace is the fallback for hosts without
+ * /dev/kvm: the same guest memory and exits, enforced by a seccomp-locked stub process. */
+enum vm_backend {
+	VM_BACKEND_KVM,
+	VM_BACKEND_PTRACE,
+	VM_BACKEND_AUTO, /* KVM when /dev/kvm opens, ptrace otherwise */
+};
+
+/* vm_create() errors the caller must tell apart */
+enum vm_err {
+	VM_OK = 0,
+	VM_ERR = -1,    /* anything else, with a message */
+	VM_ENOKVM = -2, /* /dev/kvm missing or unusable */
+};
+
+struct vm_regs {
+	uint64_t rax, rbx, rcx, rdx, rsi, rdi, rsp, rbp;
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+	uint64_t rip, rflags;
+};
+
+enum vm_exit_kind {
+	VM_EXIT_HYPERCALL, /* `out %al,$port`: rip already points past the instruction */
+	VM_EXIT_FAULT,     /* the guest took an exception it cannot handle */
+	VM_EXIT_TIMEOUT,   /* the deadline passed */
+	VM_EXIT_ERROR,     /* the machine itself failed; msg says why */
+	VM_EXIT_KINDS,
+};
+
+/* Guest exceptions, named after the signal a process would have died of. */
+enum vm_fault {
+	VM_FAULT_PAGE,     /* #PF: addr is the faulting address (SIGSEGV) */
+	VM_FAULT_GP,       /* #GP, e.g. a privileged instruction (SIGSEGV) */
+	VM_FAULT_DIVIDE,   /* #DE (SIGFPE) */
+	VM_FAULT_INVALID,  /* #UD (SIGILL) */
+	VM_FAULT_BREAK,    /* #BP (SIGTRAP) */
+	VM_FAULT_SYSCALL,  /* a `syscall` instruction that was not rewritten (SIGSYS) */
+	VM_FAULT_UNKNOWN,  /* a triple fault we could not classify (SIGSEGV) */
+};
+
+struct vm_exit {
+	enum vm_exit_kind kind;
+	int port;            /* VM_EXIT_HYPERCALL */
+	enum vm_fault fault; /* VM_EXIT_FAULT */
+	uint64_t rip;        /* VM_EXIT_FAULT: the faulting instruction */
+	uint64_t addr;       /* VM_FAULT_PAGE: the faulting address */
+	char msg[160];       /* VM_EXIT_ERROR */
+};
+
+struct vm_config {
+	uint64_t mem_size; /* bytes of guest RAM, a multiple of 2 MiB */
+	enum vm_backend backend;
+};
+
+struct vm;
+
+/* Creates a machine with all guest memory unmapped for the program. Returns VM_OK, VM_ENOKVM or
+ * VM_ERR with a one-line message in err. */
+int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen);
+void vm_destroy(struct vm *vm);
+enum vm_backend vm_backend_of(const struct vm *vm);
+const char *vm_backend_name(enum vm_backend b);
+int vm_backend_parse(const char *s, enum vm_backend *out);
+
+/* Runs the vCPU until its next exit. */
+void vm_run(struct vm *vm, struct vm_exit *exit);
+int vm_get_regs(struct vm *vm, struct vm_regs *r);
+int vm_set_regs(struct vm *vm, const struct vm_regs *r);
+int vm_set_fs_base(struct vm *vm, uint64_t base);
+int vm_get_fs_base(struct vm *vm, uint64_t *base);
+
+/* Sets program-visible permissions (PROT_* bits; 0 = unmapped) for whole pages in
+ * [addr, addr+len). Both must be page-aligned and inside guest RAM above EMBER_SYS_END. */
+int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot);
+/* Gives [addr, addr+len) back: the pages read as zero afterwards and cost no memory. */
+int vm_discard(struct vm *vm, uint64_t addr, uint64_t len);
+
+/* The one checked door: a host pointer to guest [addr, addr+len), or NULL when any byte of it
+ * (or the sum itself) lies outside guest RAM. */
+void *vm_guest(struct vm *vm, uint64_t addr, uint64_t len);
+int vm_copy_to(struct vm *vm, uint64_t addr, const void *src, uint64_t len);
+int vm_copy_from(struct vm *vm, void *dst, uint64_t addr, uint64_t len);
+uint64_t vm_mem_size(const struct vm *vm);
+/* the top of the program's usable memory (the page tables of the KVM backend live above it) */
+uint64_t vm_user_top(const struct vm *vm);
+
+/* Arms a wall-clock deadline (CLOCK_MONOTONIC, ns) for the runs that follow on this thread; 0
+ * disarms. A run past it returns VM_EXIT_TIMEOUT promptly. */
+int vm_set_deadline(struct vm *vm, uint64_t deadline_ns);
+uint64_t vm_now_ns(void);
+
+#endif

@@ -1,0 +1,50 @@
+/* What the two machine backends share: the vm structure and the table of backend operations. */
+#ifndef EMBER_VM_IMPL_H
+#define EMBER_VM_IMPL_H
+
+#include <signal.h>
+
+#include "vm/vm.h"
+
+struct vm_ops {
+	const char *name;
+	int (*create)(struct vm *vm, char *err, size_t errlen);
+	void (*destroy)(struct vm *vm);
+	void (*run)(struct vm *vm, struct vm_exit *exit);
+	int (*get_regs)(struct vm *vm, struct vm_regs *r);
+	int (*set_regs)(struct vm *vm, const struct vm_regs *r);
+	int (*set_fs_base)(struct vm *vm, uint64_t base);
+	int (*get_fs_base)(struct vm *vm, uint64_t *base);
+	int (*protect)(struct vm *vm, uint64_t addr, uint64_t len, int prot);
+	/* called from the deadline signal handler: make the current run return soon */
+	void (*kick)(struct vm *vm);
+};
+
+struct vm {
+	const struct vm_ops *ops;
+	enum vm_backend backend;
+	int memfd;
+	uint8_t *mem; /* host view of all guest RAM, MAP_SHARED from memfd */
+	uint64_t mem_size;
+	uint64_t user_top;
+	uint64_t deadline;
+	volatile sig_atomic_t expired;
+	void *priv; /* the backend's own state */
+};
+
+extern const struct vm_ops vm_kvm_ops;
+extern const struct vm_ops vm_ptrace_ops;
+
+/* page-table and descriptor-table set-up for the KVM backend (vm_x86.c) */
+uint64_t vm_x86_pt_bytes(uint64_t mem_size);
+void vm_x86_build(struct vm *vm);
+int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, int *reduced);
+
+/* turns a triple fault at rip into a fault kind, by decoding the instruction (vm_fault.c) */
+enum vm_fault vm_fault_classify(struct vm *vm, uint64_t rip, int page_fault);
+
+void vm_timer_running(struct vm *vm);
+void vm_timer_forget(struct vm *vm);
+int vm_fail(struct vm_exit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,357 @@
+/* The ptrace backend: the guest runs natively in a seccomp-locked stub process (no KVM needed). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vm/vm_impl.h"
+
+extern const uint8_t _binary_ember_stub_start[];
+extern const uint8_t _binary_ember_stub_end[];
+
+struct pt_vm {
+	pid_t pid;
+	pid_t tracer; /* ptrace requests must come from the thread that started the stub */
+	uint64_t gadget;
+	struct user_regs_struct regs;
+	int regs_dirty;
+	int dead;
+};
+
+#define PT(vm) ((struct pt_vm *)(vm)->priv)
+
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+static int stub_fd = -1;
+static uint8_t *bpf;
+static size_t bpf_len;
+static char setup_err[128];
+
+/* Built once: the stub as an executable memfd and the seccomp program that locks it. The filter
+ * traps every syscall but mprotect, which the host injects to keep page permissions in step. */
+static void setup(void)
+{
+	size_t len = (size_t)(_binary_ember_stub_end - _binary_ember_stub_start);
+	int fd = memfd_create("ember-stub", MFD_CLOEXEC);
+	if (fd < 0 || write(fd, _binary_ember_stub_start, len) != (ssize_t)len) {
+		snprintf(setup_err, sizeof(setup_err), "stub: %s", strerror(errno));
+		return;
+	}
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
+	int pipefd[2] = {-1, -1};
+	if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 0) < 0 ||
+	    pipe(pipefd) < 0 || seccomp_export_bpf(ctx, pipefd[1]) < 0) {
+		snprintf(setup_err, sizeof(setup_err), "seccomp filter: cannot build");
+		goto out;
+	}
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	bpf = malloc(65536);
+	ssize_t r;
+	while (bpf && (r = read(pipefd[0], bpf + bpf_len, 65536 - bpf_len)) > 0)
+		bpf_len += (size_t)r;
+	if (!bpf || bpf_len == 0) {
+		snprintf(setup_err, sizeof(setup_err), "seccomp filter: cannot export");
+		goto out;
+	}
+	stub_fd = fd;
+	fd = -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (pipefd[0] >= 0)
+		close(pipefd[0]);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	if (ctx)
+		seccomp_release(ctx);
+}
+
+struct child_args {
+	int memfd, bpf_fd;
+	char *argv[4];
+};
+
+/* runs in the vfork-style child, sharing our memory until execveat: raw calls only */
+static int child_main(void *p)
+{
+	struct child_args *a = p;
+	char *envp[] = {NULL};
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* move everything out of the way first: any of them may already be fd 3 or 4 */
+	int m = fcntl(a->memfd, F_DUPFD, 10), b = fcntl(a->bpf_fd, F_DUPFD, 10);
+	int s = fcntl(stub_fd, F_DUPFD, 10);
+	if (m < 0 || b < 0 || s < 0 || dup2(m, 3) < 0 || dup2(b, 4) < 0)
+		_exit(126);
+	syscall(SYS_close_range, 0, 2, 0);
+	syscall(SYS_close_range, 5, ~0U, 4 /* CLOSE_RANGE_CLOEXEC: the stub fd must live until exec */);
+	if (ptrace(PTRACE_TRACEME, 0, 0, 0) < 0)
+		_exit(126);
+	syscall(SYS_execveat, s, "", a->argv, envp, AT_EMPTY_PATH);
+	_exit(127);
+}
+
+static int wait_stop(pid_t pid, int *status)
+{
+	for (;;) {
+		pid_t w = waitpid(pid, status, __WALL);
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int pt_create(struct vm *vm, char *err, size_t errlen)
+{
+	pthread_once(&setup_once, setup);
+	if (stub_fd < 0)
+		return snprintf(err, errlen, "%s", setup_err), VM_ERR;
+	struct pt_vm *p = calloc(1, sizeof(*p));
+	if (!p)
+		return snprintf(err, errlen, "out of memory"), VM_ERR;
+	p->pid = -1;
+	vm->priv = p;
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return snprintf(err, errlen, "pipe: %s", strerror(errno)), VM_ERR;
+	if (write(pipefd[1], bpf, bpf_len) != (ssize_t)bpf_len) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return snprintf(err, errlen, "pipe: short write"), VM_ERR;
+	}
+	close(pipefd[1]);
+	char top[32];
+	snprintf(top, sizeof(top), "%llu", (unsigned long long)vm->user_top);
+	struct child_args a = {.memfd = vm->memfd, .bpf_fd = pipefd[0],
+			       .argv = {"ember-stub", "", top, NULL}};
+	size_t stack_size = 64 * 1024;
+	char *stack = malloc(stack_size);
+	if (!stack) {
+		close(pipefd[0]);
+		return snprintf(err, errlen, "out of memory"), VM_ERR;
+	}
+	p->pid = clone(child_main, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+	int saved = errno;
+	free(stack);
+	close(pipefd[0]);
+	if (p->pid < 0)
+		return snprintf(err, errlen, "starting the stub: %s", strerror(saved)), VM_ERR;
+	p->tracer = (pid_t)syscall(SYS_gettid);
+	int st;
+	/* the first stop is the exec, the second the stub's ready int3 */
+	if (wait_stop(p->pid, &st) || !WIFSTOPPED(st) ||
+	    ptrace(PTRACE_SETOPTIONS, p->pid, 0, PTRACE_O_EXITKILL) < 0 ||
+	    ptrace(PTRACE_CONT, p->pid, 0, 0) < 0 || wait_stop(p->pid, &st) || !WIFSTOPPED(st) ||
+	    WSTOPSIG(st) != SIGTRAP) {
+		snprintf(err, errlen, "the stub did not start (status %#x)", st);
+		return VM_ERR;
+	}
+	if (ptrace(PTRACE_GETREGS, p->pid, 0, &p->regs) < 0)
+		return snprintf(err, errlen, "PTRACE_GETREGS: %s", strerror(errno)), VM_ERR;
+	p->gadget = p->regs.rip;
+	return VM_OK;
+}
+
+static void pt_destroy(struct vm *vm)
+{
+	struct pt_vm *p = PT(vm);
+	if (!p)
+		return;
+	if (p->pid > 0) {
+		kill(p->pid, SIGKILL);
+		int st;
+		while (waitpid(p->pid, &st, __WALL) < 0 && errno == EINTR)
+			;
+	}
+	free(p);
+	vm->priv = NULL;
+}
+
+static int check_thread(struct vm *vm, struct vm_exit *e)
+{
+	struct pt_vm *p = PT(vm);
+	if (p->dead)
+		return vm_fail(e, "the virtine's stub process is gone");
+	if (p->tracer != (pid_t)syscall(SYS_gettid))
+		return vm_fail(e, "a ptrace virtine must be run by the thread that created it");
+	return 0;
+}
+
+/* Continues the stub until a stop we report; SIGSTOP from the deadline handler ends the run. */
+static int resume(struct vm *vm, struct vm_exit *e, int *sig, siginfo_t *si)
+{
+	struct pt_vm *p = PT(vm);
+	if (p->regs_dirty && ptrace(PTRACE_SETREGS, p->pid, 0, &p->regs) < 0)
+		return vm_fail(e, "PTRACE_SETREGS: %s", strerror(errno));
+	p->regs_dirty = 0;
+	for (;;) {
+		int st;
+		if (ptrace(PTRACE_CONT, p->pid, 0, 0) < 0 || wait_stop(p->pid, &st)) {
+			p->dead = 1;
+			return vm_fail(e, "ptrace: %s", strerror(errno));
+		}
+		if (!WIFSTOPPED(st)) {
+			p->dead = 1;
+			return vm_fail(e, "the stub process ended (status %#x)", st);
+		}
+		*sig = WSTOPSIG(st);
+		if (*sig == SIGSTOP) {
+			if (vm->expired) {
+				e->kind = VM_EXIT_TIMEOUT;
+				return 1;
+			}
+			continue; /* a late kick from an earlier deadline */
+		}
+		if (ptrace(PTRACE_GETSIGINFO, p->pid, 0, si) < 0 ||
+		    ptrace(PTRACE_GETREGS, p->pid, 0, &p->regs) < 0)
+			return vm_fail(e, "ptrace: %s", strerror(errno));
+		return 0;
+	}
+}
+
+static const struct {
+	int sig;
+	enum vm_fault fault;
+} by_signal[] = {
+	{SIGFPE, VM_FAULT_DIVIDE}, {SIGILL, VM_FAULT_INVALID}, {SIGTRAP, VM_FAULT_BREAK},
+	{SIGSYS, VM_FAULT_SYSCALL}, {SIGBUS, VM_FAULT_PAGE},
+};
+
+static void pt_run(struct vm *vm, struct vm_exit *e)
+{
+	struct pt_vm *p = PT(vm);
+	int sig;
+	siginfo_t si;
+	if (check_thread(vm, e) || resume(vm, e, &sig, &si))
+		return;
+	e->kind = VM_EXIT_FAULT;
+	e->rip = p->regs.rip;
+	if (sig == SIGSEGV && si.si_code == SI_KERNEL) {
+		/* `out` at CPL3 without I/O permission: a #GP the kernel reports as SI_KERNEL */
+		const uint8_t *insn = vm_guest(vm, p->regs.rip, 2);
+		if (insn && insn[0] == 0xe6) {
+			e->kind = VM_EXIT_HYPERCALL;
+			e->port = insn[1];
+			p->regs.rip += 2;
+			p->regs_dirty = 1;
+			e->rip = p->regs.rip;
+			return;
+		}
+		e->fault = VM_FAULT_GP;
+		return;
+	}
+	if (sig == SIGSEGV) {
+		e->fault = VM_FAULT_PAGE;
+		e->addr = (uint64_t)(uintptr_t)si.si_addr;
+		return;
+	}
+	e->fault = VM_FAULT_UNKNOWN;
+	for (size_t i = 0; i < sizeof(by_signal) / sizeof(by_signal[0]); i++)
+		if (by_signal[i].sig == sig)
+			e->fault = by_signal[i].fault;
+	if (e->fault == VM_FAULT_SYSCALL)
+		e->rip -= 2; /* the kernel reports the address after the syscall instruction */
+	if (e->fault == VM_FAULT_BREAK)
+		e->rip -= 1;
+}
+
+static int pt_get_regs(struct vm *vm, struct vm_regs *r)
+{
+	const struct user_regs_struct *u = &PT(vm)->regs;
+	*r = (struct vm_regs){u->rax, u->rbx, u->rcx, u->rdx, u->rsi, u->rdi, u->rsp, u->rbp,
+			      u->r8,  u->r9,  u->r10, u->r11, u->r12, u->r13, u->r14, u->r15,
+			      u->rip, u->eflags};
+	return 0;
+}
+
+static int pt_set_regs(struct vm *vm, const struct vm_regs *r)
+{
+	struct pt_vm *p = PT(vm);
+	struct user_regs_struct *u = &p->regs;
+	u->rax = r->rax, u->rbx = r->rbx, u->rcx = r->rcx, u->rdx = r->rdx;
+	u->rsi = r->rsi, u->rdi = r->rdi, u->rsp = r->rsp, u->rbp = r->rbp;
+	u->r8 = r->r8, u->r9 = r->r9, u->r10 = r->r10, u->r11 = r->r11;
+	u->r12 = r->r12, u->r13 = r->r13, u->r14 = r->r14, u->r15 = r->r15;
+	u->rip = r->rip;
+	/* only the arithmetic flags and DF are the guest's to set */
+	u->eflags = (u->eflags & ~0xcd5ULL) | (r->rflags & 0xcd5ULL);
+	u->orig_rax = (uint64_t)-1;
+	p->regs_dirty = 1;
+	return 0;
+}
+
+static int pt_set_fs_base(struct vm *vm, uint64_t base)
+{
+	PT(vm)->regs.fs_base = base;
+	PT(vm)->regs_dirty = 1;
+	return 0;
+}
+
+static int pt_get_fs_base(struct vm *vm, uint64_t *base)
+{
+	*base = PT(vm)->regs.fs_base;
+	return 0;
+}
+
+/* Runs mprotect inside the stub through its gadget, then puts the guest's registers back. */
+static int pt_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
+{
+	struct pt_vm *p = PT(vm);
+	struct vm_exit e;
+	if (check_thread(vm, &e))
+		return -EIO;
+	struct user_regs_struct saved = p->regs;
+	p->regs.rip = p->gadget;
+	p->regs.rax = SYS_mprotect;
+	p->regs.orig_rax = (uint64_t)-1;
+	p->regs.rdi = addr;
+	p->regs.rsi = len;
+	p->regs.rdx = (uint64_t)prot;
+	p->regs_dirty = 1;
+	int sig;
+	siginfo_t si;
+	int expired = vm->expired;
+	vm->expired = 0; /* a pending deadline stop must not cut the injection short */
+	int rc = resume(vm, &e, &sig, &si);
+	while (rc == 1) {
+		expired = 1;
+		rc = resume(vm, &e, &sig, &si);
+	}
+	vm->expired = vm->expired || expired;
+	long ret = rc == 0 && sig == SIGTRAP ? (long)p->regs.rax : -EIO;
+	p->regs = saved;
+	p->regs_dirty = 1;
+	return ret < 0 ? (int)ret : 0;
+}
+
+static void pt_kick(struct vm *vm)
+{
+	struct pt_vm *p = PT(vm);
+	if (p && p->pid > 0)
+		kill(p->pid, SIGSTOP);
+}
+
+const struct vm_ops vm_ptrace_ops = {
+	.name = "ptrace",
+	.create = pt_create,
+	.destroy = pt_destroy,
+	.run = pt_run,
+	.get_regs = pt_get_regs,
+	.set_regs = pt_set_regs,
+	.set_fs_base = pt_set_fs_base,
+	.get_fs_base = pt_get_fs_base,
+	.protect = pt_protect,
+	.kick = pt_kick,
+};

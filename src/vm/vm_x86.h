@@ -1,0 +1,57 @@
+/* Addresses and bit values of the x86-64 structures the KVM backend lays out in guest memory. */
+#ifndef EMBER_VM_X86_H
+#define EMBER_VM_X86_H
+
+#define X86_GDT       0x1000ULL
+#define X86_TSS       0x2000ULL
+#define X86_IDT       0x3000ULL
+#define X86_PML4      0x4000ULL
+#define X86_PDPT      0x5000ULL
+#define X86_PD0       0x6000ULL /* one page directory per GiB, up to 64 */
+#define X86_TSS_LIMIT 0x67ULL
+
+/* selectors as Linux lays them out, so a guest reading them sees familiar values */
+#define X86_SEL_KCODE 0x10
+#define X86_SEL_KDATA 0x18
+#define X86_SEL_UDATA 0x2b /* 0x28 | RPL 3 */
+#define X86_SEL_UCODE 0x33 /* 0x30 | RPL 3 */
+#define X86_SEL_TSS   0x40
+
+#define X86_SEG_P    (1ULL << 47)
+#define X86_SEG_DPL3 (3ULL << 45)
+#define X86_SEG_S    (1ULL << 44)
+#define X86_SEG_CODE (0xbULL << 40) /* execute/read, accessed */
+#define X86_SEG_DATA (0x3ULL << 40) /* read/write, accessed */
+#define X86_SEG_L    (1ULL << 53)
+#define X86_SEG_DB   (1ULL << 54)
+#define X86_SEG_G    (1ULL << 55)
+
+#define X86_PTE_P  (1ULL << 0)
+#define X86_PTE_W  (1ULL << 1)
+#define X86_PTE_U  (1ULL << 2)
+#define X86_PTE_NX (1ULL << 63)
+
+#define X86_CR0_PE (1ULL << 0)
+#define X86_CR0_MP (1ULL << 1)
+#define X86_CR0_ET (1ULL << 4)
+#define X86_CR0_NE (1ULL << 5)
+#define X86_CR0_WP (1ULL << 16)
+#define X86_CR0_AM (1ULL << 18)
+#define X86_CR0_PG (1ULL << 31)
+
+#define X86_CR4_PAE        (1ULL << 5)
+#define X86_CR4_OSFXSR     (1ULL << 9)
+#define X86_CR4_OSXMMEXCPT (1ULL << 10)
+#define X86_CR4_FSGSBASE   (1ULL << 16)
+#define X86_CR4_OSXSAVE    (1ULL << 18)
+
+#define X86_EFER_LME (1ULL << 8)
+#define X86_EFER_LMA (1ULL << 10)
+#define X86_EFER_NXE (1ULL << 11)
+
+#define X86_RFLAGS_FIXED 0x2ULL
+#define X86_RFLAGS_IOPL3 0x3000ULL
+
+#define X86_MSR_FS_BASE 0xc0000100U
+
+#endif

@@ -1,0 +1,51 @@
+# Guest test programs: static x86-64 programs the test-suite runs both in virtines and natively.
+# Every NAME.c builds NAME.musl; hello, workout and args also build .glibc, .musl-pie, .glibc-pie.
+GUEST_SRC    := tests/guest
+GUEST_OUT    := $(B)/guest
+GUEST_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Iinclude -MMD -MP
+# Debian's musl-gcc specs cannot link a static PIE (-static-pie keeps Scrt1.o and an INTERP), so
+# the .musl-pie variant is linked by hand with musl's self-relocating rcrt1.o.
+MUSL_LIBDIR  ?= /usr/lib/x86_64-linux-musl
+MUSL_PIE_PRE  = $(MUSL_LIBDIR)/rcrt1.o $(MUSL_LIBDIR)/crti.o $(shell $(CC) -print-file-name=crtbeginS.o)
+MUSL_PIE_POST = $(shell $(CC) -print-file-name=crtendS.o) $(MUSL_LIBDIR)/crtn.o
+
+GUEST_PROGS := hello workout args exitcode crash_null crash_abort crash_stack crash_div crash_ud2 \
+	crash_hlt loop membomb outbomb forbidden sleepy bad_int80 bad_sysenter
+GUEST_MULTI := hello workout args
+
+GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
+GUEST_GLIBC     := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc)
+GUEST_MUSL_PIE  := $(GUEST_MULTI:%=$(GUEST_OUT)/%.musl-pie)
+GUEST_GLIBC_PIE := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc-pie)
+GUEST_BINS      := $(GUEST_MUSL) $(GUEST_GLIBC) $(GUEST_MUSL_PIE) $(GUEST_GLIBC_PIE) \
+	$(GUEST_OUT)/exitfloor.musl
+
+.PHONY: guests
+guests: $(GUEST_BINS)
+
+# each binary's dependency file is BIN.d (-MF/-MT), so a header or source change rebuilds it
+GUEST_DEP = -MF $@.d -MT $@
+
+$(GUEST_MUSL): $(GUEST_OUT)/%.musl: $(GUEST_SRC)/%.c $(GUEST_SRC)/guest.mk
+	@mkdir -p $(dir $@)
+	$(MUSLCC) $(GUEST_CFLAGS) $(GUEST_DEP) -static -o $@ $<
+
+$(GUEST_GLIBC): $(GUEST_OUT)/%.glibc: $(GUEST_SRC)/%.c $(GUEST_SRC)/guest.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) $(GUEST_DEP) -static -o $@ $<
+
+$(GUEST_MUSL_PIE): $(GUEST_OUT)/%.musl-pie: $(GUEST_SRC)/%.c $(GUEST_SRC)/guest.mk
+	@mkdir -p $(dir $@)
+	$(MUSLCC) $(GUEST_CFLAGS) $(GUEST_DEP) -fPIE -static -nostartfiles \
+		-Wl,-pie,--no-dynamic-linker,-z,text -o $@ $(MUSL_PIE_PRE) $< $(MUSL_PIE_POST)
+
+$(GUEST_GLIBC_PIE): $(GUEST_OUT)/%.glibc-pie: $(GUEST_SRC)/%.c $(GUEST_SRC)/guest.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) $(GUEST_DEP) -fPIE -static-pie -o $@ $<
+
+# no libc at all: its own _start spins on the EMBER_HC_NOP hypercall
+$(GUEST_OUT)/exitfloor.musl: $(GUEST_SRC)/exitfloor.c $(GUEST_SRC)/guest.mk
+	@mkdir -p $(dir $@)
+	$(MUSLCC) $(GUEST_CFLAGS) $(GUEST_DEP) -static -nostdlib -o $@ $<
+
+-include $(GUEST_BINS:=.d)
