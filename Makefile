@@ -35,6 +35,7 @@ include tests/guest/guest.mk
 -include functions/functions.mk
 -include runtimes/runtimes.mk
 include tests/tests.mk
+include tests/tools/tools.mk
 -include bench/bench.mk
 
 run: setup all

@@ -33,6 +33,8 @@ struct ember_config {
 	const char *backend;      /* "kvm" (default), "ptrace" or "auto" */
 	const void *code;         /* a runtime's source, readable on fd 3; may be NULL */
 	size_t code_len;
+	unsigned pool_size;       /* ready virtines kept for this function; 0 = 1 */
+	int no_snapshot;          /* 1: every invocation loads and initialises from scratch */
 };
 
 struct ember_syscall_count {
@@ -55,9 +57,12 @@ struct ember_result {
 	uint64_t exits_by_reason[4]; /* hypercall, fault, timeout, error */
 	struct ember_syscall_count *syscalls; /* by number, ascending */
 	size_t nsyscalls;
-	uint64_t setup_us; /* creating the machine */
-	uint64_t load_us;  /* loading the image into it */
+	int warm;          /* 1: started from the snapshot in a pooled virtine */
+	uint64_t wait_us;  /* getting a virtine: from the pool, or a shell */
+	uint64_t setup_us; /* creating or restoring the machine */
+	uint64_t load_us;  /* loading the image into it (shell invocations) */
 	uint64_t run_us;   /* running it */
+	uint64_t reset_us; /* putting the virtine back to the snapshot afterwards */
 };
 
 struct ember_function;
@@ -66,6 +71,11 @@ struct ember_info {
 	const char *backend;   /* the machine backend in use */
 	size_t rewritten_sites;
 	uint64_t image_bytes;
+	int snapshot;            /* 1: invocations start from a snapshot taken after init */
+	uint64_t init_us;        /* running the initialisation, once, at load */
+	uint64_t init_exits;
+	uint64_t snapshot_pages; /* pages of guest memory the snapshot holds */
+	unsigned ready;          /* virtines ready in the pool now */
 };
 
 /* Validates the image and the configuration. Returns 0, EMBER_ERR or EMBER_ERR_NOKVM, with a

@@ -8,6 +8,8 @@
 
 #include "cli/cli.h"
 #include "ember/ember.h"
+#include "pool/pool.h"
+#include "vm/vm.h"
 
 #define MAX_ENV     1024
 #define MAX_REQUEST (1ULL << 30)
@@ -25,6 +27,9 @@ static const char run_help[] =
 	"  --output-limit SIZE  stdout + stderr limit (default 6M)\n"
 	"  --backend NAME    kvm (default), ptrace (no hardware isolation; for hosts without\n"
 	"                    /dev/kvm) or auto (kvm when available, else ptrace)\n"
+	"  --repeat N        initialise once, then run N invocations with the same request,\n"
+	"                    each from the snapshot taken after initialisation (default 1)\n"
+	"  --no-snapshot     load and initialise the program again for every invocation\n"
 	"  --stats           write one JSON object with counters as the last line of stderr\n"
 	"  -h, --help        show this help\n"
 	"\n"
@@ -35,27 +40,65 @@ static const char run_help[] =
 
 static const char *const outcome_names[] = {"ok", "crash", "timeout", "limit", "error"};
 
-static json_t *stats_json(const struct ember_function *fn, const struct ember_result *r)
+/* counters of a whole `ember run`: summed over its invocations */
+struct run_stats {
+	uint64_t exits[4], total_exits, run_us;
+	uint64_t served[1024], denied[1024];
+	const char *names[1024];
+	json_t *invocations;
+};
+
+static void add_result(struct run_stats *rs, const struct ember_result *r)
+{
+	for (int k = 0; k < 4; k++)
+		rs->exits[k] += r->exits_by_reason[k];
+	rs->total_exits += r->exits;
+	rs->run_us += r->run_us;
+	for (size_t i = 0; i < r->nsyscalls; i++) {
+		int nr = r->syscalls[i].nr < 1023 ? r->syscalls[i].nr : 1023;
+		rs->served[nr] += r->syscalls[i].served;
+		rs->denied[nr] += r->syscalls[i].denied;
+		rs->names[nr] = r->syscalls[i].name;
+	}
+	json_array_append_new(rs->invocations,
+			      json_pack("{s:I,s:I,s:I,s:I,s:s,s:b,s:i}", "exits", (json_int_t)r->exits,
+					"run_us", (json_int_t)r->run_us, "reset_us",
+					(json_int_t)r->reset_us, "wait_us", (json_int_t)r->wait_us,
+					"outcome", outcome_names[r->outcome], "warm", r->warm,
+					"exit_code", r->exit_code));
+}
+
+static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs, int exit_code,
+			  uint64_t load_us)
 {
 	struct ember_info info;
 	ember_info(fn, &info);
 	json_t *sys = json_array();
-	for (size_t i = 0; i < r->nsyscalls; i++) {
-		const struct ember_syscall_count *c = &r->syscalls[i];
-		json_array_append_new(sys, json_pack("{s:i,s:s?,s:I,s:I}", "nr", c->nr, "name",
-						     c->name, "served", (json_int_t)c->served,
-						     "denied", (json_int_t)c->denied));
+	for (int i = 0; i < 1024; i++) {
+		if (!rs->served[i] && !rs->denied[i])
+			continue;
+		json_array_append_new(sys, json_pack("{s:i,s:s?,s:I,s:I}", "nr", i, "name",
+						     rs->names[i], "served", (json_int_t)rs->served[i],
+						     "denied", (json_int_t)rs->denied[i]));
 	}
-	return json_pack("{s:s,s:s,s:i,s:I,s:{s:I,s:I,s:I,s:I,s:I},s:o,s:{s:I,s:I,s:I}}", "backend",
-			 info.backend, "outcome", outcome_names[r->outcome], "exit_code",
-			 r->exit_code, "rewritten_sites", (json_int_t)info.rewritten_sites, "exits",
-			 "total", (json_int_t)r->exits, "hypercall",
-			 (json_int_t)r->exits_by_reason[0], "fault",
-			 (json_int_t)r->exits_by_reason[1], "timeout",
-			 (json_int_t)r->exits_by_reason[2], "error",
-			 (json_int_t)r->exits_by_reason[3], "syscalls", sys, "time_us", "setup",
-			 (json_int_t)r->setup_us, "load", (json_int_t)r->load_us, "run",
-			 (json_int_t)r->run_us);
+	json_t *exits = json_pack("{s:I,s:I,s:I,s:I,s:I}", "total", (json_int_t)rs->total_exits,
+				  "hypercall", (json_int_t)rs->exits[0], "fault",
+				  (json_int_t)rs->exits[1], "timeout", (json_int_t)rs->exits[2],
+				  "error", (json_int_t)rs->exits[3]);
+	json_t *init = json_pack("{s:I,s:I,s:I,s:b}", "us", (json_int_t)info.init_us, "exits",
+				 (json_int_t)info.init_exits, "snapshot_pages",
+				 (json_int_t)info.snapshot_pages, "snapshot", info.snapshot);
+	json_t *time = json_pack("{s:I,s:I,s:I}", "setup", (json_int_t)(load_us - info.init_us),
+				 "load", (json_int_t)info.init_us, "run", (json_int_t)rs->run_us);
+	return json_pack("{s:s,s:i,s:I,s:o,s:o,s:o,s:o,s:o}", "backend", info.backend, "exit_code",
+			 exit_code, "rewritten_sites", (json_int_t)info.rewritten_sites, "exits",
+			 exits, "syscalls", sys, "init", init, "invocations", rs->invocations,
+			 "time_us", time);
+}
+
+static uint64_t now_us(void)
+{
+	return vm_now_ns() / 1000;
 }
 
 static int usage_error(const char *msg)
@@ -70,11 +113,13 @@ int cli_run(int argc, char **argv)
 		{"mem", required_argument, NULL, 'm'},	 {"timeout", required_argument, NULL, 't'},
 		{"env", required_argument, NULL, 'e'},	 {"stats", no_argument, NULL, 's'},
 		{"backend", required_argument, NULL, 'b'}, {"output-limit", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},	 {NULL, 0, NULL, 0},
+		{"help", no_argument, NULL, 'h'},	 {"repeat", required_argument, NULL, 'r'},
+		{"no-snapshot", no_argument, NULL, 'n'}, {NULL, 0, NULL, 0},
 	};
 	struct ember_config cfg = {0};
 	const char *envp[MAX_ENV + 1];
 	int nenv = 0, stats = 0, c;
+	long repeat = 1;
 	uint64_t size;
 	char *end;
 	optind = 1;
@@ -107,6 +152,14 @@ int cli_run(int argc, char **argv)
 		case 's':
 			stats = 1;
 			break;
+		case 'r':
+			repeat = strtol(optarg, &end, 10);
+			if (*end || end == optarg || repeat < 1 || repeat > 1000000)
+				return usage_error("--repeat needs a count from 1 to 1000000");
+			break;
+		case 'n':
+			cfg.no_snapshot = 1;
+			break;
 		case 'h':
 			fputs(run_help, stdout);
 			return 0;
@@ -122,7 +175,12 @@ int cli_run(int argc, char **argv)
 	cfg.envp = envp;
 	char err[256];
 	struct ember_function *fn;
+	if (!cfg.backend)
+		cfg.backend = getenv("EMBER_BACKEND");
+	pool_shell_target(0); /* one program, run now: no shells to prepare ahead */
+	uint64_t t0 = now_us();
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));
+	uint64_t load_us = now_us() - t0;
 	if (rc) {
 		fprintf(stderr, "ember: %s\n", err);
 		if (rc == EMBER_ERR_NOKVM)
@@ -137,22 +195,36 @@ int cli_run(int argc, char **argv)
 		fprintf(stderr, "ember: cannot read the request from stdin\n");
 		return CLI_EXIT_EMBER;
 	}
-	struct ember_result res;
-	ember_invoke(fn, req, req_len, &res);
+	struct run_stats *rs = calloc(1, sizeof(*rs));
+	if (!rs) {
+		free(req);
+		ember_unload(fn);
+		return CLI_EXIT_EMBER;
+	}
+	rs->invocations = json_array();
+	int code = 0;
+	for (long i = 0; i < repeat; i++) {
+		struct ember_result res;
+		ember_invoke(fn, req, req_len, &res);
+		cli_write_all(1, res.out, res.out_len);
+		cli_write_all(2, res.log, res.log_len);
+		if (res.outcome != EMBER_OK)
+			fprintf(stderr, "ember: %s\n", res.message);
+		add_result(rs, &res);
+		code = res.exit_code;
+		ember_result_free(&res);
+	}
 	free(req);
-	cli_write_all(1, res.out, res.out_len);
-	cli_write_all(2, res.log, res.log_len);
-	if (res.outcome != EMBER_OK)
-		fprintf(stderr, "ember: %s\n", res.message);
 	if (stats) {
-		json_t *j = stats_json(fn, &res);
+		json_t *j = stats_json(fn, rs, code, load_us);
 		char *s = json_dumps(j, JSON_COMPACT);
 		fprintf(stderr, "%s\n", s);
 		free(s);
 		json_decref(j);
+	} else {
+		json_decref(rs->invocations);
 	}
-	int code = res.exit_code;
-	ember_result_free(&res);
+	free(rs);
 	ember_unload(fn);
 	return code;
 }

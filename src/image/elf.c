@@ -1,5 +1,4 @@
-/* ELF validation: checks that a buffer holds a static x86-64 executable and describes its segments.
- */
+/* ELF validation: checks that a buffer holds a static x86-64 executable, describes its segments. */
 #include <elf.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -114,7 +113,8 @@ static int check_dynamic(const uint8_t *buf, size_t len, const Elf64_Phdr *p, in
 			 size_t errlen)
 {
 	if (!in_file(p->p_offset, p->p_filesz, len))
-		return fail(err, errlen, "the PT_DYNAMIC segment (program header %d) lies outside the file",
+		return fail(err, errlen,
+			    "the PT_DYNAMIC segment (program header %d) lies outside the file",
 			    idx);
 	for (uint64_t off = 0; off + sizeof(Elf64_Dyn) <= p->p_filesz; off += sizeof(Elf64_Dyn)) {
 		Elf64_Dyn d;
@@ -210,7 +210,8 @@ static int find_phdr(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, struct img_elf 
 			continue;
 		if (!seg_holding(out, ph[i].p_vaddr, phsize))
 			return fail(err, errlen,
-				    "the PT_PHDR address 0x%" PRIx64 " is not inside a loaded segment",
+				    "the PT_PHDR address 0x%" PRIx64
+				    " is not inside a loaded segment",
 				    ph[i].p_vaddr);
 		out->phdr_vaddr = ph[i].p_vaddr;
 		return 0;

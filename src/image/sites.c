@@ -1,5 +1,4 @@
-/* Syscall-site discovery: sweeps executable segments with capstone, restarting at function symbols.
- */
+/* Syscall-site discovery: a capstone sweep of the executable segments, restarted at functions. */
 #include <capstone/capstone.h>
 #include <elf.h>
 #include <stdarg.h>
@@ -112,15 +111,27 @@ static int func_starts(const uint8_t *buf, size_t len, const struct img_elf *elf
 	if (len < sizeof(eh))
 		return 0;
 	memcpy(&eh, buf, sizeof(eh));
-	if (eh.e_shoff == 0 || eh.e_shnum == 0 || eh.e_shentsize != sizeof(Elf64_Shdr))
+	if (eh.e_shoff == 0 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+	    !in_file(eh.e_shoff, sizeof(Elf64_Shdr), len))
 		return 0;
-	if (!in_file(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr), len))
+	uint64_t shnum = eh.e_shnum;
+	if (shnum == 0) { /* extended numbering: the count is in section 0's sh_size */
+		Elf64_Shdr sh0;
+		memcpy(&sh0, buf + eh.e_shoff, sizeof(sh0));
+		shnum = sh0.sh_size;
+	}
+	if (shnum > (len - eh.e_shoff) / sizeof(Elf64_Shdr))
 		return 0;
-	for (uint16_t i = 0; i < eh.e_shnum; i++) {
+	/* only the first SHT_SYMTAB (the gABI allows one): many aliases of one table cost nothing
+	 */
+	for (uint64_t i = 0; i < shnum; i++) {
 		Elf64_Shdr sh;
-		memcpy(&sh, buf + eh.e_shoff + (uint64_t)i * sizeof(sh), sizeof(sh));
-		if (sh.sh_type == SHT_SYMTAB && symtab_starts(buf, len, &sh, elf, out) < 0)
+		memcpy(&sh, buf + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		if (symtab_starts(buf, len, &sh, elf, out) < 0)
 			return -1;
+		break;
 	}
 	sort_unique(out->v, &out->n);
 	return 0;
@@ -159,9 +170,9 @@ static int classify(const cs_insn *in, struct img_sites *out)
 }
 
 /*
- * The offset just past the last byte pair in code that could belong to a syscall (0f 05),
- * int $0x80 (cd 80) or sysenter (0f 34), or 0 when there is none. No instruction that starts
- * at or beyond that point can be one of them.
+ * The offset of the second byte of the last pair in code that could end a syscall (0f 05),
+ * int $0x80 (cd 80) or sysenter (0f 34), or 0 when there is none: no instruction that starts
+ * at or beyond that offset can be one of them, so the sweep may stop there.
  */
 static size_t interesting_end(const uint8_t *code, size_t size)
 {

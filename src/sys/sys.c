@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "sys/sys.h"
 
@@ -139,6 +140,14 @@ static void crashed(struct sys_state *st, const struct vm_exit *e)
 	}
 }
 
+/* the first read of the request, or the explicit snapshot call, is where init ends */
+static int at_snapshot_point(const struct vm_regs *r)
+{
+	if (r->rax == EMBER_SYS_SNAPSHOT)
+		return 1;
+	return (r->rax == SYS_read || r->rax == SYS_readv) && r->rdi == 0;
+}
+
 static int serve_syscall(struct sys_state *st)
 {
 	struct vm_regs r;
@@ -146,8 +155,15 @@ static int serve_syscall(struct sys_state *st)
 		sys_stop(st, SYS_ERROR, 0, "cannot read the vCPU registers");
 		return -1;
 	}
+	if (st->snap_armed && at_snapshot_point(&r)) {
+		/* stop with the call unserved: every invocation restored from here serves it */
+		st->pending = 1;
+		sys_stop(st, SYS_SNAPSHOT, 0, "snapshot point");
+		return 0;
+	}
+	st->pending = 0;
 	const uint64_t a[6] = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
-	long ret = dispatch(st, r.rax, a);
+	long ret = r.rax == EMBER_SYS_SNAPSHOT ? 0 : dispatch(st, r.rax, a);
 	if (st->outcome != SYS_RUNNING)
 		return 0;
 	r.rax = (uint64_t)ret;
@@ -164,6 +180,8 @@ static int serve_syscall(struct sys_state *st)
 enum sys_outcome sys_run(struct sys_state *st)
 {
 	st->outcome = SYS_RUNNING;
+	if (st->pending)
+		serve_syscall(st);
 	while (st->outcome == SYS_RUNNING) {
 		struct vm_exit e;
 		vm_run(st->vm, &e);

@@ -26,6 +26,7 @@ enum sys_outcome {
 	SYS_TIMEOUT,
 	SYS_LIMIT,    /* output limit exceeded */
 	SYS_ERROR,    /* the machine failed: msg */
+	SYS_SNAPSHOT, /* the snapshot point: the first read of the request, or ember_snapshot() */
 };
 
 /* What a guest may know about its process, set once at load. */
@@ -67,6 +68,9 @@ struct sys_state {
 	struct sys_sig sig[65];
 	uint64_t altstack[3];
 	uint64_t start_ns;
+	/* snapshots */
+	int snap_armed;  /* stop at the snapshot point instead of serving it */
+	int pending;     /* the syscall at the snapshot point still waits to be served */
 	/* outcome */
 	enum sys_outcome outcome;
 	int status; /* exit status or signal number */
@@ -87,6 +91,25 @@ enum sys_outcome sys_run(struct sys_state *st);
 /* The checked door for guest pointers given to syscalls: NULL unless [addr, addr+len) is mapped
  * in the guest with every bit of prot. */
 void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot);
+
+/* The emulation state a snapshot keeps (sys_snap.c): everything but the request and outputs. */
+struct sys_saved {
+	uint64_t brk_cur;
+	struct sys_vma *vmas;
+	size_t nvma;
+	size_t code_pos;
+	unsigned open_fds;
+	uint64_t tid_addr, sigmask;
+	struct sys_sig sig[65];
+	uint64_t altstack[3];
+	int pending;
+	/* what init wrote: every invocation's output starts with it, as a process's would */
+	struct sys_buf out, log;
+};
+int sys_save(const struct sys_state *st, struct sys_saved *out);
+/* puts st back to the saved state and clears outputs and counters for a new invocation */
+int sys_restore(struct sys_state *st, const struct sys_saved *s);
+void sys_saved_free(struct sys_saved *s);
 
 /* memory bookkeeping (sys_vma.c) */
 int sys_vma_map(struct sys_state *st, uint64_t start, uint64_t end, int prot);

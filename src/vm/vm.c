@@ -220,3 +220,25 @@ uint64_t vm_user_top(const struct vm *vm)
 {
 	return vm->user_top;
 }
+
+int vm_get_fpu(struct vm *vm, void *buf, size_t *len)
+{
+	return vm->ops->get_fpu(vm, buf, len);
+}
+
+int vm_set_fpu(struct vm *vm, const void *buf, size_t len)
+{
+	return vm->ops->set_fpu(vm, buf, len);
+}
+
+void vm_call(struct vm *vm, void (*fn)(void *), void *arg)
+{
+	vm->ops->call(vm, fn, arg);
+}
+
+int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec)
+{
+	if (addr % EMBER_PAGE_SIZE || len % EMBER_PAGE_SIZE || !vm_guest(vm, addr, len))
+		return -EINVAL;
+	return mincore(vm->mem + addr, len, vec) < 0 ? -errno : 0;
+}

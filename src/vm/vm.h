@@ -78,6 +78,19 @@ int vm_set_regs(struct vm *vm, const struct vm_regs *r);
 int vm_set_fs_base(struct vm *vm, uint64_t base);
 int vm_get_fs_base(struct vm *vm, uint64_t *base);
 
+/* The extended FPU state (x87, SSE, AVX), opaque, in XSAVE layout. */
+#define VM_FPU_MAX 4096
+int vm_get_fpu(struct vm *vm, void *buf, size_t *len);
+int vm_set_fpu(struct vm *vm, const void *buf, size_t len);
+
+/* Runs fn(arg) on the thread that may drive this machine (the ptrace backend's vCPU thread; the
+ * caller's own thread for KVM). Long sequences of runs should go through here. */
+void vm_call(struct vm *vm, void (*fn)(void *), void *arg);
+
+/* Which pages of [addr, addr+len) hold memory (were ever touched and not discarded): one byte per
+ * page in vec, bit 0 set for resident. */
+int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec);
+
 /* Sets program-visible permissions (PROT_* bits; 0 = unmapped) for whole pages in
  * [addr, addr+len). Both must be page-aligned and inside guest RAM above EMBER_SYS_END. */
 int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot);

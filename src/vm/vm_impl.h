@@ -18,7 +18,17 @@ struct vm_ops {
 	int (*protect)(struct vm *vm, uint64_t addr, uint64_t len, int prot);
 	/* called from the deadline signal handler: make the current run return soon */
 	void (*kick)(struct vm *vm);
+	/* the extended FPU state (XSAVE layout), at most VM_FPU_MAX bytes */
+	int (*get_fpu)(struct vm *vm, void *buf, size_t *len);
+	int (*set_fpu)(struct vm *vm, const void *buf, size_t len);
+	/* runs fn(arg) on the thread allowed to drive this machine */
+	void (*call)(struct vm *vm, void (*fn)(void *), void *arg);
 };
+
+struct vm_thread;
+int vm_thread_start(struct vm_thread **out);
+void vm_thread_call(struct vm_thread *t, void (*fn)(void *), void *arg);
+void vm_thread_stop(struct vm_thread *t);
 
 struct vm {
 	const struct vm_ops *ops;

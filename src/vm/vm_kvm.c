@@ -374,6 +374,32 @@ static void kvm_run(struct vm *vm, struct vm_exit *e)
 	e->rip = r.rip;
 }
 
+static int kvm_get_fpu(struct vm *vm, void *buf, size_t *len)
+{
+	struct kvm_xsave x;
+	if (ioctl(KV(vm)->vcpufd, KVM_GET_XSAVE, &x) < 0)
+		return -errno;
+	size_t n = sizeof(x) < VM_FPU_MAX ? sizeof(x) : VM_FPU_MAX;
+	memcpy(buf, &x, n);
+	*len = n;
+	return 0;
+}
+
+static int kvm_set_fpu(struct vm *vm, const void *buf, size_t len)
+{
+	struct kvm_xsave x;
+	memset(&x, 0, sizeof(x));
+	memcpy(&x, buf, len < sizeof(x) ? len : sizeof(x));
+	return ioctl(KV(vm)->vcpufd, KVM_SET_XSAVE, &x) < 0 ? -errno : 0;
+}
+
+/* any thread may drive a KVM vCPU (one at a time): run on the caller's */
+static void kvm_call(struct vm *vm, void (*fn)(void *), void *arg)
+{
+	(void)vm;
+	fn(arg);
+}
+
 const struct vm_ops vm_kvm_ops = {
 	.name = "kvm",
 	.create = kvm_create,
@@ -385,4 +411,7 @@ const struct vm_ops vm_kvm_ops = {
 	.get_fs_base = kvm_get_fs_base,
 	.protect = kvm_protect,
 	.kick = kvm_kick,
+	.get_fpu = kvm_get_fpu,
+	.set_fpu = kvm_set_fpu,
+	.call = kvm_call,
 };

@@ -12,7 +12,9 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/user.h>
+#include <elf.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@ extern const uint8_t _binary_ember_stub_start[];
 extern const uint8_t _binary_ember_stub_end[];
 
 struct pt_vm {
+	struct vm_thread *thread; /* the vCPU thread: the stub's tracer */
 	pid_t pid;
 	pid_t tracer; /* ptrace requests must come from the thread that started the stub */
 	uint64_t gadget;
@@ -113,16 +116,9 @@ static int wait_stop(pid_t pid, int *status)
 	}
 }
 
-static int pt_create(struct vm *vm, char *err, size_t errlen)
+static int start_stub(struct vm *vm, char *err, size_t errlen)
 {
-	pthread_once(&setup_once, setup);
-	if (stub_fd < 0)
-		return snprintf(err, errlen, "%s", setup_err), VM_ERR;
-	struct pt_vm *p = calloc(1, sizeof(*p));
-	if (!p)
-		return snprintf(err, errlen, "out of memory"), VM_ERR;
-	p->pid = -1;
-	vm->priv = p;
+	struct pt_vm *p = PT(vm);
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return snprintf(err, errlen, "pipe: %s", strerror(errno)), VM_ERR;
@@ -164,19 +160,94 @@ static int pt_create(struct vm *vm, char *err, size_t errlen)
 	return VM_OK;
 }
 
+/* Every ptrace request must come from the tracer: calls from elsewhere hop to its thread. */
+struct hop {
+	struct vm *vm;
+	void (*fn)(struct vm *vm, void *arg);
+	void *arg;
+};
+
+static void hop_run(void *p)
+{
+	struct hop *h = p;
+	h->fn(h->vm, h->arg);
+}
+
+static int on_tracer(const struct pt_vm *p)
+{
+	return p->tracer == (pid_t)syscall(SYS_gettid);
+}
+
+static void on_thread(struct vm *vm, void (*fn)(struct vm *, void *), void *arg)
+{
+	struct pt_vm *p = PT(vm);
+	if (!p->thread || on_tracer(p)) {
+		fn(vm, arg);
+		return;
+	}
+	struct hop h = {vm, fn, arg};
+	vm_thread_call(p->thread, hop_run, &h);
+}
+
+struct create_args {
+	char *err;
+	size_t errlen;
+	int rc;
+};
+
+static void create_hop(struct vm *vm, void *arg)
+{
+	struct create_args *a = arg;
+	a->rc = start_stub(vm, a->err, a->errlen);
+}
+
+static int pt_create(struct vm *vm, char *err, size_t errlen)
+{
+	pthread_once(&setup_once, setup);
+	if (stub_fd < 0)
+		return snprintf(err, errlen, "%s", setup_err), VM_ERR;
+	struct pt_vm *p = calloc(1, sizeof(*p));
+	if (!p)
+		return snprintf(err, errlen, "out of memory"), VM_ERR;
+	p->pid = -1;
+	p->tracer = -1;
+	vm->priv = p;
+	if (vm_thread_start(&p->thread))
+		return snprintf(err, errlen, "cannot start the vCPU thread"), VM_ERR;
+	struct create_args a = {err, errlen, VM_ERR};
+	on_thread(vm, create_hop, &a);
+	return a.rc;
+}
+
+static void kill_hop(struct vm *vm, void *arg)
+{
+	(void)arg;
+	struct pt_vm *p = PT(vm);
+	kill(p->pid, SIGKILL);
+	int st;
+	while (waitpid(p->pid, &st, __WALL) < 0 && errno == EINTR)
+		;
+}
+
 static void pt_destroy(struct vm *vm)
 {
 	struct pt_vm *p = PT(vm);
 	if (!p)
 		return;
-	if (p->pid > 0) {
-		kill(p->pid, SIGKILL);
-		int st;
-		while (waitpid(p->pid, &st, __WALL) < 0 && errno == EINTR)
-			;
-	}
+	if (p->pid > 0)
+		on_thread(vm, kill_hop, NULL);
+	vm_thread_stop(p->thread);
 	free(p);
 	vm->priv = NULL;
+}
+
+static void pt_call(struct vm *vm, void (*fn)(void *), void *arg)
+{
+	struct pt_vm *p = PT(vm);
+	if (on_tracer(p))
+		fn(arg);
+	else
+		vm_thread_call(p->thread, fn, arg);
 }
 
 static int check_thread(struct vm *vm, struct vm_exit *e)
@@ -184,8 +255,8 @@ static int check_thread(struct vm *vm, struct vm_exit *e)
 	struct pt_vm *p = PT(vm);
 	if (p->dead)
 		return vm_fail(e, "the virtine's stub process is gone");
-	if (p->tracer != (pid_t)syscall(SYS_gettid))
-		return vm_fail(e, "a ptrace virtine must be run by the thread that created it");
+	if (!on_tracer(p))
+		return vm_fail(e, "a ptrace request from a thread that is not the tracer");
 	return 0;
 }
 
@@ -229,8 +300,9 @@ static const struct {
 	{SIGSYS, VM_FAULT_SYSCALL}, {SIGBUS, VM_FAULT_PAGE},
 };
 
-static void pt_run(struct vm *vm, struct vm_exit *e)
+static void run_hop(struct vm *vm, void *arg)
 {
+	struct vm_exit *e = arg;
 	struct pt_vm *p = PT(vm);
 	int sig;
 	siginfo_t si;
@@ -265,6 +337,11 @@ static void pt_run(struct vm *vm, struct vm_exit *e)
 		e->rip -= 2; /* the kernel reports the address after the syscall instruction */
 	if (e->fault == VM_FAULT_BREAK)
 		e->rip -= 1;
+}
+
+static void pt_run(struct vm *vm, struct vm_exit *e)
+{
+	on_thread(vm, run_hop, e);
 }
 
 static int pt_get_regs(struct vm *vm, struct vm_regs *r)
@@ -305,8 +382,13 @@ static int pt_get_fs_base(struct vm *vm, uint64_t *base)
 	return 0;
 }
 
+struct protect_args {
+	uint64_t addr, len;
+	int prot, rc;
+};
+
 /* Runs mprotect inside the stub through its gadget, then puts the guest's registers back. */
-static int pt_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
+static int protect_now(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 {
 	struct pt_vm *p = PT(vm);
 	struct vm_exit e;
@@ -336,6 +418,50 @@ static int pt_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 	return ret < 0 ? (int)ret : 0;
 }
 
+static void protect_hop(struct vm *vm, void *arg)
+{
+	struct protect_args *a = arg;
+	a->rc = protect_now(vm, a->addr, a->len, a->prot);
+}
+
+static int pt_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
+{
+	struct protect_args a = {addr, len, prot, 0};
+	on_thread(vm, protect_hop, &a);
+	return a.rc;
+}
+
+struct fpu_args {
+	void *buf;
+	size_t len;
+	int set, rc;
+};
+
+static void fpu_hop(struct vm *vm, void *arg)
+{
+	struct fpu_args *a = arg;
+	struct iovec iov = {a->buf, a->len};
+	long rc = ptrace(a->set ? PTRACE_SETREGSET : PTRACE_GETREGSET, PT(vm)->pid,
+			 (void *)NT_X86_XSTATE, &iov);
+	a->rc = rc < 0 ? -errno : 0;
+	a->len = iov.iov_len;
+}
+
+static int pt_get_fpu(struct vm *vm, void *buf, size_t *len)
+{
+	struct fpu_args a = {buf, VM_FPU_MAX, 0, 0};
+	on_thread(vm, fpu_hop, &a);
+	*len = a.len;
+	return a.rc;
+}
+
+static int pt_set_fpu(struct vm *vm, const void *buf, size_t len)
+{
+	struct fpu_args a = {(void *)buf, len, 1, 0};
+	on_thread(vm, fpu_hop, &a);
+	return a.rc;
+}
+
 static void pt_kick(struct vm *vm)
 {
 	struct pt_vm *p = PT(vm);
@@ -354,4 +480,7 @@ const struct vm_ops vm_ptrace_ops = {
 	.get_fs_base = pt_get_fs_base,
 	.protect = pt_protect,
 	.kick = pt_kick,
+	.get_fpu = pt_get_fpu,
+	.set_fpu = pt_set_fpu,
+	.call = pt_call,
 };

@@ -1,0 +1,32 @@
+# The function suite: every functions/<name>/main.c becomes a static musl program
+# $(B)/functions/<name> and a static glibc twin $(B)/functions/<name>.glibc (for comparisons).
+# The JavaScript and Lua functions (handler.js, handler.lua) need no build: they run on runtimes/.
+FN_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Ifunctions/common
+FN_NAMES  := $(patsubst functions/%/main.c,%,$(wildcard functions/*/main.c))
+FN_COMMON := functions/common/fnio.c functions/common/sha256.c
+FN_DEPS   := $(FN_COMMON) $(wildcard functions/common/*.h) functions/functions.mk
+FN_MUSL   := $(FN_NAMES:%=$(B)/functions/%)
+FN_GLIBC  := $(FN_NAMES:%=$(B)/functions/%.glibc)
+# zlib: Debian's static libz.a links with musl too; musl-gcc only needs its two headers
+FN_ZLIB   := /usr/lib/x86_64-linux-gnu/libz.a
+FN_ZINC   := $(B)/functions/zlib-include
+
+.PHONY: functions
+functions: $(FN_MUSL) $(FN_GLIBC)
+all: functions
+
+$(FN_MUSL): $(B)/functions/%: functions/%/main.c $(FN_DEPS)
+	@mkdir -p $(dir $@)
+	$(MUSLCC) -static $(FN_CFLAGS) $(FN_INC) -o $@ $< $(FN_COMMON) $(FN_LIBS) -lm
+
+$(FN_GLIBC): $(B)/functions/%.glibc: functions/%/main.c $(FN_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) -static $(FN_CFLAGS) -o $@ $< $(FN_COMMON) $(FN_LIBS) -lm
+
+$(B)/functions/compress $(B)/functions/compress.glibc: FN_LIBS := $(FN_ZLIB)
+$(B)/functions/compress: FN_INC := -I$(FN_ZINC)
+$(B)/functions/compress: | $(FN_ZINC)/zlib.h
+
+$(FN_ZINC)/zlib.h:
+	@mkdir -p $(dir $@)
+	ln -sf /usr/include/zlib.h /usr/include/zconf.h $(dir $@)

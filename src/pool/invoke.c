@@ -1,0 +1,277 @@
+/* Running a function: init to the snapshot point once, then invocations from pooled virtines. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool/func.h"
+
+static uint64_t us_since(uint64_t t0)
+{
+	return (vm_now_ns() - t0) / 1000;
+}
+
+/* Loads the image into a clean machine and sets up the start of the program. */
+static int load_image(struct ember_function *fn, struct virtine *v, char *err, size_t errlen)
+{
+	struct img_layout l;
+	if (img_load(fn->img, v->vm, (const char *const *)fn->argv, (const char *const *)fn->envp,
+		     &l, err, errlen))
+		return -1;
+	struct sys_process proc = {.brk_start = l.brk_start,
+				   .mmap_hi = l.mmap_hi,
+				   .stack_lo = l.stack_lo,
+				   .stack_hi = l.stack_hi,
+				   .stack_size = l.stack_size};
+	fn->proc = proc;
+	sys_init(&v->st, v->vm, &proc);
+	v->st.out_limit = fn->output_limit;
+	for (int i = 0; i < l.nmaps; i++)
+		if (sys_vma_map(&v->st, l.maps[i].start, l.maps[i].end, l.maps[i].prot))
+			return snprintf(err, errlen, "out of memory"), -1;
+	if (fn->code)
+		sys_set_code(&v->st, fn->code, fn->code_len);
+	struct vm_regs r;
+	memset(&r, 0, sizeof(r));
+	r.rip = l.entry;
+	r.rsp = l.sp;
+	r.rflags = 0x2;
+	if (vm_set_regs(v->vm, &r) || vm_set_fs_base(v->vm, 0))
+		return snprintf(err, errlen, "cannot set the vCPU registers"), -1;
+	return 0;
+}
+
+struct run_args {
+	struct virtine *v;
+	uint64_t timeout_ns;
+};
+
+/* the whole run on the machine's own thread: one hop per invocation, not one per exit */
+static void run_on_vcpu(void *p)
+{
+	struct run_args *a = p;
+	struct sys_state *st = &a->v->st;
+	st->start_ns = vm_now_ns();
+	vm_set_deadline(a->v->vm, st->start_ns + a->timeout_ns);
+	sys_run(st);
+	vm_set_deadline(a->v->vm, 0);
+}
+
+static void run(struct ember_function *fn, struct virtine *v)
+{
+	struct run_args a = {v, fn->timeout_ns};
+	vm_call(v->vm, run_on_vcpu, &a);
+}
+
+static const struct {
+	enum sys_outcome sys;
+	enum ember_outcome outcome;
+	int code;
+} outcomes[] = {
+	{SYS_EXITED, EMBER_OK, 0},	    {SYS_SIGNALED, EMBER_CRASH, 128},
+	{SYS_TIMEOUT, EMBER_TIMEOUT, 124}, {SYS_LIMIT, EMBER_LIMIT, 126},
+	{SYS_ERROR, EMBER_ERROR, 125},	    {SYS_RUNNING, EMBER_ERROR, 125},
+	{SYS_SNAPSHOT, EMBER_ERROR, 125},
+};
+
+static void fill_result(struct ember_result *res, struct sys_state *st)
+{
+	for (size_t i = 0; i < sizeof(outcomes) / sizeof(outcomes[0]); i++) {
+		if (outcomes[i].sys != st->outcome)
+			continue;
+		res->outcome = outcomes[i].outcome;
+		res->exit_code = outcomes[i].code;
+	}
+	snprintf(res->message, sizeof(res->message), "%s", st->msg);
+	if (res->outcome == EMBER_OK)
+		res->status = res->exit_code = st->status;
+	if (res->outcome == EMBER_CRASH) {
+		res->signal = st->status;
+		res->exit_code = 128 + st->status;
+	}
+	/* the buffers move to the result; the virtine starts new ones */
+	res->out = st->out.data;
+	res->out_len = st->out.len;
+	res->log = st->log.data;
+	res->log_len = st->log.len;
+	memset(&st->out, 0, sizeof(st->out));
+	memset(&st->log, 0, sizeof(st->log));
+	for (int k = 0; k < 4; k++) {
+		res->exits_by_reason[k] = st->stats.exits[k];
+		res->exits += st->stats.exits[k];
+	}
+	size_t n = 0;
+	for (int i = 0; i <= SYS_NR_MAX; i++)
+		n += st->stats.served[i] || st->stats.denied[i];
+	res->syscalls = calloc(n ? n : 1, sizeof(*res->syscalls));
+	for (int i = 0; res->syscalls && i <= SYS_NR_MAX; i++) {
+		if (!st->stats.served[i] && !st->stats.denied[i])
+			continue;
+		res->syscalls[res->nsyscalls++] = (struct ember_syscall_count){
+			i, sys_name(i), st->stats.served[i], st->stats.denied[i]};
+	}
+}
+
+static void fail_result(struct ember_result *res, const char *msg)
+{
+	res->outcome = EMBER_ERROR;
+	res->exit_code = 125;
+	snprintf(res->message, sizeof(res->message), "%s", msg);
+}
+
+int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen)
+{
+	struct virtine *v = calloc(1, sizeof(*v));
+	if (!v) {
+		vm_destroy(vm);
+		return snprintf(err, errlen, "out of memory"), -1;
+	}
+	v->vm = vm;
+	uint64_t t0 = vm_now_ns();
+	if (load_image(fn, v, err, errlen))
+		goto fail;
+	if (!fn->use_snapshot) {
+		virtine_destroy(v);
+		return 0;
+	}
+	v->st.snap_armed = 1;
+	run(fn, v);
+	fn->init_us = us_since(t0);
+	for (int k = 0; k < VM_EXIT_KINDS; k++)
+		fn->init_exits += v->st.stats.exits[k];
+	if (v->st.outcome != SYS_SNAPSHOT) {
+		/* it ended without reading its request: that run is its first result, and every
+		 * later invocation starts from scratch */
+		fill_result(&fn->first, &v->st);
+		fn->first.run_us = fn->init_us;
+		fn->first_pending = 1;
+		virtine_destroy(v);
+		return 0;
+	}
+	if (snap_capture(&fn->snap, vm, &v->st)) {
+		snprintf(err, errlen, "cannot capture the snapshot");
+		goto fail;
+	}
+	fn->snapshot = 1;
+	sys_restore(&v->st, &fn->snap.sys); /* disarmed, counters cleared: ready for a request */
+	if (pool_put(&fn->pool, v))
+		virtine_destroy(v);
+	return 0;
+fail:
+	virtine_destroy(v);
+	return -1;
+}
+
+struct reset_args {
+	const struct snap *snap;
+	struct virtine *v;
+	int restore; /* 1: a clean shell to restore into; 0: a used virtine to reset */
+	int rc;
+};
+
+static void reset_on_vcpu(void *p)
+{
+	struct reset_args *a = p;
+	a->rc = a->restore ? snap_restore(a->snap, a->v->vm, &a->v->st)
+			   : snap_reset(a->snap, a->v->vm, &a->v->st);
+}
+
+static int reset(struct ember_function *fn, struct virtine *v, int restore)
+{
+	struct reset_args a = {&fn->snap, v, restore, 0};
+	vm_call(v->vm, reset_on_vcpu, &a);
+	return a.rc;
+}
+
+/* a clean shell with its emulation state prepared for this function */
+static struct virtine *new_virtine(struct ember_function *fn, struct ember_result *res)
+{
+	char err[200] = "out of memory";
+	struct virtine *v = calloc(1, sizeof(*v));
+	if (!v || pool_shell(&fn->vmcfg, &v->vm, err, sizeof(err)) != VM_OK) {
+		free(v);
+		fail_result(res, err);
+		return NULL;
+	}
+	return v;
+}
+
+/* a virtine at the snapshot state: from the pool, else restored into a clean shell */
+static struct virtine *get_warm(struct ember_function *fn, struct ember_result *res)
+{
+	uint64_t t0 = vm_now_ns();
+	struct virtine *v = pool_take(&fn->pool);
+	res->wait_us = us_since(t0);
+	if (v) {
+		res->warm = 1;
+		return v;
+	}
+	v = new_virtine(fn, res);
+	res->wait_us = us_since(t0);
+	if (!v)
+		return NULL;
+	uint64_t t1 = vm_now_ns();
+	sys_init(&v->st, v->vm, &fn->proc);
+	v->st.out_limit = fn->output_limit;
+	if (fn->code)
+		sys_set_code(&v->st, fn->code, fn->code_len);
+	if (reset(fn, v, 1)) {
+		virtine_destroy(v);
+		fail_result(res, "cannot restore the snapshot");
+		return NULL;
+	}
+	res->setup_us = us_since(t1);
+	return v;
+}
+
+static int invoke_shell(struct ember_function *fn, const void *in, size_t len,
+			struct ember_result *res)
+{
+	uint64_t t0 = vm_now_ns();
+	struct virtine *v = new_virtine(fn, res);
+	res->wait_us = us_since(t0);
+	if (!v)
+		return -1;
+	char err[200];
+	uint64_t t1 = vm_now_ns();
+	if (load_image(fn, v, err, sizeof(err))) {
+		virtine_destroy(v);
+		fail_result(res, err);
+		return -1;
+	}
+	res->load_us = us_since(t1);
+	sys_set_input(&v->st, in, len);
+	uint64_t t2 = vm_now_ns();
+	run(fn, v);
+	res->run_us = us_since(t2);
+	fill_result(res, &v->st);
+	virtine_destroy(v);
+	return 0;
+}
+
+int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct ember_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	if (fn->first_pending && !atomic_exchange(&fn->first_taken, 1)) {
+		*res = fn->first;
+		memset(&fn->first, 0, sizeof(fn->first));
+		return 0;
+	}
+	if (!fn->snapshot)
+		return invoke_shell(fn, in, len, res);
+	struct virtine *v = get_warm(fn, res);
+	if (!v)
+		return -1;
+	sys_set_input(&v->st, in, len);
+	uint64_t t0 = vm_now_ns();
+	run(fn, v);
+	res->run_us = us_since(t0);
+	fill_result(res, &v->st);
+	/* back to the snapshot at once, so the next request finds it ready; a machine that
+	 * failed is not trusted again */
+	uint64_t t1 = vm_now_ns();
+	int broken = v->st.outcome == SYS_ERROR || reset(fn, v, 0);
+	res->reset_us = us_since(t1);
+	if (broken || pool_put(&fn->pool, v))
+		virtine_destroy(v);
+	return 0;
+}

@@ -1,0 +1,66 @@
+/* Pools of ready virtines: slots claimed with compare-and-swap, so takers never wait on a lock. */
+#include <stdlib.h>
+
+#include "pool/pool.h"
+
+int pool_init(struct pool *p, size_t cap)
+{
+	p->cap = cap ? cap : 1;
+	p->slots = calloc(p->cap, sizeof(*p->slots));
+	atomic_init(&p->ready, 0);
+	return p->slots ? 0 : -1;
+}
+
+void virtine_destroy(struct virtine *v)
+{
+	if (!v)
+		return;
+	sys_free(&v->st);
+	vm_destroy(v->vm);
+	free(v);
+}
+
+void pool_fini(struct pool *p)
+{
+	for (size_t i = 0; p->slots && i < p->cap; i++) {
+		int ready = POOL_READY;
+		if (atomic_compare_exchange_strong(&p->slots[i].state, &ready, POOL_BUSY)) {
+			virtine_destroy(p->slots[i].v);
+			p->slots[i].v = NULL;
+			atomic_store(&p->slots[i].state, POOL_EMPTY);
+		}
+	}
+	free(p->slots);
+	p->slots = NULL;
+}
+
+struct virtine *pool_take(struct pool *p)
+{
+	if (atomic_load(&p->ready) == 0)
+		return NULL;
+	for (size_t i = 0; i < p->cap; i++) {
+		int ready = POOL_READY;
+		if (atomic_compare_exchange_strong(&p->slots[i].state, &ready, POOL_BUSY)) {
+			struct virtine *v = p->slots[i].v;
+			p->slots[i].v = NULL;
+			atomic_fetch_sub(&p->ready, 1);
+			atomic_store(&p->slots[i].state, POOL_EMPTY);
+			return v;
+		}
+	}
+	return NULL;
+}
+
+int pool_put(struct pool *p, struct virtine *v)
+{
+	for (size_t i = 0; i < p->cap; i++) {
+		int empty = POOL_EMPTY;
+		if (atomic_compare_exchange_strong(&p->slots[i].state, &empty, POOL_BUSY)) {
+			p->slots[i].v = v;
+			atomic_fetch_add(&p->ready, 1);
+			atomic_store(&p->slots[i].state, POOL_READY);
+			return 0;
+		}
+	}
+	return -1;
+}

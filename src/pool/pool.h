@@ -1,0 +1,45 @@
+/* Ready virtines per function (a lock-free set of slots) and a cache of clean shells. */
+#ifndef EMBER_POOL_H
+#define EMBER_POOL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "sys/sys.h"
+#include "vm/vm.h"
+
+/* a machine with its guest's emulation state: one function instance */
+struct virtine {
+	struct vm *vm;
+	struct sys_state st;
+};
+
+struct pool_slot {
+	atomic_int state; /* POOL_EMPTY, POOL_READY or POOL_BUSY */
+	struct virtine *v;
+};
+
+enum { POOL_EMPTY, POOL_READY, POOL_BUSY };
+
+struct pool {
+	size_t cap;
+	struct pool_slot *slots;
+	atomic_size_t ready; /* virtines waiting in the pool */
+};
+
+int pool_init(struct pool *p, size_t cap);
+/* Empties the pool, destroying every virtine in it. */
+void pool_fini(struct pool *p);
+/* A ready virtine, or NULL when none is free. Never hands one virtine to two callers. */
+struct virtine *pool_take(struct pool *p);
+/* Gives a virtine back; returns -1 (and leaves it to the caller) when the pool is full. */
+int pool_put(struct pool *p, struct virtine *v);
+void virtine_destroy(struct virtine *v);
+
+/* A clean machine of the given configuration: from the shell cache when one is there (which is
+ * then refilled in the background), otherwise created now. */
+int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen);
+/* How many clean shells to keep per configuration (default 2). */
+void pool_shell_target(unsigned n);
+
+#endif

@@ -1,0 +1,186 @@
+/* Snapshot capture, restore into a clean machine, and reset of a used one. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "snap/snap.h"
+
+#define PAGE EMBER_PAGE_SIZE
+
+/* calls fn for each resident page of [start, end) */
+static int each_resident(struct vm *vm, uint64_t start, uint64_t end,
+			 int (*fn)(void *ctx, uint64_t addr), void *ctx)
+{
+	uint8_t vec[4096];
+	for (uint64_t a = start; a < end;) {
+		uint64_t n = (end - a) / PAGE;
+		if (n > sizeof(vec))
+			n = sizeof(vec);
+		int rc = vm_resident(vm, a, n * PAGE, vec);
+		if (rc)
+			return rc;
+		for (uint64_t i = 0; i < n; i++)
+			if ((vec[i] & 1) && (rc = fn(ctx, a + i * PAGE)))
+				return rc;
+		a += n * PAGE;
+	}
+	return 0;
+}
+
+struct collect {
+	struct snap *s;
+	size_t cap;
+	struct vm *vm;
+};
+
+static int collect_page(void *ctx, uint64_t addr)
+{
+	struct collect *c = ctx;
+	struct snap *s = c->s;
+	if (s->npages == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+		uint64_t *p = realloc(s->pages, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->pages = p;
+		uint8_t *d = realloc(s->data, cap * PAGE);
+		if (!d)
+			return -ENOMEM;
+		s->data = d;
+		c->cap = cap;
+	}
+	memcpy(s->data + s->npages * PAGE, vm_guest(c->vm, addr, PAGE), PAGE);
+	s->pages[s->npages++] = addr;
+	return 0;
+}
+
+int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st)
+{
+	memset(s, 0, sizeof(*s));
+	int rc;
+	if ((rc = vm_get_regs(vm, &s->regs)) || (rc = vm_get_fs_base(vm, &s->fs_base)) ||
+	    (rc = vm_get_fpu(vm, s->fpu, &s->fpu_len)) || (rc = sys_save(st, &s->sys)))
+		goto fail;
+	struct collect c = {s, 0, vm};
+	for (size_t i = 0; i < st->nvma; i++)
+		if ((rc = each_resident(vm, st->vmas[i].start, st->vmas[i].end, collect_page, &c)))
+			goto fail;
+	return 0;
+fail:
+	snap_free(s);
+	return rc;
+}
+
+void snap_free(struct snap *s)
+{
+	sys_saved_free(&s->sys);
+	free(s->pages);
+	free(s->data);
+	memset(s, 0, sizeof(*s));
+}
+
+/* index of the first snapshot page at or above addr */
+static size_t page_index(const struct snap *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->npages;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->pages[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void copy_pages(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end)
+{
+	for (size_t i = page_index(s, start); i < s->npages && s->pages[i] < end; i++)
+		memcpy(vm_guest(vm, s->pages[i], PAGE), s->data + i * PAGE, PAGE);
+}
+
+static int set_cpu(const struct snap *s, struct vm *vm)
+{
+	int rc;
+	if ((rc = vm_set_regs(vm, &s->regs)) || (rc = vm_set_fs_base(vm, s->fs_base)) ||
+	    (rc = vm_set_fpu(vm, s->fpu, s->fpu_len)))
+		return rc;
+	return 0;
+}
+
+int snap_restore(const struct snap *s, struct vm *vm, struct sys_state *st)
+{
+	int rc;
+	for (size_t i = 0; i < s->sys.nvma; i++) {
+		const struct sys_vma *v = &s->sys.vmas[i];
+		copy_pages(s, vm, v->start, v->end);
+		if ((rc = vm_protect(vm, v->start, v->end - v->start, v->prot)))
+			return rc;
+	}
+	if ((rc = sys_restore(st, &s->sys)))
+		return rc;
+	return set_cpu(s, vm);
+}
+
+struct scrub {
+	const struct snap *s;
+	struct vm *vm;
+	size_t next; /* snapshot page cursor, for pages met in ascending order */
+};
+
+/* a resident page the snapshot does not have: given back, so it reads as zero again */
+static int drop_extra(void *ctx, uint64_t addr)
+{
+	struct scrub *c = ctx;
+	const struct snap *s = c->s;
+	while (c->next < s->npages && s->pages[c->next] < addr)
+		c->next++;
+	if (c->next < s->npages && s->pages[c->next] == addr)
+		return 0;
+	return vm_discard(c->vm, addr, PAGE);
+}
+
+/* [start, end) back to the snapshot: its pages copied in (also those the run gave back with
+ * munmap or madvise), every other page dropped */
+static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end)
+{
+	copy_pages(s, vm, start, end);
+	struct scrub c = {s, vm, page_index(s, start)};
+	return each_resident(vm, start, end, drop_extra, &c);
+}
+
+static int same_vma(const struct sys_vma *a, const struct sys_vma *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].start == b->start && a[i].end == b->end && a[i].prot == b->prot)
+			return 1;
+	return 0;
+}
+
+int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st)
+{
+	int rc;
+	/* ranges the run mapped or changed: unmap, then scrub whatever they hold */
+	for (size_t i = 0; i < st->nvma; i++) {
+		const struct sys_vma *v = &st->vmas[i];
+		if (same_vma(s->sys.vmas, v, s->sys.nvma))
+			continue;
+		if ((rc = vm_protect(vm, v->start, v->end - v->start, 0)) ||
+		    (rc = scrub(s, vm, v->start, v->end)))
+			return rc;
+	}
+	/* the snapshot's own ranges: writable ones may have been written; changed ones need their
+	 * permissions back */
+	for (size_t i = 0; i < s->sys.nvma; i++) {
+		const struct sys_vma *v = &s->sys.vmas[i];
+		int same = same_vma(st->vmas, v, st->nvma);
+		if (!same && (rc = vm_protect(vm, v->start, v->end - v->start, v->prot)))
+			return rc;
+		if ((!same || (v->prot & PROT_WRITE)) && (rc = scrub(s, vm, v->start, v->end)))
+			return rc;
+	}
+	if ((rc = sys_restore(st, &s->sys)))
+		return rc;
+	return set_cpu(s, vm);
+}

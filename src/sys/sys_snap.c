@@ -1,0 +1,84 @@
+/* Saving and restoring the emulation state that a snapshot holds beside memory and registers. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sys/sys.h"
+
+static int copy_buf(struct sys_buf *dst, const struct sys_buf *src)
+{
+	dst->len = 0;
+	if (!src->len)
+		return 0;
+	if (dst->cap < src->len) {
+		uint8_t *d = realloc(dst->data, src->len);
+		if (!d)
+			return -ENOMEM;
+		dst->data = d;
+		dst->cap = src->len;
+	}
+	memcpy(dst->data, src->data, src->len);
+	dst->len = src->len;
+	return 0;
+}
+
+int sys_save(const struct sys_state *st, struct sys_saved *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (copy_buf(&out->out, &st->out) || copy_buf(&out->log, &st->log))
+		return -ENOMEM;
+	out->vmas = malloc((st->nvma ? st->nvma : 1) * sizeof(*out->vmas));
+	if (!out->vmas)
+		return -ENOMEM;
+	memcpy(out->vmas, st->vmas, st->nvma * sizeof(*out->vmas));
+	out->nvma = st->nvma;
+	out->brk_cur = st->brk_cur;
+	out->code_pos = st->code_pos;
+	out->open_fds = st->open_fds;
+	out->tid_addr = st->tid_addr;
+	out->sigmask = st->sigmask;
+	memcpy(out->sig, st->sig, sizeof(out->sig));
+	memcpy(out->altstack, st->altstack, sizeof(out->altstack));
+	out->pending = st->pending;
+	return 0;
+}
+
+int sys_restore(struct sys_state *st, const struct sys_saved *s)
+{
+	if (st->vma_cap < s->nvma) {
+		struct sys_vma *v = realloc(st->vmas, s->nvma * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		st->vmas = v;
+		st->vma_cap = s->nvma;
+	}
+	memcpy(st->vmas, s->vmas, s->nvma * sizeof(*s->vmas));
+	st->nvma = s->nvma;
+	st->brk_cur = s->brk_cur;
+	st->code_pos = s->code_pos;
+	st->open_fds = s->open_fds;
+	st->tid_addr = s->tid_addr;
+	st->sigmask = s->sigmask;
+	memcpy(st->sig, s->sig, sizeof(st->sig));
+	memcpy(st->altstack, s->altstack, sizeof(st->altstack));
+	st->pending = s->pending;
+	st->snap_armed = 0;
+	st->in = NULL;
+	st->in_len = st->in_pos = 0;
+	if (copy_buf(&st->out, &s->out) || copy_buf(&st->log, &s->log))
+		return -ENOMEM;
+	st->outcome = SYS_RUNNING;
+	st->status = 0;
+	st->msg[0] = 0;
+	memset(&st->fault, 0, sizeof(st->fault));
+	memset(&st->stats, 0, sizeof(st->stats));
+	return 0;
+}
+
+void sys_saved_free(struct sys_saved *s)
+{
+	free(s->vmas);
+	free(s->out.data);
+	free(s->log.data);
+	memset(s, 0, sizeof(*s));
+}
