@@ -17,5 +17,8 @@ int cli_parse_size(const char *s, uint64_t *out);
 /* reads all of fd into a malloc'd buffer; -1 on error */
 int cli_read_all(int fd, uint8_t **buf, size_t *len, size_t max);
 int cli_write_all(int fd, const void *buf, size_t len);
+/* the runtime image for a language ("js", "lua"): $EMBER_RUNTIME_DIR/NAME, or runtimes/NAME next
+ * to the ember binary */
+int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size_t whylen);
 
 #endif

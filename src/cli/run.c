@@ -1,4 +1,5 @@
 /* `ember run`: one program, its request on stdin, its output on stdout and stderr. */
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -27,6 +28,8 @@ static const char run_help[] =
 	"  --output-limit SIZE  stdout + stderr limit (default 6M)\n"
 	"  --backend NAME    kvm (default), ptrace (no hardware isolation; for hosts without\n"
 	"                    /dev/kvm) or auto (kvm when available, else ptrace)\n"
+	"  --runtime NAME    run a function's source with a language runtime: js or lua;\n"
+	"                    PROGRAM is then the source file (defines handler(input))\n"
 	"  --repeat N        initialise once, then run N invocations with the same request,\n"
 	"                    each from the snapshot taken after initialisation (default 1)\n"
 	"  --no-snapshot     load and initialise the program again for every invocation\n"
@@ -114,12 +117,14 @@ int cli_run(int argc, char **argv)
 		{"env", required_argument, NULL, 'e'},	 {"stats", no_argument, NULL, 's'},
 		{"backend", required_argument, NULL, 'b'}, {"output-limit", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},	 {"repeat", required_argument, NULL, 'r'},
-		{"no-snapshot", no_argument, NULL, 'n'}, {NULL, 0, NULL, 0},
+		{"no-snapshot", no_argument, NULL, 'n'}, {"runtime", required_argument, NULL, 'R'},
+		{NULL, 0, NULL, 0},
 	};
 	struct ember_config cfg = {0};
 	const char *envp[MAX_ENV + 1];
 	int nenv = 0, stats = 0, c;
 	long repeat = 1;
+	const char *runtime = NULL;
 	uint64_t size;
 	char *end;
 	optind = 1;
@@ -160,6 +165,9 @@ int cli_run(int argc, char **argv)
 		case 'n':
 			cfg.no_snapshot = 1;
 			break;
+		case 'R':
+			runtime = optarg;
+			break;
 		case 'h':
 			fputs(run_help, stdout);
 			return 0;
@@ -173,6 +181,31 @@ int cli_run(int argc, char **argv)
 	cfg.image = argv[optind];
 	cfg.argv = (const char *const *)&argv[optind];
 	cfg.envp = envp;
+	char rt_path[4096];
+	const char *rt_argv[3];
+	uint8_t *code_buf = NULL;
+	if (runtime) {
+		char why[300];
+		if (cli_runtime_path(runtime, rt_path, sizeof(rt_path), why, sizeof(why)))
+			return usage_error(why);
+		size_t code_len;
+		int fd = open(argv[optind], O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || cli_read_all(fd, &code_buf, &code_len, 64 << 20)) {
+			fprintf(stderr, "ember: %s: cannot read the source\n", argv[optind]);
+			if (fd >= 0)
+				close(fd);
+			return CLI_EXIT_EMBER;
+		}
+		close(fd);
+		const char *base = strrchr(argv[optind], '/');
+		rt_argv[0] = rt_path;
+		rt_argv[1] = base ? base + 1 : argv[optind];
+		rt_argv[2] = NULL;
+		cfg.image = rt_path;
+		cfg.argv = rt_argv;
+		cfg.code = code_buf;
+		cfg.code_len = code_len;
+	}
 	char err[256];
 	struct ember_function *fn;
 	if (!cfg.backend)
@@ -181,6 +214,7 @@ int cli_run(int argc, char **argv)
 	uint64_t t0 = now_us();
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));
 	uint64_t load_us = now_us() - t0;
+	free(code_buf);
 	if (rc) {
 		fprintf(stderr, "ember: %s\n", err);
 		if (rc == EMBER_ERR_NOKVM)

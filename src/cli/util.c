@@ -1,5 +1,7 @@
 /* Small helpers the subcommands share: sizes, reading and writing whole streams. */
 #include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,6 +84,37 @@ int cli_write_all(int fd, const void *buf, size_t len)
 			return -1;
 		p += w;
 		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size_t whylen)
+{
+	static const char *const known[] = {"js", "lua"};
+	size_t i;
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(name, known[i]))
+			break;
+	if (i == sizeof(known) / sizeof(known[0])) {
+		snprintf(why, whylen, "unknown runtime '%s' (js or lua)", name);
+		return -1;
+	}
+	const char *dir = getenv("EMBER_RUNTIME_DIR");
+	char self[4096];
+	if (!dir) {
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n <= 0) {
+			snprintf(why, whylen, "cannot find the ember binary's directory");
+			return -1;
+		}
+		self[n] = 0;
+		snprintf(out, outlen, "%s/runtimes/%s", dirname(self), name);
+	} else {
+		snprintf(out, outlen, "%s/%s", dir, name);
+	}
+	if (access(out, R_OK) != 0) {
+		snprintf(why, whylen, "runtime '%s' not found at %s (build it with make)", name, out);
+		return -1;
 	}
 	return 0;
 }

@@ -118,6 +118,22 @@ static void fail_result(struct ember_result *res, const char *msg)
 	snprintf(res->message, sizeof(res->message), "%s", msg);
 }
 
+/* the last non-empty line of a failed init's log, or its outcome */
+static void init_error(const struct ember_result *r, char *err, size_t errlen)
+{
+	size_t end = r->log_len;
+	while (end > 0 && (r->log[end - 1] == '\n' || r->log[end - 1] == '\r'))
+		end--;
+	size_t start = end;
+	while (start > 0 && r->log[start - 1] != '\n')
+		start--;
+	if (end > start)
+		snprintf(err, errlen, "%.*s", (int)(end - start), (const char *)r->log + start);
+	else
+		snprintf(err, errlen, "initialisation failed: %s (exit code %d)",
+			 r->message[0] ? r->message : "no message", r->exit_code);
+}
+
 int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen)
 {
 	struct virtine *v = calloc(1, sizeof(*v));
@@ -144,6 +160,13 @@ int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen
 		fill_result(&fn->first, &v->st);
 		fn->first.run_us = fn->init_us;
 		fn->first_pending = 1;
+		if (fn->code && (fn->first.outcome != EMBER_OK || fn->first.status != 0)) {
+			/* a runtime that failed before reading the request: the user's source is
+			 * wrong, and the runtime said why on its log */
+			init_error(&fn->first, err, errlen);
+			virtine_destroy(v);
+			return -1;
+		}
 		virtine_destroy(v);
 		return 0;
 	}
