@@ -11,6 +11,7 @@
 #define CLI_EXIT_LIMIT   126
 
 int cli_run(int argc, char **argv);
+int cli_bench(int argc, char **argv);
 
 /* "64M", "1G", "512K", "4096" -> bytes; -1 on a malformed size */
 int cli_parse_size(const char *s, uint64_t *out);

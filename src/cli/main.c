@@ -11,6 +11,7 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{"run", cli_run, "run a static x86-64 program in a virtine, request on stdin"},
+	{"bench", cli_bench, "measure Ember next to its floor and its peers"},
 };
 
 static void usage(FILE *f)

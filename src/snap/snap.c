@@ -150,35 +150,40 @@ static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t e
 	return each_resident(vm, start, end, drop_extra, &c);
 }
 
-static int same_vma(const struct sys_vma *a, const struct sys_vma *b, size_t n)
+/* the permissions of addr in a sorted map, 0 when unmapped; *next gets where that changes */
+static int prot_at(const struct sys_vma *v, size_t n, uint64_t addr, uint64_t *next)
 {
-	for (size_t i = 0; i < n; i++)
-		if (a[i].start == b->start && a[i].end == b->end && a[i].prot == b->prot)
-			return 1;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].end <= addr)
+			continue;
+		if (v[i].start > addr) {
+			*next = v[i].start;
+			return 0;
+		}
+		*next = v[i].end;
+		return v[i].prot;
+	}
+	*next = UINT64_MAX;
 	return 0;
 }
 
+/* One walk over both memory maps, interval by interval: permissions are changed only where
+ * they differ from the snapshot's, and content is put back where the run could have changed it
+ * (writable in the snapshot, or mapped differently since). */
 int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st)
 {
 	int rc;
-	/* ranges the run mapped or changed: unmap, then scrub whatever they hold */
-	for (size_t i = 0; i < st->nvma; i++) {
-		const struct sys_vma *v = &st->vmas[i];
-		if (same_vma(s->sys.vmas, v, s->sys.nvma))
-			continue;
-		if ((rc = vm_protect(vm, v->start, v->end - v->start, 0)) ||
-		    (rc = scrub(s, vm, v->start, v->end)))
+	uint64_t a = 0;
+	while (a != UINT64_MAX) {
+		uint64_t next_cur, next_snap;
+		int cur = prot_at(st->vmas, st->nvma, a, &next_cur);
+		int old = prot_at(s->sys.vmas, s->sys.nvma, a, &next_snap);
+		uint64_t b = next_cur < next_snap ? next_cur : next_snap;
+		if (cur != old && (rc = vm_protect(vm, a, b - a, old)))
 			return rc;
-	}
-	/* the snapshot's own ranges: writable ones may have been written; changed ones need their
-	 * permissions back */
-	for (size_t i = 0; i < s->sys.nvma; i++) {
-		const struct sys_vma *v = &s->sys.vmas[i];
-		int same = same_vma(st->vmas, v, st->nvma);
-		if (!same && (rc = vm_protect(vm, v->start, v->end - v->start, v->prot)))
+		if ((cur != old || (old & PROT_WRITE)) && (rc = scrub(s, vm, a, b)))
 			return rc;
-		if ((!same || (v->prot & PROT_WRITE)) && (rc = scrub(s, vm, v->start, v->end)))
-			return rc;
+		a = b;
 	}
 	if ((rc = sys_restore(st, &s->sys)))
 		return rc;

@@ -1,5 +1,6 @@
 # Guest test programs: static x86-64 programs the test-suite runs both in virtines and natively.
-# Every NAME.c builds NAME.musl; hello, workout and args also build .glibc, .musl-pie, .glibc-pie.
+# Every NAME.c builds NAME.musl; hello, workout, args, counter and marker also build .glibc,
+# .musl-pie, .glibc-pie.
 GUEST_SRC    := tests/guest
 GUEST_OUT    := $(B)/guest
 GUEST_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Iinclude -MMD -MP
@@ -11,7 +12,9 @@ MUSL_PIE_POST = $(shell $(CC) -print-file-name=crtendS.o) $(MUSL_LIBDIR)/crtn.o
 
 GUEST_PROGS := hello workout args exitcode crash_null crash_abort crash_stack crash_div crash_ud2 \
 	crash_hlt loop membomb outbomb forbidden sleepy bad_int80 bad_sysenter
-GUEST_MULTI := hello workout args
+# snapshot and pool guests (tests/integration/test_snapshot.sh, tests/unit/test_pool.c)
+GUEST_PROGS += counter marker slowinit snapcall crashy echoreq
+GUEST_MULTI := hello workout args counter marker
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
 GUEST_GLIBC     := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc)

@@ -1,0 +1,105 @@
+/* `ember bench`: subcommands that measure Ember next to its floor and its peers. */
+#include <jansson.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/bench.h"
+#include "cli/cli.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double bench_quantile(double *us, size_t n, double q)
+{
+	if (n == 0)
+		return NAN;
+	qsort(us, n, sizeof(*us), cmp_double);
+	size_t i = (size_t)(q * (double)(n - 1) + 0.5);
+	return us[i < n ? i : n - 1];
+}
+
+double bench_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+const char *bench_build_dir(void)
+{
+	static char dir[4096];
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	if (n <= 0)
+		return ".";
+	dir[n] = 0;
+	return dirname(dir);
+}
+
+void bench_print(const struct bench_row *rows, size_t n, int json, const char *floor_name)
+{
+	double floor = NAN;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, floor_name))
+			floor = rows[i].p50_us;
+	if (json) {
+		json_t *res = json_array();
+		for (size_t i = 0; i < n; i++) {
+			json_t *r = json_pack("{s:s,s:f,s:f,s:f}", "name", rows[i].name, "p50_us",
+					      rows[i].p50_us, "p99_us", rows[i].p99_us,
+					      "ratio_to_floor", rows[i].p50_us / floor);
+			json_object_set_new(r, "exits_per_invocation",
+					    rows[i].exits >= 0 ? json_real(rows[i].exits)
+							       : json_null());
+			if (rows[i].extra >= 0)
+				json_object_set_new(r, rows[i].extra_name, json_real(rows[i].extra));
+			json_array_append_new(res, r);
+		}
+		json_t *o = json_pack("{s:o}", "results", res);
+		char *s = json_dumps(o, JSON_COMPACT);
+		printf("%s\n", s);
+		free(s);
+		json_decref(o);
+		return;
+	}
+	printf("%-26s %12s %12s %10s %12s  %s\n", "name", "p50_us", "p99_us", "exits/inv",
+	       "x floor", "note");
+	for (size_t i = 0; i < n; i++) {
+		char exits[32] = "-", note[64] = "";
+		if (rows[i].exits >= 0)
+			snprintf(exits, sizeof(exits), "%.1f", rows[i].exits);
+		if (rows[i].extra >= 0)
+			snprintf(note, sizeof(note), "%s %.1f", rows[i].extra_name, rows[i].extra);
+		printf("%-26s %12.1f %12.1f %10s %12.2f  %s\n", rows[i].name, rows[i].p50_us,
+		       rows[i].p99_us, exits, rows[i].p50_us / floor, note);
+	}
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} benches[] = {
+	{"latency", cli_bench_latency, "per-invocation latency: Ember next to its floor and peers"},
+};
+
+int cli_bench(int argc, char **argv)
+{
+	if (argc >= 2) {
+		for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
+			if (!strcmp(argv[1], benches[i].name))
+				return benches[i].fn(argc - 1, argv + 1);
+	}
+	FILE *f = argc >= 2 && strcmp(argv[1], "--help") ? stderr : stdout;
+	fprintf(f, "usage: ember bench NAME [--json] [OPTIONS]\n\nbenchmarks:\n");
+	for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
+		fprintf(f, "  %-10s %s\n", benches[i].name, benches[i].help);
+	return f == stdout ? 0 : CLI_EXIT_EMBER;
+}

@@ -1,0 +1,25 @@
+/* Benchmark helpers: sample sets, percentiles, and the table or JSON they print as. */
+#ifndef EMBER_CLI_BENCH_H
+#define EMBER_CLI_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bench_row {
+	const char *name;
+	double p50_us, p99_us;
+	double exits;  /* per invocation; < 0 when it does not apply */
+	double extra;  /* a row-specific figure (e.g. the reset's median), < 0 if none */
+	const char *extra_name;
+};
+
+/* sorts the samples (microseconds) and returns the q-quantile, q in [0, 1] */
+double bench_quantile(double *us, size_t n, double q);
+double bench_now_us(void);
+/* the directory holding the ember binary, for finding the built guests and functions */
+const char *bench_build_dir(void);
+void bench_print(const struct bench_row *rows, size_t n, int json, const char *floor_name);
+
+int cli_bench_latency(int argc, char **argv);
+
+#endif
