@@ -35,6 +35,9 @@ struct ember_config {
 	size_t code_len;
 	unsigned pool_size;       /* ready virtines kept for this function; 0 = 1 */
 	int no_snapshot;          /* 1: every invocation loads and initialises from scratch */
+	const char *state_dir;    /* keep the snapshot on disk under STATE/snapshots/; NULL: not */
+	const char *restore;      /* cold starts from disk: "reap" (default) or "lazy" */
+	int cold;                 /* 1: the first invocation starts from disk, page cache dropped */
 };
 
 struct ember_syscall_count {
@@ -55,6 +58,8 @@ struct ember_result {
 	size_t log_len;
 	uint64_t exits;             /* all exits of this invocation */
 	uint64_t exits_by_reason[4]; /* hypercall, fault, timeout, error */
+	/* guest pages the invocation wrote or added (restored by the reset) */
+	uint64_t pages_touched;
 	struct ember_syscall_count *syscalls; /* by number, ascending */
 	size_t nsyscalls;
 	int warm;          /* 1: started from the snapshot in a pooled virtine */
@@ -63,6 +68,11 @@ struct ember_result {
 	uint64_t load_us;  /* loading the image into it (shell invocations) */
 	uint64_t run_us;   /* running it */
 	uint64_t reset_us; /* putting the virtine back to the snapshot afterwards */
+	int cold;                  /* 1: started from the snapshot on disk */
+	uint64_t faults;           /* guest pages served on demand during a cold start */
+	uint64_t prefetched_pages; /* pages REAP installed before the start */
+	uint64_t prefetch_bytes, prefetch_us;
+	int recorded;              /* 1: this cold start recorded the working set */
 };
 
 struct ember_function;
@@ -76,6 +86,9 @@ struct ember_info {
 	uint64_t init_exits;
 	uint64_t snapshot_pages; /* pages of guest memory the snapshot holds */
 	unsigned ready;          /* virtines ready in the pool now */
+	const char *snapshot_path; /* the snapshot's folder on disk, or NULL */
+	const char *rebuilt;       /* why a snapshot on disk was refused and rebuilt, or NULL */
+	int from_disk;             /* 1: loaded from disk, init not run in this process */
 };
 
 /* Validates the image and the configuration. Returns 0, EMBER_ERR or EMBER_ERR_NOKVM, with a

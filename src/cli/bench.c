@@ -2,14 +2,18 @@
 #include <jansson.h>
 #include <libgen.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/bench.h"
 #include "cli/cli.h"
+
+extern char **environ;
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -82,12 +86,49 @@ void bench_print(const struct bench_row *rows, size_t n, int json, const char *f
 	}
 }
 
+double bench_spawn(const char *path, const void *req, size_t len)
+{
+	int in[2], out[2];
+	if (pipe(in))
+		return -1;
+	if (pipe(out)) {
+		close(in[0]);
+		close(in[1]);
+		return -1;
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_addclose(&fa, in[1]);
+	posix_spawn_file_actions_addclose(&fa, out[0]);
+	char *argv[] = {(char *)path, NULL};
+	double t = bench_now_us();
+	pid_t pid;
+	int spawned = !posix_spawn(&pid, path, &fa, NULL, argv, environ);
+	close(in[0]);
+	close(out[1]);
+	int wrote = spawned && !cli_write_all(in[1], req, len);
+	close(in[1]);
+	char buf[4096];
+	while (read(out[0], buf, sizeof(buf)) > 0)
+		;
+	int st = -1;
+	if (spawned)
+		waitpid(pid, &st, 0);
+	double dt = bench_now_us() - t;
+	close(out[0]);
+	posix_spawn_file_actions_destroy(&fa);
+	return wrote && st == 0 ? dt : -1;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } benches[] = {
 	{"latency", cli_bench_latency, "per-invocation latency: Ember next to its floor and peers"},
+	{"suite", cli_bench_suite, "the function suite: init, warm latency, exits, pages, native"},
 };
 
 int cli_bench(int argc, char **argv)

@@ -19,7 +19,11 @@ double bench_now_us(void);
 /* the directory holding the ember binary, for finding the built guests and functions */
 const char *bench_build_dir(void);
 void bench_print(const struct bench_row *rows, size_t n, int json, const char *floor_name);
+/* runs path as a native process: spawn, the request on a pipe, read its output, wait; returns
+ * the microseconds that took, or -1 */
+double bench_spawn(const char *path, const void *req, size_t len);
 
 int cli_bench_latency(int argc, char **argv);
+int cli_bench_suite(int argc, char **argv);
 
 #endif

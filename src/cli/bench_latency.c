@@ -1,8 +1,6 @@
 /* `ember bench latency`: one invocation's cost, Ember next to the exit floor and native peers. */
-#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +13,6 @@
 #include "image/img.h"
 #include "pool/pool.h"
 #include "vm/vm.h"
-
-extern char **environ;
 
 struct lat {
 	const char *backend;
@@ -128,39 +124,6 @@ static int row_ember(const struct lat *l, struct bench_row *row, const char *ima
 	return bad ? -1 : 0;
 }
 
-/* the same binary as a native process: spawn, request on a pipe, read its output, wait */
-static double spawn_once(const char *path)
-{
-	int in[2], out[2];
-	if (pipe(in) || pipe(out))
-		return -1;
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_addclose(&fa, in[1]);
-	posix_spawn_file_actions_addclose(&fa, out[0]);
-	char *argv[] = {(char *)path, NULL};
-	double t = bench_now_us();
-	pid_t pid;
-	int rc = posix_spawn(&pid, path, &fa, NULL, argv, environ);
-	close(in[0]);
-	close(out[1]);
-	if (write(in[1], request, sizeof(request) - 1) < 0)
-		rc = -1;
-	close(in[1]);
-	char buf[256];
-	while (read(out[0], buf, sizeof(buf)) > 0)
-		;
-	int st;
-	if (!rc)
-		waitpid(pid, &st, 0);
-	double dt = bench_now_us() - t;
-	close(out[0]);
-	posix_spawn_file_actions_destroy(&fa);
-	return rc ? -1 : dt;
-}
-
 static double fork_once(void)
 {
 	double t = bench_now_us();
@@ -194,7 +157,9 @@ static int row_native(const struct lat *l, struct bench_row *row, int kind)
 	if (!us)
 		return -1;
 	for (int i = 0; i < l->iters; i++) {
-		us[i] = kind == 0 ? spawn_once(path) : kind == 1 ? fork_once() : thread_once();
+		us[i] = kind == 0   ? bench_spawn(path, request, sizeof(request) - 1)
+			: kind == 1 ? fork_once()
+				    : thread_once();
 		if (us[i] < 0) {
 			free(us);
 			return -1;

@@ -33,6 +33,11 @@ static const char run_help[] =
 	"  --repeat N        initialise once, then run N invocations with the same request,\n"
 	"                    each from the snapshot taken after initialisation (default 1)\n"
 	"  --no-snapshot     load and initialise the program again for every invocation\n"
+	"  --state DIR       keep the snapshot on disk in DIR/snapshots/ and reuse it later\n"
+	"  --cold            start the first invocation from the snapshot on disk, with its\n"
+	"                    files dropped from the page cache (needs --state)\n"
+	"  --restore MODE    how a cold start brings memory in: reap (default; prefetch the\n"
+	"                    recorded working set in one read) or lazy (a page per fault)\n"
 	"  --stats           write one JSON object with counters as the last line of stderr\n"
 	"  -h, --help        show this help\n"
 	"\n"
@@ -64,11 +69,15 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 		rs->names[nr] = r->syscalls[i].name;
 	}
 	json_array_append_new(rs->invocations,
-			      json_pack("{s:I,s:I,s:I,s:I,s:s,s:b,s:i}", "exits", (json_int_t)r->exits,
-					"run_us", (json_int_t)r->run_us, "reset_us",
-					(json_int_t)r->reset_us, "wait_us", (json_int_t)r->wait_us,
-					"outcome", outcome_names[r->outcome], "warm", r->warm,
-					"exit_code", r->exit_code));
+			      json_pack("{s:I,s:I,s:I,s:I,s:s,s:b,s:i,s:b,s:I,s:I,s:I,s:I,s:b}",
+					"exits", (json_int_t)r->exits, "run_us", (json_int_t)r->run_us,
+					"reset_us", (json_int_t)r->reset_us, "wait_us",
+					(json_int_t)r->wait_us, "outcome", outcome_names[r->outcome],
+					"warm", r->warm, "exit_code", r->exit_code, "cold", r->cold,
+					"faults", (json_int_t)r->faults, "prefetched_pages",
+					(json_int_t)r->prefetched_pages, "setup_us",
+					(json_int_t)r->setup_us, "prefetch_us",
+					(json_int_t)r->prefetch_us, "recorded", r->recorded));
 }
 
 static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs, int exit_code,
@@ -88,9 +97,11 @@ static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs,
 				  "hypercall", (json_int_t)rs->exits[0], "fault",
 				  (json_int_t)rs->exits[1], "timeout", (json_int_t)rs->exits[2],
 				  "error", (json_int_t)rs->exits[3]);
-	json_t *init = json_pack("{s:I,s:I,s:I,s:b}", "us", (json_int_t)info.init_us, "exits",
-				 (json_int_t)info.init_exits, "snapshot_pages",
-				 (json_int_t)info.snapshot_pages, "snapshot", info.snapshot);
+	json_t *init = json_pack("{s:I,s:I,s:I,s:b,s:b,s:s?,s:s?}", "us", (json_int_t)info.init_us,
+				 "exits", (json_int_t)info.init_exits, "snapshot_pages",
+				 (json_int_t)info.snapshot_pages, "snapshot", info.snapshot,
+				 "from_disk", info.from_disk, "snapshot_path", info.snapshot_path,
+				 "rebuilt", info.rebuilt);
 	json_t *time = json_pack("{s:I,s:I,s:I}", "setup", (json_int_t)(load_us - info.init_us),
 				 "load", (json_int_t)info.init_us, "run", (json_int_t)rs->run_us);
 	return json_pack("{s:s,s:i,s:I,s:o,s:o,s:o,s:o,s:o}", "backend", info.backend, "exit_code",
@@ -118,6 +129,8 @@ int cli_run(int argc, char **argv)
 		{"backend", required_argument, NULL, 'b'}, {"output-limit", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},	 {"repeat", required_argument, NULL, 'r'},
 		{"no-snapshot", no_argument, NULL, 'n'}, {"runtime", required_argument, NULL, 'R'},
+		{"state", required_argument, NULL, 'S'},   {"cold", no_argument, NULL, 'C'},
+		{"restore", required_argument, NULL, 'M'},
 		{NULL, 0, NULL, 0},
 	};
 	struct ember_config cfg = {0};
@@ -167,6 +180,15 @@ int cli_run(int argc, char **argv)
 			break;
 		case 'R':
 			runtime = optarg;
+			break;
+		case 'S':
+			cfg.state_dir = optarg;
+			break;
+		case 'C':
+			cfg.cold = 1;
+			break;
+		case 'M':
+			cfg.restore = optarg;
 			break;
 		case 'h':
 			fputs(run_help, stdout);

@@ -55,6 +55,14 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	fn->output_limit = cfg->output_limit ? cfg->output_limit : DEFAULT_OUTPUT;
 	fn->pool_size = cfg->pool_size ? cfg->pool_size : 1;
 	fn->use_snapshot = !cfg->no_snapshot;
+	fn->restore = SNAP_REAP;
+	if (cfg->restore && !strcmp(cfg->restore, "lazy"))
+		fn->restore = SNAP_LAZY;
+	else if (cfg->restore && strcmp(cfg->restore, "reap"))
+		return snprintf(err, errlen, "restore must be lazy or reap, not '%s'", cfg->restore),
+		       -1;
+	if (cfg->cold && (!cfg->state_dir || cfg->no_snapshot))
+		return snprintf(err, errlen, "a cold start needs a state folder and a snapshot"), -1;
 	if (!cfg->image)
 		return snprintf(err, errlen, "no image given"), -1;
 	fn->argv = dup_vec(cfg->argv, cfg->image);
@@ -73,6 +81,7 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	struct ember_function *fn = calloc(1, sizeof(*fn));
 	if (!fn)
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR;
+	pthread_mutex_init(&fn->cold_lock, NULL);
 	int rc = EMBER_ERR;
 	if (configure(fn, cfg, err, errlen) || img_open(cfg->image, &fn->img, err, errlen) ||
 	    pool_init(&fn->pool, fn->pool_size))
@@ -85,8 +94,17 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 		goto fail;
 	}
 	fn->vmcfg.backend = vm_backend_of(vm);
-	if (func_init(fn, vm, err, errlen))
+	int on_disk = cfg->state_dir && fn->use_snapshot ? func_disk(fn, cfg, err, errlen) : 1;
+	if (on_disk < 0) {
+		vm_destroy(vm);
 		goto fail;
+	}
+	if (on_disk == 0) { /* found on disk: the first invocation starts cold from it */
+		vm_destroy(vm);
+	} else if (func_init(fn, vm, err, errlen) ||
+		   (cfg->state_dir && func_disk_save(fn, cfg->cold, err, errlen))) {
+		goto fail;
+	}
 	*out = fn;
 	return 0;
 fail:
@@ -103,6 +121,8 @@ void ember_unload(struct ember_function *fn)
 		snap_free(&fn->snap);
 	ember_result_free(&fn->first);
 	img_close(fn->img);
+	free(fn->snap_dir);
+	pthread_mutex_destroy(&fn->cold_lock);
 	free_vec(fn->argv);
 	free_vec(fn->envp);
 	free(fn->code);
@@ -120,6 +140,9 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	info->init_exits = fn->init_exits;
 	info->snapshot_pages = fn->snapshot ? fn->snap.npages : 0;
 	info->ready = (unsigned)atomic_load(&fn->pool.ready);
+	info->snapshot_path = fn->snap_dir;
+	info->rebuilt = fn->rebuilt[0] ? fn->rebuilt : NULL;
+	info->from_disk = fn->from_disk;
 }
 
 void ember_result_free(struct ember_result *res)

@@ -5,7 +5,11 @@
 #include "ember/ember.h"
 #include "image/img.h"
 #include "pool/pool.h"
+#include <pthread.h>
+
 #include "snap/snap.h"
+#include "snap/snap_cold.h"
+#include "snap/snap_file.h"
 
 struct ember_function {
 	struct img *img;
@@ -19,6 +23,14 @@ struct ember_function {
 	uint8_t *code;
 	size_t code_len;
 	struct snap snap;
+	/* on disk */
+	char *snap_dir;
+	struct snap_meta meta;
+	enum snap_restore_mode restore;
+	int from_disk;
+	atomic_int cold_pending;   /* the next invocation starts from disk */
+	pthread_mutex_t cold_lock; /* invocations wait while one cold start runs */
+	char rebuilt[200];
 	struct sys_process proc; /* where the image put things */
 	struct pool pool;
 	uint64_t init_us, init_exits;
@@ -30,5 +42,16 @@ struct ember_function {
 
 /* Loads the image into vm and runs the initialisation up to the snapshot point. */
 int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen);
+/* Finds the snapshot on disk, or makes it (running init) and writes it there. */
+int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen);
+int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen);
+/* runs one invocation in v (at the snapshot state) and fills res */
+void func_run_invocation(struct ember_function *fn, struct virtine *v, const void *in, size_t len,
+			 struct ember_result *res);
+/* puts v back to the snapshot; 0 on success */
+int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched);
+/* The cold start of one invocation from the snapshot on disk. */
+int func_invoke_cold(struct ember_function *fn, const void *in, size_t len,
+		     struct ember_result *res);
 
 #endif

@@ -189,20 +189,29 @@ struct reset_args {
 	struct virtine *v;
 	int restore; /* 1: a clean shell to restore into; 0: a used virtine to reset */
 	int rc;
+	size_t touched; /* a reset: the pages it put back */
 };
 
 static void reset_on_vcpu(void *p)
 {
 	struct reset_args *a = p;
 	a->rc = a->restore ? snap_restore(a->snap, a->v->vm, &a->v->st)
-			   : snap_reset(a->snap, a->v->vm, &a->v->st);
+			   : snap_reset(a->snap, a->v->vm, &a->v->st, &a->touched);
 }
 
-static int reset(struct ember_function *fn, struct virtine *v, int restore)
+/* *touched (may be NULL) gets the pages a reset put back */
+static int reset(struct ember_function *fn, struct virtine *v, int restore, uint64_t *touched)
 {
-	struct reset_args a = {&fn->snap, v, restore, 0};
+	struct reset_args a = {&fn->snap, v, restore, 0, 0};
 	vm_call(v->vm, reset_on_vcpu, &a);
+	if (touched)
+		*touched = a.touched;
 	return a.rc;
+}
+
+int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched)
+{
+	return reset(fn, v, 0, touched);
 }
 
 /* a clean shell with its emulation state prepared for this function */
@@ -237,7 +246,7 @@ static struct virtine *get_warm(struct ember_function *fn, struct ember_result *
 	v->st.out_limit = fn->output_limit;
 	if (fn->code)
 		sys_set_code(&v->st, fn->code, fn->code_len);
-	if (reset(fn, v, 1)) {
+	if (reset(fn, v, 1, NULL)) {
 		virtine_destroy(v);
 		fail_result(res, "cannot restore the snapshot");
 		return NULL;
@@ -271,6 +280,16 @@ static int invoke_shell(struct ember_function *fn, const void *in, size_t len,
 	return 0;
 }
 
+void func_run_invocation(struct ember_function *fn, struct virtine *v, const void *in, size_t len,
+			 struct ember_result *res)
+{
+	sys_set_input(&v->st, in, len);
+	uint64_t t0 = vm_now_ns();
+	run(fn, v);
+	res->run_us = us_since(t0);
+	fill_result(res, &v->st);
+}
+
 int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct ember_result *res)
 {
 	memset(res, 0, sizeof(*res));
@@ -281,18 +300,24 @@ int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct e
 	}
 	if (!fn->snapshot)
 		return invoke_shell(fn, in, len, res);
+	if (atomic_load(&fn->cold_pending)) {
+		/* one cold start at a time; the others wait for it and then run warm */
+		pthread_mutex_lock(&fn->cold_lock);
+		int rc = 0, cold = atomic_exchange(&fn->cold_pending, 0);
+		if (cold)
+			rc = func_invoke_cold(fn, in, len, res);
+		pthread_mutex_unlock(&fn->cold_lock);
+		if (cold)
+			return rc;
+	}
 	struct virtine *v = get_warm(fn, res);
 	if (!v)
 		return -1;
-	sys_set_input(&v->st, in, len);
-	uint64_t t0 = vm_now_ns();
-	run(fn, v);
-	res->run_us = us_since(t0);
-	fill_result(res, &v->st);
+	func_run_invocation(fn, v, in, len, res);
 	/* back to the snapshot at once, so the next request finds it ready; a machine that
 	 * failed is not trusted again */
 	uint64_t t1 = vm_now_ns();
-	int broken = v->st.outcome == SYS_ERROR || reset(fn, v, 0);
+	int broken = v->st.outcome == SYS_ERROR || reset(fn, v, 0, &res->pages_touched);
 	res->reset_us = us_since(t1);
 	if (broken || pool_put(&fn->pool, v))
 		virtine_destroy(v);

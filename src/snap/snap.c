@@ -62,6 +62,7 @@ int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st)
 	if ((rc = vm_get_regs(vm, &s->regs)) || (rc = vm_get_fs_base(vm, &s->fs_base)) ||
 	    (rc = vm_get_fpu(vm, s->fpu, &s->fpu_len)) || (rc = sys_save(st, &s->sys)))
 		goto fail;
+	s->proc = st->proc;
 	struct collect c = {s, 0, vm};
 	for (size_t i = 0; i < st->nvma; i++)
 		if ((rc = each_resident(vm, st->vmas[i].start, st->vmas[i].end, collect_page, &c)))
@@ -75,13 +76,13 @@ fail:
 void snap_free(struct snap *s)
 {
 	sys_saved_free(&s->sys);
+	free(s->hashes);
 	free(s->pages);
 	free(s->data);
 	memset(s, 0, sizeof(*s));
 }
 
-/* index of the first snapshot page at or above addr */
-static size_t page_index(const struct snap *s, uint64_t addr)
+size_t snap_page_index(const struct snap *s, uint64_t addr)
 {
 	size_t lo = 0, hi = s->npages;
 	while (lo < hi) {
@@ -96,7 +97,7 @@ static size_t page_index(const struct snap *s, uint64_t addr)
 
 static void copy_pages(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end)
 {
-	for (size_t i = page_index(s, start); i < s->npages && s->pages[i] < end; i++)
+	for (size_t i = snap_page_index(s, start); i < s->npages && s->pages[i] < end; i++)
 		memcpy(vm_guest(vm, s->pages[i], PAGE), s->data + i * PAGE, PAGE);
 }
 
@@ -126,7 +127,8 @@ int snap_restore(const struct snap *s, struct vm *vm, struct sys_state *st)
 struct scrub {
 	const struct snap *s;
 	struct vm *vm;
-	size_t next; /* snapshot page cursor, for pages met in ascending order */
+	size_t next;	/* snapshot page cursor, for pages met in ascending order */
+	size_t dropped; /* pages given back */
 };
 
 /* a resident page the snapshot does not have: given back, so it reads as zero again */
@@ -138,16 +140,26 @@ static int drop_extra(void *ctx, uint64_t addr)
 		c->next++;
 	if (c->next < s->npages && s->pages[c->next] == addr)
 		return 0;
+	c->dropped++;
 	return vm_discard(c->vm, addr, PAGE);
 }
 
-/* [start, end) back to the snapshot: its pages copied in (also those the run gave back with
- * munmap or madvise), every other page dropped */
-static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end)
+/* [start, end) back to the snapshot: its pages copied in where they differ (also those the run
+ * gave back with munmap or madvise), every other page dropped; *touched counts both */
+static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end, size_t *touched)
 {
-	copy_pages(s, vm, start, end);
-	struct scrub c = {s, vm, page_index(s, start)};
-	return each_resident(vm, start, end, drop_extra, &c);
+	size_t first = snap_page_index(s, start);
+	for (size_t i = first; i < s->npages && s->pages[i] < end; i++) {
+		uint8_t *g = vm_guest(vm, s->pages[i], PAGE);
+		if (memcmp(g, s->data + i * PAGE, PAGE)) {
+			memcpy(g, s->data + i * PAGE, PAGE);
+			(*touched)++;
+		}
+	}
+	struct scrub c = {s, vm, first, 0};
+	int rc = each_resident(vm, start, end, drop_extra, &c);
+	*touched += c.dropped;
+	return rc;
 }
 
 /* the permissions of addr in a sorted map, 0 when unmapped; *next gets where that changes */
@@ -170,10 +182,11 @@ static int prot_at(const struct sys_vma *v, size_t n, uint64_t addr, uint64_t *n
 /* One walk over both memory maps, interval by interval: permissions are changed only where
  * they differ from the snapshot's, and content is put back where the run could have changed it
  * (writable in the snapshot, or mapped differently since). */
-int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st)
+int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t *touched)
 {
 	int rc;
 	uint64_t a = 0;
+	*touched = 0;
 	while (a != UINT64_MAX) {
 		uint64_t next_cur, next_snap;
 		int cur = prot_at(st->vmas, st->nvma, a, &next_cur);
@@ -181,7 +194,7 @@ int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st)
 		uint64_t b = next_cur < next_snap ? next_cur : next_snap;
 		if (cur != old && (rc = vm_protect(vm, a, b - a, old)))
 			return rc;
-		if ((cur != old || (old & PROT_WRITE)) && (rc = scrub(s, vm, a, b)))
+		if ((cur != old || (old & PROT_WRITE)) && (rc = scrub(s, vm, a, b, touched)))
 			return rc;
 		a = b;
 	}

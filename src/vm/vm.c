@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "vm/vm_impl.h"
@@ -75,6 +78,7 @@ int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t er
 		return VM_ERR;
 	}
 	vm->mem_size = cfg->mem_size;
+	vm->host_uffd = -1;
 	vm->user_top = cfg->mem_size - vm_x86_pt_bytes(cfg->mem_size);
 	vm->memfd = memfd_create("ember-guest", MFD_CLOEXEC);
 	if (vm->memfd < 0 || ftruncate(vm->memfd, (off_t)vm->mem_size) < 0) {
@@ -120,6 +124,8 @@ void vm_destroy(struct vm *vm)
 		munmap(vm->mem, vm->mem_size);
 	if (vm->memfd >= 0)
 		close(vm->memfd);
+	if (vm->host_uffd >= 0)
+		close(vm->host_uffd);
 	free(vm);
 }
 
@@ -241,4 +247,37 @@ int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec)
 	if (addr % EMBER_PAGE_SIZE || len % EMBER_PAGE_SIZE || !vm_guest(vm, addr, len))
 		return -EINVAL;
 	return mincore(vm->mem + addr, len, vec) < 0 ? -errno : 0;
+}
+
+int vm_uffd_api(int fd)
+{
+	struct uffdio_api api = {.api = UFFD_API, .features = 0};
+	return ioctl(fd, UFFDIO_API, &api) < 0 ? -errno : 0;
+}
+
+int vm_get_uffds(struct vm *vm, struct vm_uffds *u, char *err, size_t errlen)
+{
+	memset(u, 0, sizeof(*u));
+	if (vm->host_uffd < 0) {
+		int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0 || vm_uffd_api(fd)) {
+			snprintf(err, errlen, "userfaultfd: %s", strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		vm->host_uffd = fd;
+	}
+	u->fd[u->n] = vm->host_uffd;
+	u->off[u->n++] = (uint64_t)(uintptr_t)vm->mem;
+	int g = vm->ops->guest_uffd ? vm->ops->guest_uffd(vm) : -1;
+	if (g == -2) {
+		snprintf(err, errlen, "cannot reach the guest's userfaultfd: %s", strerror(errno));
+		return -1;
+	}
+	if (g >= 0) {
+		u->fd[u->n] = g;
+		u->off[u->n++] = 0; /* the stub maps guest memory at the guest's own addresses */
+	}
+	return 0;
 }

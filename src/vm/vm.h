@@ -91,6 +91,16 @@ void vm_call(struct vm *vm, void (*fn)(void *), void *arg);
  * page in vec, bit 0 set for resident. */
 int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec);
 
+/* The userfaultfds through which accesses to guest memory fault, for serving memory on demand:
+ * n of them (1 or 2), each with the offset from a guest address to the faulting address it
+ * reports. Every access to guest memory, the guest's and the host's, goes through one of them. */
+struct vm_uffds {
+	int n;
+	int fd[2];
+	uint64_t off[2];
+};
+int vm_get_uffds(struct vm *vm, struct vm_uffds *u, char *err, size_t errlen);
+
 /* Sets program-visible permissions (PROT_* bits; 0 = unmapped) for whole pages in
  * [addr, addr+len). Both must be page-aligned and inside guest RAM above EMBER_SYS_END. */
 int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot);

@@ -21,6 +21,8 @@ struct vm_ops {
 	/* the extended FPU state (XSAVE layout), at most VM_FPU_MAX bytes */
 	int (*get_fpu)(struct vm *vm, void *buf, size_t *len);
 	int (*set_fpu)(struct vm *vm, const void *buf, size_t len);
+	/* the guest's own userfaultfd, if its accesses do not go through vm->mem; -1 otherwise */
+	int (*guest_uffd)(struct vm *vm);
 	/* runs fn(arg) on the thread allowed to drive this machine */
 	void (*call)(struct vm *vm, void (*fn)(void *), void *arg);
 };
@@ -40,6 +42,7 @@ struct vm {
 	uint64_t deadline;
 	volatile sig_atomic_t expired;
 	void *priv; /* the backend's own state */
+	int host_uffd; /* registered on vm->mem, made on first use */
 };
 
 extern const struct vm_ops vm_kvm_ops;
@@ -53,6 +56,7 @@ int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, int *re
 /* turns a triple fault at rip into a fault kind, by decoding the instruction (vm_fault.c) */
 enum vm_fault vm_fault_classify(struct vm *vm, uint64_t rip, int page_fault);
 
+int vm_uffd_api(int fd);
 void vm_timer_running(struct vm *vm);
 void vm_timer_forget(struct vm *vm);
 int vm_fail(struct vm_exit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -31,6 +31,7 @@ struct pt_vm {
 	struct user_regs_struct regs;
 	int regs_dirty;
 	int dead;
+	int uffd; /* the stub's userfaultfd, taken over on first use */
 };
 
 #define PT(vm) ((struct pt_vm *)(vm)->priv)
@@ -211,6 +212,7 @@ static int pt_create(struct vm *vm, char *err, size_t errlen)
 		return snprintf(err, errlen, "out of memory"), VM_ERR;
 	p->pid = -1;
 	p->tracer = -1;
+	p->uffd = -1;
 	vm->priv = p;
 	if (vm_thread_start(&p->thread))
 		return snprintf(err, errlen, "cannot start the vCPU thread"), VM_ERR;
@@ -237,6 +239,8 @@ static void pt_destroy(struct vm *vm)
 	if (p->pid > 0)
 		on_thread(vm, kill_hop, NULL);
 	vm_thread_stop(p->thread);
+	if (p->uffd >= 0)
+		close(p->uffd);
 	free(p);
 	vm->priv = NULL;
 }
@@ -462,6 +466,26 @@ static int pt_set_fpu(struct vm *vm, const void *buf, size_t len)
 	return a.rc;
 }
 
+static int pt_guest_uffd(struct vm *vm)
+{
+	struct pt_vm *p = PT(vm);
+	if (p->uffd >= 0)
+		return p->uffd;
+	int pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	if (pidfd < 0)
+		return -2;
+	p->uffd = (int)syscall(SYS_pidfd_getfd, pidfd, 0, 0); /* the stub's fd 0 */
+	close(pidfd);
+	if (p->uffd < 0 || vm_uffd_api(p->uffd)) {
+		if (p->uffd >= 0)
+			close(p->uffd);
+		p->uffd = -1;
+		return -2;
+	}
+	fcntl(p->uffd, F_SETFD, FD_CLOEXEC);
+	return p->uffd;
+}
+
 static void pt_kick(struct vm *vm)
 {
 	struct pt_vm *p = PT(vm);
@@ -483,4 +507,5 @@ const struct vm_ops vm_ptrace_ops = {
 	.get_fpu = pt_get_fpu,
 	.set_fpu = pt_set_fpu,
 	.call = pt_call,
+	.guest_uffd = pt_guest_uffd,
 };

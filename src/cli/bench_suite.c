@@ -1,0 +1,264 @@
+/* `ember bench suite`: every function of the suite, its init, warm invocations and native run. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/bench.h"
+#include "cli/cli.h"
+#include "ember/ember.h"
+#include "pool/pool.h"
+
+#define WARMUP 3 /* invocations run before the measured ones */
+
+static const struct {
+	const char *name;
+	const char *runtime; /* NULL: a C function, built to <build>/functions/<name> */
+} suite[] = {
+	{"hello", NULL},       {"sha256", NULL},       {"aes", NULL},      {"matmul", NULL},
+	{"lr_training", NULL}, {"image_rotate", NULL}, {"compress", NULL}, {"rnn", NULL},
+	{"hello-js", "js"},    {"aes-js", "js"},       {"json", "js"},     {"hello-lua", "lua"},
+	{"template", "lua"},
+};
+
+struct suite_opts {
+	const char *backend;
+	int iters;
+	char build[4096]; /* the build directory */
+	char src[4200];   /* the function suite's sources: functions/ of the repository */
+};
+
+struct suite_row {
+	double load_ms, init_ms;
+	uint64_t snapshot_pages;
+	double p50_us, p99_us, exits, pages, native_us; /* native_us < 0: none */
+};
+
+/* the whole file at dir/name/file; -1 when it cannot be read */
+static int read_file(const char *dir, const char *name, const char *file, uint8_t **buf,
+		     size_t *len)
+{
+	char path[4400];
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, name, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = cli_read_all(fd, buf, len, 64 << 20);
+	close(fd);
+	return rc;
+}
+
+/* N warm invocations after the warm-up: latency, exits and pages touched per invocation */
+static int measure(const struct suite_opts *o, const char *name, struct ember_function *fn,
+		   const uint8_t *req, size_t len, struct suite_row *row)
+{
+	uint8_t *want = NULL;
+	size_t want_len = 0;
+	int check = !read_file(o->src, name, "small.out", &want, &want_len);
+	double *us = calloc((size_t)o->iters, sizeof(double));
+	int rc = us ? 0 : -1;
+	for (int i = 0; !rc && i < o->iters + WARMUP; i++) {
+		struct ember_result res;
+		double t = bench_now_us();
+		ember_invoke(fn, req, len, &res);
+		double dt = bench_now_us() - t;
+		if (res.outcome != EMBER_OK || res.status != 0) {
+			fprintf(stderr, "ember bench: %s: exit code %d: %s\n", name, res.exit_code,
+				res.message);
+			rc = -1;
+		} else if (check && (res.out_len != want_len || memcmp(res.out, want, want_len))) {
+			fprintf(stderr, "ember bench: %s: the output differs from small.out\n",
+				name);
+			rc = -1;
+		} else if (i >= WARMUP) {
+			us[i - WARMUP] = dt;
+			row->exits += (double)res.exits / o->iters;
+			row->pages += (double)res.pages_touched / o->iters;
+		}
+		ember_result_free(&res);
+	}
+	if (!rc) {
+		row->p50_us = bench_quantile(us, (size_t)o->iters, 0.5);
+		row->p99_us = bench_quantile(us, (size_t)o->iters, 0.99);
+	}
+	free(us);
+	free(want);
+	return rc;
+}
+
+/* the same C function as a native process, p50 of N spawns */
+static int measure_native(const struct suite_opts *o, const char *name, const uint8_t *req,
+			  size_t len, struct suite_row *row)
+{
+	char path[4400];
+	snprintf(path, sizeof(path), "%s/functions/%s", o->build, name);
+	double *us = calloc((size_t)o->iters, sizeof(double));
+	int rc = us ? 0 : -1;
+	for (int i = 0; !rc && i < o->iters; i++)
+		if ((us[i] = bench_spawn(path, req, len)) < 0) {
+			fprintf(stderr, "ember bench: %s: the native run failed\n", path);
+			rc = -1;
+		}
+	if (!rc)
+		row->native_us = bench_quantile(us, (size_t)o->iters, 0.5);
+	free(us);
+	return rc;
+}
+
+static int bench_one(const struct suite_opts *o, size_t k, struct suite_row *row)
+{
+	const char *name = suite[k].name, *rt = suite[k].runtime;
+	char image[4400], source[32], err[300] = "";
+	const char *argv[3] = {image, NULL, NULL};
+	uint8_t *req = NULL, *code = NULL;
+	size_t len, code_len = 0;
+	struct ember_function *fn = NULL;
+	int rc = -1;
+	if (read_file(o->src, name, "small.req", &req, &len)) {
+		snprintf(err, sizeof(err), "cannot read small.req in %.200s", o->src);
+		goto out;
+	}
+	if (rt) {
+		snprintf(source, sizeof(source), "handler.%s", rt);
+		argv[1] = source;
+		if (cli_runtime_path(rt, image, sizeof(image), err, sizeof(err)))
+			goto out;
+		if (read_file(o->src, name, source, &code, &code_len)) {
+			snprintf(err, sizeof(err), "cannot read %s in %.200s", source, o->src);
+			goto out;
+		}
+	} else {
+		snprintf(image, sizeof(image), "%s/functions/%s", o->build, name);
+	}
+	struct ember_config cfg = {.image = image,
+				   .argv = argv,
+				   .backend = o->backend,
+				   .code = code,
+				   .code_len = code_len,
+				   .pool_size = 1};
+	double t = bench_now_us();
+	if (ember_load(&cfg, &fn, err, sizeof(err)))
+		goto out;
+	row->load_ms = (bench_now_us() - t) / 1000;
+	struct ember_info info;
+	ember_info(fn, &info);
+	row->init_ms = (double)info.init_us / 1000;
+	row->snapshot_pages = info.snapshot_pages;
+	row->native_us = -1;
+	rc = measure(o, name, fn, req, len, row);
+	if (!rc && !rt)
+		rc = measure_native(o, name, req, len, row);
+out:
+	if (err[0])
+		fprintf(stderr, "ember bench: %s: %s\n", name, err);
+	if (fn)
+		ember_unload(fn);
+	free(code);
+	free(req);
+	return rc;
+}
+
+static void print_json(const struct suite_row *rows, size_t n)
+{
+	json_t *res = json_array();
+	for (size_t i = 0; i < n; i++) {
+		const struct suite_row *r = &rows[i];
+		json_array_append_new(
+		    res, json_pack("{s:s,s:f,s:I,s:f,s:f,s:f,s:f,s:o}", "name", suite[i].name,
+				   "init_ms", r->init_ms, "snapshot_pages",
+				   (json_int_t)r->snapshot_pages, "warm_p50_us", r->p50_us,
+				   "warm_p99_us", r->p99_us, "exits_per_invocation", r->exits,
+				   "pages_touched", r->pages, "native_us",
+				   r->native_us >= 0 ? json_real(r->native_us) : json_null()));
+	}
+	json_t *o = json_pack("{s:o}", "results", res);
+	char *s = json_dumps(o, JSON_COMPACT);
+	printf("%s\n", s);
+	free(s);
+	json_decref(o);
+}
+
+static void print_table(const struct suite_row *rows, size_t n)
+{
+	printf("%-13s %8s %8s %10s %12s %12s %10s %10s %10s\n", "name", "load_ms", "init_ms",
+	       "snap_pages", "warm_p50_us", "warm_p99_us", "exits/inv", "pages/inv", "native_us");
+	for (size_t i = 0; i < n; i++) {
+		const struct suite_row *r = &rows[i];
+		char native[32] = "-";
+		if (r->native_us >= 0)
+			snprintf(native, sizeof(native), "%.1f", r->native_us);
+		printf("%-13s %8.1f %8.1f %10llu %12.1f %12.1f %10.1f %10.1f %10s\n", suite[i].name,
+		       r->load_ms, r->init_ms, (unsigned long long)r->snapshot_pages, r->p50_us,
+		       r->p99_us, r->exits, r->pages, native);
+	}
+}
+
+static const char suite_help[] =
+	"usage: ember bench suite [--json] [--iterations N] [--backend kvm|ptrace|auto]\n"
+	"                         [--functions DIR]\n"
+	"\n"
+	"For every function of the suite (C, JavaScript and Lua): the load (wall time) and its\n"
+	"initialisation, the pages its snapshot holds, p50 and p99 of N warm invocations with its\n"
+	"small request (after 3 more to warm up; default N = 50), exits and guest pages touched\n"
+	"per invocation, and for C functions the p50 of the same binary spawned natively with the\n"
+	"request on a pipe. Each invocation's output is checked against small.out. Needs the\n"
+	"build's functions/ and runtimes/ folders next to the ember binary, and the suite's\n"
+	"sources (DIR, default functions/ of the repository holding the build folder).\n";
+
+int cli_bench_suite(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"iterations", required_argument, NULL, 'i'},
+		{"backend", required_argument, NULL, 'b'},
+		{"functions", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct suite_opts o = {.backend = getenv("EMBER_BACKEND"), .iters = 50};
+	const char *src = NULL;
+	int json = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = 1;
+		else if (c == 'i')
+			o.iters = atoi(optarg);
+		else if (c == 'b')
+			o.backend = optarg;
+		else if (c == 'f')
+			src = optarg;
+		else if (c == 'h')
+			return fputs(suite_help, stdout), 0;
+		else
+			return fputs(suite_help, stderr), CLI_EXIT_EMBER;
+	}
+	if (o.iters < 1 || o.iters > 1000000)
+		return fprintf(stderr, "ember bench: --iterations from 1 to 1000000\n"),
+		       CLI_EXIT_EMBER;
+	if (!o.backend)
+		o.backend = "kvm";
+	snprintf(o.build, sizeof(o.build), "%s", bench_build_dir());
+	if (src)
+		snprintf(o.src, sizeof(o.src), "%s", src);
+	else
+		snprintf(o.src, sizeof(o.src), "%s/../functions", o.build);
+	pool_shell_target(0); /* warm invocations only: no shells to prepare in the background */
+	size_t n = sizeof(suite) / sizeof(suite[0]);
+	struct suite_row rows[sizeof(suite) / sizeof(suite[0])];
+	memset(rows, 0, sizeof(rows));
+	for (size_t i = 0; i < n; i++)
+		if (bench_one(&o, i, &rows[i]))
+			return CLI_EXIT_EMBER;
+	if (json) {
+		print_json(rows, n);
+		return 0;
+	}
+	printf("backend %s, %d warm invocations per function (after %d to warm up)\n", o.backend,
+	       o.iters, WARMUP);
+	print_table(rows, n);
+	return 0;
+}

@@ -1,0 +1,275 @@
+/* HTTP on libmicrohttpd: the route table, request bodies with limits, replies. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "server/srv_impl.h"
+
+#define EARLY_413_SLACK (1ULL << 20) /* read and drop up to this much past a limit, then reply */
+#define MAX_CONNECTIONS 1000
+
+static const struct srv_route routes[] = {
+	{"GET", "/healthz", ROUTE_EXACT, BODY_REQUEST, h_healthz},
+	{"GET", "/system/info", ROUTE_EXACT, BODY_REQUEST, h_info},
+	{"GET", "/metrics", ROUTE_EXACT, BODY_REQUEST, h_metrics},
+	{"GET", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_list},
+	{"POST", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_deploy},
+	{"PUT", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_update},
+	{"DELETE", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_delete},
+	{"GET", "/system/function/", ROUTE_NAME, BODY_REQUEST, h_get},
+	{"GET", "/system/images", ROUTE_EXACT, BODY_REQUEST, h_image_list},
+	{"PUT", "/system/images/", ROUTE_NAME, BODY_IMAGE, h_image_put},
+	{"DELETE", "/system/images/", ROUTE_NAME, BODY_REQUEST, h_image_delete},
+	{NULL, "/function/", ROUTE_NAME_REST, BODY_REQUEST, h_invoke},
+};
+
+/* 0: another path; 1: this path, name set; -1: this path with a bad name */
+static int path_match(const struct srv_route *rt, const char *url, char *name)
+{
+	size_t n = strlen(rt->path);
+	if (rt->match == ROUTE_EXACT)
+		return !strcmp(url, rt->path) ||
+		       (!strncmp(url, rt->path, n) && url[n] == '/' && !url[n + 1]);
+	if (strncmp(url, rt->path, n))
+		return 0;
+	const char *p = url + n, *slash = strchr(p, '/');
+	size_t len = slash ? (size_t)(slash - p) : strlen(p);
+	if (slash && rt->match == ROUTE_NAME)
+		return 0;
+	if (len == 0 || len >= SRV_NAME_MAX)
+		return -1;
+	memcpy(name, p, len);
+	name[len] = 0;
+	return srv_name_ok(name) ? 1 : -1;
+}
+
+static void route(struct srv *s, struct srv_req *r, const char *url, struct srv_early *e)
+{
+	int found = 0, bad = 0;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]) && !r->route; i++) {
+		int m = path_match(&routes[i], url, r->name);
+		if (!m)
+			continue;
+		found = 1;
+		if (routes[i].method && strcmp(routes[i].method, r->method))
+			continue;
+		r->route = &routes[i];
+		bad = m < 0;
+	}
+	r->limit = r->route && r->route->body == BODY_IMAGE ? s->opt.max_image : s->opt.max_body;
+	if (s->stopping)
+		*e = (struct srv_early){503, "the server is shutting down"};
+	else if (!found)
+		*e = (struct srv_early){404, "no such route"};
+	else if (!r->route)
+		snprintf(e->msg, sizeof(e->msg), "method %s not allowed here", r->method),
+			e->status = 405;
+	else if (bad)
+		*e = (struct srv_early){400, "names match [a-z0-9][a-z0-9-_.]{0,62} and contain no '..'"};
+}
+
+static enum MHD_Result reply_early(struct srv_req *r, const struct srv_early *e)
+{
+	return srv_reply_error(r, e->status, "%s", e->msg);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *data,
+				  size_t *size, void **con_cls)
+{
+	struct srv *s = cls;
+	struct srv_req *r = *con_cls;
+	(void)version;
+	if (!r) {
+		if (!(r = calloc(1, sizeof(*r))))
+			return MHD_NO;
+		*con_cls = r;
+		r->conn = conn;
+		r->method = method;
+		pthread_mutex_lock(&s->mu);
+		s->active++;
+		pthread_mutex_unlock(&s->mu);
+		struct srv_early *e = &r->early;
+		route(s, r, url, e);
+		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Expect");
+		unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+		if (!e->status && n > r->limit)
+			snprintf(e->msg, sizeof(e->msg), "the body is larger than %llu bytes",
+				 (unsigned long long)r->limit),
+				e->status = 413;
+		/* a client that waits for 100 Continue, or would send far too much, hears now */
+		if (e->status && (expect || n > r->limit + EARLY_413_SLACK))
+			return reply_early(r, e);
+		return MHD_YES;
+	}
+	struct srv_early *e = &r->early;
+	if (*size) {
+		if (!e->status && r->len + *size > r->limit) {
+			snprintf(e->msg, sizeof(e->msg), "the body is larger than %llu bytes",
+				 (unsigned long long)r->limit);
+			e->status = 413;
+		}
+		if (!e->status && r->len + *size > r->cap) {
+			size_t cap = r->cap ? r->cap : 16384;
+			while (cap < r->len + *size)
+				cap *= 2;
+			uint8_t *b = realloc(r->body, cap);
+			if (!b)
+				return MHD_NO;
+			r->body = b;
+			r->cap = cap;
+		}
+		if (!e->status) {
+			memcpy(r->body + r->len, data, *size);
+			r->len += *size;
+		}
+		*size = 0;
+		return MHD_YES;
+	}
+	if (e->status)
+		return reply_early(r, e);
+	return r->route->fn(s, r);
+}
+
+static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
+		    enum MHD_RequestTerminationCode toe)
+{
+	struct srv *s = cls;
+	struct srv_req *r = *con_cls;
+	(void)conn;
+	(void)toe;
+	if (!r)
+		return;
+	free(r->body);
+	free(r);
+	*con_cls = NULL;
+	pthread_mutex_lock(&s->mu);
+	if (--s->active == 0)
+		pthread_cond_broadcast(&s->idle);
+	pthread_mutex_unlock(&s->mu);
+}
+
+enum MHD_Result srv_reply(struct srv_req *r, unsigned status, const char *ctype, void *buf,
+			  size_t len, int take, const struct srv_header *hdrs, size_t nhdrs)
+{
+	struct MHD_Response *resp;
+	if (take && buf)
+		resp = MHD_create_response_from_buffer_with_free_callback(len, buf, free);
+	else
+		resp = MHD_create_response_from_buffer(len, buf ? buf : (void *)"",
+						       MHD_RESPMEM_MUST_COPY);
+	if (!resp) {
+		if (take)
+			free(buf);
+		return MHD_NO;
+	}
+	if (ctype)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	for (size_t i = 0; i < nhdrs; i++)
+		MHD_add_response_header(resp, hdrs[i].name, hdrs[i].value);
+	enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+enum MHD_Result srv_reply_json(struct srv_req *r, unsigned status, json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!text)
+		return srv_reply(r, 500, "application/json", "{\"error\":\"out of memory\"}\n", 26,
+				 0, NULL, 0);
+	size_t n = strlen(text);
+	char *t = realloc(text, n + 2);
+	if (t) {
+		t[n++] = '\n';
+		t[n] = 0;
+		text = t;
+	}
+	return srv_reply(r, status, "application/json", text, n, 1, NULL, 0);
+}
+
+enum MHD_Result srv_reply_error(struct srv_req *r, unsigned status, const char *fmt, ...)
+{
+	char msg[SRV_ERR_MAX + 64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return srv_reply_json(r, status, json_pack("{s:s}", "error", msg));
+}
+
+json_t *srv_body_json(struct srv_req *r, enum MHD_Result *ret)
+{
+	json_error_t e;
+	if (!r->len) {
+		*ret = srv_reply_error(r, 400, "the request body must be a JSON object");
+		return NULL;
+	}
+	json_t *j = json_loadb((const char *)r->body, r->len, JSON_REJECT_DUPLICATES, &e);
+	if (!j)
+		*ret = srv_reply_error(r, 400, "malformed JSON: %s (line %d, column %d)", e.text,
+				       e.line, e.column);
+	return j;
+}
+
+/* "ADDR:PORT" or "[V6ADDR]:PORT" */
+static int resolve(const char *listen, struct addrinfo **ai, char *err, size_t errlen)
+{
+	char host[128];
+	const char *colon = strrchr(listen, ':');
+	size_t hl = colon ? (size_t)(colon - listen) : 0;
+	if (!colon || hl >= sizeof(host) || !colon[1])
+		return snprintf(err, errlen, "--listen needs ADDR:PORT, not '%s'", listen), -1;
+	if (listen[0] == '[' && hl >= 2 && listen[hl - 1] == ']')
+		memcpy(host, listen + 1, hl - 2), host[hl - 2] = 0;
+	else
+		memcpy(host, listen, hl), host[hl] = 0;
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+	int rc = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, ai);
+	if (rc)
+		return snprintf(err, errlen, "%s: %s", listen, gai_strerror(rc)), -1;
+	return 0;
+}
+
+int http_start(struct srv *s, char *err, size_t errlen)
+{
+	struct addrinfo *ai;
+	if (resolve(s->opt.listen, &ai, err, errlen))
+		return -1;
+	int v6 = ai->ai_family == AF_INET6;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_POLL | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0);
+	errno = 0;
+	s->mhd = MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+		MHD_OPTION_CONNECTION_TIMEOUT, s->opt.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)MAX_CONNECTIONS, MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
+		MHD_OPTION_END);
+	freeaddrinfo(ai);
+	if (!s->mhd)
+		return snprintf(err, errlen, "cannot listen on %s: %s", s->opt.listen,
+				errno ? strerror(errno) : "libmicrohttpd failed"),
+		       -1;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_LISTEN_FD);
+	if (di && !getsockname(di->listen_fd, (struct sockaddr *)&ss, &sl)) {
+		void *a = ss.ss_family == AF_INET6
+				  ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+				  : (void *)&((struct sockaddr_in *)&ss)->sin_addr;
+		inet_ntop(ss.ss_family, a, host, sizeof(host));
+		port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						      : ((struct sockaddr_in *)&ss)->sin_port);
+	}
+	snprintf(s->address, sizeof(s->address), v6 ? "[%s]:%u" : "%s:%u", host, port);
+	return 0;
+}

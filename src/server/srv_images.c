@@ -1,0 +1,81 @@
+/* The /system/images routes: upload an executable (validated by loading it), list, delete. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server/srv_impl.h"
+
+/* the loader's message names the temporary file: name the image instead */
+static void rename_in_message(char *err, size_t errlen, const char *tmp, const char *name)
+{
+	size_t n = strlen(tmp);
+	if (strncmp(err, tmp, n))
+		return;
+	char rest[SRV_ERR_MAX];
+	snprintf(rest, sizeof(rest), "%s", err + n);
+	snprintf(err, errlen, "%s%s", name, rest);
+}
+
+enum MHD_Result h_image_put(struct srv *s, struct srv_req *r)
+{
+	char tmp[PATH_MAX], err[SRV_ERR_MAX];
+	if (!r->len)
+		return srv_reply_error(r, 400, "the body must be a static x86-64 executable");
+	if (store_temp(s, "images", r->body, r->len, 0755, tmp, sizeof(tmp), err, sizeof(err)))
+		return srv_reply_error(r, 500, "%s", err);
+	struct ember_info info;
+	int rc = load_check_image(s, tmp, &info, err, sizeof(err));
+	if (rc) {
+		unlink(tmp);
+		rename_in_message(err, sizeof(err), tmp, r->name);
+		return srv_reply_error(r, rc == EMBER_ERR_NOKVM ? 500 : 400, "%s", err);
+	}
+	if (store_commit(s, "images", tmp, r->name, "", err, sizeof(err)))
+		return srv_reply_error(r, 500, "%s", err);
+	fprintf(stderr, "ember serve: uploaded image %s (%zu bytes)\n", r->name, r->len);
+	return srv_reply_json(r, 201,
+			      json_pack("{s:s,s:I,s:I,s:s}", "name", r->name, "bytes",
+					(json_int_t)r->len, "rewrittenSites",
+					(json_int_t)info.rewritten_sites, "backend", info.backend));
+}
+
+enum MHD_Result h_image_list(struct srv *s, struct srv_req *r)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/images", s->state);
+	json_t *a = json_array();
+	DIR *d = opendir(path);
+	struct dirent *de;
+	struct stat st;
+	while (d && (de = readdir(d))) {
+		if (!srv_name_ok(de->d_name) || fstatat(dirfd(d), de->d_name, &st, 0) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		json_array_append_new(a, json_pack("{s:s,s:I}", "name", de->d_name, "bytes",
+						   (json_int_t)st.st_size));
+	}
+	if (d)
+		closedir(d);
+	return srv_reply_json(r, 200, a);
+}
+
+enum MHD_Result h_image_delete(struct srv *s, struct srv_req *r)
+{
+	char user[SRV_NAME_MAX] = "";
+	pthread_mutex_lock(&s->admin);
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < s->nfns && !user[0]; i++)
+		if (!strcmp(s->fns[i]->spec->image, r->name))
+			strcpy(user, s->fns[i]->spec->name);
+	pthread_mutex_unlock(&s->mu);
+	int rc = user[0] ? 0 : store_remove(s, "images", r->name, "");
+	pthread_mutex_unlock(&s->admin);
+	if (user[0])
+		return srv_reply_error(r, 409, "image '%s' is used by function '%s'", r->name, user);
+	if (rc)
+		return srv_reply_error(r, 404, "image '%s' not found", r->name);
+	return srv_reply_json(r, 202, json_pack("{s:s}", "deleted", r->name));
+}

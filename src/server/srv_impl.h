@@ -1,0 +1,209 @@
+/* The function server's internals: deployments, the function table, requests, metrics. */
+#ifndef EMBER_SRV_IMPL_H
+#define EMBER_SRV_IMPL_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "ember/ember.h"
+#include "server/srv_serve.h"
+
+#define SRV_NAME_MAX 64 /* a name is [a-z0-9][a-z0-9-_.]{0,62} */
+#define SRV_ERR_MAX  320
+
+/* A deployment, validated. Immutable once made; shared by reference (refs). */
+struct srv_spec {
+	atomic_int refs;
+	char name[SRV_NAME_MAX];
+	char image[SRV_NAME_MAX]; /* an uploaded image, or "" */
+	char runtime[8];          /* "js", "lua" or "" */
+	const char *code;         /* the runtime's source (points into doc) */
+	size_t code_len;
+	char **envp; /* "K=V", NULL-terminated */
+	const char *content_type;
+	uint64_t mem_bytes; /* 0: Ember's default */
+	double timeout_s;   /* 0: Ember's default */
+	double keep_alive_s;
+	unsigned min_warm, max_concurrency, queue;
+	json_t *doc; /* the deployment as stored, createdAt included */
+};
+
+/* srv_spec.c */
+int srv_name_ok(const char *s);
+/* Validates a deployment; created is its createdAt (NULL: now). */
+int spec_parse(const json_t *in, const char *created, struct srv_spec **out, char *err,
+	       size_t errlen);
+struct srv_spec *spec_get(struct srv_spec *sp);
+void spec_put(struct srv_spec *sp);
+/* srv_parse.c */
+int srv_parse_size(const char *s, uint64_t *out);
+int srv_parse_duration(const json_t *v, double *out);
+double srv_now(void); /* monotonic seconds */
+void srv_rfc3339(char *buf, size_t len);
+void srv_call_id(char *buf, size_t len); /* a random UUID */
+
+/* One loaded version of a function. refs: the table's own plus one per invocation using it. */
+struct srv_inst {
+	struct ember_function *fn;
+	int refs;
+	uint64_t mem_bytes;
+};
+
+/* A deployed function. Under srv.mu except where noted. */
+struct srv_entry {
+	struct srv_spec *spec;
+	struct srv_inst *inst; /* NULL: not loaded (not yet, or evicted) */
+	uint64_t gen;          /* bumped by every update */
+	int loading;           /* somebody is loading spec now; wait on cv */
+	int failed;            /* the last load of generation fail_gen failed at fail_at */
+	uint64_t fail_gen;
+	double fail_at;
+	char fail_msg[SRV_ERR_MAX];
+	int refs, deleted;
+	unsigned inflight, queued;
+	uint64_t invocations;
+	double last_used;
+	pthread_cond_t cv;
+};
+
+struct srv_metrics;
+
+struct srv {
+	struct srv_options opt; /* the strings point into the buffers below */
+	char state[PATH_MAX];
+	char runtime_dir[PATH_MAX];
+	char backend[16];
+	char address[96];
+	struct MHD_Daemon *mhd;
+	pthread_mutex_t mu; /* the function table and the counters below */
+	pthread_cond_t idle;
+	struct srv_entry **fns;
+	size_t nfns, capfns;
+	unsigned active; /* requests being handled */
+	int stopping;
+	pthread_mutex_t admin; /* one deployment change at a time */
+	pthread_t reaper;
+	int reaper_started;
+	pthread_cond_t reaper_cv;
+	struct srv_metrics *metrics;
+	double started;
+};
+
+/* srv_store.c: the state directory */
+int store_init(struct srv *s, char *err, size_t errlen);
+int store_path(const struct srv *s, const char *dir, const char *name, const char *ext,
+	       char *buf, size_t len);
+int store_write(const struct srv *s, const char *dir, const char *name, const char *ext,
+		const void *data, size_t len, char *err, size_t errlen);
+/* Writes data to a new temporary file in dir, fsynced, with the given mode; path receives it. */
+int store_temp(const struct srv *s, const char *dir, const void *data, size_t len, int mode,
+	       char *path, size_t pathlen, char *err, size_t errlen);
+int store_commit(const struct srv *s, const char *dir, const char *tmp, const char *name,
+		 const char *ext, char *err, size_t errlen);
+int store_remove(const struct srv *s, const char *dir, const char *name, const char *ext);
+int store_restore(struct srv *s);
+
+/* srv_load.c */
+int load_spec(struct srv *s, const struct srv_spec *sp, struct srv_inst **out, char *err,
+	      size_t errlen);
+int load_check_image(struct srv *s, const char *path, struct ember_info *info, char *err,
+		     size_t errlen);
+void inst_unload(struct srv_inst *in);
+
+/* srv_registry.c: the function table */
+enum { REG_OK, REG_NOTFOUND, REG_BUSY, REG_LOADERR, REG_EXISTS };
+struct srv_call {
+	struct srv_entry *e;
+	struct srv_inst *inst;
+	uint64_t load_us; /* this call loaded the function first */
+	unsigned pool;
+};
+int reg_acquire(struct srv *s, const char *name, struct srv_call *c, char *err, size_t errlen);
+void reg_release(struct srv *s, struct srv_call *c);
+int reg_add(struct srv *s, struct srv_spec *sp, struct srv_inst *in); /* takes both */
+int reg_replace(struct srv *s, struct srv_spec *sp, struct srv_inst *in); /* takes both */
+int reg_remove(struct srv *s, const char *name);
+struct srv_spec *reg_spec(struct srv *s, const char *name); /* a reference, or NULL */
+json_t *reg_status(struct srv *s, const char *name);        /* NULL: no such function */
+json_t *reg_list(struct srv *s);
+void reg_preload(struct srv *s);
+void reg_evict(struct srv *s);
+void reg_free(struct srv *s);
+struct reg_gauges {
+	size_t functions;
+	uint64_t alive, ready;
+};
+void reg_gauges(struct srv *s, struct reg_gauges *g);
+/* with s->mu held: */
+struct srv_entry *reg_find(struct srv *s, const char *name, size_t *idx);
+struct srv_inst *reg_inst_put(struct srv_inst *in); /* drops a reference: the one to unload */
+void reg_entry_put(struct srv_entry *e);
+
+/* srv_http.c: requests and replies */
+struct srv_req;
+typedef enum MHD_Result (*srv_handler)(struct srv *s, struct srv_req *r);
+struct srv_route {
+	const char *method; /* NULL: any */
+	const char *path;   /* exact, or the part before the name */
+	int match;          /* ROUTE_EXACT, ROUTE_NAME or ROUTE_NAME_REST */
+	int body;           /* BODY_REQUEST or BODY_IMAGE: which limit applies */
+	srv_handler fn;
+};
+enum { ROUTE_EXACT, ROUTE_NAME, ROUTE_NAME_REST };
+enum { BODY_REQUEST, BODY_IMAGE };
+/* a request answered without its handler (bad route, too large): what to answer */
+struct srv_early {
+	unsigned status;
+	char msg[160];
+};
+struct srv_req {
+	struct MHD_Connection *conn;
+	struct srv_early early;
+	const struct srv_route *route;
+	const char *method;
+	char name[SRV_NAME_MAX];
+	uint8_t *body;
+	size_t len, cap;
+	uint64_t limit;
+	int too_large;
+};
+struct srv_header {
+	const char *name, *value;
+};
+enum MHD_Result srv_reply(struct srv_req *r, unsigned status, const char *ctype, void *buf,
+			  size_t len, int take, const struct srv_header *hdrs, size_t nhdrs);
+enum MHD_Result srv_reply_json(struct srv_req *r, unsigned status, json_t *j);
+enum MHD_Result srv_reply_error(struct srv_req *r, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* the request body as JSON, or NULL after replying 400 (*ret holds the reply's result) */
+json_t *srv_body_json(struct srv_req *r, enum MHD_Result *ret);
+int http_start(struct srv *s, char *err, size_t errlen);
+
+/* the handlers */
+enum MHD_Result h_healthz(struct srv *s, struct srv_req *r);
+enum MHD_Result h_info(struct srv *s, struct srv_req *r);
+enum MHD_Result h_metrics(struct srv *s, struct srv_req *r);
+enum MHD_Result h_list(struct srv *s, struct srv_req *r);
+enum MHD_Result h_get(struct srv *s, struct srv_req *r);
+enum MHD_Result h_deploy(struct srv *s, struct srv_req *r);
+enum MHD_Result h_update(struct srv *s, struct srv_req *r);
+enum MHD_Result h_delete(struct srv *s, struct srv_req *r);
+enum MHD_Result h_image_put(struct srv *s, struct srv_req *r);
+enum MHD_Result h_image_delete(struct srv *s, struct srv_req *r);
+enum MHD_Result h_image_list(struct srv *s, struct srv_req *r);
+enum MHD_Result h_invoke(struct srv *s, struct srv_req *r);
+
+/* srv_metrics.c */
+struct srv_metrics *metrics_new(void);
+void metrics_free(struct srv_metrics *m);
+/* one invocation: its HTTP status, wall time, result (NULL when it never ran) and, for a cold
+ * start, the seconds before the function ran (< 0: warm) */
+void metrics_invocation(struct srv_metrics *m, const char *name, unsigned code, double seconds,
+			const struct ember_result *res, double init_s);
+char *metrics_render(struct srv *s, size_t *len);
+
+#endif

@@ -1,0 +1,103 @@
+/* Loading a deployment with the public API: its image or runtime, environment and limits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/srv_impl.h"
+
+#define DEFAULT_MEM  (64ULL << 20)
+#define DEFAULT_POOL 8
+#define MAX_POOL     64
+#define NOKVM_HINT   " (start the server with --backend auto or --backend ptrace)"
+
+static void add_hint(int rc, char *err, size_t errlen)
+{
+	size_t n = strlen(err);
+	if (rc == EMBER_ERR_NOKVM && n + sizeof(NOKVM_HINT) <= errlen)
+		memcpy(err + n, NOKVM_HINT, sizeof(NOKVM_HINT));
+}
+
+/* how many ready virtines the function keeps: minWarm, or enough for its concurrency */
+static unsigned pool_size(const struct srv_spec *sp)
+{
+	unsigned n = sp->max_concurrency ? sp->max_concurrency : DEFAULT_POOL;
+	if (n < sp->min_warm)
+		n = sp->min_warm;
+	return n > MAX_POOL ? MAX_POOL : n;
+}
+
+int load_spec(struct srv *s, const struct srv_spec *sp, struct srv_inst **out, char *err,
+	      size_t errlen)
+{
+	char path[PATH_MAX];
+	const char *argv[3] = {NULL, NULL, NULL};
+	struct ember_config cfg = {0};
+	if (sp->image[0]) {
+		if (store_path(s, "images", sp->image, "", path, sizeof(path)) ||
+		    access(path, R_OK))
+			return snprintf(err, errlen,
+					"image '%s' has not been uploaded (PUT /system/images/%s)",
+					sp->image, sp->image),
+			       EMBER_ERR;
+		argv[0] = sp->image;
+	} else {
+		if (snprintf(path, sizeof(path), "%s/%s", s->runtime_dir, sp->runtime) >=
+			    (int)sizeof(path) ||
+		    access(path, X_OK))
+			return snprintf(err, errlen, "the %s runtime is not installed (%s)",
+					sp->runtime, path),
+			       EMBER_ERR;
+		argv[0] = path;
+		argv[1] = strcmp(sp->runtime, "js") ? "handler.lua" : "handler.js";
+		cfg.code = sp->code;
+		cfg.code_len = sp->code_len;
+	}
+	cfg.image = path;
+	cfg.argv = argv;
+	cfg.envp = (const char *const *)sp->envp;
+	cfg.backend = s->backend;
+	cfg.mem_bytes = (sp->mem_bytes + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
+	cfg.timeout_s = sp->timeout_s;
+	cfg.pool_size = pool_size(sp);
+	struct srv_inst *in = calloc(1, sizeof(*in));
+	if (!in)
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR;
+	int rc = ember_load(&cfg, &in->fn, err, errlen);
+	if (rc) {
+		add_hint(rc, err, errlen);
+		free(in);
+		return rc;
+	}
+	in->refs = 1;
+	in->mem_bytes = cfg.mem_bytes ? cfg.mem_bytes : DEFAULT_MEM;
+	*out = in;
+	return 0;
+}
+
+/* validates an uploaded executable: loads it without running it */
+int load_check_image(struct srv *s, const char *path, struct ember_info *info, char *err,
+		     size_t errlen)
+{
+	struct ember_config cfg = {0};
+	struct ember_function *fn;
+	cfg.image = path;
+	cfg.backend = s->backend;
+	cfg.no_snapshot = 1;
+	int rc = ember_load(&cfg, &fn, err, errlen);
+	if (rc) {
+		add_hint(rc, err, errlen);
+		return rc;
+	}
+	ember_info(fn, info);
+	ember_unload(fn);
+	return 0;
+}
+
+void inst_unload(struct srv_inst *in)
+{
+	if (!in)
+		return;
+	ember_unload(in->fn);
+	free(in);
+}

@@ -1,0 +1,113 @@
+/* Small parsers and clocks for the server: sizes, durations, timestamps, call ids. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "server/srv_impl.h"
+
+/* "128M", "128Mi", "128MB", "1G", "512K", "4096" -> bytes */
+int srv_parse_size(const char *s, uint64_t *out)
+{
+	static const struct {
+		char suffix;
+		int shift;
+	} units[] = {{'K', 10}, {'k', 10}, {'M', 20}, {'m', 20}, {'G', 30}, {'g', 30}};
+	char *end;
+	errno = 0;
+	if (!s || s[0] < '0' || s[0] > '9')
+		return -1;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	int shift = 0;
+	if (*end) {
+		size_t i;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (*end == units[i].suffix)
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -1;
+		shift = units[i].shift;
+		end++;
+		if (!strcmp(end, "i") || !strcmp(end, "B") || !strcmp(end, "iB"))
+			end += strlen(end);
+		if (*end)
+			return -1;
+	}
+	if (v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* a number of seconds, or a string: "10", "10s", "500ms", "2m", "1h" */
+int srv_parse_duration(const json_t *v, double *out)
+{
+	static const struct {
+		const char *suffix;
+		double mult;
+	} units[] = {{"", 1}, {"s", 1}, {"ms", 1e-3}, {"m", 60}, {"h", 3600}};
+	double d;
+	if (json_is_number(v)) {
+		d = json_number_value(v);
+	} else if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		char *end;
+		if (!(s[0] >= '0' && s[0] <= '9') && s[0] != '.')
+			return -1;
+		d = strtod(s, &end);
+		size_t i;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcmp(end, units[i].suffix))
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -1;
+		d *= units[i].mult;
+	} else {
+		return -1;
+	}
+	if (!isfinite(d) || d < 0 || d > 86400 * 365)
+		return -1;
+	*out = d;
+	return 0;
+}
+
+double srv_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void srv_rfc3339(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void srv_call_id(char *buf, size_t len)
+{
+	uint8_t b[16];
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+		/* not cryptographic, only unique enough to follow a request in logs */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)(uintptr_t)buf;
+		for (int i = 0; i < 16; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			b[i] = (uint8_t)x;
+		}
+	}
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	snprintf(buf, len,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+		 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+		 b[14], b[15]);
+}

@@ -1,0 +1,29 @@
+/* The function server behind `ember serve`: its options, starting it and shutting it down. */
+#ifndef EMBER_SRV_SERVE_H
+#define EMBER_SRV_SERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct srv_options {
+	const char *listen;      /* "ADDR:PORT" or "[V6ADDR]:PORT"; NULL = 127.0.0.1:8080 */
+	const char *state_dir;   /* deployed functions and uploaded images; NULL = ./var */
+	const char *backend;     /* kvm, ptrace or auto; NULL = kvm */
+	const char *runtime_dir; /* holds the js and lua runtimes; NULL = found next to the binary */
+	uint64_t max_body;       /* invocation and deployment bodies; 0 = 6 MiB */
+	uint64_t max_image;      /* image uploads; 0 = 128 MiB */
+	unsigned conn_timeout_s; /* a connection idle this long is closed; 0 = 30 */
+	double shutdown_s;       /* a shutdown waits this long for requests in flight; 0 = 10 */
+};
+
+struct srv;
+
+/* Opens the state directory, restores the functions deployed in it and starts listening. */
+int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t errlen);
+/* the address it listens on, e.g. "127.0.0.1:8080" (the real port when 0 was asked for) */
+const char *srv_address(const struct srv *s);
+/* Stops accepting, waits (bounded) for requests in flight, stops and frees everything. Returns
+ * the number of requests still in flight when it gave up waiting (then nothing is freed). */
+unsigned srv_shutdown(struct srv *s);
+
+#endif

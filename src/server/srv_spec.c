@@ -1,0 +1,230 @@
+/* Deployments: validating the JSON a client sends (or the state dir holds) into a srv_spec. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/srv_impl.h"
+
+#define DEFAULT_TIMEOUT    10.0
+#define DEFAULT_KEEP_ALIVE 300.0
+#define MIN_MEM            (4ULL << 20)
+#define MAX_MEM            (64ULL << 30)
+#define MAX_ENV            1024
+
+#define FAIL(...)                                       \
+	do {                                            \
+		snprintf(err, errlen, __VA_ARGS__);     \
+		goto fail;                              \
+	} while (0)
+
+int srv_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n >= SRV_NAME_MAX || strstr(s, ".."))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || (c != '-' && c != '_' && c != '.')))
+			return 0;
+	}
+	return 1;
+}
+
+/* a member that is there and not null */
+static const json_t *member(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	return json_is_null(v) ? NULL : v;
+}
+
+/* an object of strings (envVars, labels, annotations), copied into doc */
+static int string_map(const json_t *in, const char *key, json_t *doc, char *err, size_t errlen)
+{
+	const json_t *m = member(in, key);
+	if (!m)
+		return json_object_set_new(doc, key, json_object());
+	const char *k;
+	json_t *v;
+	if (!json_is_object(m))
+		return snprintf(err, errlen, "%s must be an object of strings", key), -1;
+	json_object_foreach((json_t *)m, k, v) {
+		if (!json_is_string(v))
+			return snprintf(err, errlen, "%s.%s must be a string", key, k), -1;
+	}
+	if (json_object_size(m) > MAX_ENV)
+		return snprintf(err, errlen, "%s has more than %d entries", key, MAX_ENV), -1;
+	return json_object_set_new(doc, key, json_deep_copy(m));
+}
+
+static int build_env(struct srv_spec *sp, char *err, size_t errlen)
+{
+	json_t *env = json_object_get(sp->doc, "envVars"), *v;
+	const char *k;
+	sp->envp = calloc(json_object_size(env) + 1, sizeof(char *));
+	if (!sp->envp)
+		return snprintf(err, errlen, "out of memory"), -1;
+	size_t n = 0;
+	json_object_foreach(env, k, v) {
+		if (!k[0] || strchr(k, '='))
+			return snprintf(err, errlen, "envVars: '%s' is not a variable name", k), -1;
+		if (!strcmp(k, "content_type"))
+			sp->content_type = json_string_value(v);
+		if (asprintf(&sp->envp[n++], "%s=%s", k, json_string_value(v)) < 0) {
+			sp->envp[--n] = NULL;
+			return snprintf(err, errlen, "out of memory"), -1;
+		}
+	}
+	return 0;
+}
+
+static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
+{
+	const json_t *img = member(in, "image"), *rt = member(in, "runtime");
+	const json_t *code = member(in, "code");
+	if (img && rt)
+		return snprintf(err, errlen, "give image or runtime, not both"), -1;
+	if (img) {
+		if (!json_is_string(img) || !srv_name_ok(json_string_value(img)))
+			return snprintf(err, errlen,
+					"image must name an uploaded image "
+					"([a-z0-9][a-z0-9-_.]{0,62}; PUT /system/images/NAME)"),
+			       -1;
+		if (code)
+			return snprintf(err, errlen, "code goes with runtime, not with image"), -1;
+		strcpy(sp->image, json_string_value(img));
+		return json_object_set_new(sp->doc, "image", json_string(sp->image));
+	}
+	if (!rt)
+		return snprintf(err, errlen,
+				"give image (an uploaded executable) or runtime (js or lua) "
+				"with code"),
+		       -1;
+	if (!json_is_string(rt) ||
+	    (strcmp(json_string_value(rt), "js") && strcmp(json_string_value(rt), "lua")))
+		return snprintf(err, errlen, "runtime must be \"js\" or \"lua\""), -1;
+	strcpy(sp->runtime, json_string_value(rt));
+	if (!json_is_string(code) || json_string_length(code) == 0)
+		return snprintf(err, errlen, "code must be the handler's source, a non-empty string"),
+		       -1;
+	json_object_set_new(sp->doc, "runtime", json_string(sp->runtime));
+	json_object_set_new(sp->doc, "code", json_stringn(json_string_value(code),
+							   json_string_length(code)));
+	return 0;
+}
+
+static int limits(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
+{
+	const json_t *l = member(in, "limits");
+	json_t *out = json_object();
+	json_object_set_new(sp->doc, "limits", out);
+	if (!l)
+		return 0;
+	if (!json_is_object(l))
+		return snprintf(err, errlen, "limits must be an object"), -1;
+	const json_t *m = member(l, "memory");
+	if (!m)
+		return 0;
+	if (!json_is_string(m) || srv_parse_size(json_string_value(m), &sp->mem_bytes) ||
+	    sp->mem_bytes < MIN_MEM || sp->mem_bytes > MAX_MEM)
+		return snprintf(err, errlen,
+				"limits.memory must be a size from 4M to 64G, such as \"128M\""),
+		       -1;
+	return json_object_set_new(out, "memory", json_string(json_string_value(m)));
+}
+
+static int count(const json_t *e, const char *key, unsigned max, unsigned *out, char *err,
+		 size_t errlen)
+{
+	const json_t *v = member(e, key);
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max)
+		return snprintf(err, errlen, "ember.%s must be an integer from 0 to %u", key, max),
+		       -1;
+	*out = (unsigned)json_integer_value(v);
+	return 0;
+}
+
+static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
+{
+	const json_t *e = member(in, "ember"), *v;
+	sp->timeout_s = DEFAULT_TIMEOUT;
+	sp->keep_alive_s = DEFAULT_KEEP_ALIVE;
+	if (e && !json_is_object(e))
+		return snprintf(err, errlen, "ember must be an object"), -1;
+	if (e && (v = member(e, "timeout")) &&
+	    (srv_parse_duration(v, &sp->timeout_s) || sp->timeout_s <= 0 || sp->timeout_s > 86400))
+		return snprintf(err, errlen,
+				"ember.timeout must be a duration from 1ms to 24h, such as 10 or "
+				"\"500ms\""),
+		       -1;
+	if (e && (v = member(e, "keepAlive")) && srv_parse_duration(v, &sp->keep_alive_s))
+		return snprintf(err, errlen,
+				"ember.keepAlive must be a duration, such as 300 or \"5m\" (0: "
+				"never unload)"),
+		       -1;
+	if (e && (count(e, "minWarm", 64, &sp->min_warm, err, errlen) ||
+		  count(e, "maxConcurrency", 100000, &sp->max_concurrency, err, errlen) ||
+		  count(e, "queue", 100000, &sp->queue, err, errlen)))
+		return -1;
+	return json_object_set_new(
+		sp->doc, "ember",
+		json_pack("{s:f,s:i,s:i,s:i,s:f}", "timeout", sp->timeout_s, "minWarm",
+			  (int)sp->min_warm, "maxConcurrency", (int)sp->max_concurrency, "queue",
+			  (int)sp->queue, "keepAlive", sp->keep_alive_s));
+}
+
+int spec_parse(const json_t *in, const char *created, struct srv_spec **out, char *err,
+	       size_t errlen)
+{
+	struct srv_spec *sp = calloc(1, sizeof(*sp));
+	if (!sp || !(sp->doc = json_object())) {
+		free(sp);
+		return snprintf(err, errlen, "out of memory"), -1;
+	}
+	atomic_init(&sp->refs, 1);
+	if (!json_is_object(in))
+		FAIL("the deployment must be a JSON object");
+	const json_t *svc = member(in, "service");
+	if (!json_is_string(svc))
+		FAIL("service must be a string, the function's name");
+	if (!srv_name_ok(json_string_value(svc)))
+		FAIL("service must match [a-z0-9][a-z0-9-_.]{0,62} and not contain '..'");
+	strcpy(sp->name, json_string_value(svc));
+	json_object_set_new(sp->doc, "service", json_string(sp->name));
+	if (source(in, sp, err, errlen) || string_map(in, "envVars", sp->doc, err, errlen) ||
+	    string_map(in, "labels", sp->doc, err, errlen) ||
+	    string_map(in, "annotations", sp->doc, err, errlen) || limits(in, sp, err, errlen) ||
+	    ember_fields(in, sp, err, errlen) || build_env(sp, err, errlen))
+		goto fail;
+	json_t *code = json_object_get(sp->doc, "code");
+	sp->code = json_string_value(code);
+	sp->code_len = json_string_length(code);
+	char now[32];
+	if (!created)
+		srv_rfc3339(now, sizeof(now));
+	json_object_set_new(sp->doc, "createdAt", json_string(created ? created : now));
+	*out = sp;
+	return 0;
+fail:
+	spec_put(sp);
+	return -1;
+}
+
+struct srv_spec *spec_get(struct srv_spec *sp)
+{
+	atomic_fetch_add(&sp->refs, 1);
+	return sp;
+}
+
+void spec_put(struct srv_spec *sp)
+{
+	if (!sp || atomic_fetch_sub(&sp->refs, 1) != 1)
+		return;
+	for (size_t i = 0; sp->envp && sp->envp[i]; i++)
+		free(sp->envp[i]);
+	free(sp->envp);
+	json_decref(sp->doc);
+	free(sp);
+}

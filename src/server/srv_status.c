@@ -1,0 +1,115 @@
+/* The function table seen from outside: status objects, gauges, eviction of idle functions. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/srv_impl.h"
+
+#define EVICT_BATCH 16
+
+/* OpenFaaS's FunctionStatus, with Ember's fields (s->mu held) */
+static json_t *status_locked(struct srv_entry *e)
+{
+	json_t *j = json_deep_copy(e->spec->doc);
+	if (!j)
+		return NULL;
+	json_object_del(j, "code");
+	json_object_del(j, "service");
+	json_object_set_new(j, "name", json_string(e->spec->name));
+	struct ember_info info = {0};
+	if (e->inst)
+		ember_info(e->inst->fn, &info);
+	uint64_t replicas = e->inst ? info.ready + e->inflight : 0;
+	uint64_t mem = e->inst ? e->inst->mem_bytes : 0;
+	json_object_set_new(j, "invocationCount", json_integer((json_int_t)e->invocations));
+	json_object_set_new(j, "replicas", json_integer((json_int_t)replicas));
+	json_object_set_new(j, "availableReplicas", json_integer((json_int_t)info.ready));
+	json_object_set_new(j, "usage", json_pack("{s:I}", "totalMemoryBytes",
+						  (json_int_t)(mem * replicas)));
+	json_t *em = json_object_get(j, "ember");
+	json_object_set_new(em, "loaded", json_boolean(e->inst != NULL));
+	json_object_set_new(em, "inflight", json_integer(e->inflight));
+	json_object_set_new(em, "queued", json_integer(e->queued));
+	if (e->inst) {
+		json_object_set_new(em, "backend", json_string(info.backend));
+		json_object_set_new(em, "snapshot", json_boolean(info.snapshot));
+		json_object_set_new(em, "initSeconds", json_real((double)info.init_us / 1e6));
+	}
+	return j;
+}
+
+json_t *reg_status(struct srv *s, const char *name)
+{
+	pthread_mutex_lock(&s->mu);
+	struct srv_entry *e = reg_find(s, name, NULL);
+	json_t *j = e ? status_locked(e) : NULL;
+	pthread_mutex_unlock(&s->mu);
+	return j;
+}
+
+json_t *reg_list(struct srv *s)
+{
+	json_t *a = json_array();
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; a && i < s->nfns; i++)
+		json_array_append_new(a, status_locked(s->fns[i]));
+	pthread_mutex_unlock(&s->mu);
+	return a;
+}
+
+void reg_gauges(struct srv *s, struct reg_gauges *g)
+{
+	memset(g, 0, sizeof(*g));
+	pthread_mutex_lock(&s->mu);
+	g->functions = s->nfns;
+	for (size_t i = 0; i < s->nfns; i++) {
+		struct srv_entry *e = s->fns[i];
+		struct ember_info info = {0};
+		if (e->inst)
+			ember_info(e->inst->fn, &info);
+		g->ready += info.ready;
+		g->alive += info.ready + e->inflight;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* unloads functions idle for longer than their keepAlive (never those with minWarm) */
+void reg_evict(struct srv *s)
+{
+	struct srv_inst *dead[EVICT_BATCH];
+	size_t n = 0;
+	double now = srv_now();
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < s->nfns && n < EVICT_BATCH; i++) {
+		struct srv_entry *e = s->fns[i];
+		const struct srv_spec *sp = e->spec;
+		if (!e->inst || e->inflight || e->loading || sp->min_warm || sp->keep_alive_s <= 0 ||
+		    now - e->last_used < sp->keep_alive_s)
+			continue;
+		struct srv_inst *d = reg_inst_put(e->inst);
+		e->inst = NULL;
+		if (d)
+			dead[n++] = d;
+	}
+	pthread_mutex_unlock(&s->mu);
+	for (size_t i = 0; i < n; i++)
+		inst_unload(dead[i]);
+}
+
+/* at shutdown, with nothing in flight */
+void reg_free(struct srv *s)
+{
+	pthread_mutex_lock(&s->mu);
+	struct srv_entry **v = s->fns;
+	size_t n = s->nfns;
+	s->fns = NULL;
+	s->nfns = s->capfns = 0;
+	pthread_mutex_unlock(&s->mu);
+	for (size_t i = 0; i < n; i++) {
+		inst_unload(reg_inst_put(v[i]->inst));
+		v[i]->inst = NULL;
+		pthread_mutex_lock(&s->mu);
+		reg_entry_put(v[i]);
+		pthread_mutex_unlock(&s->mu);
+	}
+	free(v);
+}

@@ -1,0 +1,198 @@
+/* The state directory: functions/<name>.json and images/<name>, written atomically. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server/srv_impl.h"
+
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -1;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+static int fsync_dir(const struct srv *s, const char *dir)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", s->state, dir);
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* removes what an interrupted write left behind: .tmp-* files */
+static void sweep(const struct srv *s, const char *dir)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", s->state, dir);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, ".tmp-", 5))
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+}
+
+int store_init(struct srv *s, char *err, size_t errlen)
+{
+	static const char *const dirs[] = {"functions", "images"};
+	char path[PATH_MAX];
+	if (mkdir_p(s->opt.state_dir) || !realpath(s->opt.state_dir, s->state))
+		return snprintf(err, errlen, "state directory %s: %s", s->opt.state_dir,
+				strerror(errno)),
+		       -1;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", s->state, dirs[i]);
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+		if (access(path, W_OK))
+			return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+		sweep(s, dirs[i]);
+	}
+	return 0;
+}
+
+/* every path the server touches is made here, from a checked name */
+int store_path(const struct srv *s, const char *dir, const char *name, const char *ext,
+	       char *buf, size_t len)
+{
+	if (!srv_name_ok(name))
+		return -1;
+	int n = snprintf(buf, len, "%s/%s/%s%s", s->state, dir, name, ext);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int store_temp(const struct srv *s, const char *dir, const void *data, size_t len, int mode,
+	       char *path, size_t pathlen, char *err, size_t errlen)
+{
+	if (snprintf(path, pathlen, "%s/%s/.tmp-XXXXXX", s->state, dir) >= (int)pathlen)
+		return snprintf(err, errlen, "state path too long"), -1;
+	int fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0)
+		return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+	const uint8_t *p = data;
+	size_t left = len;
+	while (left) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			goto fail;
+		p += w;
+		left -= (size_t)w;
+	}
+	if (fchmod(fd, (mode_t)mode) || fsync(fd))
+		goto fail;
+	if (close(fd)) {
+		fd = -1;
+		goto fail;
+	}
+	return 0;
+fail:
+	snprintf(err, errlen, "writing %s: %s", path, strerror(errno ? errno : EIO));
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	return -1;
+}
+
+int store_commit(const struct srv *s, const char *dir, const char *tmp, const char *name,
+		 const char *ext, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	if (store_path(s, dir, name, ext, path, sizeof(path))) {
+		unlink(tmp);
+		return snprintf(err, errlen, "bad name"), -1;
+	}
+	if (rename(tmp, path)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	fsync_dir(s, dir);
+	return 0;
+}
+
+int store_write(const struct srv *s, const char *dir, const char *name, const char *ext,
+		const void *data, size_t len, char *err, size_t errlen)
+{
+	char tmp[PATH_MAX];
+	if (store_temp(s, dir, data, len, 0644, tmp, sizeof(tmp), err, errlen))
+		return -1;
+	return store_commit(s, dir, tmp, name, ext, err, errlen);
+}
+
+int store_remove(const struct srv *s, const char *dir, const char *name, const char *ext)
+{
+	char path[PATH_MAX];
+	if (store_path(s, dir, name, ext, path, sizeof(path)) || unlink(path))
+		return -1;
+	fsync_dir(s, dir);
+	return 0;
+}
+
+static void restore_one(struct srv *s, const char *file)
+{
+	char name[SRV_NAME_MAX], path[PATH_MAX], err[SRV_ERR_MAX];
+	size_t n = strlen(file);
+	if (n <= 5 || n - 5 >= sizeof(name) || strcmp(file + n - 5, ".json"))
+		return;
+	memcpy(name, file, n - 5);
+	name[n - 5] = 0;
+	if (store_path(s, "functions", name, ".json", path, sizeof(path))) {
+		fprintf(stderr, "ember serve: skipping functions/%s: not a function name\n", file);
+		return;
+	}
+	json_error_t jerr;
+	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	struct srv_spec *sp = NULL;
+	if (!doc) {
+		fprintf(stderr, "ember serve: skipping %s: %s\n", path, jerr.text);
+		return;
+	}
+	const char *created = json_string_value(json_object_get(doc, "createdAt"));
+	if (spec_parse(doc, created, &sp, err, sizeof(err)))
+		fprintf(stderr, "ember serve: skipping %s: %s\n", path, err);
+	else if (strcmp(sp->name, name))
+		fprintf(stderr, "ember serve: skipping %s: it deploys '%s'\n", path, sp->name);
+	else if (reg_add(s, spec_get(sp), NULL))
+		fprintf(stderr, "ember serve: skipping %s: a duplicate\n", path);
+	spec_put(sp);
+	json_decref(doc);
+}
+
+/* puts every function of the state directory back in the table (loaded later) */
+int store_restore(struct srv *s)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/functions", s->state);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			restore_one(s, de->d_name);
+	closedir(d);
+	return 0;
+}

@@ -1,0 +1,137 @@
+/* The /system routes for functions (deploy, update, delete, list, get) and health and info. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/srv_impl.h"
+
+enum MHD_Result h_healthz(struct srv *s, struct srv_req *r)
+{
+	(void)s;
+	return srv_reply(r, 200, "text/plain; charset=utf-8", "OK\n", 3, 0, NULL, 0);
+}
+
+enum MHD_Result h_info(struct srv *s, struct srv_req *r)
+{
+	struct reg_gauges g;
+	reg_gauges(s, &g);
+	json_t *ver = json_pack("{s:s,s:s,s:s}", "release", EMBER_VERSION, "sha", "",
+				"commit_message", "");
+	json_t *j = json_pack(
+		"{s:{s:s,s:s,s:O},s:o,s:s,s:{s:s,s:s,s:I,s:I,s:I,s:f}}", "provider", "provider",
+		"ember", "orchestration", "virtines", "version", ver, "version", ver, "arch",
+		"x86_64", "ember", "backend", s->backend, "stateDir", s->state, "maxBodyBytes",
+		(json_int_t)s->opt.max_body, "maxImageBytes", (json_int_t)s->opt.max_image,
+		"functions", (json_int_t)g.functions, "uptimeSeconds", srv_now() - s->started);
+	return srv_reply_json(r, 200, j);
+}
+
+enum MHD_Result h_list(struct srv *s, struct srv_req *r)
+{
+	return srv_reply_json(r, 200, reg_list(s));
+}
+
+enum MHD_Result h_get(struct srv *s, struct srv_req *r)
+{
+	json_t *j = reg_status(s, r->name);
+	if (!j)
+		return srv_reply_error(r, 404, "function '%s' not found", r->name);
+	return srv_reply_json(r, 200, j);
+}
+
+/* POST (update = 0) and PUT (update = 1) /system/functions, with s->admin held */
+static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const json_t *in,
+				     int update)
+{
+	char err[SRV_ERR_MAX];
+	const char *svc = json_string_value(json_object_get(in, "service"));
+	struct srv_spec *old = svc ? reg_spec(s, svc) : NULL, *sp;
+	const char *created = old ? json_string_value(json_object_get(old->doc, "createdAt")) : NULL;
+	int rc = spec_parse(in, update ? created : NULL, &sp, err, sizeof(err));
+	spec_put(old);
+	if (rc)
+		return srv_reply_error(r, 400, "%s", err);
+	if (old && !update) {
+		spec_put(sp);
+		return srv_reply_error(r, 409,
+				       "function '%s' is already deployed (PUT /system/functions "
+				       "updates it)",
+				       svc);
+	}
+	if (!old && update) {
+		spec_put(sp);
+		return srv_reply_error(r, 404, "function '%s' not found", svc);
+	}
+	struct srv_inst *inst;
+	rc = load_spec(s, sp, &inst, err, sizeof(err));
+	if (rc) {
+		spec_put(sp);
+		return srv_reply_error(r, rc == EMBER_ERR_NOKVM ? 500 : 400, "%s", err);
+	}
+	char *text = json_dumps(sp->doc, JSON_INDENT(1) | JSON_SORT_KEYS);
+	if (!text || store_write(s, "functions", sp->name, ".json", text, strlen(text), err,
+				 sizeof(err))) {
+		free(text);
+		spec_put(sp);
+		inst_unload(inst);
+		return srv_reply_error(r, 500, "cannot save the deployment: %s",
+				       text ? err : "out of memory");
+	}
+	free(text);
+	char name[SRV_NAME_MAX];
+	strcpy(name, sp->name);
+	rc = update ? reg_replace(s, sp, inst) : reg_add(s, sp, inst);
+	if (rc)
+		return srv_reply_error(r, 500, "function '%s' changed meanwhile", name);
+	fprintf(stderr, "ember serve: %s %s\n", update ? "updated" : "deployed", name);
+	json_t *st = reg_status(s, name);
+	return st ? srv_reply_json(r, 202, st) : srv_reply_error(r, 500, "deleted meanwhile");
+}
+
+static enum MHD_Result deploy(struct srv *s, struct srv_req *r, int update)
+{
+	enum MHD_Result ret;
+	json_t *in = srv_body_json(r, &ret);
+	if (!in)
+		return ret;
+	pthread_mutex_lock(&s->admin);
+	ret = deploy_locked(s, r, in, update);
+	pthread_mutex_unlock(&s->admin);
+	json_decref(in);
+	return ret;
+}
+
+enum MHD_Result h_deploy(struct srv *s, struct srv_req *r)
+{
+	return deploy(s, r, 0);
+}
+
+enum MHD_Result h_update(struct srv *s, struct srv_req *r)
+{
+	return deploy(s, r, 1);
+}
+
+enum MHD_Result h_delete(struct srv *s, struct srv_req *r)
+{
+	enum MHD_Result ret;
+	json_t *in = srv_body_json(r, &ret);
+	if (!in)
+		return ret;
+	char name[SRV_NAME_MAX];
+	const char *fn = json_string_value(json_object_get(in, "functionName"));
+	if (!json_is_object(in) || !fn || !srv_name_ok(fn)) {
+		json_decref(in);
+		return srv_reply_error(r, 400, "functionName must be a function name");
+	}
+	strcpy(name, fn);
+	json_decref(in);
+	pthread_mutex_lock(&s->admin);
+	int rc = reg_remove(s, name);
+	if (rc == REG_OK && store_remove(s, "functions", name, ".json"))
+		fprintf(stderr, "ember serve: cannot remove functions/%s.json\n", name);
+	pthread_mutex_unlock(&s->admin);
+	if (rc)
+		return srv_reply_error(r, 404, "function '%s' not found", name);
+	fprintf(stderr, "ember serve: deleted %s\n", name);
+	return srv_reply_json(r, 202, json_pack("{s:s}", "deleted", name));
+}

@@ -1,0 +1,291 @@
+/* The fault server of cold starts, the REAP prefetch and the working-set file it reads. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "snap/snap_cold.h"
+#include "snap/snap_file.h"
+
+#define PAGE EMBER_PAGE_SIZE
+
+/* The working-set file: this header, the trace (page addresses in fault order), padding to a
+ * page, then the pages themselves, contiguous: one large read brings all of it in. */
+struct ws_hdr {
+	char magic[8];
+	uint64_t npages;
+	uint64_t trace_hash, data_hash;
+};
+
+static const char ws_magic[8] = "EMBERWS1";
+
+static uint64_t ws_data_off(uint64_t npages)
+{
+	return (sizeof(struct ws_hdr) + npages * 8 + PAGE - 1) & ~(PAGE - 1);
+}
+
+static int install(struct snap_cold *c, uint64_t addr, const void *src, uint64_t len)
+{
+	struct uffdio_copy cp = {.dst = addr + c->u.off[0], .src = (uint64_t)(uintptr_t)src,
+				 .len = len, .mode = 0};
+	if (ioctl(c->u.fd[0], UFFDIO_COPY, &cp) == 0 || errno == EEXIST)
+		return 0;
+	return -errno;
+}
+
+/* one faulting page: its snapshot content from the memory file (checked), or zeros */
+static int serve(struct snap_cold *c, int which, uint64_t fault)
+{
+	uint64_t addr = (fault - c->u.off[which]) & ~(PAGE - 1);
+	static __thread uint8_t page[4096] __attribute__((aligned(4096)));
+	const struct snap *s = c->s;
+	size_t i = snap_page_index(s, addr);
+	if (i < s->npages && s->pages[i] == addr) {
+		if (pread(c->memfd, page, PAGE, (off_t)addr) != (ssize_t)PAGE ||
+		    snap_page_hash(page) != s->hashes[i])
+			return -EIO;
+	} else {
+		memset(page, 0, PAGE);
+	}
+	struct uffdio_copy cp = {.dst = addr + c->u.off[which], .src = (uint64_t)(uintptr_t)page,
+				 .len = PAGE, .mode = 0};
+	if (ioctl(c->u.fd[which], UFFDIO_COPY, &cp) < 0 && errno != EEXIST)
+		return -errno;
+	if (errno == EEXIST) {
+		struct uffdio_range r = {addr + c->u.off[which], PAGE};
+		ioctl(c->u.fd[which], UFFDIO_WAKE, &r);
+	}
+	c->faults++;
+	uint64_t pn = addr / PAGE;
+	if (c->record && !(c->seen[pn / 8] & (1 << (pn % 8)))) {
+		c->seen[pn / 8] |= (uint8_t)(1 << (pn % 8));
+		if (c->ntrace == c->cap) {
+			size_t cap = c->cap ? c->cap * 2 : 1024;
+			uint64_t *t = realloc(c->trace, cap * sizeof(*t));
+			if (!t)
+				return -ENOMEM;
+			c->trace = t;
+			c->cap = cap;
+		}
+		c->trace[c->ntrace++] = addr;
+	}
+	return 0;
+}
+
+static void *fault_server(void *p)
+{
+	struct snap_cold *c = p;
+	struct pollfd pf[3];
+	int n = c->u.n;
+	for (int i = 0; i < n; i++)
+		pf[i] = (struct pollfd){c->u.fd[i], POLLIN, 0};
+	pf[n] = (struct pollfd){c->stop[0], POLLIN, 0};
+	for (;;) {
+		if (poll(pf, (nfds_t)n + 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[n].revents)
+			break;
+		for (int i = 0; i < n; i++) {
+			struct uffd_msg msg;
+			while (pf[i].revents && read(c->u.fd[i], &msg, sizeof(msg)) == sizeof(msg)) {
+				if (msg.event == UFFD_EVENT_PAGEFAULT &&
+				    serve(c, i, msg.arg.pagefault.address))
+					c->failed = 1;
+			}
+		}
+	}
+	return NULL;
+}
+
+static int ws_path(char *out, size_t len, const char *dir)
+{
+	return snprintf(out, len, "%.4090s/ws", dir) >= (int)len ? -1 : 0;
+}
+
+int snap_ws_exists(const char *dir)
+{
+	char path[4200];
+	ws_path(path, sizeof(path), dir);
+	return access(path, R_OK) == 0;
+}
+
+/* REAP's prefetch: the whole file in one O_DIRECT read, installed in contiguous runs */
+static int prefetch(struct snap_cold *c, const char *dir, char *err, size_t errlen)
+{
+	char path[4200];
+	ws_path(path, sizeof(path), dir);
+	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* nothing recorded yet: everything is served on demand */
+	off_t size = lseek(fd, 0, SEEK_END);
+	size_t len = ((size_t)size + PAGE - 1) & ~(PAGE - 1);
+	void *buf = NULL;
+	int rc = -1;
+	uint64_t t0 = vm_now_ns();
+	if (size < (off_t)sizeof(struct ws_hdr) || posix_memalign(&buf, PAGE, len) ||
+	    pread(fd, buf, len, 0) != size) {
+		snprintf(err, errlen, "working set %s: cannot read it", path);
+		goto out;
+	}
+	struct ws_hdr *h = buf;
+	const uint64_t *trace = (const uint64_t *)(h + 1);
+	if (memcmp(h->magic, ws_magic, 8) || h->npages > (uint64_t)size / PAGE ||
+	    ws_data_off(h->npages) + h->npages * PAGE != (uint64_t)size ||
+	    XXH3_64bits(trace, h->npages * 8) != h->trace_hash ||
+	    XXH3_64bits((uint8_t *)buf + ws_data_off(h->npages), h->npages * PAGE) !=
+		    h->data_hash) {
+		snprintf(err, errlen, "working set %s is damaged", path);
+		goto out;
+	}
+	c->prefetch_bytes = (uint64_t)size;
+	const uint8_t *data = (const uint8_t *)buf + ws_data_off(h->npages);
+	/* the trace is in fault order; install runs of consecutive addresses with one call each */
+	for (uint64_t i = 0; i < h->npages;) {
+		uint64_t j = i + 1;
+		while (j < h->npages && trace[j] == trace[j - 1] + PAGE)
+			j++;
+		if (trace[i] % PAGE || trace[i] >= vm_user_top(c->vm) ||
+		    install(c, trace[i], data + i * PAGE, (j - i) * PAGE)) {
+			snprintf(err, errlen, "working set %s: cannot install page %#llx", path,
+				 (unsigned long long)trace[i]);
+			goto out;
+		}
+		c->prefetched += j - i;
+		i = j;
+	}
+	c->prefetch_us = (vm_now_ns() - t0) / 1000;
+	rc = 0;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm,
+		    struct sys_state *st, const char *dir, enum snap_restore_mode mode, int record,
+		    char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->s = s;
+	c->vm = vm;
+	c->record = record;
+	c->stop[0] = c->stop[1] = c->memfd = -1;
+	char path[4200];
+	snprintf(path, sizeof(path), "%.4090s/mem", dir);
+	c->memfd = open(path, O_RDONLY | O_CLOEXEC);
+	c->seen = calloc(vm_mem_size(vm) / PAGE / 8 + 1, 1);
+	if (c->memfd < 0 || !c->seen || pipe2(c->stop, O_CLOEXEC) ||
+	    vm_get_uffds(vm, &c->u, err, errlen))
+		goto fail;
+	/* permissions first (they write no guest page), then every guest page faults to us */
+	for (size_t i = 0; i < s->sys.nvma; i++)
+		if (vm_protect(vm, s->sys.vmas[i].start, s->sys.vmas[i].end - s->sys.vmas[i].start,
+			       s->sys.vmas[i].prot))
+			goto fail;
+	uint64_t lo = EMBER_SYS_END, len = vm_user_top(vm) - lo;
+	for (int i = 0; i < c->u.n; i++) {
+		struct uffdio_register r = {.range = {lo + c->u.off[i], len},
+					    .mode = UFFDIO_REGISTER_MODE_MISSING};
+		if (ioctl(c->u.fd[i], UFFDIO_REGISTER, &r) < 0) {
+			snprintf(err, errlen, "userfaultfd register: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	if (mode == SNAP_REAP && prefetch(c, dir, err, errlen))
+		goto fail;
+	if (pthread_create(&c->th, NULL, fault_server, c))
+		goto fail;
+	c->running = 1;
+	if (sys_restore(st, &s->sys))
+		goto fail;
+	if (vm_set_regs(vm, &s->regs) || vm_set_fs_base(vm, s->fs_base) ||
+	    vm_set_fpu(vm, s->fpu, s->fpu_len))
+		goto fail;
+	return 0;
+fail:
+	if (!err[0])
+		snprintf(err, errlen, "cold start: %s", strerror(errno));
+	snap_cold_finish(c, NULL, err + strlen(err), 0);
+	return -1;
+}
+
+static int write_ws(struct snap_cold *c, const char *dir, char *err, size_t errlen)
+{
+	char path[4200], tmp[4300];
+	ws_path(path, sizeof(path), dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	uint64_t n = c->ntrace, off = ws_data_off(n);
+	uint8_t *buf = calloc(1, off + n * PAGE);
+	if (!buf)
+		return snprintf(err, errlen, "out of memory"), -1;
+	struct ws_hdr *h = (struct ws_hdr *)buf;
+	memcpy(h->magic, ws_magic, 8);
+	h->npages = n;
+	memcpy(h + 1, c->trace, n * 8);
+	for (uint64_t i = 0; i < n; i++) {
+		/* the snapshot's bytes for the page (the run may have written it since) */
+		size_t k = snap_page_index(c->s, c->trace[i]);
+		if (k < c->s->npages && c->s->pages[k] == c->trace[i] &&
+		    pread(c->memfd, buf + off + i * PAGE, PAGE, (off_t)c->trace[i]) != (ssize_t)PAGE) {
+			free(buf);
+			return snprintf(err, errlen, "reading the memory file: %s", strerror(errno)),
+			       -1;
+		}
+	}
+	h->trace_hash = XXH3_64bits(h + 1, n * 8);
+	h->data_hash = XXH3_64bits(buf + off, n * PAGE);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	size_t len = off + n * PAGE, done = 0;
+	while (fd >= 0 && done < len) {
+		ssize_t w = write(fd, buf + done, len - done);
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	int ok = fd >= 0 && done == len && fsync(fd) == 0 && rename(tmp, path) == 0;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	if (!ok)
+		return snprintf(err, errlen, "writing %s: %s", path, strerror(errno)), -1;
+	return 0;
+}
+
+int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t errlen)
+{
+	if (c->running) {
+		if (write(c->stop[1], "x", 1) < 0)
+			c->failed = 1;
+		pthread_join(c->th, NULL);
+		c->running = 0;
+	}
+	for (int i = 0; i < c->u.n; i++) {
+		struct uffdio_range r = {EMBER_SYS_END + c->u.off[i],
+					 vm_user_top(c->vm) - EMBER_SYS_END};
+		ioctl(c->u.fd[i], UFFDIO_UNREGISTER, &r);
+	}
+	c->u.n = 0;
+	int rc = 0;
+	if (dir && c->record && !c->failed)
+		rc = write_ws(c, dir, err, errlen);
+	if (c->memfd >= 0)
+		close(c->memfd);
+	if (c->stop[0] >= 0)
+		close(c->stop[0]), close(c->stop[1]);
+	free(c->trace);
+	free(c->seen);
+	c->trace = NULL;
+	c->seen = NULL;
+	c->memfd = c->stop[0] = c->stop[1] = -1;
+	return rc || c->failed ? -1 : 0;
+}

@@ -1,0 +1,31 @@
+/* Snapshots on disk: a sparse memory file and a checksummed state file, written atomically. */
+#ifndef EMBER_SNAP_FILE_H
+#define EMBER_SNAP_FILE_H
+
+#include "snap/snap.h"
+
+#define SNAP_FILE_VERSION 1
+
+/* what a snapshot on disk must match to be used */
+struct snap_meta {
+	uint64_t image_digest;
+	uint64_t mem_size;
+	uint64_t config_hash; /* argv, env, code: what init saw */
+};
+
+/* Writes s into dir (created or replaced as a whole: a crash leaves the old one). */
+int snap_save(const struct snap *s, const struct snap_meta *m, const char *dir, char *err,
+	      size_t errlen);
+/* Reads the state and page list of dir; with pages, also every page, checked. Refuses (-1, with
+ * the reason) a snapshot of another image, version or configuration, or a damaged one. */
+int snap_load(struct snap *s, const struct snap_meta *m, const char *dir, int pages, char *err,
+	      size_t errlen);
+/* Reads the page data of a snapshot loaded without it, checking each page. */
+int snap_load_pages(struct snap *s, const char *dir, char *err, size_t errlen);
+/* Drops dir's files from the page cache, so the next start reads them from disk. */
+int snap_drop_cache(const char *dir);
+
+/* the per-page checksums kept beside a loaded snapshot's page list */
+uint64_t snap_page_hash(const void *page);
+
+#endif
