@@ -317,7 +317,9 @@ int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct e
 	/* back to the snapshot at once, so the next request finds it ready; a machine that
 	 * failed is not trusted again */
 	uint64_t t1 = vm_now_ns();
-	int broken = v->st.outcome == SYS_ERROR || reset(fn, v, 0, &res->pages_touched);
+	/* a KVM vCPU that took a triple fault is not entered again: a clean shell replaces it */
+	int fault_kvm = v->st.fault.kind == VM_EXIT_FAULT && vm_backend_of(v->vm) == VM_BACKEND_KVM;
+	int broken = v->st.outcome == SYS_ERROR || fault_kvm || reset(fn, v, 0, &res->pages_touched);
 	res->reset_us = us_since(t1);
 	if (broken || pool_put(&fn->pool, v))
 		virtine_destroy(v);

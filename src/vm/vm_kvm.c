@@ -27,15 +27,21 @@ struct kvm_vm {
 
 static int set_cpuid(struct kvm_vm *k, uint64_t *xcr0, char *err, size_t errlen)
 {
-	int n = 256;
-	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + (size_t)n * sizeof(c->entries[0]));
-	if (!c)
-		return snprintf(err, errlen, "out of memory"), -1;
-	c->nent = (uint32_t)n;
-	if (ioctl(k->kvm, KVM_GET_SUPPORTED_CPUID, c) < 0) {
-		snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
+	struct kvm_cpuid2 *c = NULL;
+	/* the table size is not known in advance: grow until it fits (E2BIG) */
+	for (int n = 128; n <= 4096; n *= 2) {
 		free(c);
-		return -1;
+		c = calloc(1, sizeof(*c) + (size_t)n * sizeof(c->entries[0]));
+		if (!c)
+			return snprintf(err, errlen, "out of memory"), -1;
+		c->nent = (uint32_t)n;
+		if (ioctl(k->kvm, KVM_GET_SUPPORTED_CPUID, c) == 0)
+			break;
+		if (errno != E2BIG || n == 4096) {
+			snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
+			free(c);
+			return -1;
+		}
 	}
 	*xcr0 = 0x3; /* x87 and SSE always */
 	for (uint32_t i = 0; i < c->nent; i++)
@@ -127,6 +133,9 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 		snprintf(err, errlen, "no KVM: KVM_CREATE_VM: %s", strerror(errno));
 		return VM_ENOKVM;
 	}
+	/* only used for real-mode emulation on Intel, which never happens here; set it anyway as
+	 * every VMM does, out of the way above guest RAM */
+	ioctl(k->vmfd, KVM_SET_TSS_ADDR, 0xfffbd000UL);
 	struct kvm_userspace_memory_region r = {
 		.slot = 0,
 		.guest_phys_addr = 0,
