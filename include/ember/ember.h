@@ -98,6 +98,9 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 /* Runs one invocation with the given request bytes; thread-safe. Always fills res. */
 int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct ember_result *res);
 void ember_result_free(struct ember_result *res);
+/* Fills the pool up to n ready virtines (at most its size), restored from the snapshot. Returns
+ * how many were added, or -1. Does nothing for a function without a snapshot in memory. */
+int ember_warm(struct ember_function *fn, unsigned n);
 void ember_info(const struct ember_function *fn, struct ember_info *info);
 void ember_unload(struct ember_function *fn);
 

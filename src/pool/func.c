@@ -105,6 +105,10 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 		   (cfg->state_dir && func_disk_save(fn, cfg->cold, err, errlen))) {
 		goto fail;
 	}
+	if (ember_warm(fn, fn->pool_size) < 0) {
+		snprintf(err, errlen, "cannot fill the pool of ready virtines");
+		goto fail;
+	}
 	*out = fn;
 	return 0;
 fail:

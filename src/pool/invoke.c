@@ -228,20 +228,12 @@ static struct virtine *new_virtine(struct ember_function *fn, struct ember_resul
 }
 
 /* a virtine at the snapshot state: from the pool, else restored into a clean shell */
-static struct virtine *get_warm(struct ember_function *fn, struct ember_result *res)
+/* a clean shell restored to the snapshot */
+static struct virtine *restored(struct ember_function *fn, struct ember_result *res)
 {
-	uint64_t t0 = vm_now_ns();
-	struct virtine *v = pool_take(&fn->pool);
-	res->wait_us = us_since(t0);
-	if (v) {
-		res->warm = 1;
-		return v;
-	}
-	v = new_virtine(fn, res);
-	res->wait_us = us_since(t0);
+	struct virtine *v = new_virtine(fn, res);
 	if (!v)
 		return NULL;
-	uint64_t t1 = vm_now_ns();
 	sys_init(&v->st, v->vm, &fn->proc);
 	v->st.out_limit = fn->output_limit;
 	if (fn->code)
@@ -251,8 +243,44 @@ static struct virtine *get_warm(struct ember_function *fn, struct ember_result *
 		fail_result(res, "cannot restore the snapshot");
 		return NULL;
 	}
+	return v;
+}
+
+static struct virtine *get_warm(struct ember_function *fn, struct ember_result *res)
+{
+	uint64_t t0 = vm_now_ns();
+	struct virtine *v = pool_take(&fn->pool);
+	res->wait_us = us_since(t0);
+	if (v) {
+		res->warm = 1;
+		return v;
+	}
+	uint64_t t1 = vm_now_ns();
+	v = restored(fn, res);
 	res->setup_us = us_since(t1);
 	return v;
+}
+
+int ember_warm(struct ember_function *fn, unsigned n)
+{
+	if (!fn->snapshot || atomic_load(&fn->cold_pending))
+		return 0;
+	if (n > fn->pool.cap)
+		n = (unsigned)fn->pool.cap;
+	int added = 0;
+	while (atomic_load(&fn->pool.ready) < n) {
+		struct ember_result res;
+		memset(&res, 0, sizeof(res));
+		struct virtine *v = restored(fn, &res);
+		if (!v)
+			return -1;
+		if (pool_put(&fn->pool, v)) {
+			virtine_destroy(v);
+			break;
+		}
+		added++;
+	}
+	return added;
 }
 
 static int invoke_shell(struct ember_function *fn, const void *in, size_t len,
