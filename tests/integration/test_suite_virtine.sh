@@ -1,0 +1,108 @@
+#!/bin/sh
+# The function suite inside virtines: every function on its requests, warm (--repeat 2, from the
+# snapshot) and on a clean shell (--no-snapshot), against the native run's output and the
+# checked-in .out files; and the load-time errors of bad JavaScript and Lua sources (exit 125).
+# Run from the repository root; B is the build directory (default build). One line per check.
+set -u
+. "$(dirname "$0")/lib.sh"
+pick_backend
+
+ms()
+{
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# same N FILE: the last run's stdout is N copies of FILE
+same()
+{
+	: >"$tmp/want"
+	i=0
+	while [ "$i" -lt "$1" ]; do
+		cat "$2" >>"$tmp/want"
+		i=$((i + 1))
+	done
+	cmp -s "$tmp/out" "$tmp/want"
+}
+
+for dir in functions/*; do
+	name=${dir#functions/}
+	native=
+	if [ -f "$dir/handler.js" ]; then
+		set -- --runtime js "$dir/handler.js"
+	elif [ -f "$dir/handler.lua" ]; then
+		set -- --runtime lua "$dir/handler.lua"
+	elif [ -f "$dir/main.c" ]; then
+		native=$B/functions/$name
+		set -- "$native"
+	else
+		continue
+	fi
+	for size in small large; do
+		[ -f "$dir/$size.req" ] || continue
+		cp "$dir/$size.req" "$tmp/in"
+		# the expected outputs: the checked-in one, and for C functions the native run's
+		wants=
+		what=
+		if [ -f "$dir/$size.out" ]; then
+			wants=$dir/$size.out
+			what=$size.out
+		fi
+		if [ -n "$native" ]; then
+			if ! "$native" <"$tmp/in" >"$tmp/native" 2>"$tmp/err"; then
+				bad "$name/$size: the native run failed"
+				continue
+			fi
+			wants="$wants $tmp/native"
+			what="${what:+$what and }the native run's"
+		fi
+		if [ -z "$wants" ]; then
+			bad "$name/$size: no expected output"
+			continue
+		fi
+		for mode in warm shell; do
+			t0=$(ms)
+			if [ "$mode" = warm ]; then
+				n=2
+				er --repeat 2 "$@"
+			else
+				n=1
+				er --no-snapshot "$@"
+			fi
+			t=$(($(ms) - t0))
+			if [ "$rc" != 0 ]; then
+				bad "$name/$size $mode: exit $rc"
+				continue
+			fi
+			differ=
+			for w in $wants; do
+				same "$n" "$w" || differ="${differ:+$differ and }${w#"$tmp"/}"
+			done
+			if [ -z "$differ" ]; then
+				ok "$name/$size $mode: $n output(s) equal to $what (${t} ms)"
+			else
+				bad "$name/$size $mode: output differs from $differ"
+			fi
+		done
+	done
+done
+
+# expect NAME RUNTIME FILE PATTERN SOURCE: `ember run --runtime RUNTIME FILE` with FILE holding
+# SOURCE fails at load: exit 125 and a message matching PATTERN (the file name and a line)
+expect()
+{
+	printf '%b' "$5" >"$tmp/$3"
+	req request
+	er --runtime "$2" "$tmp/$3"
+	if [ "$rc" = 125 ] && grep -Eq "$4" "$tmp/err"; then
+		ok "$1: exit 125, $(head -n 1 "$tmp/err")"
+	else
+		bad "$1: exit $rc (want 125 and a message matching '$4')"
+	fi
+}
+
+expect "lua without handler" lua nohandler.lua 'nohandler\.lua:[0-9]+:' \
+	'local x = 1\nfunction handle(req)\n  return req\nend\n'
+expect "js syntax error" js syntax.js 'syntax\.js:2:' \
+	'function handler(req) {\n  return "a" +;\n}\n'
+
+finish
