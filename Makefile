@@ -3,8 +3,9 @@ CC       ?= gcc
 MUSLCC   ?= musl-gcc
 B        := build
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc -MMD -MP
-LDLIBS   += -lcapstone -lseccomp -ljansson -lxxhash -lpthread
+# what every host object needs, kept apart so `make CFLAGS=...` cannot drop it
+EMBER_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc -MMD -MP
+LDLIBS   += -lcapstone -lseccomp -ljansson -lxxhash -lpthread -lmicrohttpd
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 .PHONY: all setup run test unit integration bench asan clean format
@@ -22,14 +23,14 @@ include src/vm/stub/stub.mk
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) -c $< -o $@
 
 $(B)/libember.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(B)/ember: $(CLI_OBJ) $(B)/libember.a
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(B)/libember.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libember.a $(LDLIBS)
 
 include tests/guest/guest.mk
 -include functions/functions.mk
@@ -45,7 +46,7 @@ test: setup all
 	./tests/run.sh
 
 asan:
-	$(MAKE) B=build-asan CFLAGS="-O1 -g $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" all unit-bins
+	$(MAKE) B=build-asan CFLAGS="-O1 -g -Wno-format-truncation $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" all unit-bins
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -7,6 +7,6 @@ unit-bins: $(UNIT_BINS)
 
 $(B)/tests/unit/%: tests/unit/%.c $(B)/libember.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(B)/libember.a $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) -Itests/unit -o $@ $< $(B)/libember.a $(LDFLAGS) $(LDLIBS) -lcmocka
 
 all: unit-bins

@@ -129,6 +129,7 @@ static const struct {
 } benches[] = {
 	{"latency", cli_bench_latency, "per-invocation latency: Ember next to its floor and peers"},
 	{"suite", cli_bench_suite, "the function suite: init, warm latency, exits, pages, native"},
+	{"cold", cli_bench_cold, "cold starts from snapshots on disk: lazy next to REAP"},
 };
 
 int cli_bench(int argc, char **argv)

@@ -25,5 +25,6 @@ double bench_spawn(const char *path, const void *req, size_t len);
 
 int cli_bench_latency(int argc, char **argv);
 int cli_bench_suite(int argc, char **argv);
+int cli_bench_cold(int argc, char **argv);
 
 #endif

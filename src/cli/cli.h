@@ -11,7 +11,9 @@
 #define CLI_EXIT_LIMIT   126
 
 int cli_run(int argc, char **argv);
+int cli_serve(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_snapshot(int argc, char **argv);
 
 /* "64M", "1G", "512K", "4096" -> bytes; -1 on a malformed size */
 int cli_parse_size(const char *s, uint64_t *out);
@@ -21,5 +23,19 @@ int cli_write_all(int fd, const void *buf, size_t len);
 /* the runtime image for a language ("js", "lua"): $EMBER_RUNTIME_DIR/NAME, or runtimes/NAME next
  * to the ember binary */
 int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size_t whylen);
+
+/* what ember_load needs to run PROGRAM: the program itself, or with runtime set, the runtime's
+ * image with PROGRAM's source as its code (argv points into the struct: do not copy it) */
+struct cli_program {
+	char image[4096];
+	char source[256]; /* the source's file name, the runtime's argv[1] */
+	const char *argv[3];
+	uint8_t *code; /* malloc'd; free it after ember_load */
+	size_t code_len;
+};
+int cli_program(const char *runtime, const char *program, struct cli_program *p, char *why,
+		size_t whylen);
+/* a --mem SIZE: parsed, not 0, rounded up to 2 MiB; -1 when malformed */
+int cli_parse_mem(const char *s, uint64_t *out);
 
 #endif

@@ -1,5 +1,6 @@
 /* Small helpers the subcommands share: sizes, reading and writing whole streams. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,5 +117,40 @@ int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size
 		snprintf(why, whylen, "runtime '%s' not found at %s (build it with make)", name, out);
 		return -1;
 	}
+	return 0;
+}
+
+int cli_program(const char *runtime, const char *program, struct cli_program *p, char *why,
+		size_t whylen)
+{
+	memset(p, 0, sizeof(*p));
+	if (!runtime) {
+		snprintf(p->image, sizeof(p->image), "%s", program);
+		p->argv[0] = p->image;
+		return 0;
+	}
+	if (cli_runtime_path(runtime, p->image, sizeof(p->image), why, whylen))
+		return -1;
+	int fd = open(program, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || cli_read_all(fd, &p->code, &p->code_len, 64 << 20)) {
+		snprintf(why, whylen, "%s: cannot read the source", program);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	const char *base = strrchr(program, '/');
+	snprintf(p->source, sizeof(p->source), "%s", base ? base + 1 : program);
+	p->argv[0] = p->image;
+	p->argv[1] = p->source;
+	return 0;
+}
+
+int cli_parse_mem(const char *s, uint64_t *out)
+{
+	uint64_t size;
+	if (cli_parse_size(s, &size) || size == 0 || size > (1ULL << 46))
+		return -1;
+	*out = (size + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
 	return 0;
 }

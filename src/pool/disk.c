@@ -84,6 +84,59 @@ int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen
 	return cold ? go_cold(fn, err, errlen) : 0;
 }
 
+/* After a cold start the pages it never brought in are holes, zero once the fault server is
+ * gone; the reset puts back only what the run could have changed, so the snapshot's content
+ * goes into them first. */
+static int fill_missing(const struct snap *s, struct vm *vm)
+{
+	uint8_t in[256];
+	for (size_t i = 0; i < s->npages;) {
+		size_t n = 1; /* a run of consecutive pages: one residency query */
+		while (i + n < s->npages && n < sizeof(in) &&
+		       s->pages[i + n] == s->pages[i] + n * EMBER_PAGE_SIZE)
+			n++;
+		if (vm_resident(vm, s->pages[i], n * EMBER_PAGE_SIZE, in))
+			return -1;
+		for (size_t k = 0; k < n; k++)
+			if (!(in[k] & 1) &&
+			    vm_copy_to(vm, s->pages[i + k], s->data + (i + k) * EMBER_PAGE_SIZE,
+				       EMBER_PAGE_SIZE))
+				return -1;
+		i += n;
+	}
+	return 0;
+}
+
+/* The snapshot on disk proved damaged during a cold start (why says how): runs init again in a
+ * new machine and writes a new snapshot over it. When that fails, fn is left without a snapshot
+ * (invocations load from scratch) or with one only in memory, and rebuilt says so. */
+static void rebuild(struct ember_function *fn, const char *why)
+{
+	char err[256] = "out of memory";
+	struct vm *vm;
+	pool_fini(&fn->pool);
+	snap_free(&fn->snap);
+	fn->snapshot = fn->from_disk = 0;
+	fn->init_us = fn->init_exits = 0;
+	if (pool_init(&fn->pool, fn->pool_size) ||
+	    pool_shell(&fn->vmcfg, &vm, err, sizeof(err)) != VM_OK ||
+	    func_init(fn, vm, err, sizeof(err)) || func_disk_save(fn, 0, err, sizeof(err)))
+		snprintf(fn->rebuilt, sizeof(fn->rebuilt), "%.120s; rebuilding it failed: %s", why,
+			 err);
+	else
+		snprintf(fn->rebuilt, sizeof(fn->rebuilt), "%s", why);
+	atomic_store(&fn->cold_pending, 0); /* the invocations waiting run warm (or shell) now */
+}
+
+/* after a damaged cold start: the snapshot made again, the request run warm from it */
+static int invoke_rebuilt(struct ember_function *fn, const void *in, size_t len,
+			  struct ember_result *res, const char *why)
+{
+	ember_result_free(res);
+	rebuild(fn, why);
+	return ember_invoke(fn, in, len, res); /* cold_pending is clear: not cold again */
+}
+
 int func_invoke_cold(struct ember_function *fn, const void *in, size_t len,
 		     struct ember_result *res)
 {
@@ -106,26 +159,37 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len,
 	if (snap_cold_start(&c, &fn->snap, v->vm, &v->st, fn->snap_dir, fn->restore, record, err,
 			    sizeof(err))) {
 		virtine_destroy(v);
-		goto fail;
+		char why[300];
+		snprintf(why, sizeof(why), "snapshot %.200s refused: %s", fn->snap_dir, err);
+		return invoke_rebuilt(fn, in, len, res, why);
 	}
 	res->setup_us = us_since(t1);
 	res->cold = 1;
 	res->prefetched_pages = c.prefetched;
 	res->prefetch_bytes = c.prefetch_bytes;
 	res->prefetch_us = c.prefetch_us;
-	res->recorded = record;
+	res->recorded = c.record; /* also when a damaged working set was dropped */
 	func_run_invocation(fn, v, in, len, res);
 	res->faults = c.faults;
 	int broken = snap_cold_finish(&c, fn->snap_dir, err, sizeof(err)) ||
 		     v->st.outcome == SYS_ERROR;
-	/* warm from now on: the snapshot's pages in memory (mostly in the page cache by now) */
+	if (c.damaged) { /* the run saw a poisoned page: its result is not the function's */
+		virtine_destroy(v);
+		snprintf(err, sizeof(err), "snapshot %.200s refused: page %#llx is damaged",
+			 fn->snap_dir, (unsigned long long)(c.damaged - 1));
+		return invoke_rebuilt(fn, in, len, res, err);
+	}
+	/* warm from now on: the snapshot's pages in memory (mostly in the page cache by now); a
+	 * page damaged on disk that this run did not touch is found here: the result stands,
+	 * the snapshot is made again */
 	if (snap_load_pages(&fn->snap, fn->snap_dir, err, sizeof(err))) {
 		virtine_destroy(v);
-		atomic_store(&fn->cold_pending, 1);
+		rebuild(fn, err);
 		return 0;
 	}
+	atomic_store(&fn->cold_pending, 0); /* the snapshot is whole in memory: warm starts can go */
 	uint64_t t2 = vm_now_ns();
-	broken = broken || func_reset(fn, v, &res->pages_touched);
+	broken = broken || fill_missing(&fn->snap, v->vm) || func_reset(fn, v, &res->pages_touched);
 	res->reset_us = us_since(t2);
 	if (broken || pool_put(&fn->pool, v))
 		virtine_destroy(v);

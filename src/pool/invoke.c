@@ -331,7 +331,9 @@ int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct e
 	if (atomic_load(&fn->cold_pending)) {
 		/* one cold start at a time; the others wait for it and then run warm */
 		pthread_mutex_lock(&fn->cold_lock);
-		int rc = 0, cold = atomic_exchange(&fn->cold_pending, 0);
+		/* still set until the cold start has the snapshot in memory (func_invoke_cold
+		 * clears it): whoever comes meanwhile waits here, not in a restore from it */
+		int rc = 0, cold = atomic_load(&fn->cold_pending);
 		if (cold)
 			rc = func_invoke_cold(fn, in, len, res);
 		pthread_mutex_unlock(&fn->cold_lock);

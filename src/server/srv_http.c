@@ -14,18 +14,18 @@
 #define MAX_CONNECTIONS 1000
 
 static const struct srv_route routes[] = {
-	{"GET", "/healthz", ROUTE_EXACT, BODY_REQUEST, h_healthz},
-	{"GET", "/system/info", ROUTE_EXACT, BODY_REQUEST, h_info},
-	{"GET", "/metrics", ROUTE_EXACT, BODY_REQUEST, h_metrics},
-	{"GET", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_list},
-	{"POST", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_deploy},
-	{"PUT", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_update},
-	{"DELETE", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_delete},
-	{"GET", "/system/function/", ROUTE_NAME, BODY_REQUEST, h_get},
-	{"GET", "/system/images", ROUTE_EXACT, BODY_REQUEST, h_image_list},
-	{"PUT", "/system/images/", ROUTE_NAME, BODY_IMAGE, h_image_put},
-	{"DELETE", "/system/images/", ROUTE_NAME, BODY_REQUEST, h_image_delete},
-	{NULL, "/function/", ROUTE_NAME_REST, BODY_REQUEST, h_invoke},
+    {"GET", "/healthz", ROUTE_EXACT, BODY_REQUEST, h_healthz},
+    {"GET", "/system/info", ROUTE_EXACT, BODY_REQUEST, h_info},
+    {"GET", "/metrics", ROUTE_EXACT, BODY_REQUEST, h_metrics},
+    {"GET", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_list},
+    {"POST", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_deploy},
+    {"PUT", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_update},
+    {"DELETE", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_delete},
+    {"GET", "/system/function/", ROUTE_NAME, BODY_REQUEST, h_get},
+    {"GET", "/system/images", ROUTE_EXACT, BODY_REQUEST, h_image_list},
+    {"PUT", "/system/images/", ROUTE_NAME, BODY_IMAGE, h_image_put},
+    {"DELETE", "/system/images/", ROUTE_NAME, BODY_REQUEST, h_image_delete},
+    {NULL, "/function/", ROUTE_NAME_REST, BODY_REQUEST, h_invoke},
 };
 
 /* 0: another path; 1: this path, name set; -1: this path with a bad name */
@@ -39,16 +39,15 @@ static int path_match(const struct srv_route *rt, const char *url, char *name)
 		return 0;
 	const char *p = url + n, *slash = strchr(p, '/');
 	size_t len = slash ? (size_t)(slash - p) : strlen(p);
-	if (slash && rt->match == ROUTE_NAME)
-		return 0;
-	if (len == 0 || len >= SRV_NAME_MAX)
+	if ((slash && rt->match == ROUTE_NAME) || len == 0 || len >= SRV_NAME_MAX)
 		return -1;
 	memcpy(name, p, len);
 	name[len] = 0;
 	return srv_name_ok(name) ? 1 : -1;
 }
 
-static void route(struct srv *s, struct srv_req *r, const char *url, struct srv_early *e)
+static void route(struct srv *s, struct srv_req *r, const char *url, int stopping,
+		  struct srv_early *e)
 {
 	int found = 0, bad = 0;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]) && !r->route; i++) {
@@ -56,21 +55,24 @@ static void route(struct srv *s, struct srv_req *r, const char *url, struct srv_
 		if (!m)
 			continue;
 		found = 1;
-		if (routes[i].method && strcmp(routes[i].method, r->method))
+		/* HEAD is GET without the body (libmicrohttpd leaves it out) */
+		const char *meth = strcmp(r->method, "HEAD") ? r->method : "GET";
+		if (routes[i].method && strcmp(routes[i].method, meth))
 			continue;
 		r->route = &routes[i];
 		bad = m < 0;
 	}
 	r->limit = r->route && r->route->body == BODY_IMAGE ? s->opt.max_image : s->opt.max_body;
-	if (s->stopping)
+	if (stopping)
 		*e = (struct srv_early){503, "the server is shutting down"};
 	else if (!found)
 		*e = (struct srv_early){404, "no such route"};
 	else if (!r->route)
 		snprintf(e->msg, sizeof(e->msg), "method %s not allowed here", r->method),
-			e->status = 405;
+		    e->status = 405;
 	else if (bad)
-		*e = (struct srv_early){400, "names match [a-z0-9][a-z0-9-_.]{0,62} and contain no '..'"};
+		*e = (struct srv_early){
+		    400, "names match [a-z0-9][a-z0-9-_.]{0,62} and contain no '..'"};
 }
 
 static enum MHD_Result reply_early(struct srv_req *r, const struct srv_early *e)
@@ -93,16 +95,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		r->method = method;
 		pthread_mutex_lock(&s->mu);
 		s->active++;
+		int stopping = s->stopping;
 		pthread_mutex_unlock(&s->mu);
 		struct srv_early *e = &r->early;
-		route(s, r, url, e);
-		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		route(s, r, url, stopping, e);
+		const char *cl =
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Expect");
 		unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
 		if (!e->status && n > r->limit)
 			snprintf(e->msg, sizeof(e->msg), "the body is larger than %llu bytes",
 				 (unsigned long long)r->limit),
-				e->status = 413;
+			    e->status = 413;
 		/* a client that waits for 100 Continue, or would send far too much, hears now */
 		if (e->status && (expect || n > r->limit + EARLY_413_SLACK))
 			return reply_early(r, e);
@@ -247,11 +251,10 @@ int http_start(struct srv *s, char *err, size_t errlen)
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 			 MHD_USE_POLL | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0);
 	errno = 0;
-	s->mhd = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-		MHD_OPTION_CONNECTION_TIMEOUT, s->opt.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)MAX_CONNECTIONS, MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-		MHD_OPTION_END);
+	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
+				  ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, s->opt.conn_timeout_s,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!s->mhd)
 		return snprintf(err, errlen, "cannot listen on %s: %s", s->opt.listen,
@@ -264,8 +267,8 @@ int http_start(struct srv *s, char *err, size_t errlen)
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_LISTEN_FD);
 	if (di && !getsockname(di->listen_fd, (struct sockaddr *)&ss, &sl)) {
 		void *a = ss.ss_family == AF_INET6
-				  ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
-				  : (void *)&((struct sockaddr_in *)&ss)->sin_addr;
+			      ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+			      : (void *)&((struct sockaddr_in *)&ss)->sin_addr;
 		inet_ntop(ss.ss_family, a, host, sizeof(host));
 		port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 						      : ((struct sockaddr_in *)&ss)->sin_port);

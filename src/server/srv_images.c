@@ -14,14 +14,16 @@ static void rename_in_message(char *err, size_t errlen, const char *tmp, const c
 	size_t n = strlen(tmp);
 	if (strncmp(err, tmp, n))
 		return;
-	char rest[SRV_ERR_MAX];
-	snprintf(rest, sizeof(rest), "%s", err + n);
-	snprintf(err, errlen, "%s%s", name, rest);
+	size_t nn = strlen(name), rest = strlen(err + n);
+	if (nn + rest >= errlen)
+		return;
+	memmove(err + nn, err + n, rest + 1);
+	memcpy(err, name, nn);
 }
 
 enum MHD_Result h_image_put(struct srv *s, struct srv_req *r)
 {
-	char tmp[PATH_MAX], err[SRV_ERR_MAX];
+	char tmp[SRV_PATH_MAX], err[SRV_ERR_MAX];
 	if (!r->len)
 		return srv_reply_error(r, 400, "the body must be a static x86-64 executable");
 	if (store_temp(s, "images", r->body, r->len, 0755, tmp, sizeof(tmp), err, sizeof(err)))
@@ -44,7 +46,7 @@ enum MHD_Result h_image_put(struct srv *s, struct srv_req *r)
 
 enum MHD_Result h_image_list(struct srv *s, struct srv_req *r)
 {
-	char path[PATH_MAX];
+	char path[SRV_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/images", s->state);
 	json_t *a = json_array();
 	DIR *d = opendir(path);
@@ -54,27 +56,20 @@ enum MHD_Result h_image_list(struct srv *s, struct srv_req *r)
 		if (!srv_name_ok(de->d_name) || fstatat(dirfd(d), de->d_name, &st, 0) ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		json_array_append_new(a, json_pack("{s:s,s:I}", "name", de->d_name, "bytes",
-						   (json_int_t)st.st_size));
+		json_array_append_new(
+		    a, json_pack("{s:s,s:I}", "name", de->d_name, "bytes", (json_int_t)st.st_size));
 	}
 	if (d)
 		closedir(d);
 	return srv_reply_json(r, 200, a);
 }
 
+/* functions deployed from it keep their own link to the version they were deployed with */
 enum MHD_Result h_image_delete(struct srv *s, struct srv_req *r)
 {
-	char user[SRV_NAME_MAX] = "";
 	pthread_mutex_lock(&s->admin);
-	pthread_mutex_lock(&s->mu);
-	for (size_t i = 0; i < s->nfns && !user[0]; i++)
-		if (!strcmp(s->fns[i]->spec->image, r->name))
-			strcpy(user, s->fns[i]->spec->name);
-	pthread_mutex_unlock(&s->mu);
-	int rc = user[0] ? 0 : store_remove(s, "images", r->name, "");
+	int rc = store_remove(s, "images", r->name, "");
 	pthread_mutex_unlock(&s->admin);
-	if (user[0])
-		return srv_reply_error(r, 409, "image '%s' is used by function '%s'", r->name, user);
 	if (rc)
 		return srv_reply_error(r, 404, "image '%s' not found", r->name);
 	return srv_reply_json(r, 202, json_pack("{s:s}", "deleted", r->name));

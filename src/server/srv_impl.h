@@ -14,14 +14,15 @@
 
 #define SRV_NAME_MAX 64 /* a name is [a-z0-9][a-z0-9-_.]{0,62} */
 #define SRV_ERR_MAX  320
+#define SRV_PATH_MAX (PATH_MAX + 128) /* the state dir (< PATH_MAX) and a file in it */
 
 /* A deployment, validated. Immutable once made; shared by reference (refs). */
 struct srv_spec {
 	atomic_int refs;
 	char name[SRV_NAME_MAX];
 	char image[SRV_NAME_MAX]; /* an uploaded image, or "" */
-	char runtime[8];          /* "js", "lua" or "" */
-	const char *code;         /* the runtime's source (points into doc) */
+	char runtime[8];	  /* "js", "lua" or "" */
+	const char *code;	  /* the runtime's source (points into doc) */
 	size_t code_len;
 	char **envp; /* "K=V", NULL-terminated */
 	const char *content_type;
@@ -57,9 +58,9 @@ struct srv_inst {
 struct srv_entry {
 	struct srv_spec *spec;
 	struct srv_inst *inst; /* NULL: not loaded (not yet, or evicted) */
-	uint64_t gen;          /* bumped by every update */
-	int loading;           /* somebody is loading spec now; wait on cv */
-	int failed;            /* the last load of generation fail_gen failed at fail_at */
+	uint64_t gen;	       /* bumped by every update */
+	int loading;	       /* somebody is loading spec now; wait on cv */
+	int failed;	       /* the last load of generation fail_gen failed at fail_at */
 	uint64_t fail_gen;
 	double fail_at;
 	char fail_msg[SRV_ERR_MAX];
@@ -95,8 +96,8 @@ struct srv {
 
 /* srv_store.c: the state directory */
 int store_init(struct srv *s, char *err, size_t errlen);
-int store_path(const struct srv *s, const char *dir, const char *name, const char *ext,
-	       char *buf, size_t len);
+int store_path(const struct srv *s, const char *dir, const char *name, const char *ext, char *buf,
+	       size_t len);
 int store_write(const struct srv *s, const char *dir, const char *name, const char *ext,
 		const void *data, size_t len, char *err, size_t errlen);
 /* Writes data to a new temporary file in dir, fsynced, with the given mode; path receives it. */
@@ -105,11 +106,16 @@ int store_temp(const struct srv *s, const char *dir, const void *data, size_t le
 int store_commit(const struct srv *s, const char *dir, const char *tmp, const char *name,
 		 const char *ext, char *err, size_t errlen);
 int store_remove(const struct srv *s, const char *dir, const char *name, const char *ext);
+/* Links images/<image> to a new temporary file in functions/ (path): a deployment keeps the
+ * version it was deployed with, whatever is uploaded later. */
+int store_pin(const struct srv *s, const char *image, char *path, size_t pathlen, char *err,
+	      size_t errlen);
 int store_restore(struct srv *s);
 
 /* srv_load.c */
-int load_spec(struct srv *s, const struct srv_spec *sp, struct srv_inst **out, char *err,
-	      size_t errlen);
+/* image: the executable to load (NULL: the deployment's pinned copy, else the uploaded one) */
+int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struct srv_inst **out,
+	      char *err, size_t errlen);
 int load_check_image(struct srv *s, const char *path, struct ember_info *info, char *err,
 		     size_t errlen);
 void inst_unload(struct srv_inst *in);
@@ -119,16 +125,16 @@ enum { REG_OK, REG_NOTFOUND, REG_BUSY, REG_LOADERR, REG_EXISTS };
 struct srv_call {
 	struct srv_entry *e;
 	struct srv_inst *inst;
-	uint64_t load_us; /* this call loaded the function first */
-	unsigned pool;
+	struct srv_spec *spec; /* the deployment inst was loaded from */
+	uint64_t load_us;      /* this call loaded the function first */
 };
 int reg_acquire(struct srv *s, const char *name, struct srv_call *c, char *err, size_t errlen);
 void reg_release(struct srv *s, struct srv_call *c);
-int reg_add(struct srv *s, struct srv_spec *sp, struct srv_inst *in); /* takes both */
+int reg_add(struct srv *s, struct srv_spec *sp, struct srv_inst *in);	  /* takes both */
 int reg_replace(struct srv *s, struct srv_spec *sp, struct srv_inst *in); /* takes both */
 int reg_remove(struct srv *s, const char *name);
 struct srv_spec *reg_spec(struct srv *s, const char *name); /* a reference, or NULL */
-json_t *reg_status(struct srv *s, const char *name);        /* NULL: no such function */
+json_t *reg_status(struct srv *s, const char *name);	    /* NULL: no such function */
 json_t *reg_list(struct srv *s);
 void reg_preload(struct srv *s);
 void reg_evict(struct srv *s);
@@ -149,8 +155,8 @@ typedef enum MHD_Result (*srv_handler)(struct srv *s, struct srv_req *r);
 struct srv_route {
 	const char *method; /* NULL: any */
 	const char *path;   /* exact, or the part before the name */
-	int match;          /* ROUTE_EXACT, ROUTE_NAME or ROUTE_NAME_REST */
-	int body;           /* BODY_REQUEST or BODY_IMAGE: which limit applies */
+	int match;	    /* ROUTE_EXACT, ROUTE_NAME or ROUTE_NAME_REST */
+	int body;	    /* BODY_REQUEST or BODY_IMAGE: which limit applies */
 	srv_handler fn;
 };
 enum { ROUTE_EXACT, ROUTE_NAME, ROUTE_NAME_REST };
@@ -178,7 +184,7 @@ enum MHD_Result srv_reply(struct srv_req *r, unsigned status, const char *ctype,
 			  size_t len, int take, const struct srv_header *hdrs, size_t nhdrs);
 enum MHD_Result srv_reply_json(struct srv_req *r, unsigned status, json_t *j);
 enum MHD_Result srv_reply_error(struct srv_req *r, unsigned status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* the request body as JSON, or NULL after replying 400 (*ret holds the reply's result) */
 json_t *srv_body_json(struct srv_req *r, enum MHD_Result *ret);
 int http_start(struct srv *s, char *err, size_t errlen);

@@ -6,10 +6,11 @@
 
 #include "server/srv_impl.h"
 
-#define DEFAULT_MEM  (64ULL << 20)
-#define DEFAULT_POOL 8
-#define MAX_POOL     64
-#define NOKVM_HINT   " (start the server with --backend auto or --backend ptrace)"
+#define DEFAULT_MEM	     (64ULL << 20)
+#define DEFAULT_POOL	     2
+#define POOL_FOR_CONCURRENCY 8
+#define MAX_POOL	     64
+#define NOKVM_HINT	     " (start the server with --backend auto or --backend ptrace)"
 
 static void add_hint(int rc, char *err, size_t errlen)
 {
@@ -18,22 +19,33 @@ static void add_hint(int rc, char *err, size_t errlen)
 		memcpy(err + n, NOKVM_HINT, sizeof(NOKVM_HINT));
 }
 
-/* how many ready virtines the function keeps: minWarm, or enough for its concurrency */
+/* ready virtines kept (and made at load): minWarm, at least DEFAULT_POOL, and up to
+ * maxConcurrency but no more than POOL_FOR_CONCURRENCY for it */
 static unsigned pool_size(const struct srv_spec *sp)
 {
-	unsigned n = sp->max_concurrency ? sp->max_concurrency : DEFAULT_POOL;
+	unsigned n = DEFAULT_POOL;
+	if (sp->max_concurrency > n)
+		n = sp->max_concurrency < POOL_FOR_CONCURRENCY ? sp->max_concurrency
+							       : POOL_FOR_CONCURRENCY;
 	if (n < sp->min_warm)
 		n = sp->min_warm;
 	return n > MAX_POOL ? MAX_POOL : n;
 }
 
-int load_spec(struct srv *s, const struct srv_spec *sp, struct srv_inst **out, char *err,
-	      size_t errlen)
+int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struct srv_inst **out,
+	      char *err, size_t errlen)
 {
-	char path[PATH_MAX];
+	char path[SRV_PATH_MAX];
 	const char *argv[3] = {NULL, NULL, NULL};
 	struct ember_config cfg = {0};
-	if (sp->image[0]) {
+	if (sp->image[0] && image) {
+		snprintf(path, sizeof(path), "%s", image);
+		argv[0] = sp->image;
+	} else if (sp->image[0] &&
+		   !store_path(s, "functions", sp->name, ".image", path, sizeof(path)) &&
+		   !access(path, R_OK)) {
+		argv[0] = sp->image;
+	} else if (sp->image[0]) {
 		if (store_path(s, "images", sp->image, "", path, sizeof(path)) ||
 		    access(path, R_OK))
 			return snprintf(err, errlen,
@@ -43,7 +55,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, struct srv_inst **out, c
 		argv[0] = sp->image;
 	} else {
 		if (snprintf(path, sizeof(path), "%s/%s", s->runtime_dir, sp->runtime) >=
-			    (int)sizeof(path) ||
+			(int)sizeof(path) ||
 		    access(path, X_OK))
 			return snprintf(err, errlen, "the %s runtime is not installed (%s)",
 					sp->runtime, path),
@@ -60,6 +72,9 @@ int load_spec(struct srv *s, const struct srv_spec *sp, struct srv_inst **out, c
 	cfg.mem_bytes = (sp->mem_bytes + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
 	cfg.timeout_s = sp->timeout_s;
 	cfg.pool_size = pool_size(sp);
+	/* snapshots persist beside the deployments: after a restart, or an unload for keep-alive,
+	 * the next request starts cold from disk instead of running init again */
+	cfg.state_dir = s->state;
 	struct srv_inst *in = calloc(1, sizeof(*in));
 	if (!in)
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR;

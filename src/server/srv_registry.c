@@ -132,6 +132,7 @@ static int get_inst(struct srv *s, struct srv_entry *e, struct srv_call *c, char
 		if (e->inst) {
 			e->inst->refs++;
 			c->inst = e->inst;
+			c->spec = spec_get(e->spec);
 			return REG_OK;
 		}
 		if (e->loading) {
@@ -146,7 +147,7 @@ static int get_inst(struct srv *s, struct srv_entry *e, struct srv_call *c, char
 		pthread_mutex_unlock(&s->mu);
 		struct srv_inst *in = NULL;
 		double t0 = srv_now();
-		int rc = load_spec(s, sp, &in, err, errlen);
+		int rc = load_spec(s, sp, NULL, &in, err, errlen);
 		double took = srv_now() - t0;
 		spec_put(sp);
 		pthread_mutex_lock(&s->mu);
@@ -217,6 +218,7 @@ void reg_release(struct srv *s, struct srv_call *c)
 	pthread_mutex_lock(&s->mu);
 	struct srv_entry *e = c->e;
 	struct srv_inst *dead = reg_inst_put(c->inst);
+	struct srv_spec *sp = c->spec;
 	e->inflight--;
 	e->invocations++;
 	e->last_used = srv_now();
@@ -224,8 +226,10 @@ void reg_release(struct srv *s, struct srv_call *c)
 	reg_entry_put(e);
 	pthread_mutex_unlock(&s->mu);
 	inst_unload(dead);
+	spec_put(sp);
 	c->e = NULL;
 	c->inst = NULL;
+	c->spec = NULL;
 }
 
 /* loads every function not loaded yet (after a restart), one at a time */
@@ -240,9 +244,10 @@ void reg_preload(struct srv *s)
 		struct srv_call c = {0};
 		e->refs++;
 		struct srv_inst *dead = NULL;
-		if (get_inst(s, e, &c, err, sizeof(err)) == REG_OK)
+		if (get_inst(s, e, &c, err, sizeof(err)) == REG_OK) {
 			dead = reg_inst_put(c.inst);
-		else
+			spec_put(c.spec);
+		} else
 			fprintf(stderr, "ember serve: cannot load %s: %s\n", e->spec->name, err);
 		reg_entry_put(e);
 		pthread_mutex_unlock(&s->mu);

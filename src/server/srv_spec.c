@@ -5,16 +5,16 @@
 
 #include "server/srv_impl.h"
 
-#define DEFAULT_TIMEOUT    10.0
+#define DEFAULT_TIMEOUT	   10.0
 #define DEFAULT_KEEP_ALIVE 300.0
-#define MIN_MEM            (4ULL << 20)
-#define MAX_MEM            (64ULL << 30)
-#define MAX_ENV            1024
+#define MIN_MEM		   (4ULL << 20)
+#define MAX_MEM		   (64ULL << 30)
+#define MAX_ENV		   1024
 
-#define FAIL(...)                                       \
-	do {                                            \
-		snprintf(err, errlen, __VA_ARGS__);     \
-		goto fail;                              \
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		snprintf(err, errlen, __VA_ARGS__);                                                \
+		goto fail;                                                                         \
 	} while (0)
 
 int srv_name_ok(const char *s)
@@ -48,7 +48,8 @@ static int string_map(const json_t *in, const char *key, json_t *doc, char *err,
 	json_t *v;
 	if (!json_is_object(m))
 		return snprintf(err, errlen, "%s must be an object of strings", key), -1;
-	json_object_foreach((json_t *)m, k, v) {
+	json_object_foreach((json_t *)m, k, v)
+	{
 		if (!json_is_string(v))
 			return snprintf(err, errlen, "%s.%s must be a string", key, k), -1;
 	}
@@ -65,7 +66,8 @@ static int build_env(struct srv_spec *sp, char *err, size_t errlen)
 	if (!sp->envp)
 		return snprintf(err, errlen, "out of memory"), -1;
 	size_t n = 0;
-	json_object_foreach(env, k, v) {
+	json_object_foreach(env, k, v)
+	{
 		if (!k[0] || strchr(k, '='))
 			return snprintf(err, errlen, "envVars: '%s' is not a variable name", k), -1;
 		if (!strcmp(k, "content_type"))
@@ -105,11 +107,12 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 		return snprintf(err, errlen, "runtime must be \"js\" or \"lua\""), -1;
 	strcpy(sp->runtime, json_string_value(rt));
 	if (!json_is_string(code) || json_string_length(code) == 0)
-		return snprintf(err, errlen, "code must be the handler's source, a non-empty string"),
+		return snprintf(err, errlen,
+				"code must be the handler's source, a non-empty string"),
 		       -1;
 	json_object_set_new(sp->doc, "runtime", json_string(sp->runtime));
-	json_object_set_new(sp->doc, "code", json_stringn(json_string_value(code),
-							   json_string_length(code)));
+	json_object_set_new(sp->doc, "code",
+			    json_stringn(json_string_value(code), json_string_length(code)));
 	return 0;
 }
 
@@ -168,11 +171,11 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 		  count(e, "maxConcurrency", 100000, &sp->max_concurrency, err, errlen) ||
 		  count(e, "queue", 100000, &sp->queue, err, errlen)))
 		return -1;
-	return json_object_set_new(
-		sp->doc, "ember",
-		json_pack("{s:f,s:i,s:i,s:i,s:f}", "timeout", sp->timeout_s, "minWarm",
-			  (int)sp->min_warm, "maxConcurrency", (int)sp->max_concurrency, "queue",
-			  (int)sp->queue, "keepAlive", sp->keep_alive_s));
+	return json_object_set_new(sp->doc, "ember",
+				   json_pack("{s:f,s:i,s:i,s:i,s:f}", "timeout", sp->timeout_s,
+					     "minWarm", (int)sp->min_warm, "maxConcurrency",
+					     (int)sp->max_concurrency, "queue", (int)sp->queue,
+					     "keepAlive", sp->keep_alive_s));
 }
 
 int spec_parse(const json_t *in, const char *created, struct srv_spec **out, char *err,

@@ -23,8 +23,8 @@ static json_t *status_locked(struct srv_entry *e)
 	json_object_set_new(j, "invocationCount", json_integer((json_int_t)e->invocations));
 	json_object_set_new(j, "replicas", json_integer((json_int_t)replicas));
 	json_object_set_new(j, "availableReplicas", json_integer((json_int_t)info.ready));
-	json_object_set_new(j, "usage", json_pack("{s:I}", "totalMemoryBytes",
-						  (json_int_t)(mem * replicas)));
+	json_object_set_new(j, "usage",
+			    json_pack("{s:I}", "totalMemoryBytes", (json_int_t)(mem * replicas)));
 	json_t *em = json_object_get(j, "ember");
 	json_object_set_new(em, "loaded", json_boolean(e->inst != NULL));
 	json_object_set_new(em, "inflight", json_integer(e->inflight));
@@ -82,8 +82,8 @@ void reg_evict(struct srv *s)
 	for (size_t i = 0; i < s->nfns && n < EVICT_BATCH; i++) {
 		struct srv_entry *e = s->fns[i];
 		const struct srv_spec *sp = e->spec;
-		if (!e->inst || e->inflight || e->loading || sp->min_warm || sp->keep_alive_s <= 0 ||
-		    now - e->last_used < sp->keep_alive_s)
+		if (!e->inst || e->inflight || e->loading || sp->min_warm ||
+		    sp->keep_alive_s <= 0 || now - e->last_used < sp->keep_alive_s)
 			continue;
 		struct srv_inst *d = reg_inst_put(e->inst);
 		e->inst = NULL;

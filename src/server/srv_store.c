@@ -10,10 +10,9 @@
 
 #include "server/srv_impl.h"
 
-
 static int mkdir_p(const char *path)
 {
-	char buf[PATH_MAX];
+	char buf[SRV_PATH_MAX];
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
 		return -1;
 	for (char *p = buf + 1; *p; p++) {
@@ -29,7 +28,7 @@ static int mkdir_p(const char *path)
 
 static int fsync_dir(const struct srv *s, const char *dir)
 {
-	char path[PATH_MAX];
+	char path[SRV_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", s->state, dir);
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -42,7 +41,7 @@ static int fsync_dir(const struct srv *s, const char *dir)
 /* removes what an interrupted write left behind: .tmp-* files */
 static void sweep(const struct srv *s, const char *dir)
 {
-	char path[PATH_MAX];
+	char path[SRV_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", s->state, dir);
 	DIR *d = opendir(path);
 	struct dirent *de;
@@ -56,11 +55,13 @@ static void sweep(const struct srv *s, const char *dir)
 int store_init(struct srv *s, char *err, size_t errlen)
 {
 	static const char *const dirs[] = {"functions", "images"};
-	char path[PATH_MAX];
+	char path[SRV_PATH_MAX];
 	if (mkdir_p(s->opt.state_dir) || !realpath(s->opt.state_dir, s->state))
 		return snprintf(err, errlen, "state directory %s: %s", s->opt.state_dir,
 				strerror(errno)),
 		       -1;
+	if (strlen(s->state) > PATH_MAX - 256)
+		return snprintf(err, errlen, "state directory %s: path too long", s->state), -1;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", s->state, dirs[i]);
 		if (mkdir(path, 0755) && errno != EEXIST)
@@ -73,8 +74,8 @@ int store_init(struct srv *s, char *err, size_t errlen)
 }
 
 /* every path the server touches is made here, from a checked name */
-int store_path(const struct srv *s, const char *dir, const char *name, const char *ext,
-	       char *buf, size_t len)
+int store_path(const struct srv *s, const char *dir, const char *name, const char *ext, char *buf,
+	       size_t len)
 {
 	if (!srv_name_ok(name))
 		return -1;
@@ -119,7 +120,7 @@ fail:
 int store_commit(const struct srv *s, const char *dir, const char *tmp, const char *name,
 		 const char *ext, char *err, size_t errlen)
 {
-	char path[PATH_MAX];
+	char path[SRV_PATH_MAX];
 	if (store_path(s, dir, name, ext, path, sizeof(path))) {
 		unlink(tmp);
 		return snprintf(err, errlen, "bad name"), -1;
@@ -136,7 +137,7 @@ int store_commit(const struct srv *s, const char *dir, const char *tmp, const ch
 int store_write(const struct srv *s, const char *dir, const char *name, const char *ext,
 		const void *data, size_t len, char *err, size_t errlen)
 {
-	char tmp[PATH_MAX];
+	char tmp[SRV_PATH_MAX];
 	if (store_temp(s, dir, data, len, 0644, tmp, sizeof(tmp), err, errlen))
 		return -1;
 	return store_commit(s, dir, tmp, name, ext, err, errlen);
@@ -144,16 +145,44 @@ int store_write(const struct srv *s, const char *dir, const char *name, const ch
 
 int store_remove(const struct srv *s, const char *dir, const char *name, const char *ext)
 {
-	char path[PATH_MAX];
+	char path[SRV_PATH_MAX];
 	if (store_path(s, dir, name, ext, path, sizeof(path)) || unlink(path))
 		return -1;
 	fsync_dir(s, dir);
 	return 0;
 }
 
+int store_pin(const struct srv *s, const char *image, char *path, size_t pathlen, char *err,
+	      size_t errlen)
+{
+	char src[SRV_PATH_MAX];
+	if (store_path(s, "images", image, "", src, sizeof(src)))
+		return snprintf(err, errlen, "bad image name"), -1;
+	for (int tries = 0; tries < 16; tries++) {
+		/* a fresh name: made by mkstemp, then replaced by the link */
+		int fd = -1;
+		if (snprintf(path, pathlen, "%s/functions/.tmp-XXXXXX", s->state) < (int)pathlen)
+			fd = mkostemp(path, O_CLOEXEC);
+		if (fd < 0)
+			return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+		close(fd);
+		unlink(path);
+		if (!link(src, path))
+			return 0;
+		if (errno == ENOENT)
+			return snprintf(err, errlen,
+					"image '%s' has not been uploaded (PUT /system/images/%s)",
+					image, image),
+			       -1;
+		if (errno != EEXIST)
+			return snprintf(err, errlen, "%s: %s", src, strerror(errno)), -1;
+	}
+	return snprintf(err, errlen, "cannot pin image '%s'", image), -1;
+}
+
 static void restore_one(struct srv *s, const char *file)
 {
-	char name[SRV_NAME_MAX], path[PATH_MAX], err[SRV_ERR_MAX];
+	char name[SRV_NAME_MAX], path[SRV_PATH_MAX], err[SRV_ERR_MAX];
 	size_t n = strlen(file);
 	if (n <= 5 || n - 5 >= sizeof(name) || strcmp(file + n - 5, ".json"))
 		return;
@@ -184,7 +213,7 @@ static void restore_one(struct srv *s, const char *file)
 /* puts every function of the state directory back in the table (loaded later) */
 int store_restore(struct srv *s)
 {
-	char path[PATH_MAX];
+	char path[SRV_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/functions", s->state);
 	DIR *d = opendir(path);
 	if (!d)

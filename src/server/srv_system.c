@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "server/srv_impl.h"
 
@@ -15,14 +16,14 @@ enum MHD_Result h_info(struct srv *s, struct srv_req *r)
 {
 	struct reg_gauges g;
 	reg_gauges(s, &g);
-	json_t *ver = json_pack("{s:s,s:s,s:s}", "release", EMBER_VERSION, "sha", "",
-				"commit_message", "");
-	json_t *j = json_pack(
-		"{s:{s:s,s:s,s:O},s:o,s:s,s:{s:s,s:s,s:I,s:I,s:I,s:f}}", "provider", "provider",
-		"ember", "orchestration", "virtines", "version", ver, "version", ver, "arch",
-		"x86_64", "ember", "backend", s->backend, "stateDir", s->state, "maxBodyBytes",
-		(json_int_t)s->opt.max_body, "maxImageBytes", (json_int_t)s->opt.max_image,
-		"functions", (json_int_t)g.functions, "uptimeSeconds", srv_now() - s->started);
+	json_t *ver =
+	    json_pack("{s:s,s:s,s:s}", "release", EMBER_VERSION, "sha", "", "commit_message", "");
+	json_t *j = json_pack("{s:{s:s,s:s,s:O},s:o,s:s,s:{s:s,s:s,s:I,s:I,s:I,s:f}}", "provider",
+			      "provider", "ember", "orchestration", "virtines", "version", ver,
+			      "version", ver, "arch", "x86_64", "ember", "backend", s->backend,
+			      "stateDir", s->state, "maxBodyBytes", (json_int_t)s->opt.max_body,
+			      "maxImageBytes", (json_int_t)s->opt.max_image, "functions",
+			      (json_int_t)g.functions, "uptimeSeconds", srv_now() - s->started);
 	return srv_reply_json(r, 200, j);
 }
 
@@ -39,14 +40,31 @@ enum MHD_Result h_get(struct srv *s, struct srv_req *r)
 	return srv_reply_json(r, 200, j);
 }
 
+/* writes the deployment, then moves its pinned image (pin, or "" for a runtime) in place */
+static int save(struct srv *s, const struct srv_spec *sp, const char *pin, char *err, size_t errlen)
+{
+	char *text = json_dumps(sp->doc, JSON_INDENT(1) | JSON_SORT_KEYS);
+	int rc =
+	    text ? store_write(s, "functions", sp->name, ".json", text, strlen(text), err, errlen)
+		 : (snprintf(err, errlen, "out of memory"), -1);
+	free(text);
+	if (!rc && pin[0])
+		return store_commit(s, "functions", pin, sp->name, ".image", err, errlen);
+	if (pin[0])
+		unlink(pin);
+	else if (!rc)
+		store_remove(s, "functions", sp->name, ".image");
+	return rc;
+}
+
 /* POST (update = 0) and PUT (update = 1) /system/functions, with s->admin held */
-static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const json_t *in,
-				     int update)
+static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const json_t *in, int update)
 {
 	char err[SRV_ERR_MAX];
 	const char *svc = json_string_value(json_object_get(in, "service"));
 	struct srv_spec *old = svc ? reg_spec(s, svc) : NULL, *sp;
-	const char *created = old ? json_string_value(json_object_get(old->doc, "createdAt")) : NULL;
+	const char *created =
+	    old ? json_string_value(json_object_get(old->doc, "createdAt")) : NULL;
 	int rc = spec_parse(in, update ? created : NULL, &sp, err, sizeof(err));
 	spec_put(old);
 	if (rc)
@@ -63,21 +81,23 @@ static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const jso
 		return srv_reply_error(r, 404, "function '%s' not found", svc);
 	}
 	struct srv_inst *inst;
-	rc = load_spec(s, sp, &inst, err, sizeof(err));
+	char pin[SRV_PATH_MAX] = "";
+	if (sp->image[0] && store_pin(s, sp->image, pin, sizeof(pin), err, sizeof(err))) {
+		spec_put(sp);
+		return srv_reply_error(r, 400, "%s", err);
+	}
+	rc = load_spec(s, sp, pin[0] ? pin : NULL, &inst, err, sizeof(err));
 	if (rc) {
+		if (pin[0])
+			unlink(pin);
 		spec_put(sp);
 		return srv_reply_error(r, rc == EMBER_ERR_NOKVM ? 500 : 400, "%s", err);
 	}
-	char *text = json_dumps(sp->doc, JSON_INDENT(1) | JSON_SORT_KEYS);
-	if (!text || store_write(s, "functions", sp->name, ".json", text, strlen(text), err,
-				 sizeof(err))) {
-		free(text);
+	if (save(s, sp, pin, err, sizeof(err))) {
 		spec_put(sp);
 		inst_unload(inst);
-		return srv_reply_error(r, 500, "cannot save the deployment: %s",
-				       text ? err : "out of memory");
+		return srv_reply_error(r, 500, "cannot save the deployment: %s", err);
 	}
-	free(text);
 	char name[SRV_NAME_MAX];
 	strcpy(name, sp->name);
 	rc = update ? reg_replace(s, sp, inst) : reg_add(s, sp, inst);
@@ -129,6 +149,8 @@ enum MHD_Result h_delete(struct srv *s, struct srv_req *r)
 	int rc = reg_remove(s, name);
 	if (rc == REG_OK && store_remove(s, "functions", name, ".json"))
 		fprintf(stderr, "ember serve: cannot remove functions/%s.json\n", name);
+	if (rc == REG_OK)
+		store_remove(s, "functions", name, ".image");
 	pthread_mutex_unlock(&s->admin);
 	if (rc)
 		return srv_reply_error(r, 404, "function '%s' not found", name);

@@ -198,6 +198,10 @@ int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t
 			return rc;
 		a = b;
 	}
+	/* made writable and back during the run: written, perhaps, though read-only again */
+	for (size_t i = 0; i < st->nwr; i++)
+		if ((rc = scrub(s, vm, st->wr[i].start, st->wr[i].end, touched)))
+			return rc;
 	if ((rc = sys_restore(st, &s->sys)))
 		return rc;
 	return set_cpu(s, vm);

@@ -47,10 +47,19 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 	static __thread uint8_t page[4096] __attribute__((aligned(4096)));
 	const struct snap *s = c->s;
 	size_t i = snap_page_index(s, addr);
-	if (i < s->npages && s->pages[i] == addr) {
+	uint64_t pg = addr / PAGE;
+	int zeroed = __atomic_load_n(&c->zeroed[pg / 8], __ATOMIC_ACQUIRE) & (1 << (pg % 8));
+	if (!zeroed && i < s->npages && s->pages[i] == addr) {
 		if (pread(c->memfd, page, PAGE, (off_t)addr) != (ssize_t)PAGE ||
-		    snap_page_hash(page) != s->hashes[i])
-			return -EIO;
+		    snap_page_hash(page) != s->hashes[i]) {
+			/* a damaged memory file: leaving the fault unserved would hang the guest
+			 * until its timeout, so it gets int3 bytes (a trap as code, a non-canonical
+			 * pointer as data) and the caller drops the run */
+			if (!c->damaged)
+				c->damaged = addr + 1;
+			c->failed = 1;
+			memset(page, 0xcc, PAGE);
+		}
 	} else {
 		memset(page, 0, PAGE);
 	}
@@ -64,7 +73,9 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 	}
 	c->faults++;
 	uint64_t pn = addr / PAGE;
-	if (c->record && !(c->seen[pn / 8] & (1 << (pn % 8)))) {
+	/* a page the run gave back or mapped afresh is not recorded: a prefetch of it would be
+	 * punched away by that same munmap or mmap before it is touched */
+	if (c->record && !zeroed && !(c->seen[pn / 8] & (1 << (pn % 8)))) {
 		c->seen[pn / 8] |= (uint8_t)(1 << (pn % 8));
 		if (c->ntrace == c->cap) {
 			size_t cap = c->cap ? c->cap * 2 : 1024;
@@ -77,6 +88,16 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 		c->trace[c->ntrace++] = addr;
 	}
 	return 0;
+}
+
+/* on the vCPU's thread, inside a syscall: pages given back read as zero from now on, whatever
+ * the snapshot held there */
+static void on_discarded(void *ctx, uint64_t start, uint64_t len)
+{
+	struct snap_cold *c = ctx;
+	uint64_t top = vm_user_top(c->vm) / PAGE;
+	for (uint64_t pg = start / PAGE; pg < (start + len) / PAGE && pg < top; pg++)
+		__atomic_fetch_or(&c->zeroed[pg / 8], (uint8_t)(1 << (pg % 8)), __ATOMIC_RELEASE);
 }
 
 static void *fault_server(void *p)
@@ -132,19 +153,23 @@ static int prefetch(struct snap_cold *c, const char *dir, char *err, size_t errl
 	void *buf = NULL;
 	int rc = -1;
 	uint64_t t0 = vm_now_ns();
-	if (size < (off_t)sizeof(struct ws_hdr) || posix_memalign(&buf, PAGE, len) ||
+	if (size < 0 || posix_memalign(&buf, PAGE, len ? len : PAGE) ||
 	    pread(fd, buf, len, 0) != size) {
 		snprintf(err, errlen, "working set %s: cannot read it", path);
 		goto out;
 	}
 	struct ws_hdr *h = buf;
 	const uint64_t *trace = (const uint64_t *)(h + 1);
-	if (memcmp(h->magic, ws_magic, 8) || h->npages > (uint64_t)size / PAGE ||
+	if (size < (off_t)sizeof(struct ws_hdr) || memcmp(h->magic, ws_magic, 8) ||
+	    h->npages > (uint64_t)size / PAGE ||
 	    ws_data_off(h->npages) + h->npages * PAGE != (uint64_t)size ||
 	    XXH3_64bits(trace, h->npages * 8) != h->trace_hash ||
 	    XXH3_64bits((uint8_t *)buf + ws_data_off(h->npages), h->npages * PAGE) !=
 		    h->data_hash) {
-		snprintf(err, errlen, "working set %s is damaged", path);
+		/* damaged: dropped, and this start, lazy, records it again */
+		unlink(path);
+		c->record = 1;
+		rc = 0;
 		goto out;
 	}
 	c->prefetch_bytes = (uint64_t)size;
@@ -184,7 +209,8 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm,
 	snprintf(path, sizeof(path), "%.4090s/mem", dir);
 	c->memfd = open(path, O_RDONLY | O_CLOEXEC);
 	c->seen = calloc(vm_mem_size(vm) / PAGE / 8 + 1, 1);
-	if (c->memfd < 0 || !c->seen || pipe2(c->stop, O_CLOEXEC) ||
+	c->zeroed = calloc(vm_mem_size(vm) / PAGE / 8 + 1, 1);
+	if (c->memfd < 0 || !c->seen || !c->zeroed || pipe2(c->stop, O_CLOEXEC) ||
 	    vm_get_uffds(vm, &c->u, err, errlen))
 		goto fail;
 	/* permissions first (they write no guest page), then every guest page faults to us */
@@ -206,6 +232,9 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm,
 	if (pthread_create(&c->th, NULL, fault_server, c))
 		goto fail;
 	c->running = 1;
+	c->st = st;
+	st->discarded = on_discarded;
+	st->discarded_ctx = c;
 	if (sys_restore(st, &s->sys))
 		goto fail;
 	if (vm_set_regs(vm, &s->regs) || vm_set_fs_base(vm, s->fs_base) ||
@@ -275,6 +304,11 @@ int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t err
 		ioctl(c->u.fd[i], UFFDIO_UNREGISTER, &r);
 	}
 	c->u.n = 0;
+	if (c->st) {
+		c->st->discarded = NULL;
+		c->st->discarded_ctx = NULL;
+		c->st = NULL;
+	}
 	int rc = 0;
 	if (dir && c->record && !c->failed)
 		rc = write_ws(c, dir, err, errlen);
@@ -284,8 +318,9 @@ int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t err
 		close(c->stop[0]), close(c->stop[1]);
 	free(c->trace);
 	free(c->seen);
+	free(c->zeroed);
 	c->trace = NULL;
-	c->seen = NULL;
+	c->seen = c->zeroed = NULL;
 	c->memfd = c->stop[0] = c->stop[1] = -1;
 	return rc || c->failed ? -1 : 0;
 }

@@ -21,9 +21,14 @@ struct snap_cold {
 	uint64_t *trace;
 	size_t ntrace, cap;
 	uint8_t *seen;  /* one bit per guest page */
+	uint8_t *zeroed; /* one bit per guest page the run gave back: served as zeros */
+	struct sys_state *st; /* tells us of those */
 	uint64_t faults, prefetched;
 	uint64_t prefetch_us, prefetch_bytes;
 	int failed;
+	/* 1 + the address of the first page whose content on disk failed its checksum (it was
+	 * served poisoned, so the run ends soon; its result must be dropped), or 0 */
+	uint64_t damaged;
 };
 
 /* Restores vm to the snapshot in dir without copying memory: permissions, registers and

@@ -40,7 +40,7 @@ struct body {
 
 static void put(struct body *b, const void *src, size_t n)
 {
-	if (b->bad)
+	if (b->bad || n == 0)
 		return;
 	if (b->len + n > b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 65536;

@@ -68,9 +68,17 @@ struct sys_state {
 	struct sys_sig sig[65];
 	uint64_t altstack[3];
 	uint64_t start_ns;
+	/* ranges made writable since the snapshot: a page there may have been written even if it
+	 * is read-only again by the end (the reset puts them back) */
+	struct sys_vma wr[16];
+	size_t nwr;
 	/* snapshots */
 	int snap_armed;  /* stop at the snapshot point instead of serving it */
 	int pending;     /* the syscall at the snapshot point still waits to be served */
+	/* told of guest pages given back (munmap, madvise, fresh mappings), which read as zero
+	 * from then on: a cold start must not serve them the snapshot's content; may be NULL */
+	void (*discarded)(void *ctx, uint64_t start, uint64_t len);
+	void *discarded_ctx;
 	/* outcome */
 	enum sys_outcome outcome;
 	int status; /* exit status or signal number */
@@ -110,6 +118,9 @@ int sys_save(const struct sys_state *st, struct sys_saved *out);
 /* puts st back to the saved state and clears outputs and counters for a new invocation */
 int sys_restore(struct sys_state *st, const struct sys_saved *s);
 void sys_saved_free(struct sys_saved *s);
+
+/* notes that [start, end) became writable (sys_vma.c) */
+void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end);
 
 /* memory bookkeeping (sys_vma.c) */
 int sys_vma_map(struct sys_state *st, uint64_t start, uint64_t end, int prot);

@@ -14,13 +14,24 @@ static uint64_t page_up(uint64_t x)
 	return (x + PAGE - 1) & ~(PAGE - 1);
 }
 
+/* gives [start, start+len) back to the machine: it reads as zero until written */
+static int discard(struct sys_state *st, uint64_t start, uint64_t len)
+{
+	int rc = vm_discard(st->vm, start, len);
+	if (!rc && st->discarded)
+		st->discarded(st->discarded_ctx, start, len);
+	return rc;
+}
+
 /* Maps in both the bookkeeping and the machine; fresh anonymous pages must read as zero. */
 static int map_range(struct sys_state *st, uint64_t start, uint64_t len, int prot, int zero)
 {
-	if (zero && vm_discard(st->vm, start, len))
+	if (zero && discard(st, start, len))
 		return -ENOMEM;
 	if (sys_vma_map(st, start, start + len, prot) || vm_protect(st->vm, start, len, prot))
 		return -ENOMEM;
+	if (prot & PROT_WRITE)
+		sys_note_writable(st, start, start + len);
 	return 0;
 }
 
@@ -29,7 +40,7 @@ static int unmap_range(struct sys_state *st, uint64_t start, uint64_t len)
 	if (sys_vma_unmap(st, start, start + len))
 		return -ENOMEM;
 	vm_protect(st->vm, start, len, 0);
-	vm_discard(st->vm, start, len);
+	discard(st, start, len);
 	return 0;
 }
 
@@ -103,6 +114,8 @@ static long sys_mprotect(struct sys_state *st, const uint64_t a[6])
 	int rc = sys_vma_protect(st, a[0], a[0] + len, prot);
 	if (rc)
 		return rc;
+	if (prot & PROT_WRITE)
+		sys_note_writable(st, a[0], a[0] + len);
 	return vm_protect(st->vm, a[0], len, prot) ? -ENOMEM : 0;
 }
 
@@ -155,7 +168,7 @@ static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 		for (uint64_t p = a[0]; p < a[0] + len; p += PAGE)
 			if (!sys_vma_find(st, p))
 				return -ENOMEM;
-		vm_discard(st->vm, a[0], len);
+		discard(st, a[0], len);
 	}
 	return 0;
 }

@@ -62,6 +62,7 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	memcpy(st->sig, s->sig, sizeof(st->sig));
 	memcpy(st->altstack, s->altstack, sizeof(st->altstack));
 	st->pending = s->pending;
+	st->nwr = 0;
 	st->snap_armed = 0;
 	st->in = NULL;
 	st->in_len = st->in_pos = 0;

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
 #include "sys/sys.h"
 
 static int reserve(struct sys_state *st, size_t n)
@@ -137,4 +139,28 @@ uint64_t sys_vma_find_gap(const struct sys_state *st, uint64_t len)
 			return 0;
 	}
 	return top >= floor && top - floor >= len ? top - len : 0;
+}
+
+void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end)
+{
+	const size_t cap = sizeof(st->wr) / sizeof(st->wr[0]);
+	for (size_t i = 0; i < st->nwr; i++) {
+		struct sys_vma *w = &st->wr[i];
+		if (start <= w->end && end >= w->start) { /* overlapping or adjacent: widen */
+			w->start = start < w->start ? start : w->start;
+			w->end = end > w->end ? end : w->end;
+			return;
+		}
+	}
+	if (st->nwr == cap) { /* full: fold everything into one range, still covering all */
+		for (size_t i = 1; i < cap; i++) {
+			st->wr[0].start = st->wr[i].start < st->wr[0].start ? st->wr[i].start
+									      : st->wr[0].start;
+			st->wr[0].end = st->wr[i].end > st->wr[0].end ? st->wr[i].end : st->wr[0].end;
+		}
+		st->nwr = 1;
+		sys_note_writable(st, start, end);
+		return;
+	}
+	st->wr[st->nwr++] = (struct sys_vma){start, end, PROT_WRITE};
 }

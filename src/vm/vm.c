@@ -58,7 +58,12 @@ static int try_create(struct vm *vm, enum vm_backend b, char *err, size_t errlen
 		if (backends[i].backend == b && backends[i].ops) {
 			vm->ops = backends[i].ops;
 			vm->backend = b;
-			return vm->ops->create(vm, err, errlen);
+			int rc = vm->ops->create(vm, err, errlen);
+			if (rc != VM_OK) { /* a failed backend cleans up before another is tried */
+				vm->ops->destroy(vm);
+				vm->ops = NULL;
+			}
+			return rc;
 		}
 	}
 	snprintf(err, errlen, "unknown machine backend %d", (int)b);

@@ -86,6 +86,12 @@ n=$(wc -c <"$tmp/out" | tr -d ' ')
 check "outbomb: stdout is $n bytes (limit 1048576)" [ "$n" -eq 1048576 ]
 
 # denied syscalls fail with the right errno
+# a syscall instruction made at run time was never rewritten: it ends the run, it is never served
+er "$G/rawsys.musl"
+check "rawsys: ended as a crash" [ "$rc" -gt 128 ]
+has "$tmp/err" "not rewritten|invalid opcode" "rawsys: the reason names the syscall"
+check "rawsys: the raw syscall never returned" sh -c "! grep -q after '$tmp/out'"
+
 er "$G/forbidden.musl"
 expect_rc 0 "forbidden"
 for want in 'fork: EPERM' 'socket: EACCES' 'open: EACCES' 'execve: EACCES'; do

@@ -115,4 +115,9 @@ er --no-snapshot --repeat 3 "$G/marker.musl"
 expect_rc 0 "marker --no-snapshot --repeat 3"
 lines clean 3 "marker --no-snapshot --repeat 3"
 
+# a page made writable, written and made read-only again within one request is reset too
+er --repeat 4 "$G/reprotect.musl"
+expect_rc 0 "reprotect --repeat 4"
+lines 1 4 "reprotect --repeat 4"
+
 finish

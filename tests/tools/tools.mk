@@ -8,7 +8,7 @@ all: tools
 # two sources in one command, so no -MMD: the prerequisites below are the whole dependency list
 $(B)/tests/mkbadelf: tests/tools/mkbadelf.c tests/tools/badelf.c tests/tools/badelf.h
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -Itests/tools -o $@ tests/tools/mkbadelf.c \
+	$(CC) $(CFLAGS) $(filter-out -MMD -MP,$(EMBER_CFLAGS)) -Itests/tools -o $@ tests/tools/mkbadelf.c \
 		tests/tools/badelf.c $(LDFLAGS)
 
 # test_elf.c includes the mutation code, so it is rebuilt when that changes

@@ -4,6 +4,7 @@
 #include <linux/prctl.h>
 #include <linux/seccomp.h>
 #include <asm/unistd.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ember/abi.h"
@@ -40,7 +41,30 @@ static uint64_t parse_u64(const char *s)
 	return v;
 }
 
+#define PREFIX 7
 static struct sock_filter filter[4096];
+
+/* the address right after the gadget's syscall instruction, as seccomp reports it */
+extern const char stub_gadget_ret[];
+
+/* Our own first instructions of the filter: mprotect is allowed only from the gadget the host
+ * drives; the host's program (every other call traps) follows. */
+static void gadget_prefix(void)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)stub_gadget_ret;
+	struct sock_filter pre[PREFIX] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	for (int i = 0; i < PREFIX; i++)
+		filter[i] = pre[i];
+}
 
 void stub_main(long *sp)
 {
@@ -52,16 +76,19 @@ void stub_main(long *sp)
 		      MAP_SHARED | MAP_FIXED, 3, (long)EMBER_SYS_END);
 	if (m != (long)EMBER_SYS_END)
 		die(2);
-	long n = 0, r;
-	while ((r = sys6(__NR_read, 4, (long)((char *)filter + n), (long)sizeof(filter) - n, 0, 0,
-			 0)) > 0)
+	gadget_prefix();
+	char *host = (char *)(filter + PREFIX);
+	long n = 0, r, room = (long)(sizeof(filter) - PREFIX * sizeof(struct sock_filter));
+	while ((r = sys6(__NR_read, 4, (long)(host + n), room - n, 0, 0, 0)) > 0)
 		n += r;
 	if (r < 0 || n == 0 || n % sizeof(struct sock_filter))
 		die(3);
+	n += PREFIX * (long)sizeof(struct sock_filter);
 	sys6(__NR_close, 3, 0, 0, 0, 0, 0);
 	sys6(__NR_close, 4, 0, 0, 0, 0, 0);
-	/* fd 0 (the lowest free) becomes a userfaultfd of this address space: the host takes it (pidfd_getfd) to
-	 * serve guest-memory faults during cold starts; the filter keeps us from using it */
+	/* fd 0 (the lowest free) becomes a userfaultfd of this address space: the host takes it
+	 * (pidfd_getfd) to serve guest-memory faults during cold starts; the filter keeps us from
+	 * using it */
 	if (sys6(__NR_userfaultfd, 02000000 | 04000 /* O_CLOEXEC | O_NONBLOCK */, 0, 0, 0, 0, 0) !=
 	    0)
 		die(6);
@@ -74,7 +101,8 @@ void stub_main(long *sp)
 	 * the calls the filter allows (mprotect) on the guest's memory */
 	__asm__ volatile("int3\n"
 			 "1: syscall\n"
-			 "int3\n"
+			 ".globl stub_gadget_ret\n"
+			 "stub_gadget_ret: int3\n"
 			 "jmp 1b\n");
 	die(5);
 }

@@ -1,0 +1,339 @@
+/* `ember bench cold`: cold starts from snapshots on disk, lazy next to REAP, for every function. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/bench.h"
+#include "cli/bench_cold.h"
+#include "cli/cli.h"
+#include "ember/ember.h"
+#include "pool/pool.h"
+
+#define WARM_WARMUP 3
+
+static const struct {
+	const char *name;
+	const char *src;     /* its folder in the suite: requests and expected outputs */
+	const char *runtime; /* NULL: a C program */
+} fns[] = {
+    {"hello.musl", "hello", NULL},
+    {"hello", "hello", NULL},
+    {"sha256", "sha256", NULL},
+    {"aes", "aes", NULL},
+    {"matmul", "matmul", NULL},
+    {"lr_training", "lr_training", NULL},
+    {"image_rotate", "image_rotate", NULL},
+    {"compress", "compress", NULL},
+    {"rnn", "rnn", NULL},
+    {"hello-js", "hello-js", "js"},
+    {"aes-js", "aes-js", "js"},
+    {"json", "json", "js"},
+    {"hello-lua", "hello-lua", "lua"},
+    {"template", "template", "lua"},
+};
+#define NFNS (sizeof(fns) / sizeof(fns[0]))
+
+struct cold_ctx {
+	const char *backend;
+	int iters;
+	char build[4096], src[4200], tmp[4096];
+};
+
+/* one function: how to load it, its requests and expected output */
+struct cold_fn {
+	const char *name;
+	struct cli_program p;
+	uint8_t *small, *large, *want; /* want: small.out, or NULL */
+	size_t small_len, large_len, want_len;
+};
+
+static int read_in(const struct cold_ctx *x, const char *dir, const char *file, uint8_t **buf,
+		   size_t *len)
+{
+	char path[4400];
+	snprintf(path, sizeof(path), "%s/%s/%s", x->src, dir, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc = fd < 0 ? -1 : cli_read_all(fd, buf, len, 64 << 20);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static int fn_open(const struct cold_ctx *x, size_t k, struct cold_fn *f, char *err, size_t errlen)
+{
+	char prog[4400];
+	memset(f, 0, sizeof(*f));
+	f->name = fns[k].name;
+	if (!fns[k].runtime && !strcmp(fns[k].name, "hello.musl"))
+		snprintf(prog, sizeof(prog), "%s/guest/hello.musl", x->build);
+	else if (!fns[k].runtime)
+		snprintf(prog, sizeof(prog), "%s/functions/%s", x->build, fns[k].name);
+	else
+		snprintf(prog, sizeof(prog), "%s/%s/handler.%s", x->src, fns[k].src,
+			 fns[k].runtime);
+	if (cli_program(fns[k].runtime, prog, &f->p, err, errlen))
+		return -1;
+	if (read_in(x, fns[k].src, "small.req", &f->small, &f->small_len) ||
+	    read_in(x, fns[k].src, "large.req", &f->large, &f->large_len))
+		return snprintf(err, errlen, "cannot read its requests in %.200s", x->src), -1;
+	if (read_in(x, fns[k].src, "small.out", &f->want, &f->want_len))
+		f->want = NULL;
+	return 0;
+}
+
+static void fn_close(struct cold_fn *f)
+{
+	free(f->p.code);
+	free(f->small);
+	free(f->large);
+	free(f->want);
+}
+
+/* loads f: with state set, from (or into) the snapshot there */
+static struct ember_function *load(const struct cold_ctx *x, const struct cold_fn *f,
+				   const char *state, int cold, const char *restore)
+{
+	struct ember_config cfg = {.image = f->p.image,
+				   .argv = f->p.argv,
+				   .backend = x->backend,
+				   .code = f->p.code,
+				   .code_len = f->p.code_len,
+				   .pool_size = 1,
+				   .state_dir = state,
+				   .cold = cold,
+				   .restore = restore};
+	struct ember_function *fn = NULL;
+	char err[300];
+	if (ember_load(&cfg, &fn, err, sizeof(err)))
+		fprintf(stderr, "ember bench: %s: %s\n", f->name, err);
+	return fn;
+}
+
+/* one invocation, checked: it succeeded, and with the small request, printed small.out */
+static int invoke(const struct cold_fn *f, struct ember_function *fn, int large,
+		  struct ember_result *res)
+{
+	ember_invoke(fn, large ? f->large : f->small, large ? f->large_len : f->small_len, res);
+	const char *why = NULL;
+	if (res->outcome != EMBER_OK || res->status != 0)
+		why = res->message;
+	else if (!large && f->want &&
+		 (res->out_len != f->want_len || memcmp(res->out, f->want, f->want_len)))
+		why = "the output differs from small.out";
+	if (why)
+		fprintf(stderr, "ember bench: %s: exit code %d: %s\n", f->name, res->exit_code,
+			why);
+	return why ? -1 : 0;
+}
+
+/* one honest cold start from the snapshot in state: load (page cache dropped), the first
+ * invocation; ms[0] is the time from before the load to the invocation's return, ms[1] to its
+ * response (without the work ember_invoke does after the run: the reset, the snapshot read) */
+static int cold_start(const struct cold_ctx *x, const struct cold_fn *f, const char *state,
+		      const char *restore, int large, double ms[2], struct ember_result *res)
+{
+	double t = bench_now_us();
+	struct ember_function *fn = load(x, f, state, 1, restore);
+	if (!fn)
+		return -1;
+	double loaded = bench_now_us();
+	int rc = invoke(f, fn, large, res);
+	ms[0] = (bench_now_us() - t) / 1000;
+	ms[1] = (loaded - t + (double)(res->wait_us + res->setup_us + res->run_us)) / 1000;
+	if (!rc && !res->cold) {
+		fprintf(stderr, "ember bench: %s: the first invocation did not start cold\n",
+			f->name);
+		rc = -1;
+	}
+	ember_unload(fn);
+	return rc;
+}
+
+/* a snapshot made in a fresh state folder, then a recording cold start with a request */
+static int record(const struct cold_ctx *x, const struct cold_fn *f, const char *state, int large,
+		  double *ms)
+{
+	struct ember_function *fn = load(x, f, state, 0, NULL);
+	if (!fn)
+		return -1;
+	ember_unload(fn);
+	struct ember_result res;
+	double two[2];
+	int rc = cold_start(x, f, state, "reap", large, two, &res);
+	*ms = two[0];
+	if (!rc && !res.recorded) {
+		fprintf(stderr, "ember bench: %s: the first REAP start did not record\n", f->name);
+		rc = -1;
+	}
+	ember_result_free(&res);
+	return rc;
+}
+
+/* N cold starts in one mode: p50s (to the return, to the response) and mean faults; for REAP
+ * the working set and the prefetch bandwidth */
+static int cold_series(const struct cold_ctx *x, const struct cold_fn *f, const char *state,
+		       const char *mode, double *ms, double p50[2], double *faults,
+		       struct cold_row *row)
+{
+	uint64_t bytes = 0, us = 0;
+	*faults = 0;
+	for (int i = 0; i < x->iters; i++) {
+		struct ember_result res;
+		double two[2];
+		int rc = cold_start(x, f, state, mode, 0, two, &res);
+		ms[i] = two[0];
+		ms[x->iters + i] = two[1];
+		*faults += (double)res.faults / x->iters;
+		row->ws_pages = (double)res.prefetched_pages;
+		bytes += res.prefetch_bytes;
+		us += res.prefetch_us;
+		ember_result_free(&res);
+		if (rc)
+			return -1;
+	}
+	if (!strcmp(mode, "reap"))
+		row->prefetch_mb_s = us ? (double)bytes / (double)us : NAN;
+	p50[0] = bench_quantile(ms, (size_t)x->iters, 0.5);
+	p50[1] = bench_quantile(ms + x->iters, (size_t)x->iters, 0.5);
+	return 0;
+}
+
+static int warm_series(const struct cold_ctx *x, const struct cold_fn *f, double *ms)
+{
+	struct ember_function *fn = load(x, f, NULL, 0, NULL);
+	int rc = fn ? 0 : -1;
+	for (int i = 0; !rc && i < x->iters + WARM_WARMUP; i++) {
+		struct ember_result res;
+		double t = bench_now_us();
+		rc = invoke(f, fn, 0, &res);
+		if (i >= WARM_WARMUP)
+			ms[i - WARM_WARMUP] = (bench_now_us() - t) / 1000;
+		ember_result_free(&res);
+	}
+	if (fn)
+		ember_unload(fn);
+	return rc;
+}
+
+static int bench_fn(const struct cold_ctx *x, const struct cold_fn *f, struct cold_row *row)
+{
+	char small[4200], large[4200];
+	snprintf(small, sizeof(small), "%s/%s", x->tmp, f->name);
+	snprintf(large, sizeof(large), "%s/%s.large", x->tmp, f->name);
+	double rec_ms, large_ms, lazy[2], reap[2],
+	    *ms = calloc((size_t)x->iters * 2, sizeof(double));
+	uint64_t *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0;
+	int rc = -1;
+	if (!ms || record(x, f, small, 0, &rec_ms) ||
+	    cold_series(x, f, small, "lazy", ms, lazy, &row->faults_lazy, row) ||
+	    cold_series(x, f, small, "reap", ms, reap, &row->faults_reap, row))
+		goto out;
+	row->lazy_p50_ms = lazy[0];
+	row->reap_p50_ms = reap[0];
+	row->lazy_resp_ms = lazy[1];
+	row->reap_resp_ms = reap[1];
+	row->speedup = row->lazy_p50_ms / row->reap_p50_ms;
+	row->record_overhead = rec_ms / row->reap_p50_ms;
+	if (warm_series(x, f, ms))
+		goto out;
+	row->warm_p50_ms = bench_quantile(ms, (size_t)x->iters, 0.5);
+	if (record(x, f, large, 1, &large_ms))
+		goto out;
+	if (cold_ws_pages(small, &a, &na) || cold_ws_pages(large, &b, &nb)) {
+		fprintf(stderr, "ember bench: %s: cannot read the working-set files\n", f->name);
+		goto out;
+	}
+	row->ws_common = cold_jaccard(a, na, b, nb);
+	rc = 0;
+out:
+	cold_rm_rf(small);
+	cold_rm_rf(large);
+	free(a);
+	free(b);
+	free(ms);
+	return rc;
+}
+
+static const char cold_help[] =
+    "usage: ember bench cold [--json] [--iterations N] [--backend kvm|ptrace|auto]\n"
+    "\n"
+    "Cold starts from snapshots on disk, for hello.musl and every function of the suite, in a\n"
+    "temporary state folder under $TMPDIR (default /var/tmp): the snapshot is made, one REAP\n"
+    "cold start records the working set (rec_x: its latency over REAP's p50), then N cold starts\n"
+    "in lazy mode and N with REAP (default N = 10), each with the snapshot's files dropped\n"
+    "from the page cache and timed from the load to the end of the first invocation. Shows\n"
+    "p50s, on-demand faults per start and the share REAP eliminated, the working set (pages),\n"
+    "REAP's prefetch bandwidth next to the disk's own (a 256 MiB O_DIRECT read), the warm p50,\n"
+    "and ws_jacc: |A∩B|/|A∪B| of the working sets recorded with small.req and large.req.\n";
+
+int cli_bench_cold(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"iterations", required_argument, NULL, 'i'},
+	    {"backend", required_argument, NULL, 'b'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct cold_ctx x = {.backend = getenv("EMBER_BACKEND"), .iters = 10};
+	int json = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = 1;
+		else if (c == 'i')
+			x.iters = atoi(optarg);
+		else if (c == 'b')
+			x.backend = optarg;
+		else if (c == 'h')
+			return fputs(cold_help, stdout), 0;
+		else
+			return fputs(cold_help, stderr), CLI_EXIT_EMBER;
+	}
+	if (x.iters < 1 || x.iters > 100000)
+		return fprintf(stderr, "ember bench: --iterations from 1 to 100000\n"),
+		       CLI_EXIT_EMBER;
+	if (!x.backend)
+		x.backend = "kvm";
+	snprintf(x.build, sizeof(x.build), "%s", bench_build_dir());
+	snprintf(x.src, sizeof(x.src), "%s/../functions", x.build);
+	const char *base = getenv("TMPDIR");
+	snprintf(x.tmp, sizeof(x.tmp), "%s/ember-cold-XXXXXX", base && *base ? base : "/var/tmp");
+	if (!mkdtemp(x.tmp))
+		return perror("ember bench: mkdtemp"), CLI_EXIT_EMBER;
+	pool_shell_target(0); /* every start pays for its own machine */
+	struct cold_row rows[NFNS];
+	const char *names[NFNS];
+	memset(rows, 0, sizeof(rows));
+	double disk = cold_disk_mb_s(x.tmp), mean = 0;
+	int rc = disk < 0 ? (fprintf(stderr, "ember bench: cannot measure the disk in %s\n", x.tmp),
+			     CLI_EXIT_EMBER)
+			  : 0;
+	for (size_t i = 0; !rc && i < NFNS; i++) {
+		struct cold_fn f;
+		names[i] = fns[i].name;
+		char err[300];
+		if (fn_open(&x, i, &f, err, sizeof(err))) {
+			fprintf(stderr, "ember bench: %s: %s\n", fns[i].name, err);
+			rc = CLI_EXIT_EMBER;
+		} else if (bench_fn(&x, &f, &rows[i])) {
+			rc = CLI_EXIT_EMBER;
+		}
+		fn_close(&f);
+		mean += rows[i].speedup / NFNS;
+	}
+	cold_rm_rf(x.tmp);
+	if (rc)
+		return rc;
+	if (json)
+		cold_print_json(names, disk, rows, NFNS, mean);
+	else
+		cold_print_table(names, x.backend, x.iters, disk, rows, NFNS, mean);
+	return 0;
+}

@@ -1,0 +1,170 @@
+/* `ember serve`: the OpenFaaS-compatible function server, until SIGTERM or SIGINT. */
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ember/ember.h"
+#include "server/srv_serve.h"
+
+static const char serve_help[] =
+    "usage: ember serve [OPTIONS]\n"
+    "\n"
+    "Serves functions over HTTP with the OpenFaaS gateway's API: deploy them with\n"
+    "POST /system/functions (an executable uploaded with PUT /system/images/NAME, or a js or\n"
+    "lua handler), invoke them with POST /function/NAME. Deployments and images are kept in\n"
+    "the state directory and come back after a restart. SIGTERM or SIGINT stops accepting\n"
+    "connections, lets requests in flight finish (up to shutdownTimeout) and exits 0.\n"
+    "See docs/server.md.\n"
+    "\n"
+    "options:\n"
+    "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6;\n"
+    "                      port 0 picks a free port, printed at start)\n"
+    "  --state DIR         deployments and uploaded images (default ./var, created)\n"
+    "  --backend NAME      kvm, ptrace (no hardware isolation; for hosts without /dev/kvm)\n"
+    "                      or auto (kvm when available, else ptrace); default $EMBER_BACKEND,\n"
+    "                      else kvm\n"
+    "  --max-body SIZE     largest request body, e.g. 6M (default 6M); larger ones get 413\n"
+    "  --config FILE       a JSON object with any of: listen, state, backend, maxBodySize,\n"
+    "                      maxImageSize (default 128M), connectionTimeout (seconds idle before\n"
+    "                      a connection is closed, default 30), shutdownTimeout (seconds,\n"
+    "                      default 10), runtimeDir; options on the command line win\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "The js and lua runtimes are looked for in $EMBER_RUNTIME_DIR, else in runtimes/ next to\n"
+    "the ember binary. Exit status: 0 after a shutdown, 125 when the server cannot start.\n";
+
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "ember serve: %s\n(see 'ember serve --help')\n", msg);
+	return CLI_EXIT_EMBER;
+}
+
+static int config_size(json_t *cfg, const char *key, uint64_t *out)
+{
+	json_t *v = json_object_get(cfg, key);
+	if (!v || *out)
+		return 0;
+	if (json_is_integer(v) && json_integer_value(v) > 0)
+		return *out = (uint64_t)json_integer_value(v), 0;
+	if (json_is_string(v) && !cli_parse_size(json_string_value(v), out) && *out)
+		return 0;
+	fprintf(stderr, "ember serve: config: %s must be a size such as \"6M\"\n", key);
+	return -1;
+}
+
+/* fills what the command line left unset; the strings stay in cfg */
+static int read_config(const char *path, json_t **cfgp, struct srv_options *o)
+{
+	json_error_t e;
+	json_t *cfg = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
+	if (!cfg || !json_is_object(cfg)) {
+		fprintf(stderr, "ember serve: %s: %s\n", path, cfg ? "not a JSON object" : e.text);
+		json_decref(cfg);
+		return -1;
+	}
+	*cfgp = cfg;
+	static const char *const strs[] = {"listen", "state", "backend", "runtimeDir"};
+	const char **dst[] = {&o->listen, &o->state_dir, &o->backend, &o->runtime_dir};
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		json_t *v = json_object_get(cfg, strs[i]);
+		if (v && !json_is_string(v)) {
+			fprintf(stderr, "ember serve: config: %s must be a string\n", strs[i]);
+			return -1;
+		}
+		if (v && !*dst[i])
+			*dst[i] = json_string_value(v);
+	}
+	json_t *ct = json_object_get(cfg, "connectionTimeout");
+	json_t *st = json_object_get(cfg, "shutdownTimeout");
+	if ((ct && (!json_is_integer(ct) || json_integer_value(ct) < 1 ||
+		    json_integer_value(ct) > 3600)) ||
+	    (st && (!json_is_number(st) || !(json_number_value(st) > 0)))) {
+		fprintf(stderr, "ember serve: config: connectionTimeout must be 1..3600 seconds, "
+				"shutdownTimeout a positive number of seconds\n");
+		return -1;
+	}
+	if (ct)
+		o->conn_timeout_s = (unsigned)json_integer_value(ct);
+	if (st)
+		o->shutdown_s = json_number_value(st);
+	return config_size(cfg, "maxBodySize", &o->max_body) ||
+	       config_size(cfg, "maxImageSize", &o->max_image);
+}
+
+int cli_serve(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"listen", required_argument, NULL, 'l'},
+	    {"state", required_argument, NULL, 's'},
+	    {"backend", required_argument, NULL, 'b'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"max-body", required_argument, NULL, 'm'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct srv_options o = {0};
+	const char *config = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			o.listen = optarg;
+			break;
+		case 's':
+			o.state_dir = optarg;
+			break;
+		case 'b':
+			o.backend = optarg;
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 'm':
+			if (cli_parse_size(optarg, &o.max_body) || !o.max_body)
+				return usage_error("--max-body needs a size such as 6M");
+			break;
+		case 'h':
+			fputs(serve_help, stdout);
+			return 0;
+		default:
+			return usage_error("unknown option");
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected arguments");
+	json_t *cfg = NULL;
+	if (config && read_config(config, &cfg, &o)) {
+		json_decref(cfg);
+		return CLI_EXIT_EMBER;
+	}
+	/* every thread inherits this mask; only sigwait below sees these signals */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	struct srv *s;
+	char err[512];
+	if (srv_start(&o, &s, err, sizeof(err))) {
+		fprintf(stderr, "ember serve: %s\n", err);
+		json_decref(cfg);
+		return CLI_EXIT_EMBER;
+	}
+	fprintf(stderr, "ember serve: listening on %s (Ember %s)\n", srv_address(s), EMBER_VERSION);
+	json_decref(cfg);
+	int sig = 0;
+	sigwait(&set, &sig);
+	fprintf(stderr, "ember serve: %s: shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	unsigned left = srv_shutdown(s);
+	if (left)
+		fprintf(stderr, "ember serve: gave up waiting for %u requests\n", left);
+	else
+		fprintf(stderr, "ember serve: stopped\n");
+	return 0;
+}

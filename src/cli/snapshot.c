@@ -1,0 +1,143 @@
+/* `ember snapshot`: builds (or checks) functions' snapshots on disk ahead of their first request.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ember/ember.h"
+#include "pool/pool.h"
+
+#define MAX_ENV 1024
+
+static const char snapshot_help[] =
+    "usage: ember snapshot [OPTIONS] PROGRAM...\n"
+    "\n"
+    "Initialises each PROGRAM (run with no arguments) up to its snapshot point and keeps the\n"
+    "snapshot on disk in DIR/snapshots/, where `ember run --state DIR` with the same options\n"
+    "finds it: its first request then starts from disk instead of running the initialisation.\n"
+    "A snapshot already there and intact is reused; a damaged, outdated or foreign one is\n"
+    "rebuilt. Prints one line per PROGRAM:\n"
+    "  PROGRAM: snapshot PATH (N pages, init T ms)       made now\n"
+    "  PROGRAM: snapshot PATH (N pages) reused            found intact on disk\n"
+    "  PROGRAM: snapshot PATH (N pages, init T ms) rebuilt: WHY\n"
+    "\n"
+    "options:\n"
+    "  --state DIR       where snapshots are kept (default ./var)\n"
+    "  --mem SIZE        guest memory, e.g. 64M, 1G (default 64M, rounded up to 2M)\n"
+    "  --env K=V         set an environment variable for the programs (repeatable)\n"
+    "  --backend NAME    kvm (default), ptrace or auto\n"
+    "  --runtime NAME    each PROGRAM is a source file for the js or lua runtime\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "exit status: 0 when every snapshot is on disk; 125 otherwise.\n";
+
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "ember snapshot: %s\n(see 'ember snapshot --help')\n", msg);
+	return CLI_EXIT_EMBER;
+}
+
+/* one PROGRAM: load it with the state folder set, say what happened, unload it */
+static int snapshot_one(struct ember_config cfg, const char *runtime, const char *program)
+{
+	struct cli_program p;
+	char err[300] = "";
+	struct ember_function *fn = NULL;
+	if (cli_program(runtime, program, &p, err, sizeof(err))) {
+		fprintf(stderr, "ember snapshot: %s\n", err);
+		return -1;
+	}
+	cfg.image = p.image;
+	cfg.argv = p.argv;
+	cfg.code = p.code;
+	cfg.code_len = p.code_len;
+	int rc = ember_load(&cfg, &fn, err, sizeof(err));
+	free(p.code);
+	if (rc) {
+		fprintf(stderr, "ember snapshot: %s: %s\n", program, err);
+		if (rc == EMBER_ERR_NOKVM)
+			fprintf(stderr, "ember snapshot: use --backend=ptrace to run without "
+					"hardware virtualization\n");
+		return -1;
+	}
+	struct ember_info info;
+	ember_info(fn, &info);
+	rc = 0;
+	if (!info.snapshot) {
+		fprintf(stderr,
+			"ember snapshot: %s: no snapshot: the program ended during its "
+			"initialisation without reading a request\n",
+			program);
+		rc = -1;
+	} else if (info.from_disk) {
+		printf("%s: snapshot %s (%llu pages) reused\n", program, info.snapshot_path,
+		       (unsigned long long)info.snapshot_pages);
+	} else {
+		printf("%s: snapshot %s (%llu pages, init %.1f ms)%s%s\n", program,
+		       info.snapshot_path, (unsigned long long)info.snapshot_pages,
+		       (double)info.init_us / 1000, info.rebuilt ? " rebuilt: " : "",
+		       info.rebuilt ? info.rebuilt : "");
+	}
+	fflush(stdout);
+	ember_unload(fn);
+	return rc;
+}
+
+int cli_snapshot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"state", required_argument, NULL, 'S'},
+	    {"mem", required_argument, NULL, 'm'},
+	    {"env", required_argument, NULL, 'e'},
+	    {"backend", required_argument, NULL, 'b'},
+	    {"runtime", required_argument, NULL, 'R'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct ember_config cfg = {.state_dir = "var", .pool_size = 1};
+	const char *envp[MAX_ENV + 1], *runtime = NULL;
+	int nenv = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			cfg.state_dir = optarg;
+			break;
+		case 'm':
+			if (cli_parse_mem(optarg, &cfg.mem_bytes))
+				return usage_error("--mem needs a size such as 64M or 1G");
+			break;
+		case 'e':
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				return usage_error("--env needs NAME=VALUE");
+			if (nenv == MAX_ENV)
+				return usage_error("too many --env options");
+			envp[nenv++] = optarg;
+			break;
+		case 'b':
+			cfg.backend = optarg;
+			break;
+		case 'R':
+			runtime = optarg;
+			break;
+		case 'h':
+			fputs(snapshot_help, stdout);
+			return 0;
+		default:
+			return usage_error("unknown option");
+		}
+	}
+	if (optind >= argc)
+		return usage_error("no PROGRAM given");
+	envp[nenv] = NULL;
+	cfg.envp = envp;
+	if (!cfg.backend)
+		cfg.backend = getenv("EMBER_BACKEND");
+	pool_shell_target(0); /* nothing is invoked: no shells to prepare ahead */
+	int failed = 0;
+	for (int i = optind; i < argc; i++)
+		failed |= snapshot_one(cfg, runtime, argv[i]) != 0;
+	return failed ? CLI_EXIT_EMBER : 0;
+}

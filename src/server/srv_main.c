@@ -1,0 +1,167 @@
+/* Starting the server (state, table, HTTP, the reaper) and shutting it down gracefully. */
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/srv_impl.h"
+
+#define DEFAULT_LISTEN	   "127.0.0.1:8080"
+#define DEFAULT_STATE	   "./var"
+#define DEFAULT_MAX_BODY   (6ULL << 20)
+#define DEFAULT_MAX_IMAGE  (128ULL << 20)
+#define DEFAULT_CONN_S	   30
+#define DEFAULT_SHUTDOWN_S 10.0
+#define REAP_INTERVAL_S	   1
+
+static void deadline_in(struct timespec *ts, double secs)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += (time_t)secs;
+	ts->tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* loads what the state directory held, then unloads functions idle past their keepAlive */
+static void *reaper(void *p)
+{
+	struct srv *s = p;
+	reg_preload(s);
+	pthread_mutex_lock(&s->mu);
+	while (!s->stopping) {
+		struct timespec ts;
+		deadline_in(&ts, REAP_INTERVAL_S);
+		pthread_cond_timedwait(&s->reaper_cv, &s->mu, &ts);
+		if (s->stopping)
+			break;
+		pthread_mutex_unlock(&s->mu);
+		reg_evict(s);
+		pthread_mutex_lock(&s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* EMBER_RUNTIME_DIR, else runtimes/ next to the ember binary */
+static void find_runtimes(struct srv *s)
+{
+	const char *env = getenv("EMBER_RUNTIME_DIR");
+	char exe[PATH_MAX];
+	if (s->opt.runtime_dir || env) {
+		snprintf(s->runtime_dir, sizeof(s->runtime_dir), "%s",
+			 s->opt.runtime_dir ? s->opt.runtime_dir : env);
+		return;
+	}
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	snprintf(s->runtime_dir, sizeof(s->runtime_dir), "%s/runtimes", n > 0 ? dirname(exe) : ".");
+}
+
+static int set_options(struct srv *s, const struct srv_options *opt, char *err, size_t errlen)
+{
+	s->opt = *opt;
+	if (!s->opt.listen)
+		s->opt.listen = DEFAULT_LISTEN;
+	if (!s->opt.state_dir)
+		s->opt.state_dir = DEFAULT_STATE;
+	if (!s->opt.max_body)
+		s->opt.max_body = DEFAULT_MAX_BODY;
+	if (!s->opt.max_image)
+		s->opt.max_image = DEFAULT_MAX_IMAGE;
+	if (!s->opt.conn_timeout_s)
+		s->opt.conn_timeout_s = DEFAULT_CONN_S;
+	if (!(s->opt.shutdown_s > 0))
+		s->opt.shutdown_s = DEFAULT_SHUTDOWN_S;
+	const char *b = opt->backend ? opt->backend : getenv("EMBER_BACKEND");
+	if (!b || !b[0])
+		b = "kvm";
+	if (strcmp(b, "kvm") && strcmp(b, "ptrace") && strcmp(b, "auto"))
+		return snprintf(err, errlen, "unknown backend '%s' (kvm, ptrace or auto)", b), -1;
+	snprintf(s->backend, sizeof(s->backend), "%s", b);
+	if (!strcmp(b, "kvm") && access("/dev/kvm", R_OK | W_OK))
+		fprintf(stderr,
+			"ember serve: warning: /dev/kvm is not usable (%s); deployments will fail "
+			"(use --backend auto or ptrace)\n",
+			strerror(errno));
+	find_runtimes(s);
+	s->opt.runtime_dir = s->runtime_dir;
+	return 0;
+}
+
+int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t errlen)
+{
+	struct srv *s = calloc(1, sizeof(*s));
+	if (!s || !(s->metrics = metrics_new())) {
+		free(s);
+		return snprintf(err, errlen, "out of memory"), -1;
+	}
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->admin, NULL);
+	pthread_cond_init(&s->idle, &ca);
+	pthread_cond_init(&s->reaper_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	s->started = srv_now();
+	if (set_options(s, opt, err, errlen) || store_init(s, err, errlen))
+		goto fail;
+	store_restore(s);
+	if (http_start(s, err, errlen))
+		goto fail;
+	if (pthread_create(&s->reaper, NULL, reaper, s)) {
+		MHD_stop_daemon(s->mhd);
+		snprintf(err, errlen, "cannot start a thread");
+		goto fail;
+	}
+	s->reaper_started = 1;
+	*out = s;
+	return 0;
+fail:
+	reg_free(s);
+	metrics_free(s->metrics);
+	free(s);
+	return -1;
+}
+
+const char *srv_address(const struct srv *s)
+{
+	return s->address;
+}
+
+unsigned srv_shutdown(struct srv *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->stopping = 1;
+	pthread_cond_broadcast(&s->reaper_cv);
+	pthread_mutex_unlock(&s->mu);
+	MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
+	struct timespec ts;
+	deadline_in(&ts, s->opt.shutdown_s);
+	pthread_mutex_lock(&s->mu);
+	while (s->active && pthread_cond_timedwait(&s->idle, &s->mu, &ts) != ETIMEDOUT)
+		;
+	unsigned left = s->active;
+	pthread_mutex_unlock(&s->mu);
+	if (s->reaper_started)
+		pthread_join(s->reaper, NULL);
+	if (left)
+		return left; /* their threads still use everything: the process exits instead */
+	MHD_stop_daemon(s->mhd);
+	if (lfd != MHD_INVALID_SOCKET)
+		close(lfd);
+	reg_free(s);
+	metrics_free(s->metrics);
+	pthread_cond_destroy(&s->idle);
+	pthread_cond_destroy(&s->reaper_cv);
+	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->admin);
+	free(s);
+	return 0;
+}

@@ -1,0 +1,234 @@
+#!/bin/sh
+# Snapshots on disk and cold starts: reuse across processes, `ember snapshot`, damaged, truncated,
+# foreign and outdated snapshots refused and rebuilt, crashes while writing, REAP with a working
+# set recorded on another request, and lazy next to REAP on the whole function suite.
+# Run from the repository root; B is the build directory.
+set -u
+. "$(dirname "$0")/lib.sh"
+pick_backend
+F=functions
+hello=$G/hello.musl
+
+# flip FILE OFFSET: inverts one byte of FILE
+flip()
+{
+	python3 -c 'import sys
+f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); b = f.read(1)
+f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0xff]))' "$1" "$2"
+}
+
+# snapdir STATE: the one snapshot folder under STATE
+snapdir()
+{
+	ls -d "$1"/snapshots/* | grep -v '\.tmp-' | head -n 1
+}
+
+# fresh STATE: hello's snapshot in STATE, its working set recorded by one cold start
+fresh()
+{
+	rm -rf "$1"
+	req Ember
+	er --state "$1" "$hello"
+	er --state "$1" "$hello"
+	d=$(snapdir "$1")
+}
+
+# rebuilt MSG [OPTIONS]: a run with STATE=$s refuses the snapshot, makes it again, answers right;
+# the run after it starts from the new snapshot on disk
+rebuilt()
+{
+	msg=$1
+	shift
+	er --state "$s" --stats "$@" "$hello"
+	expect_rc 0 "$msg"
+	out_is "Hello, Ember!" "$msg"
+	stats "j['init']['rebuilt'] is not None and not j['init']['from_disk']" \
+		"$msg: refused and rebuilt"
+	er --state "$s" --stats "$hello"
+	stats "j['init']['from_disk'] and j['init']['rebuilt'] is None and \
+j['invocations'][0]['cold']" "$msg: the rebuilt snapshot is used by the next process"
+}
+
+# --- a snapshot survives the process ---------------------------------------------------------
+s=$tmp/restart
+req Ember
+er --state "$s" --stats "$hello"
+out_is "Hello, Ember!" "first process"
+stats "not j['init']['from_disk'] and j['init']['snapshot_path']" "first process: snapshot made"
+er --state "$s" --stats "$hello"
+out_is "Hello, Ember!" "second process"
+stats "j['init']['from_disk'] and j['invocations'][0]['cold'] and \
+j['invocations'][0]['recorded']" "second process: from disk, cold, working set recorded"
+er --state "$s" --stats --repeat 3 "$hello"
+stats "j['init']['from_disk'] and j['invocations'][0]['prefetched_pages'] > 0 and \
+all(i['warm'] for i in j['invocations'][1:])" "third process: REAP prefetch, then warm"
+
+# --- ember snapshot --------------------------------------------------------------------------
+s=$tmp/ahead
+"$E" snapshot --backend "$EMBER_BACKEND" --state "$s" "$hello" "$B/functions/sha256" \
+	>"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect_rc 0 "ember snapshot of two programs"
+has "$tmp/out" "^$hello: snapshot $s/snapshots/[0-9a-f]+ \([0-9]+ pages, init [0-9.]+ ms\)$" \
+	"ember snapshot: made, with its pages and init time"
+has "$tmp/out" "^$B/functions/sha256: snapshot " "ember snapshot: one line per program"
+"$E" snapshot --backend "$EMBER_BACKEND" --state "$s" "$hello" >"$tmp/out" 2>"$tmp/err"
+has "$tmp/out" "^$hello: snapshot .* reused$" "ember snapshot again: reused"
+er --state "$s" --stats "$hello"
+out_is "Hello, Ember!" "run after ember snapshot"
+stats "j['init']['from_disk']" "run after ember snapshot: its snapshot came from disk"
+"$E" snapshot --backend "$EMBER_BACKEND" --state "$s" --runtime js $F/hello-js/handler.js \
+	>"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect_rc 0 "ember snapshot --runtime js"
+cp $F/hello-js/small.req "$tmp/in"
+er --state "$s" --stats --runtime js $F/hello-js/handler.js
+stats "j['init']['from_disk']" "js run after ember snapshot: from disk"
+cmp -s "$tmp/out" $F/hello-js/small.out && ok "js run after ember snapshot: output" ||
+	bad "js run after ember snapshot: output"
+flip "$(snapdir "$tmp/restart")/state" 200
+"$E" snapshot --backend "$EMBER_BACKEND" --state "$tmp/restart" "$hello" >"$tmp/out" 2>"$tmp/err"
+has "$tmp/out" "rebuilt: .*bad checksum" "ember snapshot of a damaged snapshot: rebuilt, says why"
+"$E" snapshot --backend "$EMBER_BACKEND" --state "$s" "$tmp/nonexistent" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect_rc 125 "ember snapshot of a missing program"
+
+# --- damaged, truncated, outdated and foreign snapshots ---------------------------------------
+s=$tmp/bad
+fresh "$s"
+flip "$d/state" $(($(wc -c <"$d/state") / 2))
+rebuilt "a byte flipped in state"
+fresh "$s"
+head -c 65536 /dev/urandom | dd of="$d/mem" bs=4096 seek=$((0x400000 / 4096)) conv=notrunc \
+	2>/dev/null
+rebuilt "64 KiB of garbage in mem (REAP)"
+fresh "$s"
+head -c 65536 /dev/urandom | dd of="$d/mem" bs=4096 seek=$((0x400000 / 4096)) conv=notrunc \
+	2>/dev/null
+t0=$(date +%s)
+rebuilt "64 KiB of garbage in mem (lazy)" --restore lazy
+[ $(($(date +%s) - t0)) -lt 8 ] && ok "damaged mem: refused at once, not at the timeout" ||
+	bad "damaged mem: took until the timeout"
+fresh "$s"
+truncate -s 100 "$d/state"
+rebuilt "truncated state"
+fresh "$s"
+truncate -s 1M "$d/mem"
+rebuilt "truncated mem" --restore lazy
+fresh "$s"
+printf '\143\0\0\0' | dd of="$d/state" bs=1 seek=8 conv=notrunc 2>/dev/null
+rebuilt "another version"
+fresh "$s"
+er --state "$s" "$G/echoreq.musl"
+other=$(ls -d "$s"/snapshots/* | grep -v "$d" | head -n 1)
+cp "$other/state" "$d/state"
+cp "$other/mem" "$d/mem"
+rebuilt "another image's snapshot"
+fresh "$s"
+flip "$d/ws" 5000
+er --state "$s" --stats "$hello"
+out_is "Hello, Ember!" "damaged working set"
+stats "j['invocations'][0]['prefetched_pages'] == 0 and j['invocations'][0]['recorded']" \
+	"damaged working set: dropped, the start is lazy and records it again"
+er --state "$s" --stats "$hello"
+stats "j['invocations'][0]['prefetched_pages'] > 0" "damaged working set: recorded again"
+
+# --- a crash while the snapshot is written --------------------------------------------------
+# kill -9 at random times near the end of `ember snapshot` (after init, where it writes); a
+# snapshot folder left behind must be whole: the next process uses it as it is
+s=$tmp/crash
+slow=$G/slowinit.musl
+ms()
+{
+	date +%s%N | cut -c1-13
+}
+t0=$(ms)
+"$E" snapshot --backend "$EMBER_BACKEND" --state "$s" "$slow" >/dev/null 2>&1
+full=$(($(ms) - t0))
+rm -rf "$s"
+i=0
+torn=0
+mid=0
+while [ $i -lt 16 ]; do
+	d=$(awk -v r="$(od -An -N2 -tu2 /dev/urandom)" -v f="$full" \
+		'BEGIN { print f * (0.85 + (r % 120) / 1000) / 1000 }')
+	"$E" snapshot --backend "$EMBER_BACKEND" --state "$s" "$slow" >/dev/null 2>&1 &
+	pid=$!
+	sleep "$d"
+	kill -9 $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	ls -d "$s"/snapshots/*.tmp-* >/dev/null 2>&1 && mid=$((mid + 1))
+	if [ -n "$(snapdir "$s" 2>/dev/null)" ]; then
+		: >"$tmp/in"
+		er --state "$s" --stats "$slow"
+		if [ "$rc" != 0 ] || ! grep -q '"from_disk":true' "$tmp/err" ||
+			! grep -q '"rebuilt":null' "$tmp/err"; then
+			torn=$((torn + 1))
+		fi
+	fi
+	rm -rf "$s"
+	i=$((i + 1))
+done
+[ $torn = 0 ] && ok "kill -9 near the write, 16 times ($mid mid-write): what is left is whole" ||
+	bad "kill -9 near the write: $torn snapshots left behind were refused"
+: >"$tmp/in"
+"$E" snapshot --backend "$EMBER_BACKEND" --state "$s" "$slow" >/dev/null 2>&1 &
+pid=$!
+sleep "$(awk -v f="$full" 'BEGIN { print f * 0.95 / 1000 }')"
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+er --state "$s" "$slow"
+out_is "ready yes" "after a crash: a run with --state"
+er --state "$s" --stats "$slow"
+stats "j['init']['from_disk']" "after a crash: the snapshot is on disk"
+
+# --- REAP with a working set recorded on another request --------------------------------------
+for name in sha256 json; do
+	if [ $name = json ]; then set -- --runtime js $F/json/handler.js; else set -- "$B/functions/$name"; fi
+	s=$tmp/mis-$name
+	cp $F/$name/small.req "$tmp/in"
+	er --state "$s" "$@"
+	er --state "$s" --cold --stats "$@"
+	stats "j['invocations'][0]['recorded']" "$name: working set recorded on small.req"
+	cp $F/$name/large.req "$tmp/in"
+	er --state "$s" --cold --stats "$@"
+	expect_rc 0 "$name: REAP on large.req"
+	cmp -s "$tmp/out" $F/$name/large.out && ok "$name: REAP on large.req: output" ||
+		bad "$name: REAP on large.req: output differs from large.out"
+	stats "j['invocations'][0]['prefetched_pages'] > 0 and j['invocations'][0]['faults'] > 0" \
+		"$name: REAP on large.req: prefetched, and faults for what small.req did not touch"
+done
+
+# --- lazy and REAP give the same outputs on the whole suite ---------------------------------
+for dir in $F/*/; do
+	name=$(basename "$dir")
+	if [ -f "$dir/handler.js" ]; then
+		set -- --runtime js "$dir/handler.js"
+	elif [ -f "$dir/handler.lua" ]; then
+		set -- --runtime lua "$dir/handler.lua"
+	elif [ -f "$dir/main.c" ]; then
+		set -- "$B/functions/$name"
+	else
+		continue
+	fi
+	s=$tmp/suite-$name
+	cp "$dir/small.req" "$tmp/in"
+	er --state "$s" "$@"
+	for size in small large; do
+		cp "$dir/$size.req" "$tmp/in"
+		er --state "$s" --cold --restore lazy --stats "$@"
+		cp "$tmp/out" "$tmp/lazy"
+		lazy_rc=$rc
+		stats "j['invocations'][0]['cold']" "$name/$size: lazy start is cold"
+		er --state "$s" --cold --restore reap --stats "$@"
+		if [ "$rc" = 0 ] && [ "$lazy_rc" = 0 ] && cmp -s "$tmp/out" "$tmp/lazy" &&
+			{ [ ! -f "$dir/$size.out" ] || cmp -s "$tmp/out" "$dir/$size.out"; }; then
+			ok "$name/$size: lazy and REAP cold starts give the same, right output"
+		else
+			bad "$name/$size: lazy (exit $lazy_rc) and REAP (exit $rc) outputs differ or are wrong"
+		fi
+	done
+	rm -rf "$s"
+done
+
+finish

@@ -1,0 +1,330 @@
+#!/bin/sh
+# ember serve end to end: deploy, invoke, list, update and delete C, JS and Lua functions; every
+# status code; bad input; 200 concurrent requests; a restart (persistence); SIGTERM with a request
+# in flight. Run from the repository root; B is the build directory (default build);
+# SERVER_LOG=FILE keeps the server's log.
+set -u
+B=${B:-build}
+tmp=$(mktemp -d) || exit 1
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	[ -n "${SERVER_LOG:-}" ] && cp "$tmp/server.log" "$SERVER_LOG"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+pass=0
+fail=0
+
+ok() {
+	pass=$((pass + 1))
+	echo "ok   $1"
+}
+
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL $1"
+}
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+U=http://127.0.0.1:$port
+
+start() {
+	"$B/ember" serve --listen "127.0.0.1:$port" --state "$tmp/state" --backend auto \
+		--max-body 16K "$@" 2>>"$tmp/server.log" &
+	pid=$!
+	i=0
+	while [ $i -lt 100 ]; do
+		curl -sf "$U/healthz" >/dev/null 2>&1 && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "the server did not start:"
+	cat "$tmp/server.log"
+	exit 1
+}
+
+# stop: SIGTERM, then the server's exit status
+stop() {
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	pid=
+	return $rc
+}
+
+# req METHOD PATH [CURL ARGS...]: the status code; the body lands in $tmp/body
+req() {
+	m=$1
+	p=$2
+	shift 2
+	curl -s -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$m" "$@" "$U$p"
+}
+
+# expect WHAT WANT GOT [BODY]: the status, and the body when given
+expect() {
+	if [ "$2" != "$3" ]; then
+		bad "$1: status $3, wanted $2: $(head -c 300 "$tmp/body")"
+	elif [ $# -ge 4 ] && [ "$(cat "$tmp/body")" != "$4" ]; then
+		bad "$1: body '$(head -c 300 "$tmp/body")', wanted '$4'"
+	else
+		ok "$1"
+	fi
+}
+
+# has WHAT TEXT FILE: FILE contains TEXT
+has() {
+	if grep -qF -- "$2" "$3"; then
+		ok "$1"
+	else
+		bad "$1: no '$2' in $(head -c 300 "$3")"
+	fi
+}
+
+# deployment SERVICE RUNTIME FILE [EMBER-JSON]: a deployment with the source of FILE
+deployment() {
+	python3 -c 'import json, sys
+d = {"service": sys.argv[1], "runtime": sys.argv[2], "code": open(sys.argv[3]).read()}
+if len(sys.argv) > 4: d["ember"] = json.loads(sys.argv[4])
+print(json.dumps(d))' "$@" >"$tmp/deploy.json"
+}
+
+start
+
+# --- a C function: upload, deploy, invoke, list, get, update, delete
+expect "healthz" 200 "$(req GET /healthz)" "OK"
+expect "upload hello" 201 "$(req PUT /system/images/hello --data-binary @"$B/functions/hello")"
+expect "upload args" 201 "$(req PUT /system/images/args --data-binary @"$B/guest/args.musl")"
+expect "upload a text file: 400" 400 "$(req PUT /system/images/junk --data-binary @Makefile)"
+has "upload error is JSON with the reason" 'ELF' "$tmp/body"
+expect "deploy hello" 202 "$(req POST /system/functions -d '{"service":"hello","image":"hello"}')"
+expect "deploy hello again: 409" 409 "$(req POST /system/functions -d '{"service":"hello","image":"hello"}')"
+expect "invoke hello" 200 "$(req POST /function/hello -d Ember)" "Hello, Ember!"
+has "X-Call-Id" "X-Call-Id: " "$tmp/headers"
+has "X-Duration-Seconds" "X-Duration-Seconds: " "$tmp/headers"
+has "X-Ember-Start" "X-Ember-Start: " "$tmp/headers"
+expect "invoke hello, extra path and GET" 200 "$(req GET '/function/hello/x/y?q=1')" "Hello, world!"
+expect "list" 200 "$(req GET /system/functions)"
+has "list names hello" '"name":"hello"' "$tmp/body"
+has "list has the image" '"image":"hello"' "$tmp/body"
+has "list counts invocations" '"invocationCount":2' "$tmp/body"
+for f in replicas availableReplicas createdAt totalMemoryBytes; do
+	has "list has $f" "\"$f\":" "$tmp/body"
+done
+expect "get hello" 200 "$(req GET /system/function/hello)"
+expect "update hello to args with envVars" 202 "$(req PUT /system/functions \
+	-d '{"service":"hello","image":"args","envVars":{"TEST_COLOR":"blue"}}')"
+expect "invoke the update" 200 "$(req POST /function/hello -d x)"
+has "the update's environment" "TEST_COLOR=blue" "$tmp/body"
+expect "update a missing function: 404" 404 "$(req PUT /system/functions -d '{"service":"nope","image":"args"}')"
+expect "delete hello" 202 "$(req DELETE /system/functions -d '{"functionName":"hello"}')"
+expect "invoke deleted: 404" 404 "$(req POST /function/hello -d x)"
+expect "get deleted: 404" 404 "$(req GET /system/function/hello)"
+expect "delete again: 404" 404 "$(req DELETE /system/functions -d '{"functionName":"hello"}')"
+expect "redeploy hello" 202 "$(req POST /system/functions -d '{"service":"hello","image":"hello"}')"
+
+# --- JS and Lua
+for lang in js lua; do
+	src=functions/hello-$lang/handler.$lang
+	deployment "h$lang" "$lang" "$src"
+	expect "deploy $lang" 202 "$(req POST /system/functions -d @"$tmp/deploy.json")"
+	expect "invoke $lang" 200 "$(req POST "/function/h$lang" -d "$lang")" "Hello, $lang!"
+	expect "list $lang" 200 "$(req GET /system/functions)"
+	has "list has runtime $lang" "\"runtime\":\"$lang\"" "$tmp/body"
+	sed 's/Hello, /Hi, /' "$src" >"$tmp/handler.$lang"
+	deployment "h$lang" "$lang" "$tmp/handler.$lang"
+	expect "update $lang" 202 "$(req PUT /system/functions -d @"$tmp/deploy.json")"
+	expect "invoke updated $lang" 200 "$(req POST "/function/h$lang" -d "$lang")" "Hi, $lang!"
+done
+expect "delete js" 202 "$(req DELETE /system/functions -d '{"functionName":"hjs"}')"
+printf 'function handler(\n' >"$tmp/broken.js"
+deployment broken js "$tmp/broken.js"
+expect "deploy a JS syntax error: 400" 400 "$(req POST /system/functions -d @"$tmp/deploy.json")"
+has "the syntax error's reason" "handler.js:" "$tmp/body"
+
+# --- status codes
+expect "unknown function: 404" 404 "$(req POST /function/nope -d x)"
+expect "unknown route: 404" 404 "$(req GET /nope)"
+expect "wrong method: 405" 405 "$(req PATCH /system/functions)"
+head -c 20000 /dev/zero >"$tmp/big"
+expect "body over --max-body: 413" 413 "$(req POST /function/hello --data-binary @"$tmp/big")"
+expect "413 with Expect: 100-continue" 413 "$(req POST /function/hello -H 'Expect: 100-continue' --data-binary @"$tmp/big")"
+expect "upload crash_null" 201 "$(req PUT /system/images/crash --data-binary @"$B/guest/crash_null.musl")"
+expect "deploy crash" 202 "$(req POST /system/functions -d '{"service":"crash","image":"crash"}')"
+for i in 1 2; do
+	expect "crash: 500 ($i)" 500 "$(req POST /function/crash -d x)"
+	has "crash reason ($i)" "page fault" "$tmp/body"
+done
+printf 'function handler(i) error("boom") end\n' >"$tmp/fail.lua"
+deployment fail lua "$tmp/fail.lua"
+req POST /system/functions -d @"$tmp/deploy.json" >/dev/null
+expect "non-zero exit: 500" 500 "$(req POST /function/fail -d x)"
+has "non-zero exit status" "X-Ember-Exit-Code: 1" "$tmp/headers"
+expect "upload loop" 201 "$(req PUT /system/images/loop --data-binary @"$B/guest/loop.musl")"
+expect "deploy loop, timeout 1" 202 "$(req POST /system/functions -d '{"service":"loop","image":"loop","ember":{"timeout":1}}')"
+expect "timeout: 504" 504 "$(req POST /function/loop -d x)"
+expect "timeout again: 504" 504 "$(req POST /function/loop -d x)"
+printf 'function handler(i) while true do end end\n' >"$tmp/spin.lua"
+deployment spin lua "$tmp/spin.lua" '{"timeout":2,"maxConcurrency":1,"queue":0}'
+expect "deploy spin, maxConcurrency 1" 202 "$(req POST /system/functions -d @"$tmp/deploy.json")"
+curl -s -o /dev/null -w '%{http_code}' -d x "$U/function/spin" >"$tmp/first" &
+first=$!
+sleep 0.5
+for i in 1 2 3; do
+	curl -s -o /dev/null -w '%{http_code}\n' -d x "$U/function/spin" >>"$tmp/busy" &
+done
+wait $first
+sleep 0.2
+expect "in flight at the limit: 429 x3" "429 429 429" "$(sort "$tmp/busy" | tr '\n' ' ' | sed 's/ $//')"
+expect "the one in flight: 504" 504 "$(cat "$tmp/first")"
+
+# --- bad input
+expect "malformed JSON: 400" 400 "$(req POST /system/functions -d '{"service":')"
+has "malformed JSON: JSON error" '{"error":"malformed JSON' "$tmp/body"
+expect "wrong type: 400" 400 "$(req POST /system/functions -d '{"service":5,"image":"hello"}')"
+expect "not an object: 400" 400 "$(req POST /system/functions -d '[1,2]')"
+expect "envVars of numbers: 400" 400 "$(req POST /system/functions -d '{"service":"e","image":"hello","envVars":{"A":1}}')"
+expect "bad memory limit: 400" 400 "$(req POST /system/functions -d '{"service":"e","image":"hello","limits":{"memory":"lots"}}')"
+expect "service with ..: 400" 400 "$(req POST /system/functions -d '{"service":"a..b","image":"hello"}')"
+expect "service with /: 400" 400 "$(req POST /system/functions -d '{"service":"a/b","image":"hello"}')"
+expect "image with ..: 400" 400 "$(req POST /system/functions -d '{"service":"e","image":"../hello"}')"
+expect "function name with ..: 400" 400 "$(req POST /function/a..b -d x)"
+expect "upload to ../x: rejected" 400 "$(req PUT '/system/images/..%2Fescape' --data-binary @"$B/functions/hello")"
+req PUT /system/images/.. --path-as-is --data-binary @"$B/functions/hello" >/dev/null
+req PUT /system/images/../../escape2 --path-as-is --data-binary @"$B/functions/hello" >/dev/null
+if [ -e "$tmp/escape" ] || [ -e "$tmp/escape2" ] || [ -e "$tmp/state/escape" ] ||
+	[ -e "$tmp/state/escape2" ]; then
+	bad "an upload escaped the images directory"
+else
+	ok "nothing written outside the images directory"
+fi
+expect "delete without functionName: 400" 400 "$(req DELETE /system/functions -d '{}')"
+curl -s -o /dev/null -d Ember --max-time 0.05 "$U/function/spin" 2>/dev/null
+expect "after a client hung up" 200 "$(req POST /function/hello -d Ember)" "Hello, Ember!"
+
+# --- 200 concurrent requests over 32 connections
+if python3 - "$port" >"$tmp/conc" 2>&1 <<'EOF'; then
+import http.client, sys, threading, time
+port = int(sys.argv[1])
+errors = []
+def worker(w):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    for i in range(w, 200, 32):
+        body = "req-%d" % i
+        c.request("POST", "/function/hello", body=body)
+        r = c.getresponse()
+        got = r.read().decode()
+        if r.status != 200 or got != "Hello, %s!\n" % body:
+            errors.append("%d: %d %r" % (i, r.status, got))
+    c.close()
+t0 = time.time()
+ts = [threading.Thread(target=worker, args=(w,)) for w in range(32)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("200 requests in %.2f s" % (time.time() - t0))
+if errors:
+    print("\n".join(errors[:10]))
+    sys.exit(1)
+EOF
+	ok "200 concurrent requests over 32 connections: $(head -n1 "$tmp/conc")"
+else
+	bad "concurrent requests: $(head -n 5 "$tmp/conc")"
+fi
+
+# --- metrics
+expect "metrics" 200 "$(req GET /metrics)"
+for m in 'gateway_function_invocation_total{function_name="hello",code="200"}' \
+	'gateway_function_invocation_total{function_name="spin",code="429"}' \
+	'gateway_functions_seconds_bucket{function_name="hello",le="+Inf"}' \
+	'gateway_service_count{function_name="hello"}' 'ember_cold_starts_total{' \
+	'ember_warm_starts_total{function_name="hello"}' 'ember_init_seconds_count' \
+	'ember_exits_per_invocation_bucket{' 'ember_virtines_alive' \
+	'process_resident_memory_bytes'; do
+	has "metric $m" "$m" "$tmp/body"
+done
+expect "system info" 200 "$(req GET /system/info)"
+has "system info names the provider" '"provider":"ember"' "$tmp/body"
+
+# --- keepAlive: an idle function is unloaded, and the next call starts it cold
+expect "deploy keepAlive 1" 202 "$(req POST /system/functions -d '{"service":"idle","image":"hello","ember":{"keepAlive":1}}')"
+expect "invoke idle" 200 "$(req POST /function/idle -d a)" "Hello, a!"
+sleep 2.5
+expect "idle after keepAlive" 200 "$(req GET /system/function/idle)"
+has "idle was unloaded" '"loaded":false' "$tmp/body"
+expect "invoke unloaded" 200 "$(req POST /function/idle -d b)" "Hello, b!"
+has "unloaded starts cold" "X-Ember-Start: cold" "$tmp/headers"
+has "cold start tells its init time" "X-Ember-Init-Ms: " "$tmp/headers"
+
+# --- a deployment keeps the image version it was deployed with
+expect "upload ver (hello)" 201 "$(req PUT /system/images/ver --data-binary @"$B/functions/hello")"
+expect "deploy pinned from ver" 202 "$(req POST /system/functions -d '{"service":"pinned","image":"ver"}')"
+expect "upload ver again (args)" 201 "$(req PUT /system/images/ver --data-binary @"$B/guest/args.musl")"
+expect "list images" 200 "$(req GET /system/images)"
+has "list images has ver" '"name":"ver"' "$tmp/body"
+expect "delete image ver" 202 "$(req DELETE /system/images/ver)"
+expect "pinned still runs its version" 200 "$(req POST /function/pinned -d p)" "Hello, p!"
+
+# --- persistence: stop, start, everything is back
+if stop; then ok "SIGTERM: exit status 0"; else bad "SIGTERM: exit status $rc"; fi
+start
+expect "after restart: list" 200 "$(req GET /system/functions)"
+for f in hello hlua crash loop spin fail; do
+	has "after restart: $f is back" "\"name\":\"$f\"" "$tmp/body"
+done
+expect "after restart: invoke hello" 200 "$(req POST /function/hello -d again)" "Hello, again!"
+expect "after restart: invoke lua" 200 "$(req POST /function/hlua -d lua)" "Hi, lua!"
+expect "after restart: pinned runs its version" 200 "$(req POST /function/pinned -d p)" "Hello, p!"
+expect "after restart: a deleted function stays deleted" 404 "$(req POST /function/hjs -d x)"
+
+# --- a slow function: an update lets the request in flight finish on the old version
+cat >"$tmp/slow.lua" <<'EOF'
+function handler(input)
+	local x = 0
+	for i = 1, 150000000 do x = x + i end
+	return "v1 " .. input
+end
+EOF
+deployment slow lua "$tmp/slow.lua" '{"timeout":30}'
+expect "deploy slow" 202 "$(req POST /system/functions -d @"$tmp/deploy.json")"
+curl -s -o "$tmp/slow1" -w '%{http_code}' -d a "$U/function/slow" >"$tmp/slow1.code" &
+slow=$!
+sleep 0.3
+sed 's/v1 /v2 /' "$tmp/slow.lua" >"$tmp/slow2.lua"
+deployment slow lua "$tmp/slow2.lua" '{"timeout":30}'
+expect "update slow while in flight" 202 "$(req PUT /system/functions -d @"$tmp/deploy.json")"
+wait $slow
+expect "the request in flight ran v1" "200 v1 a" "$(cat "$tmp/slow1.code") $(cat "$tmp/slow1")"
+
+# --- a queue: maxConcurrency 1 and queue 2 serve three at once, one after another
+deployment slow lua "$tmp/slow2.lua" '{"timeout":30,"maxConcurrency":1,"queue":2}'
+expect "update slow: maxConcurrency 1, queue 2" 202 "$(req PUT /system/functions -d @"$tmp/deploy.json")"
+for i in 1 2 3; do
+	curl -s -w ' %{http_code}\n' -d q "$U/function/slow" >>"$tmp/queued" &
+done
+sleep 0.3
+expect "three queued: status shows 1 in flight" 200 "$(req GET /system/function/slow)"
+has "one in flight" '"inflight":1' "$tmp/body"
+has "two queued" '"queued":2' "$tmp/body"
+i=0
+while [ "$(wc -l <"$tmp/queued")" -lt 3 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+expect "queued requests all served" "v2 q 200,v2 q 200,v2 q 200" "$(paste -sd, "$tmp/queued")"
+
+# --- SIGTERM with a request in flight: it finishes, then exit 0
+curl -s -o "$tmp/slow2" -w '%{http_code}' -d b "$U/function/slow" >"$tmp/slow2.code" &
+slow=$!
+sleep 0.3
+if stop; then ok "SIGTERM in flight: exit status 0"; else bad "SIGTERM in flight: exit status $rc"; fi
+wait $slow
+expect "the request in flight finished" "200 v2 b" "$(cat "$tmp/slow2.code") $(cat "$tmp/slow2")"
+
+if [ $fail -gt 0 ]; then
+	echo "server log:"
+	tail -n 20 "$tmp/server.log"
+fi
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
