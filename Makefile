@@ -20,6 +20,7 @@ CLI_SRC  := $(wildcard src/cli/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/obj/%.o)
 include src/vm/stub/stub.mk
+include src/guest/guest.mk
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

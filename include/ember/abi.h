@@ -10,10 +10,16 @@
 #define EMBER_HC_SYSCALL 0x10
 /* the port a test guest uses to leave at once (the exit floor benchmark) */
 #define EMBER_HC_NOP 0x11
+/* from the in-guest runtime: it needs (more) request bytes in its input buffer; the first one is
+ * the snapshot point */
+#define EMBER_HC_INPUT 0x12
+/* from the in-guest runtime: its output buffers are full; the host collects them (it does so at
+ * every exit) */
+#define EMBER_HC_FLUSH 0x13
 
 /* Syscall numbers Ember adds above Linux's range; a native run gets ENOSYS from them. */
-#define EMBER_SYS_BASE     0x454d00 /* "EM" */
-#define EMBER_SYS_SNAPSHOT (EMBER_SYS_BASE + 1)
+#define EMBER_SYS_BASE     1000 /* below EMBER_TRAMP_SLED: the page-0 sled reaches it */
+#define EMBER_SYS_SNAPSHOT (EMBER_SYS_BASE + 0)
 
 /*
  * Guest memory layout. Guest virtual addresses equal guest physical addresses.
@@ -29,5 +35,59 @@
 
 /* fd 3 carries a runtime's source code (read once, before the snapshot) */
 #define EMBER_CODE_FD 3
+/* fd 4 carries the request's metadata, "NAME=value\n" lines (ember_invoke_meta); it is open, and
+ * empty when there is none, in every invocation, and closed before the snapshot point */
+#define EMBER_META_FD 4
+
+/*
+ * The in-guest runtime (syscalls=guest). A rewritten site is `call *%rax` (ff d0): rax holds the
+ * syscall number, so the call lands in the no-op sled of page 0, which ends in a jump to the
+ * runtime's entry. Page 0 is readable and executable, never writable.
+ */
+#define EMBER_TRAMP_SLED 3840 /* numbers below this land in the sled */
+#define EMBER_RT_BASE    0x100000ULL            /* runtime code, 64 KiB */
+#define EMBER_RT_CODE_SIZE 0x10000ULL
+#define EMBER_RT_CTL     (EMBER_RT_BASE + 0x10000ULL) /* struct ember_rt_ctl, one page */
+#define EMBER_RT_DATA    (EMBER_RT_BASE + 0x11000ULL) /* runtime data and stack, 60 KiB */
+#define EMBER_RT_COUNTS  (EMBER_RT_BASE + 0x1f000ULL) /* uint64_t[512]: calls served, by number */
+#define EMBER_RT_IN      (EMBER_RT_BASE + 0x20000ULL) /* request buffer */
+#define EMBER_RT_IN_SIZE 0x40000ULL
+#define EMBER_RT_OUT     (EMBER_RT_BASE + 0x60000ULL) /* stdout buffer */
+#define EMBER_RT_OUT_SIZE 0x40000ULL
+#define EMBER_RT_LOG     (EMBER_RT_BASE + 0xa0000ULL) /* stderr buffer */
+#define EMBER_RT_LOG_SIZE 0x20000ULL
+#define EMBER_RT_META    (EMBER_RT_BASE + 0xc0000ULL) /* the request's metadata (fd 4) */
+#define EMBER_RT_META_SIZE 0x10000ULL
+#define EMBER_RT_END     (EMBER_RT_BASE + 0xd0000ULL)
+#define EMBER_RT_META_FORWARD (~0ULL) /* meta_len: too large for the buffer, read from the host */
+#define EMBER_RT_UNMAPS  16
+
+#ifndef __ASSEMBLER__
+#include <stdint.h>
+
+/* shared by the host and the in-guest runtime; the host checks every value it reads from it */
+struct ember_rt_ctl {
+	uint64_t magic;
+	/* the request: bytes [0, in_len) of the input buffer are valid; in_eof: nothing follows */
+	uint64_t in_len, in_pos, in_eof;
+	/* bytes waiting in the output buffers */
+	uint64_t out_len, log_len;
+	/* the request's metadata: bytes [0, meta_len) of its buffer */
+	uint64_t meta_len, meta_pos;
+	/* clocks: ns = base + ((tsc - tsc0) * mult >> shift), written at each invocation start */
+	uint64_t tsc0, mono0, real0, mult;
+	uint32_t shift, pad;
+	/* entropy: a fresh key at each invocation start (key_gen changes with it) */
+	uint64_t key_gen;
+	uint8_t key[32];
+	/* munmap calls served in the guest, applied by the host at the next exit */
+	uint64_t nunmap;
+	uint64_t unmap[EMBER_RT_UNMAPS][2];
+	/* counters: calls served in the guest, calls forwarded to the host */
+	uint64_t served, forwarded;
+	uint64_t sigmask;
+};
+#define EMBER_RT_MAGIC 0x454d4245525254ULL /* "EMBERRT" */
+#endif
 
 #endif

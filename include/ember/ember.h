@@ -38,6 +38,8 @@ struct ember_config {
 	const char *state_dir;    /* keep the snapshot on disk under STATE/snapshots/; NULL: not */
 	const char *restore;      /* cold starts from disk: "reap" (default) or "lazy" */
 	int cold;                 /* 1: the first invocation starts from disk, page cache dropped */
+	const char *syscalls;     /* "trap" (default): every syscall exits to the host; "guest":
+				     the in-guest runtime serves the common ones without an exit */
 };
 
 struct ember_syscall_count {
@@ -80,6 +82,9 @@ struct ember_function;
 struct ember_info {
 	const char *backend;   /* the machine backend in use */
 	size_t rewritten_sites;
+	const char *syscalls;  /* "trap" or "guest" */
+	size_t sites_call;     /* sites that reach the in-guest runtime (`call *%rax`) */
+	size_t sites_trap;     /* sites that exit to the host (`out %al,$0x10`) */
 	uint64_t image_bytes;
 	int snapshot;            /* 1: invocations start from a snapshot taken after init */
 	uint64_t init_us;        /* running the initialisation, once, at load */
@@ -97,6 +102,11 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	       size_t errlen);
 /* Runs one invocation with the given request bytes; thread-safe. Always fills res. */
 int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct ember_result *res);
+/* ember_invoke with the request's metadata readable on fd 4 (EMBER_META_FD): meta_len bytes of
+ * "NAME=value\n" lines, by convention (the server's Http_Method, Http_Path, ...). Ember passes the
+ * bytes as they are; meta may be NULL when meta_len is 0. ember_invoke is this with none. */
+int ember_invoke_meta(struct ember_function *fn, const void *in, size_t len, const char *meta,
+		      size_t meta_len, struct ember_result *res);
 void ember_result_free(struct ember_result *res);
 /* Fills the pool up to n ready virtines (at most its size), restored from the snapshot. Returns
  * how many were added, or -1. Does nothing for a function without a snapshot in memory. */

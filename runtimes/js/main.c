@@ -1,4 +1,4 @@
-/* js: the JavaScript runtime, Duktape running the global handler(request) of a source on fd 3. */
+/* js: the JavaScript runtime, Duktape running the global handler(request, env) from fd 3. */
 #include "duktape.h"
 #include "ember/abi.h"
 
@@ -27,8 +27,9 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* Reads fd until EOF into a heap buffer; returns NULL (errno set) on failure. */
-static char *read_all(int fd, size_t *len)
+/* Reads fd until EOF (or, with short_eof, a short read) into a heap buffer; returns NULL (errno
+ * set) on failure. */
+static char *read_all(int fd, size_t *len, int short_eof)
 {
 	size_t cap = 1 << 16, n = 0;
 	char *buf = malloc(cap);
@@ -45,6 +46,10 @@ static char *read_all(int fd, size_t *len)
 			return NULL;
 		}
 		n += (size_t)r;
+		if (short_eof && n < cap) {
+			*len = n;
+			return buf;
+		}
 		if (n == cap) {
 			char *nb = realloc(buf, cap *= 2);
 			if (!nb)
@@ -53,6 +58,28 @@ static char *read_all(int fd, size_t *len)
 		}
 	}
 	return NULL;
+}
+
+/* Pushes the request's metadata (fd 4: "NAME=value" lines) as an object of strings; fd 4 closed
+ * (a native run) or unreadable: an empty object. */
+static void push_meta(duk_context *ctx)
+{
+	size_t len = 0;
+	/* Ember's fd 4 is a file in memory, which one read empties: a short read is its end (one
+	 * exit fewer) */
+	char *meta = read_all(EMBER_META_FD, &len, 1);
+	duk_push_object(ctx);
+	for (size_t i = 0; meta && i < len;) {
+		char *nl = memchr(meta + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - meta) : len;
+		char *eq = memchr(meta + i, '=', end - i);
+		if (eq && eq > meta + i) {
+			duk_push_lstring(ctx, eq + 1, (duk_size_t)(meta + end - eq - 1));
+			duk_put_prop_lstring(ctx, -2, meta + i, (duk_size_t)(eq - meta - i));
+		}
+		i = end + 1;
+	}
+	free(meta);
 }
 
 static void msg(const char *s)
@@ -162,7 +189,7 @@ int main(int argc, char **argv)
 {
 	const char *file = argc > 1 ? argv[1] : "handler.js";
 	size_t srclen, reqlen;
-	char *src = read_all(EMBER_CODE_FD, &srclen);
+	char *src = read_all(EMBER_CODE_FD, &srclen, 0);
 	if (!src) {
 		msgf("js: cannot read the source from fd %d: %s\n", EMBER_CODE_FD, strerror(errno));
 		return EX_NOINPUT;
@@ -183,18 +210,26 @@ int main(int argc, char **argv)
 		msgf("%s:1: error: the source must define a global function 'handler'\n", file);
 		return EX_SOURCE;
 	}
+	/* env costs a read of fd 4, an exit: only for a handler that names a second parameter */
+	duk_get_prop_string(ctx, -1, "length");
+	int want_env = duk_get_int(ctx, -1) >= 2;
+	duk_pop(ctx);
 	duk_gc(ctx, 0);
 	duk_gc(ctx, 0);
 
 	/* Ember snapshots here, at the first read of fd 0 */
-	char *req = read_all(0, &reqlen);
+	char *req = read_all(0, &reqlen, 0);
 	if (!req) {
 		msgf("js: cannot read the request: %s\n", strerror(errno));
 		return EX_NOINPUT;
 	}
 	duk_push_lstring(ctx, req, reqlen);
 	free(req);
-	if (duk_pcall(ctx, 1))
+	if (want_env)
+		push_meta(ctx);
+	else
+		duk_push_object(ctx);
+	if (duk_pcall(ctx, 2))
 		handler_error(ctx, file, "handler failed");
 	if (duk_is_undefined(ctx, -1))
 		return 0;

@@ -1,4 +1,4 @@
-/* lua: the Lua 5.4 runtime, running the global handler(request) of a source on fd 3. */
+/* lua: the Lua 5.4 runtime, running the global handler(request, env) of a source on fd 3. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -48,8 +48,9 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* Reads fd until EOF into a heap buffer; returns NULL (errno set) on failure. */
-static char *read_all(int fd, size_t *len)
+/* Reads fd until EOF (or, with short_eof, a short read) into a heap buffer; returns NULL (errno
+ * set) on failure. */
+static char *read_all(int fd, size_t *len, int short_eof)
 {
 	size_t cap = 1 << 16, n = 0;
 	char *buf = malloc(cap);
@@ -66,6 +67,10 @@ static char *read_all(int fd, size_t *len)
 			return NULL;
 		}
 		n += (size_t)r;
+		if (short_eof && n < cap) {
+			*len = n;
+			return buf;
+		}
 		if (n == cap) {
 			char *nb = realloc(buf, cap *= 2);
 			if (!nb)
@@ -74,6 +79,29 @@ static char *read_all(int fd, size_t *len)
 		}
 	}
 	return NULL;
+}
+
+/* Pushes the request's metadata (fd 4: "NAME=value" lines) as a table of strings; fd 4 closed
+ * (a native run) or unreadable: an empty table. */
+static void push_meta(lua_State *L)
+{
+	size_t len = 0;
+	/* Ember's fd 4 is a file in memory, which one read empties: a short read is its end (one
+	 * exit fewer) */
+	char *meta = read_all(EMBER_META_FD, &len, 1);
+	lua_newtable(L);
+	for (size_t i = 0; meta && i < len;) {
+		char *nl = memchr(meta + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - meta) : len;
+		char *eq = memchr(meta + i, '=', end - i);
+		if (eq && eq > meta + i) {
+			lua_pushlstring(L, meta + i, (size_t)(eq - meta - i));
+			lua_pushlstring(L, eq + 1, (size_t)(meta + end - eq - 1));
+			lua_rawset(L, -3);
+		}
+		i = end + 1;
+	}
+	free(meta);
 }
 
 /* stderr output without stdio */
@@ -345,7 +373,7 @@ int main(int argc, char **argv)
 	const char *file = argc > 1 ? argv[1] : "handler.lua";
 	size_t srclen, reqlen;
 	snprintf(chunkname, sizeof(chunkname), "@%s", file);
-	char *src = read_all(EMBER_CODE_FD, &srclen);
+	char *src = read_all(EMBER_CODE_FD, &srclen, 0);
 	if (!src) {
 		msgf("lua: cannot read the source from fd %d: %s\n", EMBER_CODE_FD,
 		     strerror(errno));
@@ -376,11 +404,14 @@ int main(int argc, char **argv)
 		msgf("%s:1: error: the source must define a global function 'handler'\n", file);
 		return EX_SOURCE;
 	}
-	lua_pop(L, 1);
+	/* env costs a read of fd 4, an exit: only for a handler that names a second parameter */
+	lua_Debug ar;
+	lua_getinfo(L, ">u", &ar); /* pops handler */
+	int want_env = ar.nparams >= 2 || ar.isvararg;
 	lua_gc(L, LUA_GCCOLLECT);
 
 	/* Ember snapshots here, at the first read of fd 0 */
-	char *req = read_all(0, &reqlen);
+	char *req = read_all(0, &reqlen, 0);
 	if (!req) {
 		msgf("lua: cannot read the request: %s\n", strerror(errno));
 		return EX_NOINPUT;
@@ -389,7 +420,11 @@ int main(int argc, char **argv)
 	lua_getglobal(L, "handler");
 	lua_pushlstring(L, req, reqlen);
 	free(req);
-	if (lua_pcall(L, 1, 1, 1) != LUA_OK) {
+	if (want_env)
+		push_meta(L);
+	else
+		lua_newtable(L);
+	if (lua_pcall(L, 2, 1, 1) != LUA_OK) {
 		msgf("%s: handler failed: ", file);
 		size_t len;
 		const char *m = lua_tolstring(L, -1, &len);

@@ -58,7 +58,7 @@ static int row_floor(const struct lat *l, struct bench_row *row)
 	}
 	struct img_layout lay;
 	const char *argv[] = {"exitfloor", NULL}, *envp[] = {NULL};
-	int rc = img_load(img, vm, argv, envp, &lay, err, sizeof(err));
+	int rc = img_load(img, vm, argv, envp, 0, &lay, err, sizeof(err));
 	struct vm_regs r = {.rip = lay.entry, .rsp = lay.sp, .rflags = 2};
 	struct floor_args a = {vm, calloc((size_t)l->iters * 10, sizeof(double)), l->iters * 10, 0};
 	if (!rc && a.us && !vm_set_regs(vm, &r))
@@ -75,12 +75,13 @@ static int row_floor(const struct lat *l, struct bench_row *row)
 }
 
 static int row_ember(const struct lat *l, struct bench_row *row, const char *image,
-		     uint64_t mem, int no_snapshot)
+		     uint64_t mem, int no_snapshot, const char *syscalls)
 {
 	char path[4200], err[256];
 	snprintf(path, sizeof(path), "%s/%s", l->dir, image);
 	struct ember_config cfg = {.image = path, .backend = l->backend, .mem_bytes = mem,
-				   .no_snapshot = no_snapshot, .pool_size = 1};
+				   .no_snapshot = no_snapshot, .pool_size = 1,
+				   .syscalls = syscalls};
 	struct ember_function *fn;
 	if (ember_load(&cfg, &fn, err, sizeof(err))) {
 		fprintf(stderr, "ember bench: %s: %s\n", image, err);
@@ -176,7 +177,8 @@ static const char lat_help[] =
 	"\n"
 	"Measures, in one run, p50 and p99 per invocation of: the exit floor (a guest that exits\n"
 	"at once, re-entered), a warm hello world from its snapshot (reset included; also with\n"
-	"1 GiB of guest RAM), a warm sha256 function, a hello world on a clean shell without a\n"
+	"1 GiB of guest RAM), a warm sha256 function, both again with the in-guest runtime\n"
+	"(--syscalls guest: the _guest rows), a hello world on a clean shell without a\n"
 	"snapshot, and as peers the same binary spawned natively, fork+exit+wait and a thread\n"
 	"create+join. Each row gives its ratio to the floor. Needs the build's guest/ and\n"
 	"functions/ folders next to the ember binary.\n";
@@ -215,18 +217,22 @@ int cli_bench_latency(int argc, char **argv)
 		{"ember_warm_hello", 0, 0, -1, -1, NULL},
 		{"ember_warm_hello_1g", 0, 0, -1, -1, NULL},
 		{"ember_warm_sha256", 0, 0, -1, -1, NULL},
+		{"ember_warm_hello_guest", 0, 0, -1, -1, NULL},
+		{"ember_warm_sha256_guest", 0, 0, -1, -1, NULL},
 		{"ember_shell_hello", 0, 0, -1, -1, NULL},
 		{"posix_spawn_hello", 0, 0, -1, -1, NULL},
 		{"fork_exit", 0, 0, -1, -1, NULL},
 		{"pthread_create", 0, 0, -1, -1, NULL},
 	};
 	int rc = row_floor(&l, &rows[0]) ||
-		 row_ember(&l, &rows[1], "guest/hello.musl", 64ULL << 20, 0) ||
-		 row_ember(&l, &rows[2], "guest/hello.musl", 1ULL << 30, 0) ||
-		 row_ember(&l, &rows[3], "functions/sha256", 64ULL << 20, 0) ||
-		 row_ember(&l, &rows[4], "guest/hello.musl", 64ULL << 20, 1) ||
-		 row_native(&l, &rows[5], 0) || row_native(&l, &rows[6], 1) ||
-		 row_native(&l, &rows[7], 2);
+		 row_ember(&l, &rows[1], "guest/hello.musl", 64ULL << 20, 0, "trap") ||
+		 row_ember(&l, &rows[2], "guest/hello.musl", 1ULL << 30, 0, "trap") ||
+		 row_ember(&l, &rows[3], "functions/sha256", 64ULL << 20, 0, "trap") ||
+		 row_ember(&l, &rows[4], "guest/hello.musl", 64ULL << 20, 0, "guest") ||
+		 row_ember(&l, &rows[5], "functions/sha256", 64ULL << 20, 0, "guest") ||
+		 row_ember(&l, &rows[6], "guest/hello.musl", 64ULL << 20, 1, "trap") ||
+		 row_native(&l, &rows[7], 0) || row_native(&l, &rows[8], 1) ||
+		 row_native(&l, &rows[9], 2);
 	if (rc)
 		return CLI_EXIT_EMBER;
 	if (!json)

@@ -26,6 +26,7 @@ static const struct {
 
 struct suite_opts {
 	const char *backend;
+	const char *syscalls;
 	int iters;
 	char build[4096]; /* the build directory */
 	char src[4200];   /* the function suite's sources: functions/ of the repository */
@@ -136,6 +137,7 @@ static int bench_one(const struct suite_opts *o, size_t k, struct suite_row *row
 	struct ember_config cfg = {.image = image,
 				   .argv = argv,
 				   .backend = o->backend,
+				   .syscalls = o->syscalls,
 				   .code = code,
 				   .code_len = code_len,
 				   .pool_size = 1};
@@ -198,7 +200,7 @@ static void print_table(const struct suite_row *rows, size_t n)
 
 static const char suite_help[] =
 	"usage: ember bench suite [--json] [--iterations N] [--backend kvm|ptrace|auto]\n"
-	"                         [--functions DIR]\n"
+	"                         [--syscalls trap|guest] [--functions DIR]\n"
 	"\n"
 	"For every function of the suite (C, JavaScript and Lua): the load (wall time) and its\n"
 	"initialisation, the pages its snapshot holds, p50 and p99 of N warm invocations with its\n"
@@ -215,6 +217,7 @@ int cli_bench_suite(int argc, char **argv)
 		{"iterations", required_argument, NULL, 'i'},
 		{"backend", required_argument, NULL, 'b'},
 		{"functions", required_argument, NULL, 'f'},
+		{"syscalls", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -231,6 +234,8 @@ int cli_bench_suite(int argc, char **argv)
 			o.backend = optarg;
 		else if (c == 'f')
 			src = optarg;
+		else if (c == 's')
+			o.syscalls = optarg;
 		else if (c == 'h')
 			return fputs(suite_help, stdout), 0;
 		else
@@ -257,8 +262,8 @@ int cli_bench_suite(int argc, char **argv)
 		print_json(rows, n);
 		return 0;
 	}
-	printf("backend %s, %d warm invocations per function (after %d to warm up)\n", o.backend,
-	       o.iters, WARMUP);
+	printf("backend %s, syscalls %s, %d warm invocations per function (after %d to warm up)\n",
+	       o.backend, o.syscalls ? o.syscalls : "trap", o.iters, WARMUP);
 	print_table(rows, n);
 	return 0;
 }

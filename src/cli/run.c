@@ -38,6 +38,8 @@ static const char run_help[] =
 	"                    files dropped from the page cache (needs --state)\n"
 	"  --restore MODE    how a cold start brings memory in: reap (default; prefetch the\n"
 	"                    recorded working set in one read) or lazy (a page per fault)\n"
+	"  --syscalls MODE   trap (default): every syscall exits to the host; guest: an\n"
+	"                    in-guest runtime serves the common ones without leaving the virtine\n"
 	"  --stats           write one JSON object with counters as the last line of stderr\n"
 	"  -h, --help        show this help\n"
 	"\n"
@@ -104,7 +106,9 @@ static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs,
 				 "rebuilt", info.rebuilt);
 	json_t *time = json_pack("{s:I,s:I,s:I}", "setup", (json_int_t)(load_us - info.init_us),
 				 "load", (json_int_t)info.init_us, "run", (json_int_t)rs->run_us);
-	return json_pack("{s:s,s:i,s:I,s:o,s:o,s:o,s:o,s:o}", "backend", info.backend, "exit_code",
+	return json_pack("{s:s,s:s,s:I,s:I,s:i,s:I,s:o,s:o,s:o,s:o,s:o}", "backend", info.backend,
+			 "syscalls_mode", info.syscalls, "sites_call", (json_int_t)info.sites_call,
+			 "sites_trap", (json_int_t)info.sites_trap, "exit_code",
 			 exit_code, "rewritten_sites", (json_int_t)info.rewritten_sites, "exits",
 			 exits, "syscalls", sys, "init", init, "invocations", rs->invocations,
 			 "time_us", time);
@@ -130,7 +134,7 @@ int cli_run(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},	 {"repeat", required_argument, NULL, 'r'},
 		{"no-snapshot", no_argument, NULL, 'n'}, {"runtime", required_argument, NULL, 'R'},
 		{"state", required_argument, NULL, 'S'},   {"cold", no_argument, NULL, 'C'},
-		{"restore", required_argument, NULL, 'M'},
+		{"restore", required_argument, NULL, 'M'}, {"syscalls", required_argument, NULL, 'Y'},
 		{NULL, 0, NULL, 0},
 	};
 	struct ember_config cfg = {0};
@@ -190,6 +194,9 @@ int cli_run(int argc, char **argv)
 		case 'M':
 			cfg.restore = optarg;
 			break;
+		case 'Y':
+			cfg.syscalls = optarg;
+			break;
 		case 'h':
 			fputs(run_help, stdout);
 			return 0;
@@ -232,6 +239,8 @@ int cli_run(int argc, char **argv)
 	struct ember_function *fn;
 	if (!cfg.backend)
 		cfg.backend = getenv("EMBER_BACKEND");
+	if (!cfg.syscalls)
+		cfg.syscalls = getenv("EMBER_SYSCALLS");
 	pool_shell_target(0); /* one program, run now: no shells to prepare ahead */
 	uint64_t t0 = now_us();
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));

@@ -43,6 +43,8 @@ struct img_sites {
 	size_t int80;     /* `int $0x80` instructions found */
 	size_t sysenter;  /* `sysenter` instructions found */
 	uint64_t bad_addr; /* address of the first int80/sysenter, for the error message */
+	uint8_t *callable; /* per site: 1 when it may become `call *%rax` (redzone.c) */
+	size_t ncallable;  /* how many are */
 };
 
 /*
@@ -54,6 +56,11 @@ struct img_sites {
 int img_find_sites(const uint8_t *buf, size_t len, const struct img_elf *elf, struct img_sites *out,
 		   char *err, size_t errlen);
 void img_sites_free(struct img_sites *s);
+
+/* Marks the sites whose enclosing function (from the symbol table's starts, ascending) keeps no
+ * data below its stack pointer and does not set rax beyond the page-0 sled just before them. */
+int img_mark_callable(const uint8_t *buf, const struct img_elf *elf, const uint64_t *starts,
+		      size_t nstarts, struct img_sites *sites);
 
 /* A function image: the file's bytes, validated, with its syscall sites found once. */
 struct img {
@@ -69,7 +76,7 @@ int img_open(const char *path, struct img **out, char *err, size_t errlen);
 int img_from_bytes(const void *buf, size_t len, struct img **out, char *err, size_t errlen);
 void img_close(struct img *img);
 
-#define IMG_MAX_MAPS (IMG_MAX_SEGS * 2 + 1)
+#define IMG_MAX_MAPS (IMG_MAX_SEGS * 2 + 4)
 
 struct img_map {
 	uint64_t start, end;
@@ -85,15 +92,19 @@ struct img_layout {
 	uint64_t mmap_hi;
 	uint64_t stack_lo, stack_hi, stack_size;
 	size_t rewritten;
+	size_t sites_call, sites_trap; /* how the sites were rewritten */
+	int guest;                     /* the in-guest runtime is mapped */
 	int nmaps;
 	struct img_map maps[IMG_MAX_MAPS]; /* what the image and its stack map */
 };
 
 struct vm;
 
-/* Copies the image into a fresh machine, rewrites its syscall sites to `out %al,$port`, sets
- * page permissions and builds the SysV start stack (argv, envp, auxv). */
+/* Copies the image into a fresh machine, rewrites its syscall sites, sets page permissions and
+ * builds the SysV start stack (argv, envp, auxv). Without guest, every site becomes
+ * `out %al,$EMBER_HC_SYSCALL`; with it, the in-guest runtime and the page-0 sled are mapped and
+ * the sites proven safe become `call *%rax`, the others keep the trapping form. */
 int img_load(const struct img *img, struct vm *vm, const char *const *argv,
-	     const char *const *envp, struct img_layout *out, char *err, size_t errlen);
+	     const char *const *envp, int guest, struct img_layout *out, char *err, size_t errlen);
 
 #endif

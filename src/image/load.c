@@ -26,13 +26,13 @@ static uint64_t up(uint64_t x)
 }
 
 /* Page ranges of the segments; a page two segments share gets the union of their permissions. */
-static void plan_maps(const struct img *img, uint64_t base, struct img_layout *l)
+static void plan_maps(const struct img *img, uint64_t base, struct img_layout *l, int first)
 {
-	l->nmaps = 0;
+	l->nmaps = first;
 	for (int i = 0; i < img->elf.nsegs; i++) {
 		const struct img_seg *s = &img->elf.segs[i];
 		uint64_t start = down(base + s->vaddr), end = up(base + s->vaddr + s->memsz);
-		if (l->nmaps > 0) {
+		if (l->nmaps > first) {
 			struct img_map *prev = &l->maps[l->nmaps - 1];
 			if (start < prev->end) { /* shared boundary page */
 				int prot = prev->prot | s->prot;
@@ -162,10 +162,49 @@ static int place(const struct img *img, struct vm *vm, struct img_layout *l, cha
 	return 0;
 }
 
+extern const uint8_t _binary_ember_rt_start[];
+extern const uint8_t _binary_ember_rt_end[];
+
+/* The in-guest runtime: its image at EMBER_RT_BASE, and page 0, a sled of no-ops that a
+ * `call *%rax` lands in, ending in a jump to the runtime's entry. */
+static int map_runtime(struct vm *vm, struct img_layout *l, char *err, size_t errlen)
+{
+	size_t n = (size_t)(_binary_ember_rt_end - _binary_ember_rt_start);
+	if (n > EMBER_RT_IN - EMBER_RT_BASE || vm_copy_to(vm, EMBER_RT_BASE, _binary_ember_rt_start, n))
+		return snprintf(err, errlen, "the in-guest runtime does not fit"), -1;
+	uint8_t *page0 = vm_guest(vm, 0, PAGE);
+	memset(page0, 0x90, EMBER_TRAMP_SLED);
+	/* movabs $EMBER_RT_BASE, %r11; jmp *%r11 (a syscall clobbers r11 anyway); then ud2 */
+	static const uint8_t jump[] = {0x49, 0xbb, 0, 0, 0, 0, 0, 0, 0, 0, 0x41, 0xff, 0xe3, 0x0f, 0x0b};
+	memcpy(page0 + EMBER_TRAMP_SLED, jump, sizeof(jump));
+	uint64_t entry = EMBER_RT_BASE;
+	memcpy(page0 + EMBER_TRAMP_SLED + 2, &entry, 8);
+	struct ember_rt_ctl *c = vm_guest(vm, EMBER_RT_CTL, sizeof(*c));
+	memset(c, 0, sizeof(*c));
+	c->magic = EMBER_RT_MAGIC;
+	/* the pages every invocation writes (counters, the first pages of each buffer) are made
+	 * resident now, so the snapshot holds them and a reset copies them back rather than
+	 * giving them up to be faulted in again by the next invocation */
+	static const uint64_t hot[][2] = {{EMBER_RT_COUNTS, PAGE},
+					  {EMBER_RT_IN, 4 * PAGE},
+					  {EMBER_RT_OUT, 4 * PAGE},
+					  {EMBER_RT_LOG, 2 * PAGE}};
+	for (size_t i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+		memset(vm_guest(vm, hot[i][0], hot[i][1]), 0, hot[i][1]);
+	l->maps[l->nmaps++] = (struct img_map){0, PAGE, PROT_READ | PROT_EXEC};
+	l->maps[l->nmaps++] =
+		(struct img_map){EMBER_RT_BASE, EMBER_RT_BASE + EMBER_RT_CODE_SIZE, PROT_READ | PROT_EXEC};
+	l->maps[l->nmaps++] = (struct img_map){EMBER_RT_CTL, EMBER_RT_END, PROT_READ | PROT_WRITE};
+	l->guest = 1;
+	return 0;
+}
+
 int img_load(const struct img *img, struct vm *vm, const char *const *argv,
-	     const char *const *envp, struct img_layout *l, char *err, size_t errlen)
+	     const char *const *envp, int guest, struct img_layout *l, char *err, size_t errlen)
 {
 	memset(l, 0, sizeof(*l));
+	if (guest && map_runtime(vm, l, err, errlen))
+		return -1;
 	if (place(img, vm, l, err, errlen))
 		return -1;
 	for (int i = 0; i < img->elf.nsegs; i++) {
@@ -179,11 +218,19 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv,
 		uint8_t *p = vm_guest(vm, l->base + img->sites.addr[i], 2);
 		if (!p || p[0] != 0x0f || p[1] != 0x05)
 			continue;
-		p[0] = 0xe6; /* out %al,$EMBER_HC_SYSCALL */
-		p[1] = EMBER_HC_SYSCALL;
+		if (guest && img->sites.callable[i]) {
+			p[0] = 0xff; /* call *%rax: into the page-0 sled, on to the runtime */
+			p[1] = 0xd0;
+			l->sites_call++;
+		} else {
+			p[0] = 0xe6; /* out %al,$EMBER_HC_SYSCALL */
+			p[1] = EMBER_HC_SYSCALL;
+			l->sites_trap++;
+		}
 		l->rewritten++;
 	}
-	plan_maps(img, l->base, l);
+	int runtime_maps = l->nmaps;
+	plan_maps(img, l->base, l, runtime_maps);
 	l->maps[l->nmaps++] = (struct img_map){l->stack_lo, l->stack_hi, PROT_READ | PROT_WRITE};
 	for (int i = 0; i < l->nmaps; i++) {
 		if (vm_protect(vm, l->maps[i].start, l->maps[i].end - l->maps[i].start,

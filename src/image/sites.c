@@ -267,6 +267,12 @@ int img_find_sites(const uint8_t *buf, size_t len, const struct img_elf *elf, st
 		}
 	}
 	sort_unique(out->addr, &out->n);
+	if (img_mark_callable(buf, elf, starts.v, starts.n, out) < 0) {
+		fail(err, errlen, "out of memory analysing syscall sites");
+		goto out;
+	}
+	for (size_t i = 0; i < out->n; i++)
+		out->ncallable += out->callable[i];
 	rc = 0;
 out:
 	if (in)
@@ -283,5 +289,6 @@ void img_sites_free(struct img_sites *s)
 	if (!s)
 		return;
 	free(s->addr);
+	free(s->callable);
 	memset(s, 0, sizeof(*s));
 }

@@ -129,16 +129,17 @@ static void rebuild(struct ember_function *fn, const char *why)
 }
 
 /* after a damaged cold start: the snapshot made again, the request run warm from it */
-static int invoke_rebuilt(struct ember_function *fn, const void *in, size_t len,
-			  struct ember_result *res, const char *why)
+static int invoke_rebuilt(struct ember_function *fn, const void *in, size_t len, const char *meta,
+			  size_t meta_len, struct ember_result *res, const char *why)
 {
 	ember_result_free(res);
 	rebuild(fn, why);
-	return ember_invoke(fn, in, len, res); /* cold_pending is clear: not cold again */
+	/* cold_pending is clear: not cold again */
+	return ember_invoke_meta(fn, in, len, meta, meta_len, res);
 }
 
-int func_invoke_cold(struct ember_function *fn, const void *in, size_t len,
-		     struct ember_result *res)
+int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, const char *meta,
+		     size_t meta_len, struct ember_result *res)
 {
 	char err[256] = "";
 	uint64_t t0 = vm_now_ns();
@@ -161,7 +162,7 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len,
 		virtine_destroy(v);
 		char why[300];
 		snprintf(why, sizeof(why), "snapshot %.200s refused: %s", fn->snap_dir, err);
-		return invoke_rebuilt(fn, in, len, res, why);
+		return invoke_rebuilt(fn, in, len, meta, meta_len, res, why);
 	}
 	res->setup_us = us_since(t1);
 	res->cold = 1;
@@ -169,7 +170,7 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len,
 	res->prefetch_bytes = c.prefetch_bytes;
 	res->prefetch_us = c.prefetch_us;
 	res->recorded = c.record; /* also when a damaged working set was dropped */
-	func_run_invocation(fn, v, in, len, res);
+	func_run_invocation(fn, v, in, len, meta, meta_len, res);
 	res->faults = c.faults;
 	int broken = snap_cold_finish(&c, fn->snap_dir, err, sizeof(err)) ||
 		     v->st.outcome == SYS_ERROR;
@@ -177,7 +178,7 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len,
 		virtine_destroy(v);
 		snprintf(err, sizeof(err), "snapshot %.200s refused: page %#llx is damaged",
 			 fn->snap_dir, (unsigned long long)(c.damaged - 1));
-		return invoke_rebuilt(fn, in, len, res, err);
+		return invoke_rebuilt(fn, in, len, meta, meta_len, res, err);
 	}
 	/* warm from now on: the snapshot's pages in memory (mostly in the page cache by now); a
 	 * page damaged on disk that this run did not touch is found here: the result stands,

@@ -55,6 +55,11 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	fn->output_limit = cfg->output_limit ? cfg->output_limit : DEFAULT_OUTPUT;
 	fn->pool_size = cfg->pool_size ? cfg->pool_size : 1;
 	fn->use_snapshot = !cfg->no_snapshot;
+	if (cfg->syscalls && strcmp(cfg->syscalls, "trap") && strcmp(cfg->syscalls, "guest"))
+		return snprintf(err, errlen, "syscalls must be trap or guest, not '%s'",
+				cfg->syscalls),
+		       -1;
+	fn->guest = cfg->syscalls && !strcmp(cfg->syscalls, "guest");
 	fn->restore = SNAP_REAP;
 	if (cfg->restore && !strcmp(cfg->restore, "lazy"))
 		fn->restore = SNAP_LAZY;
@@ -138,6 +143,9 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	memset(info, 0, sizeof(*info));
 	info->backend = vm_backend_name(fn->vmcfg.backend);
 	info->rewritten_sites = fn->img->sites.n;
+	info->syscalls = fn->guest ? "guest" : "trap";
+	info->sites_call = fn->guest ? fn->img->sites.ncallable : 0;
+	info->sites_trap = fn->img->sites.n - info->sites_call;
 	info->image_bytes = fn->img->len;
 	info->snapshot = fn->snapshot;
 	info->init_us = fn->init_us;

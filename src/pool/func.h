@@ -18,6 +18,8 @@ struct ember_function {
 	uint64_t output_limit;
 	unsigned pool_size;
 	int use_snapshot; /* asked for */
+	int guest;        /* syscalls=guest: the in-guest runtime serves the common ones */
+	size_t sites_call, sites_trap;
 	int snapshot;     /* taken: invocations restore from snap */
 	char **argv, **envp;
 	uint8_t *code;
@@ -47,11 +49,11 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen);
 /* runs one invocation in v (at the snapshot state) and fills res */
 void func_run_invocation(struct ember_function *fn, struct virtine *v, const void *in, size_t len,
-			 struct ember_result *res);
+			 const char *meta, size_t meta_len, struct ember_result *res);
 /* puts v back to the snapshot; 0 on success */
 int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched);
 /* The cold start of one invocation from the snapshot on disk. */
-int func_invoke_cold(struct ember_function *fn, const void *in, size_t len,
-		     struct ember_result *res);
+int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, const char *meta,
+		     size_t meta_len, struct ember_result *res);
 
 #endif

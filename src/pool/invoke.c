@@ -15,13 +15,16 @@ static int load_image(struct ember_function *fn, struct virtine *v, char *err, s
 {
 	struct img_layout l;
 	if (img_load(fn->img, v->vm, (const char *const *)fn->argv, (const char *const *)fn->envp,
-		     &l, err, errlen))
+		     fn->guest, &l, err, errlen))
 		return -1;
 	struct sys_process proc = {.brk_start = l.brk_start,
 				   .mmap_hi = l.mmap_hi,
 				   .stack_lo = l.stack_lo,
 				   .stack_hi = l.stack_hi,
-				   .stack_size = l.stack_size};
+				   .stack_size = l.stack_size,
+				   .guest = l.guest};
+	fn->sites_call = l.sites_call;
+	fn->sites_trap = l.sites_trap;
 	fn->proc = proc;
 	sys_init(&v->st, v->vm, &proc);
 	v->st.out_limit = fn->output_limit;
@@ -52,7 +55,11 @@ static void run_on_vcpu(void *p)
 	struct sys_state *st = &a->v->st;
 	st->start_ns = vm_now_ns();
 	vm_set_deadline(a->v->vm, st->start_ns + a->timeout_ns);
-	sys_run(st);
+	/* the in-guest runtime gets its clocks, entropy and first piece of the request */
+	if (st->proc.guest && sys_rt_begin(st))
+		sys_stop(st, SYS_ERROR, 0, "cannot prepare the in-guest runtime");
+	else
+		sys_run(st);
 	vm_set_deadline(a->v->vm, 0);
 }
 
@@ -283,8 +290,8 @@ int ember_warm(struct ember_function *fn, unsigned n)
 	return added;
 }
 
-static int invoke_shell(struct ember_function *fn, const void *in, size_t len,
-			struct ember_result *res)
+static int invoke_shell(struct ember_function *fn, const void *in, size_t len, const char *meta,
+			size_t meta_len, struct ember_result *res)
 {
 	uint64_t t0 = vm_now_ns();
 	struct virtine *v = new_virtine(fn, res);
@@ -300,6 +307,7 @@ static int invoke_shell(struct ember_function *fn, const void *in, size_t len,
 	}
 	res->load_us = us_since(t1);
 	sys_set_input(&v->st, in, len);
+	sys_set_meta(&v->st, meta, meta_len);
 	uint64_t t2 = vm_now_ns();
 	run(fn, v);
 	res->run_us = us_since(t2);
@@ -309,9 +317,10 @@ static int invoke_shell(struct ember_function *fn, const void *in, size_t len,
 }
 
 void func_run_invocation(struct ember_function *fn, struct virtine *v, const void *in, size_t len,
-			 struct ember_result *res)
+			 const char *meta, size_t meta_len, struct ember_result *res)
 {
 	sys_set_input(&v->st, in, len);
+	sys_set_meta(&v->st, meta, meta_len);
 	uint64_t t0 = vm_now_ns();
 	run(fn, v);
 	res->run_us = us_since(t0);
@@ -320,6 +329,12 @@ void func_run_invocation(struct ember_function *fn, struct virtine *v, const voi
 
 int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct ember_result *res)
 {
+	return ember_invoke_meta(fn, in, len, NULL, 0, res);
+}
+
+int ember_invoke_meta(struct ember_function *fn, const void *in, size_t len, const char *meta,
+		      size_t meta_len, struct ember_result *res)
+{
 	memset(res, 0, sizeof(*res));
 	if (fn->first_pending && !atomic_exchange(&fn->first_taken, 1)) {
 		*res = fn->first;
@@ -327,7 +342,7 @@ int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct e
 		return 0;
 	}
 	if (!fn->snapshot)
-		return invoke_shell(fn, in, len, res);
+		return invoke_shell(fn, in, len, meta, meta_len, res);
 	if (atomic_load(&fn->cold_pending)) {
 		/* one cold start at a time; the others wait for it and then run warm */
 		pthread_mutex_lock(&fn->cold_lock);
@@ -335,7 +350,7 @@ int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct e
 		 * clears it): whoever comes meanwhile waits here, not in a restore from it */
 		int rc = 0, cold = atomic_load(&fn->cold_pending);
 		if (cold)
-			rc = func_invoke_cold(fn, in, len, res);
+			rc = func_invoke_cold(fn, in, len, meta, meta_len, res);
 		pthread_mutex_unlock(&fn->cold_lock);
 		if (cold)
 			return rc;
@@ -343,7 +358,7 @@ int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct e
 	struct virtine *v = get_warm(fn, res);
 	if (!v)
 		return -1;
-	func_run_invocation(fn, v, in, len, res);
+	func_run_invocation(fn, v, in, len, meta, meta_len, res);
 	/* back to the snapshot at once, so the next request finds it ready; a machine that
 	 * failed is not trusted again */
 	uint64_t t1 = vm_now_ns();

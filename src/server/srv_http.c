@@ -80,6 +80,21 @@ static enum MHD_Result reply_early(struct srv_req *r, const struct srv_early *e)
 	return srv_reply_error(r, e->status, "%s", e->msg);
 }
 
+/* the raw URI, before libmicrohttpd takes the query off and decodes the path: the request starts
+ * here, with the query string kept as it was sent */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	(void)cls;
+	(void)conn;
+	struct srv_req *r = calloc(1, sizeof(*r));
+	const char *q = strchr(uri, '?');
+	if (r && !(r->query = strdup(q ? q + 1 : ""))) {
+		free(r);
+		r = NULL;
+	}
+	return r;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *data,
 				  size_t *size, void **con_cls)
@@ -87,10 +102,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct srv *s = cls;
 	struct srv_req *r = *con_cls;
 	(void)version;
-	if (!r) {
-		if (!(r = calloc(1, sizeof(*r))))
+	if (!r || !r->conn) {
+		if (!r && !(r = calloc(1, sizeof(*r))))
 			return MHD_NO;
 		*con_cls = r;
+		if (!(r->path = strdup(url)))
+			return MHD_NO;
 		r->conn = conn;
 		r->method = method;
 		pthread_mutex_lock(&s->mu);
@@ -150,9 +167,14 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)toe;
 	if (!r)
 		return;
+	int counted = r->conn != NULL; /* on_request saw it (on_uri starts it without) */
 	free(r->body);
+	free(r->path);
+	free(r->query);
 	free(r);
 	*con_cls = NULL;
+	if (!counted)
+		return;
 	pthread_mutex_lock(&s->mu);
 	if (--s->active == 0)
 		pthread_cond_broadcast(&s->idle);
@@ -254,7 +276,8 @@ int http_start(struct srv *s, char *err, size_t errlen)
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
 				  ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, s->opt.conn_timeout_s,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-				  MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_END);
+				  MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
+				  MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!s->mhd)
 		return snprintf(err, errlen, "cannot listen on %s: %s", s->opt.listen,

@@ -172,6 +172,8 @@ struct srv_req {
 	const struct srv_route *route;
 	const char *method;
 	char name[SRV_NAME_MAX];
+	char *path;  /* the URL's path, percent-decoded */
+	char *query; /* the query string as sent, without the '?' ("" when none) */
 	uint8_t *body;
 	size_t len, cap;
 	uint64_t limit;
@@ -188,6 +190,10 @@ enum MHD_Result srv_reply_error(struct srv_req *r, unsigned status, const char *
 /* the request body as JSON, or NULL after replying 400 (*ret holds the reply's result) */
 json_t *srv_body_json(struct srv_req *r, enum MHD_Result *ret);
 int http_start(struct srv *s, char *err, size_t errlen);
+
+/* srv_meta.c: an invocation's metadata for ember_invoke_meta, "NAME=value\n" lines named as
+ * the OpenFaaS watchdog names its environment (Http_Method, ...); NULL when out of memory */
+char *srv_meta(struct srv_req *r, size_t *len);
 
 /* the handlers */
 enum MHD_Result h_healthz(struct srv *s, struct srv_req *r);

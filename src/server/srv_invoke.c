@@ -1,5 +1,6 @@
 /* POST /function/{name}: one invocation, the request body in, the function's stdout out. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/srv_impl.h"
@@ -41,18 +42,24 @@ enum MHD_Result h_invoke(struct srv *s, struct srv_req *r)
 	call_id(r, id, sizeof(id));
 	h[nh++] = (struct srv_header){"X-Call-Id", id};
 	double t0 = srv_now();
+	size_t meta_len = 0;
+	char *meta = srv_meta(r, &meta_len);
+	if (!meta)
+		return srv_reply_error(r, 500, "out of memory");
 	struct srv_call c;
 	int rc = reg_acquire(s, r->name, &c, err, sizeof(err));
 	if (rc) {
 		unsigned st = rc == REG_NOTFOUND ? 404 : rc == REG_BUSY ? 429 : 500;
 		if (rc != REG_NOTFOUND)
 			metrics_invocation(s->metrics, r->name, st, srv_now() - t0, NULL, -1);
+		free(meta);
 		return srv_reply_error(r, st, "%s", err);
 	}
 	struct ember_result res;
 	double t1 = srv_now();
-	ember_invoke(c.inst->fn, r->body, r->len, &res);
+	ember_invoke_meta(c.inst->fn, r->body, r->len, meta, meta_len, &res);
 	double took = srv_now() - t1;
+	free(meta);
 	const char *ctype = c.spec->content_type ? c.spec->content_type : DEFAULT_CONTENT_TYPE;
 	char ctype_buf[128];
 	snprintf(ctype_buf, sizeof(ctype_buf), "%s", ctype);

@@ -218,7 +218,7 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm,
 		if (vm_protect(vm, s->sys.vmas[i].start, s->sys.vmas[i].end - s->sys.vmas[i].start,
 			       s->sys.vmas[i].prot))
 			goto fail;
-	uint64_t lo = EMBER_SYS_END, len = vm_user_top(vm) - lo;
+	uint64_t lo = 0, len = vm_user_top(vm); /* from page 0: the runtime's pages fault too */
 	for (int i = 0; i < c->u.n; i++) {
 		struct uffdio_register r = {.range = {lo + c->u.off[i], len},
 					    .mode = UFFDIO_REGISTER_MODE_MISSING};
@@ -299,8 +299,7 @@ int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t err
 		c->running = 0;
 	}
 	for (int i = 0; i < c->u.n; i++) {
-		struct uffdio_range r = {EMBER_SYS_END + c->u.off[i],
-					 vm_user_top(c->vm) - EMBER_SYS_END};
+		struct uffdio_range r = {c->u.off[i], vm_user_top(c->vm)};
 		ioctl(c->u.fd[i], UFFDIO_UNREGISTER, &r);
 	}
 	c->u.n = 0;

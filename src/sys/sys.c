@@ -157,7 +157,7 @@ static int serve_syscall(struct sys_state *st)
 	}
 	if (st->snap_armed && at_snapshot_point(&r)) {
 		/* stop with the call unserved: every invocation restored from here serves it */
-		st->pending = 1;
+		st->pending = EMBER_HC_SYSCALL;
 		sys_stop(st, SYS_SNAPSHOT, 0, "snapshot point");
 		return 0;
 	}
@@ -180,17 +180,25 @@ static int serve_syscall(struct sys_state *st)
 enum sys_outcome sys_run(struct sys_state *st)
 {
 	st->outcome = SYS_RUNNING;
-	if (st->pending)
+	if (st->pending == EMBER_HC_SYSCALL)
 		serve_syscall(st);
+	else if (st->pending == EMBER_HC_INPUT)
+		st->pending = 0; /* sys_rt_begin put the request in the runtime's buffer already */
 	while (st->outcome == SYS_RUNNING) {
 		struct vm_exit e;
 		vm_run(st->vm, &e);
 		st->stats.exits[e.kind]++;
+		if (st->proc.guest)
+			sys_rt_exit(st); /* whatever the exit, the runtime's buffers are collected */
+		if (st->outcome != SYS_RUNNING)
+			break;
 		switch (e.kind) {
 		case VM_EXIT_HYPERCALL:
 			if (e.port == EMBER_HC_SYSCALL)
 				serve_syscall(st);
-			else if (e.port != EMBER_HC_NOP)
+			else if (e.port == EMBER_HC_INPUT && st->proc.guest)
+				sys_rt_input(st);
+			else if (e.port != EMBER_HC_NOP && !(e.port == EMBER_HC_FLUSH && st->proc.guest))
 				sys_stop(st, SYS_SIGNALED, 11, "unknown hypercall port %#x", e.port);
 			break;
 		case VM_EXIT_FAULT:

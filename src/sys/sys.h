@@ -35,6 +35,7 @@ struct sys_process {
 	uint64_t mmap_hi;   /* the mmap area grows down from here */
 	uint64_t stack_lo, stack_hi;
 	uint64_t stack_size;
+	int guest; /* the in-guest runtime serves the common syscalls (sys_rt.c) */
 };
 
 struct sys_stats {
@@ -59,6 +60,8 @@ struct sys_state {
 	size_t in_len, in_pos;
 	const uint8_t *code;
 	size_t code_len, code_pos;
+	const uint8_t *meta; /* the request's metadata (fd 4), set with the request */
+	size_t meta_len, meta_pos;
 	struct sys_buf out, log;
 	uint64_t out_limit; /* bytes of stdout + stderr together */
 	unsigned open_fds;  /* bit n: fd n is open */
@@ -74,7 +77,7 @@ struct sys_state {
 	size_t nwr;
 	/* snapshots */
 	int snap_armed;  /* stop at the snapshot point instead of serving it */
-	int pending;     /* the syscall at the snapshot point still waits to be served */
+	int pending;     /* the hypercall (port) at the snapshot point still waits to be served */
 	/* told of guest pages given back (munmap, madvise, fresh mappings), which read as zero
 	 * from then on: a cold start must not serve them the snapshot's content; may be NULL */
 	void (*discarded)(void *ctx, uint64_t start, uint64_t len);
@@ -92,6 +95,9 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 void sys_free(struct sys_state *st);
 void sys_set_input(struct sys_state *st, const void *in, size_t len);
 void sys_set_code(struct sys_state *st, const void *code, size_t len);
+/* the request's metadata on fd 4 (sys_io.c): opens fd 4, empty when len is 0; set with the
+ * request, after the snapshot point */
+void sys_set_meta(struct sys_state *st, const void *meta, size_t len);
 
 /* Runs the guest until it exits, crashes, times out or exceeds a limit. */
 enum sys_outcome sys_run(struct sys_state *st);
@@ -118,6 +124,15 @@ int sys_save(const struct sys_state *st, struct sys_saved *out);
 /* puts st back to the saved state and clears outputs and counters for a new invocation */
 int sys_restore(struct sys_state *st, const struct sys_saved *s);
 void sys_saved_free(struct sys_saved *s);
+
+/* the in-guest runtime's host side (sys_rt.c): its control block at the start of a run, after
+ * every exit (deferred munmaps, buffered output) and its request for input */
+int sys_rt_begin(struct sys_state *st);
+void sys_rt_exit(struct sys_state *st);
+void sys_rt_input(struct sys_state *st);
+/* shared with sys_rt.c: munmap as the syscall does it, output appended within the limit */
+long sys_do_munmap(struct sys_state *st, uint64_t addr, uint64_t len);
+long sys_append_out(struct sys_state *st, int fd, const void *p, size_t n);
 
 /* notes that [start, end) became writable (sys_vma.c) */
 void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end);

@@ -1,4 +1,5 @@
-/* I/O syscalls: the request on fd 0, the response on fd 1, the log on fd 2, code on fd 3. */
+/* I/O syscalls: the request on fd 0, the response on fd 1, the log on fd 2, code on fd 3,
+ * the request's metadata on fd 4. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -39,12 +40,42 @@ static long buf_append(struct sys_state *st, struct sys_buf *b, const void *p, s
 	return (long)n;
 }
 
-/* one contiguous read from fd 0 or 3 into guest memory */
+long sys_append_out(struct sys_state *st, int fd, const void *p, size_t n)
+{
+	return buf_append(st, fd == 1 ? &st->out : &st->log, p, n);
+}
+
+void sys_set_meta(struct sys_state *st, const void *meta, size_t len)
+{
+	st->meta = meta;
+	st->meta_len = len;
+	st->meta_pos = 0;
+	st->open_fds |= 1u << EMBER_META_FD;
+}
+
+/* the bytes behind a readable fd (0, 3 or 4): where they are, how many, the position */
+static const uint8_t *source(struct sys_state *st, uint64_t fd, size_t *total, size_t **pos)
+{
+	if (fd == EMBER_CODE_FD) {
+		*total = st->code_len;
+		*pos = &st->code_pos;
+		return st->code;
+	}
+	if (fd == EMBER_META_FD) {
+		*total = st->meta_len;
+		*pos = &st->meta_pos;
+		return st->meta;
+	}
+	*total = st->in_len;
+	*pos = &st->in_pos;
+	return st->in;
+}
+
+/* one contiguous read from fd 0, 3 or 4 into guest memory */
 static long read_into(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len)
 {
-	const uint8_t *src = fd == 0 ? st->in : st->code;
-	size_t *pos = fd == 0 ? &st->in_pos : &st->code_pos;
-	size_t total = fd == 0 ? st->in_len : st->code_len;
+	size_t total, *pos;
+	const uint8_t *src = source(st, fd, &total, &pos);
 	size_t n = total - *pos < len ? total - *pos : len;
 	void *dst = sys_user(st, addr, n, PROT_WRITE);
 	if (!dst)
@@ -130,9 +161,9 @@ static long fill_stat(struct sys_state *st, uint64_t fd, uint64_t addr)
 	s->st_blksize = 4096;
 	s->st_nlink = 1;
 	s->st_uid = s->st_gid = 1000;
-	if (fd == EMBER_CODE_FD) {
+	if (fd == EMBER_CODE_FD || fd == EMBER_META_FD) {
 		s->st_mode = S_IFREG | 0400;
-		s->st_size = (off_t)st->code_len;
+		s->st_size = (off_t)(fd == EMBER_CODE_FD ? st->code_len : st->meta_len);
 	} else {
 		s->st_mode = S_IFIFO | 0600;
 	}
@@ -180,19 +211,21 @@ static long sys_lseek(struct sys_state *st, const uint64_t a[6])
 {
 	if (!fd_open(st, a[0]))
 		return -EBADF;
-	if (a[0] != EMBER_CODE_FD)
+	if (a[0] != EMBER_CODE_FD && a[0] != EMBER_META_FD)
 		return -ESPIPE;
+	size_t total, *cur;
+	source(st, a[0], &total, &cur);
 	int64_t off = (int64_t)a[1], base = 0;
 	if ((int)a[2] == SEEK_CUR)
-		base = (int64_t)st->code_pos;
+		base = (int64_t)*cur;
 	else if ((int)a[2] == SEEK_END)
-		base = (int64_t)st->code_len;
+		base = (int64_t)total;
 	else if ((int)a[2] != SEEK_SET)
 		return -EINVAL;
 	if (base + off < 0)
 		return -EINVAL;
 	uint64_t pos = (uint64_t)(base + off);
-	st->code_pos = pos > st->code_len ? st->code_len : pos;
+	*cur = pos > total ? total : pos;
 	return (long)pos;
 }
 

@@ -44,6 +44,8 @@ static int unmap_range(struct sys_state *st, uint64_t start, uint64_t len)
 	return 0;
 }
 
+static long sys_munmap_a(struct sys_state *st, const uint64_t a[6]);
+
 static int user_range(const struct sys_state *st, uint64_t start, uint64_t len)
 {
 	return start >= EMBER_SYS_END && start % PAGE == 0 && len <= vm_user_top(st->vm) &&
@@ -95,7 +97,18 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 	return rc ? rc : (long)addr;
 }
 
+long sys_do_munmap(struct sys_state *st, uint64_t addr, uint64_t len)
+{
+	const uint64_t a[6] = {addr, len, 0, 0, 0, 0};
+	return sys_munmap_a(st, a);
+}
+
 static long sys_munmap(struct sys_state *st, const uint64_t a[6])
+{
+	return sys_munmap_a(st, a);
+}
+
+static long sys_munmap_a(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t len = page_up(a[1]);
 	if (a[1] == 0 || !user_range(st, a[0], len))

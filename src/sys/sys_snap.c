@@ -66,6 +66,8 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	st->snap_armed = 0;
 	st->in = NULL;
 	st->in_len = st->in_pos = 0;
+	st->meta = NULL;
+	st->meta_len = st->meta_pos = 0;
 	if (copy_buf(&st->out, &s->out) || copy_buf(&st->log, &s->log))
 		return -ENOMEM;
 	st->outcome = SYS_RUNNING;

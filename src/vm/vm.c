@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "vm/vm_impl.h"
 
@@ -178,9 +179,21 @@ static int user_range_ok(const struct vm *vm, uint64_t addr, uint64_t len)
 	       addr <= vm->user_top && len <= vm->user_top - addr;
 }
 
+/* page 0 (the sled) and the runtime's area may be given to the program too; the host's
+ * structures in between never */
+static int protect_ok(const struct vm *vm, uint64_t addr, uint64_t len)
+{
+	if (user_range_ok(vm, addr, len))
+		return 1;
+	if (addr == 0 && len == EMBER_PAGE_SIZE)
+		return 1;
+	return addr % EMBER_PAGE_SIZE == 0 && len % EMBER_PAGE_SIZE == 0 && addr >= EMBER_RT_BASE &&
+	       addr <= EMBER_SYS_END && len <= EMBER_SYS_END - addr;
+}
+
 int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 {
-	if (!user_range_ok(vm, addr, len))
+	if (!protect_ok(vm, addr, len))
 		return -EINVAL;
 	if (len == 0)
 		return 0;
@@ -189,7 +202,7 @@ int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 
 int vm_discard(struct vm *vm, uint64_t addr, uint64_t len)
 {
-	if (!user_range_ok(vm, addr, len))
+	if (!protect_ok(vm, addr, len))
 		return -EINVAL;
 	if (len && fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)addr,
 			     (off_t)len) < 0)
@@ -284,5 +297,13 @@ int vm_get_uffds(struct vm *vm, struct vm_uffds *u, char *err, size_t errlen)
 		u->fd[u->n] = g;
 		u->off[u->n++] = 0; /* the stub maps guest memory at the guest's own addresses */
 	}
+	return 0;
+}
+
+int vm_guest_tsc(struct vm *vm, uint64_t *tsc)
+{
+	if (vm->ops->guest_tsc)
+		return vm->ops->guest_tsc(vm, tsc);
+	*tsc = __rdtsc(); /* the guest runs on the host's TSC */
 	return 0;
 }

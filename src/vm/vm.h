@@ -78,6 +78,9 @@ int vm_set_regs(struct vm *vm, const struct vm_regs *r);
 int vm_set_fs_base(struct vm *vm, uint64_t base);
 int vm_get_fs_base(struct vm *vm, uint64_t *base);
 
+/* The guest's time-stamp counter now (it may differ from the host's by an offset). */
+int vm_guest_tsc(struct vm *vm, uint64_t *tsc);
+
 /* The extended FPU state (x87, SSE, AVX), opaque, in XSAVE layout. */
 #define VM_FPU_MAX 4096
 int vm_get_fpu(struct vm *vm, void *buf, size_t *len);

@@ -23,6 +23,8 @@ struct vm_ops {
 	int (*set_fpu)(struct vm *vm, const void *buf, size_t len);
 	/* the guest's own userfaultfd, if its accesses do not go through vm->mem; -1 otherwise */
 	int (*guest_uffd)(struct vm *vm);
+	/* the guest's TSC; NULL when it is the host's own */
+	int (*guest_tsc)(struct vm *vm, uint64_t *tsc);
 	/* runs fn(arg) on the thread allowed to drive this machine */
 	void (*call)(struct vm *vm, void (*fn)(void *), void *arg);
 };

@@ -402,6 +402,12 @@ static int kvm_set_fpu(struct vm *vm, const void *buf, size_t len)
 	return ioctl(KV(vm)->vcpufd, KVM_SET_XSAVE, &x) < 0 ? -errno : 0;
 }
 
+static int kvm_guest_tsc(struct vm *vm, uint64_t *tsc)
+{
+	*tsc = 0;
+	return kvm_msr(vm, 0x10 /* IA32_TIME_STAMP_COUNTER */, tsc, 0);
+}
+
 /* any thread may drive a KVM vCPU (one at a time): run on the caller's */
 static void kvm_call(struct vm *vm, void (*fn)(void *), void *arg)
 {
@@ -423,4 +429,5 @@ const struct vm_ops vm_kvm_ops = {
 	.get_fpu = kvm_get_fpu,
 	.set_fpu = kvm_set_fpu,
 	.call = kvm_call,
+	.guest_tsc = kvm_guest_tsc,
 };

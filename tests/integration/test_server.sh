@@ -1,6 +1,6 @@
 #!/bin/sh
-# ember serve end to end: deploy, invoke, list, update and delete C, JS and Lua functions; every
-# status code; bad input; 200 concurrent requests; a restart (persistence); SIGTERM with a request
+# ember serve end to end: deploy, invoke, list, update and delete C, JS and Lua functions; the
+# request's metadata (Http_Method, Http_Path, ...) on fd 4; every status code; bad input; 200 concurrent requests; a restart (persistence); SIGTERM with a request
 # in flight. Run from the repository root; B is the build directory (default build);
 # SERVER_LOG=FILE keeps the server's log.
 set -u
@@ -144,6 +144,64 @@ deployment broken js "$tmp/broken.js"
 expect "deploy a JS syntax error: 400" 400 "$(req POST /system/functions -d @"$tmp/deploy.json")"
 has "the syntax error's reason" "handler.js:" "$tmp/body"
 
+# --- the request's metadata: method, path, query and headers as the watchdog's Http_* names
+cat >"$tmp/env.js" <<'EOF'
+function handler(input, env) {
+	return env.Http_Method + " " + env.Http_Path + " " + env.Http_Query + " " + env.Http_X_Test;
+}
+EOF
+deployment envjs js "$tmp/env.js"
+expect "deploy a JS handler(input, env)" 202 "$(req POST /system/functions -d @"$tmp/deploy.json")"
+expect "JS env: method, path, query, header" 200 \
+	"$(req PUT '/function/envjs/a/b?x=1&y=two' -H 'X-Test: yes' -d body)" "PUT /a/b x=1&y=two yes"
+expect "JS env: no extra path, no query" 200 "$(req GET /function/envjs -H 'x-test: 2')" "GET /  2"
+cat >"$tmp/env.lua" <<'EOF'
+function handler(input, env)
+	return env.Http_Method .. " " .. env.Http_Path .. " " .. env.Http_Query .. " " .. env.Http_X_Test
+end
+EOF
+deployment envlua lua "$tmp/env.lua"
+expect "deploy a Lua handler(input, env)" 202 "$(req POST /system/functions -d @"$tmp/deploy.json")"
+expect "Lua env" 200 "$(req POST '/function/envlua/p?q' -H 'X-Test: lua' -d x)" "POST /p q lua"
+expect "upload meta (C, prints fd 4)" 201 \
+	"$(req PUT /system/images/meta --data-binary @"$B/guest/meta.musl")"
+expect "deploy meta" 202 "$(req POST /system/functions -d '{"service":"meta","image":"meta"}')"
+expect "C meta" 200 "$(req POST '/function/meta/p%20q/r?k=v&w=%41' -H 'X-Test: c' \
+	-H 'content-type: text/x-test' -H 'X-Multi-Word-Name: m' -d x)"
+for l in Http_Method=POST 'Http_Path=/p q/r' 'Http_Query=k=v&w=%41' Http_X_Test=c \
+	Http_Content_Type=text/x-test Http_X_Multi_Word_Name=m Http_Content_Length=1; do
+	has "C meta: $l" "$l" "$tmp/body"
+done
+expect "C meta, the next request" 200 "$(req GET /function/meta)"
+if grep -q X_Test "$tmp/body"; then
+	bad "the last request's header leaked: $(head -c 300 "$tmp/body")"
+else
+	ok "C meta: nothing of the last request"
+fi
+has "C meta: no extra path is /" "Http_Path=/" "$tmp/body"
+if python3 - "$port" >"$tmp/body" 2>&1 <<'EOF'; then
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
+c.putrequest("POST", "/function/meta")
+c.putheader("X-Good", "ok")
+c.putheader("X-Utf8", "caf\u00e9".encode())
+c.putheader("Content-Length", "0")
+c.endheaders()
+r = c.getresponse()
+sys.stdout.write(r.read().decode())
+sys.exit(r.status != 200)
+EOF
+	ok "C meta with a non-ASCII header"
+else
+	bad "C meta with a non-ASCII header: $(head -c 300 "$tmp/body")"
+fi
+has "C meta: the ASCII header is there" "Http_X_Good=ok" "$tmp/body"
+if grep -q Http_X_Utf8 "$tmp/body"; then
+	bad "a non-ASCII header was passed: $(head -c 300 "$tmp/body")"
+else
+	ok "C meta: a non-ASCII header is left out"
+fi
+
 # --- status codes
 expect "unknown function: 404" 404 "$(req POST /function/nope -d x)"
 expect "unknown route: 404" 404 "$(req GET /nope)"
@@ -276,6 +334,11 @@ done
 expect "after restart: invoke hello" 200 "$(req POST /function/hello -d again)" "Hello, again!"
 expect "after restart: invoke lua" 200 "$(req POST /function/hlua -d lua)" "Hi, lua!"
 expect "after restart: pinned runs its version" 200 "$(req POST /function/pinned -d p)" "Hello, p!"
+expect "after restart: JS env" 200 "$(req POST '/function/envjs/r?s=t' -H 'X-Test: again' -d x)" \
+	"POST /r s=t again"
+expect "after restart: C meta" 200 "$(req POST '/function/meta/r?s' -H 'X-Test: again' -d x)"
+has "after restart: C meta has the path" "Http_Path=/r" "$tmp/body"
+has "after restart: C meta has the header" "Http_X_Test=again" "$tmp/body"
 expect "after restart: a deleted function stays deleted" 404 "$(req POST /function/hjs -d x)"
 
 # --- a slow function: an update lets the request in flight finish on the old version

@@ -1,6 +1,6 @@
-/* Pools through the public API: concurrent invocations are correct and separate, and a virtine
- * is reset after a crash or a timeout. Guests from EMBER_GUEST_DIR (default build/guest), the
- * backend from EMBER_BACKEND (default auto). */
+/* Pools through the public API: concurrent invocations are correct and separate, a virtine is
+ * reset after a crash or a timeout, and each invocation sees its own metadata on fd 4. Guests
+ * from EMBER_GUEST_DIR (default build/guest), the backend from EMBER_BACKEND (default auto). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -161,12 +161,62 @@ static void test_reset_after_crash_and_timeout(void **state)
 	ember_unload(fn);
 }
 
+/* meta (NULL: ember_invoke) on fd 4 is what the meta guest writes back */
+static void expect_meta(struct ember_function *fn, const char *meta, const char *want)
+{
+	struct ember_result res;
+
+	if (meta)
+		ember_invoke_meta(fn, "x", 1, meta, strlen(meta), &res);
+	else
+		ember_invoke(fn, "x", 1, &res);
+	if (res.outcome != EMBER_OK || res.status != 0)
+		fail_msg("meta '%s': outcome %d exit %d (%s)", meta ? meta : "(none)",
+			 (int)res.outcome, res.exit_code, res.message);
+	if (res.out_len != strlen(want) || memcmp(res.out, want, res.out_len) != 0)
+		fail_msg("meta '%s': output '%.*s', want '%s'", meta ? meta : "(none)",
+			 (int)res.out_len, res.out ? (const char *)res.out : "", want);
+	ember_result_free(&res);
+}
+
+static void metadata_rounds(struct ember_function *fn)
+{
+	expect_meta(fn, "Http_Method=POST\nHttp_X_Test=1\n", "Http_Method=POST\nHttp_X_Test=1\n");
+	expect_meta(fn, NULL, ""); /* fd 4 open and empty: nothing of the last request is left */
+	expect_meta(fn, "", "");
+	expect_meta(fn, "A=b\n", "A=b\n");
+	expect_meta(fn, "A=b\n", "A=b\n");
+}
+
+/* ember_invoke_meta: from the snapshot (pool of 1: the same virtine, reset between calls), and
+ * without a snapshot (every invocation loads the image) */
+static void test_metadata(void **state)
+{
+	(void)state;
+	struct ember_function *fn = load("meta.musl", 1, 0);
+	metadata_rounds(fn);
+	ember_unload(fn);
+
+	const char *backend = getenv("EMBER_BACKEND");
+	char path[4096], err[256] = "";
+	struct ember_config cfg = {0};
+	guest_path(path, sizeof(path), "meta.musl");
+	cfg.image = path;
+	cfg.backend = backend && *backend ? backend : "auto";
+	cfg.no_snapshot = 1;
+	if (ember_load(&cfg, &fn, err, sizeof(err)))
+		fail_msg("ember_load(%s, no snapshot): %s", path, err);
+	metadata_rounds(fn);
+	ember_unload(fn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_counter_threads),
 	    cmocka_unit_test(test_echo_threads),
 	    cmocka_unit_test(test_reset_after_crash_and_timeout),
+	    cmocka_unit_test(test_metadata),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

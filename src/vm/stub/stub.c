@@ -72,9 +72,10 @@ void stub_main(long *sp)
 		die(1);
 	uint64_t user_top = parse_u64((const char *)sp[3]) /* argv[2] */;
 	/* fd 3: guest memory; fd 4: the seccomp program */
-	long m = sys6(__NR_mmap, (long)EMBER_SYS_END, (long)(user_top - EMBER_SYS_END), PROT_NONE,
-		      MAP_SHARED | MAP_FIXED, 3, (long)EMBER_SYS_END);
-	if (m != (long)EMBER_SYS_END)
+	/* all of guest memory from address 0, inaccessible until the host grants pages: page 0
+	 * and the runtime's area below EMBER_SYS_END are granted only to the in-guest runtime */
+	long m = sys6(__NR_mmap, 0, (long)user_top, PROT_NONE, MAP_SHARED | MAP_FIXED, 3, 0);
+	if (m != 0)
 		die(2);
 	gadget_prefix();
 	char *host = (char *)(filter + PREFIX);

@@ -1,0 +1,260 @@
+/* The in-guest runtime: serves the common syscalls inside the virtine, forwards the rest. */
+#include <asm/unistd.h>
+
+#include "rt.h"
+
+#define EBADF  9
+#define EINVAL 22
+#define ENOTTY 25
+#define GUEST_PID 1
+#define GUEST_UID 1000
+
+void *memcpy(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	while (n >= 8) {
+		uint64_t v;
+		__builtin_memcpy(&v, s, 8);
+		__builtin_memcpy(d, &v, 8);
+		d += 8, s += 8, n -= 8;
+	}
+	while (n--)
+		*d++ = *s++;
+	return dst;
+}
+
+void *memset(void *dst, int c, size_t n)
+{
+	uint8_t *d = dst;
+	while (n--)
+		*d++ = (uint8_t)c;
+	return dst;
+}
+
+typedef long (*rt_fn)(long a0, long a1, long a2, long a3, long a4, long a5);
+
+/* one contiguous read of the request; refills through the host when the buffer is used up */
+static long read_in(uint8_t *dst, uint64_t n)
+{
+	volatile struct ember_rt_ctl *c = RT_CTL;
+	while (c->in_pos >= c->in_len) {
+		if (c->in_eof)
+			return 0;
+		rt_hypercall(EMBER_HC_INPUT);
+	}
+	uint64_t avail = c->in_len - c->in_pos;
+	if (n > avail)
+		n = avail;
+	memcpy(dst, (const uint8_t *)EMBER_RT_IN + c->in_pos, n);
+	c->in_pos += n;
+	return (long)n;
+}
+
+/* appends to the stdout or stderr buffer, handing full buffers to the host */
+static long write_out(long fd, const uint8_t *src, uint64_t n)
+{
+	volatile struct ember_rt_ctl *c = RT_CTL;
+	volatile uint64_t *len = fd == 1 ? &c->out_len : &c->log_len;
+	uint8_t *buf = (uint8_t *)(fd == 1 ? EMBER_RT_OUT : EMBER_RT_LOG);
+	uint64_t size = fd == 1 ? EMBER_RT_OUT_SIZE : EMBER_RT_LOG_SIZE, done = 0;
+	while (done < n) {
+		if (*len >= size)
+			rt_hypercall(EMBER_HC_FLUSH); /* the host empties both buffers */
+		uint64_t k = size - *len < n - done ? size - *len : n - done;
+		memcpy(buf + *len, src + done, k);
+		*len += k;
+		done += k;
+	}
+	return (long)n;
+}
+
+struct iov {
+	uint64_t base, len;
+};
+
+/* fd 4, the request's metadata, from its buffer */
+static long read_meta(uint8_t *dst, uint64_t n)
+{
+	volatile struct ember_rt_ctl *c = RT_CTL;
+	uint64_t avail = c->meta_len - c->meta_pos;
+	if (n > avail)
+		n = avail;
+	memcpy(dst, (const uint8_t *)EMBER_RT_META + c->meta_pos, n);
+	c->meta_pos += n;
+	return (long)n;
+}
+
+static long sys_read(long fd, long buf, long n, long a3, long a4, long a5)
+{
+	if (fd == EMBER_META_FD && RT_CTL->meta_len != EMBER_RT_META_FORWARD && n >= 0)
+		return read_meta((uint8_t *)buf, (uint64_t)n);
+	if (fd != 0)
+		return rt_forward(__NR_read, fd, buf, n, a3, a4, a5);
+	return read_in((uint8_t *)buf, (uint64_t)n);
+}
+
+static long sys_write(long fd, long buf, long n, long a3, long a4, long a5)
+{
+	if (fd != 1 && fd != 2)
+		return rt_forward(__NR_write, fd, buf, n, a3, a4, a5);
+	return write_out(fd, (const uint8_t *)buf, (uint64_t)n);
+}
+
+static long sys_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
+{
+	if (fd != 0 || cnt < 0 || cnt > 1024)
+		return rt_forward(__NR_readv, fd, iov, cnt, a3, a4, a5);
+	const struct iov *v = (const struct iov *)iov;
+	long total = 0;
+	for (long i = 0; i < cnt; i++) {
+		if (!v[i].len)
+			continue;
+		long k = read_in((uint8_t *)v[i].base, v[i].len);
+		total += k;
+		if ((uint64_t)k < v[i].len)
+			break;
+	}
+	return total;
+}
+
+static long sys_writev(long fd, long iov, long cnt, long a3, long a4, long a5)
+{
+	if ((fd != 1 && fd != 2) || cnt < 0 || cnt > 1024)
+		return rt_forward(__NR_writev, fd, iov, cnt, a3, a4, a5);
+	const struct iov *v = (const struct iov *)iov;
+	long total = 0;
+	for (long i = 0; i < cnt; i++)
+		total += write_out(fd, (const uint8_t *)v[i].base, v[i].len);
+	return total;
+}
+
+static long sys_ioctl(long fd, long req, long arg, long a3, long a4, long a5)
+{
+	if (fd >= 0 && fd <= 2)
+		return -ENOTTY;
+	return rt_forward(__NR_ioctl, fd, req, arg, a3, a4, a5);
+}
+
+/* munmap only gives memory back: it is noted here and applied by the host at the next exit */
+static long sys_munmap(long addr, long len, long a2, long a3, long a4, long a5)
+{
+	volatile struct ember_rt_ctl *c = RT_CTL;
+	if ((addr & 4095) || len <= 0 || (uint64_t)addr < 0x200000)
+		return -EINVAL;
+	if (c->nunmap >= EMBER_RT_UNMAPS)
+		return rt_forward(__NR_munmap, addr, len, a2, a3, a4, a5);
+	c->unmap[c->nunmap][0] = (uint64_t)addr;
+	c->unmap[c->nunmap][1] = (uint64_t)len;
+	c->nunmap++;
+	return 0;
+}
+
+static long sys_rt_sigprocmask(long how, long set, long old, long size, long a4, long a5)
+{
+	(void)a4, (void)a5;
+	volatile struct ember_rt_ctl *c = RT_CTL;
+	if (size != 8)
+		return -EINVAL;
+	uint64_t s = set ? *(const uint64_t *)set : 0;
+	if (old)
+		*(uint64_t *)old = c->sigmask;
+	if (!set)
+		return 0;
+	if (how == 0)
+		c->sigmask |= s;
+	else if (how == 1)
+		c->sigmask &= ~s;
+	else if (how == 2)
+		c->sigmask = s;
+	else
+		return -EINVAL;
+	c->sigmask &= ~((1ULL << 8) | (1ULL << 18)); /* SIGKILL, SIGSTOP */
+	return 0;
+}
+
+static long ret_pid(long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	return GUEST_PID;
+}
+
+static long ret_uid(long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	return GUEST_UID;
+}
+
+static long ret_zero(long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	return 0;
+}
+
+static long w_clock_gettime(long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	long rc = rt_clock_gettime(a0, a1);
+	return rc == -EINVAL ? rt_forward(__NR_clock_gettime, a0, a1, a2, a3, a4, a5) : rc;
+}
+
+static long w_gettimeofday(long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	(void)a2, (void)a3, (void)a4, (void)a5;
+	return rt_gettimeofday(a0, a1);
+}
+
+static long w_time(long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	(void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	return rt_time(a0);
+}
+
+static long w_clock_getres(long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	long rc = rt_clock_getres(a0, a1);
+	return rc == -EINVAL ? rt_forward(__NR_clock_getres, a0, a1, a2, a3, a4, a5) : rc;
+}
+
+static long w_getrandom(long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	(void)a3, (void)a4, (void)a5;
+	return rt_getrandom(a0, a1, a2);
+}
+
+#define NR_MAX 512
+
+static const rt_fn table[NR_MAX] = {
+	[__NR_read] = sys_read,
+	[__NR_write] = sys_write,
+	[__NR_readv] = sys_readv,
+	[__NR_writev] = sys_writev,
+	[__NR_ioctl] = sys_ioctl,
+	[__NR_munmap] = sys_munmap,
+	[__NR_rt_sigprocmask] = sys_rt_sigprocmask,
+	[__NR_getpid] = ret_pid,
+	[__NR_gettid] = ret_pid,
+	[__NR_getppid] = ret_zero,
+	[__NR_getuid] = ret_uid,
+	[__NR_geteuid] = ret_uid,
+	[__NR_getgid] = ret_uid,
+	[__NR_getegid] = ret_uid,
+	[__NR_sched_yield] = ret_zero,
+	[__NR_clock_gettime] = w_clock_gettime,
+	[__NR_gettimeofday] = w_gettimeofday,
+	[__NR_time] = w_time,
+	[__NR_clock_getres] = w_clock_getres,
+	[__NR_getrandom] = w_getrandom,
+};
+
+long rt_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	volatile struct ember_rt_ctl *c = RT_CTL;
+	rt_fn fn = nr >= 0 && nr < NR_MAX ? table[nr] : 0;
+	if (!fn) {
+		c->forwarded++;
+		return rt_forward(nr, a0, a1, a2, a3, a4, a5);
+	}
+	c->served++;
+	((volatile uint64_t *)EMBER_RT_COUNTS)[nr]++; /* the host adds these to its counters */
+	return fn(a0, a1, a2, a3, a4, a5);
+}

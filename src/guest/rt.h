@@ -1,0 +1,52 @@
+/* The in-guest runtime's internals: hypercalls, the control block, small freestanding helpers. */
+#ifndef EMBER_RT_H
+#define EMBER_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember/abi.h"
+
+#define RT_CTL ((volatile struct ember_rt_ctl *)EMBER_RT_CTL)
+
+/* forwards a syscall to the host emulation: the one generic hypercall */
+static inline long rt_forward(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	register long r10 __asm__("r10") = a3;
+	register long r8 __asm__("r8") = a4;
+	register long r9 __asm__("r9") = a5;
+	__asm__ volatile("out %%al, %[port]"
+			 : "+a"(nr)
+			 : [port] "i"(EMBER_HC_SYSCALL), "D"(a0), "S"(a1), "d"(a2), "r"(r10), "r"(r8),
+			   "r"(r9)
+			 : "rcx", "r11", "memory");
+	return nr;
+}
+
+static inline void rt_hypercall(int port)
+{
+	if (port == EMBER_HC_INPUT)
+		__asm__ volatile("out %%al, %[p]" : : [p] "i"(EMBER_HC_INPUT), "a"(0)
+				 : "rcx", "r11", "memory");
+	else
+		__asm__ volatile("out %%al, %[p]" : : [p] "i"(EMBER_HC_FLUSH), "a"(0)
+				 : "rcx", "r11", "memory");
+}
+
+static inline uint64_t rt_rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+void *memcpy(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+
+long rt_clock_gettime(long clk, long tp);
+long rt_gettimeofday(long tv, long tz);
+long rt_time(long t);
+long rt_clock_getres(long clk, long res);
+long rt_getrandom(long buf, long len, long flags);
+
+#endif

@@ -1,0 +1,44 @@
+/* The in-guest runtime's entry: from a rewritten site's `call *%rax`, via the page-0 sled. */
+	.section .text.entry, "ax"
+	.globl rt_entry
+rt_entry:
+	/* on the program's stack, [rsp] is the return address: switch to our own stack */
+	mov %rsp, rt_saved_rsp(%rip)
+	lea rt_stack_top(%rip), %rsp
+	/* a syscall keeps every register but rax, rcx and r11, and the flags */
+	pushfq
+	push %rdi
+	push %rsi
+	push %rdx
+	push %r8
+	push %r9
+	push %r10
+	cld
+	/* rt_syscall(nr, a0..a5): the sixth argument goes on the stack */
+	push %r9
+	mov %r8, %r9
+	mov %r10, %r8
+	mov %rdx, %rcx
+	mov %rsi, %rdx
+	mov %rdi, %rsi
+	mov %rax, %rdi
+	call rt_syscall
+	add $8, %rsp
+	pop %r10
+	pop %r9
+	pop %r8
+	pop %rdx
+	pop %rsi
+	pop %rdi
+	popfq
+	mov rt_saved_rsp(%rip), %rsp
+	ret
+
+	.bss
+	.balign 16
+rt_saved_rsp:
+	.quad 0
+	.balign 16
+	.space 32768
+rt_stack_top:
+	.section .note.GNU-stack,"",@progbits

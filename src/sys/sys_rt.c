@@ -1,0 +1,128 @@
+/* The host side of the in-guest runtime: its control block, the request and output buffers, and
+ * the munmap calls it served, applied here at the next exit. Every value read back is checked. */
+#include <pthread.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include "sys/sys.h"
+
+static uint64_t tsc_mult;
+static const uint32_t tsc_shift = 32;
+static pthread_once_t calibrated = PTHREAD_ONCE_INIT;
+
+static uint64_t ns_of(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ns per TSC tick, as a 32.32 fixed-point number, from 20 ms of both clocks side by side */
+static void calibrate(void)
+{
+	uint64_t n0 = ns_of(CLOCK_MONOTONIC_RAW), t0 = __rdtsc(), n1, t1;
+	do {
+		n1 = ns_of(CLOCK_MONOTONIC_RAW);
+		t1 = __rdtsc();
+	} while (n1 - n0 < 20000000ULL);
+	tsc_mult = (uint64_t)(((unsigned __int128)(n1 - n0) << tsc_shift) / (t1 - t0));
+}
+
+static struct ember_rt_ctl *ctl(struct sys_state *st)
+{
+	struct ember_rt_ctl *c = vm_guest(st->vm, EMBER_RT_CTL, sizeof(*c));
+	return c && c->magic == EMBER_RT_MAGIC ? c : NULL;
+}
+
+/* the next piece of the request into the runtime's buffer */
+static void refill(struct sys_state *st, struct ember_rt_ctl *c)
+{
+	size_t n = st->in_len - st->in_pos;
+	if (n > EMBER_RT_IN_SIZE)
+		n = EMBER_RT_IN_SIZE;
+	if (n)
+		vm_copy_to(st->vm, EMBER_RT_IN, st->in + st->in_pos, n);
+	st->in_pos += n;
+	c->in_len = n;
+	c->in_pos = 0;
+	c->in_eof = st->in_pos == st->in_len;
+}
+
+int sys_rt_begin(struct sys_state *st)
+{
+	struct ember_rt_ctl *c = ctl(st);
+	if (!c)
+		return -1;
+	pthread_once(&calibrated, calibrate);
+	uint64_t tsc;
+	if (vm_guest_tsc(st->vm, &tsc))
+		return -1;
+	c->tsc0 = tsc;
+	c->mono0 = ns_of(CLOCK_MONOTONIC);
+	c->real0 = ns_of(CLOCK_REALTIME);
+	c->mult = tsc_mult;
+	c->shift = tsc_shift;
+	if (getrandom(c->key, sizeof(c->key), 0) != (ssize_t)sizeof(c->key))
+		return -1;
+	c->key_gen++;
+	/* the metadata goes to the runtime's buffer when it fits; else fd 4 reads exit to us */
+	c->meta_pos = 0;
+	int meta_open = (st->open_fds >> EMBER_META_FD) & 1; /* closed until the snapshot point */
+	c->meta_len = meta_open && st->meta_len <= EMBER_RT_META_SIZE ? st->meta_len
+								       : EMBER_RT_META_FORWARD;
+	if (meta_open && st->meta_len && st->meta_len <= EMBER_RT_META_SIZE)
+		vm_copy_to(st->vm, EMBER_RT_META, st->meta, st->meta_len);
+	if (st->snap_armed) { /* init: no request yet; the first read asks, and is the snapshot */
+		c->in_len = c->in_pos = 0;
+		c->in_eof = 0;
+	} else {
+		refill(st, c);
+	}
+	return 0;
+}
+
+void sys_rt_exit(struct sys_state *st)
+{
+	struct ember_rt_ctl *c = ctl(st);
+	if (!c) {
+		sys_stop(st, SYS_SIGNALED, 11, "the in-guest runtime's control block was destroyed");
+		return;
+	}
+	uint64_t *counts = vm_guest(st->vm, EMBER_RT_COUNTS, 512 * sizeof(uint64_t));
+	for (int i = 0; i < 512 && i < SYS_NR_MAX; i++) {
+		st->stats.served[i] += counts[i];
+		counts[i] = 0;
+	}
+	uint64_t n = c->nunmap;
+	c->nunmap = 0;
+	for (uint64_t i = 0; i < n && i < EMBER_RT_UNMAPS; i++)
+		sys_do_munmap(st, c->unmap[i][0], c->unmap[i][1]);
+	uint64_t out = c->out_len, log = c->log_len;
+	c->out_len = c->log_len = 0;
+	if (out > EMBER_RT_OUT_SIZE || log > EMBER_RT_LOG_SIZE) {
+		sys_stop(st, SYS_SIGNALED, 11, "the in-guest runtime's output buffers were destroyed");
+		return;
+	}
+	if (out && sys_append_out(st, 1, vm_guest(st->vm, EMBER_RT_OUT, out), out) < 0)
+		return;
+	if (log)
+		sys_append_out(st, 2, vm_guest(st->vm, EMBER_RT_LOG, log), log);
+}
+
+void sys_rt_input(struct sys_state *st)
+{
+	struct ember_rt_ctl *c = ctl(st);
+	if (!c) {
+		sys_stop(st, SYS_SIGNALED, 11, "the in-guest runtime's control block was destroyed");
+		return;
+	}
+	if (st->snap_armed) { /* the first read of the request: init ends here */
+		st->pending = EMBER_HC_INPUT;
+		sys_stop(st, SYS_SNAPSHOT, 0, "snapshot point");
+		return;
+	}
+	st->pending = 0;
+	refill(st, c);
+}
