@@ -332,6 +332,35 @@ int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct e
 	return ember_invoke_meta(fn, in, len, NULL, 0, res);
 }
 
+struct warm_args {
+	struct ember_function *fn;
+	struct virtine *v;
+	struct ember_result *res;
+	int broken;
+};
+
+/* A warm invocation on the vCPU's thread: the run, its result, and at once the reset back to
+ * the snapshot, so the next request finds the virtine ready; a machine that failed is not
+ * trusted again. */
+static void warm_on_vcpu(void *p)
+{
+	struct warm_args *a = p;
+	struct virtine *v = a->v;
+	struct run_args r = {v, a->fn->timeout_ns};
+	uint64_t t0 = vm_now_ns();
+	run_on_vcpu(&r);
+	a->res->run_us = us_since(t0);
+	fill_result(a->res, &v->st);
+	uint64_t t1 = vm_now_ns();
+	/* a KVM vCPU that took a triple fault is not entered again: a clean shell replaces it */
+	int fault_kvm = v->st.fault.kind == VM_EXIT_FAULT && vm_backend_of(v->vm) == VM_BACKEND_KVM;
+	size_t touched = 0;
+	a->broken = v->st.outcome == SYS_ERROR || fault_kvm ||
+		    snap_reset(&a->fn->snap, v->vm, &v->st, &touched);
+	a->res->pages_touched = touched;
+	a->res->reset_us = us_since(t1);
+}
+
 int ember_invoke_meta(struct ember_function *fn, const void *in, size_t len, const char *meta,
 		      size_t meta_len, struct ember_result *res)
 {
@@ -358,15 +387,11 @@ int ember_invoke_meta(struct ember_function *fn, const void *in, size_t len, con
 	struct virtine *v = get_warm(fn, res);
 	if (!v)
 		return -1;
-	func_run_invocation(fn, v, in, len, meta, meta_len, res);
-	/* back to the snapshot at once, so the next request finds it ready; a machine that
-	 * failed is not trusted again */
-	uint64_t t1 = vm_now_ns();
-	/* a KVM vCPU that took a triple fault is not entered again: a clean shell replaces it */
-	int fault_kvm = v->st.fault.kind == VM_EXIT_FAULT && vm_backend_of(v->vm) == VM_BACKEND_KVM;
-	int broken = v->st.outcome == SYS_ERROR || fault_kvm || reset(fn, v, 0, &res->pages_touched);
-	res->reset_us = us_since(t1);
-	if (broken || pool_put(&fn->pool, v))
+	sys_set_input(&v->st, in, len);
+	sys_set_meta(&v->st, meta, meta_len);
+	struct warm_args a = {fn, v, res, 0};
+	vm_call(v->vm, warm_on_vcpu, &a); /* one hop to the vCPU's thread for run and reset */
+	if (a.broken || pool_put(&fn->pool, v))
 		virtine_destroy(v);
 	return 0;
 }
