@@ -28,6 +28,9 @@ static const char serve_help[] =
     "                      or auto (kvm when available, else ptrace); default $EMBER_BACKEND,\n"
     "                      else kvm\n"
     "  --max-body SIZE     largest request body, e.g. 6M (default 6M); larger ones get 413\n"
+    "  --memory-budget SIZE  guest memory all loaded functions may hold (default 8G); past it\n"
+    "                      the least recently used idle functions are unloaded (their next\n"
+    "                      request starts cold from the snapshot on disk)\n"
     "  --config FILE       a JSON object with any of: listen, state, backend, maxBodySize,\n"
     "                      maxImageSize (default 128M), connectionTimeout (seconds idle before\n"
     "                      a connection is closed, default 30), shutdownTimeout (seconds,\n"
@@ -92,7 +95,8 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o)
 	if (st)
 		o->shutdown_s = json_number_value(st);
 	return config_size(cfg, "maxBodySize", &o->max_body) ||
-	       config_size(cfg, "maxImageSize", &o->max_image);
+	       config_size(cfg, "maxImageSize", &o->max_image) ||
+	       config_size(cfg, "memoryBudget", &o->memory_budget);
 }
 
 int cli_serve(int argc, char **argv)
@@ -103,6 +107,7 @@ int cli_serve(int argc, char **argv)
 	    {"backend", required_argument, NULL, 'b'},
 	    {"config", required_argument, NULL, 'c'},
 	    {"max-body", required_argument, NULL, 'm'},
+	    {"memory-budget", required_argument, NULL, 'M'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -127,6 +132,10 @@ int cli_serve(int argc, char **argv)
 		case 'm':
 			if (cli_parse_size(optarg, &o.max_body) || !o.max_body)
 				return usage_error("--max-body needs a size such as 6M");
+			break;
+		case 'M':
+			if (cli_parse_size(optarg, &o.memory_budget) || !o.memory_budget)
+				return usage_error("--memory-budget needs a size such as 8G");
 			break;
 		case 'h':
 			fputs(serve_help, stdout);

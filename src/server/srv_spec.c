@@ -6,7 +6,7 @@
 #include "server/srv_impl.h"
 
 #define DEFAULT_TIMEOUT	   10.0
-#define DEFAULT_KEEP_ALIVE 300.0
+#define DEFAULT_KEEP_ALIVE 600.0 /* ten minutes */
 #define MIN_MEM		   (4ULL << 20)
 #define MAX_MEM		   (64ULL << 30)
 #define MAX_ENV		   1024

@@ -72,7 +72,44 @@ void reg_gauges(struct srv *s, struct reg_gauges *g)
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* unloads functions idle for longer than their keepAlive (never those with minWarm) */
+/* the guest memory a loaded function holds: its size times the virtines it keeps */
+static uint64_t held(const struct srv_entry *e)
+{
+	struct ember_info info = {0};
+	ember_info(e->inst->fn, &info);
+	return e->inst->mem_bytes * (uint64_t)(info.ready + e->inflight);
+}
+
+/* With s->mu held: while the functions loaded hold more guest memory than the budget, unloads
+ * the least recently used idle one (not one in flight, loading or with minWarm). */
+static size_t evict_over_budget(struct srv *s, struct srv_inst **dead, size_t room)
+{
+	uint64_t budget = s->opt.memory_budget ? s->opt.memory_budget : (8ULL << 30), total = 0;
+	for (size_t i = 0; i < s->nfns; i++)
+		if (s->fns[i]->inst)
+			total += held(s->fns[i]);
+	size_t n = 0;
+	while (total > budget && n < room) {
+		struct srv_entry *lru = NULL;
+		for (size_t i = 0; i < s->nfns; i++) {
+			struct srv_entry *e = s->fns[i];
+			if (e->inst && !e->inflight && !e->loading && !e->spec->min_warm &&
+			    (!lru || e->last_used < lru->last_used))
+				lru = e;
+		}
+		if (!lru)
+			break;
+		total -= held(lru);
+		struct srv_inst *d = reg_inst_put(lru->inst);
+		lru->inst = NULL;
+		if (d)
+			dead[n++] = d;
+	}
+	return n;
+}
+
+/* unloads functions idle for longer than their keepAlive (never those with minWarm), then the
+ * least recently used while over the memory budget */
 void reg_evict(struct srv *s)
 {
 	struct srv_inst *dead[EVICT_BATCH];
@@ -90,6 +127,7 @@ void reg_evict(struct srv *s)
 		if (d)
 			dead[n++] = d;
 	}
+	n += evict_over_budget(s, dead + n, EVICT_BATCH - n);
 	pthread_mutex_unlock(&s->mu);
 	for (size_t i = 0; i < n; i++)
 		inst_unload(dead[i]);

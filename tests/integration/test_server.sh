@@ -385,6 +385,29 @@ if stop; then ok "SIGTERM in flight: exit status 0"; else bad "SIGTERM in flight
 wait $slow
 expect "the request in flight finished" "200 v2 b" "$(cat "$tmp/slow2.code") $(cat "$tmp/slow2")"
 
+# --- the memory budget: past it, the least recently used idle function is unloaded
+start --memory-budget 100M
+for f in b1 b2; do
+	expect "deploy $f (64M)" 202 "$(req POST /system/functions \
+		-d "{\"service\":\"$f\",\"image\":\"hello\",\"limits\":{\"memory\":\"64M\"}}")"
+done
+expect "invoke b1" 200 "$(req POST /function/b1 -d one)" "Hello, one!"
+sleep 1.2
+expect "invoke b2" 200 "$(req POST /function/b2 -d two)" "Hello, two!"
+i=0
+while [ $i -lt 50 ]; do
+	req GET /system/function/b1 >/dev/null
+	grep -q '"loaded":false' "$tmp/body" && break
+	sleep 0.1
+	i=$((i + 1))
+done
+has "over the budget: b1, the least recently used, is unloaded" '"loaded":false' "$tmp/body"
+expect "b2, used last, stays" 200 "$(req GET /system/function/b2)"
+has "b2 loaded" '"loaded":true' "$tmp/body"
+expect "b1 answers again, started from its snapshot" 200 "$(req POST /function/b1 -d again)" \
+	"Hello, again!"
+if stop; then ok "stop after the budget test"; else bad "stop after the budget test: $rc"; fi
+
 if [ $fail -gt 0 ]; then
 	echo "server log:"
 	tail -n 20 "$tmp/server.log"
