@@ -44,7 +44,7 @@
  * syscall number, so the call lands in the no-op sled of page 0, which ends in a jump to the
  * runtime's entry. Page 0 is readable and executable, never writable.
  */
-#define EMBER_TRAMP_SLED 3840 /* numbers below this land in the sled */
+#define EMBER_TRAMP_SLED 4080 /* numbers below this land in the sled; the jump ends page 0 */
 #define EMBER_RT_BASE    0x100000ULL            /* runtime code, 64 KiB */
 #define EMBER_RT_CODE_SIZE 0x10000ULL
 #define EMBER_RT_CTL     (EMBER_RT_BASE + 0x10000ULL) /* struct ember_rt_ctl, one page */

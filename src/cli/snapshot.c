@@ -135,6 +135,8 @@ int cli_snapshot(int argc, char **argv)
 	cfg.envp = envp;
 	if (!cfg.backend)
 		cfg.backend = getenv("EMBER_BACKEND");
+	if (!cfg.syscalls) /* the mode is part of the snapshot: make the one `ember run` will use */
+		cfg.syscalls = getenv("EMBER_SYSCALLS");
 	pool_shell_target(0); /* nothing is invoked: no shells to prepare ahead */
 	int failed = 0;
 	for (int i = optind; i < argc; i++)

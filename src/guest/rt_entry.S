@@ -2,6 +2,11 @@
 	.section .text.entry, "ax"
 	.globl rt_entry
 rt_entry:
+	/* only a rewritten site (ff d0, `call *%rax`) may come here: a call through a null function
+	 * pointer slides down the same sled and must fault, not make a system call */
+	mov (%rsp), %r11
+	cmpw $0xd0ff, -2(%r11)
+	jne 1f
 	/* on the program's stack, [rsp] is the return address: switch to our own stack */
 	mov %rsp, rt_saved_rsp(%rip)
 	lea rt_stack_top(%rip), %rsp
@@ -33,6 +38,7 @@ rt_entry:
 	popfq
 	mov rt_saved_rsp(%rip), %rsp
 	ret
+1:	ud2
 
 	.bss
 	.balign 16

@@ -170,7 +170,7 @@ extern const uint8_t _binary_ember_rt_end[];
 static int map_runtime(struct vm *vm, struct img_layout *l, char *err, size_t errlen)
 {
 	size_t n = (size_t)(_binary_ember_rt_end - _binary_ember_rt_start);
-	if (n > EMBER_RT_IN - EMBER_RT_BASE || vm_copy_to(vm, EMBER_RT_BASE, _binary_ember_rt_start, n))
+	if (n > EMBER_RT_COUNTS - EMBER_RT_BASE || vm_copy_to(vm, EMBER_RT_BASE, _binary_ember_rt_start, n))
 		return snprintf(err, errlen, "the in-guest runtime does not fit"), -1;
 	uint8_t *page0 = vm_guest(vm, 0, PAGE);
 	memset(page0, 0x90, EMBER_TRAMP_SLED);
@@ -235,9 +235,13 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv,
 	for (int i = 0; i < l->nmaps; i++) {
 		if (vm_protect(vm, l->maps[i].start, l->maps[i].end - l->maps[i].start,
 			       l->maps[i].prot)) {
-			snprintf(err, errlen, "cannot map %#llx-%#llx",
+			snprintf(err, errlen, "cannot map %#llx-%#llx%s",
 				 (unsigned long long)l->maps[i].start,
-				 (unsigned long long)l->maps[i].end);
+				 (unsigned long long)l->maps[i].end,
+				 l->maps[i].start == 0 ? " (page 0, for the in-guest runtime: needs the "
+							 "privilege to map below vm.mmap_min_addr; "
+							 "use --syscalls trap)"
+						       : "");
 			return -1;
 		}
 	}

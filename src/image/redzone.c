@@ -10,25 +10,56 @@
 
 struct fn_facts {
 	int decoded;        /* every instruction of the function decoded */
-	int below_rsp;      /* an operand reaches below rsp, or rsp is copied elsewhere */
+	int reached;        /* the sweep met the site itself (no desynchronisation) */
+	int below_rsp;      /* an operand reaches below rsp or a copy of it */
+	int rbp_other;      /* rbp was set to something else than rsp */
 	uint64_t rbp_below; /* the deepest rbp-relative offset below rbp */
-	uint64_t frame;     /* what the function moves rsp down by (sub, push) */
+	uint64_t frame;     /* what rsp moved down (sub, push) after rbp = rsp, before the site */
 };
 
-static int reg_is(x86_reg r, x86_reg a, x86_reg b)
+static int arith(unsigned id)
 {
-	return r == a || r == b;
+	static const unsigned ops[] = {X86_INS_SUB, X86_INS_ADD, X86_INS_DEC, X86_INS_NEG,
+				       X86_INS_AND, X86_INS_OR,	 X86_INS_XOR, X86_INS_SHL,
+				       X86_INS_SHR, X86_INS_SAR, X86_INS_IMUL, X86_INS_ADC,
+				       X86_INS_SBB, X86_INS_NOT};
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (id == ops[i])
+			return 1;
+	return 0;
 }
 
-/* the facts of [addr, end), plus whether the instruction before `site` sets rax to a number the
- * page-0 sled does not reach */
+/* the 64-bit register a 32-bit one is the low half of, or X86_REG_INVALID */
+static x86_reg full_reg(x86_reg r)
+{
+	static const x86_reg pairs[][2] = {
+		{X86_REG_EAX, X86_REG_RAX},   {X86_REG_EBX, X86_REG_RBX},   {X86_REG_ECX, X86_REG_RCX},
+		{X86_REG_EDX, X86_REG_RDX},   {X86_REG_ESI, X86_REG_RSI},   {X86_REG_EDI, X86_REG_RDI},
+		{X86_REG_EBP, X86_REG_RBP},   {X86_REG_R8D, X86_REG_R8},    {X86_REG_R9D, X86_REG_R9},
+		{X86_REG_R10D, X86_REG_R10},  {X86_REG_R11D, X86_REG_R11},  {X86_REG_R12D, X86_REG_R12},
+		{X86_REG_R13D, X86_REG_R13},  {X86_REG_R14D, X86_REG_R14},  {X86_REG_R15D, X86_REG_R15},
+	};
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+		if (pairs[i][0] == r)
+			return pairs[i][1];
+	return X86_REG_INVALID;
+}
+
+static int is_copy_source(const uint8_t *copy, const cs_x86_op *op)
+{
+	return op->type == X86_OP_MEM && op->mem.base < X86_REG_ENDING && copy[op->mem.base] &&
+	       op->mem.index == X86_REG_INVALID && op->mem.disp >= 0;
+}
+
+/* the facts of [addr, end) about `site`, plus whether the instruction before it sets rax to a
+ * number the page-0 sled does not reach */
 static void analyse(csh h, cs_insn *in, const uint8_t *code, size_t size, uint64_t addr,
 		    uint64_t site, struct fn_facts *f, int *far_rax)
 {
 	memset(f, 0, sizeof(*f));
 	*far_rax = 0;
 	int last_sets_far = 0;
-	uint8_t copy[X86_REG_ENDING] = {0}; /* registers that were given rsp's value */
+	uint8_t copy[X86_REG_ENDING] = {0}; /* registers that hold rsp's value, or above it */
 	copy[X86_REG_RSP] = 1;
 	f->decoded = 1;
 	while (size > 0) {
@@ -36,44 +67,70 @@ static void analyse(csh h, cs_insn *in, const uint8_t *code, size_t size, uint64
 			f->decoded = 0;
 			return;
 		}
-		if (in->address == site)
+		int before = in->address < site;
+		if (in->address == site) {
+			f->reached = 1;
 			*far_rax = last_sets_far;
+		}
 		const cs_x86 *x = &in->detail->x86;
+		const cs_x86_op *op0 = x->op_count > 0 ? &x->operands[0] : NULL;
+		const cs_x86_op *op1 = x->op_count > 1 ? &x->operands[1] : NULL;
 		last_sets_far = 0;
 		for (int i = 0; i < x->op_count; i++) {
 			const cs_x86_op *op = &x->operands[i];
-			if (op->type == X86_OP_MEM && op->mem.base < X86_REG_ENDING &&
-			    copy[op->mem.base] && op->mem.disp < 0)
+			if (op->type != X86_OP_MEM)
+				continue;
+			if (op->mem.base < X86_REG_ENDING && copy[op->mem.base] && op->mem.disp < 0)
 				f->below_rsp = 1;
-			if (op->type == X86_OP_MEM && op->mem.base == X86_REG_RBP && op->mem.disp < 0 &&
+			if (op->mem.base == X86_REG_RBP && op->mem.disp < 0 &&
 			    (uint64_t)-op->mem.disp > f->rbp_below)
 				f->rbp_below = (uint64_t)-op->mem.disp;
 		}
-		if (in->id == X86_INS_PUSH)
-			f->frame += 8;
-		if (in->id == X86_INS_SUB && x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
-		    x->operands[0].reg == X86_REG_RSP && x->operands[1].type == X86_OP_IMM &&
-		    x->operands[1].imm > 0)
-			f->frame += (uint64_t)x->operands[1].imm;
-		/* a copy of rsp (other than the frame pointer) is followed: a negative offset from
-		 * it, or arithmetic on it, could reach below the stack pointer */
-		if (in->id == X86_INS_MOV && x->op_count == 2 && x->operands[1].type == X86_OP_REG &&
-		    x->operands[1].reg == X86_REG_RSP && x->operands[0].type == X86_OP_REG &&
-		    x->operands[0].reg != X86_REG_RBP && x->operands[0].reg < X86_REG_ENDING)
-			copy[x->operands[0].reg] = 1;
-		else if (in->id == X86_INS_MOV && x->op_count == 2 &&
-			 x->operands[0].type == X86_OP_REG && x->operands[0].reg != X86_REG_RSP &&
-			 x->operands[0].reg < X86_REG_ENDING)
-			copy[x->operands[0].reg] = 0; /* overwritten with something else */
-		else if (x->op_count >= 1 && x->operands[0].type == X86_OP_REG &&
-			 x->operands[0].reg != X86_REG_RSP && x->operands[0].reg < X86_REG_ENDING &&
-			 copy[x->operands[0].reg] && in->id != X86_INS_MOV && in->id != X86_INS_PUSH &&
-			 in->id != X86_INS_CMP && in->id != X86_INS_TEST)
+		int writes_reg = op0 && op0->type == X86_OP_REG && op0->reg < X86_REG_ENDING &&
+				 in->id != X86_INS_PUSH && in->id != X86_INS_CMP &&
+				 in->id != X86_INS_TEST;
+		if (in->id == X86_INS_MOV && op0 && op1 && op0->type == X86_OP_REG &&
+		    op1->type == X86_OP_REG && op1->reg == X86_REG_RSP && op0->reg == X86_REG_RBP) {
+			f->frame = 0; /* a new frame: only what follows moves rsp below rbp */
+		} else if (in->id == X86_INS_MOV && op0 && op1 && op0->type == X86_OP_REG &&
+			   op1->type == X86_OP_REG && op1->reg < X86_REG_ENDING && copy[op1->reg] &&
+			   op0->reg < X86_REG_ENDING) {
+			copy[op0->reg] = 1; /* a copy of rsp, followed from now on */
+		} else if (in->id == X86_INS_LEA && op0 && op1 && op0->type == X86_OP_REG &&
+			   op0->reg < X86_REG_ENDING && is_copy_source(copy, op1)) {
+			copy[op0->reg] = 1;
+		} else if (in->id == X86_INS_XCHG && op0 && op1 &&
+			   ((op0->type == X86_OP_REG && op0->reg < X86_REG_ENDING && copy[op0->reg]) ||
+			    (op1->type == X86_OP_REG && op1->reg < X86_REG_ENDING && copy[op1->reg]))) {
 			f->below_rsp = 1;
-		if (in->id == X86_INS_MOV && x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
-		    reg_is(x->operands[0].reg, X86_REG_EAX, X86_REG_RAX) &&
-		    x->operands[1].type == X86_OP_IMM &&
-		    (uint64_t)x->operands[1].imm >= EMBER_TRAMP_SLED)
+		} else if (writes_reg && full_reg(op0->reg) != X86_REG_INVALID &&
+			   copy[full_reg(op0->reg) % X86_REG_ENDING]) {
+			/* part of a copy of rsp rewritten: it is no longer a pointer we can follow */
+			if (arith(in->id))
+				f->below_rsp = 1;
+			copy[full_reg(op0->reg) % X86_REG_ENDING] = 0;
+		} else if (writes_reg && op0->reg != X86_REG_RSP) {
+			size_t r = (size_t)op0->reg % X86_REG_ENDING;
+			int up = (in->id == X86_INS_ADD && op1 && op1->type == X86_OP_IMM &&
+				  op1->imm >= 0) ||
+				 in->id == X86_INS_INC;
+			/* moved up, a copy stays at or above rsp; other arithmetic on it could take
+			 * it below; a plain overwrite (mov, pop, ...) just ends the copy */
+			if (copy[r] && !up && arith(in->id))
+				f->below_rsp = 1;
+			if (!(copy[r] && up))
+				copy[r] = 0;
+			if (r == X86_REG_RBP && in->id != X86_INS_POP && in->id != X86_INS_LEAVE)
+				f->rbp_other = 1;
+		}
+		if (before && in->id == X86_INS_PUSH)
+			f->frame += 8;
+		if (before && in->id == X86_INS_SUB && op0 && op1 && op0->type == X86_OP_REG &&
+		    op0->reg == X86_REG_RSP && op1->type == X86_OP_IMM && op1->imm > 0)
+			f->frame += (uint64_t)op1->imm;
+		if (in->id == X86_INS_MOV && op0 && op1 && op0->type == X86_OP_REG &&
+		    (op0->reg == X86_REG_EAX || op0->reg == X86_REG_RAX) && op1->type == X86_OP_IMM &&
+		    (uint64_t)op1->imm >= EMBER_TRAMP_SLED)
 			last_sets_far = 1;
 	}
 }
@@ -131,7 +188,8 @@ int img_mark_callable(const uint8_t *buf, const struct img_elf *elf, const uint6
 		struct fn_facts f;
 		int far_rax;
 		analyse(h, in, buf + s->offset + (fn - s->vaddr), end - fn, fn, site, &f, &far_rax);
-		sites->callable[i] = f.decoded && !f.below_rsp && f.rbp_below <= f.frame && !far_rax;
+		int rbp_ok = f.rbp_below == 0 || (!f.rbp_other && f.rbp_below <= f.frame);
+		sites->callable[i] = f.decoded && f.reached && !f.below_rsp && rbp_ok && !far_rax;
 	}
 	cs_free(in, 1);
 	cs_close(&h);

@@ -8,6 +8,7 @@
 #include "ember/ember.h"
 #include "image/img.h"
 #include "pool/func.h"
+#include "sys/sys.h"
 #include "pool/pool.h"
 #include "snap/snap.h"
 
@@ -60,6 +61,8 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 				cfg->syscalls),
 		       -1;
 	fn->guest = cfg->syscalls && !strcmp(cfg->syscalls, "guest");
+	if (fn->guest)
+		sys_rt_prepare(); /* its clock calibration runs now, not in the first request */
 	fn->restore = SNAP_REAP;
 	if (cfg->restore && !strcmp(cfg->restore, "lazy"))
 		fn->restore = SNAP_LAZY;

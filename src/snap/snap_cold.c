@@ -222,7 +222,13 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm,
 	for (int i = 0; i < c->u.n; i++) {
 		struct uffdio_register r = {.range = {lo + c->u.off[i], len},
 					    .mode = UFFDIO_REGISTER_MODE_MISSING};
-		if (ioctl(c->u.fd[i], UFFDIO_REGISTER, &r) < 0) {
+		int ok = ioctl(c->u.fd[i], UFFDIO_REGISTER, &r) == 0;
+		if (!ok) { /* a stub that could not map page 0 starts at the runtime's area */
+			r.range = (struct uffdio_range){EMBER_RT_BASE + c->u.off[i],
+							len - EMBER_RT_BASE};
+			ok = ioctl(c->u.fd[i], UFFDIO_REGISTER, &r) == 0;
+		}
+		if (!ok) {
 			snprintf(err, errlen, "userfaultfd register: %s", strerror(errno));
 			goto fail;
 		}
@@ -300,7 +306,11 @@ int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t err
 	}
 	for (int i = 0; i < c->u.n; i++) {
 		struct uffdio_range r = {c->u.off[i], vm_user_top(c->vm)};
-		ioctl(c->u.fd[i], UFFDIO_UNREGISTER, &r);
+		if (ioctl(c->u.fd[i], UFFDIO_UNREGISTER, &r) < 0) { /* registered from RT_BASE */
+			r = (struct uffdio_range){EMBER_RT_BASE + c->u.off[i],
+						  vm_user_top(c->vm) - EMBER_RT_BASE};
+			ioctl(c->u.fd[i], UFFDIO_UNREGISTER, &r);
+		}
 	}
 	c->u.n = 0;
 	if (c->st) {

@@ -128,6 +128,9 @@ void sys_saved_free(struct sys_saved *s);
 /* the in-guest runtime's host side (sys_rt.c): its control block at the start of a run, after
  * every exit (deferred munmaps, buffered output) and its request for input */
 int sys_rt_begin(struct sys_state *st);
+void sys_rt_prepare(void); /* the TSC calibration, once per process, at load */
+size_t sys_rt_unread(struct sys_state *st);
+size_t sys_rt_take(struct sys_state *st, uint8_t *dst, size_t n);
 void sys_rt_exit(struct sys_state *st);
 void sys_rt_input(struct sys_state *st);
 /* shared with sys_rt.c: munmap as the syscall does it, output appended within the limit */

@@ -74,6 +74,11 @@ static const uint8_t *source(struct sys_state *st, uint64_t fd, size_t *total, s
 /* one contiguous read from fd 0, 3 or 4 into guest memory */
 static long read_into(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len)
 {
+	if (fd == 0 && st->proc.guest) { /* the runtime may hold part of the request already */
+		size_t n = sys_rt_unread(st) < len ? sys_rt_unread(st) : len;
+		uint8_t *dst = sys_user(st, addr, n, PROT_WRITE);
+		return dst ? (long)sys_rt_take(st, dst, n) : -EFAULT;
+	}
 	size_t total, *pos;
 	const uint8_t *src = source(st, fd, &total, &pos);
 	size_t n = total - *pos < len ? total - *pos : len;

@@ -30,6 +30,11 @@ static void calibrate(void)
 	tsc_mult = (uint64_t)(((unsigned __int128)(n1 - n0) << tsc_shift) / (t1 - t0));
 }
 
+void sys_rt_prepare(void)
+{
+	pthread_once(&calibrated, calibrate);
+}
+
 static struct ember_rt_ctl *ctl(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = vm_guest(st->vm, EMBER_RT_CTL, sizeof(*c));
@@ -125,4 +130,34 @@ void sys_rt_input(struct sys_state *st)
 	}
 	st->pending = 0;
 	refill(st, c);
+}
+
+/* request bytes not yet read: what the runtime's buffer still holds, then the rest */
+size_t sys_rt_unread(struct sys_state *st)
+{
+	struct ember_rt_ctl *c = ctl(st);
+	size_t in_buf = 0;
+	if (c && c->in_pos <= c->in_len && c->in_len <= EMBER_RT_IN_SIZE)
+		in_buf = c->in_len - c->in_pos;
+	return in_buf + (st->in_len - st->in_pos);
+}
+
+/* A read of fd 0 served by the host in guest mode (a site left trapping, say): it takes the
+ * bytes the runtime's buffer still holds first, so none is skipped or read twice. */
+size_t sys_rt_take(struct sys_state *st, uint8_t *dst, size_t n)
+{
+	struct ember_rt_ctl *c = ctl(st);
+	size_t done = 0;
+	if (c && c->in_pos <= c->in_len && c->in_len <= EMBER_RT_IN_SIZE) {
+		size_t k = c->in_len - c->in_pos < n ? c->in_len - c->in_pos : n;
+		memcpy(dst, vm_guest(st->vm, EMBER_RT_IN + c->in_pos, k), k);
+		c->in_pos += k;
+		done = k;
+	}
+	size_t k = st->in_len - st->in_pos < n - done ? st->in_len - st->in_pos : n - done;
+	memcpy(dst + done, st->in + st->in_pos, k);
+	st->in_pos += k;
+	if (c)
+		c->in_eof = st->in_pos == st->in_len;
+	return done + k;
 }

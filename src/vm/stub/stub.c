@@ -75,7 +75,10 @@ void stub_main(long *sp)
 	/* all of guest memory from address 0, inaccessible until the host grants pages: page 0
 	 * and the runtime's area below EMBER_SYS_END are granted only to the in-guest runtime */
 	long m = sys6(__NR_mmap, 0, (long)user_top, PROT_NONE, MAP_SHARED | MAP_FIXED, 3, 0);
-	if (m != 0)
+	/* below vm.mmap_min_addr only a privileged process may map: without page 0 the in-guest
+	 * runtime cannot be used, but trapping syscalls work as before */
+	if (m != 0 && sys6(__NR_mmap, (long)EMBER_RT_BASE, (long)(user_top - EMBER_RT_BASE), PROT_NONE,
+			   MAP_SHARED | MAP_FIXED, 3, (long)EMBER_RT_BASE) != (long)EMBER_RT_BASE)
 		die(2);
 	gadget_prefix();
 	char *host = (char *)(filter + PREFIX);
