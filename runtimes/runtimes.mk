@@ -15,10 +15,14 @@ $(B)/runtimes/obj/duktape.o: $(DUK_DIR)/duktape.c $(DUK_DIR)/duktape.h $(DUK_DIR
 	@mkdir -p $(dir $@)
 	$(MUSLCC) -O2 -w -I$(DUK_DIR) -c $< -o $@
 
-$(B)/runtimes/js: runtimes/js/main.c include/ember/abi.h $(B)/runtimes/obj/duktape.o
-	@mkdir -p $(dir $@)
-	$(MUSLCC) -static $(RT_CFLAGS) -I$(DUK_DIR) -o $@ $< $(B)/runtimes/obj/duktape.o -lm
+RT_COMMON := runtimes/common/rtio.c runtimes/common/rtio.h
 
-$(B)/runtimes/lua: runtimes/lua/main.c include/ember/abi.h $(LUA_LIB)
+$(B)/runtimes/js: runtimes/js/main.c $(RT_COMMON) include/ember/abi.h $(B)/runtimes/obj/duktape.o
 	@mkdir -p $(dir $@)
-	$(CC) -static $(RT_CFLAGS) -I$(LUA_INC) -o $@ $< $(LUA_LIB) -lm
+	$(MUSLCC) -static $(RT_CFLAGS) -Iruntimes/common -I$(DUK_DIR) -o $@ $< runtimes/common/rtio.c \
+		$(B)/runtimes/obj/duktape.o -lm
+
+$(B)/runtimes/lua: runtimes/lua/main.c $(RT_COMMON) include/ember/abi.h $(LUA_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -static $(RT_CFLAGS) -Iruntimes/common -I$(LUA_INC) -o $@ $< runtimes/common/rtio.c \
+		$(LUA_LIB) -lm

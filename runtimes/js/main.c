@@ -9,56 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rtio.h"
+
 #define EX_SOURCE  65 /* the source does not compile, throws at top level or lacks handler */
 #define EX_NOINPUT 66 /* fd 3 or fd 0 cannot be read */
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Reads fd until EOF (or, with short_eof, a short read) into a heap buffer; returns NULL (errno
- * set) on failure. */
-static char *read_all(int fd, size_t *len, int short_eof)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0) {
-				*len = n;
-				return buf;
-			}
-			free(buf);
-			return NULL;
-		}
-		n += (size_t)r;
-		if (short_eof && n < cap) {
-			*len = n;
-			return buf;
-		}
-		if (n == cap) {
-			char *nb = realloc(buf, cap *= 2);
-			if (!nb)
-				free(buf);
-			buf = nb;
-		}
-	}
-	return NULL;
-}
 
 /* Pushes the request's metadata (fd 4: "NAME=value" lines) as an object of strings; fd 4 closed
  * (a native run) or unreadable: an empty object. */
@@ -67,7 +21,7 @@ static void push_meta(duk_context *ctx)
 	size_t len = 0;
 	/* Ember's fd 4 is a file in memory, which one read empties: a short read is its end (one
 	 * exit fewer) */
-	char *meta = read_all(EMBER_META_FD, &len, 1);
+	char *meta = rt_read_all(EMBER_META_FD, &len, 1);
 	duk_push_object(ctx);
 	for (size_t i = 0; meta && i < len;) {
 		char *nl = memchr(meta + i, '\n', len - i);
@@ -84,7 +38,7 @@ static void push_meta(duk_context *ctx)
 
 static void msg(const char *s)
 {
-	write_all(2, s, strlen(s));
+	rt_write_all(2, s, strlen(s));
 }
 
 /* stderr output without stdio (musl's stdio would use writev) */
@@ -136,7 +90,7 @@ static duk_ret_t console_log(duk_context *ctx)
 	duk_concat(ctx, 2);
 	duk_size_t len;
 	const char *s = duk_get_lstring(ctx, -1, &len);
-	write_all(2, s, len);
+	rt_write_all(2, s, len);
 	return 0;
 }
 
@@ -189,7 +143,7 @@ int main(int argc, char **argv)
 {
 	const char *file = argc > 1 ? argv[1] : "handler.js";
 	size_t srclen, reqlen;
-	char *src = read_all(EMBER_CODE_FD, &srclen, 0);
+	char *src = rt_read_all(EMBER_CODE_FD, &srclen, 0);
 	if (!src) {
 		msgf("js: cannot read the source from fd %d: %s\n", EMBER_CODE_FD, strerror(errno));
 		return EX_NOINPUT;
@@ -218,7 +172,7 @@ int main(int argc, char **argv)
 	duk_gc(ctx, 0);
 
 	/* Ember snapshots here, at the first read of fd 0 */
-	char *req = read_all(0, &reqlen, 0);
+	char *req = rt_read_all(0, &reqlen, 0);
 	if (!req) {
 		msgf("js: cannot read the request: %s\n", strerror(errno));
 		return EX_NOINPUT;
@@ -237,5 +191,5 @@ int main(int argc, char **argv)
 		handler_error(ctx, file, "cannot serialise the result");
 	duk_size_t len = 0;
 	const char *out = duk_get_lstring(ctx, -1, &len);
-	return out && write_all(1, out, len) ? 1 : 0;
+	return out && rt_write_all(1, out, len) ? 1 : 0;
 }

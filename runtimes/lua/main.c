@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rtio.h"
+
 #define EX_SOURCE  65 /* the source does not compile, fails at top level or lacks handler */
 #define EX_NOINPUT 66 /* fd 3 or fd 0 cannot be read */
 #define MAX_DEPTH  128
@@ -33,54 +35,6 @@ time_t time(time_t *t)
 	return ts.tv_sec;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Reads fd until EOF (or, with short_eof, a short read) into a heap buffer; returns NULL (errno
- * set) on failure. */
-static char *read_all(int fd, size_t *len, int short_eof)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0) {
-				*len = n;
-				return buf;
-			}
-			free(buf);
-			return NULL;
-		}
-		n += (size_t)r;
-		if (short_eof && n < cap) {
-			*len = n;
-			return buf;
-		}
-		if (n == cap) {
-			char *nb = realloc(buf, cap *= 2);
-			if (!nb)
-				free(buf);
-			buf = nb;
-		}
-	}
-	return NULL;
-}
-
 /* Pushes the request's metadata (fd 4: "NAME=value" lines) as a table of strings; fd 4 closed
  * (a native run) or unreadable: an empty table. */
 static void push_meta(lua_State *L)
@@ -88,7 +42,7 @@ static void push_meta(lua_State *L)
 	size_t len = 0;
 	/* Ember's fd 4 is a file in memory, which one read empties: a short read is its end (one
 	 * exit fewer) */
-	char *meta = read_all(EMBER_META_FD, &len, 1);
+	char *meta = rt_read_all(EMBER_META_FD, &len, 1);
 	lua_newtable(L);
 	for (size_t i = 0; meta && i < len;) {
 		char *nl = memchr(meta + i, '\n', len - i);
@@ -113,7 +67,7 @@ static void msgf(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	write_all(2, buf, strlen(buf));
+	rt_write_all(2, buf, strlen(buf));
 }
 
 /* print: like Lua's, but to stderr (the log) */
@@ -132,7 +86,7 @@ static int l_print(lua_State *L)
 	luaL_pushresult(&b);
 	size_t len;
 	const char *s = lua_tolstring(L, -1, &len);
-	write_all(2, s, len);
+	rt_write_all(2, s, len);
 	return 0;
 }
 
@@ -373,7 +327,7 @@ int main(int argc, char **argv)
 	const char *file = argc > 1 ? argv[1] : "handler.lua";
 	size_t srclen, reqlen;
 	snprintf(chunkname, sizeof(chunkname), "@%s", file);
-	char *src = read_all(EMBER_CODE_FD, &srclen, 0);
+	char *src = rt_read_all(EMBER_CODE_FD, &srclen, 0);
 	if (!src) {
 		msgf("lua: cannot read the source from fd %d: %s\n", EMBER_CODE_FD,
 		     strerror(errno));
@@ -394,8 +348,8 @@ int main(int argc, char **argv)
 		const char *m = lua_tolstring(L, -1, &len);
 		if (strncmp(m, file, strlen(file)) != 0) /* e.g. a binary chunk */
 			msgf("%s:1: ", file);
-		write_all(2, m, len);
-		write_all(2, "\n", 1);
+		rt_write_all(2, m, len);
+		rt_write_all(2, "\n", 1);
 		return EX_SOURCE;
 	}
 	free(src);
@@ -411,7 +365,7 @@ int main(int argc, char **argv)
 	lua_gc(L, LUA_GCCOLLECT);
 
 	/* Ember snapshots here, at the first read of fd 0 */
-	char *req = read_all(0, &reqlen, 0);
+	char *req = rt_read_all(0, &reqlen, 0);
 	if (!req) {
 		msgf("lua: cannot read the request: %s\n", strerror(errno));
 		return EX_NOINPUT;
@@ -428,8 +382,8 @@ int main(int argc, char **argv)
 		msgf("%s: handler failed: ", file);
 		size_t len;
 		const char *m = lua_tolstring(L, -1, &len);
-		write_all(2, m, len);
-		write_all(2, "\n", 1);
+		rt_write_all(2, m, len);
+		rt_write_all(2, "\n", 1);
 		return 1;
 	}
 	struct out o = {0};
@@ -442,5 +396,5 @@ int main(int argc, char **argv)
 	}
 	size_t len = 0;
 	const char *out = lua_tolstring(L, -1, &len);
-	return out && write_all(1, out, len) ? 1 : 0;
+	return out && rt_write_all(1, out, len) ? 1 : 0;
 }

@@ -8,37 +8,11 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "server/srv_serve.h"
 
 int cli_parse_size(const char *s, uint64_t *out)
 {
-	static const struct {
-		char suffix;
-		int shift;
-	} units[] = {{'K', 10}, {'k', 10}, {'M', 20}, {'m', 20}, {'G', 30}, {'g', 30}};
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		return -1;
-	int shift = 0;
-	if (*end) {
-		size_t i;
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (*end == units[i].suffix)
-				break;
-		if (i == sizeof(units) / sizeof(units[0]))
-			return -1;
-		shift = units[i].shift;
-		end++;
-		if (*end == 'i' || *end == 'B')
-			end += *end == 'i' && end[1] == 'B' ? 2 : 1;
-		if (*end)
-			return -1;
-	}
-	if (v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
+	return srv_parse_size(s, out); /* one parser for sizes, the server's */
 }
 
 int cli_read_all(int fd, uint8_t **buf, size_t *len, size_t max)

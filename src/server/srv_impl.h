@@ -41,7 +41,6 @@ int spec_parse(const json_t *in, const char *created, struct srv_spec **out, cha
 struct srv_spec *spec_get(struct srv_spec *sp);
 void spec_put(struct srv_spec *sp);
 /* srv_parse.c */
-int srv_parse_size(const char *s, uint64_t *out);
 int srv_parse_duration(const json_t *v, double *out);
 double srv_now(void); /* monotonic seconds */
 void srv_rfc3339(char *buf, size_t len);

@@ -21,6 +21,9 @@ struct srv_options {
 
 struct srv;
 
+/* "128M", "128Mi", "128MB", "1G", "512K", "4096" -> bytes; -1 when malformed */
+int srv_parse_size(const char *s, uint64_t *out);
+
 /* Opens the state directory, restores the functions deployed in it and starts listening. */
 int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t errlen);
 /* the address it listens on, e.g. "127.0.0.1:8080" (the real port when 0 was asked for) */

@@ -1,0 +1,54 @@
+/* I/O the language runtimes share: whole writes, and reads to the end of a file descriptor. */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "rtio.h"
+
+int rt_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Reads fd until EOF (or, with short_eof, a short read) into a heap buffer; returns NULL (errno
+ * set) on failure. */
+char *rt_read_all(int fd, size_t *len, int short_eof)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0) {
+				*len = n;
+				return buf;
+			}
+			free(buf);
+			return NULL;
+		}
+		n += (size_t)r;
+		if (short_eof && n < cap) {
+			*len = n;
+			return buf;
+		}
+		if (n == cap) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb)
+				free(buf);
+			buf = nb;
+		}
+	}
+	return NULL;
+}

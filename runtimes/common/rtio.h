@@ -1,0 +1,13 @@
+/* I/O the language runtimes share (rtio.c). */
+#ifndef EMBER_RTIO_H
+#define EMBER_RTIO_H
+
+#include <stddef.h>
+
+/* writes all of p to fd; -1 on error */
+int rt_write_all(int fd, const void *p, size_t n);
+/* Reads fd until EOF (or, with short_eof, a short read) into a heap buffer; returns NULL (errno
+ * set) on failure. */
+char *rt_read_all(int fd, size_t *len, int short_eof);
+
+#endif
