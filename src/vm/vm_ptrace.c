@@ -18,148 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "vm/vm_impl.h"
-
-extern const uint8_t _binary_ember_stub_start[];
-extern const uint8_t _binary_ember_stub_end[];
-
-struct pt_vm {
-	struct vm_thread *thread; /* the vCPU thread: the stub's tracer */
-	pid_t pid;
-	pid_t tracer; /* ptrace requests must come from the thread that started the stub */
-	uint64_t gadget;
-	struct user_regs_struct regs;
-	int regs_dirty;
-	int dead;
-	int uffd; /* the stub's userfaultfd, taken over on first use */
-};
-
-#define PT(vm) ((struct pt_vm *)(vm)->priv)
-
-static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
-static int stub_fd = -1;
-static uint8_t *bpf;
-static size_t bpf_len;
-static char setup_err[128];
-
-/* Built once: the stub as an executable memfd and the seccomp program that locks it. The filter
- * traps every syscall; the stub puts in front of it the one exception, mprotect from its gadget,
- * which the host drives to keep page permissions in step. */
-static void setup(void)
-{
-	size_t len = (size_t)(_binary_ember_stub_end - _binary_ember_stub_start);
-	int fd = memfd_create("ember-stub", MFD_CLOEXEC);
-	if (fd < 0 || write(fd, _binary_ember_stub_start, len) != (ssize_t)len) {
-		snprintf(setup_err, sizeof(setup_err), "stub: %s", strerror(errno));
-		return;
-	}
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
-	int pipefd[2] = {-1, -1};
-	if (!ctx || pipe(pipefd) < 0 || seccomp_export_bpf(ctx, pipefd[1]) < 0) {
-		snprintf(setup_err, sizeof(setup_err), "seccomp filter: cannot build");
-		goto out;
-	}
-	close(pipefd[1]);
-	pipefd[1] = -1;
-	bpf = malloc(65536);
-	ssize_t r;
-	while (bpf && (r = read(pipefd[0], bpf + bpf_len, 65536 - bpf_len)) > 0)
-		bpf_len += (size_t)r;
-	if (!bpf || bpf_len == 0) {
-		snprintf(setup_err, sizeof(setup_err), "seccomp filter: cannot export");
-		goto out;
-	}
-	stub_fd = fd;
-	fd = -1;
-out:
-	if (fd >= 0)
-		close(fd);
-	if (pipefd[0] >= 0)
-		close(pipefd[0]);
-	if (pipefd[1] >= 0)
-		close(pipefd[1]);
-	if (ctx)
-		seccomp_release(ctx);
-}
-
-struct child_args {
-	int memfd, bpf_fd;
-	char *argv[4];
-};
-
-/* runs in the vfork-style child, sharing our memory until execveat: raw calls only */
-static int child_main(void *p)
-{
-	struct child_args *a = p;
-	char *envp[] = {NULL};
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* move everything out of the way first: any of them may already be fd 3 or 4 */
-	int m = fcntl(a->memfd, F_DUPFD, 10), b = fcntl(a->bpf_fd, F_DUPFD, 10);
-	int s = fcntl(stub_fd, F_DUPFD, 10);
-	if (m < 0 || b < 0 || s < 0 || dup2(m, 3) < 0 || dup2(b, 4) < 0)
-		_exit(126);
-	syscall(SYS_close_range, 0, 2, 0);
-	syscall(SYS_close_range, 5, ~0U, 4 /* CLOSE_RANGE_CLOEXEC: the stub fd must live until exec */);
-	if (ptrace(PTRACE_TRACEME, 0, 0, 0) < 0)
-		_exit(126);
-	syscall(SYS_execveat, s, "", a->argv, envp, AT_EMPTY_PATH);
-	_exit(127);
-}
-
-static int wait_stop(pid_t pid, int *status)
-{
-	for (;;) {
-		pid_t w = waitpid(pid, status, __WALL);
-		if (w == pid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
-static int start_stub(struct vm *vm, char *err, size_t errlen)
-{
-	struct pt_vm *p = PT(vm);
-	int pipefd[2];
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return snprintf(err, errlen, "pipe: %s", strerror(errno)), VM_ERR;
-	if (write(pipefd[1], bpf, bpf_len) != (ssize_t)bpf_len) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return snprintf(err, errlen, "pipe: short write"), VM_ERR;
-	}
-	close(pipefd[1]);
-	char top[32];
-	snprintf(top, sizeof(top), "%llu", (unsigned long long)vm->user_top);
-	struct child_args a = {.memfd = vm->memfd, .bpf_fd = pipefd[0],
-			       .argv = {"ember-stub", "", top, NULL}};
-	size_t stack_size = 64 * 1024;
-	char *stack = malloc(stack_size);
-	if (!stack) {
-		close(pipefd[0]);
-		return snprintf(err, errlen, "out of memory"), VM_ERR;
-	}
-	p->pid = clone(child_main, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
-	int saved = errno;
-	free(stack);
-	close(pipefd[0]);
-	if (p->pid < 0)
-		return snprintf(err, errlen, "starting the stub: %s", strerror(saved)), VM_ERR;
-	p->tracer = (pid_t)syscall(SYS_gettid);
-	int st;
-	/* the first stop is the exec, the second the stub's ready int3 */
-	if (wait_stop(p->pid, &st) || !WIFSTOPPED(st) ||
-	    ptrace(PTRACE_SETOPTIONS, p->pid, 0, PTRACE_O_EXITKILL) < 0 ||
-	    ptrace(PTRACE_CONT, p->pid, 0, 0) < 0 || wait_stop(p->pid, &st) || !WIFSTOPPED(st) ||
-	    WSTOPSIG(st) != SIGTRAP) {
-		snprintf(err, errlen, "the stub did not start (status %#x)", st);
-		return VM_ERR;
-	}
-	if (ptrace(PTRACE_GETREGS, p->pid, 0, &p->regs) < 0)
-		return snprintf(err, errlen, "PTRACE_GETREGS: %s", strerror(errno)), VM_ERR;
-	p->gadget = p->regs.rip;
-	return VM_OK;
-}
+#include "vm/vm_ptrace.h"
 
 /* Every ptrace request must come from the tracer: calls from elsewhere hop to its thread. */
 struct hop {
@@ -199,14 +58,13 @@ struct create_args {
 static void create_hop(struct vm *vm, void *arg)
 {
 	struct create_args *a = arg;
-	a->rc = start_stub(vm, a->err, a->errlen);
+	a->rc = pt_start_stub(vm, a->err, a->errlen);
 }
 
 static int pt_create(struct vm *vm, char *err, size_t errlen)
 {
-	pthread_once(&setup_once, setup);
-	if (stub_fd < 0)
-		return snprintf(err, errlen, "%s", setup_err), VM_ERR;
+	if (pt_setup(err, errlen))
+		return VM_ERR;
 	struct pt_vm *p = calloc(1, sizeof(*p));
 	if (!p)
 		return snprintf(err, errlen, "out of memory"), VM_ERR;
@@ -273,7 +131,7 @@ static int resume(struct vm *vm, struct vm_exit *e, int *sig, siginfo_t *si)
 	p->regs_dirty = 0;
 	for (;;) {
 		int st;
-		if (ptrace(PTRACE_CONT, p->pid, 0, 0) < 0 || wait_stop(p->pid, &st)) {
+		if (ptrace(PTRACE_CONT, p->pid, 0, 0) < 0 || pt_wait_stop(p->pid, &st)) {
 			p->dead = 1;
 			return vm_fail(e, "ptrace: %s", strerror(errno));
 		}
