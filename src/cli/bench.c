@@ -1,4 +1,5 @@
 /* `ember bench`: subcommands that measure Ember next to its floor and its peers. */
+#include <getopt.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <math.h>
@@ -120,6 +121,44 @@ double bench_spawn(const char *path, const void *req, size_t len)
 	close(out[0]);
 	posix_spawn_file_actions_destroy(&fa);
 	return wrote && st == 0 ? dt : -1;
+}
+
+int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int extras,
+		const char *help)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},	  {"iterations", required_argument, NULL, 'i'},
+		{"backend", required_argument, NULL, 'b'}, {"syscalls", required_argument, NULL, 's'},
+		{"functions", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	o->backend = getenv("EMBER_BACKEND");
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'j')
+			o->json = 1;
+		else if (c == 'i')
+			o->iters = atoi(optarg);
+		else if (c == 'b')
+			o->backend = optarg;
+		else if (c == 's')
+			o->syscalls = optarg;
+		else if (c == 'f')
+			o->functions = optarg;
+		else if (c == 'h')
+			return fputs(help, stdout), 0;
+		else
+			return fputs(help, stderr), CLI_EXIT_EMBER;
+	}
+	if (!extras && (o->syscalls || o->functions))
+		return fputs(help, stderr), CLI_EXIT_EMBER; /* not options of this benchmark */
+	if (o->iters < 1 || o->iters > max_iters)
+		return fprintf(stderr, "ember bench: --iterations from 1 to %d\n", max_iters),
+		       CLI_EXIT_EMBER;
+	if (!o->backend)
+		o->backend = "kvm";
+	return -1;
 }
 
 static const struct {

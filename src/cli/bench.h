@@ -23,6 +23,21 @@ void bench_print(const struct bench_row *rows, size_t n, int json, const char *f
  * the microseconds that took, or -1 */
 double bench_spawn(const char *path, const void *req, size_t len);
 
+/* the options every benchmark takes */
+struct bench_opts {
+	int json;
+	int iters;            /* preset by the caller: its default */
+	const char *backend;  /* --backend, else $EMBER_BACKEND, else kvm */
+	const char *syscalls; /* --syscalls (where a benchmark uses it) */
+	const char *functions; /* --functions (where a benchmark uses it) */
+};
+
+/* Parses --json, --iterations, --backend and --help, and with extras --syscalls and
+ * --functions; returns -1 when the benchmark should run, or the exit status to end with (help
+ * printed, or a bad option). */
+int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int extras,
+		const char *help);
+
 int cli_bench_latency(int argc, char **argv);
 int cli_bench_suite(int argc, char **argv);
 int cli_bench_cold(int argc, char **argv);

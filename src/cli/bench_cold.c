@@ -1,6 +1,5 @@
 /* `ember bench cold`: cold starts from snapshots on disk, lazy next to REAP, for every function. */
 #include <fcntl.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -274,33 +273,12 @@ static const char cold_help[] =
 
 int cli_bench_cold(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"iterations", required_argument, NULL, 'i'},
-	    {"backend", required_argument, NULL, 'b'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct cold_ctx x = {.backend = getenv("EMBER_BACKEND"), .iters = 10};
-	int json = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'j')
-			json = 1;
-		else if (c == 'i')
-			x.iters = atoi(optarg);
-		else if (c == 'b')
-			x.backend = optarg;
-		else if (c == 'h')
-			return fputs(cold_help, stdout), 0;
-		else
-			return fputs(cold_help, stderr), CLI_EXIT_EMBER;
-	}
-	if (x.iters < 1 || x.iters > 100000)
-		return fprintf(stderr, "ember bench: --iterations from 1 to 100000\n"),
-		       CLI_EXIT_EMBER;
-	if (!x.backend)
-		x.backend = "kvm";
+	struct bench_opts o = {.iters = 10};
+	int rc = bench_parse(argc, argv, &o, 100000, 0, cold_help);
+	if (rc >= 0)
+		return rc;
+	struct cold_ctx x = {.backend = o.backend, .iters = o.iters};
+	int json = o.json;
 	snprintf(x.build, sizeof(x.build), "%s", bench_build_dir());
 	snprintf(x.src, sizeof(x.src), "%s/../functions", x.build);
 	const char *base = getenv("TMPDIR");
@@ -312,9 +290,9 @@ int cli_bench_cold(int argc, char **argv)
 	const char *names[NFNS];
 	memset(rows, 0, sizeof(rows));
 	double disk = cold_disk_mb_s(x.tmp), mean = 0;
-	int rc = disk < 0 ? (fprintf(stderr, "ember bench: cannot measure the disk in %s\n", x.tmp),
-			     CLI_EXIT_EMBER)
-			  : 0;
+	rc = disk < 0 ? (fprintf(stderr, "ember bench: cannot measure the disk in %s\n", x.tmp),
+			 CLI_EXIT_EMBER)
+		      : 0;
 	for (size_t i = 0; !rc && i < NFNS; i++) {
 		struct cold_fn f;
 		names[i] = fns[i].name;

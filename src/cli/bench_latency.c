@@ -1,5 +1,4 @@
 /* `ember bench latency`: one invocation's cost, Ember next to the exit floor and native peers. */
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,31 +184,12 @@ static const char lat_help[] =
 
 int cli_bench_latency(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},	 {"iterations", required_argument, NULL, 'i'},
-		{"backend", required_argument, NULL, 'b'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	struct lat l = {.backend = getenv("EMBER_BACKEND"), .iters = 200};
-	int json = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'j')
-			json = 1;
-		else if (c == 'i')
-			l.iters = atoi(optarg);
-		else if (c == 'b')
-			l.backend = optarg;
-		else if (c == 'h')
-			return fputs(lat_help, stdout), 0;
-		else
-			return fputs(lat_help, stderr), CLI_EXIT_EMBER;
-	}
-	if (l.iters < 10 || l.iters > 1000000)
-		return fprintf(stderr, "ember bench: --iterations from 10 to 1000000\n"),
-		       CLI_EXIT_EMBER;
-	if (!l.backend)
-		l.backend = "kvm";
+	struct bench_opts o = {.iters = 200};
+	int rc = bench_parse(argc, argv, &o, 1000000, 0, lat_help);
+	if (rc >= 0)
+		return rc;
+	struct lat l = {.backend = o.backend, .iters = o.iters < 10 ? 10 : o.iters};
+	int json = o.json;
 	snprintf(l.dir, sizeof(l.dir), "%s", bench_build_dir());
 	pool_shell_target(2);
 	struct bench_row rows[] = {
@@ -224,7 +204,7 @@ int cli_bench_latency(int argc, char **argv)
 		{"fork_exit", 0, 0, -1, -1, NULL},
 		{"pthread_create", 0, 0, -1, -1, NULL},
 	};
-	int rc = row_floor(&l, &rows[0]) ||
+	rc = row_floor(&l, &rows[0]) ||
 		 row_ember(&l, &rows[1], "guest/hello.musl", 64ULL << 20, 0, "trap") ||
 		 row_ember(&l, &rows[2], "guest/hello.musl", 1ULL << 30, 0, "trap") ||
 		 row_ember(&l, &rows[3], "functions/sha256", 64ULL << 20, 0, "trap") ||

@@ -1,6 +1,5 @@
 /* `ember bench suite`: every function of the suite, its init, warm invocations and native run. */
 #include <fcntl.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,40 +211,13 @@ static const char suite_help[] =
 
 int cli_bench_suite(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"iterations", required_argument, NULL, 'i'},
-		{"backend", required_argument, NULL, 'b'},
-		{"functions", required_argument, NULL, 'f'},
-		{"syscalls", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	struct suite_opts o = {.backend = getenv("EMBER_BACKEND"), .iters = 50};
-	const char *src = NULL;
-	int json = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'j')
-			json = 1;
-		else if (c == 'i')
-			o.iters = atoi(optarg);
-		else if (c == 'b')
-			o.backend = optarg;
-		else if (c == 'f')
-			src = optarg;
-		else if (c == 's')
-			o.syscalls = optarg;
-		else if (c == 'h')
-			return fputs(suite_help, stdout), 0;
-		else
-			return fputs(suite_help, stderr), CLI_EXIT_EMBER;
-	}
-	if (o.iters < 1 || o.iters > 1000000)
-		return fprintf(stderr, "ember bench: --iterations from 1 to 1000000\n"),
-		       CLI_EXIT_EMBER;
-	if (!o.backend)
-		o.backend = "kvm";
+	struct bench_opts bo = {.iters = 50};
+	int rc = bench_parse(argc, argv, &bo, 1000000, 1, suite_help);
+	if (rc >= 0)
+		return rc;
+	struct suite_opts o = {.backend = bo.backend, .syscalls = bo.syscalls, .iters = bo.iters};
+	const char *src = bo.functions;
+	int json = bo.json;
 	snprintf(o.build, sizeof(o.build), "%s", bench_build_dir());
 	if (src)
 		snprintf(o.src, sizeof(o.src), "%s", src);
