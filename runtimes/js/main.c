@@ -16,24 +16,17 @@
 
 /* Pushes the request's metadata (fd 4: "NAME=value" lines) as an object of strings; fd 4 closed
  * (a native run) or unreadable: an empty object. */
+static void put_meta(void *c, const char *name, size_t nlen, const char *value, size_t vlen)
+{
+	duk_context *ctx = c;
+	duk_push_lstring(ctx, value, (duk_size_t)vlen);
+	duk_put_prop_lstring(ctx, -2, name, (duk_size_t)nlen);
+}
+
 static void push_meta(duk_context *ctx)
 {
-	size_t len = 0;
-	/* Ember's fd 4 is a file in memory, which one read empties: a short read is its end (one
-	 * exit fewer) */
-	char *meta = rt_read_all(EMBER_META_FD, &len, 1);
 	duk_push_object(ctx);
-	for (size_t i = 0; meta && i < len;) {
-		char *nl = memchr(meta + i, '\n', len - i);
-		size_t end = nl ? (size_t)(nl - meta) : len;
-		char *eq = memchr(meta + i, '=', end - i);
-		if (eq && eq > meta + i) {
-			duk_push_lstring(ctx, eq + 1, (duk_size_t)(meta + end - eq - 1));
-			duk_put_prop_lstring(ctx, -2, meta + i, (duk_size_t)(eq - meta - i));
-		}
-		i = end + 1;
-	}
-	free(meta);
+	rt_meta_each(EMBER_META_FD, put_meta, ctx);
 }
 
 static void msg(const char *s)

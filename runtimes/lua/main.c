@@ -37,25 +37,18 @@ time_t time(time_t *t)
 
 /* Pushes the request's metadata (fd 4: "NAME=value" lines) as a table of strings; fd 4 closed
  * (a native run) or unreadable: an empty table. */
+static void put_meta(void *c, const char *name, size_t nlen, const char *value, size_t vlen)
+{
+	lua_State *L = c;
+	lua_pushlstring(L, name, nlen);
+	lua_pushlstring(L, value, vlen);
+	lua_rawset(L, -3);
+}
+
 static void push_meta(lua_State *L)
 {
-	size_t len = 0;
-	/* Ember's fd 4 is a file in memory, which one read empties: a short read is its end (one
-	 * exit fewer) */
-	char *meta = rt_read_all(EMBER_META_FD, &len, 1);
 	lua_newtable(L);
-	for (size_t i = 0; meta && i < len;) {
-		char *nl = memchr(meta + i, '\n', len - i);
-		size_t end = nl ? (size_t)(nl - meta) : len;
-		char *eq = memchr(meta + i, '=', end - i);
-		if (eq && eq > meta + i) {
-			lua_pushlstring(L, meta + i, (size_t)(eq - meta - i));
-			lua_pushlstring(L, eq + 1, (size_t)(meta + end - eq - 1));
-			lua_rawset(L, -3);
-		}
-		i = end + 1;
-	}
-	free(meta);
+	rt_meta_each(EMBER_META_FD, put_meta, L);
 }
 
 /* stderr output without stdio */

@@ -35,6 +35,8 @@ struct cli_program {
 };
 int cli_program(const char *runtime, const char *program, struct cli_program *p, char *why,
 		size_t whylen);
+/* an --env NAME=VALUE added to envp (room for max); NULL, or why it was refused */
+const char *cli_add_env(const char **envp, int *n, int max, const char *kv);
 /* a --mem SIZE: parsed, not 0, rounded up to 2 MiB; -1 when malformed */
 int cli_parse_mem(const char *s, uint64_t *out);
 

@@ -142,15 +142,14 @@ int cli_run(int argc, char **argv)
 	int nenv = 0, stats = 0, c;
 	long repeat = 1;
 	const char *runtime = NULL;
-	uint64_t size;
 	char *end;
+	const char *why;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (cli_parse_size(optarg, &size) || size == 0)
+			if (cli_parse_mem(optarg, &cfg.mem_bytes))
 				return usage_error("--mem needs a size such as 64M or 1G");
-			cfg.mem_bytes = (size + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
 			break;
 		case 't':
 			cfg.timeout_s = strtod(optarg, &end);
@@ -158,11 +157,8 @@ int cli_run(int argc, char **argv)
 				return usage_error("--timeout needs a positive number of seconds");
 			break;
 		case 'e':
-			if (!strchr(optarg, '=') || optarg[0] == '=')
-				return usage_error("--env needs NAME=VALUE");
-			if (nenv == MAX_ENV)
-				return usage_error("too many --env options");
-			envp[nenv++] = optarg;
+			if ((why = cli_add_env(envp, &nenv, MAX_ENV, optarg)))
+				return usage_error(why);
 			break;
 		case 'o':
 			if (cli_parse_size(optarg, &cfg.output_limit) || cfg.output_limit == 0)
@@ -210,30 +206,17 @@ int cli_run(int argc, char **argv)
 	cfg.image = argv[optind];
 	cfg.argv = (const char *const *)&argv[optind];
 	cfg.envp = envp;
-	char rt_path[4096];
-	const char *rt_argv[3];
-	uint8_t *code_buf = NULL;
+	struct cli_program prog = {0};
 	if (runtime) {
 		char why[300];
-		if (cli_runtime_path(runtime, rt_path, sizeof(rt_path), why, sizeof(why)))
-			return usage_error(why);
-		size_t code_len;
-		int fd = open(argv[optind], O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || cli_read_all(fd, &code_buf, &code_len, 64 << 20)) {
-			fprintf(stderr, "ember: %s: cannot read the source\n", argv[optind]);
-			if (fd >= 0)
-				close(fd);
+		if (cli_program(runtime, argv[optind], &prog, why, sizeof(why))) {
+			fprintf(stderr, "ember: %s\n", why);
 			return CLI_EXIT_EMBER;
 		}
-		close(fd);
-		const char *base = strrchr(argv[optind], '/');
-		rt_argv[0] = rt_path;
-		rt_argv[1] = base ? base + 1 : argv[optind];
-		rt_argv[2] = NULL;
-		cfg.image = rt_path;
-		cfg.argv = rt_argv;
-		cfg.code = code_buf;
-		cfg.code_len = code_len;
+		cfg.image = prog.image;
+		cfg.argv = prog.argv;
+		cfg.code = prog.code;
+		cfg.code_len = prog.code_len;
 	}
 	char err[256];
 	struct ember_function *fn;
@@ -245,7 +228,7 @@ int cli_run(int argc, char **argv)
 	uint64_t t0 = now_us();
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));
 	uint64_t load_us = now_us() - t0;
-	free(code_buf);
+	free(prog.code);
 	if (rc) {
 		fprintf(stderr, "ember: %s\n", err);
 		if (rc == EMBER_ERR_NOKVM)

@@ -99,6 +99,7 @@ int cli_snapshot(int argc, char **argv)
 	struct ember_config cfg = {.state_dir = "var", .pool_size = 1};
 	const char *envp[MAX_ENV + 1], *runtime = NULL;
 	int nenv = 0, c;
+	const char *why;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
@@ -110,11 +111,8 @@ int cli_snapshot(int argc, char **argv)
 				return usage_error("--mem needs a size such as 64M or 1G");
 			break;
 		case 'e':
-			if (!strchr(optarg, '=') || optarg[0] == '=')
-				return usage_error("--env needs NAME=VALUE");
-			if (nenv == MAX_ENV)
-				return usage_error("too many --env options");
-			envp[nenv++] = optarg;
+			if ((why = cli_add_env(envp, &nenv, MAX_ENV, optarg)))
+				return usage_error(why);
 			break;
 		case 'b':
 			cfg.backend = optarg;

@@ -128,3 +128,13 @@ int cli_parse_mem(const char *s, uint64_t *out)
 	*out = (size + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
 	return 0;
 }
+
+const char *cli_add_env(const char **envp, int *n, int max, const char *kv)
+{
+	if (!strchr(kv, '=') || kv[0] == '=')
+		return "--env needs NAME=VALUE";
+	if (*n == max)
+		return "too many --env options";
+	envp[(*n)++] = kv;
+	return NULL;
+}
