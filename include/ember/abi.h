@@ -18,7 +18,7 @@
 #define EMBER_HC_FLUSH 0x13
 
 /* Syscall numbers Ember adds above Linux's range; a native run gets ENOSYS from them. */
-#define EMBER_SYS_BASE     1000 /* below EMBER_TRAMP_SLED: the page-0 sled reaches it */
+#define EMBER_SYS_BASE	   1000 /* below EMBER_TRAMP_SLED: the page-0 sled reaches it */
 #define EMBER_SYS_SNAPSHOT (EMBER_SYS_BASE + 0)
 
 /*
@@ -28,8 +28,8 @@
  *   brk heap after the image, mmap area top-down below the stack guard
  *   [stack_top - stack, stack_top)  the stack; stack_top is below the page-table pages at the top
  */
-#define EMBER_PAGE_SIZE   4096ULL
-#define EMBER_SYS_END     0x200000ULL
+#define EMBER_PAGE_SIZE	  4096ULL
+#define EMBER_SYS_END	  0x200000ULL
 #define EMBER_IMAGE_BASE  0x400000ULL
 #define EMBER_STACK_GUARD 0x10000ULL
 
@@ -44,23 +44,23 @@
  * syscall number, so the call lands in the no-op sled of page 0, which ends in a jump to the
  * runtime's entry. Page 0 is readable and executable, never writable.
  */
-#define EMBER_TRAMP_SLED 4080 /* numbers below this land in the sled; the jump ends page 0 */
-#define EMBER_RT_BASE    0x100000ULL            /* runtime code, 64 KiB */
-#define EMBER_RT_CODE_SIZE 0x10000ULL
-#define EMBER_RT_CTL     (EMBER_RT_BASE + 0x10000ULL) /* struct ember_rt_ctl, one page */
-#define EMBER_RT_DATA    (EMBER_RT_BASE + 0x11000ULL) /* runtime data and stack, 60 KiB */
-#define EMBER_RT_COUNTS  (EMBER_RT_BASE + 0x1f000ULL) /* uint64_t[512]: calls served, by number */
-#define EMBER_RT_IN      (EMBER_RT_BASE + 0x20000ULL) /* request buffer */
-#define EMBER_RT_IN_SIZE 0x40000ULL
-#define EMBER_RT_OUT     (EMBER_RT_BASE + 0x60000ULL) /* stdout buffer */
-#define EMBER_RT_OUT_SIZE 0x40000ULL
-#define EMBER_RT_LOG     (EMBER_RT_BASE + 0xa0000ULL) /* stderr buffer */
-#define EMBER_RT_LOG_SIZE 0x20000ULL
-#define EMBER_RT_META    (EMBER_RT_BASE + 0xc0000ULL) /* the request's metadata (fd 4) */
-#define EMBER_RT_META_SIZE 0x10000ULL
-#define EMBER_RT_END     (EMBER_RT_BASE + 0xd0000ULL)
+#define EMBER_TRAMP_SLED      4080 /* numbers below this land in the sled; the jump ends page 0 */
+#define EMBER_RT_BASE	      0x100000ULL /* runtime code, 64 KiB */
+#define EMBER_RT_CODE_SIZE    0x10000ULL
+#define EMBER_RT_CTL	      (EMBER_RT_BASE + 0x10000ULL) /* struct ember_rt_ctl, one page */
+#define EMBER_RT_DATA	      (EMBER_RT_BASE + 0x11000ULL) /* runtime data and stack, 60 KiB */
+#define EMBER_RT_COUNTS	      (EMBER_RT_BASE + 0x1f000ULL) /* uint64_t[512]: calls served, by number */
+#define EMBER_RT_IN	      (EMBER_RT_BASE + 0x20000ULL) /* request buffer */
+#define EMBER_RT_IN_SIZE      0x40000ULL
+#define EMBER_RT_OUT	      (EMBER_RT_BASE + 0x60000ULL) /* stdout buffer */
+#define EMBER_RT_OUT_SIZE     0x40000ULL
+#define EMBER_RT_LOG	      (EMBER_RT_BASE + 0xa0000ULL) /* stderr buffer */
+#define EMBER_RT_LOG_SIZE     0x20000ULL
+#define EMBER_RT_META	      (EMBER_RT_BASE + 0xc0000ULL) /* the request's metadata (fd 4) */
+#define EMBER_RT_META_SIZE    0x10000ULL
+#define EMBER_RT_END	      (EMBER_RT_BASE + 0xd0000ULL)
 #define EMBER_RT_META_FORWARD (~0ULL) /* meta_len: too large for the buffer, read from the host */
-#define EMBER_RT_UNMAPS  16
+#define EMBER_RT_UNMAPS	      16
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>

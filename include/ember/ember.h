@@ -12,7 +12,7 @@ extern "C" {
 #define EMBER_VERSION "0.1.0"
 
 /* ember_load() return values */
-#define EMBER_ERR       (-1) /* bad image, bad configuration: see the message */
+#define EMBER_ERR	(-1) /* bad image, bad configuration: see the message */
 #define EMBER_ERR_NOKVM (-2) /* /dev/kvm is missing or unusable */
 
 enum ember_outcome {
@@ -24,22 +24,22 @@ enum ember_outcome {
 };
 
 struct ember_config {
-	const char *image;        /* path of a static x86-64 executable */
-	uint64_t mem_bytes;       /* guest RAM; 0 = 64 MiB */
-	double timeout_s;         /* per invocation; 0 = 10 s */
-	uint64_t output_limit;    /* stdout + stderr bytes; 0 = 6 MiB */
-	const char *const *argv;  /* argv[0] included; NULL = { image } */
-	const char *const *envp;  /* NULL = empty environment */
-	const char *backend;      /* "kvm" (default), "ptrace" or "auto" */
-	const void *code;         /* a runtime's source, readable on fd 3; may be NULL */
+	const char *image;	 /* path of a static x86-64 executable */
+	uint64_t mem_bytes;	 /* guest RAM; 0 = 64 MiB */
+	double timeout_s;	 /* per invocation; 0 = 10 s */
+	uint64_t output_limit;	 /* stdout + stderr bytes; 0 = 6 MiB */
+	const char *const *argv; /* argv[0] included; NULL = { image } */
+	const char *const *envp; /* NULL = empty environment */
+	const char *backend;	 /* "kvm" (default), "ptrace" or "auto" */
+	const void *code;	 /* a runtime's source, readable on fd 3; may be NULL */
 	size_t code_len;
-	unsigned pool_size;       /* ready virtines kept for this function; 0 = 1 */
-	int no_snapshot;          /* 1: every invocation loads and initialises from scratch */
-	const char *state_dir;    /* keep the snapshot on disk under STATE/snapshots/; NULL: not */
-	const char *restore;      /* cold starts from disk: "reap" (default) or "lazy" */
-	int cold;                 /* 1: the first invocation starts from disk, page cache dropped */
-	const char *syscalls;     /* "trap" (default): every syscall exits to the host; "guest":
-				     the in-guest runtime serves the common ones without an exit */
+	unsigned pool_size;    /* ready virtines kept for this function; 0 = 1 */
+	int no_snapshot;       /* 1: every invocation loads and initialises from scratch */
+	const char *state_dir; /* keep the snapshot on disk under STATE/snapshots/; NULL: not */
+	const char *restore;   /* cold starts from disk: "reap" (default) or "lazy" */
+	int cold;	       /* 1: the first invocation starts from disk, page cache dropped */
+	const char *syscalls;  /* "trap" (default): every syscall exits to the host; "guest":
+				  the in-guest runtime serves the common ones without an exit */
 };
 
 struct ember_syscall_count {
@@ -50,50 +50,50 @@ struct ember_syscall_count {
 
 struct ember_result {
 	enum ember_outcome outcome;
-	int status;        /* EMBER_OK: the exit status */
-	int signal;        /* EMBER_CRASH: the signal a process would have died of */
-	int exit_code;     /* shell convention: status, 124, 125, 126 or 128+signal */
+	int status;	   /* EMBER_OK: the exit status */
+	int signal;	   /* EMBER_CRASH: the signal a process would have died of */
+	int exit_code;	   /* shell convention: status, 124, 125, 126 or 128+signal */
 	char message[256]; /* why, for anything but EMBER_OK */
-	uint8_t *out;      /* the function's stdout */
+	uint8_t *out;	   /* the function's stdout */
 	size_t out_len;
-	uint8_t *log;      /* its stderr */
+	uint8_t *log; /* its stderr */
 	size_t log_len;
-	uint64_t exits;             /* all exits of this invocation */
+	uint64_t exits;		     /* all exits of this invocation */
 	uint64_t exits_by_reason[4]; /* hypercall, fault, timeout, error */
 	/* guest pages the invocation wrote or added (restored by the reset) */
 	uint64_t pages_touched;
 	struct ember_syscall_count *syscalls; /* by number, ascending */
 	size_t nsyscalls;
-	int warm;          /* 1: started from the snapshot in a pooled virtine */
-	uint64_t wait_us;  /* getting a virtine: from the pool, or a shell */
-	uint64_t setup_us; /* creating or restoring the machine */
-	uint64_t load_us;  /* loading the image into it (shell invocations) */
-	uint64_t run_us;   /* running it */
-	uint64_t reset_us; /* putting the virtine back to the snapshot afterwards */
-	int cold;                  /* 1: started from the snapshot on disk */
-	uint64_t faults;           /* guest pages served on demand during a cold start */
+	int warm;		   /* 1: started from the snapshot in a pooled virtine */
+	uint64_t wait_us;	   /* getting a virtine: from the pool, or a shell */
+	uint64_t setup_us;	   /* creating or restoring the machine */
+	uint64_t load_us;	   /* loading the image into it (shell invocations) */
+	uint64_t run_us;	   /* running it */
+	uint64_t reset_us;	   /* putting the virtine back to the snapshot afterwards */
+	int cold;		   /* 1: started from the snapshot on disk */
+	uint64_t faults;	   /* guest pages served on demand during a cold start */
 	uint64_t prefetched_pages; /* pages REAP installed before the start */
 	uint64_t prefetch_bytes, prefetch_us;
-	int recorded;              /* 1: this cold start recorded the working set */
+	int recorded; /* 1: this cold start recorded the working set */
 };
 
 struct ember_function;
 
 struct ember_info {
-	const char *backend;   /* the machine backend in use */
+	const char *backend; /* the machine backend in use */
 	size_t rewritten_sites;
-	const char *syscalls;  /* "trap" or "guest" */
-	size_t sites_call;     /* sites that reach the in-guest runtime (`call *%rax`) */
-	size_t sites_trap;     /* sites that exit to the host (`out %al,$0x10`) */
+	const char *syscalls; /* "trap" or "guest" */
+	size_t sites_call;    /* sites that reach the in-guest runtime (`call *%rax`) */
+	size_t sites_trap;    /* sites that exit to the host (`out %al,$0x10`) */
 	uint64_t image_bytes;
-	int snapshot;            /* 1: invocations start from a snapshot taken after init */
-	uint64_t init_us;        /* running the initialisation, once, at load */
+	int snapshot;	  /* 1: invocations start from a snapshot taken after init */
+	uint64_t init_us; /* running the initialisation, once, at load */
 	uint64_t init_exits;
-	uint64_t snapshot_pages; /* pages of guest memory the snapshot holds */
-	unsigned ready;          /* virtines ready in the pool now */
+	uint64_t snapshot_pages;   /* pages of guest memory the snapshot holds */
+	unsigned ready;		   /* virtines ready in the pool now */
 	const char *snapshot_path; /* the snapshot's folder on disk, or NULL */
-	const char *rebuilt;       /* why a snapshot on disk was refused and rebuilt, or NULL */
-	int from_disk;             /* 1: loaded from disk, init not run in this process */
+	const char *rebuilt;	   /* why a snapshot on disk was refused and rebuilt, or NULL */
+	int from_disk;		   /* 1: loaded from disk, init not run in this process */
 };
 
 /* Validates the image and the configuration. Returns 0, EMBER_ERR or EMBER_ERR_NOKVM, with a

@@ -54,8 +54,9 @@ char *rt_read_all(int fd, size_t *len, int short_eof)
 	return NULL;
 }
 
-void rt_meta_each(int meta_fd, void (*fn)(void *ctx, const char *name, size_t nlen,
-					const char *value, size_t vlen),
+void rt_meta_each(int meta_fd,
+		  void (*fn)(void *ctx, const char *name, size_t nlen, const char *value,
+			     size_t vlen),
 		  void *ctx)
 {
 	size_t len = 0;
@@ -67,7 +68,8 @@ void rt_meta_each(int meta_fd, void (*fn)(void *ctx, const char *name, size_t nl
 		size_t end = nl ? (size_t)(nl - meta) : len;
 		char *eq = memchr(meta + i, '=', end - i);
 		if (eq && eq > meta + i)
-			fn(ctx, meta + i, (size_t)(eq - meta - i), eq + 1, (size_t)(meta + end - eq - 1));
+			fn(ctx, meta + i, (size_t)(eq - meta - i), eq + 1,
+			   (size_t)(meta + end - eq - 1));
 		i = end + 1;
 	}
 	free(meta);

@@ -12,8 +12,9 @@ char *rt_read_all(int fd, size_t *len, int short_eof);
 
 /* Calls fn for every "NAME=value" line of the request's metadata on fd meta_fd (read to its
  * end, a short read included); nothing when the fd is closed or unreadable. */
-void rt_meta_each(int meta_fd, void (*fn)(void *ctx, const char *name, size_t nlen,
-					const char *value, size_t vlen),
+void rt_meta_each(int meta_fd,
+		  void (*fn)(void *ctx, const char *name, size_t nlen, const char *value,
+			     size_t vlen),
 		  void *ctx);
 
 #endif

@@ -64,7 +64,8 @@ void bench_print(const struct bench_row *rows, size_t n, int json, const char *f
 					    rows[i].exits >= 0 ? json_real(rows[i].exits)
 							       : json_null());
 			if (rows[i].extra >= 0)
-				json_object_set_new(r, rows[i].extra_name, json_real(rows[i].extra));
+				json_object_set_new(r, rows[i].extra_name,
+						    json_real(rows[i].extra));
 			json_array_append_new(res, r);
 		}
 		json_t *o = json_pack("{s:o}", "results", res);
@@ -127,10 +128,13 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int 
 		const char *help)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},	  {"iterations", required_argument, NULL, 'i'},
-		{"backend", required_argument, NULL, 'b'}, {"syscalls", required_argument, NULL, 's'},
-		{"functions", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"iterations", required_argument, NULL, 'i'},
+	    {"backend", required_argument, NULL, 'b'},
+	    {"syscalls", required_argument, NULL, 's'},
+	    {"functions", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	o->backend = getenv("EMBER_BACKEND");
 	int c;
@@ -166,9 +170,9 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } benches[] = {
-	{"latency", cli_bench_latency, "per-invocation latency: Ember next to its floor and peers"},
-	{"suite", cli_bench_suite, "the function suite: init, warm latency, exits, pages, native"},
-	{"cold", cli_bench_cold, "cold starts from snapshots on disk: lazy next to REAP"},
+    {"latency", cli_bench_latency, "per-invocation latency: Ember next to its floor and peers"},
+    {"suite", cli_bench_suite, "the function suite: init, warm latency, exits, pages, native"},
+    {"cold", cli_bench_cold, "cold starts from snapshots on disk: lazy next to REAP"},
 };
 
 int cli_bench(int argc, char **argv)

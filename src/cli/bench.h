@@ -8,8 +8,8 @@
 struct bench_row {
 	const char *name;
 	double p50_us, p99_us;
-	double exits;  /* per invocation; < 0 when it does not apply */
-	double extra;  /* a row-specific figure (e.g. the reset's median), < 0 if none */
+	double exits; /* per invocation; < 0 when it does not apply */
+	double extra; /* a row-specific figure (e.g. the reset's median), < 0 if none */
 	const char *extra_name;
 };
 
@@ -26,9 +26,9 @@ double bench_spawn(const char *path, const void *req, size_t len);
 /* the options every benchmark takes */
 struct bench_opts {
 	int json;
-	int iters;            /* preset by the caller: its default */
-	const char *backend;  /* --backend, else $EMBER_BACKEND, else kvm */
-	const char *syscalls; /* --syscalls (where a benchmark uses it) */
+	int iters;	       /* preset by the caller: its default */
+	const char *backend;   /* --backend, else $EMBER_BACKEND, else kvm */
+	const char *syscalls;  /* --syscalls (where a benchmark uses it) */
 	const char *functions; /* --functions (where a benchmark uses it) */
 };
 

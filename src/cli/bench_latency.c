@@ -73,13 +73,16 @@ static int row_floor(const struct lat *l, struct bench_row *row)
 	return a.ok ? 0 : -1;
 }
 
-static int row_ember(const struct lat *l, struct bench_row *row, const char *image,
-		     uint64_t mem, int no_snapshot, const char *syscalls)
+static int row_ember(const struct lat *l, struct bench_row *row, const char *image, uint64_t mem,
+		     int no_snapshot, const char *syscalls)
 {
 	char path[4200], err[256];
 	snprintf(path, sizeof(path), "%s/%s", l->dir, image);
-	struct ember_config cfg = {.image = path, .backend = l->backend, .mem_bytes = mem,
-				   .no_snapshot = no_snapshot, .pool_size = 1,
+	struct ember_config cfg = {.image = path,
+				   .backend = l->backend,
+				   .mem_bytes = mem,
+				   .no_snapshot = no_snapshot,
+				   .pool_size = 1,
 				   .syscalls = syscalls};
 	struct ember_function *fn;
 	if (ember_load(&cfg, &fn, err, sizeof(err))) {
@@ -172,15 +175,15 @@ static int row_native(const struct lat *l, struct bench_row *row, int kind)
 }
 
 static const char lat_help[] =
-	"usage: ember bench latency [--json] [--iterations N] [--backend kvm|ptrace|auto]\n"
-	"\n"
-	"Measures, in one run, p50 and p99 per invocation of: the exit floor (a guest that exits\n"
-	"at once, re-entered), a warm hello world from its snapshot (reset included; also with\n"
-	"1 GiB of guest RAM), a warm sha256 function, both again with the in-guest runtime\n"
-	"(--syscalls guest: the _guest rows), a hello world on a clean shell without a\n"
-	"snapshot, and as peers the same binary spawned natively, fork+exit+wait and a thread\n"
-	"create+join. Each row gives its ratio to the floor. Needs the build's guest/ and\n"
-	"functions/ folders next to the ember binary.\n";
+    "usage: ember bench latency [--json] [--iterations N] [--backend kvm|ptrace|auto]\n"
+    "\n"
+    "Measures, in one run, p50 and p99 per invocation of: the exit floor (a guest that exits\n"
+    "at once, re-entered), a warm hello world from its snapshot (reset included; also with\n"
+    "1 GiB of guest RAM), a warm sha256 function, both again with the in-guest runtime\n"
+    "(--syscalls guest: the _guest rows), a hello world on a clean shell without a\n"
+    "snapshot, and as peers the same binary spawned natively, fork+exit+wait and a thread\n"
+    "create+join. Each row gives its ratio to the floor. Needs the build's guest/ and\n"
+    "functions/ folders next to the ember binary.\n";
 
 int cli_bench_latency(int argc, char **argv)
 {
@@ -193,26 +196,26 @@ int cli_bench_latency(int argc, char **argv)
 	snprintf(l.dir, sizeof(l.dir), "%s", bench_build_dir());
 	pool_shell_target(2);
 	struct bench_row rows[] = {
-		{"kvm_exit_floor", 0, 0, -1, -1, NULL},
-		{"ember_warm_hello", 0, 0, -1, -1, NULL},
-		{"ember_warm_hello_1g", 0, 0, -1, -1, NULL},
-		{"ember_warm_sha256", 0, 0, -1, -1, NULL},
-		{"ember_warm_hello_guest", 0, 0, -1, -1, NULL},
-		{"ember_warm_sha256_guest", 0, 0, -1, -1, NULL},
-		{"ember_shell_hello", 0, 0, -1, -1, NULL},
-		{"posix_spawn_hello", 0, 0, -1, -1, NULL},
-		{"fork_exit", 0, 0, -1, -1, NULL},
-		{"pthread_create", 0, 0, -1, -1, NULL},
+	    {"kvm_exit_floor", 0, 0, -1, -1, NULL},
+	    {"ember_warm_hello", 0, 0, -1, -1, NULL},
+	    {"ember_warm_hello_1g", 0, 0, -1, -1, NULL},
+	    {"ember_warm_sha256", 0, 0, -1, -1, NULL},
+	    {"ember_warm_hello_guest", 0, 0, -1, -1, NULL},
+	    {"ember_warm_sha256_guest", 0, 0, -1, -1, NULL},
+	    {"ember_shell_hello", 0, 0, -1, -1, NULL},
+	    {"posix_spawn_hello", 0, 0, -1, -1, NULL},
+	    {"fork_exit", 0, 0, -1, -1, NULL},
+	    {"pthread_create", 0, 0, -1, -1, NULL},
 	};
 	rc = row_floor(&l, &rows[0]) ||
-		 row_ember(&l, &rows[1], "guest/hello.musl", 64ULL << 20, 0, "trap") ||
-		 row_ember(&l, &rows[2], "guest/hello.musl", 1ULL << 30, 0, "trap") ||
-		 row_ember(&l, &rows[3], "functions/sha256", 64ULL << 20, 0, "trap") ||
-		 row_ember(&l, &rows[4], "guest/hello.musl", 64ULL << 20, 0, "guest") ||
-		 row_ember(&l, &rows[5], "functions/sha256", 64ULL << 20, 0, "guest") ||
-		 row_ember(&l, &rows[6], "guest/hello.musl", 64ULL << 20, 1, "trap") ||
-		 row_native(&l, &rows[7], 0) || row_native(&l, &rows[8], 1) ||
-		 row_native(&l, &rows[9], 2);
+	     row_ember(&l, &rows[1], "guest/hello.musl", 64ULL << 20, 0, "trap") ||
+	     row_ember(&l, &rows[2], "guest/hello.musl", 1ULL << 30, 0, "trap") ||
+	     row_ember(&l, &rows[3], "functions/sha256", 64ULL << 20, 0, "trap") ||
+	     row_ember(&l, &rows[4], "guest/hello.musl", 64ULL << 20, 0, "guest") ||
+	     row_ember(&l, &rows[5], "functions/sha256", 64ULL << 20, 0, "guest") ||
+	     row_ember(&l, &rows[6], "guest/hello.musl", 64ULL << 20, 1, "trap") ||
+	     row_native(&l, &rows[7], 0) || row_native(&l, &rows[8], 1) ||
+	     row_native(&l, &rows[9], 2);
 	if (rc)
 		return CLI_EXIT_EMBER;
 	if (!json)

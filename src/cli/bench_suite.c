@@ -17,10 +17,10 @@ static const struct {
 	const char *name;
 	const char *runtime; /* NULL: a C function, built to <build>/functions/<name> */
 } suite[] = {
-	{"hello", NULL},       {"sha256", NULL},       {"aes", NULL},      {"matmul", NULL},
-	{"lr_training", NULL}, {"image_rotate", NULL}, {"compress", NULL}, {"rnn", NULL},
-	{"hello-js", "js"},    {"aes-js", "js"},       {"json", "js"},     {"hello-lua", "lua"},
-	{"template", "lua"},
+    {"hello", NULL},	   {"sha256", NULL},	   {"aes", NULL},      {"matmul", NULL},
+    {"lr_training", NULL}, {"image_rotate", NULL}, {"compress", NULL}, {"rnn", NULL},
+    {"hello-js", "js"},	   {"aes-js", "js"},	   {"json", "js"},     {"hello-lua", "lua"},
+    {"template", "lua"},
 };
 
 struct suite_opts {
@@ -28,7 +28,7 @@ struct suite_opts {
 	const char *syscalls;
 	int iters;
 	char build[4096]; /* the build directory */
-	char src[4200];   /* the function suite's sources: functions/ of the repository */
+	char src[4200];	  /* the function suite's sources: functions/ of the repository */
 };
 
 struct suite_row {
@@ -198,16 +198,16 @@ static void print_table(const struct suite_row *rows, size_t n)
 }
 
 static const char suite_help[] =
-	"usage: ember bench suite [--json] [--iterations N] [--backend kvm|ptrace|auto]\n"
-	"                         [--syscalls trap|guest] [--functions DIR]\n"
-	"\n"
-	"For every function of the suite (C, JavaScript and Lua): the load (wall time) and its\n"
-	"initialisation, the pages its snapshot holds, p50 and p99 of N warm invocations with its\n"
-	"small request (after 3 more to warm up; default N = 50), exits and guest pages touched\n"
-	"per invocation, and for C functions the p50 of the same binary spawned natively with the\n"
-	"request on a pipe. Each invocation's output is checked against small.out. Needs the\n"
-	"build's functions/ and runtimes/ folders next to the ember binary, and the suite's\n"
-	"sources (DIR, default functions/ of the repository holding the build folder).\n";
+    "usage: ember bench suite [--json] [--iterations N] [--backend kvm|ptrace|auto]\n"
+    "                         [--syscalls trap|guest] [--functions DIR]\n"
+    "\n"
+    "For every function of the suite (C, JavaScript and Lua): the load (wall time) and its\n"
+    "initialisation, the pages its snapshot holds, p50 and p99 of N warm invocations with its\n"
+    "small request (after 3 more to warm up; default N = 50), exits and guest pages touched\n"
+    "per invocation, and for C functions the p50 of the same binary spawned natively with the\n"
+    "request on a pipe. Each invocation's output is checked against small.out. Needs the\n"
+    "build's functions/ and runtimes/ folders next to the ember binary, and the suite's\n"
+    "sources (DIR, default functions/ of the repository holding the build folder).\n";
 
 int cli_bench_suite(int argc, char **argv)
 {

@@ -7,8 +7,8 @@
 
 /* exit statuses of Ember's own outcomes (shell conventions) */
 #define CLI_EXIT_TIMEOUT 124
-#define CLI_EXIT_EMBER   125
-#define CLI_EXIT_LIMIT   126
+#define CLI_EXIT_EMBER	 125
+#define CLI_EXIT_LIMIT	 126
 
 int cli_run(int argc, char **argv);
 int cli_serve(int argc, char **argv);

@@ -10,10 +10,10 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
-	{"run", cli_run, "run a static x86-64 program in a virtine, request on stdin"},
-	{"serve", cli_serve, "serve functions over HTTP (OpenFaaS-compatible API)"},
-	{"snapshot", cli_snapshot, "build functions' snapshots on disk ahead of their first request"},
-	{"bench", cli_bench, "measure Ember next to its floor and its peers"},
+    {"run", cli_run, "run a static x86-64 program in a virtine, request on stdin"},
+    {"serve", cli_serve, "serve functions over HTTP (OpenFaaS-compatible API)"},
+    {"snapshot", cli_snapshot, "build functions' snapshots on disk ahead of their first request"},
+    {"bench", cli_bench, "measure Ember next to its floor and its peers"},
 };
 
 static void usage(FILE *f)

@@ -12,41 +12,41 @@
 #include "pool/pool.h"
 #include "vm/vm.h"
 
-#define MAX_ENV     1024
+#define MAX_ENV	    1024
 #define MAX_REQUEST (1ULL << 30)
 
 static const char run_help[] =
-	"usage: ember run [OPTIONS] PROGRAM [ARGS...]\n"
-	"\n"
-	"Runs PROGRAM, a static x86-64 Linux executable, in a virtine. The request is read from\n"
-	"stdin; the program's stdout and stderr are written to ours; the exit status is its own.\n"
-	"\n"
-	"options:\n"
-	"  --mem SIZE        guest memory, e.g. 64M, 1G (default 64M, rounded up to 2M)\n"
-	"  --timeout SECS    wall-clock limit per invocation (default 10)\n"
-	"  --env K=V         set an environment variable for the program (repeatable)\n"
-	"  --output-limit SIZE  stdout + stderr limit (default 6M)\n"
-	"  --backend NAME    kvm (default), ptrace (no hardware isolation; for hosts without\n"
-	"                    /dev/kvm) or auto (kvm when available, else ptrace)\n"
-	"  --runtime NAME    run a function's source with a language runtime: js or lua;\n"
-	"                    PROGRAM is then the source file (defines handler(input))\n"
-	"  --repeat N        initialise once, then run N invocations with the same request,\n"
-	"                    each from the snapshot taken after initialisation (default 1)\n"
-	"  --no-snapshot     load and initialise the program again for every invocation\n"
-	"  --state DIR       keep the snapshot on disk in DIR/snapshots/ and reuse it later\n"
-	"  --cold            start the first invocation from the snapshot on disk, with its\n"
-	"                    files dropped from the page cache (needs --state)\n"
-	"  --restore MODE    how a cold start brings memory in: reap (default; prefetch the\n"
-	"                    recorded working set in one read) or lazy (a page per fault)\n"
-	"  --syscalls MODE   trap (default): every syscall exits to the host; guest: an\n"
-	"                    in-guest runtime serves the common ones without leaving the virtine\n"
-	"  --stats           write one JSON object with counters as the last line of stderr\n"
-	"  -h, --help        show this help\n"
-	"\n"
-	"exit status: the program's own; 124 timeout; 125 Ember could not run it (bad image,\n"
-	"bad usage, no KVM); 126 a limit was exceeded; 128+N the program died as of signal N\n"
-	"(139 page fault or general protection fault, 136 divide error, 132 invalid opcode,\n"
-	"134 abort).\n";
+    "usage: ember run [OPTIONS] PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM, a static x86-64 Linux executable, in a virtine. The request is read from\n"
+    "stdin; the program's stdout and stderr are written to ours; the exit status is its own.\n"
+    "\n"
+    "options:\n"
+    "  --mem SIZE        guest memory, e.g. 64M, 1G (default 64M, rounded up to 2M)\n"
+    "  --timeout SECS    wall-clock limit per invocation (default 10)\n"
+    "  --env K=V         set an environment variable for the program (repeatable)\n"
+    "  --output-limit SIZE  stdout + stderr limit (default 6M)\n"
+    "  --backend NAME    kvm (default), ptrace (no hardware isolation; for hosts without\n"
+    "                    /dev/kvm) or auto (kvm when available, else ptrace)\n"
+    "  --runtime NAME    run a function's source with a language runtime: js or lua;\n"
+    "                    PROGRAM is then the source file (defines handler(input))\n"
+    "  --repeat N        initialise once, then run N invocations with the same request,\n"
+    "                    each from the snapshot taken after initialisation (default 1)\n"
+    "  --no-snapshot     load and initialise the program again for every invocation\n"
+    "  --state DIR       keep the snapshot on disk in DIR/snapshots/ and reuse it later\n"
+    "  --cold            start the first invocation from the snapshot on disk, with its\n"
+    "                    files dropped from the page cache (needs --state)\n"
+    "  --restore MODE    how a cold start brings memory in: reap (default; prefetch the\n"
+    "                    recorded working set in one read) or lazy (a page per fault)\n"
+    "  --syscalls MODE   trap (default): every syscall exits to the host; guest: an\n"
+    "                    in-guest runtime serves the common ones without leaving the virtine\n"
+    "  --stats           write one JSON object with counters as the last line of stderr\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "exit status: the program's own; 124 timeout; 125 Ember could not run it (bad image,\n"
+    "bad usage, no KVM); 126 a limit was exceeded; 128+N the program died as of signal N\n"
+    "(139 page fault or general protection fault, 136 divide error, 132 invalid opcode,\n"
+    "134 abort).\n";
 
 static const char *const outcome_names[] = {"ok", "crash", "timeout", "limit", "error"};
 
@@ -70,16 +70,15 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 		rs->denied[nr] += r->syscalls[i].denied;
 		rs->names[nr] = r->syscalls[i].name;
 	}
-	json_array_append_new(rs->invocations,
-			      json_pack("{s:I,s:I,s:I,s:I,s:s,s:b,s:i,s:b,s:I,s:I,s:I,s:I,s:b}",
-					"exits", (json_int_t)r->exits, "run_us", (json_int_t)r->run_us,
-					"reset_us", (json_int_t)r->reset_us, "wait_us",
-					(json_int_t)r->wait_us, "outcome", outcome_names[r->outcome],
-					"warm", r->warm, "exit_code", r->exit_code, "cold", r->cold,
-					"faults", (json_int_t)r->faults, "prefetched_pages",
-					(json_int_t)r->prefetched_pages, "setup_us",
-					(json_int_t)r->setup_us, "prefetch_us",
-					(json_int_t)r->prefetch_us, "recorded", r->recorded));
+	json_array_append_new(
+	    rs->invocations,
+	    json_pack("{s:I,s:I,s:I,s:I,s:s,s:b,s:i,s:b,s:I,s:I,s:I,s:I,s:b}", "exits",
+		      (json_int_t)r->exits, "run_us", (json_int_t)r->run_us, "reset_us",
+		      (json_int_t)r->reset_us, "wait_us", (json_int_t)r->wait_us, "outcome",
+		      outcome_names[r->outcome], "warm", r->warm, "exit_code", r->exit_code, "cold",
+		      r->cold, "faults", (json_int_t)r->faults, "prefetched_pages",
+		      (json_int_t)r->prefetched_pages, "setup_us", (json_int_t)r->setup_us,
+		      "prefetch_us", (json_int_t)r->prefetch_us, "recorded", r->recorded));
 }
 
 static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs, int exit_code,
@@ -91,27 +90,27 @@ static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs,
 	for (int i = 0; i < 1024; i++) {
 		if (!rs->served[i] && !rs->denied[i])
 			continue;
-		json_array_append_new(sys, json_pack("{s:i,s:s?,s:I,s:I}", "nr", i, "name",
-						     rs->names[i], "served", (json_int_t)rs->served[i],
-						     "denied", (json_int_t)rs->denied[i]));
+		json_array_append_new(
+		    sys, json_pack("{s:i,s:s?,s:I,s:I}", "nr", i, "name", rs->names[i], "served",
+				   (json_int_t)rs->served[i], "denied", (json_int_t)rs->denied[i]));
 	}
-	json_t *exits = json_pack("{s:I,s:I,s:I,s:I,s:I}", "total", (json_int_t)rs->total_exits,
-				  "hypercall", (json_int_t)rs->exits[0], "fault",
-				  (json_int_t)rs->exits[1], "timeout", (json_int_t)rs->exits[2],
-				  "error", (json_int_t)rs->exits[3]);
-	json_t *init = json_pack("{s:I,s:I,s:I,s:b,s:b,s:s?,s:s?}", "us", (json_int_t)info.init_us,
-				 "exits", (json_int_t)info.init_exits, "snapshot_pages",
-				 (json_int_t)info.snapshot_pages, "snapshot", info.snapshot,
-				 "from_disk", info.from_disk, "snapshot_path", info.snapshot_path,
-				 "rebuilt", info.rebuilt);
+	json_t *exits =
+	    json_pack("{s:I,s:I,s:I,s:I,s:I}", "total", (json_int_t)rs->total_exits, "hypercall",
+		      (json_int_t)rs->exits[0], "fault", (json_int_t)rs->exits[1], "timeout",
+		      (json_int_t)rs->exits[2], "error", (json_int_t)rs->exits[3]);
+	json_t *init =
+	    json_pack("{s:I,s:I,s:I,s:b,s:b,s:s?,s:s?}", "us", (json_int_t)info.init_us, "exits",
+		      (json_int_t)info.init_exits, "snapshot_pages",
+		      (json_int_t)info.snapshot_pages, "snapshot", info.snapshot, "from_disk",
+		      info.from_disk, "snapshot_path", info.snapshot_path, "rebuilt", info.rebuilt);
 	json_t *time = json_pack("{s:I,s:I,s:I}", "setup", (json_int_t)(load_us - info.init_us),
 				 "load", (json_int_t)info.init_us, "run", (json_int_t)rs->run_us);
 	return json_pack("{s:s,s:s,s:I,s:I,s:i,s:I,s:o,s:o,s:o,s:o,s:o}", "backend", info.backend,
 			 "syscalls_mode", info.syscalls, "sites_call", (json_int_t)info.sites_call,
-			 "sites_trap", (json_int_t)info.sites_trap, "exit_code",
-			 exit_code, "rewritten_sites", (json_int_t)info.rewritten_sites, "exits",
-			 exits, "syscalls", sys, "init", init, "invocations", rs->invocations,
-			 "time_us", time);
+			 "sites_trap", (json_int_t)info.sites_trap, "exit_code", exit_code,
+			 "rewritten_sites", (json_int_t)info.rewritten_sites, "exits", exits,
+			 "syscalls", sys, "init", init, "invocations", rs->invocations, "time_us",
+			 time);
 }
 
 static uint64_t now_us(void)
@@ -128,14 +127,21 @@ static int usage_error(const char *msg)
 int cli_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"mem", required_argument, NULL, 'm'},	 {"timeout", required_argument, NULL, 't'},
-		{"env", required_argument, NULL, 'e'},	 {"stats", no_argument, NULL, 's'},
-		{"backend", required_argument, NULL, 'b'}, {"output-limit", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},	 {"repeat", required_argument, NULL, 'r'},
-		{"no-snapshot", no_argument, NULL, 'n'}, {"runtime", required_argument, NULL, 'R'},
-		{"state", required_argument, NULL, 'S'},   {"cold", no_argument, NULL, 'C'},
-		{"restore", required_argument, NULL, 'M'}, {"syscalls", required_argument, NULL, 'Y'},
-		{NULL, 0, NULL, 0},
+	    {"mem", required_argument, NULL, 'm'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"env", required_argument, NULL, 'e'},
+	    {"stats", no_argument, NULL, 's'},
+	    {"backend", required_argument, NULL, 'b'},
+	    {"output-limit", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"repeat", required_argument, NULL, 'r'},
+	    {"no-snapshot", no_argument, NULL, 'n'},
+	    {"runtime", required_argument, NULL, 'R'},
+	    {"state", required_argument, NULL, 'S'},
+	    {"cold", no_argument, NULL, 'C'},
+	    {"restore", required_argument, NULL, 'M'},
+	    {"syscalls", required_argument, NULL, 'Y'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct ember_config cfg = {0};
 	const char *envp[MAX_ENV + 1];

@@ -88,7 +88,8 @@ int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size
 		snprintf(out, outlen, "%s/%s", dir, name);
 	}
 	if (access(out, R_OK) != 0) {
-		snprintf(why, whylen, "runtime '%s' not found at %s (build it with make)", name, out);
+		snprintf(why, whylen, "runtime '%s' not found at %s (build it with make)", name,
+			 out);
 		return -1;
 	}
 	return 0;

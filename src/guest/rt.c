@@ -3,9 +3,9 @@
 
 #include "rt.h"
 
-#define EBADF  9
-#define EINVAL 22
-#define ENOTTY 25
+#define EBADF	  9
+#define EINVAL	  22
+#define ENOTTY	  25
 #define GUEST_PID 1
 #define GUEST_UID 1000
 
@@ -224,26 +224,26 @@ static long w_getrandom(long a0, long a1, long a2, long a3, long a4, long a5)
 #define NR_MAX 512
 
 static const rt_fn table[NR_MAX] = {
-	[__NR_read] = sys_read,
-	[__NR_write] = sys_write,
-	[__NR_readv] = sys_readv,
-	[__NR_writev] = sys_writev,
-	[__NR_ioctl] = sys_ioctl,
-	[__NR_munmap] = sys_munmap,
-	[__NR_rt_sigprocmask] = sys_rt_sigprocmask,
-	[__NR_getpid] = ret_pid,
-	[__NR_gettid] = ret_pid,
-	[__NR_getppid] = ret_zero,
-	[__NR_getuid] = ret_uid,
-	[__NR_geteuid] = ret_uid,
-	[__NR_getgid] = ret_uid,
-	[__NR_getegid] = ret_uid,
-	[__NR_sched_yield] = ret_zero,
-	[__NR_clock_gettime] = w_clock_gettime,
-	[__NR_gettimeofday] = w_gettimeofday,
-	[__NR_time] = w_time,
-	[__NR_clock_getres] = w_clock_getres,
-	[__NR_getrandom] = w_getrandom,
+    [__NR_read] = sys_read,
+    [__NR_write] = sys_write,
+    [__NR_readv] = sys_readv,
+    [__NR_writev] = sys_writev,
+    [__NR_ioctl] = sys_ioctl,
+    [__NR_munmap] = sys_munmap,
+    [__NR_rt_sigprocmask] = sys_rt_sigprocmask,
+    [__NR_getpid] = ret_pid,
+    [__NR_gettid] = ret_pid,
+    [__NR_getppid] = ret_zero,
+    [__NR_getuid] = ret_uid,
+    [__NR_geteuid] = ret_uid,
+    [__NR_getgid] = ret_uid,
+    [__NR_getegid] = ret_uid,
+    [__NR_sched_yield] = ret_zero,
+    [__NR_clock_gettime] = w_clock_gettime,
+    [__NR_gettimeofday] = w_gettimeofday,
+    [__NR_time] = w_time,
+    [__NR_clock_getres] = w_clock_getres,
+    [__NR_getrandom] = w_getrandom,
 };
 
 long rt_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)

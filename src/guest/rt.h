@@ -17,8 +17,8 @@ static inline long rt_forward(long nr, long a0, long a1, long a2, long a3, long 
 	register long r9 __asm__("r9") = a5;
 	__asm__ volatile("out %%al, %[port]"
 			 : "+a"(nr)
-			 : [port] "i"(EMBER_HC_SYSCALL), "D"(a0), "S"(a1), "d"(a2), "r"(r10), "r"(r8),
-			   "r"(r9)
+			 : [port] "i"(EMBER_HC_SYSCALL), "D"(a0), "S"(a1), "d"(a2), "r"(r10),
+			   "r"(r8), "r"(r9)
 			 : "rcx", "r11", "memory");
 	return nr;
 }
@@ -26,10 +26,14 @@ static inline long rt_forward(long nr, long a0, long a1, long a2, long a3, long 
 static inline void rt_hypercall(int port)
 {
 	if (port == EMBER_HC_INPUT)
-		__asm__ volatile("out %%al, %[p]" : : [p] "i"(EMBER_HC_INPUT), "a"(0)
+		__asm__ volatile("out %%al, %[p]"
+				 :
+				 : [p] "i"(EMBER_HC_INPUT), "a"(0)
 				 : "rcx", "r11", "memory");
 	else
-		__asm__ volatile("out %%al, %[p]" : : [p] "i"(EMBER_HC_FLUSH), "a"(0)
+		__asm__ volatile("out %%al, %[p]"
+				 :
+				 : [p] "i"(EMBER_HC_FLUSH), "a"(0)
 				 : "rcx", "r11", "memory");
 }
 

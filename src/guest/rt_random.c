@@ -58,7 +58,8 @@ static void rekey(void)
 		key_state[i] = sigma[i];
 	for (int i = 0; i < 8; i++)
 		key_state[4 + i] = (uint32_t)c->key[4 * i] | (uint32_t)c->key[4 * i + 1] << 8 |
-				   (uint32_t)c->key[4 * i + 2] << 16 | (uint32_t)c->key[4 * i + 3] << 24;
+				   (uint32_t)c->key[4 * i + 2] << 16 |
+				   (uint32_t)c->key[4 * i + 3] << 24;
 	key_state[12] = key_state[13] = key_state[14] = key_state[15] = 0;
 	used = 64;
 	gen = c->key_gen;

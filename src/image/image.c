@@ -27,7 +27,8 @@ int img_from_bytes(const void *buf, size_t len, struct img **out, char *err, siz
 	    img_find_sites(img->buf, len, &img->elf, &img->sites, err, errlen))
 		goto fail;
 	if (img->sites.int80 || img->sites.sysenter) {
-		snprintf(err, errlen, "uses %s at %#llx: only the 64-bit `syscall` instruction is supported",
+		snprintf(err, errlen,
+			 "uses %s at %#llx: only the 64-bit `syscall` instruction is supported",
 			 img->sites.int80 ? "int $0x80" : "sysenter",
 			 (unsigned long long)img->sites.bad_addr);
 		goto fail;

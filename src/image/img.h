@@ -10,7 +10,7 @@
 
 /* prot bits use the values of PROT_READ/PROT_WRITE/PROT_EXEC */
 struct img_seg {
-	uint64_t vaddr;  /* unrelocated, as in the file */
+	uint64_t vaddr; /* unrelocated, as in the file */
 	uint64_t memsz;
 	uint64_t filesz;
 	uint64_t offset; /* file offset of the first byte */
@@ -18,15 +18,15 @@ struct img_seg {
 };
 
 struct img_elf {
-	int pie;             /* 1 for a static-PIE (ET_DYN without PT_INTERP), 0 for ET_EXEC */
-	uint64_t entry;      /* unrelocated */
+	int pie;	     /* 1 for a static-PIE (ET_DYN without PT_INTERP), 0 for ET_EXEC */
+	uint64_t entry;	     /* unrelocated */
 	uint64_t phdr_vaddr; /* unrelocated address of the program headers in memory (AT_PHDR) */
 	uint16_t phnum;
 	uint16_t phentsize;
-	uint64_t lo, hi;     /* page-aligned span of all PT_LOAD segments, unrelocated */
+	uint64_t lo, hi; /* page-aligned span of all PT_LOAD segments, unrelocated */
 	int nsegs;
 	struct img_seg segs[IMG_MAX_SEGS]; /* PT_LOAD segments in ascending vaddr order */
-	uint64_t stack_size; /* from PT_GNU_STACK p_memsz, 0 if absent or 0 */
+	uint64_t stack_size;		   /* from PT_GNU_STACK p_memsz, 0 if absent or 0 */
 };
 
 /*
@@ -40,8 +40,8 @@ struct img_sites {
 	uint64_t *addr; /* unrelocated addresses of `syscall` (0f 05) instructions, ascending */
 	size_t n;
 	size_t cap;
-	size_t int80;     /* `int $0x80` instructions found */
-	size_t sysenter;  /* `sysenter` instructions found */
+	size_t int80;	   /* `int $0x80` instructions found */
+	size_t sysenter;   /* `sysenter` instructions found */
 	uint64_t bad_addr; /* address of the first int80/sysenter, for the error message */
 	uint8_t *callable; /* per site: 1 when it may become `call *%rax` (redzone.c) */
 	size_t ncallable;  /* how many are */
@@ -85,15 +85,15 @@ struct img_map {
 
 /* Where a loaded image put things in guest memory. */
 struct img_layout {
-	uint64_t base;  /* load bias: 0 for ET_EXEC */
+	uint64_t base;	/* load bias: 0 for ET_EXEC */
 	uint64_t entry; /* relocated */
-	uint64_t sp;    /* initial stack pointer, at argc */
+	uint64_t sp;	/* initial stack pointer, at argc */
 	uint64_t brk_start;
 	uint64_t mmap_hi;
 	uint64_t stack_lo, stack_hi, stack_size;
 	size_t rewritten;
 	size_t sites_call, sites_trap; /* how the sites were rewritten */
-	int guest;                     /* the in-guest runtime is mapped */
+	int guest;		       /* the in-guest runtime is mapped */
 	int nmaps;
 	struct img_map maps[IMG_MAX_MAPS]; /* what the image and its stack map */
 };
@@ -104,7 +104,7 @@ struct vm;
  * builds the SysV start stack (argv, envp, auxv). Without guest, every site becomes
  * `out %al,$EMBER_HC_SYSCALL`; with it, the in-guest runtime and the page-0 sled are mapped and
  * the sites proven safe become `call *%rax`, the others keep the trapping form. */
-int img_load(const struct img *img, struct vm *vm, const char *const *argv,
-	     const char *const *envp, int guest, struct img_layout *out, char *err, size_t errlen);
+int img_load(const struct img *img, struct vm *vm, const char *const *argv, const char *const *envp,
+	     int guest, struct img_layout *out, char *err, size_t errlen);
 
 #endif

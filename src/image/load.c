@@ -9,11 +9,11 @@
 #include "image/img.h"
 #include "vm/vm.h"
 
-#define PAGE        EMBER_PAGE_SIZE
-#define STACK_MAX   (8ULL << 20)
-#define HEAP_MIN    (1ULL << 20)
-#define ARGS_MAX    (256ULL << 10)
-#define GUEST_ID    1000
+#define PAGE	  EMBER_PAGE_SIZE
+#define STACK_MAX (8ULL << 20)
+#define HEAP_MIN  (1ULL << 20)
+#define ARGS_MAX  (256ULL << 10)
+#define GUEST_ID  1000
 
 static uint64_t down(uint64_t x)
 {
@@ -103,25 +103,25 @@ static int build_stack(const struct img *img, struct vm *vm, struct img_layout *
 	unsigned eax, ebx, ecx, edx = 0;
 	__get_cpuid(1, &eax, &ebx, &ecx, &edx);
 	const uint64_t auxv[][2] = {
-		{AT_PHDR, l->base + img->elf.phdr_vaddr},
-		{AT_PHENT, sizeof(Elf64_Phdr)},
-		{AT_PHNUM, img->elf.phnum},
-		{AT_PAGESZ, PAGE},
-		{AT_BASE, 0},
-		{AT_FLAGS, 0},
-		{AT_ENTRY, l->entry},
-		{AT_UID, GUEST_ID},
-		{AT_EUID, GUEST_ID},
-		{AT_GID, GUEST_ID},
-		{AT_EGID, GUEST_ID},
-		{AT_SECURE, 0},
-		{AT_CLKTCK, 100},
-		{AT_HWCAP, edx},
-		{AT_HWCAP2, 0},
-		{AT_RANDOM, at_random},
-		{AT_PLATFORM, platform},
-		{AT_EXECFN, execfn},
-		{AT_NULL, 0},
+	    {AT_PHDR, l->base + img->elf.phdr_vaddr},
+	    {AT_PHENT, sizeof(Elf64_Phdr)},
+	    {AT_PHNUM, img->elf.phnum},
+	    {AT_PAGESZ, PAGE},
+	    {AT_BASE, 0},
+	    {AT_FLAGS, 0},
+	    {AT_ENTRY, l->entry},
+	    {AT_UID, GUEST_ID},
+	    {AT_EUID, GUEST_ID},
+	    {AT_GID, GUEST_ID},
+	    {AT_EGID, GUEST_ID},
+	    {AT_SECURE, 0},
+	    {AT_CLKTCK, 100},
+	    {AT_HWCAP, edx},
+	    {AT_HWCAP2, 0},
+	    {AT_RANDOM, at_random},
+	    {AT_PLATFORM, platform},
+	    {AT_EXECFN, execfn},
+	    {AT_NULL, 0},
 	};
 	size_t words = 1 + (argc + 1) + (envc + 1) + 2 * (sizeof(auxv) / sizeof(auxv[0]));
 	uint64_t sp = (b.sp - words * 8) & ~15ULL; /* rsp at argc is 16-byte aligned */
@@ -170,12 +170,14 @@ extern const uint8_t _binary_ember_rt_end[];
 static int map_runtime(struct vm *vm, struct img_layout *l, char *err, size_t errlen)
 {
 	size_t n = (size_t)(_binary_ember_rt_end - _binary_ember_rt_start);
-	if (n > EMBER_RT_COUNTS - EMBER_RT_BASE || vm_copy_to(vm, EMBER_RT_BASE, _binary_ember_rt_start, n))
+	if (n > EMBER_RT_COUNTS - EMBER_RT_BASE ||
+	    vm_copy_to(vm, EMBER_RT_BASE, _binary_ember_rt_start, n))
 		return snprintf(err, errlen, "the in-guest runtime does not fit"), -1;
 	uint8_t *page0 = vm_guest(vm, 0, PAGE);
 	memset(page0, 0x90, EMBER_TRAMP_SLED);
 	/* movabs $EMBER_RT_BASE, %r11; jmp *%r11 (a syscall clobbers r11 anyway); then ud2 */
-	static const uint8_t jump[] = {0x49, 0xbb, 0, 0, 0, 0, 0, 0, 0, 0, 0x41, 0xff, 0xe3, 0x0f, 0x0b};
+	static const uint8_t jump[] = {0x49, 0xbb, 0,	 0,    0,    0,	   0,	0,
+				       0,    0,	   0x41, 0xff, 0xe3, 0x0f, 0x0b};
 	memcpy(page0 + EMBER_TRAMP_SLED, jump, sizeof(jump));
 	uint64_t entry = EMBER_RT_BASE;
 	memcpy(page0 + EMBER_TRAMP_SLED + 2, &entry, 8);
@@ -192,15 +194,15 @@ static int map_runtime(struct vm *vm, struct img_layout *l, char *err, size_t er
 	for (size_t i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
 		memset(vm_guest(vm, hot[i][0], hot[i][1]), 0, hot[i][1]);
 	l->maps[l->nmaps++] = (struct img_map){0, PAGE, PROT_READ | PROT_EXEC};
-	l->maps[l->nmaps++] =
-		(struct img_map){EMBER_RT_BASE, EMBER_RT_BASE + EMBER_RT_CODE_SIZE, PROT_READ | PROT_EXEC};
+	l->maps[l->nmaps++] = (struct img_map){EMBER_RT_BASE, EMBER_RT_BASE + EMBER_RT_CODE_SIZE,
+					       PROT_READ | PROT_EXEC};
 	l->maps[l->nmaps++] = (struct img_map){EMBER_RT_CTL, EMBER_RT_END, PROT_READ | PROT_WRITE};
 	l->guest = 1;
 	return 0;
 }
 
-int img_load(const struct img *img, struct vm *vm, const char *const *argv,
-	     const char *const *envp, int guest, struct img_layout *l, char *err, size_t errlen)
+int img_load(const struct img *img, struct vm *vm, const char *const *argv, const char *const *envp,
+	     int guest, struct img_layout *l, char *err, size_t errlen)
 {
 	memset(l, 0, sizeof(*l));
 	if (guest && map_runtime(vm, l, err, errlen))
@@ -238,10 +240,11 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv,
 			snprintf(err, errlen, "cannot map %#llx-%#llx%s",
 				 (unsigned long long)l->maps[i].start,
 				 (unsigned long long)l->maps[i].end,
-				 l->maps[i].start == 0 ? " (page 0, for the in-guest runtime: needs the "
-							 "privilege to map below vm.mmap_min_addr; "
-							 "use --syscalls trap)"
-						       : "");
+				 l->maps[i].start == 0
+				     ? " (page 0, for the in-guest runtime: needs the "
+				       "privilege to map below vm.mmap_min_addr; "
+				       "use --syscalls trap)"
+				     : "");
 			return -1;
 		}
 	}

@@ -9,18 +9,18 @@
 #include "image/img.h"
 
 struct fn_facts {
-	int decoded;        /* every instruction of the function decoded */
-	int reached;        /* the sweep met the site itself (no desynchronisation) */
-	int below_rsp;      /* an operand reaches below rsp or a copy of it */
-	int rbp_other;      /* rbp was set to something else than rsp */
+	int decoded;	    /* every instruction of the function decoded */
+	int reached;	    /* the sweep met the site itself (no desynchronisation) */
+	int below_rsp;	    /* an operand reaches below rsp or a copy of it */
+	int rbp_other;	    /* rbp was set to something else than rsp */
 	uint64_t rbp_below; /* the deepest rbp-relative offset below rbp */
-	uint64_t frame;     /* what rsp moved down (sub, push) after rbp = rsp, before the site */
+	uint64_t frame;	    /* what rsp moved down (sub, push) after rbp = rsp, before the site */
 };
 
 static int arith(unsigned id)
 {
-	static const unsigned ops[] = {X86_INS_SUB, X86_INS_ADD, X86_INS_DEC, X86_INS_NEG,
-				       X86_INS_AND, X86_INS_OR,	 X86_INS_XOR, X86_INS_SHL,
+	static const unsigned ops[] = {X86_INS_SUB, X86_INS_ADD, X86_INS_DEC,  X86_INS_NEG,
+				       X86_INS_AND, X86_INS_OR,	 X86_INS_XOR,  X86_INS_SHL,
 				       X86_INS_SHR, X86_INS_SAR, X86_INS_IMUL, X86_INS_ADC,
 				       X86_INS_SBB, X86_INS_NOT};
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -33,11 +33,11 @@ static int arith(unsigned id)
 static x86_reg full_reg(x86_reg r)
 {
 	static const x86_reg pairs[][2] = {
-		{X86_REG_EAX, X86_REG_RAX},   {X86_REG_EBX, X86_REG_RBX},   {X86_REG_ECX, X86_REG_RCX},
-		{X86_REG_EDX, X86_REG_RDX},   {X86_REG_ESI, X86_REG_RSI},   {X86_REG_EDI, X86_REG_RDI},
-		{X86_REG_EBP, X86_REG_RBP},   {X86_REG_R8D, X86_REG_R8},    {X86_REG_R9D, X86_REG_R9},
-		{X86_REG_R10D, X86_REG_R10},  {X86_REG_R11D, X86_REG_R11},  {X86_REG_R12D, X86_REG_R12},
-		{X86_REG_R13D, X86_REG_R13},  {X86_REG_R14D, X86_REG_R14},  {X86_REG_R15D, X86_REG_R15},
+	    {X86_REG_EAX, X86_REG_RAX},	 {X86_REG_EBX, X86_REG_RBX},  {X86_REG_ECX, X86_REG_RCX},
+	    {X86_REG_EDX, X86_REG_RDX},	 {X86_REG_ESI, X86_REG_RSI},  {X86_REG_EDI, X86_REG_RDI},
+	    {X86_REG_EBP, X86_REG_RBP},	 {X86_REG_R8D, X86_REG_R8},   {X86_REG_R9D, X86_REG_R9},
+	    {X86_REG_R10D, X86_REG_R10}, {X86_REG_R11D, X86_REG_R11}, {X86_REG_R12D, X86_REG_R12},
+	    {X86_REG_R13D, X86_REG_R13}, {X86_REG_R14D, X86_REG_R14}, {X86_REG_R15D, X86_REG_R15},
 	};
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
 		if (pairs[i][0] == r)
@@ -100,12 +100,15 @@ static void analyse(csh h, cs_insn *in, const uint8_t *code, size_t size, uint64
 			   op0->reg < X86_REG_ENDING && is_copy_source(copy, op1)) {
 			copy[op0->reg] = 1;
 		} else if (in->id == X86_INS_XCHG && op0 && op1 &&
-			   ((op0->type == X86_OP_REG && op0->reg < X86_REG_ENDING && copy[op0->reg]) ||
-			    (op1->type == X86_OP_REG && op1->reg < X86_REG_ENDING && copy[op1->reg]))) {
+			   ((op0->type == X86_OP_REG && op0->reg < X86_REG_ENDING &&
+			     copy[op0->reg]) ||
+			    (op1->type == X86_OP_REG && op1->reg < X86_REG_ENDING &&
+			     copy[op1->reg]))) {
 			f->below_rsp = 1;
 		} else if (writes_reg && full_reg(op0->reg) != X86_REG_INVALID &&
 			   copy[full_reg(op0->reg) % X86_REG_ENDING]) {
-			/* part of a copy of rsp rewritten: it is no longer a pointer we can follow */
+			/* part of a copy of rsp rewritten: it is no longer a pointer we can follow
+			 */
 			if (arith(in->id))
 				f->below_rsp = 1;
 			copy[full_reg(op0->reg) % X86_REG_ENDING] = 0;
@@ -129,8 +132,8 @@ static void analyse(csh h, cs_insn *in, const uint8_t *code, size_t size, uint64
 		    op0->reg == X86_REG_RSP && op1->type == X86_OP_IMM && op1->imm > 0)
 			f->frame += (uint64_t)op1->imm;
 		if (in->id == X86_INS_MOV && op0 && op1 && op0->type == X86_OP_REG &&
-		    (op0->reg == X86_REG_EAX || op0->reg == X86_REG_RAX) && op1->type == X86_OP_IMM &&
-		    (uint64_t)op1->imm >= EMBER_TRAMP_SLED)
+		    (op0->reg == X86_REG_EAX || op0->reg == X86_REG_RAX) &&
+		    op1->type == X86_OP_IMM && (uint64_t)op1->imm >= EMBER_TRAMP_SLED)
 			last_sets_far = 1;
 	}
 }

@@ -173,8 +173,8 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 	res->recorded = c.record; /* also when a damaged working set was dropped */
 	func_run_invocation(fn, v, in, len, meta, meta_len, res);
 	res->faults = c.faults;
-	int broken = snap_cold_finish(&c, fn->snap_dir, err, sizeof(err)) ||
-		     v->st.outcome == SYS_ERROR;
+	int broken =
+	    snap_cold_finish(&c, fn->snap_dir, err, sizeof(err)) || v->st.outcome == SYS_ERROR;
 	if (c.damaged) { /* the run saw a poisoned page: its result is not the function's */
 		virtine_destroy(v);
 		snprintf(err, sizeof(err), "snapshot %.200s refused: page %#llx is damaged",
@@ -189,7 +189,8 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 		rebuild(fn, err);
 		return 0;
 	}
-	atomic_store(&fn->cold_pending, 0); /* the snapshot is whole in memory: warm starts can go */
+	atomic_store(&fn->cold_pending,
+		     0); /* the snapshot is whole in memory: warm starts can go */
 	uint64_t t2 = vm_now_ns();
 	broken = broken || fill_missing(&fn->snap, v->vm) || func_reset(fn, v, &res->pages_touched);
 	res->reset_us = us_since(t2);

@@ -12,9 +12,9 @@
 #include "pool/pool.h"
 #include "snap/snap.h"
 
-#define DEFAULT_MEM     (64ULL << 20)
+#define DEFAULT_MEM	(64ULL << 20)
 #define DEFAULT_TIMEOUT 10.0
-#define DEFAULT_OUTPUT  (6ULL << 20)
+#define DEFAULT_OUTPUT	(6ULL << 20)
 
 static char **dup_vec(const char *const *v, const char *fallback)
 {
@@ -67,10 +67,12 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	if (cfg->restore && !strcmp(cfg->restore, "lazy"))
 		fn->restore = SNAP_LAZY;
 	else if (cfg->restore && strcmp(cfg->restore, "reap"))
-		return snprintf(err, errlen, "restore must be lazy or reap, not '%s'", cfg->restore),
+		return snprintf(err, errlen, "restore must be lazy or reap, not '%s'",
+				cfg->restore),
 		       -1;
 	if (cfg->cold && (!cfg->state_dir || cfg->no_snapshot))
-		return snprintf(err, errlen, "a cold start needs a state folder and a snapshot"), -1;
+		return snprintf(err, errlen, "a cold start needs a state folder and a snapshot"),
+		       -1;
 	if (!cfg->image)
 		return snprintf(err, errlen, "no image given"), -1;
 	fn->argv = dup_vec(cfg->argv, cfg->image);

@@ -18,9 +18,9 @@ struct ember_function {
 	uint64_t output_limit;
 	unsigned pool_size;
 	int use_snapshot; /* asked for */
-	int guest;        /* syscalls=guest: the in-guest runtime serves the common ones */
+	int guest;	  /* syscalls=guest: the in-guest runtime serves the common ones */
 	size_t sites_call, sites_trap;
-	int snapshot;     /* taken: invocations restore from snap */
+	int snapshot; /* taken: invocations restore from snap */
 	char **argv, **envp;
 	uint8_t *code;
 	size_t code_len;
@@ -36,7 +36,8 @@ struct ember_function {
 	struct sys_process proc; /* where the image put things */
 	struct pool pool;
 	uint64_t init_us, init_exits;
-	/* a function that ended during init (it never read its request) has its first result here */
+	/* a function that ended during init (it never read its request) has its first result here
+	 */
 	struct ember_result first;
 	int first_pending;
 	atomic_int first_taken;

@@ -74,10 +74,10 @@ static const struct {
 	enum ember_outcome outcome;
 	int code;
 } outcomes[] = {
-	{SYS_EXITED, EMBER_OK, 0},	    {SYS_SIGNALED, EMBER_CRASH, 128},
-	{SYS_TIMEOUT, EMBER_TIMEOUT, 124}, {SYS_LIMIT, EMBER_LIMIT, 126},
-	{SYS_ERROR, EMBER_ERROR, 125},	    {SYS_RUNNING, EMBER_ERROR, 125},
-	{SYS_SNAPSHOT, EMBER_ERROR, 125},
+    {SYS_EXITED, EMBER_OK, 0},	       {SYS_SIGNALED, EMBER_CRASH, 128},
+    {SYS_TIMEOUT, EMBER_TIMEOUT, 124}, {SYS_LIMIT, EMBER_LIMIT, 126},
+    {SYS_ERROR, EMBER_ERROR, 125},     {SYS_RUNNING, EMBER_ERROR, 125},
+    {SYS_SNAPSHOT, EMBER_ERROR, 125},
 };
 
 static void fill_result(struct ember_result *res, struct sys_state *st)
@@ -114,7 +114,7 @@ static void fill_result(struct ember_result *res, struct sys_state *st)
 		if (!st->stats.served[i] && !st->stats.denied[i])
 			continue;
 		res->syscalls[res->nsyscalls++] = (struct ember_syscall_count){
-			i, sys_name(i), st->stats.served[i], st->stats.denied[i]};
+		    i, sys_name(i), st->stats.served[i], st->stats.denied[i]};
 	}
 }
 

@@ -15,7 +15,7 @@ struct srv_options {
 	uint64_t max_image; /* image uploads; 0 = 128 MiB */
 	unsigned conn_timeout_s; /* a connection idle this long is closed; 0 = 30 */
 	double shutdown_s;	 /* a shutdown waits this long for requests in flight; 0 = 10 */
-	uint64_t memory_budget;  /* guest memory of all loaded functions; 0 = 8 GiB; past it the
+	uint64_t memory_budget;	 /* guest memory of all loaded functions; 0 = 8 GiB; past it the
 				    least recently used idle functions are unloaded */
 };
 

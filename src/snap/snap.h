@@ -1,4 +1,5 @@
-/* Snapshots: a function's state right after its initialisation, and putting a virtine back to it. */
+/* Snapshots: a function's state right after its initialisation, and putting a virtine back to it.
+ */
 #ifndef EMBER_SNAP_H
 #define EMBER_SNAP_H
 
@@ -17,7 +18,7 @@ struct snap {
 	struct sys_process proc;
 	uint64_t *pages; /* guest addresses of the pages the snapshot holds, ascending */
 	size_t npages;
-	uint8_t *data;   /* npages * 4096 bytes, in the same order; NULL until loaded */
+	uint8_t *data;	  /* npages * 4096 bytes, in the same order; NULL until loaded */
 	uint64_t *hashes; /* per page, for snapshots read from disk */
 };
 

@@ -33,8 +33,8 @@ static uint64_t ws_data_off(uint64_t npages)
 
 static int install(struct snap_cold *c, uint64_t addr, const void *src, uint64_t len)
 {
-	struct uffdio_copy cp = {.dst = addr + c->u.off[0], .src = (uint64_t)(uintptr_t)src,
-				 .len = len, .mode = 0};
+	struct uffdio_copy cp = {
+	    .dst = addr + c->u.off[0], .src = (uint64_t)(uintptr_t)src, .len = len, .mode = 0};
 	if (ioctl(c->u.fd[0], UFFDIO_COPY, &cp) == 0 || errno == EEXIST)
 		return 0;
 	return -errno;
@@ -63,8 +63,10 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 	} else {
 		memset(page, 0, PAGE);
 	}
-	struct uffdio_copy cp = {.dst = addr + c->u.off[which], .src = (uint64_t)(uintptr_t)page,
-				 .len = PAGE, .mode = 0};
+	struct uffdio_copy cp = {.dst = addr + c->u.off[which],
+				 .src = (uint64_t)(uintptr_t)page,
+				 .len = PAGE,
+				 .mode = 0};
 	if (ioctl(c->u.fd[which], UFFDIO_COPY, &cp) < 0 && errno != EEXIST)
 		return -errno;
 	if (errno == EEXIST) {
@@ -118,7 +120,8 @@ static void *fault_server(void *p)
 			break;
 		for (int i = 0; i < n; i++) {
 			struct uffd_msg msg;
-			while (pf[i].revents && read(c->u.fd[i], &msg, sizeof(msg)) == sizeof(msg)) {
+			while (pf[i].revents &&
+			       read(c->u.fd[i], &msg, sizeof(msg)) == sizeof(msg)) {
 				if (msg.event == UFFD_EVENT_PAGEFAULT &&
 				    serve(c, i, msg.arg.pagefault.address))
 					c->failed = 1;
@@ -165,7 +168,7 @@ static int prefetch(struct snap_cold *c, const char *dir, char *err, size_t errl
 	    ws_data_off(h->npages) + h->npages * PAGE != (uint64_t)size ||
 	    XXH3_64bits(trace, h->npages * 8) != h->trace_hash ||
 	    XXH3_64bits((uint8_t *)buf + ws_data_off(h->npages), h->npages * PAGE) !=
-		    h->data_hash) {
+		h->data_hash) {
 		/* damaged: dropped, and this start, lazy, records it again */
 		unlink(path);
 		c->record = 1;
@@ -196,9 +199,9 @@ out:
 	return rc;
 }
 
-int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm,
-		    struct sys_state *st, const char *dir, enum snap_restore_mode mode, int record,
-		    char *err, size_t errlen)
+int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, struct sys_state *st,
+		    const char *dir, enum snap_restore_mode mode, int record, char *err,
+		    size_t errlen)
 {
 	memset(c, 0, sizeof(*c));
 	c->s = s;
@@ -224,8 +227,8 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm,
 					    .mode = UFFDIO_REGISTER_MODE_MISSING};
 		int ok = ioctl(c->u.fd[i], UFFDIO_REGISTER, &r) == 0;
 		if (!ok) { /* a stub that could not map page 0 starts at the runtime's area */
-			r.range = (struct uffdio_range){EMBER_RT_BASE + c->u.off[i],
-							len - EMBER_RT_BASE};
+			r.range =
+			    (struct uffdio_range){EMBER_RT_BASE + c->u.off[i], len - EMBER_RT_BASE};
 			ok = ioctl(c->u.fd[i], UFFDIO_REGISTER, &r) == 0;
 		}
 		if (!ok) {
@@ -271,9 +274,11 @@ static int write_ws(struct snap_cold *c, const char *dir, char *err, size_t errl
 		/* the snapshot's bytes for the page (the run may have written it since) */
 		size_t k = snap_page_index(c->s, c->trace[i]);
 		if (k < c->s->npages && c->s->pages[k] == c->trace[i] &&
-		    pread(c->memfd, buf + off + i * PAGE, PAGE, (off_t)c->trace[i]) != (ssize_t)PAGE) {
+		    pread(c->memfd, buf + off + i * PAGE, PAGE, (off_t)c->trace[i]) !=
+			(ssize_t)PAGE) {
 			free(buf);
-			return snprintf(err, errlen, "reading the memory file: %s", strerror(errno)),
+			return snprintf(err, errlen, "reading the memory file: %s",
+					strerror(errno)),
 			       -1;
 		}
 	}

@@ -115,11 +115,16 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 	}
 	close(fd);
 
-	struct snap_hdr h = {.version = SNAP_FILE_VERSION, .hdr_size = sizeof(h),
-			     .image_digest = m->image_digest, .mem_size = m->mem_size,
-			     .config_hash = m->config_hash, .npages = s->npages,
-			     .nvma = s->sys.nvma, .out_len = s->sys.out.len,
-			     .log_len = s->sys.log.len, .fpu_len = s->fpu_len};
+	struct snap_hdr h = {.version = SNAP_FILE_VERSION,
+			     .hdr_size = sizeof(h),
+			     .image_digest = m->image_digest,
+			     .mem_size = m->mem_size,
+			     .config_hash = m->config_hash,
+			     .npages = s->npages,
+			     .nvma = s->sys.nvma,
+			     .out_len = s->sys.out.len,
+			     .log_len = s->sys.log.len,
+			     .fpu_len = s->fpu_len};
 	memcpy(h.magic, magic, sizeof(magic));
 	snprintf(h.ember, sizeof(h.ember), "%s", EMBER_VERSION);
 	struct body b = {0};
@@ -253,9 +258,9 @@ static int parse_body(struct snap *s, const struct snap_hdr *h, const uint8_t *p
 		return -1;
 	y->out.len = y->out.cap = h->out_len;
 	y->log.len = y->log.cap = h->log_len;
-	if (get(&p, end, &s->proc, sizeof(s->proc)) || get(&p, end, &s->regs, sizeof(s->regs)) || get(&p, end, &s->fs_base, 8) ||
-	    get(&p, end, s->fpu, s->fpu_len) || get(&p, end, &y->brk_cur, 8) ||
-	    get(&p, end, &y->code_pos, sizeof(y->code_pos)) ||
+	if (get(&p, end, &s->proc, sizeof(s->proc)) || get(&p, end, &s->regs, sizeof(s->regs)) ||
+	    get(&p, end, &s->fs_base, 8) || get(&p, end, s->fpu, s->fpu_len) ||
+	    get(&p, end, &y->brk_cur, 8) || get(&p, end, &y->code_pos, sizeof(y->code_pos)) ||
 	    get(&p, end, &y->open_fds, sizeof(y->open_fds)) || get(&p, end, &y->tid_addr, 8) ||
 	    get(&p, end, &y->sigmask, 8) || get(&p, end, y->sig, sizeof(y->sig)) ||
 	    get(&p, end, y->altstack, sizeof(y->altstack)) ||
@@ -341,8 +346,8 @@ int snap_load_pages(struct snap *s, const char *dir, char *err, size_t errlen)
 		if (pread(fd, p, PAGE, (off_t)s->pages[i]) != (ssize_t)PAGE ||
 		    snap_page_hash(p) != s->hashes[i]) {
 			close(fd);
-			return snprintf(err, errlen, "snapshot %s refused: page %#llx is damaged", dir,
-					(unsigned long long)s->pages[i]),
+			return snprintf(err, errlen, "snapshot %s refused: page %#llx is damaged",
+					dir, (unsigned long long)s->pages[i]),
 			       -1;
 		}
 	}

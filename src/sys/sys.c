@@ -108,13 +108,13 @@ static const struct {
 	int sig;
 	const char *what;
 } faults[] = {
-	{VM_FAULT_PAGE, 11, "page fault"},
-	{VM_FAULT_GP, 11, "general protection fault"},
-	{VM_FAULT_DIVIDE, 8, "divide error"},
-	{VM_FAULT_INVALID, 4, "invalid opcode"},
-	{VM_FAULT_BREAK, 5, "breakpoint"},
-	{VM_FAULT_SYSCALL, 31, "syscall instruction that was not rewritten"},
-	{VM_FAULT_UNKNOWN, 11, "triple fault"},
+    {VM_FAULT_PAGE, 11, "page fault"},
+    {VM_FAULT_GP, 11, "general protection fault"},
+    {VM_FAULT_DIVIDE, 8, "divide error"},
+    {VM_FAULT_INVALID, 4, "invalid opcode"},
+    {VM_FAULT_BREAK, 5, "breakpoint"},
+    {VM_FAULT_SYSCALL, 31, "syscall instruction that was not rewritten"},
+    {VM_FAULT_UNKNOWN, 11, "triple fault"},
 };
 
 static void crashed(struct sys_state *st, const struct vm_exit *e)
@@ -129,13 +129,14 @@ static void crashed(struct sys_state *st, const struct vm_exit *e)
 			return;
 		}
 		uint64_t a = e->addr;
-		const char *where = a < EMBER_SYS_END ? " (null pointer)"
-				    : a >= st->proc.stack_lo - EMBER_STACK_GUARD &&
-						    a < st->proc.stack_lo
-					    ? " (stack overflow)"
-					    : "";
-		sys_stop(st, SYS_SIGNALED, faults[i].sig, "page fault at address %#llx%s, rip %#llx",
-			 (unsigned long long)a, where, (unsigned long long)e->rip);
+		const char *where =
+		    a < EMBER_SYS_END ? " (null pointer)"
+		    : a >= st->proc.stack_lo - EMBER_STACK_GUARD && a < st->proc.stack_lo
+			? " (stack overflow)"
+			: "";
+		sys_stop(st, SYS_SIGNALED, faults[i].sig,
+			 "page fault at address %#llx%s, rip %#llx", (unsigned long long)a, where,
+			 (unsigned long long)e->rip);
 		return;
 	}
 }
@@ -189,7 +190,8 @@ enum sys_outcome sys_run(struct sys_state *st)
 		vm_run(st->vm, &e);
 		st->stats.exits[e.kind]++;
 		if (st->proc.guest)
-			sys_rt_exit(st); /* whatever the exit, the runtime's buffers are collected */
+			sys_rt_exit(
+			    st); /* whatever the exit, the runtime's buffers are collected */
 		if (st->outcome != SYS_RUNNING)
 			break;
 		switch (e.kind) {
@@ -198,8 +200,10 @@ enum sys_outcome sys_run(struct sys_state *st)
 				serve_syscall(st);
 			else if (e.port == EMBER_HC_INPUT && st->proc.guest)
 				sys_rt_input(st);
-			else if (e.port != EMBER_HC_NOP && !(e.port == EMBER_HC_FLUSH && st->proc.guest))
-				sys_stop(st, SYS_SIGNALED, 11, "unknown hypercall port %#x", e.port);
+			else if (e.port != EMBER_HC_NOP &&
+				 !(e.port == EMBER_HC_FLUSH && st->proc.guest))
+				sys_stop(st, SYS_SIGNALED, 11, "unknown hypercall port %#x",
+					 e.port);
 			break;
 		case VM_EXIT_FAULT:
 			crashed(st, &e);

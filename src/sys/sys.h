@@ -32,7 +32,7 @@ enum sys_outcome {
 /* What a guest may know about its process, set once at load. */
 struct sys_process {
 	uint64_t brk_start;
-	uint64_t mmap_hi;   /* the mmap area grows down from here */
+	uint64_t mmap_hi; /* the mmap area grows down from here */
 	uint64_t stack_lo, stack_hi;
 	uint64_t stack_size;
 	int guest; /* the in-guest runtime serves the common syscalls (sys_rt.c) */
@@ -76,15 +76,15 @@ struct sys_state {
 	struct sys_vma wr[16];
 	size_t nwr;
 	/* snapshots */
-	int snap_armed;  /* stop at the snapshot point instead of serving it */
-	int pending;     /* the hypercall (port) at the snapshot point still waits to be served */
+	int snap_armed; /* stop at the snapshot point instead of serving it */
+	int pending;	/* the hypercall (port) at the snapshot point still waits to be served */
 	/* told of guest pages given back (munmap, madvise, fresh mappings), which read as zero
 	 * from then on: a cold start must not serve them the snapshot's content; may be NULL */
 	void (*discarded)(void *ctx, uint64_t start, uint64_t len);
 	void *discarded_ctx;
 	/* outcome */
 	enum sys_outcome outcome;
-	int status; /* exit status or signal number */
+	int status;	      /* exit status or signal number */
 	struct vm_exit fault; /* the fault that ended the run, if any */
 	char msg[200];
 	struct sys_stats stats;
@@ -153,15 +153,15 @@ typedef long (*sys_fn)(struct sys_state *st, const uint64_t a[6]);
 struct sys_entry {
 	int nr;
 	const char *name;
-	sys_fn fn;     /* NULL: refused with -err */
+	sys_fn fn; /* NULL: refused with -err */
 	int err;
 };
-extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[],
-	sys_proc_table[], sys_deny_table[];
+extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[], sys_proc_table[],
+    sys_deny_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 const char *sys_name(int nr);
 
 #endif

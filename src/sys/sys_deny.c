@@ -1,61 +1,65 @@
-/* Syscalls refused with the errno Linux gives when something is not permitted; all others ENOSYS. */
+/* Syscalls refused with the errno Linux gives when something is not permitted; all others ENOSYS.
+ */
 #include <errno.h>
 #include <sys/syscall.h>
 
 #include "sys/sys.h"
 
-#define DENY(nr, name, err) {nr, name, NULL, err}
+#define DENY(nr, name, err)                                                                        \
+	{                                                                                          \
+		nr, name, NULL, err                                                                \
+	}
 
 const struct sys_entry sys_deny_table[] = {
-	/* the host's files */
-	DENY(SYS_open, "open", EACCES),
-	DENY(SYS_openat, "openat", EACCES),
-	DENY(SYS_openat2, "openat2", EACCES),
-	DENY(SYS_creat, "creat", EACCES),
-	DENY(SYS_access, "access", EACCES),
-	DENY(SYS_faccessat, "faccessat", EACCES),
-	DENY(SYS_faccessat2, "faccessat2", EACCES),
-	DENY(SYS_stat, "stat", EACCES),
-	DENY(SYS_lstat, "lstat", EACCES),
-	DENY(SYS_statx, "statx", EACCES),
-	DENY(SYS_readlink, "readlink", EACCES),
-	DENY(SYS_readlinkat, "readlinkat", EACCES),
-	DENY(SYS_mkdir, "mkdir", EACCES),
-	DENY(SYS_mkdirat, "mkdirat", EACCES),
-	DENY(SYS_unlink, "unlink", EACCES),
-	DENY(SYS_unlinkat, "unlinkat", EACCES),
-	DENY(SYS_rename, "rename", EACCES),
-	DENY(SYS_renameat, "renameat", EACCES),
-	DENY(SYS_chdir, "chdir", EACCES),
-	DENY(SYS_getcwd, "getcwd", ENOENT),
-	/* the network */
-	DENY(SYS_socket, "socket", EACCES),
-	DENY(SYS_socketpair, "socketpair", EACCES),
-	DENY(SYS_connect, "connect", EBADF),
-	DENY(SYS_bind, "bind", EBADF),
-	DENY(SYS_listen, "listen", EBADF),
-	DENY(SYS_accept, "accept", EBADF),
-	DENY(SYS_accept4, "accept4", EBADF),
-	/* other processes */
-	DENY(SYS_fork, "fork", EPERM),
-	DENY(SYS_vfork, "vfork", EPERM),
-	DENY(SYS_clone, "clone", EPERM),
-	DENY(SYS_clone3, "clone3", EPERM),
-	DENY(SYS_execve, "execve", EACCES),
-	DENY(SYS_execveat, "execveat", EACCES),
-	DENY(SYS_ptrace, "ptrace", EPERM),
-	DENY(SYS_process_vm_readv, "process_vm_readv", EPERM),
-	DENY(SYS_process_vm_writev, "process_vm_writev", EPERM),
-	DENY(SYS_setuid, "setuid", EPERM),
-	DENY(SYS_setgid, "setgid", EPERM),
-	DENY(SYS_mount, "mount", EPERM),
-	DENY(SYS_reboot, "reboot", EPERM),
-	DENY(SYS_memfd_create, "memfd_create", EACCES),
-	DENY(SYS_pipe, "pipe", EMFILE),
-	DENY(SYS_pipe2, "pipe2", EMFILE),
-	DENY(SYS_dup, "dup", EMFILE),
-	DENY(SYS_dup2, "dup2", EMFILE),
-	DENY(SYS_dup3, "dup3", EMFILE),
-	DENY(SYS_futex, "futex", ENOSYS),
-	{0, NULL, NULL, 0},
+    /* the host's files */
+    DENY(SYS_open, "open", EACCES),
+    DENY(SYS_openat, "openat", EACCES),
+    DENY(SYS_openat2, "openat2", EACCES),
+    DENY(SYS_creat, "creat", EACCES),
+    DENY(SYS_access, "access", EACCES),
+    DENY(SYS_faccessat, "faccessat", EACCES),
+    DENY(SYS_faccessat2, "faccessat2", EACCES),
+    DENY(SYS_stat, "stat", EACCES),
+    DENY(SYS_lstat, "lstat", EACCES),
+    DENY(SYS_statx, "statx", EACCES),
+    DENY(SYS_readlink, "readlink", EACCES),
+    DENY(SYS_readlinkat, "readlinkat", EACCES),
+    DENY(SYS_mkdir, "mkdir", EACCES),
+    DENY(SYS_mkdirat, "mkdirat", EACCES),
+    DENY(SYS_unlink, "unlink", EACCES),
+    DENY(SYS_unlinkat, "unlinkat", EACCES),
+    DENY(SYS_rename, "rename", EACCES),
+    DENY(SYS_renameat, "renameat", EACCES),
+    DENY(SYS_chdir, "chdir", EACCES),
+    DENY(SYS_getcwd, "getcwd", ENOENT),
+    /* the network */
+    DENY(SYS_socket, "socket", EACCES),
+    DENY(SYS_socketpair, "socketpair", EACCES),
+    DENY(SYS_connect, "connect", EBADF),
+    DENY(SYS_bind, "bind", EBADF),
+    DENY(SYS_listen, "listen", EBADF),
+    DENY(SYS_accept, "accept", EBADF),
+    DENY(SYS_accept4, "accept4", EBADF),
+    /* other processes */
+    DENY(SYS_fork, "fork", EPERM),
+    DENY(SYS_vfork, "vfork", EPERM),
+    DENY(SYS_clone, "clone", EPERM),
+    DENY(SYS_clone3, "clone3", EPERM),
+    DENY(SYS_execve, "execve", EACCES),
+    DENY(SYS_execveat, "execveat", EACCES),
+    DENY(SYS_ptrace, "ptrace", EPERM),
+    DENY(SYS_process_vm_readv, "process_vm_readv", EPERM),
+    DENY(SYS_process_vm_writev, "process_vm_writev", EPERM),
+    DENY(SYS_setuid, "setuid", EPERM),
+    DENY(SYS_setgid, "setgid", EPERM),
+    DENY(SYS_mount, "mount", EPERM),
+    DENY(SYS_reboot, "reboot", EPERM),
+    DENY(SYS_memfd_create, "memfd_create", EACCES),
+    DENY(SYS_pipe, "pipe", EMFILE),
+    DENY(SYS_pipe2, "pipe2", EMFILE),
+    DENY(SYS_dup, "dup", EMFILE),
+    DENY(SYS_dup2, "dup2", EMFILE),
+    DENY(SYS_dup3, "dup3", EMFILE),
+    DENY(SYS_futex, "futex", ENOSYS),
+    {0, NULL, NULL, 0},
 };

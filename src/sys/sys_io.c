@@ -243,15 +243,15 @@ static long sys_close(struct sys_state *st, const uint64_t a[6])
 }
 
 const struct sys_entry sys_io_table[] = {
-	{SYS_read, "read", sys_read, 0},
-	{SYS_write, "write", sys_write, 0},
-	{SYS_readv, "readv", sys_readv, 0},
-	{SYS_writev, "writev", sys_writev, 0},
-	{SYS_fstat, "fstat", sys_fstat, 0},
-	{SYS_newfstatat, "newfstatat", sys_newfstatat, 0},
-	{SYS_ioctl, "ioctl", sys_ioctl, 0},
-	{SYS_fcntl, "fcntl", sys_fcntl, 0},
-	{SYS_lseek, "lseek", sys_lseek, 0},
-	{SYS_close, "close", sys_close, 0},
-	{0, NULL, NULL, 0},
+    {SYS_read, "read", sys_read, 0},
+    {SYS_write, "write", sys_write, 0},
+    {SYS_readv, "readv", sys_readv, 0},
+    {SYS_writev, "writev", sys_writev, 0},
+    {SYS_fstat, "fstat", sys_fstat, 0},
+    {SYS_newfstatat, "newfstatat", sys_newfstatat, 0},
+    {SYS_ioctl, "ioctl", sys_ioctl, 0},
+    {SYS_fcntl, "fcntl", sys_fcntl, 0},
+    {SYS_lseek, "lseek", sys_lseek, 0},
+    {SYS_close, "close", sys_close, 0},
+    {0, NULL, NULL, 0},
 };

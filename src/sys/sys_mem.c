@@ -6,7 +6,7 @@
 
 #include "sys/sys.h"
 
-#define PAGE EMBER_PAGE_SIZE
+#define PAGE	 EMBER_PAGE_SIZE
 #define PROT_ALL (PROT_READ | PROT_WRITE | PROT_EXEC)
 
 static uint64_t page_up(uint64_t x)
@@ -187,11 +187,11 @@ static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 }
 
 const struct sys_entry sys_mem_table[] = {
-	{SYS_brk, "brk", sys_brk, 0},
-	{SYS_mmap, "mmap", sys_mmap, 0},
-	{SYS_munmap, "munmap", sys_munmap, 0},
-	{SYS_mprotect, "mprotect", sys_mprotect, 0},
-	{SYS_mremap, "mremap", sys_mremap, 0},
-	{SYS_madvise, "madvise", sys_madvise, 0},
-	{0, NULL, NULL, 0},
+    {SYS_brk, "brk", sys_brk, 0},
+    {SYS_mmap, "mmap", sys_mmap, 0},
+    {SYS_munmap, "munmap", sys_munmap, 0},
+    {SYS_mprotect, "mprotect", sys_mprotect, 0},
+    {SYS_mremap, "mremap", sys_mremap, 0},
+    {SYS_madvise, "madvise", sys_madvise, 0},
+    {0, NULL, NULL, 0},
 };

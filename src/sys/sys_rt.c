@@ -75,8 +75,8 @@ int sys_rt_begin(struct sys_state *st)
 	/* the metadata goes to the runtime's buffer when it fits; else fd 4 reads exit to us */
 	c->meta_pos = 0;
 	int meta_open = (st->open_fds >> EMBER_META_FD) & 1; /* closed until the snapshot point */
-	c->meta_len = meta_open && st->meta_len <= EMBER_RT_META_SIZE ? st->meta_len
-								       : EMBER_RT_META_FORWARD;
+	c->meta_len =
+	    meta_open && st->meta_len <= EMBER_RT_META_SIZE ? st->meta_len : EMBER_RT_META_FORWARD;
 	if (meta_open && st->meta_len && st->meta_len <= EMBER_RT_META_SIZE)
 		vm_copy_to(st->vm, EMBER_RT_META, st->meta, st->meta_len);
 	if (st->snap_armed) { /* init: no request yet; the first read asks, and is the snapshot */
@@ -92,7 +92,8 @@ void sys_rt_exit(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = ctl(st);
 	if (!c) {
-		sys_stop(st, SYS_SIGNALED, 11, "the in-guest runtime's control block was destroyed");
+		sys_stop(st, SYS_SIGNALED, 11,
+			 "the in-guest runtime's control block was destroyed");
 		return;
 	}
 	uint64_t *counts = vm_guest(st->vm, EMBER_RT_COUNTS, 512 * sizeof(uint64_t));
@@ -107,7 +108,8 @@ void sys_rt_exit(struct sys_state *st)
 	uint64_t out = c->out_len, log = c->log_len;
 	c->out_len = c->log_len = 0;
 	if (out > EMBER_RT_OUT_SIZE || log > EMBER_RT_LOG_SIZE) {
-		sys_stop(st, SYS_SIGNALED, 11, "the in-guest runtime's output buffers were destroyed");
+		sys_stop(st, SYS_SIGNALED, 11,
+			 "the in-guest runtime's output buffers were destroyed");
 		return;
 	}
 	if (out && sys_append_out(st, 1, vm_guest(st->vm, EMBER_RT_OUT, out), out) < 0)
@@ -120,7 +122,8 @@ void sys_rt_input(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = ctl(st);
 	if (!c) {
-		sys_stop(st, SYS_SIGNALED, 11, "the in-guest runtime's control block was destroyed");
+		sys_stop(st, SYS_SIGNALED, 11,
+			 "the in-guest runtime's control block was destroyed");
 		return;
 	}
 	if (st->snap_armed) { /* the first read of the request: init ends here */

@@ -10,8 +10,9 @@
 /* the clocks a guest may read; CPU-time clocks count the invocation's wall time */
 static int host_clock(uint64_t id, clockid_t *out)
 {
-	static const clockid_t ok[] = {CLOCK_REALTIME,	     CLOCK_MONOTONIC,	   CLOCK_MONOTONIC_RAW,
-				       CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME};
+	static const clockid_t ok[] = {CLOCK_REALTIME,	       CLOCK_MONOTONIC,
+				       CLOCK_MONOTONIC_RAW,    CLOCK_REALTIME_COARSE,
+				       CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		if ((clockid_t)id == ok[i]) {
 			*out = ok[i];
@@ -125,11 +126,11 @@ static long sys_clock_nanosleep(struct sys_state *st, const uint64_t a[6])
 }
 
 const struct sys_entry sys_time_table[] = {
-	{SYS_clock_gettime, "clock_gettime", sys_clock_gettime, 0},
-	{SYS_clock_getres, "clock_getres", sys_clock_getres, 0},
-	{SYS_gettimeofday, "gettimeofday", sys_gettimeofday, 0},
-	{SYS_time, "time", sys_time, 0},
-	{SYS_nanosleep, "nanosleep", sys_nanosleep, 0},
-	{SYS_clock_nanosleep, "clock_nanosleep", sys_clock_nanosleep, 0},
-	{0, NULL, NULL, 0},
+    {SYS_clock_gettime, "clock_gettime", sys_clock_gettime, 0},
+    {SYS_clock_getres, "clock_getres", sys_clock_getres, 0},
+    {SYS_gettimeofday, "gettimeofday", sys_gettimeofday, 0},
+    {SYS_time, "time", sys_time, 0},
+    {SYS_nanosleep, "nanosleep", sys_nanosleep, 0},
+    {SYS_clock_nanosleep, "clock_nanosleep", sys_clock_nanosleep, 0},
+    {0, NULL, NULL, 0},
 };

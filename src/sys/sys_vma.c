@@ -76,7 +76,8 @@ static void merge_around(struct sys_state *st, size_t i)
 	if (i + 1 < st->nvma && st->vmas[i].end == st->vmas[i + 1].start &&
 	    st->vmas[i].prot == st->vmas[i + 1].prot) {
 		st->vmas[i].end = st->vmas[i + 1].end;
-		memmove(&st->vmas[i + 1], &st->vmas[i + 2], (st->nvma - i - 2) * sizeof(st->vmas[0]));
+		memmove(&st->vmas[i + 1], &st->vmas[i + 2],
+			(st->nvma - i - 2) * sizeof(st->vmas[0]));
 		st->nvma--;
 	}
 	if (i > 0 && st->vmas[i - 1].end == st->vmas[i].start &&
@@ -154,9 +155,10 @@ void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end)
 	}
 	if (st->nwr == cap) { /* full: fold everything into one range, still covering all */
 		for (size_t i = 1; i < cap; i++) {
-			st->wr[0].start = st->wr[i].start < st->wr[0].start ? st->wr[i].start
-									      : st->wr[0].start;
-			st->wr[0].end = st->wr[i].end > st->wr[0].end ? st->wr[i].end : st->wr[0].end;
+			st->wr[0].start =
+			    st->wr[i].start < st->wr[0].start ? st->wr[i].start : st->wr[0].start;
+			st->wr[0].end =
+			    st->wr[i].end > st->wr[0].end ? st->wr[i].end : st->wr[0].end;
 		}
 		st->nwr = 1;
 		sys_note_writable(st, start, end);

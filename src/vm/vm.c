@@ -19,9 +19,9 @@ static const struct {
 	enum vm_backend backend;
 	const struct vm_ops *ops;
 } backends[] = {
-	{"kvm", VM_BACKEND_KVM, &vm_kvm_ops},
-	{"ptrace", VM_BACKEND_PTRACE, &vm_ptrace_ops},
-	{"auto", VM_BACKEND_AUTO, NULL},
+    {"kvm", VM_BACKEND_KVM, &vm_kvm_ops},
+    {"ptrace", VM_BACKEND_PTRACE, &vm_ptrace_ops},
+    {"auto", VM_BACKEND_AUTO, NULL},
 };
 
 const char *vm_backend_name(enum vm_backend b)
@@ -74,8 +74,10 @@ static int try_create(struct vm *vm, enum vm_backend b, char *err, size_t errlen
 int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
 {
 	const uint64_t two_mib = 2ULL << 20;
-	if (cfg->mem_size < 4 * two_mib || cfg->mem_size % two_mib || cfg->mem_size > (64ULL << 30)) {
-		snprintf(err, errlen, "guest memory must be a multiple of 2 MiB between 8 MiB and 64 GiB");
+	if (cfg->mem_size < 4 * two_mib || cfg->mem_size % two_mib ||
+	    cfg->mem_size > (64ULL << 30)) {
+		snprintf(err, errlen,
+			 "guest memory must be a multiple of 2 MiB between 8 MiB and 64 GiB");
 		return VM_ERR;
 	}
 	struct vm *vm = calloc(1, sizeof(*vm));

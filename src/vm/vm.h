@@ -18,7 +18,7 @@ enum vm_backend {
 /* vm_create() errors the caller must tell apart */
 enum vm_err {
 	VM_OK = 0,
-	VM_ERR = -1,    /* anything else, with a message */
+	VM_ERR = -1,	/* anything else, with a message */
 	VM_ENOKVM = -2, /* /dev/kvm missing or unusable */
 };
 
@@ -30,30 +30,30 @@ struct vm_regs {
 
 enum vm_exit_kind {
 	VM_EXIT_HYPERCALL, /* `out %al,$port`: rip already points past the instruction */
-	VM_EXIT_FAULT,     /* the guest took an exception it cannot handle */
+	VM_EXIT_FAULT,	   /* the guest took an exception it cannot handle */
 	VM_EXIT_TIMEOUT,   /* the deadline passed */
-	VM_EXIT_ERROR,     /* the machine itself failed; msg says why */
+	VM_EXIT_ERROR,	   /* the machine itself failed; msg says why */
 	VM_EXIT_KINDS,
 };
 
 /* Guest exceptions, named after the signal a process would have died of. */
 enum vm_fault {
-	VM_FAULT_PAGE,     /* #PF: addr is the faulting address (SIGSEGV) */
-	VM_FAULT_GP,       /* #GP, e.g. a privileged instruction (SIGSEGV) */
-	VM_FAULT_DIVIDE,   /* #DE (SIGFPE) */
-	VM_FAULT_INVALID,  /* #UD (SIGILL) */
-	VM_FAULT_BREAK,    /* #BP (SIGTRAP) */
-	VM_FAULT_SYSCALL,  /* a `syscall` instruction that was not rewritten (SIGSYS) */
-	VM_FAULT_UNKNOWN,  /* a triple fault we could not classify (SIGSEGV) */
+	VM_FAULT_PAGE,	  /* #PF: addr is the faulting address (SIGSEGV) */
+	VM_FAULT_GP,	  /* #GP, e.g. a privileged instruction (SIGSEGV) */
+	VM_FAULT_DIVIDE,  /* #DE (SIGFPE) */
+	VM_FAULT_INVALID, /* #UD (SIGILL) */
+	VM_FAULT_BREAK,	  /* #BP (SIGTRAP) */
+	VM_FAULT_SYSCALL, /* a `syscall` instruction that was not rewritten (SIGSYS) */
+	VM_FAULT_UNKNOWN, /* a triple fault we could not classify (SIGSEGV) */
 };
 
 struct vm_exit {
 	enum vm_exit_kind kind;
-	int port;            /* VM_EXIT_HYPERCALL */
+	int port;	     /* VM_EXIT_HYPERCALL */
 	enum vm_fault fault; /* VM_EXIT_FAULT */
-	uint64_t rip;        /* VM_EXIT_FAULT: the faulting instruction */
-	uint64_t addr;       /* VM_FAULT_PAGE: the faulting address */
-	char msg[160];       /* VM_EXIT_ERROR */
+	uint64_t rip;	     /* VM_EXIT_FAULT: the faulting instruction */
+	uint64_t addr;	     /* VM_FAULT_PAGE: the faulting address */
+	char msg[160];	     /* VM_EXIT_ERROR */
 };
 
 struct vm_config {

@@ -43,7 +43,7 @@ struct vm {
 	uint64_t user_top;
 	uint64_t deadline;
 	volatile sig_atomic_t expired;
-	void *priv; /* the backend's own state */
+	void *priv;    /* the backend's own state */
 	int host_uffd; /* registered on vm->mem, made on first use */
 };
 

@@ -16,7 +16,7 @@ struct kvm_vm {
 	int kvm, vmfd, vcpufd;
 	struct kvm_run *run;
 	size_t run_size;
-	int need_flush;   /* a permission was taken away: reload CR3 before the next entry */
+	int need_flush;	   /* a permission was taken away: reload CR3 before the next entry */
 	uint64_t cr2_seen; /* CR2 before this run, to tell a page fault from other faults */
 	/* register cache: read once per exit, written back once before the next entry */
 	struct vm_regs regs;
@@ -93,7 +93,8 @@ static int set_sregs(struct kvm_vm *k, char *err, size_t errlen)
 		 X86_CR0_PG;
 	sr.cr3 = X86_PML4;
 	sr.cr4 = X86_CR4_PAE | X86_CR4_OSFXSR | X86_CR4_OSXMMEXCPT | X86_CR4_OSXSAVE;
-	/* no EFER.SCE: a stray `syscall` raises #UD instead of entering a kernel that is not there */
+	/* no EFER.SCE: a stray `syscall` raises #UD instead of entering a kernel that is not there
+	 */
 	sr.efer = X86_EFER_LME | X86_EFER_LMA | X86_EFER_NXE;
 	if (ioctl(k->vcpufd, KVM_SET_SREGS, &sr) < 0)
 		return snprintf(err, errlen, "KVM_SET_SREGS: %s", strerror(errno)), -1;
@@ -137,13 +138,14 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 	 * every VMM does, out of the way above guest RAM */
 	ioctl(k->vmfd, KVM_SET_TSS_ADDR, 0xfffbd000UL);
 	struct kvm_userspace_memory_region r = {
-		.slot = 0,
-		.guest_phys_addr = 0,
-		.memory_size = vm->mem_size,
-		.userspace_addr = (uint64_t)(uintptr_t)vm->mem,
+	    .slot = 0,
+	    .guest_phys_addr = 0,
+	    .memory_size = vm->mem_size,
+	    .userspace_addr = (uint64_t)(uintptr_t)vm->mem,
 	};
 	if (ioctl(k->vmfd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
-		return snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno)), VM_ERR;
+		return snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno)),
+		       VM_ERR;
 	k->vcpufd = ioctl(k->vmfd, KVM_CREATE_VCPU, 0);
 	if (k->vcpufd < 0)
 		return snprintf(err, errlen, "KVM_CREATE_VCPU: %s", strerror(errno)), VM_ERR;
@@ -186,21 +188,34 @@ static int raw_get_regs(struct vm *vm, struct vm_regs *r)
 	struct kvm_regs kr;
 	if (ioctl(KV(vm)->vcpufd, KVM_GET_REGS, &kr) < 0)
 		return -errno;
-	*r = (struct vm_regs){kr.rax, kr.rbx, kr.rcx, kr.rdx, kr.rsi, kr.rdi, kr.rsp, kr.rbp,
-			      kr.r8,  kr.r9,  kr.r10, kr.r11, kr.r12, kr.r13, kr.r14, kr.r15,
-			      kr.rip, kr.rflags};
+	*r = (struct vm_regs){kr.rax, kr.rbx, kr.rcx, kr.rdx, kr.rsi, kr.rdi,
+			      kr.rsp, kr.rbp, kr.r8,  kr.r9,  kr.r10, kr.r11,
+			      kr.r12, kr.r13, kr.r14, kr.r15, kr.rip, kr.rflags};
 	return 0;
 }
 
 static int raw_set_regs(struct vm *vm, const struct vm_regs *r)
 {
 	struct kvm_regs kr = {
-		.rax = r->rax, .rbx = r->rbx, .rcx = r->rcx, .rdx = r->rdx, .rsi = r->rsi,
-		.rdi = r->rdi, .rsp = r->rsp, .rbp = r->rbp, .r8 = r->r8,   .r9 = r->r9,
-		.r10 = r->r10, .r11 = r->r11, .r12 = r->r12, .r13 = r->r13, .r14 = r->r14,
-		.r15 = r->r15, .rip = r->rip,
-		/* IOPL 3 so `out` is allowed at CPL3 on VT-x/SVM (PVM exits either way) */
-		.rflags = (r->rflags & ~0x3000ULL) | X86_RFLAGS_FIXED | X86_RFLAGS_IOPL3,
+	    .rax = r->rax,
+	    .rbx = r->rbx,
+	    .rcx = r->rcx,
+	    .rdx = r->rdx,
+	    .rsi = r->rsi,
+	    .rdi = r->rdi,
+	    .rsp = r->rsp,
+	    .rbp = r->rbp,
+	    .r8 = r->r8,
+	    .r9 = r->r9,
+	    .r10 = r->r10,
+	    .r11 = r->r11,
+	    .r12 = r->r12,
+	    .r13 = r->r13,
+	    .r14 = r->r14,
+	    .r15 = r->r15,
+	    .rip = r->rip,
+	    /* IOPL 3 so `out` is allowed at CPL3 on VT-x/SVM (PVM exits either way) */
+	    .rflags = (r->rflags & ~0x3000ULL) | X86_RFLAGS_FIXED | X86_RFLAGS_IOPL3,
 	};
 	return ioctl(KV(vm)->vcpufd, KVM_SET_REGS, &kr) < 0 ? -errno : 0;
 }
@@ -416,18 +431,18 @@ static void kvm_call(struct vm *vm, void (*fn)(void *), void *arg)
 }
 
 const struct vm_ops vm_kvm_ops = {
-	.name = "kvm",
-	.create = kvm_create,
-	.destroy = kvm_destroy,
-	.run = kvm_run,
-	.get_regs = kvm_get_regs,
-	.set_regs = kvm_set_regs,
-	.set_fs_base = kvm_set_fs_base,
-	.get_fs_base = kvm_get_fs_base,
-	.protect = kvm_protect,
-	.kick = kvm_kick,
-	.get_fpu = kvm_get_fpu,
-	.set_fpu = kvm_set_fpu,
-	.call = kvm_call,
-	.guest_tsc = kvm_guest_tsc,
+    .name = "kvm",
+    .create = kvm_create,
+    .destroy = kvm_destroy,
+    .run = kvm_run,
+    .get_regs = kvm_get_regs,
+    .set_regs = kvm_set_regs,
+    .set_fs_base = kvm_set_fs_base,
+    .get_fs_base = kvm_get_fs_base,
+    .protect = kvm_protect,
+    .kick = kvm_kick,
+    .get_fpu = kvm_get_fpu,
+    .set_fpu = kvm_set_fpu,
+    .call = kvm_call,
+    .guest_tsc = kvm_guest_tsc,
 };

@@ -158,8 +158,8 @@ static const struct {
 	int sig;
 	enum vm_fault fault;
 } by_signal[] = {
-	{SIGFPE, VM_FAULT_DIVIDE}, {SIGILL, VM_FAULT_INVALID}, {SIGTRAP, VM_FAULT_BREAK},
-	{SIGSYS, VM_FAULT_SYSCALL}, {SIGBUS, VM_FAULT_PAGE},
+    {SIGFPE, VM_FAULT_DIVIDE},	{SIGILL, VM_FAULT_INVALID}, {SIGTRAP, VM_FAULT_BREAK},
+    {SIGSYS, VM_FAULT_SYSCALL}, {SIGBUS, VM_FAULT_PAGE},
 };
 
 static void run_hop(struct vm *vm, void *arg)
@@ -209,9 +209,9 @@ static void pt_run(struct vm *vm, struct vm_exit *e)
 static int pt_get_regs(struct vm *vm, struct vm_regs *r)
 {
 	const struct user_regs_struct *u = &PT(vm)->regs;
-	*r = (struct vm_regs){u->rax, u->rbx, u->rcx, u->rdx, u->rsi, u->rdi, u->rsp, u->rbp,
-			      u->r8,  u->r9,  u->r10, u->r11, u->r12, u->r13, u->r14, u->r15,
-			      u->rip, u->eflags};
+	*r = (struct vm_regs){u->rax, u->rbx, u->rcx, u->rdx, u->rsi, u->rdi,
+			      u->rsp, u->rbp, u->r8,  u->r9,  u->r10, u->r11,
+			      u->r12, u->r13, u->r14, u->r15, u->rip, u->eflags};
 	return 0;
 }
 
@@ -352,18 +352,18 @@ static void pt_kick(struct vm *vm)
 }
 
 const struct vm_ops vm_ptrace_ops = {
-	.name = "ptrace",
-	.create = pt_create,
-	.destroy = pt_destroy,
-	.run = pt_run,
-	.get_regs = pt_get_regs,
-	.set_regs = pt_set_regs,
-	.set_fs_base = pt_set_fs_base,
-	.get_fs_base = pt_get_fs_base,
-	.protect = pt_protect,
-	.kick = pt_kick,
-	.get_fpu = pt_get_fpu,
-	.set_fpu = pt_set_fpu,
-	.call = pt_call,
-	.guest_uffd = pt_guest_uffd,
+    .name = "ptrace",
+    .create = pt_create,
+    .destroy = pt_destroy,
+    .run = pt_run,
+    .get_regs = pt_get_regs,
+    .set_regs = pt_set_regs,
+    .set_fs_base = pt_set_fs_base,
+    .get_fs_base = pt_get_fs_base,
+    .protect = pt_protect,
+    .kick = pt_kick,
+    .get_fpu = pt_get_fpu,
+    .set_fpu = pt_set_fpu,
+    .call = pt_call,
+    .guest_uffd = pt_guest_uffd,
 };

@@ -1,4 +1,5 @@
-/* Starting the ptrace backend's stub: an executable memfd, its seccomp program, the traced child. */
+/* Starting the ptrace backend's stub: an executable memfd, its seccomp program, the traced child.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -94,7 +95,8 @@ static int child_main(void *p)
 	if (m < 0 || b < 0 || s < 0 || dup2(m, 3) < 0 || dup2(b, 4) < 0)
 		_exit(126);
 	syscall(SYS_close_range, 0, 2, 0);
-	syscall(SYS_close_range, 5, ~0U, 4 /* CLOSE_RANGE_CLOEXEC: the stub fd must live until exec */);
+	syscall(SYS_close_range, 5, ~0U,
+		4 /* CLOSE_RANGE_CLOEXEC: the stub fd must live until exec */);
 	if (ptrace(PTRACE_TRACEME, 0, 0, 0) < 0)
 		_exit(126);
 	syscall(SYS_execveat, s, "", a->argv, envp, AT_EMPTY_PATH);
@@ -126,8 +128,8 @@ int pt_start_stub(struct vm *vm, char *err, size_t errlen)
 	close(pipefd[1]);
 	char top[32];
 	snprintf(top, sizeof(top), "%llu", (unsigned long long)vm->user_top);
-	struct child_args a = {.memfd = vm->memfd, .bpf_fd = pipefd[0],
-			       .argv = {"ember-stub", "", top, NULL}};
+	struct child_args a = {
+	    .memfd = vm->memfd, .bpf_fd = pipefd[0], .argv = {"ember-stub", "", top, NULL}};
 	size_t stack_size = 64 * 1024;
 	char *stack = malloc(stack_size);
 	if (!stack) {
@@ -155,4 +157,3 @@ int pt_start_stub(struct vm *vm, char *err, size_t errlen)
 	p->gadget = p->regs.rip;
 	return VM_OK;
 }
-

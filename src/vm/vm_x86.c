@@ -28,8 +28,10 @@ void vm_x86_build(struct vm *vm)
 {
 	uint64_t *gdt = (uint64_t *)(vm->mem + X86_GDT);
 	memset(gdt, 0, 4096);
-	put_seg(gdt, X86_SEL_KCODE >> 3, X86_SEG_P | X86_SEG_S | X86_SEG_CODE | X86_SEG_L | X86_SEG_G);
-	put_seg(gdt, X86_SEL_KDATA >> 3, X86_SEG_P | X86_SEG_S | X86_SEG_DATA | X86_SEG_DB | X86_SEG_G);
+	put_seg(gdt, X86_SEL_KCODE >> 3,
+		X86_SEG_P | X86_SEG_S | X86_SEG_CODE | X86_SEG_L | X86_SEG_G);
+	put_seg(gdt, X86_SEL_KDATA >> 3,
+		X86_SEG_P | X86_SEG_S | X86_SEG_DATA | X86_SEG_DB | X86_SEG_G);
 	put_seg(gdt, X86_SEL_UDATA >> 3,
 		X86_SEG_P | X86_SEG_S | X86_SEG_DATA | X86_SEG_DPL3 | X86_SEG_DB | X86_SEG_G);
 	put_seg(gdt, X86_SEL_UCODE >> 3,
@@ -59,7 +61,8 @@ void vm_x86_build(struct vm *vm)
 			uint64_t two_mib = (i << 30) | (j << 21);
 			if (two_mib >= vm->mem_size)
 				break;
-			pd[j] = (pt_base + (two_mib >> 21) * 4096) | X86_PTE_P | X86_PTE_W | X86_PTE_U;
+			pd[j] =
+			    (pt_base + (two_mib >> 21) * 4096) | X86_PTE_P | X86_PTE_W | X86_PTE_U;
 		}
 	}
 	/* the host structures stay mapped (PVM reads the GDT through the page tables) but are
@@ -83,8 +86,9 @@ int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, int *re
 		uint64_t old = *pte;
 		uint64_t new = flags ? (a | flags) : 0;
 		/* a permission taken away may be cached in the guest TLB: ask for a flush */
-		if ((old & X86_PTE_P) && (!(new & X86_PTE_P) || ((old & X86_PTE_W) && !(new & X86_PTE_W)) ||
-					  (!(old & X86_PTE_NX) && (new & X86_PTE_NX))))
+		if ((old & X86_PTE_P) &&
+		    (!(new &X86_PTE_P) || ((old & X86_PTE_W) && !(new &X86_PTE_W)) ||
+		     (!(old & X86_PTE_NX) && (new &X86_PTE_NX))))
 			*reduced = 1;
 		*pte = new;
 	}

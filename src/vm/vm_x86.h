@@ -2,12 +2,12 @@
 #ifndef EMBER_VM_X86_H
 #define EMBER_VM_X86_H
 
-#define X86_GDT       0x1000ULL
-#define X86_TSS       0x2000ULL
-#define X86_IDT       0x3000ULL
+#define X86_GDT	      0x1000ULL
+#define X86_TSS	      0x2000ULL
+#define X86_IDT	      0x3000ULL
 #define X86_PML4      0x4000ULL
 #define X86_PDPT      0x5000ULL
-#define X86_PD0       0x6000ULL /* one page directory per GiB, up to 64 */
+#define X86_PD0	      0x6000ULL /* one page directory per GiB, up to 64 */
 #define X86_TSS_LIMIT 0x67ULL
 
 /* selectors as Linux lays them out, so a guest reading them sees familiar values */
@@ -39,11 +39,11 @@
 #define X86_CR0_AM (1ULL << 18)
 #define X86_CR0_PG (1ULL << 31)
 
-#define X86_CR4_PAE        (1ULL << 5)
-#define X86_CR4_OSFXSR     (1ULL << 9)
+#define X86_CR4_PAE	   (1ULL << 5)
+#define X86_CR4_OSFXSR	   (1ULL << 9)
 #define X86_CR4_OSXMMEXCPT (1ULL << 10)
 #define X86_CR4_FSGSBASE   (1ULL << 16)
-#define X86_CR4_OSXSAVE    (1ULL << 18)
+#define X86_CR4_OSXSAVE	   (1ULL << 18)
 
 #define X86_EFER_LME (1ULL << 8)
 #define X86_EFER_LMA (1ULL << 10)

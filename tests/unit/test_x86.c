@@ -18,8 +18,8 @@ static struct vm *fake_vm(uint64_t size)
 	struct vm *vm = calloc(1, sizeof(*vm));
 	vm->mem_size = size;
 	vm->user_top = size - vm_x86_pt_bytes(size);
-	vm->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	vm->mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	assert_true(vm->mem != MAP_FAILED);
 	vm_x86_build(vm);
 	return vm;
@@ -107,7 +107,7 @@ static void descriptors(void **state)
 	const uint64_t *gdt = (const uint64_t *)(vm->mem + X86_GDT);
 	uint64_t ucode = gdt[X86_SEL_UCODE >> 3], udata = gdt[X86_SEL_UDATA >> 3];
 	assert_int_equal((ucode >> 45) & 3, 3); /* DPL 3 */
-	assert_true(ucode & X86_SEG_L);         /* 64-bit code */
+	assert_true(ucode & X86_SEG_L);		/* 64-bit code */
 	assert_true(ucode & X86_SEG_P);
 	assert_int_equal((udata >> 45) & 3, 3);
 	assert_int_equal((udata >> 40) & 0xf, 3); /* read/write data */
@@ -124,9 +124,9 @@ static void descriptors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(identity_and_permissions),
-		cmocka_unit_test(large_memory),
-		cmocka_unit_test(descriptors),
+	    cmocka_unit_test(identity_and_permissions),
+	    cmocka_unit_test(large_memory),
+	    cmocka_unit_test(descriptors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,14 +53,14 @@ static void gadget_prefix(void)
 {
 	uint64_t ip = (uint64_t)(uintptr_t)stub_gadget_ret;
 	struct sock_filter pre[PREFIX] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 0, 5),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, instruction_pointer) + 4),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 0, 5),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 3),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		     offsetof(struct seccomp_data, instruction_pointer) + 4),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	for (int i = 0; i < PREFIX; i++)
 		filter[i] = pre[i];
@@ -77,8 +77,9 @@ void stub_main(long *sp)
 	long m = sys6(__NR_mmap, 0, (long)user_top, PROT_NONE, MAP_SHARED | MAP_FIXED, 3, 0);
 	/* below vm.mmap_min_addr only a privileged process may map: without page 0 the in-guest
 	 * runtime cannot be used, but trapping syscalls work as before */
-	if (m != 0 && sys6(__NR_mmap, (long)EMBER_RT_BASE, (long)(user_top - EMBER_RT_BASE), PROT_NONE,
-			   MAP_SHARED | MAP_FIXED, 3, (long)EMBER_RT_BASE) != (long)EMBER_RT_BASE)
+	if (m != 0 &&
+	    sys6(__NR_mmap, (long)EMBER_RT_BASE, (long)(user_top - EMBER_RT_BASE), PROT_NONE,
+		 MAP_SHARED | MAP_FIXED, 3, (long)EMBER_RT_BASE) != (long)EMBER_RT_BASE)
 		die(2);
 	gadget_prefix();
 	char *host = (char *)(filter + PREFIX);
