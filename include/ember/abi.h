@@ -20,6 +20,9 @@
 /* Syscall numbers Ember adds above Linux's range; a native run gets ENOSYS from them. */
 #define EMBER_SYS_BASE	   1000 /* below EMBER_TRAMP_SLED: the page-0 sled reaches it */
 #define EMBER_SYS_SNAPSHOT (EMBER_SYS_BASE + 0)
+/* from the in-guest runtime only: make a fresh range of at least a0 bytes writable for its pool
+ * of memory; returns its address (a1: its length) or -ENOMEM */
+#define EMBER_SYS_POOL (EMBER_SYS_BASE + 1)
 
 /*
  * Guest memory layout. Guest virtual addresses equal guest physical addresses.
@@ -44,23 +47,39 @@
  * syscall number, so the call lands in the no-op sled of page 0, which ends in a jump to the
  * runtime's entry. Page 0 is readable and executable, never writable.
  */
-#define EMBER_TRAMP_SLED      4080 /* numbers below this land in the sled; the jump ends page 0 */
-#define EMBER_RT_BASE	      0x100000ULL /* runtime code, 64 KiB */
-#define EMBER_RT_CODE_SIZE    0x10000ULL
-#define EMBER_RT_CTL	      (EMBER_RT_BASE + 0x10000ULL) /* struct ember_rt_ctl, one page */
-#define EMBER_RT_DATA	      (EMBER_RT_BASE + 0x11000ULL) /* runtime data and stack, 60 KiB */
-#define EMBER_RT_COUNTS	      (EMBER_RT_BASE + 0x1f000ULL) /* uint64_t[512]: calls served, by number */
-#define EMBER_RT_IN	      (EMBER_RT_BASE + 0x20000ULL) /* request buffer */
-#define EMBER_RT_IN_SIZE      0x40000ULL
-#define EMBER_RT_OUT	      (EMBER_RT_BASE + 0x60000ULL) /* stdout buffer */
-#define EMBER_RT_OUT_SIZE     0x40000ULL
-#define EMBER_RT_LOG	      (EMBER_RT_BASE + 0xa0000ULL) /* stderr buffer */
-#define EMBER_RT_LOG_SIZE     0x20000ULL
-#define EMBER_RT_META	      (EMBER_RT_BASE + 0xc0000ULL) /* the request's metadata (fd 4) */
-#define EMBER_RT_META_SIZE    0x10000ULL
-#define EMBER_RT_END	      (EMBER_RT_BASE + 0xd0000ULL)
+#define EMBER_TRAMP_SLED   4080 /* numbers below this land in the sled; the jump ends page 0 */
+#define EMBER_RT_BASE	   0x100000ULL /* runtime code, 64 KiB */
+#define EMBER_RT_CODE_SIZE 0x10000ULL
+#define EMBER_RT_CTL	   (EMBER_RT_BASE + 0x10000ULL) /* struct ember_rt_ctl, one page */
+#define EMBER_RT_DATA	   (EMBER_RT_BASE + 0x11000ULL) /* runtime data and stack, 60 KiB */
+#define EMBER_RT_COUNTS	   (EMBER_RT_BASE + 0x1f000ULL) /* uint64_t[512]: calls served, by number */
+#define EMBER_RT_IN	   (EMBER_RT_BASE + 0x20000ULL) /* request buffer */
+#define EMBER_RT_IN_SIZE   0x40000ULL
+#define EMBER_RT_OUT	   (EMBER_RT_BASE + 0x60000ULL) /* stdout buffer */
+#define EMBER_RT_OUT_SIZE  0x40000ULL
+#define EMBER_RT_LOG	   (EMBER_RT_BASE + 0xa0000ULL) /* stderr buffer */
+#define EMBER_RT_LOG_SIZE  0x20000ULL
+#define EMBER_RT_META	   (EMBER_RT_BASE + 0xc0000ULL) /* the request's metadata (fd 4) */
+#define EMBER_RT_META_SIZE 0x10000ULL
+#define EMBER_RT_MAP	   (EMBER_RT_BASE + 0xd0000ULL) /* struct ember_rt_seg[]: its pool */
+#define EMBER_RT_MAP_SIZE  0x20000ULL
+#define EMBER_RT_END	   (EMBER_RT_BASE + 0xf0000ULL)
+/* where the host sends a system call made at a site left trapping (`out`) when the runtime owns
+ * the state it changes (EMBER_RT_OWNED): the runtime serves it on its own stack and returns to
+ * EMBER_RT_BOUNCE[0] with rsp = EMBER_RT_BOUNCE[1], both written by the host */
+#define EMBER_RT_BOUNCE_ENTRY (EMBER_RT_BASE + 0x100)
+#define EMBER_RT_BOUNCE	      (EMBER_RT_CTL + 0xf00ULL)
+/* the calls whose state the runtime keeps in guest mode: the memory map and the signal mask */
+#define EMBER_RT_OWNED                                                                             \
+	{                                                                                          \
+		9, 10, 11, 12, 14, 25, 28                                                          \
+	} /* mmap mprotect munmap brk rt_sigprocmask                                               \
+	   mremap madvise */
+/* fresh pool memory is asked for in steps of this much at least; a guest starts with one */
+#define EMBER_RT_POOL_STEP 0x100000ULL
+/* the heap is made writable in steps of this much beyond what brk asks for */
+#define EMBER_RT_BRK_STEP     0x40000ULL
 #define EMBER_RT_META_FORWARD (~0ULL) /* meta_len: too large for the buffer, read from the host */
-#define EMBER_RT_UNMAPS	      16
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>
@@ -80,14 +99,24 @@ struct ember_rt_ctl {
 	/* entropy: a fresh key at each invocation start (key_gen changes with it) */
 	uint64_t key_gen;
 	uint8_t key[32];
-	/* munmap calls served in the guest, applied by the host at the next exit */
-	uint64_t nunmap;
-	uint64_t unmap[EMBER_RT_UNMAPS][2];
+	/* the program break: the host sets start = cur = its first value and top = the end of the
+	 * writable heap at load; the runtime moves cur, and asks the host (brk) for a higher top */
+	uint64_t brk_start, brk_cur, brk_top, brk_dirty;
+	/* entries in use at EMBER_RT_MAP; the host writes the first at load */
+	uint64_t nseg;
 	/* counters: calls served in the guest, calls forwarded to the host */
 	uint64_t served, forwarded;
 	uint64_t sigmask;
 };
 #define EMBER_RT_MAGIC 0x454d4245525254ULL /* "EMBERRT" */
+
+/* The runtime's pool: ranges the host made writable for it, sorted, never overlapping. A USED
+ * range is mapped as far as the program knows; a FREE one reads as zero; a DIRTY one was used
+ * and is zeroed before it is handed out again. */
+struct ember_rt_seg {
+	uint64_t start, end, state;
+};
+enum { EMBER_RT_SEG_USED = 1, EMBER_RT_SEG_FREE = 2, EMBER_RT_SEG_DIRTY = 3 };
 #endif
 
 #endif

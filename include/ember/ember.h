@@ -46,6 +46,7 @@ struct ember_syscall_count {
 	int nr;
 	const char *name; /* NULL when Ember has no name for it */
 	uint64_t served, denied;
+	uint64_t in_guest; /* of served: by the in-guest runtime, without an exit of its own */
 };
 
 struct ember_result {

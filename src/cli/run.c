@@ -53,7 +53,7 @@ static const char *const outcome_names[] = {"ok", "crash", "timeout", "limit", "
 /* counters of a whole `ember run`: summed over its invocations */
 struct run_stats {
 	uint64_t exits[4], total_exits, run_us;
-	uint64_t served[1024], denied[1024];
+	uint64_t served[1024], denied[1024], in_guest[1024];
 	const char *names[1024];
 	json_t *invocations;
 };
@@ -68,6 +68,7 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 		int nr = r->syscalls[i].nr < 1023 ? r->syscalls[i].nr : 1023;
 		rs->served[nr] += r->syscalls[i].served;
 		rs->denied[nr] += r->syscalls[i].denied;
+		rs->in_guest[nr] += r->syscalls[i].in_guest;
 		rs->names[nr] = r->syscalls[i].name;
 	}
 	json_array_append_new(
@@ -90,9 +91,11 @@ static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs,
 	for (int i = 0; i < 1024; i++) {
 		if (!rs->served[i] && !rs->denied[i])
 			continue;
-		json_array_append_new(
-		    sys, json_pack("{s:i,s:s?,s:I,s:I}", "nr", i, "name", rs->names[i], "served",
-				   (json_int_t)rs->served[i], "denied", (json_int_t)rs->denied[i]));
+		json_array_append_new(sys,
+				      json_pack("{s:i,s:s?,s:I,s:I,s:I}", "nr", i, "name",
+						rs->names[i], "served", (json_int_t)rs->served[i],
+						"in_guest", (json_int_t)rs->in_guest[i], "denied",
+						(json_int_t)rs->denied[i]));
 	}
 	json_t *exits =
 	    json_pack("{s:I,s:I,s:I,s:I,s:I}", "total", (json_int_t)rs->total_exits, "hypercall",

@@ -32,6 +32,9 @@ void *memset(void *dst, int c, size_t n)
 	return dst;
 }
 
+/* where the host leaves the return address and stack pointer of a bounced call (rt_entry.S) */
+const uint64_t rt_bounce_slot = EMBER_RT_BOUNCE;
+
 typedef long (*rt_fn)(long a0, long a1, long a2, long a3, long a4, long a5);
 
 /* one contiguous read of the request; refills through the host when the buffer is used up */
@@ -136,20 +139,6 @@ static long sys_ioctl(long fd, long req, long arg, long a3, long a4, long a5)
 	return rt_forward(__NR_ioctl, fd, req, arg, a3, a4, a5);
 }
 
-/* munmap only gives memory back: it is noted here and applied by the host at the next exit */
-static long sys_munmap(long addr, long len, long a2, long a3, long a4, long a5)
-{
-	volatile struct ember_rt_ctl *c = RT_CTL;
-	if ((addr & 4095) || len <= 0 || (uint64_t)addr < 0x200000)
-		return -EINVAL;
-	if (c->nunmap >= EMBER_RT_UNMAPS)
-		return rt_forward(__NR_munmap, addr, len, a2, a3, a4, a5);
-	c->unmap[c->nunmap][0] = (uint64_t)addr;
-	c->unmap[c->nunmap][1] = (uint64_t)len;
-	c->nunmap++;
-	return 0;
-}
-
 static long sys_rt_sigprocmask(long how, long set, long old, long size, long a4, long a5)
 {
 	(void)a4, (void)a5;
@@ -229,7 +218,12 @@ static const rt_fn table[NR_MAX] = {
     [__NR_readv] = sys_readv,
     [__NR_writev] = sys_writev,
     [__NR_ioctl] = sys_ioctl,
-    [__NR_munmap] = sys_munmap,
+    [__NR_brk] = rt_brk,
+    [__NR_mmap] = rt_mmap,
+    [__NR_munmap] = rt_munmap,
+    [__NR_mremap] = rt_mremap,
+    [__NR_mprotect] = rt_mprotect,
+    [__NR_madvise] = rt_madvise,
     [__NR_rt_sigprocmask] = sys_rt_sigprocmask,
     [__NR_getpid] = ret_pid,
     [__NR_gettid] = ret_pid,

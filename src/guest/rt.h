@@ -53,4 +53,12 @@ long rt_time(long t);
 long rt_clock_getres(long clk, long res);
 long rt_getrandom(long buf, long len, long flags);
 
+/* the memory calls (rt_mem.c), served from the pool at EMBER_RT_MAP */
+long rt_brk(long want, long a1, long a2, long a3, long a4, long a5);
+long rt_mmap(long addr, long len, long prot, long flags, long fd, long off);
+long rt_munmap(long addr, long len, long a2, long a3, long a4, long a5);
+long rt_mprotect(long addr, long len, long prot, long a3, long a4, long a5);
+long rt_mremap(long old, long old_len, long new_len, long flags, long new_addr, long a5);
+long rt_madvise(long addr, long len, long advice, long a3, long a4, long a5);
+
 #endif

@@ -1,16 +1,9 @@
-/* The in-guest runtime's entry: from a rewritten site's `call *%rax`, via the page-0 sled. */
-	.section .text.entry, "ax"
-	.globl rt_entry
-rt_entry:
-	/* only a rewritten site (ff d0, `call *%rax`) may come here: a call through a null function
-	 * pointer slides down the same sled and must fault, not make a system call */
-	mov (%rsp), %r11
-	cmpw $0xd0ff, -2(%r11)
-	jne 1f
-	/* on the program's stack, [rsp] is the return address: switch to our own stack */
-	mov %rsp, rt_saved_rsp(%rip)
-	lea rt_stack_top(%rip), %rsp
-	/* a syscall keeps every register but rax, rcx and r11, and the flags */
+/* The in-guest runtime's entries: from a rewritten site's `call *%rax` via the page-0 sled, and
+ * from the host, which sends here the calls of trapping sites whose state the runtime keeps. */
+
+/* a syscall keeps every register but rax, rcx and r11, and the flags; call rt_syscall(nr,
+ * a0..a5) on the runtime's own stack (already in rsp) */
+.macro SERVE
 	pushfq
 	push %rdi
 	push %rsi
@@ -19,7 +12,7 @@ rt_entry:
 	push %r9
 	push %r10
 	cld
-	/* rt_syscall(nr, a0..a5): the sixth argument goes on the stack */
+	/* the sixth argument goes on the stack */
 	push %r9
 	mov %r8, %r9
 	mov %r10, %r8
@@ -36,9 +29,34 @@ rt_entry:
 	pop %rsi
 	pop %rdi
 	popfq
+.endm
+
+	.section .text.entry, "ax"
+	.globl rt_entry
+rt_entry:
+	/* only a rewritten site (ff d0, `call *%rax`) may come here: a call through a null function
+	 * pointer slides down the same sled and must fault, not make a system call */
+	mov (%rsp), %r11
+	cmpw $0xd0ff, -2(%r11)
+	jne 1f
+	/* on the program's stack, [rsp] is the return address: switch to our own stack */
+	mov %rsp, rt_saved_rsp(%rip)
+	lea rt_stack_top(%rip), %rsp
+	SERVE
 	mov rt_saved_rsp(%rip), %rsp
 	ret
 1:	ud2
+
+	/* EMBER_RT_BOUNCE_ENTRY: the host left the program's rsp alone (its red zone may be live)
+	 * and wrote where to return, and with which rsp, at EMBER_RT_BOUNCE */
+	.org 0x100
+	.globl rt_bounce
+rt_bounce:
+	lea rt_stack_top(%rip), %rsp
+	SERVE
+	mov rt_bounce_slot(%rip), %r11
+	mov 8(%r11), %rsp
+	jmp *(%r11)
 
 	.bss
 	.balign 16

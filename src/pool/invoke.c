@@ -31,6 +31,8 @@ static int load_image(struct ember_function *fn, struct virtine *v, char *err, s
 	for (int i = 0; i < l.nmaps; i++)
 		if (sys_vma_map(&v->st, l.maps[i].start, l.maps[i].end, l.maps[i].prot))
 			return snprintf(err, errlen, "out of memory"), -1;
+	if (proc.guest && sys_rt_setup(&v->st))
+		return snprintf(err, errlen, "cannot set up the in-guest runtime's memory"), -1;
 	if (fn->code)
 		sys_set_code(&v->st, fn->code, fn->code_len);
 	struct vm_regs r;
@@ -113,8 +115,9 @@ static void fill_result(struct ember_result *res, struct sys_state *st)
 	for (int i = 0; res->syscalls && i <= SYS_NR_MAX; i++) {
 		if (!st->stats.served[i] && !st->stats.denied[i])
 			continue;
-		res->syscalls[res->nsyscalls++] = (struct ember_syscall_count){
-		    i, sys_name(i), st->stats.served[i], st->stats.denied[i]};
+		res->syscalls[res->nsyscalls++] =
+		    (struct ember_syscall_count){i, sys_name(i), st->stats.served[i],
+						 st->stats.denied[i], st->stats.in_guest[i]};
 	}
 }
 

@@ -163,8 +163,21 @@ static int serve_syscall(struct sys_state *st)
 		return 0;
 	}
 	st->pending = 0;
+	if (st->proc.guest && sys_rt_bounce(st, &r)) { /* the runtime serves it, on the same exit */
+		if (vm_set_regs(st->vm, &r) < 0) {
+			sys_stop(st, SYS_ERROR, 0, "cannot write the vCPU registers");
+			return -1;
+		}
+		return 0;
+	}
 	const uint64_t a[6] = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
-	long ret = r.rax == EMBER_SYS_SNAPSHOT ? 0 : dispatch(st, r.rax, a);
+	long ret;
+	if (r.rax == EMBER_SYS_SNAPSHOT)
+		ret = 0;
+	else if (r.rax == EMBER_SYS_POOL && st->proc.guest)
+		ret = sys_pool_grow(st, a[0]);
+	else
+		ret = dispatch(st, r.rax, a);
 	if (st->outcome != SYS_RUNNING)
 		return 0;
 	r.rax = (uint64_t)ret;

@@ -41,6 +41,7 @@ struct sys_process {
 struct sys_stats {
 	uint64_t served[SYS_NR_MAX + 1]; /* last slot: numbers >= SYS_NR_MAX */
 	uint64_t denied[SYS_NR_MAX + 1];
+	uint64_t in_guest[SYS_NR_MAX + 1]; /* of served: by the in-guest runtime */
 	uint64_t exits[VM_EXIT_KINDS];
 };
 
@@ -133,8 +134,15 @@ size_t sys_rt_unread(struct sys_state *st);
 size_t sys_rt_take(struct sys_state *st, uint8_t *dst, size_t n);
 void sys_rt_exit(struct sys_state *st);
 void sys_rt_input(struct sys_state *st);
-/* shared with sys_rt.c: munmap as the syscall does it, output appended within the limit */
-long sys_do_munmap(struct sys_state *st, uint64_t addr, uint64_t len);
+/* at load, in guest mode: the runtime's view of the break and its first pool */
+int sys_rt_setup(struct sys_state *st);
+/* a call from a trapping site that the runtime serves (EMBER_RT_OWNED): 1 if r was sent there */
+int sys_rt_bounce(struct sys_state *st, struct vm_regs *r);
+/* brk as the syscall does it (sys_mem.c): the break it has afterwards */
+long sys_brk_to(struct sys_state *st, uint64_t want);
+/* EMBER_SYS_POOL (sys_mem.c): fresh writable memory for the runtime's pool */
+long sys_pool_grow(struct sys_state *st, uint64_t len);
+/* shared with sys_rt.c: output appended within the limit */
 long sys_append_out(struct sys_state *st, int fd, const void *p, size_t n);
 
 /* notes that [start, end) became writable (sys_vma.c) */

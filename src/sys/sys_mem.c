@@ -44,18 +44,21 @@ static int unmap_range(struct sys_state *st, uint64_t start, uint64_t len)
 	return 0;
 }
 
-static long sys_munmap_a(struct sys_state *st, const uint64_t a[6]);
-
 static int user_range(const struct sys_state *st, uint64_t start, uint64_t len)
 {
 	return start >= EMBER_SYS_END && start % PAGE == 0 && len <= vm_user_top(st->vm) &&
 	       start <= vm_user_top(st->vm) - len;
 }
 
-/* brk: grows page by page until it would touch a mapping; returns the break it has */
 static long sys_brk(struct sys_state *st, const uint64_t a[6])
 {
-	uint64_t want = a[0], cur = st->brk_cur;
+	return sys_brk_to(st, a[0]);
+}
+
+/* brk: grows page by page until it would touch a mapping; returns the break it has */
+long sys_brk_to(struct sys_state *st, uint64_t want)
+{
+	uint64_t cur = st->brk_cur;
 	if (want < st->proc.brk_start)
 		return (long)cur;
 	uint64_t old_end = page_up(cur), new_end = page_up(want);
@@ -97,18 +100,7 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 	return rc ? rc : (long)addr;
 }
 
-long sys_do_munmap(struct sys_state *st, uint64_t addr, uint64_t len)
-{
-	const uint64_t a[6] = {addr, len, 0, 0, 0, 0};
-	return sys_munmap_a(st, a);
-}
-
 static long sys_munmap(struct sys_state *st, const uint64_t a[6])
-{
-	return sys_munmap_a(st, a);
-}
-
-static long sys_munmap_a(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t len = page_up(a[1]);
 	if (a[1] == 0 || !user_range(st, a[0], len))
@@ -184,6 +176,20 @@ static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 		discard(st, a[0], len);
 	}
 	return 0;
+}
+
+/* EMBER_SYS_POOL, from the in-guest runtime: fresh writable memory for its pool, placed as an
+ * mmap would be */
+long sys_pool_grow(struct sys_state *st, uint64_t len0)
+{
+	uint64_t len = page_up(len0);
+	if (len0 == 0 || len < len0)
+		return -EINVAL;
+	uint64_t addr = sys_vma_find_gap(st, len);
+	if (!addr)
+		return -ENOMEM;
+	int rc = map_range(st, addr, len, PROT_READ | PROT_WRITE, 1);
+	return rc ? rc : (long)addr;
 }
 
 const struct sys_entry sys_mem_table[] = {

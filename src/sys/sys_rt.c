@@ -1,5 +1,6 @@
-/* The host side of the in-guest runtime: its control block, the request and output buffers, and
- * the munmap calls it served, applied here at the next exit. Every value read back is checked. */
+/* The host side of the in-guest runtime: its control block, its memory at load, the request and
+ * output buffers, and the calls sent to it from trapping sites. Every value read back is checked.
+ */
 #include <pthread.h>
 #include <string.h>
 #include <sys/random.h>
@@ -39,6 +40,49 @@ static struct ember_rt_ctl *ctl(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = vm_guest(st->vm, EMBER_RT_CTL, sizeof(*c));
 	return c && c->magic == EMBER_RT_MAGIC ? c : NULL;
+}
+
+int sys_rt_setup(struct sys_state *st)
+{
+	struct ember_rt_ctl *c = ctl(st);
+	struct ember_rt_seg *seg = vm_guest(st->vm, EMBER_RT_MAP, sizeof(*seg));
+	if (!c || !seg)
+		return -1;
+	uint64_t start = st->brk_cur;
+	c->brk_start = c->brk_cur = start;
+	c->brk_dirty = (start + EMBER_PAGE_SIZE - 1) & ~(EMBER_PAGE_SIZE - 1);
+	/* the heap is writable a step beyond the break from the start (an untouched page costs
+	 * nothing), so that a small heap grows without an exit */
+	uint64_t top = c->brk_dirty + EMBER_RT_BRK_STEP;
+	c->brk_top = (uint64_t)sys_brk_to(st, top) == top ? top : c->brk_dirty;
+	c->nseg = 0;
+	/* a first pool, so that a function's mmap calls need no exit unless it wants more; a small
+	 * machine that has no room for it starts without */
+	long a = sys_pool_grow(st, EMBER_RT_POOL_STEP);
+	if (a > 0) {
+		*seg = (struct ember_rt_seg){(uint64_t)a, (uint64_t)a + EMBER_RT_POOL_STEP,
+					     EMBER_RT_SEG_FREE};
+		c->nseg = 1;
+	}
+	return 0;
+}
+
+int sys_rt_bounce(struct sys_state *st, struct vm_regs *r)
+{
+	static const uint64_t owned[] = EMBER_RT_OWNED;
+	int hit = 0;
+	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+		hit |= r->rax == owned[i];
+	/* the runtime's own forwards (from its code) are served here, not sent back */
+	if (!hit || (r->rip > EMBER_RT_BASE && r->rip <= EMBER_RT_BASE + EMBER_RT_CODE_SIZE))
+		return 0;
+	uint64_t *slot = vm_guest(st->vm, EMBER_RT_BOUNCE, 2 * sizeof(uint64_t));
+	if (!slot)
+		return 0;
+	slot[0] = r->rip; /* past the `out` */
+	slot[1] = r->rsp;
+	r->rip = EMBER_RT_BOUNCE_ENTRY;
+	return 1;
 }
 
 /* the next piece of the request into the runtime's buffer */
@@ -99,12 +143,9 @@ void sys_rt_exit(struct sys_state *st)
 	uint64_t *counts = vm_guest(st->vm, EMBER_RT_COUNTS, 512 * sizeof(uint64_t));
 	for (int i = 0; i < 512 && i < SYS_NR_MAX; i++) {
 		st->stats.served[i] += counts[i];
+		st->stats.in_guest[i] += counts[i];
 		counts[i] = 0;
 	}
-	uint64_t n = c->nunmap;
-	c->nunmap = 0;
-	for (uint64_t i = 0; i < n && i < EMBER_RT_UNMAPS; i++)
-		sys_do_munmap(st, c->unmap[i][0], c->unmap[i][1]);
 	uint64_t out = c->out_len, log = c->log_len;
 	c->out_len = c->log_len = 0;
 	if (out > EMBER_RT_OUT_SIZE || log > EMBER_RT_LOG_SIZE) {

@@ -14,7 +14,8 @@ GUEST_PROGS := hello workout args exitcode crash_null crash_abort crash_stack cr
 	crash_hlt loop membomb outbomb forbidden sleepy bad_int80 bad_sysenter
 # snapshot, pool and metadata guests (tests/integration/test_snapshot.sh and test_server.sh,
 # tests/unit/test_pool.c)
-GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys meta redzone clockrand
+GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys meta redzone clockrand \
+	memcalls
 GUEST_MULTI := hello workout args counter marker
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)

@@ -1,0 +1,190 @@
+/* memcalls: brk and anonymous mmap/munmap/mremap/mprotect/madvise after the request is read, with
+ * results that do not depend on addresses, so a native run prints the same lines.
+ *   memcalls        every case, one "name=value" line each
+ *   memcalls light  a few small calls only (no pool growth): one exit per warm invocation
+ *   memcalls wp     writes to a page made read-only: dies of SIGSEGV
+ *   memcalls bounce only an mmap from a site that keeps the trapping form, and its munmap */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PG   4096UL
+#define RW   (PROT_READ | PROT_WRITE)
+#define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
+
+static long raw(long nr, long a, long b, long c, long d, long e, long f)
+{
+	return syscall(nr, a, b, c, d, e, f);
+}
+
+static int zeros(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	for (size_t i = 0; i < n; i++)
+		if (c[i])
+			return 0;
+	return 1;
+}
+
+static char *map(size_t n)
+{
+	char *p = mmap(NULL, n, RW, ANON, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* an mmap whose site keeps the trapping form (live data in the red zone around it): in guest
+ * mode the host sends it to the runtime, which must keep the same memory map */
+static long __attribute__((noinline)) trapped_mmap(long len, long *kept)
+{
+	long r = SYS_mmap, k;
+	register long r10 __asm__("r10") = MAP_PRIVATE | MAP_ANONYMOUS;
+	register long r8 __asm__("r8") = -1;
+	register long r9 __asm__("r9") = 0;
+	__asm__ volatile("movq $0x5eed, -8(%%rsp)\n\t"
+			 "syscall\n\t"
+			 "movq -8(%%rsp), %[k]\n\t"
+			 : "+a"(r), [k] "=&r"(k)
+			 : "D"(0L), "S"(len), "d"((long)RW), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	*kept = k;
+	return r;
+}
+
+static void light(void)
+{
+	char *p = map(64 * 1024);
+	memset(p, 0xab, 64 * 1024);
+	munmap(p, 64 * 1024);
+	p = map(64 * 1024);
+	printf("light_reuse_zero=%d\n", p && zeros(p, 64 * 1024));
+	p[0] = 1;
+	char *q = mremap(p, 64 * 1024, 8 * PG, 0);
+	printf("light_shrink_same=%d\n", q == p);
+	munmap(q, 8 * PG);
+	long cur = raw(SYS_brk, 0, 0, 0, 0, 0, 0);
+	printf("light_brk_grow=%d\n",
+	       raw(SYS_brk, cur + 3 * PG, 0, 0, 0, 0, 0) == cur + 3 * (long)PG);
+	raw(SYS_brk, cur, 0, 0, 0, 0, 0);
+}
+
+static void every(void)
+{
+	/* freed memory comes back zeroed, small and large (the large one grows the pool) */
+	for (size_t n = 64 * 1024; n <= 3 * 1024 * 1024; n *= 48) {
+		char *p = map(n);
+		memset(p, 0xcd, n);
+		munmap(p, n);
+		p = map(n);
+		printf("reuse_zero_%zuk=%d\n", n / 1024, p && zeros(p, n));
+		munmap(p, n);
+	}
+	/* MAP_FIXED replaces one page of three with a fresh one; NOREPLACE refuses */
+	char *t = map(3 * PG);
+	memset(t, 7, 3 * PG);
+	char *f = mmap(t + PG, PG, RW, ANON | MAP_FIXED, -1, 0);
+	printf("fixed_same=%d fixed_zero=%d fixed_kept=%d\n", f == t + PG, zeros(f, PG),
+	       t[0] == 7 && t[2 * PG] == 7);
+	errno = 0;
+	f = mmap(t + PG, PG, RW, ANON | MAP_FIXED_NOREPLACE, -1, 0);
+	printf("noreplace=%s\n", f == MAP_FAILED && errno == EEXIST ? "EEXIST" : "mapped");
+	/* a hole: mprotect and madvise over it fail with ENOMEM */
+	munmap(t + PG, PG);
+	errno = 0;
+	printf("mprotect_hole=%s\n",
+	       mprotect(t, 3 * PG, PROT_READ) && errno == ENOMEM ? "ENOMEM" : "ok");
+	errno = 0;
+	printf("madvise_hole=%s\n",
+	       madvise(t, 3 * PG, MADV_DONTNEED) && errno == ENOMEM ? "ENOMEM" : "ok");
+	/* DONTNEED reads as zero afterwards */
+	int rc = madvise(t, PG, MADV_DONTNEED);
+	printf("dontneed=%d dontneed_zero=%d\n", rc, zeros(t, PG));
+	/* read-only, then writable again: the data stays */
+	t[2 * PG] = 9;
+	int ro = mprotect(t + 2 * PG, PG, PROT_READ), rw = mprotect(t + 2 * PG, PG, RW);
+	printf("ro=%d rw=%d data=%d\n", ro, rw, t[2 * PG]);
+	munmap(t, 3 * PG);
+	/* mremap: in place when the next page is free of mappings, refused without MAYMOVE when it
+	 * is not, moved with it */
+	char *a = mmap(NULL, 2 * PG, RW, ANON, -1, 0);
+	a[0] = 'x';
+	errno = 0;
+	char *b = mremap(a, PG, 2 * PG, 0);
+	printf("mremap_blocked=%s\n", b == MAP_FAILED && errno == ENOMEM ? "ENOMEM" : "grew");
+	b = mremap(a, PG, 4 * PG, MREMAP_MAYMOVE);
+	printf("mremap_moved_kept=%d mremap_tail_zero=%d\n", b != MAP_FAILED && b[0] == 'x',
+	       b != MAP_FAILED && zeros(b + 1, 4 * PG - 1));
+	errno = 0;
+	printf("mremap_flags=%s\n",
+	       mremap(b, PG, PG, 4) == MAP_FAILED && errno == EINVAL ? "EINVAL" : "ok");
+	munmap(b, 4 * PG);
+	munmap(a, 2 * PG);
+	/* bad arguments */
+	errno = 0;
+	printf("munmap_unaligned=%s\n", munmap(a + 1, PG) && errno == EINVAL ? "EINVAL" : "ok");
+	errno = 0;
+	printf("munmap_zero=%s\n", munmap(a, 0) && errno == EINVAL ? "EINVAL" : "ok");
+	errno = 0;
+	printf("mmap_zero=%s\n",
+	       mmap(NULL, 0, RW, ANON, -1, 0) == MAP_FAILED && errno == EINVAL ? "EINVAL" : "ok");
+	errno = 0;
+	printf("mprotect_unaligned=%s\n",
+	       raw(SYS_mprotect, (long)a + 1, PG, RW, 0, 0, 0) && errno == EINVAL ? "EINVAL"
+										  : "ok");
+	/* reserved first, made writable later */
+	char *r = mmap(NULL, 4 * PG, PROT_NONE, ANON, -1, 0);
+	int ok = r != MAP_FAILED && !mprotect(r, 2 * PG, RW);
+	if (ok)
+		r[PG] = 0;
+	printf("reserve=%d\n", ok && zeros(r, 2 * PG));
+	munmap(r, 4 * PG);
+	/* the break: grown, written, shrunk and grown again reads as zero */
+	long cur = raw(SYS_brk, 0, 0, 0, 0, 0, 0);
+	long up = raw(SYS_brk, cur + 5 * PG, 0, 0, 0, 0, 0);
+	memset((char *)cur, 0xee, 5 * PG);
+	raw(SYS_brk, cur, 0, 0, 0, 0, 0);
+	raw(SYS_brk, cur + 5 * PG, 0, 0, 0, 0, 0);
+	printf("brk_grow=%d brk_regrow_zero=%d\n", up == cur + 5 * (long)PG,
+	       zeros((char *)((cur + PG - 1) & ~(PG - 1)), 4 * PG));
+	printf("brk_below_start=%d\n", raw(SYS_brk, 4096, 0, 0, 0, 0, 0) == cur + 5 * (long)PG);
+	raw(SYS_brk, cur, 0, 0, 0, 0, 0);
+	/* a site that stays trapping, and its red zone */
+	long kept = 0;
+	long m = trapped_mmap(8 * PG, &kept);
+	ok = m > 0 && zeros((void *)m, 8 * PG);
+	printf("trapped_mmap=%d redzone=%d\n", ok, kept == 0x5eed);
+	if (m > 0) {
+		((char *)m)[0] = 1;
+		printf("trapped_munmap=%d\n", munmap((void *)m, 8 * PG));
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char buf[256];
+	while (read(0, buf, sizeof(buf)) > 0)
+		;
+	if (argc > 1 && !strcmp(argv[1], "light")) {
+		light();
+	} else if (argc > 1 && !strcmp(argv[1], "bounce")) {
+		long kept = 0, m = trapped_mmap(16 * PG, &kept);
+		int ok = m > 0 && zeros((void *)m, 16 * PG);
+		if (ok)
+			memset((void *)m, 1, 16 * PG);
+		printf("trapped_mmap=%d redzone=%d munmap=%d\n", ok, kept == 0x5eed,
+		       ok ? munmap((void *)m, 16 * PG) : -1);
+	} else if (argc > 1 && !strcmp(argv[1], "wp")) {
+		char *p = map(PG);
+		mprotect(p, PG, PROT_READ);
+		printf("before\n");
+		fflush(stdout);
+		p[0] = 1;
+		printf("after\n");
+	} else {
+		every();
+	}
+	return 0;
+}
