@@ -37,6 +37,54 @@ const uint64_t rt_bounce_slot = EMBER_RT_BOUNCE;
 
 typedef long (*rt_fn)(long a0, long a1, long a2, long a3, long a4, long a5);
 
+/* the state components XSAVE covers here (XCR0), 0 when it cannot be used; found once */
+static uint64_t xsave_mask(void)
+{
+	static uint64_t mask;
+	static int probed;
+	if (!probed) {
+		uint32_t a, b, c, d;
+		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+		if (c & (1u << 27)) { /* OSXSAVE: XGETBV and XSAVE are usable at CPL3 */
+			uint32_t lo, hi;
+			__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+			__asm__ volatile("cpuid"
+					 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+					 : "a"(0xd), "c"(0));
+			if (b <=
+			    EMBER_RT_XSAVE_SIZE) /* the area for every component XCR0 enables */
+				mask = ((uint64_t)hi << 32) | lo;
+		}
+		probed = 1;
+	}
+	return mask;
+}
+
+/* The input hypercall, with the function's FPU state saved in guest memory around it: an
+ * invocation restored from a snapshot taken here gets that state back from the snapshot's
+ * memory, so the host does not have to set it (EMBER_RT_FPU_SAVED). */
+static void input_hypercall(void)
+{
+	volatile struct ember_rt_ctl *c = RT_CTL;
+	uint64_t mask = xsave_mask();
+	uint32_t lo = (uint32_t)mask, hi = (uint32_t)(mask >> 32);
+	c->fpu_saved = 0;
+	if (mask) {
+		__asm__ volatile("xsave64 (%0)"
+				 :
+				 : "r"(EMBER_RT_XSAVE), "a"(lo), "d"(hi)
+				 : "memory");
+		c->fpu_saved = EMBER_RT_FPU_SAVED;
+	}
+	rt_hypercall(EMBER_HC_INPUT);
+	if (c->fpu_saved == EMBER_RT_FPU_SAVED)
+		__asm__ volatile("xrstor64 (%0)"
+				 :
+				 : "r"(EMBER_RT_XSAVE), "a"(lo), "d"(hi)
+				 : "memory");
+	c->fpu_saved = 0;
+}
+
 /* one contiguous read of the request; refills through the host when the buffer is used up */
 static long read_in(uint8_t *dst, uint64_t n)
 {
@@ -44,7 +92,7 @@ static long read_in(uint8_t *dst, uint64_t n)
 	while (c->in_pos >= c->in_len) {
 		if (c->in_eof)
 			return 0;
-		rt_hypercall(EMBER_HC_INPUT);
+		input_hypercall();
 	}
 	uint64_t avail = c->in_len - c->in_pos;
 	if (n > avail)

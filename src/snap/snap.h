@@ -13,7 +13,7 @@ struct snap {
 	struct vm_regs regs;
 	uint64_t fs_base;
 	uint8_t fpu[VM_FPU_MAX];
-	size_t fpu_len;
+	size_t fpu_len; /* 0: the in-guest runtime restores the FPU state from guest memory */
 	struct sys_saved sys;
 	struct sys_process proc;
 	uint64_t *pages; /* guest addresses of the pages the snapshot holds, ascending */

@@ -4,7 +4,7 @@
 
 #include "snap/snap.h"
 
-#define SNAP_FILE_VERSION 2
+#define SNAP_FILE_VERSION 3
 
 /* what a snapshot on disk must match to be used */
 struct snap_meta {
