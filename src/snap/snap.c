@@ -8,22 +8,31 @@
 
 #define PAGE EMBER_PAGE_SIZE
 
-/* calls fn for each resident page of [start, end) */
+/* ranges up to this many pages are looked at with one mincore; larger ones (the stack, the
+ * runtime's pool), which are mostly holes, run by run of data */
+#define SCAN_PAGES 512
+
+/* calls fn for each page of [start, end) that holds data */
 static int each_resident(struct vm *vm, uint64_t start, uint64_t end,
 			 int (*fn)(void *ctx, uint64_t addr), void *ctx)
 {
-	uint8_t vec[4096];
-	for (uint64_t a = start; a < end;) {
-		uint64_t n = (end - a) / PAGE;
-		if (n > sizeof(vec))
-			n = sizeof(vec);
-		int rc = vm_resident(vm, a, n * PAGE, vec);
-		if (rc)
+	uint64_t lo, hi;
+	int rc;
+	if (end - start <= SCAN_PAGES * PAGE) {
+		uint8_t vec[SCAN_PAGES];
+		if ((rc = vm_resident(vm, start, end - start, vec)))
 			return rc;
-		for (uint64_t i = 0; i < n; i++)
-			if ((vec[i] & 1) && (rc = fn(ctx, a + i * PAGE)))
+		for (uint64_t i = 0; i < (end - start) / PAGE; i++)
+			if ((vec[i] & 1) && (rc = fn(ctx, start + i * PAGE)))
 				return rc;
-		a += n * PAGE;
+		return 0;
+	}
+	for (uint64_t a = start; a < end; a = hi) {
+		if ((rc = vm_next_data(vm, a, end, &lo, &hi)) <= 0)
+			return rc;
+		for (uint64_t p = lo; p < hi; p += PAGE)
+			if ((rc = fn(ctx, p)))
+				return rc;
 	}
 	return 0;
 }
@@ -114,7 +123,7 @@ static void copy_pages(const struct snap *s, struct vm *vm, uint64_t start, uint
 		memcpy(vm_guest(vm, s->pages[i], PAGE), s->data + i * PAGE, PAGE);
 }
 
-static int set_cpu(const struct snap *s, struct vm *vm)
+int snap_set_cpu(const struct snap *s, struct vm *vm)
 {
 	int rc;
 	if ((rc = vm_set_regs(vm, &s->regs)) || (rc = vm_set_fs_base(vm, s->fs_base)) ||
@@ -134,32 +143,50 @@ int snap_restore(const struct snap *s, struct vm *vm, struct sys_state *st)
 	}
 	if ((rc = sys_restore(st, &s->sys)))
 		return rc;
-	return set_cpu(s, vm);
+	return snap_set_cpu(s, vm);
 }
+
+/* pages the snapshot does not have that one reset keeps, zeroed, instead of giving them back:
+ * the next invocation most likely touches the same ones, and a page fault costs more than a
+ * memset; a run that touched more gives the rest back */
+#define KEEP_PAGES 256
 
 struct scrub {
 	const struct snap *s;
 	struct vm *vm;
 	size_t next;	/* snapshot page cursor, for pages met in ascending order */
-	size_t dropped; /* pages given back */
+	size_t dropped; /* pages given back or zeroed */
+	size_t *keep;	/* pages that may still be kept, zeroed */
 };
 
-/* a resident page the snapshot does not have: given back, so it reads as zero again */
+/* a resident page the snapshot does not have reads as zero again: zeroed while the budget lasts,
+ * else given back */
 static int drop_extra(void *ctx, uint64_t addr)
 {
+	static const uint8_t zero[PAGE];
 	struct scrub *c = ctx;
 	const struct snap *s = c->s;
 	while (c->next < s->npages && s->pages[c->next] < addr)
 		c->next++;
 	if (c->next < s->npages && s->pages[c->next] == addr)
 		return 0;
+	uint8_t *g = vm_guest(c->vm, addr, PAGE);
+	if (g && *c->keep) {
+		(*c->keep)--;
+		if (memcmp(g, zero, PAGE)) {
+			memset(g, 0, PAGE);
+			c->dropped++;
+		}
+		return 0;
+	}
 	c->dropped++;
 	return vm_discard(c->vm, addr, PAGE);
 }
 
 /* [start, end) back to the snapshot: its pages copied in where they differ (also those the run
  * gave back with munmap or madvise), every other page dropped; *touched counts both */
-static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end, size_t *touched)
+static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end, size_t *touched,
+		 size_t *keep)
 {
 	size_t first = snap_page_index(s, start);
 	for (size_t i = first; i < s->npages && s->pages[i] < end; i++) {
@@ -169,7 +196,7 @@ static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t e
 			(*touched)++;
 		}
 	}
-	struct scrub c = {s, vm, first, 0};
+	struct scrub c = {s, vm, first, 0, keep};
 	int rc = each_resident(vm, start, end, drop_extra, &c);
 	*touched += c.dropped;
 	return rc;
@@ -200,6 +227,7 @@ int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t
 	int rc;
 	uint64_t a = 0;
 	*touched = 0;
+	size_t keep = KEEP_PAGES;
 	while (a != UINT64_MAX) {
 		uint64_t next_cur, next_snap;
 		int cur = prot_at(st->vmas, st->nvma, a, &next_cur);
@@ -207,15 +235,15 @@ int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t
 		uint64_t b = next_cur < next_snap ? next_cur : next_snap;
 		if (cur != old && (rc = vm_protect(vm, a, b - a, old)))
 			return rc;
-		if ((cur != old || (old & PROT_WRITE)) && (rc = scrub(s, vm, a, b, touched)))
+		if ((cur != old || (old & PROT_WRITE)) && (rc = scrub(s, vm, a, b, touched, &keep)))
 			return rc;
 		a = b;
 	}
 	/* made writable and back during the run: written, perhaps, though read-only again */
 	for (size_t i = 0; i < st->nwr; i++)
-		if ((rc = scrub(s, vm, st->wr[i].start, st->wr[i].end, touched)))
+		if ((rc = scrub(s, vm, st->wr[i].start, st->wr[i].end, touched, &keep)))
 			return rc;
 	if ((rc = sys_restore(st, &s->sys)))
 		return rc;
-	return set_cpu(s, vm);
+	return snap_set_cpu(s, vm);
 }

@@ -29,6 +29,9 @@ void snap_free(struct snap *s);
 /* index of the first snapshot page at or above addr */
 size_t snap_page_index(const struct snap *s, uint64_t addr);
 
+/* The snapshot's registers, FS base and (unless the in-guest runtime restores it) FPU state. */
+int snap_set_cpu(const struct snap *s, struct vm *vm);
+
 /* Puts a clean machine (all memory unmapped and zero) into the snapshot's state. */
 int snap_restore(const struct snap *s, struct vm *vm, struct sys_state *st);
 

@@ -246,8 +246,7 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, st
 	st->discarded_ctx = c;
 	if (sys_restore(st, &s->sys))
 		goto fail;
-	if (vm_set_regs(vm, &s->regs) || vm_set_fs_base(vm, s->fs_base) ||
-	    vm_set_fpu(vm, s->fpu, s->fpu_len))
+	if (snap_set_cpu(s, vm))
 		goto fail;
 	return 0;
 fail:

@@ -269,6 +269,27 @@ int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec)
 	return mincore(vm->mem + addr, len, vec) < 0 ? -errno : 0;
 }
 
+int vm_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
+{
+	if (addr % EMBER_PAGE_SIZE || end % EMBER_PAGE_SIZE || end < addr ||
+	    !vm_guest(vm, addr, end - addr))
+		return -EINVAL;
+	if (addr == end)
+		return 0;
+	off_t d = lseek(vm->memfd, (off_t)addr, SEEK_DATA);
+	if (d < 0)
+		return errno == ENXIO ? 0 : -errno;
+	if ((uint64_t)d >= end)
+		return 0;
+	off_t h = lseek(vm->memfd, d, SEEK_HOLE);
+	if (h < 0)
+		return -errno;
+	*lo = (uint64_t)d & ~(EMBER_PAGE_SIZE - 1);
+	*hi =
+	    (uint64_t)h < end ? ((uint64_t)h + EMBER_PAGE_SIZE - 1) & ~(EMBER_PAGE_SIZE - 1) : end;
+	return 1;
+}
+
 int vm_uffd_api(int fd)
 {
 	struct uffdio_api api = {.api = UFFD_API, .features = 0};

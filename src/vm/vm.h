@@ -93,6 +93,9 @@ void vm_call(struct vm *vm, void (*fn)(void *), void *arg);
 /* Which pages of [addr, addr+len) hold memory (were ever touched and not discarded): one byte per
  * page in vec, bit 0 set for resident. */
 int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec);
+/* The first run of pages that hold data in [addr, end) (page-aligned): [*lo, *hi); 1 if there is
+ * one, 0 if none, or -errno. One lookup per run, whatever the size of the range. */
+int vm_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
 
 /* The userfaultfds through which accesses to guest memory fault, for serving memory on demand:
  * n of them (1 or 2), each with the offset from a guest address to the faulting address it
