@@ -42,7 +42,30 @@ static void floor_loop(void *p)
 	a->ok = 1;
 }
 
-static int row_floor(const struct lat *l, struct bench_row *row)
+static void nothing_on_vcpu(void *p)
+{
+	(void)p;
+}
+
+/* the hop from the caller's thread to the machine's own thread and back, which every invocation
+ * takes once (the ptrace backend's vCPU thread; none on KVM, where it is a plain call) */
+static void row_hop(struct vm *vm, int n, struct bench_row *row)
+{
+	double *us = calloc((size_t)n, sizeof(double));
+	if (!us)
+		return;
+	for (int i = 0; i < n; i++) {
+		double t = bench_now_us();
+		vm_call(vm, nothing_on_vcpu, NULL);
+		us[i] = bench_now_us() - t;
+	}
+	row->p50_us = bench_quantile(us, (size_t)n, 0.5);
+	row->p99_us = bench_quantile(us, (size_t)n, 0.99);
+	row->exits = 0;
+	free(us);
+}
+
+static int row_floor(const struct lat *l, struct bench_row *row, struct bench_row *hop)
 {
 	char path[4200], err[256];
 	snprintf(path, sizeof(path), "%s/guest/exitfloor.musl", l->dir);
@@ -66,6 +89,7 @@ static int row_floor(const struct lat *l, struct bench_row *row)
 		row->p50_us = bench_quantile(a.us, (size_t)a.n, 0.5);
 		row->p99_us = bench_quantile(a.us, (size_t)a.n, 0.99);
 		row->exits = 1;
+		row_hop(vm, a.n, hop);
 	}
 	free(a.us);
 	vm_destroy(vm);
@@ -177,13 +201,14 @@ static int row_native(const struct lat *l, struct bench_row *row, int kind)
 static const char lat_help[] =
     "usage: ember bench latency [--json] [--iterations N] [--backend kvm|ptrace|auto]\n"
     "\n"
-    "Measures, in one run, p50 and p99 per invocation of: the exit floor (a guest that exits\n"
-    "at once, re-entered), a warm hello world from its snapshot (reset included; also with\n"
-    "1 GiB of guest RAM), a warm sha256 function, both again with the in-guest runtime\n"
-    "(--syscalls guest: the _guest rows), a hello world on a clean shell without a\n"
-    "snapshot, and as peers the same binary spawned natively, fork+exit+wait and a thread\n"
-    "create+join. Each row gives its ratio to the floor. Needs the build's guest/ and\n"
-    "functions/ folders next to the ember binary.\n";
+    "Measures, in one run, p50 and p99 per invocation of: the exit floor (a guest that\n"
+    "exits at once, re-entered), the hop to the machine's own thread that every\n"
+    "invocation takes (ptrace backend; a plain call on KVM), a warm hello world from its\n"
+    "snapshot (reset included; also with 1 GiB of guest RAM), a warm sha256 function,\n"
+    "both again with the in-guest runtime (--syscalls guest: the _guest rows), a hello\n"
+    "world on a clean shell without a snapshot, and as peers the same binary spawned\n"
+    "natively, fork+exit+wait and a thread create+join. Each row gives its ratio to the\n"
+    "floor. Needs the build's guest/ and functions/ folders next to the ember binary.\n";
 
 int cli_bench_latency(int argc, char **argv)
 {
@@ -197,6 +222,7 @@ int cli_bench_latency(int argc, char **argv)
 	pool_shell_target(2);
 	struct bench_row rows[] = {
 	    {"kvm_exit_floor", 0, 0, -1, -1, NULL},
+	    {"vcpu_thread_hop", 0, 0, -1, -1, NULL},
 	    {"ember_warm_hello", 0, 0, -1, -1, NULL},
 	    {"ember_warm_hello_1g", 0, 0, -1, -1, NULL},
 	    {"ember_warm_sha256", 0, 0, -1, -1, NULL},
@@ -207,15 +233,15 @@ int cli_bench_latency(int argc, char **argv)
 	    {"fork_exit", 0, 0, -1, -1, NULL},
 	    {"pthread_create", 0, 0, -1, -1, NULL},
 	};
-	rc = row_floor(&l, &rows[0]) ||
-	     row_ember(&l, &rows[1], "guest/hello.musl", 64ULL << 20, 0, "trap") ||
-	     row_ember(&l, &rows[2], "guest/hello.musl", 1ULL << 30, 0, "trap") ||
-	     row_ember(&l, &rows[3], "functions/sha256", 64ULL << 20, 0, "trap") ||
-	     row_ember(&l, &rows[4], "guest/hello.musl", 64ULL << 20, 0, "guest") ||
-	     row_ember(&l, &rows[5], "functions/sha256", 64ULL << 20, 0, "guest") ||
-	     row_ember(&l, &rows[6], "guest/hello.musl", 64ULL << 20, 1, "trap") ||
-	     row_native(&l, &rows[7], 0) || row_native(&l, &rows[8], 1) ||
-	     row_native(&l, &rows[9], 2);
+	rc = row_floor(&l, &rows[0], &rows[1]) ||
+	     row_ember(&l, &rows[2], "guest/hello.musl", 64ULL << 20, 0, "trap") ||
+	     row_ember(&l, &rows[3], "guest/hello.musl", 1ULL << 30, 0, "trap") ||
+	     row_ember(&l, &rows[4], "functions/sha256", 64ULL << 20, 0, "trap") ||
+	     row_ember(&l, &rows[5], "guest/hello.musl", 64ULL << 20, 0, "guest") ||
+	     row_ember(&l, &rows[6], "functions/sha256", 64ULL << 20, 0, "guest") ||
+	     row_ember(&l, &rows[7], "guest/hello.musl", 64ULL << 20, 1, "trap") ||
+	     row_native(&l, &rows[8], 0) || row_native(&l, &rows[9], 1) ||
+	     row_native(&l, &rows[10], 2);
 	if (rc)
 		return CLI_EXIT_EMBER;
 	if (!json)

@@ -17,7 +17,7 @@ static uint64_t page_up(uint64_t x)
 /* gives [start, start+len) back to the machine: it reads as zero until written */
 static int discard(struct sys_state *st, uint64_t start, uint64_t len)
 {
-	int rc = vm_discard(st->vm, start, len);
+	int rc = vm_zero(st->vm, start, len);
 	if (!rc && st->discarded)
 		st->discarded(st->discarded_ctx, start, len);
 	return rc;

@@ -202,6 +202,25 @@ int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 	return vm->ops->protect(vm, addr, len, prot);
 }
 
+/* ranges up to this many pages are zeroed in place where they hold data: punching holes would
+ * unmap the pages from the guest (a TLB shootdown on ptrace) only for it to fault them in again */
+#define ZERO_IN_PLACE_PAGES 64
+
+int vm_zero(struct vm *vm, uint64_t addr, uint64_t len)
+{
+	static const uint8_t zero[EMBER_PAGE_SIZE];
+	uint8_t vec[ZERO_IN_PLACE_PAGES];
+	if (len > ZERO_IN_PLACE_PAGES * EMBER_PAGE_SIZE || addr % EMBER_PAGE_SIZE ||
+	    len % EMBER_PAGE_SIZE || vm_resident(vm, addr, len, vec))
+		return vm_discard(vm, addr, len);
+	for (uint64_t i = 0; i < len / EMBER_PAGE_SIZE; i++) {
+		uint8_t *p = vm->mem + addr + i * EMBER_PAGE_SIZE;
+		if ((vec[i] & 1) && memcmp(p, zero, EMBER_PAGE_SIZE))
+			memset(p, 0, EMBER_PAGE_SIZE);
+	}
+	return 0;
+}
+
 int vm_discard(struct vm *vm, uint64_t addr, uint64_t len)
 {
 	if (!protect_ok(vm, addr, len))

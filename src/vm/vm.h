@@ -112,6 +112,9 @@ int vm_get_uffds(struct vm *vm, struct vm_uffds *u, char *err, size_t errlen);
 int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot);
 /* Gives [addr, addr+len) back: the pages read as zero afterwards and cost no memory. */
 int vm_discard(struct vm *vm, uint64_t addr, uint64_t len);
+/* [addr, addr+len) reads as zero afterwards, like vm_discard; a small range is cleared in place
+ * and keeps its pages, which the guest is likely to touch again */
+int vm_zero(struct vm *vm, uint64_t addr, uint64_t len);
 
 /* The one checked door: a host pointer to guest [addr, addr+len), or NULL when any byte of it
  * (or the sum itself) lies outside guest RAM. */
