@@ -64,12 +64,13 @@
 #define EMBER_RT_MAP	   (EMBER_RT_BASE + 0xd0000ULL) /* struct ember_rt_seg[]: its pool */
 #define EMBER_RT_MAP_SIZE  0x20000ULL
 /* the function's FPU state, saved by the runtime around its input hypercall (XSAVE layout) */
-#define EMBER_RT_XSAVE      (EMBER_RT_BASE + 0xf0000ULL)
+#define EMBER_RT_XSAVE	    (EMBER_RT_BASE + 0xf0000ULL)
 #define EMBER_RT_XSAVE_SIZE 0x10000ULL
-#define EMBER_RT_END        (EMBER_RT_BASE + 0x100000ULL)
+#define EMBER_RT_END	    (EMBER_RT_BASE + 0x100000ULL)
 /* where the host sends a system call made at a site left trapping (`out`) when the runtime owns
  * the state it changes (EMBER_RT_OWNED): the runtime serves it on its own stack and returns to
- * EMBER_RT_BOUNCE[0] with rsp = EMBER_RT_BOUNCE[1], both written by the host */
+ * EMBER_RT_BOUNCE[0] with rsp = EMBER_RT_BOUNCE[1] and r11 = EMBER_RT_BOUNCE[2] (the flags), all
+ * written by the host */
 #define EMBER_RT_BOUNCE_ENTRY (EMBER_RT_BASE + 0x100)
 #define EMBER_RT_BOUNCE	      (EMBER_RT_CTL + 0xf00ULL)
 /* the calls whose state the runtime keeps in guest mode: the memory map and the signal mask */
@@ -111,11 +112,14 @@ struct ember_rt_ctl {
 	 * state at EMBER_RT_XSAVE, which it restores when the hypercall returns: a snapshot taken
 	 * there needs no FPU state set by the host */
 	uint64_t fpu_saved;
+	/* 1 while the runtime makes a call of its own (more pool, zeroing, the heap's top): the
+	 * host serves it without counting it as the program's */
+	uint64_t internal;
 	/* counters: calls served in the guest, calls forwarded to the host */
 	uint64_t served, forwarded;
 	uint64_t sigmask;
 };
-#define EMBER_RT_MAGIC     0x454d4245525254ULL /* "EMBERRT" */
+#define EMBER_RT_MAGIC	   0x454d4245525254ULL /* "EMBERRT" */
 #define EMBER_RT_FPU_SAVED 0x4650555341564544ULL
 
 /* The runtime's pool: ranges the host made writable for it, sorted, never overlapping. A USED

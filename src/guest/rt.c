@@ -292,11 +292,14 @@ long rt_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	volatile struct ember_rt_ctl *c = RT_CTL;
 	rt_fn fn = nr >= 0 && nr < NR_MAX ? table[nr] : 0;
-	if (!fn) {
-		c->forwarded++;
+	if (!fn)
 		return rt_forward(nr, a0, a1, a2, a3, a4, a5);
+	uint64_t forwarded = c->forwarded;
+	long r = fn(a0, a1, a2, a3, a4, a5);
+	if (c->forwarded == forwarded) { /* served here; the host counts those it was handed */
+		c->served++;
+		((volatile uint64_t *)
+		     EMBER_RT_COUNTS)[nr]++; /* the host adds these to its counts */
 	}
-	c->served++;
-	((volatile uint64_t *)EMBER_RT_COUNTS)[nr]++; /* the host adds these to its counters */
-	return fn(a0, a1, a2, a3, a4, a5);
+	return r;
 }

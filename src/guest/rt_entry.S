@@ -54,9 +54,12 @@ rt_entry:
 rt_bounce:
 	lea rt_stack_top(%rip), %rsp
 	SERVE
+	/* as after a syscall: rcx = the return address, r11 = the flags (slot 2) */
 	mov rt_bounce_slot(%rip), %r11
+	mov (%r11), %rcx
 	mov 8(%r11), %rsp
-	jmp *(%r11)
+	mov 16(%r11), %r11
+	jmp *%rcx
 
 	.bss
 	.balign 16

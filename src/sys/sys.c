@@ -90,15 +90,16 @@ void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *
 	va_end(ap);
 }
 
-static long dispatch(struct sys_state *st, uint64_t nr, const uint64_t a[6])
+/* count: 0 for the in-guest runtime's calls of its own, which are not the program's */
+static long dispatch(struct sys_state *st, uint64_t nr, const uint64_t a[6], int count)
 {
 	size_t slot = nr < SYS_NR_MAX ? nr : SYS_NR_MAX;
 	const struct sys_entry *e = nr < SYS_NR_MAX ? &table[nr] : NULL;
 	if (e && e->fn) {
-		st->stats.served[slot]++;
+		st->stats.served[slot] += count;
 		return e->fn(st, a);
 	}
-	st->stats.denied[slot]++;
+	st->stats.denied[slot] += count;
 	return e && e->err ? -e->err : -ENOSYS;
 }
 
@@ -172,12 +173,13 @@ static int serve_syscall(struct sys_state *st)
 	}
 	const uint64_t a[6] = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
 	long ret;
+	int own = sys_rt_own_call(st, &r); /* the runtime's own, not the program's */
 	if (r.rax == EMBER_SYS_SNAPSHOT)
 		ret = 0;
-	else if (r.rax == EMBER_SYS_POOL && st->proc.guest)
+	else if (r.rax == EMBER_SYS_POOL && own)
 		ret = sys_pool_grow(st, a[0]);
 	else
-		ret = dispatch(st, r.rax, a);
+		ret = dispatch(st, r.rax, a, !own);
 	if (st->outcome != SYS_RUNNING)
 		return 0;
 	r.rax = (uint64_t)ret;

@@ -140,6 +140,8 @@ int sys_rt_setup(struct sys_state *st);
 int sys_rt_bounce(struct sys_state *st, struct vm_regs *r);
 /* brk as the syscall does it (sys_mem.c): the break it has afterwards */
 long sys_brk_to(struct sys_state *st, uint64_t want);
+/* 1 when the call in r comes from the in-guest runtime's code and is one it makes for itself */
+int sys_rt_own_call(struct sys_state *st, const struct vm_regs *r);
 /* EMBER_SYS_POOL (sys_mem.c): fresh writable memory for the runtime's pool */
 long sys_pool_grow(struct sys_state *st, uint64_t len);
 /* shared with sys_rt.c: output appended within the limit */

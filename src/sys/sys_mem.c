@@ -87,8 +87,8 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
 		if (!user_range(st, addr, len))
 			return -ENOMEM;
-		if ((flags & MAP_FIXED_NOREPLACE) && !(flags & MAP_FIXED) &&
-		    !sys_vma_free_range(st, addr, addr + len))
+		/* as Linux: MAP_FIXED_NOREPLACE never replaces, with MAP_FIXED or without */
+		if ((flags & MAP_FIXED_NOREPLACE) && !sys_vma_free_range(st, addr, addr + len))
 			return -EEXIST;
 	} else if (!addr || !user_range(st, addr, len) || addr + len > st->proc.mmap_hi ||
 		   addr < page_up(st->brk_cur) || !sys_vma_free_range(st, addr, addr + len)) {
@@ -112,7 +112,14 @@ static long sys_mprotect(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t len = page_up(a[1]);
 	int prot = (int)a[2];
-	if (a[0] % PAGE || (prot & ~PROT_ALL))
+	/* Linux's order: alignment, an empty range, overflow, the permissions */
+	if (a[0] % PAGE)
+		return -EINVAL;
+	if (a[1] == 0)
+		return 0;
+	if (len < a[1] || a[0] + len <= a[0])
+		return -ENOMEM;
+	if (prot & ~PROT_ALL)
 		return -EINVAL;
 	if (!user_range(st, a[0], len))
 		return -ENOMEM;

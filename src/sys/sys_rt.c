@@ -9,6 +9,9 @@
 
 #include "sys/sys.h"
 
+_Static_assert(sizeof(struct ember_rt_ctl) <= EMBER_RT_BOUNCE - EMBER_RT_CTL,
+	       "the control block overlaps the bounce slot");
+
 static uint64_t tsc_mult;
 static const uint32_t tsc_shift = 32;
 static pthread_once_t calibrated = PTHREAD_ONCE_INIT;
@@ -67,6 +70,17 @@ int sys_rt_setup(struct sys_state *st)
 	return 0;
 }
 
+static int from_runtime(const struct vm_regs *r)
+{
+	return r->rip > EMBER_RT_BASE && r->rip <= EMBER_RT_BASE + EMBER_RT_CODE_SIZE;
+}
+
+int sys_rt_own_call(struct sys_state *st, const struct vm_regs *r)
+{
+	struct ember_rt_ctl *c;
+	return st->proc.guest && from_runtime(r) && (c = ctl(st)) && c->internal == 1;
+}
+
 int sys_rt_bounce(struct sys_state *st, struct vm_regs *r)
 {
 	static const uint64_t owned[] = EMBER_RT_OWNED;
@@ -74,13 +88,14 @@ int sys_rt_bounce(struct sys_state *st, struct vm_regs *r)
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
 		hit |= r->rax == owned[i];
 	/* the runtime's own forwards (from its code) are served here, not sent back */
-	if (!hit || (r->rip > EMBER_RT_BASE && r->rip <= EMBER_RT_BASE + EMBER_RT_CODE_SIZE))
+	if (!hit || from_runtime(r))
 		return 0;
-	uint64_t *slot = vm_guest(st->vm, EMBER_RT_BOUNCE, 2 * sizeof(uint64_t));
+	uint64_t *slot = vm_guest(st->vm, EMBER_RT_BOUNCE, 3 * sizeof(uint64_t));
 	if (!slot)
 		return 0;
 	slot[0] = r->rip; /* past the `out` */
 	slot[1] = r->rsp;
+	slot[2] = r->rflags; /* a syscall leaves rcx = rip and r11 = rflags: so does the bounce */
 	r->rip = EMBER_RT_BOUNCE_ENTRY;
 	return 1;
 }

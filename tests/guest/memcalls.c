@@ -54,6 +54,27 @@ static long __attribute__((noinline)) trapped_mmap(long len, long *kept)
 	return r;
 }
 
+/* a trapping munmap of [p, p+len): 1 when rcx and r11 come back as a syscall leaves them (the
+ * return address, and the flags) */
+static int __attribute__((noinline)) trapped_munmap_regs(long p, long len)
+{
+	long r = SYS_munmap, rcx, r11, want_rcx, flags;
+	__asm__ volatile(
+	    "pushfq\n\t"
+	    "popq %[f]\n\t"
+	    "movq $0, -8(%%rsp)\n\t"
+	    "leaq 1f(%%rip), %[w]\n\t"
+	    "syscall\n"
+	    "1:\n\t"
+	    "movq %%rcx, %[c]\n\t"
+	    "movq %%r11, %[e]\n\t"
+	    "addq -8(%%rsp), %[c]\n\t"
+	    : "+a"(r), [c] "=&r"(rcx), [e] "=&r"(r11), [w] "=&r"(want_rcx), [f] "=&r"(flags)
+	    : "D"(p), "S"(len)
+	    : "rcx", "r11", "memory", "cc");
+	return r == 0 && rcx == want_rcx && (r11 & 0xcd5) == (flags & 0xcd5);
+}
+
 static void light(void)
 {
 	char *p = map(64 * 1024);
@@ -151,6 +172,42 @@ static void every(void)
 	       zeros((char *)((cur + PG - 1) & ~(PG - 1)), 4 * PG));
 	printf("brk_below_start=%d\n", raw(SYS_brk, 4096, 0, 0, 0, 0, 0) == cur + 5 * (long)PG);
 	raw(SYS_brk, cur, 0, 0, 0, 0, 0);
+	/* the heap's neighbourhood: a mapping just above the break stops it, and memory given back
+	 * there is gone */
+	cur = raw(SYS_brk, 0, 0, 0, 0, 0, 0);
+	char *top = (char *)((cur + PG - 1) & ~(PG - 1));
+	char *nb = mmap(top + 4 * PG, PG, RW, ANON | MAP_FIXED_NOREPLACE, -1, 0);
+	if (nb != MAP_FAILED)
+		nb[0] = 42;
+	long grown = raw(SYS_brk, (long)(top + 16 * PG), 0, 0, 0, 0, 0);
+	printf("brk_blocked=%d neighbour_kept=%d\n", grown == cur, nb != MAP_FAILED && nb[0] == 42);
+	munmap(nb, PG);
+	printf("munmap_above_brk=%d\n", munmap(top, 8 * PG));
+	grown = raw(SYS_brk, cur + 2 * PG, 0, 0, 0, 0, 0);
+	if (grown == cur + 2 * (long)PG)
+		memset((char *)cur, 1, 2 * PG);
+	printf("brk_after_munmap=%d\n", grown == cur + 2 * (long)PG);
+	raw(SYS_brk, cur, 0, 0, 0, 0, 0);
+	/* empty ranges, and NOREPLACE together with MAP_FIXED */
+	char *e = map(2 * PG);
+	printf("mprotect_empty=%d madvise_empty=%d\n", mprotect(e + PG, 0, PROT_READ),
+	       madvise(e + PG, 0, MADV_DONTNEED));
+	errno = 0;
+	f = mmap(e, PG, RW, ANON | MAP_FIXED | MAP_FIXED_NOREPLACE, -1, 0);
+	printf("fixed_noreplace=%s\n", f == MAP_FAILED && errno == EEXIST ? "EEXIST" : "mapped");
+	/* a refused munmap changes nothing */
+	e[0] = 5;
+	errno = 0;
+	rc = munmap(e, 1UL << 46);
+	printf("munmap_huge=%s e_kept=%d\n", rc && errno == EINVAL ? "EINVAL" : "ok", e[0] == 5);
+	munmap(e, 2 * PG);
+	/* given back, then asked for again without permissions at the same place */
+	char *g = map(4 * PG);
+	munmap(g, 4 * PG);
+	char *h = mmap(g, 4 * PG, PROT_NONE, ANON | MAP_FIXED_NOREPLACE, -1, 0);
+	printf("noreplace_none=%d\n", h == g);
+	if (h != MAP_FAILED)
+		munmap(h, 4 * PG);
 	/* a site that stays trapping, and its red zone */
 	long kept = 0;
 	long m = trapped_mmap(8 * PG, &kept);
@@ -175,7 +232,7 @@ int main(int argc, char **argv)
 		if (ok)
 			memset((void *)m, 1, 16 * PG);
 		printf("trapped_mmap=%d redzone=%d munmap=%d\n", ok, kept == 0x5eed,
-		       ok ? munmap((void *)m, 16 * PG) : -1);
+		       ok ? trapped_munmap_regs(m, 16 * PG) : -1);
 	} else if (argc > 1 && !strcmp(argv[1], "wp")) {
 		char *p = map(PG);
 		mprotect(p, PG, PROT_READ);
