@@ -15,7 +15,7 @@ GUEST_PROGS := hello workout args exitcode crash_null crash_abort crash_stack cr
 # snapshot, pool and metadata guests (tests/integration/test_snapshot.sh and test_server.sh,
 # tests/unit/test_pool.c)
 GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys meta redzone clockrand \
-	memcalls
+	memcalls memfuzz
 GUEST_PROGS += fpustate
 GUEST_MULTI := hello workout args counter marker
 
