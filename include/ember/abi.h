@@ -79,6 +79,8 @@
 		9, 10, 11, 12, 14, 25, 28                                                          \
 	} /* mmap mprotect munmap brk rt_sigprocmask                                               \
 	   mremap madvise */
+/* the madvise advice values Linux knows (0-4, 8-25): the host and the runtime refuse others */
+#define EMBER_MADV_KNOWN(a) (((a) >= 0 && (a) <= 4) || ((a) >= 8 && (a) <= 25))
 /* fresh pool memory is asked for in steps of this much at least; a guest starts with one */
 #define EMBER_RT_POOL_STEP 0x100000ULL
 /* the heap is made writable in steps of this much beyond what brk asks for */

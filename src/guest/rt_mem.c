@@ -86,6 +86,8 @@ long rt_mmap(long addr, long len0, long prot, long flags, long fd, long off)
 		return fwd_room(__NR_mmap, args);
 	if (got == len && !(st & BIT(USED))) /* a hint that names free pool memory */
 		return take(a, a + len) ? -ENOMEM : addr;
+	if (a && !got) /* a hint outside the pool: the host honours it if it can */
+		return fwd_room(__NR_mmap, args);
 	return pool_alloc(len);
 }
 
@@ -120,8 +122,9 @@ long rt_mprotect(long addr, long len0, long prot, long a3, long a4, long a5)
 		return 0;
 	if (len < (uint64_t)len0 || a + len <= a)
 		return -ENOMEM;
-	if (prot & ~7L)
+	if (prot & ~0xfL) /* PROT_SEM (8) is accepted, and means nothing here */
 		return -EINVAL;
+	prot &= 7;
 	uint64_t got = pool_cover(a, a + len, &st);
 	if (!got)
 		return fwd_range(__NR_mprotect, a, a + len, args);
@@ -143,11 +146,21 @@ long rt_mremap(long old0, long old_len0, long new_len0, long flags, long new_add
 	unsigned st;
 	if (old % PAGE || !pool_cover(old, old + 1, &st))
 		return fwd_range(__NR_mremap, old, old + old_len, args);
-	if (!new_len || new_len < (uint64_t)new_len0 || (flags & ~(long)MREMAP_MAYMOVE))
+	if (!new_len || new_len < (uint64_t)new_len0 || (flags & ~(long)MREMAP_MAYMOVE) ||
+	    !old_len0)
 		return -EINVAL;
-	if (!old_len || old_len < (uint64_t)old_len0 || old + old_len < old ||
-	    pool_cover(old, old + old_len, &st) != old_len || st != BIT(USED))
+	if (old_len < (uint64_t)old_len0 || old + old_len < old)
 		return -EFAULT;
+	uint64_t got = pool_cover(old, old + old_len, &st);
+	if (st & (BIT(FREE) | BIT(DIRTY)))
+		return -EFAULT; /* not one mapping: a hole in it */
+	if (got != old_len) {
+		/* partly the pool's, partly the host's (made read-only and back, say): the host
+		 * takes the whole range, as one mapping */
+		if (pool_retag(old, old + old_len, BIT(USED), 0))
+			return -ENOMEM;
+		return fwd_range(__NR_mremap, old, old + old_len, args);
+	}
 	if (new_len <= old_len) {
 		if (new_len < old_len && pool_retag(old + new_len, old + old_len, BIT(USED), DIRTY))
 			return -ENOMEM;
@@ -174,7 +187,7 @@ long rt_madvise(long addr, long len0, long advice, long a3, long a4, long a5)
 	const long args[6] = {addr, len0, advice, a3, a4, a5};
 	uint64_t a = (uint64_t)addr, len = page_up((uint64_t)len0);
 	unsigned st;
-	if (a % PAGE)
+	if (!EMBER_MADV_KNOWN(advice) || a % PAGE)
 		return -EINVAL;
 	if (!len0)
 		return 0;

@@ -8,6 +8,7 @@
 
 #define PAGE	 EMBER_PAGE_SIZE
 #define PROT_ALL (PROT_READ | PROT_WRITE | PROT_EXEC)
+#define PROT_SEM 0x8 /* Linux accepts it in mprotect; it means nothing here */
 
 static uint64_t page_up(uint64_t x)
 {
@@ -77,13 +78,20 @@ long sys_brk_to(struct sys_state *st, uint64_t want)
 static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t addr = a[0], len = page_up(a[1]);
-	int prot = (int)a[2], flags = (int)a[3];
-	if (a[1] == 0 || len < a[1] || (prot & ~PROT_ALL))
+	int prot = (int)a[2] & PROT_ALL, flags = (int)a[3]; /* Linux ignores other prot bits */
+	if (a[1] == 0)
 		return -EINVAL;
+	if (len < a[1])
+		return -ENOMEM;
 	if (!(flags & MAP_ANONYMOUS))
 		return (int)a[4] >= 0 && (int)a[4] <= 3 ? -EACCES : -EBADF;
-	if (!(flags & (MAP_PRIVATE | MAP_SHARED)) || addr % PAGE)
+	if (!(flags & (MAP_PRIVATE | MAP_SHARED)))
 		return -EINVAL;
+	if (addr % PAGE) { /* a fixed address must be aligned; a hint is only a hint */
+		if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))
+			return -EINVAL;
+		addr = 0;
+	}
 	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
 		if (!user_range(st, addr, len))
 			return -ENOMEM;
@@ -119,8 +127,9 @@ static long sys_mprotect(struct sys_state *st, const uint64_t a[6])
 		return 0;
 	if (len < a[1] || a[0] + len <= a[0])
 		return -ENOMEM;
-	if (prot & ~PROT_ALL)
+	if (prot & ~(PROT_ALL | PROT_SEM))
 		return -EINVAL;
+	prot &= PROT_ALL;
 	if (!user_range(st, a[0], len))
 		return -ENOMEM;
 	int rc = sys_vma_protect(st, a[0], a[0] + len, prot);
@@ -139,7 +148,9 @@ static long sys_mremap(struct sys_state *st, const uint64_t a[6])
 	    (flags & MREMAP_FIXED))
 		return flags & MREMAP_FIXED ? -EINVAL : -EINVAL;
 	const struct sys_vma *v = sys_vma_find(st, old);
-	if (!v || old_len == 0 || v->end < old + old_len || !user_range(st, old, old_len))
+	if (v && old_len == 0)
+		return -EINVAL; /* Linux: only a shared mapping can be duplicated that way */
+	if (!v || v->end < old + old_len || !user_range(st, old, old_len))
 		return -EFAULT;
 	int prot = v->prot;
 	if (new_len <= old_len) {
@@ -172,8 +183,11 @@ static long sys_mremap(struct sys_state *st, const uint64_t a[6])
 static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t len = page_up(a[1]);
-	if (a[0] % PAGE)
+	/* Linux's order: the advice, alignment, overflow, an empty range */
+	if (!EMBER_MADV_KNOWN((long)(int)a[2]) || a[0] % PAGE || len < a[1] || a[0] + len < a[0])
 		return -EINVAL;
+	if (a[1] == 0)
+		return 0;
 	if (!user_range(st, a[0], len))
 		return -ENOMEM;
 	if ((int)a[2] == MADV_DONTNEED || (int)a[2] == MADV_FREE) {
