@@ -27,6 +27,7 @@ struct suite_opts {
 	const char *backend;
 	const char *syscalls;
 	int iters;
+	int native;	  /* also run the C functions natively */
 	char build[4096]; /* the build directory */
 	char src[4200];	  /* the function suite's sources: functions/ of the repository */
 };
@@ -150,7 +151,7 @@ static int bench_one(const struct suite_opts *o, size_t k, struct suite_row *row
 	row->snapshot_pages = info.snapshot_pages;
 	row->native_us = -1;
 	rc = measure(o, name, fn, req, len, row);
-	if (!rc && !rt)
+	if (!rc && !rt && o->native)
 		rc = measure_native(o, name, req, len, row);
 out:
 	if (err[0])
@@ -162,18 +163,30 @@ out:
 	return rc;
 }
 
-static void print_json(const struct suite_row *rows, size_t n)
+static json_t *row_json(const struct suite_row *r)
+{
+	return json_pack("{s:f,s:I,s:f,s:f,s:f,s:f}", "init_ms", r->init_ms, "snapshot_pages",
+			 (json_int_t)r->snapshot_pages, "warm_p50_us", r->p50_us, "warm_p99_us",
+			 r->p99_us, "exits_per_invocation", r->exits, "pages_touched", r->pages);
+}
+
+/* one mode: rows[0] only; both: rows[0] trap, rows[1] guest, and their ratio */
+static void print_json(struct suite_row (*rows)[2], size_t n, int both)
 {
 	json_t *res = json_array();
 	for (size_t i = 0; i < n; i++) {
-		const struct suite_row *r = &rows[i];
-		json_array_append_new(
-		    res, json_pack("{s:s,s:f,s:I,s:f,s:f,s:f,s:f,s:o}", "name", suite[i].name,
-				   "init_ms", r->init_ms, "snapshot_pages",
-				   (json_int_t)r->snapshot_pages, "warm_p50_us", r->p50_us,
-				   "warm_p99_us", r->p99_us, "exits_per_invocation", r->exits,
-				   "pages_touched", r->pages, "native_us",
-				   r->native_us >= 0 ? json_real(r->native_us) : json_null()));
+		const struct suite_row *r = rows[i];
+		json_t *e = json_pack("{s:s,s:o}", "name", suite[i].name, "native_us",
+				      r->native_us >= 0 ? json_real(r->native_us) : json_null());
+		if (both) {
+			json_object_set_new(e, "trap", row_json(&r[0]));
+			json_object_set_new(e, "guest", row_json(&r[1]));
+			json_object_set_new(e, "guest_over_trap_p50",
+					    json_real(r[1].p50_us / r[0].p50_us));
+		} else {
+			json_object_update(e, row_json(&r[0]));
+		}
+		json_array_append_new(res, e);
 	}
 	json_t *o = json_pack("{s:o}", "results", res);
 	char *s = json_dumps(o, JSON_COMPACT);
@@ -182,12 +195,28 @@ static void print_json(const struct suite_row *rows, size_t n)
 	json_decref(o);
 }
 
-static void print_table(const struct suite_row *rows, size_t n)
+/* both modes side by side: latency and exits, and guest over trap */
+static void print_both(struct suite_row (*rows)[2], size_t n)
+{
+	printf("%-13s %10s %10s %6s %10s %10s %6s %11s %10s\n", "name", "trap_p50", "trap_p99",
+	       "exits", "guest_p50", "guest_p99", "exits", "guest/trap", "native_us");
+	for (size_t i = 0; i < n; i++) {
+		const struct suite_row *t = &rows[i][0], *g = &rows[i][1];
+		char native[32] = "-";
+		if (t->native_us >= 0)
+			snprintf(native, sizeof(native), "%.1f", t->native_us);
+		printf("%-13s %10.1f %10.1f %6.1f %10.1f %10.1f %6.1f %11.2f %10s\n", suite[i].name,
+		       t->p50_us, t->p99_us, t->exits, g->p50_us, g->p99_us, g->exits,
+		       g->p50_us / t->p50_us, native);
+	}
+}
+
+static void print_table(struct suite_row (*rows)[2], size_t n)
 {
 	printf("%-13s %8s %8s %10s %12s %12s %10s %10s %10s\n", "name", "load_ms", "init_ms",
 	       "snap_pages", "warm_p50_us", "warm_p99_us", "exits/inv", "pages/inv", "native_us");
 	for (size_t i = 0; i < n; i++) {
-		const struct suite_row *r = &rows[i];
+		const struct suite_row *r = &rows[i][0];
 		char native[32] = "-";
 		if (r->native_us >= 0)
 			snprintf(native, sizeof(native), "%.1f", r->native_us);
@@ -199,14 +228,16 @@ static void print_table(const struct suite_row *rows, size_t n)
 
 static const char suite_help[] =
     "usage: ember bench suite [--json] [--iterations N] [--backend kvm|ptrace|auto]\n"
-    "                         [--syscalls trap|guest] [--functions DIR]\n"
+    "                         [--syscalls both|trap|guest] [--functions DIR]\n"
     "\n"
-    "For every function of the suite (C, JavaScript and Lua): the load (wall time) and its\n"
-    "initialisation, the pages its snapshot holds, p50 and p99 of N warm invocations with its\n"
-    "small request (after 3 more to warm up; default N = 50), exits and guest pages touched\n"
-    "per invocation, and for C functions the p50 of the same binary spawned natively with the\n"
-    "request on a pipe. Each invocation's output is checked against small.out. Needs the\n"
-    "build's functions/ and runtimes/ folders next to the ember binary, and the suite's\n"
+    "For every function of the suite (C, JavaScript and Lua): p50 and p99 of N warm\n"
+    "invocations with its small request (after 3 more to warm up; default N = 50) and the\n"
+    "exits per invocation, with every syscall trapping and with the in-guest runtime side\n"
+    "by side and their ratio (--syscalls both, the default), and for C functions the p50 of\n"
+    "the same binary spawned natively with the request on a pipe. With one mode, also the\n"
+    "load (wall time), its initialisation, the pages its snapshot holds and the guest pages\n"
+    "touched per invocation. Each invocation's output is checked against small.out. Needs\n"
+    "the build's functions/ and runtimes/ folders next to the ember binary, and the suite's\n"
     "sources (DIR, default functions/ of the repository holding the build folder).\n";
 
 int cli_bench_suite(int argc, char **argv)
@@ -215,7 +246,16 @@ int cli_bench_suite(int argc, char **argv)
 	int rc = bench_parse(argc, argv, &bo, 1000000, 1, suite_help);
 	if (rc >= 0)
 		return rc;
-	struct suite_opts o = {.backend = bo.backend, .syscalls = bo.syscalls, .iters = bo.iters};
+	const char *mode = bo.syscalls ? bo.syscalls : "both";
+	int both = !strcmp(mode, "both");
+	if (!both && strcmp(mode, "trap") && strcmp(mode, "guest"))
+		return fprintf(stderr, "ember bench: --syscalls both, trap or guest, not '%s'\n",
+			       mode),
+		       CLI_EXIT_EMBER;
+	struct suite_opts o = {.backend = bo.backend,
+			       .syscalls = both ? "trap" : mode,
+			       .iters = bo.iters,
+			       .native = 1};
 	const char *src = bo.functions;
 	int json = bo.json;
 	snprintf(o.build, sizeof(o.build), "%s", bench_build_dir());
@@ -225,17 +265,24 @@ int cli_bench_suite(int argc, char **argv)
 		snprintf(o.src, sizeof(o.src), "%s/../functions", o.build);
 	pool_shell_target(0); /* warm invocations only: no shells to prepare in the background */
 	size_t n = sizeof(suite) / sizeof(suite[0]);
-	struct suite_row rows[sizeof(suite) / sizeof(suite[0])];
+	struct suite_row rows[sizeof(suite) / sizeof(suite[0])][2];
 	memset(rows, 0, sizeof(rows));
-	for (size_t i = 0; i < n; i++)
-		if (bench_one(&o, i, &rows[i]))
+	for (size_t i = 0; i < n; i++) {
+		struct suite_opts g = o;
+		g.syscalls = "guest";
+		g.native = 0;
+		if (bench_one(&o, i, &rows[i][0]) || (both && bench_one(&g, i, &rows[i][1])))
 			return CLI_EXIT_EMBER;
+	}
 	if (json) {
-		print_json(rows, n);
+		print_json(rows, n, both);
 		return 0;
 	}
 	printf("backend %s, syscalls %s, %d warm invocations per function (after %d to warm up)\n",
-	       o.backend, o.syscalls ? o.syscalls : "trap", o.iters, WARMUP);
-	print_table(rows, n);
+	       o.backend, mode, o.iters, WARMUP);
+	if (both)
+		print_both(rows, n);
+	else
+		print_table(rows, n);
 	return 0;
 }
