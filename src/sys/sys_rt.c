@@ -114,6 +114,23 @@ static void refill(struct sys_state *st, struct ember_rt_ctl *c)
 	c->in_eof = st->in_pos == st->in_len;
 }
 
+/* 32 bytes of host entropy never handed out before: read from getrandom a page at a time, per
+ * thread, so that an invocation costs no system call for it */
+static int fresh_key(uint8_t key[32])
+{
+	static __thread uint8_t pool[4096];
+	static __thread size_t left;
+	if (left < 32) {
+		if (getrandom(pool, sizeof(pool), 0) != (ssize_t)sizeof(pool))
+			return -1;
+		left = sizeof(pool);
+	}
+	left -= 32;
+	memcpy(key, pool + left, 32);
+	memset(pool + left, 0, 32);
+	return 0;
+}
+
 int sys_rt_begin(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = ctl(st);
@@ -128,7 +145,7 @@ int sys_rt_begin(struct sys_state *st)
 	c->real0 = ns_of(CLOCK_REALTIME);
 	c->mult = tsc_mult;
 	c->shift = tsc_shift;
-	if (getrandom(c->key, sizeof(c->key), 0) != (ssize_t)sizeof(c->key))
+	if (fresh_key(c->key))
 		return -1;
 	c->key_gen++;
 	/* the metadata goes to the runtime's buffer when it fits; else fd 4 reads exit to us */

@@ -70,6 +70,10 @@ int vm_set_deadline(struct vm *vm, uint64_t deadline_ns)
 	tl_vm = deadline_ns ? vm : NULL;
 	vm->deadline = deadline_ns;
 	vm->expired = 0;
+	/* disarmed by forgetting the machine, not with a system call: a late signal finds no
+	 * machine (or the next run's, which set its own deadline) and does nothing */
+	if (!deadline_ns)
+		return 0;
 	struct itimerspec its;
 	memset(&its, 0, sizeof(its));
 	if (deadline_ns) {
