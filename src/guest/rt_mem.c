@@ -144,23 +144,22 @@ long rt_mremap(long old0, long old_len0, long new_len0, long flags, long new_add
 	uint64_t old = (uint64_t)old0, old_len = page_up((uint64_t)old_len0);
 	uint64_t new_len = page_up((uint64_t)new_len0);
 	unsigned st;
-	if (old % PAGE || !pool_cover(old, old + 1, &st))
-		return fwd_range(__NR_mremap, old, old + old_len, args);
-	if (!new_len || new_len < (uint64_t)new_len0 || (flags & ~(long)MREMAP_MAYMOVE) ||
-	    !old_len0)
+	uint64_t got = 0;
+	if (old % PAGE || old_len < (uint64_t)old_len0 || old + old_len < old ||
+	    !(got = pool_cover(old, old + old_len, &st)))
+		return fwd_range(__NR_mremap, old, old + old_len, args); /* not the pool's */
+	if (!new_len || new_len < (uint64_t)new_len0 || (flags & ~(long)MREMAP_MAYMOVE))
 		return -EINVAL;
-	if (old_len < (uint64_t)old_len0 || old + old_len < old)
-		return -EFAULT;
-	uint64_t got = pool_cover(old, old + old_len, &st);
-	if (st & (BIT(FREE) | BIT(DIRTY)))
-		return -EFAULT; /* not one mapping: a hole in it */
 	if (got != old_len) {
 		/* partly the pool's, partly the host's (made read-only and back, say): the host
-		 * takes the whole range, as one mapping */
-		if (pool_retag(old, old + old_len, BIT(USED), 0))
+		 * takes the whole range; the pool's free parts in it are unmapped there first, so
+		 * that it sees the holes the program sees */
+		if (pool_give_up(old, old + old_len))
 			return -ENOMEM;
 		return fwd_range(__NR_mremap, old, old + old_len, args);
 	}
+	if (st & (BIT(FREE) | BIT(DIRTY)))
+		return -EFAULT; /* not one mapping: a hole in it */
 	if (new_len <= old_len) {
 		if (new_len < old_len && pool_retag(old + new_len, old + old_len, BIT(USED), DIRTY))
 			return -ENOMEM;

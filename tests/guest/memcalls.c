@@ -208,6 +208,28 @@ static void every(void)
 	printf("noreplace_none=%d\n", h == g);
 	if (h != MAP_FAILED)
 		munmap(h, 4 * PG);
+	/* a region partly made read-only and back: shrunk (its tail is gone for good, and what is
+	 * mapped there next is usable), and grown over a hole (EFAULT) */
+	char *s3 = map(3 * PG);
+	mprotect(s3, PG, PROT_READ);
+	mprotect(s3, PG, RW);
+	char *s1 = mremap(s3, 3 * PG, PG, 0);
+	char *nx = mmap(NULL, PG, PROT_NONE, ANON, -1, 0);
+	ok = s1 == s3 && nx != MAP_FAILED && !mprotect(nx, PG, RW);
+	if (ok)
+		nx[0] = 1;
+	printf("mixed_shrink=%d\n", ok);
+	munmap(nx, PG);
+	munmap(s1, PG);
+	s3 = map(3 * PG);
+	mprotect(s3, PG, PROT_READ);
+	mprotect(s3, PG, RW);
+	munmap(s3 + 2 * PG, PG);
+	errno = 0;
+	s1 = mremap(s3, 3 * PG, 6 * PG, MREMAP_MAYMOVE);
+	printf("mixed_grow_over_hole=%s\n",
+	       s1 == MAP_FAILED && errno == EFAULT ? "EFAULT" : "moved");
+	munmap(s3, 3 * PG);
 	/* a site that stays trapping, and its red zone */
 	long kept = 0;
 	long m = trapped_mmap(8 * PG, &kept);

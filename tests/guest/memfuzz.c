@@ -7,6 +7,8 @@
  * line as a virtine in either --syscalls mode:
  *   memfuzz [SEED [OPS [strict] [trace]]]    memfuzz seed=S ops=N hash=XXXXXXXX bad=K
  * K counts pages whose content differed from the model (0 when the calls are right).
+ * "trace" also prints a line per operation with the values it hashed (never an address):
+ * diffing a native run's trace with a virtine's shows the first call answered differently.
  *
  * What Linux decides from the address layout is kept out of the hash, and the table is kept the
  * same whatever it decided:
@@ -565,8 +567,9 @@ static void op_grow_nomove(void)
 	int ok = 1;
 	if (r == (long)g->base) {
 		adopt(g, r, m);
-		ok = verify(g) == 0;
-		bad += !ok;
+		int nbad = verify(g);
+		bad += nbad;
+		ok = nbad == 0;
 		if (xmremap(g->base, m * PG, n * PG, 0) == (long)g->base)
 			g->n = n;
 		else
