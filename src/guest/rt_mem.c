@@ -150,6 +150,16 @@ long rt_mremap(long old0, long old_len0, long new_len0, long flags, long new_add
 		return fwd_range(__NR_mremap, old, old + old_len, args); /* not the pool's */
 	if (!new_len || new_len < (uint64_t)new_len0 || (flags & ~(long)MREMAP_MAYMOVE))
 		return -EINVAL;
+	unsigned first;
+	if (new_len <= old_len && pool_cover(old, old + PAGE, &first) == PAGE) {
+		/* as Linux: the tail goes, whatever mappings it spans (munmap's way) */
+		if (first != BIT(USED))
+			return -EFAULT;
+		long rc = new_len < old_len ? rt_munmap((long)(old + new_len),
+							(long)(old_len - new_len), 0, 0, 0, 0)
+					    : 0;
+		return rc ? rc : old0;
+	}
 	if (got != old_len) {
 		/* partly the pool's, partly the host's (made read-only and back, say): the host
 		 * takes the whole range; the pool's free parts in it are unmapped there first, so
@@ -160,11 +170,6 @@ long rt_mremap(long old0, long old_len0, long new_len0, long flags, long new_add
 	}
 	if (st & (BIT(FREE) | BIT(DIRTY)))
 		return -EFAULT; /* not one mapping: a hole in it */
-	if (new_len <= old_len) {
-		if (new_len < old_len && pool_retag(old + new_len, old + old_len, BIT(USED), DIRTY))
-			return -ENOMEM;
-		return old0;
-	}
 	uint64_t end = old + new_len;
 	if (end > old && pool_cover(old + old_len, end, &st) == new_len - old_len &&
 	    !(st & BIT(USED))) /* grows in place */

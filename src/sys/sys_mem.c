@@ -144,20 +144,21 @@ static long sys_mremap(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t old = a[0], old_len = page_up(a[1]), new_len = page_up(a[2]);
 	int flags = (int)a[3];
-	if (old % PAGE || new_len == 0 || (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED)) ||
-	    (flags & MREMAP_FIXED))
-		return flags & MREMAP_FIXED ? -EINVAL : -EINVAL;
+	if (old % PAGE || new_len == 0 || (flags & ~MREMAP_MAYMOVE))
+		return -EINVAL; /* MREMAP_FIXED and MREMAP_DONTUNMAP are not supported */
 	const struct sys_vma *v = sys_vma_find(st, old);
 	if (v && old_len == 0)
 		return -EINVAL; /* Linux: only a shared mapping can be duplicated that way */
-	if (!v || v->end < old + old_len || !user_range(st, old, old_len))
+	if (!v || !user_range(st, old, old_len))
 		return -EFAULT;
-	int prot = v->prot;
-	if (new_len <= old_len) {
+	if (new_len <= old_len) { /* as Linux: the tail goes, whatever mappings it spans */
 		if (new_len < old_len)
 			unmap_range(st, old + new_len, old_len - new_len);
 		return (long)old;
 	}
+	if (v->end < old + old_len)
+		return -EFAULT; /* growing needs the range to be one mapping */
+	int prot = v->prot;
 	uint64_t grow = new_len - old_len;
 	if (user_range(st, old + old_len, grow) && old + new_len <= st->proc.mmap_hi &&
 	    sys_vma_free_range(st, old + old_len, old + new_len)) {
