@@ -32,17 +32,11 @@
  * Known differences from Linux (Ember as of this test): by default the program works around
  * them (the answer is left out of the hash and the table brought to what Linux would have
  * done; "trace" shows them as "soft"); "strict" hashes Linux's answers there too:
- *   - mremap of a range that spans mappings of other permissions fails with EFAULT also when
- *     it shrinks (Linux just unmaps the tail).
- *   - With --syscalls guest, mremap of a range whose first page is outside the runtime's pool
- *     goes to the host whole, pool pages in it included: the host moves or unmaps memory the
- *     runtime still counts as its own (later the pool hands it out unmapped, or a host mapping
- *     placed there is shadowed: an mprotect to read-write "served" by the runtime leaves it
- *     inaccessible), and over a page the program unmapped (free pool memory) it succeeds where
- *     Linux fails with EFAULT. A region gets such a first page when part of it was made
- *     read-only or inaccessible.
- *   So unless strict, a region that ever had pages of other permissions than the rest is never
- *   given to mremap: it is shrunk with munmap and moved by hand (mmap, copy, munmap).
+ *   - (fixed since, kept as a workaround until strict passes) mremap of a range spanning
+ *     mappings of other permissions: it failed with EFAULT when shrinking; with --syscalls
+ *     guest, a range partly in the runtime's pool went to the host whole. So unless strict, a
+ *     region that ever had pages of other permissions than the rest is never given to mremap:
+ *     it is shrunk with munmap and moved by hand (mmap, copy, munmap).
  *   - With --syscalls guest, a hint naming a hole that is partly free pool memory and partly
  *     not is not honoured (the mapping goes elsewhere).
  *   - madvise(MADV_DONTNEED) on MAP_SHARED|MAP_ANONYMOUS memory zeroes it (Linux keeps the
