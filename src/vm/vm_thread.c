@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -16,7 +17,8 @@
  * hop there and back, and two futex wake-ups cost more than the run itself here (~10 us each on
  * these machines). The caller spins while the call runs, up to CALLER_SPIN_NS; the thread spins
  * for the next call, up to THREAD_SPIN_NS, after each one. Both are short enough that an idle
- * virtine costs nothing: it sleeps.
+ * virtine costs nothing: it sleeps. A spinning side yields the core every few rounds: on two
+ * cores the thread and its stub process must not wait behind a spinning caller.
  */
 #define CALLER_SPIN_NS 200000
 #define THREAD_SPIN_NS 50000
@@ -48,7 +50,10 @@ static void await(struct vm_thread *t, int want, uint64_t spin_ns, atomic_int *s
 	for (unsigned i = 0; atomic_load(&t->state) != want; i++) {
 		if ((i & 63) == 0 && now_ns() - t0 > spin_ns)
 			break;
-		__builtin_ia32_pause();
+		if ((i & 7) == 7)
+			sched_yield(); /* the other side may need this core */
+		else
+			__builtin_ia32_pause();
 	}
 	for (int s; (s = atomic_load(&t->state)) != want;) {
 		atomic_store(sleeps, 1);
