@@ -22,7 +22,8 @@ struct srv_spec {
 	char name[SRV_NAME_MAX];
 	char image[SRV_NAME_MAX]; /* an uploaded image, or "" */
 	char runtime[8];	  /* "js", "lua" or "" */
-	const char *code;	  /* the runtime's source (points into doc) */
+	char syscalls[8]; /* "trap" (every syscall exits) or "guest" (the in-guest runtime) */
+	const char *code; /* the runtime's source (points into doc) */
 	size_t code_len;
 	char **envp; /* "K=V", NULL-terminated */
 	const char *content_type;

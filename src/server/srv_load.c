@@ -71,6 +71,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	cfg.backend = s->backend;
 	cfg.mem_bytes = (sp->mem_bytes + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
 	cfg.timeout_s = sp->timeout_s;
+	cfg.syscalls = sp->syscalls;
 	cfg.pool_size = pool_size(sp);
 	/* snapshots persist beside the deployments: after a restart, or an unload for keep-alive,
 	 * the next request starts cold from disk instead of running init again */

@@ -167,15 +167,24 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 				"ember.keepAlive must be a duration, such as 300 or \"5m\" (0: "
 				"never unload)"),
 		       -1;
+	strcpy(sp->syscalls, "trap");
+	if (e && (v = member(e, "syscalls"))) {
+		if (!json_is_string(v) ||
+		    (strcmp(json_string_value(v), "trap") && strcmp(json_string_value(v), "guest")))
+			return snprintf(err, errlen,
+					"ember.syscalls must be \"trap\" or \"guest\""),
+			       -1;
+		strcpy(sp->syscalls, json_string_value(v));
+	}
 	if (e && (count(e, "minWarm", 64, &sp->min_warm, err, errlen) ||
 		  count(e, "maxConcurrency", 100000, &sp->max_concurrency, err, errlen) ||
 		  count(e, "queue", 100000, &sp->queue, err, errlen)))
 		return -1;
-	return json_object_set_new(sp->doc, "ember",
-				   json_pack("{s:f,s:i,s:i,s:i,s:f}", "timeout", sp->timeout_s,
-					     "minWarm", (int)sp->min_warm, "maxConcurrency",
-					     (int)sp->max_concurrency, "queue", (int)sp->queue,
-					     "keepAlive", sp->keep_alive_s));
+	return json_object_set_new(
+	    sp->doc, "ember",
+	    json_pack("{s:f,s:i,s:i,s:i,s:f,s:s}", "timeout", sp->timeout_s, "minWarm",
+		      (int)sp->min_warm, "maxConcurrency", (int)sp->max_concurrency, "queue",
+		      (int)sp->queue, "keepAlive", sp->keep_alive_s, "syscalls", sp->syscalls));
 }
 
 int spec_parse(const json_t *in, const char *created, struct srv_spec **out, char *err,

@@ -163,6 +163,16 @@ EOF
 deployment envlua lua "$tmp/env.lua"
 expect "deploy a Lua handler(input, env)" 202 "$(req POST /system/functions -d @"$tmp/deploy.json")"
 expect "Lua env" 200 "$(req POST '/function/envlua/p?q' -H 'X-Test: lua' -d x)" "POST /p q lua"
+# the in-guest runtime for one function (ember.syscalls), its metadata on fd 4 included
+expect "deploy hello-guest, ember.syscalls guest" 202 \
+	"$(req POST /system/functions -d '{"service":"hello-guest","image":"hello","ember":{"syscalls":"guest"}}')"
+expect "hello-guest" 200 "$(req POST /function/hello-guest -d guest)" "Hello, guest!"
+expect "hello-guest again (warm)" 200 "$(req POST /function/hello-guest -d again)" "Hello, again!"
+expect "hello-guest status" 200 "$(req GET /system/function/hello-guest)"
+has "hello-guest status shows the mode" '"syscalls":"guest"' "$tmp/body"
+expect "ember.syscalls must be trap or guest: 400" 400 \
+	"$(req POST /system/functions -d '{"service":"badmode","image":"hello","ember":{"syscalls":"kernel"}}')"
+has "the 400 names the field" "ember.syscalls" "$tmp/body"
 expect "upload meta (C, prints fd 4)" 201 \
 	"$(req PUT /system/images/meta --data-binary @"$B/guest/meta.musl")"
 expect "deploy meta" 202 "$(req POST /system/functions -d '{"service":"meta","image":"meta"}')"
@@ -171,6 +181,12 @@ expect "C meta" 200 "$(req POST '/function/meta/p%20q/r?k=v&w=%41' -H 'X-Test: c
 for l in Http_Method=POST 'Http_Path=/p q/r' 'Http_Query=k=v&w=%41' Http_X_Test=c \
 	Http_Content_Type=text/x-test Http_X_Multi_Word_Name=m Http_Content_Length=1; do
 	has "C meta: $l" "$l" "$tmp/body"
+done
+expect "deploy meta-guest, ember.syscalls guest" 202 \
+	"$(req POST /system/functions -d '{"service":"meta-guest","image":"meta","ember":{"syscalls":"guest"}}')"
+expect "C meta, guest mode" 200 "$(req POST '/function/meta-guest/g?k=1' -H 'X-Test: g' -d x)"
+for l in Http_Method=POST Http_Path=/g Http_Query=k=1 Http_X_Test=g; do
+	has "C meta, guest mode: $l" "$l" "$tmp/body"
 done
 expect "C meta, the next request" 200 "$(req GET /function/meta)"
 if grep -q X_Test "$tmp/body"; then
