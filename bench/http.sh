@@ -13,6 +13,7 @@
 # seconds, 10), CONNS (steady connections, 8), STEP (seconds per bursty phase, 2), BURST
 # (connections per phase, "2 4 8 32 8 32 8 4 2"), THREADS (wrk threads, 2), BODY (the request
 # body, Ember), MIN_WARM (the deployments' ember.minWarm; unset: the server's default),
+# SYSCALLS (the deployments' ember.syscalls, trap or guest; unset: the server's default, trap),
 # TARGETS (any of hello hello-js fork, default all three), FORK=1 (forkserver uses fork() rather
 # than posix_spawn), KEEP=1 keeps the temporary folder.
 set -eu
@@ -96,8 +97,11 @@ fpid=$!
 faddr=$(wait_line "$tmp/fork.log" 'listening on' | grep -oE '127\.0\.0\.1:[0-9]+')
 F=http://$faddr
 
+ember=""
+[ -n "${MIN_WARM:-}" ] && ember="\"minWarm\": $MIN_WARM"
+[ -n "${SYSCALLS:-}" ] && ember="${ember:+$ember, }\"syscalls\": \"$SYSCALLS\""
 warm=""
-[ -n "${MIN_WARM:-}" ] && warm=", \"ember\": {\"minWarm\": $MIN_WARM}"
+[ -n "$ember" ] && warm=", \"ember\": {$ember}"
 # the JS source as a JSON string (ASCII sources: backslashes, quotes, tabs, newlines escaped)
 tab=$(printf '\t')
 code=$(sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e "s/$tab/\\\\t/g" functions/hello-js/handler.js |
@@ -237,7 +241,7 @@ others=$(echo "$b0 $b1 $(cat "$tmp/ours0") $(cat "$tmp/ours1")" | awk '{busy = (
 # --- the table
 steady_of() { awk -v t="$1" '$1 == t' "$tmp/results"; }
 echo
-echo "ember serve ($backend backend) vs forkserver (a process per request, $spawn);" \
+echo "ember serve ($backend backend, syscalls ${SYSCALLS:-trap}) vs forkserver (a process per request, $spawn);" \
 	"wrk, $THREADS threads, body '$BODY'"
 echo "steady: $CONNS connections for ${DURATION}s; bursty: connections $BURST, ${STEP}s each"
 echo "$(nproc) CPUs, ${idle0}% idle in the second before the first run; during the runs ${others}% of" \
