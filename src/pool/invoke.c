@@ -56,9 +56,10 @@ static void run_on_vcpu(void *p)
 	struct run_args *a = p;
 	struct sys_state *st = &a->v->st;
 	st->start_ns = vm_now_ns();
-	vm_set_deadline(a->v->vm, st->start_ns + a->timeout_ns);
 	/* the in-guest runtime gets its clocks, entropy and first piece of the request */
-	if (st->proc.guest && sys_rt_begin(st))
+	if (vm_set_deadline(a->v->vm, st->start_ns + a->timeout_ns))
+		sys_stop(st, SYS_ERROR, 0, "cannot arm the invocation's deadline timer");
+	else if (st->proc.guest && sys_rt_begin(st))
 		sys_stop(st, SYS_ERROR, 0, "cannot prepare the in-guest runtime");
 	else
 		sys_run(st);

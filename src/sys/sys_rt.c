@@ -115,19 +115,36 @@ static void refill(struct sys_state *st, struct ember_rt_ctl *c)
 }
 
 /* 32 bytes of host entropy never handed out before: read from getrandom a page at a time, per
- * thread, so that an invocation costs no system call for it */
+ * thread, so that an invocation costs no system call for it. A forked child starts its own
+ * page: it must not hand out the bytes its parent will. */
+static __thread uint8_t key_pool[4096];
+static __thread size_t key_left;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static void key_forked(void)
+{
+	key_left = 0;
+}
+
+static void key_setup(void)
+{
+	pthread_atfork(NULL, NULL, key_forked);
+}
+
 static int fresh_key(uint8_t key[32])
 {
-	static __thread uint8_t pool[4096];
-	static __thread size_t left;
+	uint8_t *pool = key_pool;
+	size_t left = key_left;
+	pthread_once(&key_once, key_setup);
 	if (left < 32) {
-		if (getrandom(pool, sizeof(pool), 0) != (ssize_t)sizeof(pool))
+		if (getrandom(pool, sizeof(key_pool), 0) != (ssize_t)sizeof(key_pool))
 			return -1;
-		left = sizeof(pool);
+		left = sizeof(key_pool);
 	}
 	left -= 32;
 	memcpy(key, pool + left, 32);
 	memset(pool + left, 0, 32);
+	key_left = left;
 	return 0;
 }
 

@@ -210,13 +210,28 @@ int vm_zero(struct vm *vm, uint64_t addr, uint64_t len)
 {
 	static const uint8_t zero[EMBER_PAGE_SIZE];
 	uint8_t vec[ZERO_IN_PLACE_PAGES];
+	if (!protect_ok(vm, addr, len))
+		return -EINVAL;
 	if (len > ZERO_IN_PLACE_PAGES * EMBER_PAGE_SIZE || addr % EMBER_PAGE_SIZE ||
 	    len % EMBER_PAGE_SIZE || vm_resident(vm, addr, len, vec))
 		return vm_discard(vm, addr, len);
-	for (uint64_t i = 0; i < len / EMBER_PAGE_SIZE; i++) {
+	uint64_t n = len / EMBER_PAGE_SIZE;
+	for (uint64_t i = 0; i < n; i++) {
 		uint8_t *p = vm->mem + addr + i * EMBER_PAGE_SIZE;
-		if ((vec[i] & 1) && memcmp(p, zero, EMBER_PAGE_SIZE))
-			memset(p, 0, EMBER_PAGE_SIZE);
+		if (vec[i] & 1) {
+			if (memcmp(p, zero, EMBER_PAGE_SIZE))
+				memset(p, 0, EMBER_PAGE_SIZE);
+			continue;
+		}
+		/* not in memory: a hole, or a page swapped out, which mincore does not report;
+		 * punched either way (nearly free on a hole) */
+		uint64_t j = i;
+		while (j < n && !(vec[j] & 1))
+			j++;
+		int rc = vm_discard(vm, addr + i * EMBER_PAGE_SIZE, (j - i) * EMBER_PAGE_SIZE);
+		if (rc)
+			return rc;
+		i = j - 1;
 	}
 	return 0;
 }

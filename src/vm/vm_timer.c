@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +16,16 @@ static __thread struct vm *tl_vm;
 static __thread timer_t tl_timer;
 static __thread int tl_timer_ok;
 static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+/* a thread's timer is deleted when the thread ends (every ptrace machine has its own thread;
+ * callers on KVM come and go): without it, timers pile up until timer_create fails */
+static pthread_key_t timer_key;
+
+static void delete_timer(void *p)
+{
+	timer_t *t = p;
+	timer_delete(*t);
+	free(t);
+}
 
 static void on_deadline(int sig)
 {
@@ -34,6 +45,7 @@ static void install_handler(void)
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0; /* no SA_RESTART: a blocked wait must come back with EINTR */
 	sigaction(VM_TIMER_SIGNAL, &sa, NULL);
+	pthread_key_create(&timer_key, delete_timer);
 }
 
 uint64_t vm_now_ns(void)
@@ -63,17 +75,20 @@ int vm_set_deadline(struct vm *vm, uint64_t deadline_ns)
 		sev.sigev_notify = SIGEV_THREAD_ID;
 		sev.sigev_signo = VM_TIMER_SIGNAL;
 		sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-		if (timer_create(CLOCK_MONOTONIC, &sev, &tl_timer) < 0)
+		timer_t *box = malloc(sizeof(*box));
+		if (!box)
+			return -ENOMEM;
+		if (timer_create(CLOCK_MONOTONIC, &sev, box) < 0) {
+			free(box);
 			return -errno;
+		}
+		tl_timer = *box;
 		tl_timer_ok = 1;
+		pthread_setspecific(timer_key, box);
 	}
 	tl_vm = deadline_ns ? vm : NULL;
 	vm->deadline = deadline_ns;
 	vm->expired = 0;
-	/* disarmed by forgetting the machine, not with a system call: a late signal finds no
-	 * machine (or the next run's, which set its own deadline) and does nothing */
-	if (!deadline_ns)
-		return 0;
 	struct itimerspec its;
 	memset(&its, 0, sizeof(its));
 	if (deadline_ns) {

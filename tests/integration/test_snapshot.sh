@@ -120,6 +120,11 @@ er --repeat 4 "$G/reprotect.musl"
 expect_rc 0 "reprotect --repeat 4"
 lines 1 4 "reprotect --repeat 4"
 
+# memory given back with madvise where the program cannot write (read-only data) is put back
+er --repeat 3 "$G/rodontneed.musl"
+expect_rc 0 "rodontneed --repeat 3"
+lines ORIGINAL 3 "rodontneed --repeat 3"
+
 # the FPU state of init (rounding modes, a vector register) is back in every invocation, though
 # each one changes it (in guest mode the runtime restores it from the snapshot's memory)
 er --repeat 3 "$G/fpustate.musl"
