@@ -117,8 +117,8 @@ struct ember_rt_ctl {
 	/* 1 while the runtime makes a call of its own (more pool, zeroing, the heap's top): the
 	 * host serves it without counting it as the program's */
 	uint64_t internal;
-	/* counters: calls served in the guest, calls forwarded to the host */
-	uint64_t served, forwarded;
+	/* the program's calls the runtime forwarded to the host (it counts the others) */
+	uint64_t forwarded;
 	uint64_t sigmask;
 };
 #define EMBER_RT_MAGIC	   0x454d4245525254ULL /* "EMBERRT" */

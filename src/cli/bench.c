@@ -68,11 +68,7 @@ void bench_print(const struct bench_row *rows, size_t n, int json, const char *f
 						    json_real(rows[i].extra));
 			json_array_append_new(res, r);
 		}
-		json_t *o = json_pack("{s:o}", "results", res);
-		char *s = json_dumps(o, JSON_COMPACT);
-		printf("%s\n", s);
-		free(s);
-		json_decref(o);
+		cli_print_json(stdout, json_pack("{s:o}", "results", res));
 		return;
 	}
 	printf("%-26s %12s %12s %10s %12s  %s\n", "name", "p50_us", "p99_us", "exits/inv",

@@ -144,12 +144,8 @@ void cold_print_json(const char *const *names, double disk, const struct cold_ro
 			      "prefetch_mb_s", num(r->prefetch_mb_s), "warm_p50_ms",
 			      num(r->warm_p50_ms), "ws_common_fraction", num(r->ws_common)));
 	}
-	json_t *o = json_pack("{s:o,s:o,s:o}", "disk_mb_s", num(disk), "results", res,
-			      "mean_speedup", num(mean));
-	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	printf("%s\n", s);
-	free(s);
-	json_decref(o);
+	cli_print_json(stdout, json_pack("{s:o,s:o,s:o}", "disk_mb_s", num(disk), "results", res,
+					 "mean_speedup", num(mean)));
 }
 
 void cold_print_table(const char *const *names, const char *backend, int iters, double disk,

@@ -188,11 +188,7 @@ static void print_json(struct suite_row (*rows)[2], size_t n, int both)
 		}
 		json_array_append_new(res, e);
 	}
-	json_t *o = json_pack("{s:o}", "results", res);
-	char *s = json_dumps(o, JSON_COMPACT);
-	printf("%s\n", s);
-	free(s);
-	json_decref(o);
+	cli_print_json(stdout, json_pack("{s:o}", "results", res));
 }
 
 /* both modes side by side: latency and exits, and guest over trap */

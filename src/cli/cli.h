@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
 
 /* exit statuses of Ember's own outcomes (shell conventions) */
 #define CLI_EXIT_TIMEOUT 124
@@ -39,5 +42,7 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 const char *cli_add_env(const char **envp, int *n, int max, const char *kv);
 /* a --mem SIZE: parsed, not 0, rounded up to 2 MiB; -1 when malformed */
 int cli_parse_mem(const char *s, uint64_t *out);
+/* prints o as one compact line to f and releases it */
+void cli_print_json(FILE *f, json_t *o);
 
 #endif

@@ -273,11 +273,7 @@ int cli_run(int argc, char **argv)
 	}
 	free(req);
 	if (stats) {
-		json_t *j = stats_json(fn, rs, code, load_us);
-		char *s = json_dumps(j, JSON_COMPACT);
-		fprintf(stderr, "%s\n", s);
-		free(s);
-		json_decref(j);
+		cli_print_json(stderr, stats_json(fn, rs, code, load_us));
 	} else {
 		json_decref(rs->invocations);
 	}

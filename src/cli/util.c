@@ -139,3 +139,12 @@ const char *cli_add_env(const char **envp, int *n, int max, const char *kv)
 	envp[(*n)++] = kv;
 	return NULL;
 }
+
+void cli_print_json(FILE *f, json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+	if (s)
+		fprintf(f, "%s\n", s);
+	free(s);
+	json_decref(o);
+}

@@ -4,7 +4,7 @@
 
 #include "snap/snap.h"
 
-#define SNAP_FILE_VERSION 3
+#define SNAP_FILE_VERSION 4 /* 4: the in-guest runtime's control block changed */
 
 /* what a snapshot on disk must match to be used */
 struct snap_meta {
