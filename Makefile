@@ -17,7 +17,8 @@ setup:
 # Host library: every layer below the CLI.
 LIB_SRC  := $(wildcard src/vm/*.c src/image/*.c src/sys/*.c src/snap/*.c src/mem/*.c src/pool/*.c src/server/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
-LIB_OBJ  := $(LIB_SRC:%.c=$(B)/obj/%.o)
+LIB_ASM  := $(wildcard src/vm/*.S)
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/obj/%.o) $(LIB_ASM:%.S=$(B)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/obj/%.o)
 include src/vm/stub/stub.mk
 include src/guest/guest.mk
@@ -25,6 +26,10 @@ include src/guest/guest.mk
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) -c $< -o $@
+
+$(B)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(EMBER_CFLAGS) -c $< -o $@
 
 $(B)/libember.a: $(LIB_OBJ)
 	@rm -f $@

@@ -356,10 +356,9 @@ static void warm_on_vcpu(void *p)
 	a->res->run_us = us_since(t0);
 	fill_result(a->res, &v->st);
 	uint64_t t1 = vm_now_ns();
-	/* a KVM vCPU that took a triple fault is not entered again: a clean shell replaces it */
-	int fault_kvm = v->st.fault.kind == VM_EXIT_FAULT && vm_backend_of(v->vm) == VM_BACKEND_KVM;
+	/* a crash leaves the machine usable (the reset puts it back), unless it shut down */
 	size_t touched = 0;
-	a->broken = v->st.outcome == SYS_ERROR || fault_kvm ||
+	a->broken = v->st.outcome == SYS_ERROR || !vm_usable(v->vm) ||
 		    snap_reset(&a->fn->snap, v->vm, &v->st, &touched);
 	a->res->pages_touched = touched;
 	a->res->reset_us = us_since(t1);

@@ -115,6 +115,8 @@ static const struct {
     {VM_FAULT_INVALID, 4, "invalid opcode"},
     {VM_FAULT_BREAK, 5, "breakpoint"},
     {VM_FAULT_SYSCALL, 31, "syscall instruction that was not rewritten"},
+    {VM_FAULT_FLOAT, 8, "floating-point exception"},
+    {VM_FAULT_ALIGN, 7, "alignment check"},
     {VM_FAULT_UNKNOWN, 11, "triple fault"},
 };
 

@@ -155,6 +155,11 @@ void vm_run(struct vm *vm, struct vm_exit *exit)
 		exit->kind = VM_EXIT_TIMEOUT;
 }
 
+int vm_usable(const struct vm *vm)
+{
+	return vm->ops->usable(vm);
+}
+
 int vm_get_regs(struct vm *vm, struct vm_regs *r)
 {
 	return vm->ops->get_regs(vm, r);

@@ -44,7 +44,9 @@ enum vm_fault {
 	VM_FAULT_INVALID, /* #UD (SIGILL) */
 	VM_FAULT_BREAK,	  /* #BP (SIGTRAP) */
 	VM_FAULT_SYSCALL, /* a `syscall` instruction that was not rewritten (SIGSYS) */
-	VM_FAULT_UNKNOWN, /* a triple fault we could not classify (SIGSEGV) */
+	VM_FAULT_FLOAT,	  /* #MF, #XM: an unmasked floating-point exception (SIGFPE) */
+	VM_FAULT_ALIGN,	  /* #AC (SIGBUS) */
+	VM_FAULT_UNKNOWN, /* an exception we could not name, e.g. a triple fault (SIGSEGV) */
 };
 
 struct vm_exit {
@@ -53,6 +55,7 @@ struct vm_exit {
 	enum vm_fault fault; /* VM_EXIT_FAULT */
 	uint64_t rip;	     /* VM_EXIT_FAULT: the faulting instruction */
 	uint64_t addr;	     /* VM_FAULT_PAGE: the faulting address */
+	int vector;	     /* VM_EXIT_FAULT on KVM: the exception vector, -1 if unknown */
 	char msg[160];	     /* VM_EXIT_ERROR */
 };
 
@@ -71,8 +74,11 @@ enum vm_backend vm_backend_of(const struct vm *vm);
 const char *vm_backend_name(enum vm_backend b);
 int vm_backend_parse(const char *s, enum vm_backend *out);
 
-/* Runs the vCPU until its next exit. */
+/* Runs the vCPU until its next exit. After a fault the machine stays usable where the backend
+ * allows: setting the registers (a snapshot's) starts it afresh. */
 void vm_run(struct vm *vm, struct vm_exit *exit);
+/* 0 once the machine cannot be entered again (a KVM vCPU that shut down, a stub that died) */
+int vm_usable(const struct vm *vm);
 int vm_get_regs(struct vm *vm, struct vm_regs *r);
 int vm_set_regs(struct vm *vm, const struct vm_regs *r);
 int vm_set_fs_base(struct vm *vm, uint64_t base);

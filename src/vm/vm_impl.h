@@ -27,6 +27,7 @@ struct vm_ops {
 	int (*guest_tsc)(struct vm *vm, uint64_t *tsc);
 	/* runs fn(arg) on the thread allowed to drive this machine */
 	void (*call)(struct vm *vm, void (*fn)(void *), void *arg);
+	int (*usable)(const struct vm *vm);
 };
 
 struct vm_thread;
@@ -53,10 +54,14 @@ extern const struct vm_ops vm_ptrace_ops;
 /* page-table and descriptor-table set-up for the KVM backend (vm_x86.c) */
 uint64_t vm_x86_pt_bytes(uint64_t mem_size);
 void vm_x86_build(struct vm *vm);
-int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, int *reduced);
+/* sets the PTEs of [addr, addr+len); [*zap_lo, *zap_hi) grows to cover the pages that were
+ * present and changed, which KVM may still hold cached */
+int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, uint64_t *zap_lo,
+		   uint64_t *zap_hi);
 
-/* turns a triple fault at rip into a fault kind, by decoding the instruction (vm_fault.c) */
-enum vm_fault vm_fault_classify(struct vm *vm, uint64_t rip, int page_fault);
+/* fills a VM_EXIT_FAULT for exception `vector` taken with the program's registers r (vm_fault.c) */
+void vm_fault_name(struct vm *vm, unsigned vector, uint64_t cr2, const struct vm_regs *r,
+		   struct vm_exit *e);
 
 int vm_uffd_api(int fd);
 void vm_timer_running(struct vm *vm);

@@ -112,6 +112,11 @@ static void pt_call(struct vm *vm, void (*fn)(void *), void *arg)
 		vm_thread_call(p->thread, fn, arg);
 }
 
+static int pt_usable(const struct vm *vm)
+{
+	return !PT(vm)->dead;
+}
+
 static int check_thread(struct vm *vm, struct vm_exit *e)
 {
 	struct pt_vm *p = PT(vm);
@@ -172,6 +177,7 @@ static void run_hop(struct vm *vm, void *arg)
 		return;
 	e->kind = VM_EXIT_FAULT;
 	e->rip = p->regs.rip;
+	e->vector = -1; /* a signal, not an exception: the vector is not known */
 	if (sig == SIGSEGV && si.si_code == SI_KERNEL) {
 		/* `out` at CPL3 without I/O permission: a #GP the kernel reports as SI_KERNEL */
 		const uint8_t *insn = vm_guest(vm, p->regs.rip, 2);
@@ -195,6 +201,8 @@ static void run_hop(struct vm *vm, void *arg)
 	for (size_t i = 0; i < sizeof(by_signal) / sizeof(by_signal[0]); i++)
 		if (by_signal[i].sig == sig)
 			e->fault = by_signal[i].fault;
+	if (sig == SIGFPE && si.si_code != FPE_INTDIV && si.si_code != FPE_INTOVF)
+		e->fault = VM_FAULT_FLOAT;
 	if (e->fault == VM_FAULT_SYSCALL)
 		e->rip -= 2; /* the kernel reports the address after the syscall instruction */
 	if (e->fault == VM_FAULT_BREAK)
@@ -366,4 +374,5 @@ const struct vm_ops vm_ptrace_ops = {
     .set_fpu = pt_set_fpu,
     .call = pt_call,
     .guest_uffd = pt_guest_uffd,
+    .usable = pt_usable,
 };

@@ -1,4 +1,4 @@
-/* 64-bit long-mode structures in guest memory for the KVM backend: page tables, GDT, TSS. */
+/* 64-bit long-mode structures in guest memory for the KVM backend: page tables, GDT, TSS, IDT. */
 #include <string.h>
 #include <sys/mman.h>
 
@@ -16,6 +16,41 @@ static uint64_t *pte_of(struct vm *vm, uint64_t addr)
 {
 	uint64_t pt_base = vm->mem_size - vm_x86_pt_bytes(vm->mem_size);
 	return (uint64_t *)(vm->mem + pt_base) + (addr >> 12);
+}
+
+/* the handlers' code, from vm_isr.S */
+extern const uint8_t vm_isr_start[], vm_isr_end[];
+
+/* RSP0 for faults from CPL3, IST1 for a double fault (its own stack, whatever went wrong), and
+ * an I/O bitmap that lets CPL3 use Ember's ports and no other */
+static void build_tss(uint8_t *tss)
+{
+	memset(tss, 0, 4096);
+	uint64_t rsp0 = X86_STACK0, ist1 = X86_STACK_IST;
+	memcpy(tss + 4, &rsp0, 8);
+	memcpy(tss + 36, &ist1, 8);
+	uint16_t iomap = X86_TSS_IOMAP;
+	memcpy(tss + 102, &iomap, 2);
+	memset(tss + X86_TSS_IOMAP, 0xff, X86_TSS_IOMAP_BYTES + 1); /* +1: the terminator */
+	for (int port = X86_PORT_FIRST; port <= X86_PORT_LAST; port++)
+		tss[X86_TSS_IOMAP + port / 8] &= (uint8_t) ~(1u << (port % 8));
+}
+
+/* one 64-bit interrupt gate per exception, to its 16-byte stub; #BP may be raised from CPL3
+ * (`int3` is a breakpoint, not a #GP), #DF runs on IST1 */
+static void build_idt(struct vm *vm)
+{
+	uint64_t *idt = (uint64_t *)(vm->mem + X86_IDT);
+	memset(idt, 0, 4096);
+	memcpy(vm->mem + X86_ISR, vm_isr_start, (size_t)(vm_isr_end - vm_isr_start));
+	for (uint64_t v = 0; v < X86_IDT_VECTORS; v++) {
+		uint64_t fn = X86_ISR + 16 * v;
+		uint64_t dpl = v == 3 ? 3 : 0, ist = v == 8 ? 1 : 0;
+		idt[2 * v] = (fn & 0xffff) | ((uint64_t)X86_SEL_KCODE << 16) | (ist << 32) |
+			     ((uint64_t)(X86_GATE_INT64 | dpl << 5) << 40) |
+			     ((fn >> 16 & 0xffff) << 48);
+		idt[2 * v + 1] = fn >> 32;
+	}
 }
 
 static void put_seg(uint64_t *gdt, int idx, uint64_t flags)
@@ -41,11 +76,8 @@ void vm_x86_build(struct vm *vm)
 	gdt[X86_SEL_TSS >> 3] = (limit & 0xffff) | ((tss & 0xffffff) << 16) | (0xbULL << 40) |
 				X86_SEG_P | (((tss >> 24) & 0xff) << 56);
 	gdt[(X86_SEL_TSS >> 3) + 1] = tss >> 32;
-	memset(vm->mem + X86_TSS, 0, 4096);
-	/* the I/O map base past the limit: no I/O bitmap, so port access is decided by IOPL */
-	*(uint16_t *)(vm->mem + X86_TSS + 102) = (uint16_t)(X86_TSS_LIMIT + 1);
-	memset(vm->mem + X86_IDT, 0, 4096);
-
+	build_tss(vm->mem + X86_TSS);
+	build_idt(vm);
 	uint64_t *pml4 = (uint64_t *)(vm->mem + X86_PML4);
 	uint64_t *pdpt = (uint64_t *)(vm->mem + X86_PDPT);
 	memset(pml4, 0, 4096);
@@ -69,9 +101,14 @@ void vm_x86_build(struct vm *vm)
 	 * supervisor-only, and page 0 is absent: CPL3 cannot touch the first 2 MiB */
 	for (uint64_t a = 4096; a < EMBER_SYS_END; a += 4096)
 		*pte_of(vm, a) = a | X86_PTE_P | X86_PTE_W | X86_PTE_NX;
+	*pte_of(vm, X86_ISR) = X86_ISR | X86_PTE_P; /* the handlers: CPL0 may run, not write */
 }
 
-int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, int *reduced)
+/* the bits that make a mapping: what the CPU sets itself (accessed, dirty) does not count */
+#define PTE_PERM (X86_PTE_P | X86_PTE_W | X86_PTE_U | X86_PTE_NX)
+
+int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, uint64_t *zap_lo,
+		   uint64_t *zap_hi)
 {
 	uint64_t flags = 0;
 	if (prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) {
@@ -85,11 +122,14 @@ int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, int *re
 		uint64_t *pte = pte_of(vm, a);
 		uint64_t old = *pte;
 		uint64_t new = flags ? (a | flags) : 0;
-		/* a permission taken away may be cached in the guest TLB: ask for a flush */
-		if ((old & X86_PTE_P) &&
-		    (!(new &X86_PTE_P) || ((old & X86_PTE_W) && !(new &X86_PTE_W)) ||
-		     (!(old & X86_PTE_NX) && (new &X86_PTE_NX))))
-			*reduced = 1;
+		/* a mapping that was present may be cached (KVM's shadow page tables, the guest's
+		 * TLB under EPT/NPT): the caller must make KVM forget it, whether it lost a
+		 * permission (else the old one still works) or gained one (else it faults) */
+		if ((old & X86_PTE_P) && (old & PTE_PERM) != (new &PTE_PERM)) {
+			if (*zap_lo >= *zap_hi)
+				*zap_lo = a;
+			*zap_hi = a + 4096;
+		}
 		*pte = new;
 	}
 	return 0;

@@ -2,13 +2,32 @@
 #ifndef EMBER_VM_X86_H
 #define EMBER_VM_X86_H
 
-#define X86_GDT	      0x1000ULL
-#define X86_TSS	      0x2000ULL
-#define X86_IDT	      0x3000ULL
-#define X86_PML4      0x4000ULL
-#define X86_PDPT      0x5000ULL
-#define X86_PD0	      0x6000ULL /* one page directory per GiB, up to 64 */
-#define X86_TSS_LIMIT 0x67ULL
+#define X86_GDT	 0x1000ULL
+#define X86_TSS	 0x2000ULL
+#define X86_IDT	 0x3000ULL
+#define X86_PML4 0x4000ULL
+#define X86_PDPT 0x5000ULL
+#define X86_PD0	 0x6000ULL /* one page directory per GiB, up to 64 */
+/* the exception handlers (vm_isr.S), their CPL0 stack (RSP0) and the stack for a double fault
+ * (IST1); all supervisor-only, the code page read-only */
+#define X86_ISR	      0x80000ULL
+#define X86_STACK0    0x82000ULL /* top of [0x81000, 0x82000) */
+#define X86_STACK_IST 0x83000ULL /* top of [0x82000, 0x83000) */
+/* MSR_LSTAR: a supervisor-only, no-execute page. Where `syscall` at CPL3 jumps to LSTAR
+ * without entering CPL0 (PVM, whatever EFER.SCE says), the fetch there faults and is named a
+ * stray syscall; elsewhere EFER.SCE=0 makes it #UD. */
+#define X86_SYSCALL_TRAP 0x84000ULL
+#define X86_IDT_VECTORS	 32 /* the exceptions; `int N` above them is #GP */
+
+/* TSS: 104 bytes, then an I/O permission bitmap for ports 0-63 and its terminator byte. CPL3
+ * may use exactly Ember's ports: the bitmap decides, as IOPL is 0 (PVM drops IOPL anyway). */
+#define X86_TSS_IOMAP	    0x68ULL
+#define X86_TSS_IOMAP_BYTES 8ULL
+#define X86_TSS_LIMIT	    (X86_TSS_IOMAP + X86_TSS_IOMAP_BYTES) /* the terminator, last byte */
+#define X86_PORT_FIRST	    0x10 /* EMBER_HC_SYSCALL .. EMBER_HC_FLUSH */
+#define X86_PORT_LAST	    0x13
+/* the port the CPL0 handlers report an exception on; CPL3 cannot reach it */
+#define X86_PORT_FAULT 0x14
 
 /* selectors as Linux lays them out, so a guest reading them sees familiar values */
 #define X86_SEL_KCODE 0x10
@@ -50,8 +69,13 @@
 #define X86_EFER_NXE (1ULL << 11)
 
 #define X86_RFLAGS_FIXED 0x2ULL
-#define X86_RFLAGS_IOPL3 0x3000ULL
+#define X86_RFLAGS_IOPL	 0x3000ULL
 
 #define X86_MSR_FS_BASE 0xc0000100U
+#define X86_MSR_LSTAR	0xc0000082U
+#define X86_MSR_TSC	0x10U
+
+/* the interrupt-gate type of a 64-bit IDT entry, present */
+#define X86_GATE_INT64 0x8e
 
 #endif

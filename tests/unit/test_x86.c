@@ -63,10 +63,10 @@ static void identity_and_permissions(void **state)
 	uint64_t e = walk(vm, X86_GDT, &u, &w, &nx);
 	assert_int_equal(e & ~0xfffULL & ~X86_PTE_NX, X86_GDT);
 	assert_false(u);
-	int reduced = 0;
-	vm_x86_protect(vm, 0x400000, 0x3000, PROT_READ | PROT_EXEC, &reduced);
-	vm_x86_protect(vm, 0x403000, 0x1000, PROT_READ | PROT_WRITE, &reduced);
-	assert_false(reduced);
+	uint64_t lo = 0, hi = 0;
+	vm_x86_protect(vm, 0x400000, 0x3000, PROT_READ | PROT_EXEC, &lo, &hi);
+	vm_x86_protect(vm, 0x403000, 0x1000, PROT_READ | PROT_WRITE, &lo, &hi);
+	assert_true(lo >= hi); /* nothing was mapped before: nothing for KVM to forget */
 	e = walk(vm, 0x401234, &u, &w, &nx);
 	assert_int_equal(e & 0x000ffffffffff000ULL, 0x401000); /* identity */
 	assert_true(u);
@@ -74,15 +74,26 @@ static void identity_and_permissions(void **state)
 	assert_false(nx);
 	e = walk(vm, 0x403000, &u, &w, &nx);
 	assert_true(u && w && nx);
-	/* taking a permission away asks for a TLB flush */
-	vm_x86_protect(vm, 0x403000, 0x1000, PROT_READ, &reduced);
-	assert_true(reduced);
-	reduced = 0;
-	vm_x86_protect(vm, 0x403000, 0x1000, 0, &reduced);
-	assert_true(reduced);
+	/* taking a permission away, or giving one, names the pages KVM must forget */
+	vm_x86_protect(vm, 0x403000, 0x1000, PROT_READ, &lo, &hi);
+	assert_int_equal(lo, 0x403000);
+	assert_int_equal(hi, 0x404000);
+	lo = hi = 0;
+	vm_x86_protect(vm, 0x400000, 0x4000, 0, &lo, &hi);
+	assert_int_equal(lo, 0x400000);
+	assert_int_equal(hi, 0x404000);
 	assert_int_equal(walk(vm, 0x403000, &u, &w, &nx), 0);
+	/* the same permissions again change nothing, even with the accessed/dirty bits set */
+	vm_x86_protect(vm, 0x400000, 0x1000, PROT_READ | PROT_WRITE, &lo, &hi);
+	*(uint64_t *)(vm->mem + vm->user_top + (0x400000 >> 12) * 8) |= 0x60; /* A, D */
+	lo = hi = 0;
+	vm_x86_protect(vm, 0x400000, 0x1000, PROT_READ | PROT_WRITE, &lo, &hi);
+	assert_true(lo >= hi);
+	lo = hi = 0;
+	vm_x86_protect(vm, 0x400000, 0x1000, PROT_READ | PROT_WRITE | PROT_EXEC, &lo, &hi);
+	assert_int_equal(lo, 0x400000);
 	/* the last user page maps; the page tables above user_top are never user pages */
-	vm_x86_protect(vm, vm->user_top - 4096, 4096, PROT_READ | PROT_WRITE, &reduced);
+	vm_x86_protect(vm, vm->user_top - 4096, 4096, PROT_READ | PROT_WRITE, &lo, &hi);
 	assert_int_not_equal(walk(vm, vm->user_top - 4096, &u, &w, &nx), 0);
 	assert_int_equal(walk(vm, vm->user_top, &u, &w, &nx), 0);
 	free_vm(vm);
@@ -92,9 +103,9 @@ static void large_memory(void **state)
 {
 	(void)state;
 	struct vm *vm = fake_vm(3ULL << 30); /* three page directories */
-	int u, w, nx, reduced = 0;
-	uint64_t a = (2ULL << 30) + 0x12345000;
-	vm_x86_protect(vm, a, 4096, PROT_READ | PROT_WRITE, &reduced);
+	int u, w, nx;
+	uint64_t a = (2ULL << 30) + 0x12345000, lo = 0, hi = 0;
+	vm_x86_protect(vm, a, 4096, PROT_READ | PROT_WRITE, &lo, &hi);
 	assert_int_equal(walk(vm, a, &u, &w, &nx) & 0x000ffffffffff000ULL, a);
 	assert_true(u && w);
 	free_vm(vm);
@@ -116,8 +127,57 @@ static void descriptors(void **state)
 			(gdt[(X86_SEL_TSS >> 3) + 1] << 32);
 	assert_int_equal(base, X86_TSS);
 	assert_int_equal((tss >> 40) & 0xf, 0xb); /* busy 64-bit TSS */
-	/* no I/O bitmap: the map base lies past the limit */
-	assert_true(*(const uint16_t *)(vm->mem + X86_TSS + 102) > X86_TSS_LIMIT);
+	/* the limit covers an I/O bitmap and its terminator: PVM drops IOPL, so CPL3 reaches a
+	 * port only through the bitmap, and exactly Ember's ports are open */
+	uint64_t limit = (tss & 0xffff) | (((tss >> 48) & 0xf) << 16);
+	assert_int_equal(limit, X86_TSS_LIMIT);
+	const uint8_t *t = vm->mem + X86_TSS;
+	uint16_t iomap;
+	memcpy(&iomap, t + 102, 2);
+	assert_true(iomap >= 0x68 && iomap + X86_TSS_IOMAP_BYTES <= limit);
+	for (int port = 0; port < (int)X86_TSS_IOMAP_BYTES * 8; port++) {
+		int open = !(t[iomap + port / 8] & (1 << (port % 8)));
+		assert_int_equal(open, port >= EMBER_HC_SYSCALL && port <= EMBER_HC_FLUSH);
+	}
+	assert_true(X86_PORT_FAULT >= 64 ||
+		    (t[iomap + X86_PORT_FAULT / 8] >> (X86_PORT_FAULT % 8)) & 1);
+	assert_int_equal(t[iomap + X86_TSS_IOMAP_BYTES], 0xff); /* the terminator */
+	/* faults from CPL3 land on the supervisor stack, a double fault on its own */
+	uint64_t rsp0, ist1;
+	memcpy(&rsp0, t + 4, 8);
+	memcpy(&ist1, t + 36, 8);
+	assert_int_equal(rsp0, X86_STACK0);
+	assert_int_equal(ist1, X86_STACK_IST);
+	free_vm(vm);
+}
+
+/* every exception has a present 64-bit interrupt gate into the handlers' supervisor page */
+static void exception_gates(void **state)
+{
+	(void)state;
+	struct vm *vm = fake_vm(MEM);
+	const uint64_t *idt = (const uint64_t *)(vm->mem + X86_IDT);
+	for (uint64_t v = 0; v < X86_IDT_VECTORS; v++) {
+		uint64_t lo = idt[2 * v], hi = idt[2 * v + 1];
+		uint64_t fn = (lo & 0xffff) | (((lo >> 48) & 0xffff) << 16) | (hi << 32);
+		assert_int_equal(fn, X86_ISR + 16 * v);
+		assert_int_equal((lo >> 16) & 0xffff, X86_SEL_KCODE);
+		assert_int_equal((lo >> 40) & 0x9f, 0x8e); /* present, 64-bit interrupt gate */
+		/* only int3 may be raised from CPL3: other `int N` are a #GP, as on Linux */
+		assert_int_equal((lo >> 45) & 3, v == 3 ? 3 : 0);
+		assert_int_equal((lo >> 32) & 7, v == 8 ? 1 : 0);
+		/* each stub pushes the vector (pushq imm8: 6a v) */
+		const uint8_t *stub = vm->mem + fn;
+		assert_true((stub[0] == 0x6a && stub[1] == v) ||
+			    (stub[0] == 0x6a && stub[1] == 0 && stub[2] == 0x6a && stub[3] == v));
+	}
+	int u, w, nx;
+	uint64_t e = walk(vm, X86_ISR, &u, &w, &nx);
+	assert_true(e && !u && !w && !nx); /* CPL0 runs it; nobody writes it */
+	e = walk(vm, X86_STACK0 - 8, &u, &w, &nx);
+	assert_true(e && !u && w && nx);
+	e = walk(vm, X86_SYSCALL_TRAP, &u, &w, &nx);
+	assert_true(e && !u && nx); /* a jump there from CPL3 faults */
 	free_vm(vm);
 }
 
@@ -127,6 +187,7 @@ int main(void)
 	    cmocka_unit_test(identity_and_permissions),
 	    cmocka_unit_test(large_memory),
 	    cmocka_unit_test(descriptors),
+	    cmocka_unit_test(exception_gates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

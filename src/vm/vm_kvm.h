@@ -1,0 +1,45 @@
+/* The KVM backend's shared pieces: its per-machine state and the register and run halves. */
+#ifndef EMBER_VM_KVM_H
+#define EMBER_VM_KVM_H
+
+#include <linux/kvm.h>
+
+#include "vm/vm_impl.h"
+
+struct kvm_vm {
+	int kvm, vmfd, vcpufd;
+	struct kvm_run *run;
+	size_t run_size;
+	int sync_regs; /* KVM_CAP_SYNC_REGS: registers travel in kvm_run, no ioctl per exit */
+	/* the program's registers, read once per exit and written back once before the next
+	 * entry; while in_handler they come from the exception frame, not the vCPU */
+	struct vm_regs regs;
+	int regs_valid, regs_dirty;
+	/* the vCPU waits at CPL0 in an exception handler (vm_isr.S): running it on returns to
+	 * the faulting instruction; new registers enter CPL3 through its iretq */
+	int in_handler;
+	uint64_t fs_base; /* MSR_FS_BASE as last written, valid when fs_known */
+	int fs_known;
+	int broken; /* the vCPU shut down or failed: it is never entered again */
+};
+
+#define KV(vm) ((struct kvm_vm *)(vm)->priv)
+
+/* vm_kvm_regs.c: the vCPU's general registers, raw (as KVM holds them now) or the program's */
+int kvm_raw_get(struct kvm_vm *k, struct kvm_regs *r);
+int kvm_raw_set(struct kvm_vm *k, const struct kvm_regs *r);
+int kvm_get_regs(struct vm *vm, struct vm_regs *r);
+int kvm_set_regs(struct vm *vm, const struct vm_regs *r);
+/* before an entry: the cached registers to the vCPU; after an exit: the cache is stale */
+int kvm_regs_flush(struct vm *vm);
+void kvm_regs_exited(struct kvm_vm *k);
+/* the program's registers as an exception frame left them; the vCPU waits in the handler */
+void kvm_regs_from_frame(struct kvm_vm *k, const struct kvm_regs *raw, const uint64_t frame[8]);
+
+/* vm_kvm_run.c */
+void kvm_run(struct vm *vm, struct vm_exit *e);
+/* whether KVM_EXIT_IO leaves RIP past the `out` (PVM) or at it (VT-x, SVM), found once per
+ * process by running one on the first machine made */
+int kvm_probe_out(struct vm *vm, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,132 @@
+/* The KVM backend's registers: one copy per exit through kvm_run, and back to CPL3 from a handler.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "vm/vm_kvm.h"
+#include "vm/vm_x86.h"
+
+extern const uint8_t vm_isr_start[], vm_isr_iret[];
+
+/* the flags a program may hold: those Linux restores from a signal frame, plus IF and ID. IOPL
+ * stays 0, so the TSS bitmap alone decides which ports CPL3 may use, on every platform; a
+ * VM flag from a damaged snapshot would make the entry fail */
+#define USER_FLAGS 0x250dd5ULL
+
+int kvm_raw_get(struct kvm_vm *k, struct kvm_regs *r)
+{
+	if (k->sync_regs) {
+		*r = k->run->s.regs.regs;
+		return 0;
+	}
+	return ioctl(k->vcpufd, KVM_GET_REGS, r) < 0 ? -errno : 0;
+}
+
+/* with KVM_CAP_SYNC_REGS the registers are copied in at the next KVM_RUN: no ioctl */
+int kvm_raw_set(struct kvm_vm *k, const struct kvm_regs *r)
+{
+	if (k->sync_regs) {
+		k->run->s.regs.regs = *r;
+		k->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+		return 0;
+	}
+	return ioctl(k->vcpufd, KVM_SET_REGS, r) < 0 ? -errno : 0;
+}
+
+static void from_kvm(struct vm_regs *r, const struct kvm_regs *kr)
+{
+	*r = (struct vm_regs){kr->rax, kr->rbx, kr->rcx, kr->rdx, kr->rsi, kr->rdi,
+			      kr->rsp, kr->rbp, kr->r8,	 kr->r9,  kr->r10, kr->r11,
+			      kr->r12, kr->r13, kr->r14, kr->r15, kr->rip, kr->rflags};
+}
+
+static void to_kvm(struct kvm_regs *kr, const struct vm_regs *r)
+{
+	*kr = (struct kvm_regs){
+	    .rax = r->rax,
+	    .rbx = r->rbx,
+	    .rcx = r->rcx,
+	    .rdx = r->rdx,
+	    .rsi = r->rsi,
+	    .rdi = r->rdi,
+	    .rsp = r->rsp,
+	    .rbp = r->rbp,
+	    .r8 = r->r8,
+	    .r9 = r->r9,
+	    .r10 = r->r10,
+	    .r11 = r->r11,
+	    .r12 = r->r12,
+	    .r13 = r->r13,
+	    .r14 = r->r14,
+	    .r15 = r->r15,
+	    .rip = r->rip,
+	    .rflags = (r->rflags & USER_FLAGS) | X86_RFLAGS_FIXED,
+	};
+}
+
+int kvm_get_regs(struct vm *vm, struct vm_regs *r)
+{
+	struct kvm_vm *k = KV(vm);
+	if (!k->regs_valid) {
+		struct kvm_regs kr;
+		int rc = kvm_raw_get(k, &kr);
+		if (rc)
+			return rc;
+		from_kvm(&k->regs, &kr);
+		k->regs_valid = 1;
+	}
+	*r = k->regs;
+	return 0;
+}
+
+int kvm_set_regs(struct vm *vm, const struct vm_regs *r)
+{
+	struct kvm_vm *k = KV(vm);
+	k->regs = *r;
+	k->regs_valid = 1;
+	k->regs_dirty = 1;
+	return 0;
+}
+
+int kvm_regs_flush(struct vm *vm)
+{
+	struct kvm_vm *k = KV(vm);
+	if (!k->regs_dirty)
+		return 0;
+	struct kvm_regs kr;
+	to_kvm(&kr, &k->regs);
+	if (k->in_handler) {
+		/* the vCPU is at CPL0: the handler's iretq takes it to the new state at CPL3 */
+		const uint64_t frame[5] = {kr.rip, X86_SEL_UCODE, kr.rflags, kr.rsp, X86_SEL_UDATA};
+		if (vm_copy_to(vm, X86_STACK0 - sizeof(frame), frame, sizeof(frame)))
+			return -EFAULT;
+		kr.rip = X86_ISR + (uint64_t)(vm_isr_iret - vm_isr_start);
+		kr.rsp = X86_STACK0 - sizeof(frame);
+		kr.rflags = X86_RFLAGS_FIXED;
+	}
+	int rc = kvm_raw_set(k, &kr);
+	if (rc)
+		return rc;
+	k->regs_dirty = 0;
+	k->in_handler = 0;
+	return 0;
+}
+
+void kvm_regs_exited(struct kvm_vm *k)
+{
+	k->regs_valid = 0;
+	k->in_handler = 0;
+}
+
+void kvm_regs_from_frame(struct kvm_vm *k, const struct kvm_regs *raw, const uint64_t frame[8])
+{
+	from_kvm(&k->regs, raw);
+	k->regs.rax = frame[0];
+	k->regs.rip = frame[3];
+	k->regs.rflags = frame[5];
+	k->regs.rsp = frame[6];
+	k->regs_valid = 1;
+	k->regs_dirty = 0;
+	k->in_handler = 1;
+}

@@ -1,0 +1,239 @@
+/* The KVM backend's run loop: its exits by table, hypercalls, and faults the handlers report. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "vm/vm_kvm.h"
+#include "vm/vm_x86.h"
+
+extern const uint8_t vm_isr_start[], vm_isr_out[];
+
+/* 1 where KVM_EXIT_IO leaves RIP past the `out` (PVM completes it by emulation), 0 where it
+ * stays at it until the next KVM_RUN (VT-x, SVM); -1 until kvm_probe_out ran */
+static int out_past = -1;
+static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* a fault with the program's registers as they are (no exception frame) */
+static int fault_here(struct vm *vm, struct vm_exit *e, unsigned vector)
+{
+	struct vm_regs r;
+	if (kvm_get_regs(vm, &r))
+		return vm_fail(e, "KVM_GET_REGS: %s", strerror(errno)), 1;
+	vm_fault_name(vm, vector, 0, &r, e);
+	return 1;
+}
+
+/* an exception handler's report: the frame on its stack, CR2 in rax (vm_isr.S) */
+static int handler_exit(struct vm *vm, struct vm_exit *e)
+{
+	struct kvm_vm *k = KV(vm);
+	const uint64_t out_at = X86_ISR + (uint64_t)(vm_isr_out - vm_isr_start);
+	struct kvm_regs raw;
+	uint64_t f[8];
+	if (kvm_raw_get(k, &raw) || (raw.rip != out_at && raw.rip != out_at + 2) ||
+	    vm_copy_from(vm, f, raw.rsp, sizeof(f))) {
+		k->broken = 1;
+		return vm_fail(e, "an exception report from outside the handlers (rip %#llx)",
+			       (unsigned long long)raw.rip),
+		       1;
+	}
+	if (raw.rip == out_at) { /* run on, the handler returns to the faulting instruction */
+		raw.rip += 2;
+		if (kvm_raw_set(k, &raw))
+			return vm_fail(e, "KVM_SET_REGS: %s", strerror(errno)), 1;
+	}
+	kvm_regs_from_frame(k, &raw, f);
+	struct vm_regs r;
+	kvm_get_regs(vm, &r);
+	vm_fault_name(vm, (unsigned)f[1], raw.rax, &r, e);
+	if ((f[4] & 3) != 3) {
+		/* an exception in Ember's own CPL0 code: nothing of it is the program's */
+		k->broken = 1;
+		return vm_fail(e, "exception %u at CPL0, rip %#llx", (unsigned)f[1],
+			       (unsigned long long)f[3]),
+		       1;
+	}
+	return 1;
+}
+
+/* `out %al,$port` (e6 port) to one of Ember's ports is a hypercall; rip ends past it */
+static int io_exit(struct vm *vm, struct vm_exit *e)
+{
+	struct kvm_vm *k = KV(vm);
+	const struct kvm_run *run = k->run;
+	if (run->io.port == X86_PORT_FAULT && run->io.direction == KVM_EXIT_IO_OUT)
+		return handler_exit(vm, e);
+	struct vm_regs r;
+	if (kvm_get_regs(vm, &r))
+		return vm_fail(e, "KVM_GET_REGS: %s", strerror(errno)), 1;
+	uint64_t at = out_past == 1 ? r.rip - 2 : r.rip;
+	const uint8_t *insn = vm_guest(vm, at, 2);
+	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.count != 1 || !insn ||
+	    insn[0] != 0xe6 || insn[1] != run->io.port)
+		return fault_here(vm, e, 13); /* `in`, a string or wider `out`: not a hypercall */
+	if (out_past != 1) {
+		/* moved by us, so the state seen (and snapshotted) at a hypercall is the state
+		 * after it, as on ptrace; KVM then skips nothing on the next entry */
+		r.rip += 2;
+		kvm_set_regs(vm, &r);
+	}
+	e->kind = VM_EXIT_HYPERCALL;
+	e->port = run->io.port;
+	e->rip = r.rip;
+	return 1;
+}
+
+/* Where the handlers could not run. PVM keeps the first exception in the vCPU events; AMD SVM
+ * re-initialises the vCPU after a triple fault (RIP 0xfff0, paging off), leaving nothing to
+ * name. Either way the vCPU is not entered again. */
+static int shutdown_exit(struct vm *vm, struct vm_exit *e)
+{
+	struct kvm_vm *k = KV(vm);
+	k->broken = 1;
+	struct vm_regs r;
+	struct kvm_sregs sr;
+	struct kvm_vcpu_events ev;
+	if (kvm_get_regs(vm, &r) || ioctl(k->vcpufd, KVM_GET_SREGS, &sr) < 0 ||
+	    ioctl(k->vcpufd, KVM_GET_VCPU_EVENTS, &ev) < 0)
+		return vm_fail(e, "reading the vCPU after a shutdown: %s", strerror(errno)), 1;
+	vm_fault_name(vm, 8, 0, &r, e); /* a triple fault */
+	if ((sr.cr0 & X86_CR0_PG) && sr.cs.selector == X86_SEL_UCODE)
+		vm_fault_name(vm, ev.exception.nr, sr.cr2, &r, e);
+	return 1;
+}
+
+static int hlt_exit(struct vm *vm, struct vm_exit *e)
+{
+	return fault_here(vm, e, 13); /* only CPL0 halts, and no code of the program's runs there */
+}
+
+static int mmio_exit(struct vm *vm, struct vm_exit *e)
+{
+	int done = fault_here(vm, e, 14);
+	e->addr = KV(vm)->run->mmio.phys_addr;
+	return done;
+}
+
+static int intr_exit(struct vm *vm, struct vm_exit *e)
+{
+	if (!vm->expired)
+		return 0; /* a signal meant for someone else: enter again */
+	e->kind = VM_EXIT_TIMEOUT;
+	return 1;
+}
+
+static int fail_exit(struct vm *vm, struct vm_exit *e)
+{
+	struct kvm_vm *k = KV(vm);
+	k->broken = 1;
+	return vm_fail(e, "KVM exit reason %u (entry failure or internal error %llu)",
+		       k->run->exit_reason,
+		       (unsigned long long)k->run->fail_entry.hardware_entry_failure_reason),
+	       1;
+}
+
+/* each returns 1 when the run ends with e filled, 0 to enter the guest again */
+static const struct {
+	uint32_t reason;
+	int (*fn)(struct vm *vm, struct vm_exit *e);
+} exits[] = {
+    {KVM_EXIT_IO, io_exit},
+    {KVM_EXIT_SHUTDOWN, shutdown_exit},
+    {KVM_EXIT_HLT, hlt_exit},
+    {KVM_EXIT_MMIO, mmio_exit},
+    {KVM_EXIT_INTR, intr_exit},
+    {KVM_EXIT_FAIL_ENTRY, fail_exit},
+    {KVM_EXIT_INTERNAL_ERROR, fail_exit},
+};
+
+void kvm_run(struct vm *vm, struct vm_exit *e)
+{
+	struct kvm_vm *k = KV(vm);
+	if (k->broken) {
+		vm_fail(e, "the vCPU shut down earlier and is not entered again");
+		return;
+	}
+	if (kvm_regs_flush(vm)) {
+		vm_fail(e, "setting the vCPU registers: %s", strerror(errno));
+		return;
+	}
+	for (;;) {
+		int rc = ioctl(k->vcpufd, KVM_RUN, 0);
+		int err = errno;
+		kvm_regs_exited(k);
+		if (rc < 0 && (err == EINTR || err == EAGAIN)) {
+			k->run->immediate_exit = 0;
+			if (intr_exit(vm, e))
+				return;
+			continue;
+		}
+		if (rc < 0) {
+			k->broken = 1;
+			vm_fail(e, "KVM_RUN: %s", strerror(err));
+			return;
+		}
+		size_t i = 0;
+		while (i < sizeof(exits) / sizeof(exits[0]) &&
+		       exits[i].reason != k->run->exit_reason)
+			i++;
+		if (i == sizeof(exits) / sizeof(exits[0])) {
+			k->broken = 1;
+			vm_fail(e, "unexpected KVM exit reason %u", k->run->exit_reason);
+			return;
+		}
+		if (exits[i].fn(vm, e))
+			return;
+	}
+}
+
+/* One `out` at CPL3 from a scratch page of the fresh machine, which is then put back as it was. */
+static int probe(struct vm *vm, char *err, size_t errlen)
+{
+	struct kvm_vm *k = KV(vm);
+	const uint64_t page = EMBER_IMAGE_BASE;
+	const uint8_t code[] = {0xe6, EMBER_HC_NOP}; /* out %al,$EMBER_HC_NOP */
+	uint64_t lo = 0, hi = 0;
+	vm_x86_protect(vm, page, EMBER_PAGE_SIZE, PROT_READ | PROT_EXEC, &lo, &hi);
+	memcpy(vm->mem + page, code, sizeof(code));
+	struct kvm_regs saved, kr;
+	int rc = kvm_raw_get(k, &saved);
+	kr = saved;
+	kr.rip = page;
+	kr.rflags = X86_RFLAGS_FIXED;
+	if (!rc)
+		rc = kvm_raw_set(k, &kr);
+	if (!rc)
+		rc = ioctl(k->vcpufd, KVM_RUN, 0) < 0 ? -errno : 0;
+	if (!rc)
+		rc = kvm_raw_get(k, &kr);
+	uint32_t reason = k->run->exit_reason;
+	uint16_t port = k->run->io.port;
+	/* VT-x and SVM complete the `out` at the next entry: let that happen now, not at the
+	 * first real run, which might start at the same address */
+	k->run->immediate_exit = 1;
+	ioctl(k->vcpufd, KVM_RUN, 0);
+	k->run->immediate_exit = 0;
+	vm_x86_protect(vm, page, EMBER_PAGE_SIZE, 0, &lo, &hi);
+	vm_discard(vm, page, EMBER_PAGE_SIZE); /* zero again, and gone from KVM's mappings */
+	if (rc)
+		return snprintf(err, errlen, "probing KVM's I/O exits: %s", strerror(-rc)), -1;
+	if (reason != KVM_EXIT_IO || port != EMBER_HC_NOP || (kr.rip != page && kr.rip != page + 2))
+		return snprintf(err, errlen,
+				"probing KVM's I/O exits: exit reason %u at rip %#llx, not an out",
+				reason, (unsigned long long)kr.rip),
+		       -1;
+	out_past = kr.rip == page + 2;
+	kvm_regs_exited(k);
+	return kvm_raw_set(k, &saved) ? (snprintf(err, errlen, "KVM_SET_REGS failed"), -1) : 0;
+}
+
+int kvm_probe_out(struct vm *vm, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&probe_mu);
+	int rc = out_past < 0 ? probe(vm, err, errlen) : 0;
+	pthread_mutex_unlock(&probe_mu);
+	return rc;
+}
