@@ -59,6 +59,20 @@ crash crash_div 136 'divide'
 crash crash_ud2 132 'invalid opcode'
 crash crash_hlt 139 'general protection|page fault'
 
+# isolation: a permission taken away takes effect at once, in every syscall mode
+req ro
+er "$G/isolation.musl"
+expect_rc 139 "isolation ro"
+has "$tmp/err" '^ember: page fault at address 0x[0-9a-f]+, rip' "isolation ro: a write after mprotect(PROT_READ) faults"
+out_is 'read-only 1' "isolation ro"
+if [ "${EMBER_SYSCALLS:-trap}" = trap ]; then
+	# (the in-guest runtime's pool keeps freed memory readable within the invocation)
+	req unmap
+	er "$G/isolation.musl"
+	expect_rc 139 "isolation unmap"
+	has "$tmp/err" '^ember: page fault at address 0x[0-9a-f]+, rip' "isolation unmap: a read after munmap faults"
+fi
+
 # the host survives a crash: the next run works
 req survivor
 er "$G/hello.musl"

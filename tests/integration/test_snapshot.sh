@@ -85,6 +85,8 @@ stats "all(i['outcome'] == 'crash' and i['exit_code'] == 139 for i in j['invocat
 	"crashy crash: each invocation crashed with 139"
 check "crashy crash: three crash reports on stderr" \
 	[ "$(grep -c 'null pointer' "$tmp/err")" = 3 ]
+stats "all(i['warm'] for i in j['invocations'])" \
+	"crashy crash: the crashed virtine is reset and used again (every invocation warm)"
 
 # nor does a timeout: both invocations run their full second and time out
 req loop
