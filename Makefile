@@ -45,10 +45,13 @@ include tests/tests.mk
 include tests/tools/tools.mk
 -include bench/bench.mk
 
-run: setup all
+# setup first, then the build: with -j the two must not race (the build needs the packages)
+run: setup
+	$(MAKE) all
 	./scripts/run-examples.sh
 
-test: setup all
+test: setup
+	$(MAKE) all
 	./tests/run.sh
 
 asan:
