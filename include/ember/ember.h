@@ -75,6 +75,9 @@ struct ember_result {
 	uint64_t faults;	   /* guest pages served on demand during a cold start */
 	uint64_t prefetched_pages; /* pages REAP installed before the start */
 	uint64_t prefetch_bytes, prefetch_us;
+	/* 1: the file system refused O_DIRECT, so the prefetch read went through the page cache
+	 * (a cold start then measures less than a disk read) */
+	int prefetch_buffered;
 	int recorded; /* 1: this cold start recorded the working set */
 };
 

@@ -73,13 +73,14 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 	}
 	json_array_append_new(
 	    rs->invocations,
-	    json_pack("{s:I,s:I,s:I,s:I,s:s,s:b,s:i,s:b,s:I,s:I,s:I,s:I,s:b}", "exits",
+	    json_pack("{s:I,s:I,s:I,s:I,s:s,s:b,s:i,s:b,s:I,s:I,s:I,s:I,s:b,s:b}", "exits",
 		      (json_int_t)r->exits, "run_us", (json_int_t)r->run_us, "reset_us",
 		      (json_int_t)r->reset_us, "wait_us", (json_int_t)r->wait_us, "outcome",
 		      outcome_names[r->outcome], "warm", r->warm, "exit_code", r->exit_code, "cold",
 		      r->cold, "faults", (json_int_t)r->faults, "prefetched_pages",
 		      (json_int_t)r->prefetched_pages, "setup_us", (json_int_t)r->setup_us,
-		      "prefetch_us", (json_int_t)r->prefetch_us, "recorded", r->recorded));
+		      "prefetch_us", (json_int_t)r->prefetch_us, "recorded", r->recorded,
+		      "prefetch_buffered", r->prefetch_buffered));
 }
 
 static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs, int exit_code,
@@ -267,6 +268,11 @@ int cli_run(int argc, char **argv)
 		cli_write_all(2, res.log, res.log_len);
 		if (res.outcome != EMBER_OK)
 			fprintf(stderr, "ember: %s\n", res.message);
+		if (res.prefetch_buffered)
+			fprintf(stderr,
+				"ember: warning: the file system of %s has no O_DIRECT: the "
+				"working set was read through the page cache\n",
+				cfg.state_dir);
 		add_result(rs, &res);
 		code = res.exit_code;
 		ember_result_free(&res);

@@ -170,6 +170,7 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 	res->prefetched_pages = c.prefetched;
 	res->prefetch_bytes = c.prefetch_bytes;
 	res->prefetch_us = c.prefetch_us;
+	res->prefetch_buffered = c.buffered;
 	res->recorded = c.record; /* also when a damaged working set was dropped */
 	func_run_invocation(fn, v, in, len, meta, meta_len, res);
 	res->faults = c.faults;

@@ -149,8 +149,18 @@ static int prefetch(struct snap_cold *c, const char *dir, char *err, size_t errl
 	char path[4200];
 	ws_path(path, sizeof(path), dir);
 	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0 && errno == EINVAL) {
+		/* a file system without O_DIRECT (tmpfs on older kernels): the same one read,
+		 * through the page cache, and the caller is told */
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		c->buffered = fd >= 0;
+	}
+	if (fd < 0 && errno == ENOENT)
 		return 0; /* nothing recorded yet: everything is served on demand */
+	if (fd < 0) {
+		snprintf(err, errlen, "working set %s: %s", path, strerror(errno));
+		return -1;
+	}
 	off_t size = lseek(fd, 0, SEEK_END);
 	size_t len = ((size_t)size + PAGE - 1) & ~(PAGE - 1);
 	void *buf = NULL;

@@ -25,6 +25,7 @@ struct snap_cold {
 	struct sys_state *st; /* tells us of those */
 	uint64_t faults, prefetched;
 	uint64_t prefetch_us, prefetch_bytes;
+	int buffered; /* the prefetch could not use O_DIRECT: it went through the page cache */
 	int failed;
 	/* 1 + the address of the first page whose content on disk failed its checksum (it was
 	 * served poisoned, so the run ends soon; its result must be dropped), or 0 */
