@@ -1,9 +1,10 @@
 # `make bench`: the headline comparisons, each measured side by side in one run.
 # `make bench-http`: ember serve against a fork-per-request server under wrk (bench/http.sh).
 .PHONY: bench bench-http
-bench: setup all
+bench: setup
+	$(MAKE) all
 	./bench/run_vs_native.sh
-	./$(B)/ember bench latency --backend $${EMBER_BACKEND:-auto}
+	./$(B)/ember bench latency --backend $${EMBER_BACKEND:-both}
 
 # the HTTP benchmark's baseline: a process per request, as the OpenFaaS classic watchdog
 $(B)/bench/forkserver: bench/forkserver.c bench/bench.mk
@@ -11,5 +12,6 @@ $(B)/bench/forkserver: bench/forkserver.c bench/bench.mk
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o $@ $< -lpthread
 all: $(B)/bench/forkserver
 
-bench-http: setup all
+bench-http: setup
+	$(MAKE) all
 	B=$(B) ./bench/http.sh

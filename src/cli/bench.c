@@ -1,6 +1,7 @@
 /* `ember bench`: subcommands that measure Ember next to its floor and its peers. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <libgen.h>
 #include <math.h>
 #include <spawn.h>
@@ -48,42 +49,6 @@ const char *bench_build_dir(void)
 	return dirname(dir);
 }
 
-void bench_print(const struct bench_row *rows, size_t n, int json, const char *floor_name)
-{
-	double floor = NAN;
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(rows[i].name, floor_name))
-			floor = rows[i].p50_us;
-	if (json) {
-		json_t *res = json_array();
-		for (size_t i = 0; i < n; i++) {
-			json_t *r = json_pack("{s:s,s:f,s:f,s:f}", "name", rows[i].name, "p50_us",
-					      rows[i].p50_us, "p99_us", rows[i].p99_us,
-					      "ratio_to_floor", rows[i].p50_us / floor);
-			json_object_set_new(r, "exits_per_invocation",
-					    rows[i].exits >= 0 ? json_real(rows[i].exits)
-							       : json_null());
-			if (rows[i].extra >= 0)
-				json_object_set_new(r, rows[i].extra_name,
-						    json_real(rows[i].extra));
-			json_array_append_new(res, r);
-		}
-		cli_print_json(stdout, json_pack("{s:o}", "results", res));
-		return;
-	}
-	printf("%-26s %12s %12s %10s %12s  %s\n", "name", "p50_us", "p99_us", "exits/inv",
-	       "x floor", "note");
-	for (size_t i = 0; i < n; i++) {
-		char exits[32] = "-", note[64] = "";
-		if (rows[i].exits >= 0)
-			snprintf(exits, sizeof(exits), "%.1f", rows[i].exits);
-		if (rows[i].extra >= 0)
-			snprintf(note, sizeof(note), "%s %.1f", rows[i].extra_name, rows[i].extra);
-		printf("%-26s %12.1f %12.1f %10s %12.2f  %s\n", rows[i].name, rows[i].p50_us,
-		       rows[i].p99_us, exits, rows[i].p50_us / floor, note);
-	}
-}
-
 double bench_spawn(const char *path, const void *req, size_t len)
 {
 	int in[2], out[2];
@@ -118,6 +83,49 @@ double bench_spawn(const char *path, const void *req, size_t len)
 	close(out[0]);
 	posix_spawn_file_actions_destroy(&fa);
 	return wrote && st == 0 ? dt : -1;
+}
+
+static const struct {
+	const char *name;
+	const char *run[2];
+	int n;
+} backend_choices[] = {
+    {"both", {"kvm", "ptrace"}, 2},
+    {"kvm", {"kvm", NULL}, 1},
+    {"ptrace", {"ptrace", NULL}, 1},
+    {"auto", {"auto", NULL}, 1},
+};
+
+/* both without KVM: ptrace alone, and why (on stderr under --json, which stays one object) */
+static void no_kvm(struct bench_opts *o)
+{
+	fprintf(o->json ? stderr : stdout, "kvm: /dev/kvm: %s — only ptrace measured\n",
+		strerror(errno));
+	o->backend = o->backends[0] = "ptrace";
+	o->backends[1] = NULL;
+	o->nbackends = 1;
+}
+
+/* what --backend asks for: both (the default) needs a /dev/kvm that opens, else ptrace alone */
+static int bench_backends(struct bench_opts *o)
+{
+	if (!o->backend)
+		o->backend = "both";
+	for (size_t i = 0; i < sizeof(backend_choices) / sizeof(backend_choices[0]); i++) {
+		if (strcmp(o->backend, backend_choices[i].name))
+			continue;
+		o->backends[0] = backend_choices[i].run[0];
+		o->backends[1] = backend_choices[i].run[1];
+		o->nbackends = backend_choices[i].n;
+		int fd = o->nbackends == 2 ? open("/dev/kvm", O_RDWR | O_CLOEXEC) : -1;
+		if (fd >= 0)
+			close(fd);
+		else if (o->nbackends == 2)
+			no_kvm(o);
+		return -1;
+	}
+	fprintf(stderr, "ember bench: --backend both, kvm, ptrace or auto, not '%s'\n", o->backend);
+	return CLI_EXIT_EMBER;
 }
 
 int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int extras,
@@ -156,9 +164,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int 
 	if (o->iters < 1 || o->iters > max_iters)
 		return fprintf(stderr, "ember bench: --iterations from 1 to %d\n", max_iters),
 		       CLI_EXIT_EMBER;
-	if (!o->backend)
-		o->backend = "kvm";
-	return -1;
+	return bench_backends(o);
 }
 
 static const struct {
@@ -166,9 +172,10 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } benches[] = {
-    {"latency", cli_bench_latency, "per-invocation latency: Ember next to its floor and peers"},
-    {"suite", cli_bench_suite, "the function suite: init, warm latency, exits, pages, native"},
-    {"cold", cli_bench_cold, "cold starts from snapshots on disk: lazy next to REAP"},
+    {"latency", cli_bench_latency, "one invocation next to its floor and peers, KVM and ptrace"},
+    {"suite", cli_bench_suite,
+     "the function suite: init, warm latency, exits, native; KVM next to ptrace"},
+    {"cold", cli_bench_cold, "cold starts from disk: lazy next to REAP, KVM next to ptrace"},
 };
 
 int cli_bench(int argc, char **argv)

@@ -1,16 +1,19 @@
-/* Benchmark helpers: sample sets, percentiles, and the table or JSON they print as. */
+/* Benchmark helpers: sample sets, percentiles, the options, and the table or JSON they print as. */
 #ifndef EMBER_CLI_BENCH_H
 #define EMBER_CLI_BENCH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 struct bench_row {
 	const char *name;
 	double p50_us, p99_us;
 	double exits; /* per invocation; < 0 when it does not apply */
-	double extra; /* a row-specific figure (e.g. the reset's median), < 0 if none */
+	double extra; /* a row-specific figure (e.g. the reset's share), < 0 if none */
 	const char *extra_name;
+	int native; /* a native peer: the same on every backend, measured once */
 };
 
 /* sorts the samples (microseconds) and returns the q-quantile, q in [0, 1] */
@@ -18,7 +21,6 @@ double bench_quantile(double *us, size_t n, double q);
 double bench_now_us(void);
 /* the directory holding the ember binary, for finding the built guests and functions */
 const char *bench_build_dir(void);
-void bench_print(const struct bench_row *rows, size_t n, int json, const char *floor_name);
 /* runs path as a native process: spawn, the request on a pipe, read its output, wait; returns
  * the microseconds that took, or -1 */
 double bench_spawn(const char *path, const void *req, size_t len);
@@ -26,17 +28,53 @@ double bench_spawn(const char *path, const void *req, size_t len);
 /* the options every benchmark takes */
 struct bench_opts {
 	int json;
-	int iters;	       /* preset by the caller: its default */
-	const char *backend;   /* --backend, else $EMBER_BACKEND, else kvm */
+	int iters;	     /* preset by the caller: its default */
+	const char *backend; /* --backend, else $EMBER_BACKEND, else both (ptrace without KVM) */
+	const char *backends[2]; /* what to measure, in this order: one, or kvm then ptrace */
+	int nbackends;
 	const char *syscalls;  /* --syscalls (where a benchmark uses it) */
 	const char *functions; /* --functions (where a benchmark uses it) */
 };
 
+/* what every benchmark's --help says of --backend */
+#define BENCH_HELP_BACKEND                                                                         \
+	"--backend both, the default when /dev/kvm opens, measures every row on KVM and then on\n" \
+	"ptrace in this one run; without /dev/kvm it measures ptrace alone and a line says why.\n" \
+	"kvm, ptrace or auto measure one backend. $EMBER_BACKEND presets the choice.\n"
+
 /* Parses --json, --iterations, --backend and --help, and with extras --syscalls and
  * --functions; returns -1 when the benchmark should run, or the exit status to end with (help
- * printed, or a bad option). */
+ * printed, or a bad option). When both backends are asked for (or by default) and /dev/kvm does
+ * not open, it says why in one line and leaves ptrace alone to measure. */
 int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int extras,
 		const char *help);
+
+/* a number, or null when it is not finite (JSON has no NaN) */
+json_t *bench_json_num(double v);
+/* one backend's rows as {"results": [...]}, each with its ratio to the row named floor_name */
+json_t *bench_rows_json(const struct bench_row *rows, size_t n, const char *floor_name);
+/* one backend's rows as a table, or as bench_rows_json */
+void bench_print(const struct bench_row *rows, size_t n, int json, const char *floor_name);
+/* the line that opens the output of both backends: what was measured on one, then the other */
+void bench_both_line(const char *each);
+/* KVM's rows next to ptrace's (the same rows in the same order) in one table; native rows once */
+void bench_print_both(const struct bench_row *kvm, const struct bench_row *ptrace, size_t n,
+		      const char *floor_name);
+
+/* one figure of a KVM-over-ptrace summary: the double at off in a row */
+struct bench_ratio {
+	const char *name;
+	size_t off;
+};
+/* The summary of n rows, kvm's and ptrace's each an array of rows stride bytes apart: one
+ * column per figure (kvm / ptrace), and a last row with each column's median. */
+void bench_ratio_print(const char *const *names, size_t n, const void *kvm, const void *ptrace,
+		       size_t stride, const struct bench_ratio *cols, size_t ncols);
+/* the same as [{"name": ..., figure: kvm / ptrace, ...}, ..., {"name": "median", ...}] */
+json_t *bench_ratio_json(const char *const *names, size_t n, const void *kvm, const void *ptrace,
+			 size_t stride, const struct bench_ratio *cols, size_t ncols);
+/* {"backends": {"kvm": kvm, "ptrace": ptrace}, "kvm_over_ptrace": ratios}, printed; takes all */
+void bench_print_backends(json_t *kvm, json_t *ptrace, json_t *ratios);
 
 int cli_bench_latency(int argc, char **argv);
 int cli_bench_suite(int argc, char **argv);

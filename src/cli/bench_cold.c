@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,7 +261,7 @@ out:
 }
 
 static const char cold_help[] =
-    "usage: ember bench cold [--json] [--iterations N] [--backend kvm|ptrace|auto]\n"
+    "usage: ember bench cold [--json] [--iterations N] [--backend both|kvm|ptrace|auto]\n"
     "\n"
     "Cold starts from snapshots on disk, for hello.musl and every function of the suite, in a\n"
     "temporary state folder under $TMPDIR (default /var/tmp): the snapshot is made, one REAP\n"
@@ -269,7 +270,72 @@ static const char cold_help[] =
     "from the page cache and timed from the load to the end of the first invocation. Shows\n"
     "p50s, on-demand faults per start and the share REAP eliminated, the working set (pages),\n"
     "REAP's prefetch bandwidth next to the disk's own (a 256 MiB O_DIRECT read), the warm p50,\n"
-    "and ws_jacc: |A∩B|/|A∪B| of the working sets recorded with small.req and large.req.\n";
+    "and ws_jacc: |A∩B|/|A∪B| of the working sets recorded with small.req and large.req.\n"
+    "\n" BENCH_HELP_BACKEND
+    "With both (each function on KVM, then on ptrace; the disk measured once), that table for\n"
+    "KVM, then for ptrace, then KVM over ptrace per function (lazy and REAP p50s to the return\n"
+    "and to the response, REAP's speedup, the warm p50) and each column's median; --json gives\n"
+    "{\"backends\": {\"kvm\": {...}, \"ptrace\": {...}}, \"kvm_over_ptrace\": [...]}, each\n"
+    "backend's object the one a single backend prints.\n";
+
+static const struct bench_ratio cold_ratios[] = {
+    {"lazy_ms", offsetof(struct cold_row, lazy_p50_ms)},
+    {"reap_ms", offsetof(struct cold_row, reap_p50_ms)},
+    {"resp_lazy", offsetof(struct cold_row, lazy_resp_ms)},
+    {"resp_reap", offsetof(struct cold_row, reap_resp_ms)},
+    {"speedup", offsetof(struct cold_row, speedup)},
+    {"warm_ms", offsetof(struct cold_row, warm_p50_ms)},
+};
+#define NRATIOS (sizeof(cold_ratios) / sizeof(cold_ratios[0]))
+
+/* one function on every backend asked for, into rows[backend][k]; mean: REAP's mean speedup */
+static int bench_all(struct cold_ctx *x, const struct bench_opts *o, size_t k,
+		     struct cold_row (*rows)[NFNS], double *mean)
+{
+	struct cold_fn f;
+	char err[300];
+	int rc = 0;
+	if (fn_open(x, k, &f, err, sizeof(err))) {
+		fprintf(stderr, "ember bench: %s: %s\n", fns[k].name, err);
+		rc = CLI_EXIT_EMBER;
+	}
+	for (int b = 0; !rc && b < o->nbackends; b++) {
+		x->backend = o->backends[b];
+		if (bench_fn(x, &f, &rows[b][k]))
+			rc = CLI_EXIT_EMBER;
+		mean[b] += rows[b][k].speedup / NFNS;
+	}
+	fn_close(&f);
+	return rc;
+}
+
+static void print_all(const struct bench_opts *o, int iters, double disk,
+		      struct cold_row (*rows)[NFNS], const double *mean)
+{
+	const char *names[NFNS];
+	for (size_t i = 0; i < NFNS; i++)
+		names[i] = fns[i].name;
+	if (o->nbackends == 1 && o->json) {
+		cli_print_json(stdout, cold_json(names, disk, rows[0], NFNS, mean[0]));
+	} else if (o->nbackends == 1) {
+		cold_print_table(names, o->backend, iters, disk, rows[0], NFNS, mean[0]);
+	} else if (o->json) {
+		bench_print_backends(cold_json(names, disk, rows[0], NFNS, mean[0]),
+				     cold_json(names, disk, rows[1], NFNS, mean[1]),
+				     bench_ratio_json(names, NFNS, rows[0], rows[1],
+						      sizeof(rows[0][0]), cold_ratios, NRATIOS));
+	} else {
+		bench_both_line("function");
+		for (int b = 0; b < 2; b++) {
+			cold_print_table(names, o->backends[b], iters, disk, rows[b], NFNS,
+					 mean[b]);
+			printf("\n");
+		}
+		printf("KVM over ptrace (each figure's kvm / ptrace)\n");
+		bench_ratio_print(names, NFNS, rows[0], rows[1], sizeof(rows[0][0]), cold_ratios,
+				  NRATIOS);
+	}
+}
 
 int cli_bench_cold(int argc, char **argv)
 {
@@ -278,7 +344,6 @@ int cli_bench_cold(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	struct cold_ctx x = {.backend = o.backend, .iters = o.iters};
-	int json = o.json;
 	snprintf(x.build, sizeof(x.build), "%s", bench_build_dir());
 	snprintf(x.src, sizeof(x.src), "%s/../functions", x.build);
 	const char *base = getenv("TMPDIR");
@@ -286,32 +351,16 @@ int cli_bench_cold(int argc, char **argv)
 	if (!mkdtemp(x.tmp))
 		return perror("ember bench: mkdtemp"), CLI_EXIT_EMBER;
 	pool_shell_target(0); /* every start pays for its own machine */
-	struct cold_row rows[NFNS];
-	const char *names[NFNS];
+	struct cold_row rows[2][NFNS];
 	memset(rows, 0, sizeof(rows));
-	double disk = cold_disk_mb_s(x.tmp), mean = 0;
+	double disk = cold_disk_mb_s(x.tmp), mean[2] = {0, 0};
 	rc = disk < 0 ? (fprintf(stderr, "ember bench: cannot measure the disk in %s\n", x.tmp),
 			 CLI_EXIT_EMBER)
 		      : 0;
-	for (size_t i = 0; !rc && i < NFNS; i++) {
-		struct cold_fn f;
-		names[i] = fns[i].name;
-		char err[300];
-		if (fn_open(&x, i, &f, err, sizeof(err))) {
-			fprintf(stderr, "ember bench: %s: %s\n", fns[i].name, err);
-			rc = CLI_EXIT_EMBER;
-		} else if (bench_fn(&x, &f, &rows[i])) {
-			rc = CLI_EXIT_EMBER;
-		}
-		fn_close(&f);
-		mean += rows[i].speedup / NFNS;
-	}
+	for (size_t i = 0; !rc && i < NFNS; i++)
+		rc = bench_all(&x, &o, i, rows, mean);
 	cold_rm_rf(x.tmp);
-	if (rc)
-		return rc;
-	if (json)
-		cold_print_json(names, disk, rows, NFNS, mean);
-	else
-		cold_print_table(names, x.backend, x.iters, disk, rows, NFNS, mean);
-	return 0;
+	if (!rc)
+		print_all(&o, x.iters, disk, rows, mean);
+	return rc;
 }

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 /* sequential O_DIRECT read bandwidth of the disk holding dir, in MB/s (a 256 MiB file written,
  * synced, dropped from the page cache, read in 4 MiB chunks, removed); < 0 on failure */
 double cold_disk_mb_s(const char *dir);
@@ -20,10 +22,11 @@ void cold_rm_rf(const char *path);
 struct cold_row {
 	double lazy_p50_ms, reap_p50_ms, speedup, faults_lazy, faults_reap, ws_pages;
 	double record_overhead, prefetch_mb_s, warm_p50_ms, ws_common;
-	double lazy_resp_ms, reap_resp_ms; /* p50 to the response (the table only) */
+	double lazy_resp_ms, reap_resp_ms; /* p50 to the response (the table and kvm/ptrace only) */
 };
-void cold_print_json(const char *const *names, double disk, const struct cold_row *rows, size_t n,
-		     double mean);
+/* today's {"disk_mb_s", "results", "mean_speedup"} of one backend */
+json_t *cold_json(const char *const *names, double disk, const struct cold_row *rows, size_t n,
+		  double mean);
 void cold_print_table(const char *const *names, const char *backend, int iters, double disk,
 		      const struct cold_row *rows, size_t n, double mean);
 

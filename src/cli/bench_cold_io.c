@@ -122,14 +122,8 @@ void cold_rm_rf(const char *path)
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* a number, or null when it is not finite (JSON has no NaN) */
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-void cold_print_json(const char *const *names, double disk, const struct cold_row *rows, size_t n,
-		     double mean)
+json_t *cold_json(const char *const *names, double disk, const struct cold_row *rows, size_t n,
+		  double mean)
 {
 	json_t *res = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -137,15 +131,18 @@ void cold_print_json(const char *const *names, double disk, const struct cold_ro
 		json_array_append_new(
 		    res,
 		    json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "name", names[i],
-			      "lazy_p50_ms", num(r->lazy_p50_ms), "reap_p50_ms",
-			      num(r->reap_p50_ms), "speedup", num(r->speedup), "faults_lazy",
-			      num(r->faults_lazy), "faults_reap", num(r->faults_reap), "ws_pages",
-			      num(r->ws_pages), "record_overhead", num(r->record_overhead),
-			      "prefetch_mb_s", num(r->prefetch_mb_s), "warm_p50_ms",
-			      num(r->warm_p50_ms), "ws_common_fraction", num(r->ws_common)));
+			      "lazy_p50_ms", bench_json_num(r->lazy_p50_ms), "reap_p50_ms",
+			      bench_json_num(r->reap_p50_ms), "speedup", bench_json_num(r->speedup),
+			      "faults_lazy", bench_json_num(r->faults_lazy), "faults_reap",
+			      bench_json_num(r->faults_reap), "ws_pages",
+			      bench_json_num(r->ws_pages), "record_overhead",
+			      bench_json_num(r->record_overhead), "prefetch_mb_s",
+			      bench_json_num(r->prefetch_mb_s), "warm_p50_ms",
+			      bench_json_num(r->warm_p50_ms), "ws_common_fraction",
+			      bench_json_num(r->ws_common)));
 	}
-	cli_print_json(stdout, json_pack("{s:o,s:o,s:o}", "disk_mb_s", num(disk), "results", res,
-					 "mean_speedup", num(mean)));
+	return json_pack("{s:o,s:o,s:o}", "disk_mb_s", bench_json_num(disk), "results", res,
+			 "mean_speedup", bench_json_num(mean));
 }
 
 void cold_print_table(const char *const *names, const char *backend, int iters, double disk,

@@ -1,6 +1,7 @@
 /* `ember bench suite`: every function of the suite, its init, warm invocations and native run. */
 #include <fcntl.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ static const struct {
     {"hello-js", "js"},	   {"aes-js", "js"},	   {"json", "js"},     {"hello-lua", "lua"},
     {"template", "lua"},
 };
+#define NSUITE (sizeof(suite) / sizeof(suite[0]))
 
 struct suite_opts {
 	const char *backend;
@@ -171,7 +173,7 @@ static json_t *row_json(const struct suite_row *r)
 }
 
 /* one mode: rows[0] only; both: rows[0] trap, rows[1] guest, and their ratio */
-static void print_json(struct suite_row (*rows)[2], size_t n, int both)
+static json_t *suite_json(struct suite_row (*rows)[2], size_t n, int both)
 {
 	json_t *res = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -188,7 +190,7 @@ static void print_json(struct suite_row (*rows)[2], size_t n, int both)
 		}
 		json_array_append_new(res, e);
 	}
-	cli_print_json(stdout, json_pack("{s:o}", "results", res));
+	return json_pack("{s:o}", "results", res);
 }
 
 /* both modes side by side: latency and exits, and guest over trap */
@@ -222,8 +224,60 @@ static void print_table(struct suite_row (*rows)[2], size_t n)
 	}
 }
 
+#define AT(mode, field) (sizeof(struct suite_row) * (mode) + offsetof(struct suite_row, field))
+/* KVM over ptrace, per function: with both modes (trap, guest), and with one */
+static const struct bench_ratio ratios_both[] = {
+    {"init_ms", AT(0, init_ms)},  {"trap_p50", AT(0, p50_us)},	{"trap_p99", AT(0, p99_us)},
+    {"guest_p50", AT(1, p50_us)}, {"guest_p99", AT(1, p99_us)},
+};
+static const struct bench_ratio ratios_one[] = {
+    {"load_ms", AT(0, load_ms)},
+    {"init_ms", AT(0, init_ms)},
+    {"warm_p50", AT(0, p50_us)},
+    {"warm_p99", AT(0, p99_us)},
+};
+
+/* one backend's table (rows[fn][mode]) as with one backend alone */
+static void print_one(const struct suite_opts *o, const char *mode, int both,
+		      struct suite_row (*rows)[2], size_t n)
+{
+	printf("backend %s, syscalls %s, %d warm invocations per function (after %d to warm up)\n",
+	       o->backend, mode, o->iters, WARMUP);
+	if (both)
+		print_both(rows, n);
+	else
+		print_table(rows, n);
+}
+
+/* both backends (rows[backend][fn][mode]): kvm's table, ptrace's, and their ratios */
+static void print_backends(const struct bench_opts *bo, struct suite_opts o, const char *mode,
+			   int both, struct suite_row (*rows)[NSUITE][2])
+{
+	const char *names[NSUITE];
+	for (size_t i = 0; i < NSUITE; i++)
+		names[i] = suite[i].name;
+	const struct bench_ratio *cols = both ? ratios_both : ratios_one;
+	size_t ncols = both ? sizeof(ratios_both) / sizeof(ratios_both[0])
+			    : sizeof(ratios_one) / sizeof(ratios_one[0]);
+	if (bo->json) {
+		bench_print_backends(suite_json(rows[0], NSUITE, both),
+				     suite_json(rows[1], NSUITE, both),
+				     bench_ratio_json(names, NSUITE, rows[0], rows[1],
+						      sizeof(rows[0][0]), cols, ncols));
+		return;
+	}
+	bench_both_line("function");
+	for (int b = 0; b < 2; b++) {
+		o.backend = bo->backends[b];
+		print_one(&o, mode, both, rows[b], NSUITE);
+		printf("\n");
+	}
+	printf("KVM over ptrace (each figure's kvm / ptrace; native_us is measured once)\n");
+	bench_ratio_print(names, NSUITE, rows[0], rows[1], sizeof(rows[0][0]), cols, ncols);
+}
+
 static const char suite_help[] =
-    "usage: ember bench suite [--json] [--iterations N] [--backend kvm|ptrace|auto]\n"
+    "usage: ember bench suite [--json] [--iterations N] [--backend both|kvm|ptrace|auto]\n"
     "                         [--syscalls both|trap|guest] [--functions DIR]\n"
     "\n"
     "For every function of the suite (C, JavaScript and Lua): p50 and p99 of N warm\n"
@@ -232,9 +286,16 @@ static const char suite_help[] =
     "by side and their ratio (--syscalls both, the default), and for C functions the p50 of\n"
     "the same binary spawned natively with the request on a pipe. With one mode, also the\n"
     "load (wall time), its initialisation, the pages its snapshot holds and the guest pages\n"
-    "touched per invocation. Each invocation's output is checked against small.out. Needs\n"
-    "the build's functions/ and runtimes/ folders next to the ember binary, and the suite's\n"
-    "sources (DIR, default functions/ of the repository holding the build folder).\n";
+    "touched per invocation. Each invocation's output is checked against small.out.\n"
+    "\n" BENCH_HELP_BACKEND
+    "With both, that table for KVM, then for ptrace (the native run is measured once and\n"
+    "shown in both), then KVM over ptrace per function (init_ms, and p50 and p99 per mode;\n"
+    "load_ms too with one mode) and each column's median; --json gives {\"backends\": {\"kvm\":\n"
+    "{\"results\": [...]}, \"ptrace\": {...}}, \"kvm_over_ptrace\": [...]}, and with one backend\n"
+    "{\"results\": [...]}.\n"
+    "\n"
+    "Needs the build's functions/ and runtimes/ folders next to the ember binary, and the\n"
+    "suite's sources (DIR, default functions/ of the repository holding the build folder).\n";
 
 int cli_bench_suite(int argc, char **argv)
 {
@@ -253,32 +314,32 @@ int cli_bench_suite(int argc, char **argv)
 			       .iters = bo.iters,
 			       .native = 1};
 	const char *src = bo.functions;
-	int json = bo.json;
 	snprintf(o.build, sizeof(o.build), "%s", bench_build_dir());
 	if (src)
 		snprintf(o.src, sizeof(o.src), "%s", src);
 	else
 		snprintf(o.src, sizeof(o.src), "%s/../functions", o.build);
 	pool_shell_target(0); /* warm invocations only: no shells to prepare in the background */
-	size_t n = sizeof(suite) / sizeof(suite[0]);
-	struct suite_row rows[sizeof(suite) / sizeof(suite[0])][2];
+	struct suite_row rows[2][NSUITE][2];
 	memset(rows, 0, sizeof(rows));
-	for (size_t i = 0; i < n; i++) {
-		struct suite_opts g = o;
-		g.syscalls = "guest";
-		g.native = 0;
-		if (bench_one(&o, i, &rows[i][0]) || (both && bench_one(&g, i, &rows[i][1])))
-			return CLI_EXIT_EMBER;
+	for (size_t i = 0; i < NSUITE; i++) {
+		for (int b = 0; b < bo.nbackends; b++) {
+			struct suite_opts t = o, g = o;
+			t.backend = g.backend = bo.backends[b];
+			t.native = b == 0; /* the native run is the same on every backend */
+			g.syscalls = "guest";
+			g.native = 0;
+			if (bench_one(&t, i, &rows[b][i][0]) ||
+			    (both && bench_one(&g, i, &rows[b][i][1])))
+				return CLI_EXIT_EMBER;
+			rows[b][i][0].native_us = rows[0][i][0].native_us;
+		}
 	}
-	if (json) {
-		print_json(rows, n, both);
-		return 0;
-	}
-	printf("backend %s, syscalls %s, %d warm invocations per function (after %d to warm up)\n",
-	       o.backend, mode, o.iters, WARMUP);
-	if (both)
-		print_both(rows, n);
+	if (bo.nbackends == 2)
+		print_backends(&bo, o, mode, both, rows);
+	else if (bo.json)
+		cli_print_json(stdout, suite_json(rows[0], NSUITE, both));
 	else
-		print_table(rows, n);
+		print_one(&o, mode, both, rows[0], NSUITE);
 	return 0;
 }
