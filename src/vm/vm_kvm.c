@@ -55,7 +55,7 @@ static void user_seg(struct kvm_segment *s, uint16_t sel, int code)
 	s->g = 1;
 }
 
-static int set_sregs(struct kvm_vm *k, char *err, size_t errlen)
+int kvm_set_sregs(struct kvm_vm *k, int tss_type, char *err, size_t errlen)
 {
 	struct kvm_sregs sr;
 	if (ioctl(k->vcpufd, KVM_GET_SREGS, &sr) < 0)
@@ -67,7 +67,7 @@ static int set_sregs(struct kvm_vm *k, char *err, size_t errlen)
 	sr.tr.base = X86_TSS;
 	sr.tr.limit = X86_TSS_LIMIT;
 	sr.tr.selector = X86_SEL_TSS;
-	sr.tr.type = 0xb;
+	sr.tr.type = (uint8_t)tss_type;
 	sr.tr.present = 1;
 	memset(&sr.ldt, 0, sizeof(sr.ldt));
 	sr.ldt.unusable = 1;
@@ -84,6 +84,7 @@ static int set_sregs(struct kvm_vm *k, char *err, size_t errlen)
 	sr.efer = X86_EFER_LME | X86_EFER_LMA | X86_EFER_NXE;
 	if (ioctl(k->vcpufd, KVM_SET_SREGS, &sr) < 0)
 		return snprintf(err, errlen, "KVM_SET_SREGS: %s", strerror(errno)), -1;
+	k->tss_type = tss_type;
 	return 0;
 }
 
@@ -186,7 +187,7 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 	}
 	vm_x86_build(vm);
 	uint64_t xcr0;
-	if (set_cpuid(k, &xcr0, err, errlen) || set_sregs(k, err, errlen) ||
+	if (set_cpuid(k, &xcr0, err, errlen) || kvm_set_sregs(k, X86_TSS_BUSY, err, errlen) ||
 	    set_xcr0(k, xcr0, err, errlen) || set_lstar(vm, err, errlen) ||
 	    sync_regs(k, err, errlen) || kvm_probe_out(vm, err, errlen))
 		return VM_ERR;

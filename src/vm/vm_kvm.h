@@ -20,7 +20,8 @@ struct kvm_vm {
 	int in_handler;
 	uint64_t fs_base; /* MSR_FS_BASE as last written, valid when fs_known */
 	int fs_known;
-	int broken; /* the vCPU shut down or failed: it is never entered again */
+	int broken;   /* the vCPU shut down or failed: it is never entered again */
+	int tss_type; /* of TR, as last set: X86_TSS_BUSY or X86_TSS_AVAIL */
 };
 
 #define KV(vm) ((struct kvm_vm *)(vm)->priv)
@@ -36,10 +37,15 @@ void kvm_regs_exited(struct kvm_vm *k);
 /* the program's registers as an exception frame left them; the vCPU waits in the handler */
 void kvm_regs_from_frame(struct kvm_vm *k, const struct kvm_regs *raw, const uint64_t frame[8]);
 
+/* vm_kvm.c: segments, control registers, GDT/IDT/TR, with TR of the given type */
+int kvm_set_sregs(struct kvm_vm *k, int tss_type, char *err, size_t errlen);
+
 /* vm_kvm_run.c */
 void kvm_run(struct vm *vm, struct vm_exit *e);
-/* whether KVM_EXIT_IO leaves RIP past the `out` (PVM) or at it (VT-x, SVM), found once per
- * process by running one on the first machine made */
+/* Two things found once per process by running one `out` at CPL3 on the first machine made,
+ * and applied to every machine: whether KVM_EXIT_IO leaves RIP past the `out` (PVM) or at it
+ * (VT-x, SVM), and which TSS type TR needs for the I/O bitmap to be honoured: busy, as LTR
+ * leaves it and VT-x demands, or available, which QEMU's emulation of SVM insists on. */
 int kvm_probe_out(struct vm *vm, char *err, size_t errlen);
 
 #endif

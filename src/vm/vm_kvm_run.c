@@ -14,6 +14,7 @@ extern const uint8_t vm_isr_start[], vm_isr_out[];
 /* 1 where KVM_EXIT_IO leaves RIP past the `out` (PVM completes it by emulation), 0 where it
  * stays at it until the next KVM_RUN (VT-x, SVM); -1 until kvm_probe_out ran */
 static int out_past = -1;
+static int tss_type = X86_TSS_BUSY;
 static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* a fault with the program's registers as they are (no exception frame) */
@@ -189,7 +190,8 @@ void kvm_run(struct vm *vm, struct vm_exit *e)
 	}
 }
 
-/* One `out` at CPL3 from a scratch page of the fresh machine, which is then put back as it was. */
+/* One `out` at CPL3 from a scratch page of the fresh machine, which is then put back as it was:
+ * 0 with out_past found, 1 when the `out` was refused (an exception handler reported it), -1 */
 static int probe(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_vm *k = KV(vm);
@@ -220,6 +222,8 @@ static int probe(struct vm *vm, char *err, size_t errlen)
 	vm_discard(vm, page, EMBER_PAGE_SIZE); /* zero again, and gone from KVM's mappings */
 	if (rc)
 		return snprintf(err, errlen, "probing KVM's I/O exits: %s", strerror(-rc)), -1;
+	if (reason == KVM_EXIT_IO && port == X86_PORT_FAULT)
+		return 1;
 	if (reason != KVM_EXIT_IO || port != EMBER_HC_NOP || (kr.rip != page && kr.rip != page + 2))
 		return snprintf(err, errlen,
 				"probing KVM's I/O exits: exit reason %u at rip %#llx, not an out",
@@ -232,8 +236,21 @@ static int probe(struct vm *vm, char *err, size_t errlen)
 
 int kvm_probe_out(struct vm *vm, char *err, size_t errlen)
 {
+	struct kvm_vm *k = KV(vm);
 	pthread_mutex_lock(&probe_mu);
-	int rc = out_past < 0 ? probe(vm, err, errlen) : 0;
+	int rc = 0;
+	if (out_past < 0 && (rc = probe(vm, err, errlen)) == 1) {
+		tss_type = X86_TSS_AVAIL;
+		if (!(rc = kvm_set_sregs(k, tss_type, err, errlen)) &&
+		    (rc = probe(vm, err, errlen)) == 1) {
+			snprintf(err, errlen, "KVM refuses `out` at CPL3 through the TSS's I/O bitmap, "
+					      "with either TSS type");
+			rc = -1;
+		}
+	}
+	/* a machine made while another probed may have the other type */
+	if (!rc && k->tss_type != tss_type)
+		rc = kvm_set_sregs(k, tss_type, err, errlen);
 	pthread_mutex_unlock(&probe_mu);
 	return rc;
 }

@@ -26,6 +26,10 @@
 #define X86_TSS_LIMIT	    (X86_TSS_IOMAP + X86_TSS_IOMAP_BYTES) /* the terminator, last byte */
 #define X86_PORT_FIRST	    0x10 /* EMBER_HC_SYSCALL .. EMBER_HC_FLUSH */
 #define X86_PORT_LAST	    0x13
+/* TR's type: a busy 64-bit TSS, as LTR leaves it (VT-x requires it at entry); an available one
+ * where an emulator's I/O check insists (QEMU's TCG, under nested SVM) */
+#define X86_TSS_BUSY  0xb
+#define X86_TSS_AVAIL 0x9
 /* the port the CPL0 handlers report an exception on; CPL3 cannot reach it */
 #define X86_PORT_FAULT 0x14
 
