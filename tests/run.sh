@@ -1,50 +1,158 @@
 #!/bin/sh
-# Runs every test: the cmocka unit programs, then the integration scripts against the real binary.
-# Prints one closing line "N passed, N failed" and exits non-zero when anything failed.
+# Runs every test: unit programs and integration suites on KVM and on ptrace, natively where
+# /dev/kvm works and inside a QEMU guest with nested AMD SVM (scripts/qemu-kvm.sh) on every
+# machine. One line per suite names its backend, route and syscall mode; the last line is
+# "N passed, N failed". Fails, never skips, when KVM cannot be reached by either route.
+#   tests/run.sh                 the whole plan for this machine
+#   tests/run.sh --here ROUTE SUITE...   the given suites here, labelled ROUTE (the QEMU guest
+#                                runs its share this way); SUITE is KIND:NAME:BACKEND:MODE
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
+LOGS=${LOGS:-$B/tests}
+export B
 pass=0
 fail=0
 failed=""
-for t in "$B"/tests/unit/test_*; do
-	[ -x "$t" ] || continue
-	if "$t" >"$t.log" 2>&1; then
-		pass=$((pass + 1))
-		echo "ok   unit/$(basename "$t")"
-	else
-		fail=$((fail + 1))
-		failed="$failed unit/$(basename "$t")"
-		echo "FAIL unit/$(basename "$t")"
-		cat "$t.log"
-	fi
-done
-# integration NAME MODE: one script, with every syscall trapping (the default) or served by the
-# in-guest runtime where it can be (guest)
-integration()
+
+have_kvm()
 {
-	t=$1
-	name="integration/$(basename "$t")"
-	[ "$2" = guest ] && name="$name [syscalls=guest]"
-	log="$B/tests/$(basename "$t" .sh)-$2.log"
-	mkdir -p "$B/tests"
-	if B="$B" EMBER_SYSCALLS=$2 sh "$t" >"$log" 2>&1; then
+	[ -c /dev/kvm ] && (exec 3<>/dev/kvm) 2>/dev/null
+}
+
+# record LABEL STATUS LOG
+record()
+{
+	if [ "$2" = 0 ]; then
 		pass=$((pass + 1))
-		echo "ok   $name"
+		echo "ok   $1"
 	else
 		fail=$((fail + 1))
-		failed="$failed $name"
-		echo "FAIL $name"
-		cat "$log"
+		failed="$failed
+  $1"
+		echo "FAIL $1"
+		sed 's/^/   | /' "$3"
 	fi
 }
-for t in tests/integration/test_*.sh; do
-	[ -f "$t" ] && integration "$t" trap
-done
-# the tests of the core, of snapshots, of the suite and of cold starts pass in both modes
-for t in test_run test_snapshot test_suite_virtine test_cold; do
-	integration "tests/integration/$t.sh" guest
-done
-[ -n "$failed" ] && echo "failed:$failed"
+
+# suite KIND:NAME:BACKEND:MODE ROUTE: one unit program (KIND unit) or integration script (int)
+suite()
+{
+	IFS=: read -r kind name backend mode <<EOF
+$1
+EOF
+	label="$kind/$name [backend=$backend route=$2${mode:+ syscalls=$mode}]"
+	log="$LOGS/$name-$backend-${mode:-any}-$2.log"
+	mkdir -p "$LOGS"
+	if [ "$kind" = unit ]; then
+		EMBER_BACKEND=$backend "$B/tests/unit/$name" >"$log" 2>&1
+	else
+		EMBER_BACKEND=$backend EMBER_SYSCALLS=${mode:-trap} \
+			sh "tests/integration/$name.sh" >"$log" 2>&1
+	fi
+	record "$label" $? "$log"
+}
+
+# The suites of one backend, natively. Unit programs that need no machine run once (kvm:
+# their backend field is only a label then).
+UNIT_VM="test_pool test_isolation"
+UNIT_PURE="test_elf test_sites test_x86"
+INT_ALL="test_run test_snapshot test_guest test_cold test_server test_suite_virtine"
+INT_GUEST="test_run test_snapshot test_suite_virtine test_cold" # also with syscalls=guest
+plan_native()
+{
+	for u in $UNIT_VM; do echo "unit:$u:$1:"; done
+	for t in $INT_ALL; do echo "int:$t:$1:trap"; done
+	for t in $INT_GUEST; do echo "int:$t:$1:guest"; done
+}
+
+# What runs inside QEMU: on a machine with its own KVM (PVM) the core and the crash suites, to
+# catch what SVM does differently; without one, every KVM suite that matters (the README says
+# which), so that KVM is tested at all, in two guests side by side (one emulated CPU each).
+QEMU_WITH_KVM="unit:test_isolation:kvm: int:test_run:kvm:trap int:test_backends:kvm:"
+QEMU_WITHOUT_KVM_1="unit:test_isolation:kvm: unit:test_pool:kvm: int:test_backends:kvm:
+int:test_server:kvm:trap"
+QEMU_WITHOUT_KVM_2="int:test_run:kvm:trap int:test_snapshot:kvm:trap int:test_guest:kvm:trap
+int:test_cold:kvm:trap"
+
+if [ "${1:-}" = --here ]; then
+	route=$2
+	shift 2
+	for s in "$@"; do suite "$s" "$route"; done
+	echo "$pass passed, $fail failed ($route)"
+	[ "$fail" = 0 ]
+	exit
+fi
+
+# qemu_start N SUITE...: boots QEMU guest N in the background to run the suites with this
+# same script; qemu_collect N waits for it and counts its lines
+qemu_start()
+{
+	n=$1
+	shift
+	# shellcheck disable=SC2086
+	scripts/qemu-kvm.sh run --timeout 2400 --rw "$LOGS" --env LOGS="$LOGS" \
+		--env SUITE_SIZES=small -- sh tests/run.sh --here qemu-svm "$@" \
+		>"$LOGS/qemu-$n.log" 2>&1 &
+	eval "qpid_$n=\$!"
+	qpids="$qpids $!"
+}
+
+qemu_collect()
+{
+	qlog=$LOGS/qemu-$1.log
+	eval "wait \$qpid_$1"
+	qrc=$?
+	grep -E '^(ok|FAIL) ' "$qlog"
+	q_fail=$(grep -c '^FAIL ' "$qlog")
+	pass=$((pass + $(grep -c '^ok ' "$qlog")))
+	fail=$((fail + q_fail))
+	if [ "$qrc" != 0 ] && [ "$q_fail" = 0 ]; then
+		# the guest itself failed (no KVM inside, no boot, timeout): loud, never a skip
+		fail=$((fail + 1))
+		failed="$failed
+  QEMU guest $1 (exit $qrc)"
+		echo "FAIL QEMU guest $1 with nested SVM (exit $qrc):"
+		tail -n 30 "$qlog" | sed 's/^/   | /'
+	elif [ "$q_fail" != 0 ]; then
+		grep -v -E '^ok ' "$qlog" | sed 's/^/   | /' | tail -n 80
+		failed="$failed
+$(grep '^FAIL ' "$qlog" | sed 's/^FAIL /  /')"
+	fi
+}
+
+mkdir -p "$LOGS"
+qpids=""
+trap 'kill $qpids 2>/dev/null' EXIT
+# the kernel and initramfs once (cached under build/qemu), before guests that share them
+if ! scripts/qemu-kvm.sh prepare >"$LOGS/qemu-prepare.log" 2>&1; then
+	fail=$((fail + 1))
+	failed="$failed
+  preparing the QEMU guest"
+	echo "FAIL preparing the QEMU guest's kernel and initramfs:"
+	sed 's/^/   | /' "$LOGS/qemu-prepare.log"
+fi
+# the guests first, so that they run while the native suites use the other core
+if have_kvm; then
+	echo "##### /dev/kvm works: every suite on KVM and on ptrace natively, a share in QEMU #####"
+	qemu_start 1 $QEMU_WITH_KVM
+	guests=1
+else
+	echo "##### no /dev/kvm: KVM suites inside two QEMU guests, ptrace natively #####"
+	qemu_start 1 $QEMU_WITHOUT_KVM_1
+	qemu_start 2 $QEMU_WITHOUT_KVM_2
+	guests="1 2"
+fi
+
+for u in $UNIT_PURE; do suite "unit:$u:none:" native; done
+if have_kvm; then
+	for s in $(plan_native kvm) int:test_backends:kvm:; do suite "$s" native; done
+fi
+for s in $(plan_native ptrace) int:test_suite_native:none:; do suite "$s" native; done
+
+for n in $guests; do qemu_collect "$n"; done
+trap - EXIT
+
+[ -n "$failed" ] && printf 'failed:%s\n' "$failed"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -105,9 +105,10 @@ rebuilt "64 KiB of garbage in mem (REAP)"
 fresh "$s"
 head -c 65536 /dev/urandom | dd of="$d/mem" bs=4096 seek=$((0x400000 / 4096)) conv=notrunc \
 	2>/dev/null
+# a poisoned page ends the run: refused before its timeout, however slow the machine
 t0=$(date +%s)
-rebuilt "64 KiB of garbage in mem (lazy)" --restore lazy
-[ $(($(date +%s) - t0)) -lt 8 ] && ok "damaged mem: refused at once, not at the timeout" ||
+rebuilt "64 KiB of garbage in mem (lazy)" --restore lazy --timeout 300
+[ $(($(date +%s) - t0)) -lt 300 ] && ok "damaged mem: refused, not run until the timeout" ||
 	bad "damaged mem: took until the timeout"
 fresh "$s"
 truncate -s 100 "$d/state"
@@ -200,6 +201,7 @@ for name in sha256 json; do
 done
 
 # --- lazy and REAP give the same outputs on the whole suite ---------------------------------
+# (SUITE_SIZES=small: the QEMU route, under emulation, leaves the large requests to native runs)
 for dir in $F/*/; do
 	name=$(basename "$dir")
 	if [ -f "$dir/handler.js" ]; then
@@ -214,7 +216,7 @@ for dir in $F/*/; do
 	s=$tmp/suite-$name
 	cp "$dir/small.req" "$tmp/in"
 	er --state "$s" "$@"
-	for size in small large; do
+	for size in ${SUITE_SIZES:-small large}; do
 		cp "$dir/$size.req" "$tmp/in"
 		er --state "$s" --cold --restore lazy --stats "$@"
 		cp "$tmp/out" "$tmp/lazy"

@@ -80,12 +80,13 @@ expect_rc 0 "hello after crashes"
 out_is 'Hello, survivor!' "hello after crashes"
 req ''
 
-# timeout: a 1 s limit ends the endless loop well within 5 s
+# timeout: a 1 s limit ends the endless loop (the bound leaves room for a slow machine; the
+# harness itself kills a hung run after 60 s)
 t0=$(date +%s)
 er --timeout 1 "$G/loop.musl"
 t1=$(date +%s)
 expect_rc 124 "loop --timeout 1"
-check "loop --timeout 1: ended after $((t1 - t0)) s (bound 5 s)" [ $((t1 - t0)) -le 5 ]
+check "loop --timeout 1: ended after $((t1 - t0)) s (bound 30 s)" [ $((t1 - t0)) -le 30 ]
 has "$tmp/out" '^looping$' "loop: output before the timeout is kept"
 
 # memory: malloc fails inside the guest, which reports it and exits normally
