@@ -53,8 +53,8 @@ EOF
 	record "$label" $? "$log"
 }
 
-# The suites of one backend, natively. Unit programs that need no machine run once (kvm:
-# their backend field is only a label then).
+# The suites of one backend, natively. Unit programs that need no machine run once; test_kvm
+# is the KVM backend's own and runs wherever KVM does.
 UNIT_VM="test_pool test_isolation"
 UNIT_PURE="test_elf test_sites test_x86"
 INT_ALL="test_run test_snapshot test_guest test_cold test_server test_suite_virtine"
@@ -69,8 +69,9 @@ plan_native()
 # What runs inside QEMU: on a machine with its own KVM (PVM) the core and the crash suites, to
 # catch what SVM does differently; without one, every KVM suite that matters (the README says
 # which), so that KVM is tested at all, in two guests side by side (one emulated CPU each).
-QEMU_WITH_KVM="unit:test_isolation:kvm: int:test_run:kvm:trap int:test_backends:kvm:"
-QEMU_WITHOUT_KVM_1="unit:test_isolation:kvm: unit:test_pool:kvm: int:test_backends:kvm:
+QEMU_WITH_KVM="unit:test_kvm:kvm: unit:test_isolation:kvm: int:test_run:kvm:trap
+int:test_backends:kvm:"
+QEMU_WITHOUT_KVM_1="unit:test_kvm:kvm: unit:test_isolation:kvm: unit:test_pool:kvm: int:test_backends:kvm:
 int:test_server:kvm:trap"
 QEMU_WITHOUT_KVM_2="int:test_run:kvm:trap int:test_snapshot:kvm:trap int:test_guest:kvm:trap
 int:test_cold:kvm:trap"
@@ -146,7 +147,9 @@ fi
 
 for u in $UNIT_PURE; do suite "unit:$u:none:" native; done
 if have_kvm; then
-	for s in $(plan_native kvm) int:test_backends:kvm:; do suite "$s" native; done
+	for s in unit:test_kvm:kvm: $(plan_native kvm) int:test_backends:kvm:; do
+		suite "$s" native
+	done
 fi
 for s in $(plan_native ptrace) int:test_suite_native:none:; do suite "$s" native; done
 

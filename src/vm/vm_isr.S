@@ -39,5 +39,7 @@ vm_isr_out:
 vm_isr_iret:
 	iretq
 vm_isr_end:
+	/* the handlers fit their one page at X86_ISR: the assembler refuses to move .org back */
+	.org vm_isr_start + 4096
 
 	.section .note.GNU-stack, "", @progbits

@@ -12,12 +12,17 @@ struct kvm_vm {
 	size_t run_size;
 	int sync_regs; /* KVM_CAP_SYNC_REGS: registers travel in kvm_run, no ioctl per exit */
 	/* the program's registers, read once per exit and written back once before the next
-	 * entry; while in_handler they come from the exception frame, not the vCPU */
+	 * entry; after a fault they come from the exception frame, not the vCPU */
 	struct vm_regs regs;
 	int regs_valid, regs_dirty;
-	/* the vCPU waits at CPL0 in an exception handler (vm_isr.S): running it on returns to
-	 * the faulting instruction; new registers enter CPL3 through its iretq */
-	int in_handler;
+	/* 1: the vCPU is at CPL0 in Ember's handlers (vm_isr.S), after a fault report or stopped
+	 * there by a signal: running it on finishes the handler; new registers enter CPL3 through
+	 * its iretq. 0: at CPL3. -1: not known yet (read from RIP when needed) */
+	int at_cpl0;
+	/* VT-x/SVM: KVM completes the last `out` at the next entry by skipping it, if RIP is still
+	 * out_rip then; new registers that happen to start there must not be skipped */
+	int out_pending;
+	uint64_t out_rip;
 	uint64_t fs_base; /* MSR_FS_BASE as last written, valid when fs_known */
 	int fs_known;
 	int broken;   /* the vCPU shut down or failed: it is never entered again */

@@ -12,7 +12,13 @@ extern const uint8_t vm_isr_start[], vm_isr_iret[];
 /* the flags a program may hold: those Linux restores from a signal frame, plus IF and ID. IOPL
  * stays 0, so the TSS bitmap alone decides which ports CPL3 may use, on every platform; a
  * VM flag from a damaged snapshot would make the entry fail */
-#define USER_FLAGS 0x250dd5ULL
+#define USER_FLAGS 0x250fd5ULL
+
+/* RIP in the handlers' page: the vCPU runs Ember's code at CPL0 (only CPL0 can run there) */
+static int in_isr(uint64_t rip)
+{
+	return rip >= X86_ISR && rip < X86_ISR + EMBER_PAGE_SIZE;
+}
 
 int kvm_raw_get(struct kvm_vm *k, struct kvm_regs *r)
 {
@@ -89,14 +95,31 @@ int kvm_set_regs(struct vm *vm, const struct vm_regs *r)
 	return 0;
 }
 
+/* Lets KVM finish the `out` it would skip at the next entry, so that the skip lands on the old
+ * state and not on new registers that start at the same address. */
+static int retire_out(struct kvm_vm *k)
+{
+	k->run->immediate_exit = 1;
+	int rc = ioctl(k->vcpufd, KVM_RUN, 0) < 0 && errno != EINTR ? -errno : 0;
+	k->run->immediate_exit = 0;
+	k->out_pending = 0;
+	return rc;
+}
+
 int kvm_regs_flush(struct vm *vm)
 {
 	struct kvm_vm *k = KV(vm);
 	if (!k->regs_dirty)
 		return 0;
 	struct kvm_regs kr;
+	int rc;
+	if (k->at_cpl0 < 0) {
+		if ((rc = kvm_raw_get(k, &kr)))
+			return rc;
+		k->at_cpl0 = in_isr(kr.rip);
+	}
 	to_kvm(&kr, &k->regs);
-	if (k->in_handler) {
+	if (k->at_cpl0) {
 		/* the vCPU is at CPL0: the handler's iretq takes it to the new state at CPL3 */
 		const uint64_t frame[5] = {kr.rip, X86_SEL_UCODE, kr.rflags, kr.rsp, X86_SEL_UDATA};
 		if (vm_copy_to(vm, X86_STACK0 - sizeof(frame), frame, sizeof(frame)))
@@ -105,18 +128,21 @@ int kvm_regs_flush(struct vm *vm)
 		kr.rsp = X86_STACK0 - sizeof(frame);
 		kr.rflags = X86_RFLAGS_FIXED;
 	}
-	int rc = kvm_raw_set(k, &kr);
-	if (rc)
+	if (k->out_pending && kr.rip == k->out_rip && (rc = retire_out(k)))
+		return rc;
+	if ((rc = kvm_raw_set(k, &kr)))
 		return rc;
 	k->regs_dirty = 0;
-	k->in_handler = 0;
+	k->at_cpl0 = 0;
 	return 0;
 }
 
 void kvm_regs_exited(struct kvm_vm *k)
 {
 	k->regs_valid = 0;
-	k->in_handler = 0;
+	k->out_pending = 0;
+	/* a signal may stop the vCPU anywhere, the handlers included */
+	k->at_cpl0 = k->sync_regs ? in_isr(k->run->s.regs.regs.rip) : -1;
 }
 
 void kvm_regs_from_frame(struct kvm_vm *k, const struct kvm_regs *raw, const uint64_t frame[8])
@@ -128,5 +154,5 @@ void kvm_regs_from_frame(struct kvm_vm *k, const struct kvm_regs *raw, const uin
 	k->regs.rsp = frame[6];
 	k->regs_valid = 1;
 	k->regs_dirty = 0;
-	k->in_handler = 1;
+	k->at_cpl0 = 1;
 }

@@ -17,12 +17,17 @@ static int out_past = -1;
 static int tss_type = X86_TSS_BUSY;
 static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* a fault with the program's registers as they are (no exception frame) */
-static int fault_here(struct vm *vm, struct vm_exit *e, unsigned vector)
+/* A fault with the program's registers as they are (no exception frame), for exits KVM has not
+ * finished with: an `in`, a string or wide `out`, an MMIO access. KVM would complete the
+ * instruction at the next entry, after the new registers, undoing the reset or writing guest
+ * memory after it: such a vCPU is never entered again. */
+static int fault_unfinished(struct vm *vm, struct vm_exit *e, unsigned vector)
 {
 	struct vm_regs r;
-	if (kvm_get_regs(vm, &r))
-		return vm_fail(e, "KVM_GET_REGS: %s", strerror(errno)), 1;
+	int rc = kvm_get_regs(vm, &r);
+	KV(vm)->broken = 1;
+	if (rc)
+		return vm_fail(e, "KVM_GET_REGS: %s", strerror(-rc)), 1;
 	vm_fault_name(vm, vector, 0, &r, e);
 	return 1;
 }
@@ -43,8 +48,11 @@ static int handler_exit(struct vm *vm, struct vm_exit *e)
 	}
 	if (raw.rip == out_at) { /* run on, the handler returns to the faulting instruction */
 		raw.rip += 2;
-		if (kvm_raw_set(k, &raw))
-			return vm_fail(e, "KVM_SET_REGS: %s", strerror(errno)), 1;
+		k->out_pending = 1;
+		k->out_rip = out_at;
+		int rc = kvm_raw_set(k, &raw);
+		if (rc)
+			return vm_fail(e, "KVM_SET_REGS: %s", strerror(-rc)), 1;
 	}
 	kvm_regs_from_frame(k, &raw, f);
 	struct vm_regs r;
@@ -68,18 +76,22 @@ static int io_exit(struct vm *vm, struct vm_exit *e)
 	if (run->io.port == X86_PORT_FAULT && run->io.direction == KVM_EXIT_IO_OUT)
 		return handler_exit(vm, e);
 	struct vm_regs r;
-	if (kvm_get_regs(vm, &r))
-		return vm_fail(e, "KVM_GET_REGS: %s", strerror(errno)), 1;
+	int rc = kvm_get_regs(vm, &r);
+	if (rc)
+		return vm_fail(e, "KVM_GET_REGS: %s", strerror(-rc)), 1;
 	uint64_t at = out_past == 1 ? r.rip - 2 : r.rip;
 	const uint8_t *insn = vm_guest(vm, at, 2);
-	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.count != 1 || !insn ||
-	    insn[0] != 0xe6 || insn[1] != run->io.port)
-		return fault_here(vm, e, 13); /* `in`, a string or wider `out`: not a hypercall */
+	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.count != 1 || run->io.size != 1 ||
+	    !insn || insn[0] != 0xe6 || insn[1] != run->io.port)
+		return fault_unfinished(vm, e, 13); /* `in`, a string or wider `out` */
 	if (out_past != 1) {
 		/* moved by us, so the state seen (and snapshotted) at a hypercall is the state
-		 * after it, as on ptrace; KVM then skips nothing on the next entry */
+		 * after it, as on ptrace; KVM then skips nothing on the next entry unless RIP is
+		 * set back to the `out` (kvm_regs_flush sees to that) */
 		r.rip += 2;
 		kvm_set_regs(vm, &r);
+		k->out_pending = 1;
+		k->out_rip = at;
 	}
 	e->kind = VM_EXIT_HYPERCALL;
 	e->port = run->io.port;
@@ -99,7 +111,7 @@ static int shutdown_exit(struct vm *vm, struct vm_exit *e)
 	struct kvm_vcpu_events ev;
 	if (kvm_get_regs(vm, &r) || ioctl(k->vcpufd, KVM_GET_SREGS, &sr) < 0 ||
 	    ioctl(k->vcpufd, KVM_GET_VCPU_EVENTS, &ev) < 0)
-		return vm_fail(e, "reading the vCPU after a shutdown: %s", strerror(errno)), 1;
+		return vm_fail(e, "reading the vCPU after a shutdown failed"), 1;
 	vm_fault_name(vm, 8, 0, &r, e); /* a triple fault */
 	if ((sr.cr0 & X86_CR0_PG) && sr.cs.selector == X86_SEL_UCODE)
 		vm_fault_name(vm, ev.exception.nr, sr.cr2, &r, e);
@@ -108,12 +120,13 @@ static int shutdown_exit(struct vm *vm, struct vm_exit *e)
 
 static int hlt_exit(struct vm *vm, struct vm_exit *e)
 {
-	return fault_here(vm, e, 13); /* only CPL0 halts, and no code of the program's runs there */
+	/* only CPL0 halts, and no code of the program's runs there */
+	return fault_unfinished(vm, e, 13);
 }
 
 static int mmio_exit(struct vm *vm, struct vm_exit *e)
 {
-	int done = fault_here(vm, e, 14);
+	int done = fault_unfinished(vm, e, 14);
 	e->addr = KV(vm)->run->mmio.phys_addr;
 	return done;
 }
@@ -126,14 +139,20 @@ static int intr_exit(struct vm *vm, struct vm_exit *e)
 	return 1;
 }
 
-static int fail_exit(struct vm *vm, struct vm_exit *e)
+static int fail_entry_exit(struct vm *vm, struct vm_exit *e)
 {
 	struct kvm_vm *k = KV(vm);
 	k->broken = 1;
-	return vm_fail(e, "KVM exit reason %u (entry failure or internal error %llu)",
-		       k->run->exit_reason,
+	return vm_fail(e, "KVM could not enter the guest (hardware reason %#llx)",
 		       (unsigned long long)k->run->fail_entry.hardware_entry_failure_reason),
 	       1;
+}
+
+static int internal_exit(struct vm *vm, struct vm_exit *e)
+{
+	struct kvm_vm *k = KV(vm);
+	k->broken = 1;
+	return vm_fail(e, "KVM internal error %u", k->run->internal.suberror), 1;
 }
 
 /* each returns 1 when the run ends with e filled, 0 to enter the guest again */
@@ -146,8 +165,8 @@ static const struct {
     {KVM_EXIT_HLT, hlt_exit},
     {KVM_EXIT_MMIO, mmio_exit},
     {KVM_EXIT_INTR, intr_exit},
-    {KVM_EXIT_FAIL_ENTRY, fail_exit},
-    {KVM_EXIT_INTERNAL_ERROR, fail_exit},
+    {KVM_EXIT_FAIL_ENTRY, fail_entry_exit},
+    {KVM_EXIT_INTERNAL_ERROR, internal_exit},
 };
 
 void kvm_run(struct vm *vm, struct vm_exit *e)
@@ -157,12 +176,13 @@ void kvm_run(struct vm *vm, struct vm_exit *e)
 		vm_fail(e, "the vCPU shut down earlier and is not entered again");
 		return;
 	}
-	if (kvm_regs_flush(vm)) {
-		vm_fail(e, "setting the vCPU registers: %s", strerror(errno));
+	int rc = kvm_regs_flush(vm);
+	if (rc) {
+		vm_fail(e, "setting the vCPU registers: %s", strerror(-rc));
 		return;
 	}
 	for (;;) {
-		int rc = ioctl(k->vcpufd, KVM_RUN, 0);
+		rc = ioctl(k->vcpufd, KVM_RUN, 0);
 		int err = errno;
 		kvm_regs_exited(k);
 		if (rc < 0 && (err == EINTR || err == EAGAIN)) {
@@ -207,8 +227,8 @@ static int probe(struct vm *vm, char *err, size_t errlen)
 	kr.rflags = X86_RFLAGS_FIXED;
 	if (!rc)
 		rc = kvm_raw_set(k, &kr);
-	if (!rc)
-		rc = ioctl(k->vcpufd, KVM_RUN, 0) < 0 ? -errno : 0;
+	while (!rc && (rc = ioctl(k->vcpufd, KVM_RUN, 0) < 0 ? -errno : 0) == -EINTR)
+		rc = 0; /* a signal meant for someone else */
 	if (!rc)
 		rc = kvm_raw_get(k, &kr);
 	uint32_t reason = k->run->exit_reason;
@@ -243,8 +263,9 @@ int kvm_probe_out(struct vm *vm, char *err, size_t errlen)
 		tss_type = X86_TSS_AVAIL;
 		if (!(rc = kvm_set_sregs(k, tss_type, err, errlen)) &&
 		    (rc = probe(vm, err, errlen)) == 1) {
-			snprintf(err, errlen, "KVM refuses `out` at CPL3 through the TSS's I/O bitmap, "
-					      "with either TSS type");
+			snprintf(err, errlen,
+				 "KVM refuses `out` at CPL3 through the TSS's I/O bitmap, "
+				 "with either TSS type");
 			rc = -1;
 		}
 	}

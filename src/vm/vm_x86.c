@@ -71,7 +71,8 @@ void vm_x86_build(struct vm *vm)
 		X86_SEG_P | X86_SEG_S | X86_SEG_DATA | X86_SEG_DPL3 | X86_SEG_DB | X86_SEG_G);
 	put_seg(gdt, X86_SEL_UCODE >> 3,
 		X86_SEG_P | X86_SEG_S | X86_SEG_CODE | X86_SEG_DPL3 | X86_SEG_L | X86_SEG_G);
-	/* 64-bit TSS descriptor, 16 bytes: base split over both words, type 0xb (busy) */
+	/* 64-bit TSS descriptor, 16 bytes: base split over both words, type 0xb (busy). Nothing
+	 * loads TR from it (KVM_SET_SREGS sets TR, of the type the first machine's probe chose) */
 	uint64_t tss = X86_TSS, limit = X86_TSS_LIMIT;
 	gdt[X86_SEL_TSS >> 3] = (limit & 0xffff) | ((tss & 0xffffff) << 16) | (0xbULL << 40) |
 				X86_SEG_P | (((tss >> 24) & 0xff) << 56);

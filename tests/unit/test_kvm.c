@@ -1,0 +1,160 @@
+/* The KVM backend's vCPU state across faults, signals and resets, with hand-written guest code. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <cmocka.h>
+
+#include "vm/vm_kvm.h"
+#include "vm/vm_x86.h"
+
+#define CODE 0x400000ULL /* read and execute */
+#define DATA 0x401000ULL /* read and write; the stack's top too */
+
+/* the code pieces, at CODE + their offset */
+static const struct {
+	unsigned off;
+	uint8_t bytes[20];
+	unsigned len;
+} code[] = {
+    {0x000, {0xb0, 0x41, 0xe6, 0x11, 0xe4, 0x10, 0xe6, 0x12}, 8}, /* out 0x11; in al,0x10 */
+    {0x100, {0xe6, 0x13}, 2},					  /* out 0x13 */
+    {0x200, {0x0f, 0x0b}, 2},					  /* ud2 */
+    {0x300, {0x0f, 0x20, 0xd8, 0xe6, 0x11}, 5},			  /* mov %cr3,%rax; out */
+    {0x400,
+     {0x48, 0xff, 0xc0, 0x48, 0x8b, 0x1c, 0x25, 0x00, 0x00, 0x00, 0x00, 0xe6, 0x11},
+     13}, /* inc %rax; mov 0,%rbx (a null read); out 0x11 */
+};
+
+static struct vm *machine(void)
+{
+	struct vm_config c = {16ULL << 20, VM_BACKEND_KVM};
+	struct vm *vm = NULL;
+	char err[200];
+	if (vm_create(&c, &vm, err, sizeof(err)) != VM_OK)
+		fail_msg("vm_create: %s (this test needs a working /dev/kvm)", err);
+	assert_int_equal(vm_protect(vm, CODE, 4096, PROT_READ | PROT_EXEC), 0);
+	assert_int_equal(vm_protect(vm, DATA, 4096, PROT_READ | PROT_WRITE), 0);
+	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++)
+		assert_int_equal(vm_copy_to(vm, CODE + code[i].off, code[i].bytes, code[i].len), 0);
+	return vm;
+}
+
+/* a reset: every register new, as a snapshot restore sets them */
+static void start(struct vm *vm, uint64_t rip, uint64_t rax)
+{
+	struct vm_regs r = {.rip = rip, .rsp = DATA + 4096, .rflags = 2, .rax = rax};
+	assert_int_equal(vm_set_regs(vm, &r), 0);
+}
+
+static void expect(struct vm *vm, enum vm_exit_kind kind, int port_or_vector, uint64_t rip)
+{
+	struct vm_exit e;
+	vm_run(vm, &e);
+	if (e.kind != kind || (kind == VM_EXIT_HYPERCALL && e.port != port_or_vector) ||
+	    (kind == VM_EXIT_FAULT && e.vector != port_or_vector) || e.rip != rip)
+		fail_msg(
+		    "exit kind %d port %#x vector %d rip %#llx (%s); want kind %d, %#x at %#llx",
+		    (int)e.kind, e.port, e.vector, (unsigned long long)e.rip, e.msg, (int)kind,
+		    port_or_vector, (unsigned long long)rip);
+}
+
+/* a fault leaves the machine usable: a reset starts it afresh at CPL3, many times over */
+static void reset_after_fault(void **state)
+{
+	(void)state;
+	struct vm *vm = machine();
+	for (int i = 0; i < 100; i++) {
+		start(vm, CODE + 0x200, 0);
+		expect(vm, VM_EXIT_FAULT, 6, CODE + 0x200);
+		assert_true(vm_usable(vm));
+		start(vm, CODE + 0x100, 0);
+		expect(vm, VM_EXIT_HYPERCALL, 0x13, CODE + 0x102);
+	}
+	vm_destroy(vm);
+}
+
+/* after a fault the program's registers are those of the faulting instruction, and running on
+ * without new ones returns there with every register as it was */
+static void registers_at_a_fault(void **state)
+{
+	(void)state;
+	struct vm *vm = machine();
+	start(vm, CODE + 0x400, 41);
+	expect(vm, VM_EXIT_FAULT, 14, CODE + 0x403);
+	struct vm_regs r;
+	assert_int_equal(vm_get_regs(vm, &r), 0);
+	assert_int_equal(r.rax, 42);
+	assert_int_equal(r.rip, CODE + 0x403);
+	assert_int_equal(r.rsp, DATA + 4096);
+	expect(vm, VM_EXIT_FAULT, 14, CODE + 0x403); /* the same read faults again */
+	vm_get_regs(vm, &r);
+	assert_int_equal(r.rax, 42);
+	vm_destroy(vm);
+}
+
+/* a signal that stops the vCPU inside the handlers (here: before the handler's iretq took it
+ * back to CPL3) must not let the next registers run at CPL0: mov %cr3 is still a #GP */
+static void signal_inside_the_handler(void **state)
+{
+	(void)state;
+	struct vm *vm = machine();
+	start(vm, CODE + 0x200, 0);
+	expect(vm, VM_EXIT_FAULT, 6, CODE + 0x200);
+	start(vm, CODE + 0x300, 0);
+	KV(vm)->run->immediate_exit = 1; /* as the deadline's signal handler does */
+	vm->expired = 1;
+	struct vm_exit e;
+	kvm_run(vm, &e);
+	assert_int_equal(e.kind, VM_EXIT_TIMEOUT);
+	vm->expired = 0;
+	start(vm, CODE + 0x300, 0);
+	expect(vm, VM_EXIT_FAULT, 13, CODE + 0x300);
+	vm_destroy(vm);
+}
+
+/* new registers that start at the `out` of the last hypercall run it again: KVM's completion
+ * of that `out` (VT-x, SVM) must not skip it */
+static void reset_onto_the_last_out(void **state)
+{
+	(void)state;
+	struct vm *vm = machine();
+	for (int i = 0; i < 3; i++) {
+		start(vm, CODE + 0x100, 0);
+		expect(vm, VM_EXIT_HYPERCALL, 0x13, CODE + 0x102);
+	}
+	vm_destroy(vm);
+}
+
+/* `in` on one of Ember's ports is a #GP; KVM would finish it at the next entry, after the
+ * reset, so that machine is not used again */
+static void unfinished_io(void **state)
+{
+	(void)state;
+	struct vm *vm = machine();
+	start(vm, CODE, 0);
+	expect(vm, VM_EXIT_HYPERCALL, 0x11, CODE + 4);
+	struct vm_exit e;
+	vm_run(vm, &e);
+	assert_int_equal(e.kind, VM_EXIT_FAULT);
+	assert_int_equal(e.fault, VM_FAULT_GP);
+	assert_false(vm_usable(vm));
+	start(vm, CODE + 0x100, 0);
+	vm_run(vm, &e);
+	assert_int_equal(e.kind, VM_EXIT_ERROR);
+	vm_destroy(vm);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(reset_after_fault),
+	    cmocka_unit_test(registers_at_a_fault),
+	    cmocka_unit_test(signal_inside_the_handler),
+	    cmocka_unit_test(reset_onto_the_last_out),
+	    cmocka_unit_test(unfinished_io),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
