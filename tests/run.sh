@@ -93,7 +93,8 @@ qemu_start()
 	shift
 	# shellcheck disable=SC2086
 	scripts/qemu-kvm.sh run --timeout 2400 --rw "$LOGS" --env LOGS="$LOGS" \
-		--env SUITE_SIZES=small -- sh tests/run.sh --here qemu-svm "$@" \
+		--env SUITE_SIZES=small --env EMBER_TEST_TIMEOUT=120 -- \
+		sh tests/run.sh --here qemu-svm "$@" \
 		>"$LOGS/qemu-$n.log" 2>&1 &
 	eval "qpid_$n=\$!"
 	qpids="$qpids $!"

@@ -153,12 +153,12 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 		return VM_ENOKVM;
 	}
 	if (ioctl(k->kvm, KVM_GET_API_VERSION, 0) != KVM_API_VERSION) {
-		snprintf(err, errlen, "no KVM: unexpected KVM API version");
+		snprintf(err, errlen, "no KVM: /dev/kvm is not a KVM device of API version 12");
 		return VM_ENOKVM;
 	}
 	k->vmfd = ioctl(k->kvm, KVM_CREATE_VM, 0);
 	if (k->vmfd < 0) {
-		snprintf(err, errlen, "no KVM: KVM_CREATE_VM: %s", strerror(errno));
+		snprintf(err, errlen, "no KVM: /dev/kvm: KVM_CREATE_VM: %s", strerror(errno));
 		return VM_ENOKVM;
 	}
 	/* only used for real-mode emulation on Intel, which never happens here; set it anyway as

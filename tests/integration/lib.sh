@@ -66,10 +66,13 @@ check()
 
 # er ARGS...: `ember run` on the backend under test, stdin from $tmp/in (empty unless written),
 # stdout to $tmp/out, stderr to $tmp/err; sets rc. A hung run is killed after 60 s.
+# EMBER_TEST_TIMEOUT=SECS (the QEMU route, under emulation) raises ember's own default timeout
+# and that bound with it; a --timeout among ARGS still wins.
 er()
 {
 	[ -f "$tmp/in" ] || : >"$tmp/in"
-	timeout -k 5 60 "$E" run --backend "$EMBER_BACKEND" "$@" <"$tmp/in" >"$tmp/out" \
+	timeout -k 5 $((${EMBER_TEST_TIMEOUT:-10} + 50)) "$E" run --backend "$EMBER_BACKEND" \
+		${EMBER_TEST_TIMEOUT:+--timeout "$EMBER_TEST_TIMEOUT"} "$@" <"$tmp/in" >"$tmp/out" \
 		2>"$tmp/err"
 	rc=$?
 }
