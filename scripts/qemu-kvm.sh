@@ -2,7 +2,8 @@
 # Runs a command against a real KVM (nested AMD SVM) in a Linux guest under QEMU TCG, with the host's / as its root.
 # Usage: qemu-kvm.sh prepare [DIR]
 #        qemu-kvm.sh run [--timeout SECS] [--mem 4G] [--smp N] [--env NAME[=VALUE]]... [--rw DIR]... -- CMD ARGS...
-# The guest sees the host's / read-only, an empty ext4 disk on /tmp and each --rw DIR writable at the same path;
+# The guest sees the host's / read-only, an empty ext4 disk on /tmp (the current directory stays visible, read-only,
+# when it lies under /tmp) and each --rw DIR writable at the same path;
 # CMD runs in the current directory with stdin from /dev/null, and its exit status is the script's.
 # Exit statuses of our own: 124 timeout, 125 the guest or its KVM failed (see the message).
 # QEMU_DIR (default build/qemu) holds the cache and the per-run directories; QEMU_CPU overrides -cpu max.
@@ -139,6 +140,11 @@ mkdir -p $N/dev/shm && mount -t tmpfs shm $N/dev/shm
 # ext4, not tmpfs: tmpfs refuses O_DIRECT on this kernel
 mount -t ext4 /dev/vda $N/tmp || fail "cannot mount the scratch disk on /tmp"
 chmod 1777 $N/tmp
+# a command run from under the host's /tmp (a checkout there) would lose its directory: put it back
+if [ -n "$qkvm_cwd" ]; then
+	mkdir -p $N$qkvm_cwd
+	mount -t 9p -o $o,ro,cache=loose cwd $N$qkvm_cwd || fail "cannot mount $qkvm_cwd"
+fi
 mkdir -p $N$R 2>/dev/null
 mount -t 9p -o $o results $N$R || fail "cannot mount the results share on $R"
 while read -r tag dir; do
@@ -217,6 +223,13 @@ run()
 		echo "rw$n $d"
 		set -- "$@" -virtfs "local,path=$d,mount_tag=rw$n,security_model=none,multidevs=remap"
 	done >"$run/rw"
+	cwd=""
+	case $PWD in /tmp/*)
+		cwd=$PWD
+		plain "$cwd"
+		set -- "$@" -virtfs "local,path=$cwd,mount_tag=cwd,security_model=none,readonly=on,multidevs=remap"
+		;;
+	esac
 	# a fresh sparse disk per run: nothing leaks from one run's /tmp into the next
 	truncate -s 16G "$run/scratch.img"
 	mkfs.ext4 -q -F -O ^has_journal -m 0 "$run/scratch.img"
@@ -233,7 +246,7 @@ run()
 	timeout "$timeout" qemu-system-x86_64 -accel tcg -cpu "${QEMU_CPU:-max}" -m "$mem" -smp "$smp" -display none \
 		-no-reboot -nic none -monitor none -serial "file:$run/console.log" \
 		-kernel "$kernel" -initrd "$QEMU_DIR/initrd" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=3 acpi=noirq qkvm_run=$run" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=3 acpi=noirq qkvm_run=$run${cwd:+ qkvm_cwd=$cwd}" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$run,mount_tag=results,security_model=none,multidevs=remap" "$@" \
 		-drive "file=$run/scratch.img,if=virtio,format=raw,cache=unsafe" \
