@@ -187,7 +187,7 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 	}
 	vm_x86_build(vm);
 	uint64_t xcr0;
-	if (set_cpuid(k, &xcr0, err, errlen) || kvm_set_sregs(k, X86_TSS_BUSY, err, errlen) ||
+	if (set_cpuid(k, &xcr0, err, errlen) || kvm_set_sregs(k, kvm_tss_type(), err, errlen) ||
 	    set_xcr0(k, xcr0, err, errlen) || set_lstar(vm, err, errlen) ||
 	    sync_regs(k, err, errlen) || kvm_probe_out(vm, err, errlen))
 		return VM_ERR;

@@ -52,5 +52,7 @@ void kvm_run(struct vm *vm, struct vm_exit *e);
  * (VT-x, SVM), and which TSS type TR needs for the I/O bitmap to be honoured: busy, as LTR
  * leaves it and VT-x demands, or available, which QEMU's emulation of SVM insists on. */
 int kvm_probe_out(struct vm *vm, char *err, size_t errlen);
+/* the TSS type found so far (busy until a probe finds otherwise) */
+int kvm_tss_type(void);
 
 #endif

@@ -1,5 +1,4 @@
-/* The KVM backend's registers: one copy per exit through kvm_run, and back to CPL3 from a handler.
- */
+/* The KVM backend's registers: through kvm_run at each exit, and to CPL3 from a handler. */
 #include <errno.h>
 #include <string.h>
 #include <sys/ioctl.h>

@@ -254,6 +254,14 @@ static int probe(struct vm *vm, char *err, size_t errlen)
 	return kvm_raw_set(k, &saved) ? (snprintf(err, errlen, "KVM_SET_REGS failed"), -1) : 0;
 }
 
+int kvm_tss_type(void)
+{
+	pthread_mutex_lock(&probe_mu);
+	int t = tss_type;
+	pthread_mutex_unlock(&probe_mu);
+	return t;
+}
+
 int kvm_probe_out(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_vm *k = KV(vm);

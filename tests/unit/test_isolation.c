@@ -1,5 +1,6 @@
-/* Isolation through the public API: permissions taken away take effect at once, and a page one
- * invocation mapped is gone (or at least empty) in the next, on the backend in EMBER_BACKEND. */
+/* Isolation through the public API: permissions taken away, pages mapped by the last invocation. */
+/* Permissions taken away take effect at once, and a page one invocation mapped is gone (or at
+ * least empty) in the next, on the backend in EMBER_BACKEND. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,17 +58,21 @@ static void expect_ok(struct ember_function *fn, const char *req, const char *ou
 	ember_result_free(&res);
 }
 
+/* req faults in every invocation of one virtine, in the given syscall mode */
+static void faults_every_time(const char *mode, const char *req, const char *before)
+{
+	struct ember_function *fn = load(mode);
+	for (int i = 0; i < ROUNDS / 4; i++)
+		expect_fault(fn, req, before);
+	ember_unload(fn);
+}
+
 /* a write after mprotect(PROT_READ) faults, every time, after a write that mapped it writable */
 static void write_after_mprotect(void **state)
 {
 	(void)state;
-	const char *modes[] = {"trap", "guest"};
-	for (int m = 0; m < 2; m++) {
-		struct ember_function *fn = load(modes[m]);
-		for (int i = 0; i < ROUNDS / 4; i++)
-			expect_fault(fn, "ro", "read-only 1\n");
-		ember_unload(fn);
-	}
+	faults_every_time("trap", "ro", "read-only 1\n");
+	faults_every_time("guest", "ro", "read-only 1\n");
 }
 
 /* a read after munmap faults (with every call exiting; the in-guest runtime's pool keeps freed
@@ -75,10 +80,7 @@ static void write_after_mprotect(void **state)
 static void read_after_munmap(void **state)
 {
 	(void)state;
-	struct ember_function *fn = load("trap");
-	for (int i = 0; i < ROUNDS / 4; i++)
-		expect_fault(fn, "unmap", "unmapped\n");
-	ember_unload(fn);
+	faults_every_time("trap", "unmap", "unmapped\n");
 }
 
 /* a page mapped and written by one invocation is gone in the next one in the same virtine */
