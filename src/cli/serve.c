@@ -38,7 +38,16 @@ static const char serve_help[] =
     "  -h, --help          show this help\n"
     "\n"
     "The js and lua runtimes are looked for in $EMBER_RUNTIME_DIR, else in runtimes/ next to\n"
-    "the ember binary. Exit status: 0 after a shutdown, 125 when the server cannot start.\n";
+    "the ember binary. Exit status: 0 after a clean shutdown, 125 when the server cannot start\n"
+    "or when a shutdown gave up waiting for requests in flight.\n";
+
+/* the server's log: one line each to stderr, warnings and errors named */
+static void log_stderr(void *ctx, const char *level, const char *line)
+{
+	(void)ctx;
+	int plain = !strcmp(level, "info");
+	fprintf(stderr, "ember serve: %s%s%s\n", plain ? "" : level, plain ? "" : ": ", line);
+}
 
 static int usage_error(const char *msg)
 {
@@ -111,7 +120,7 @@ int cli_serve(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct srv_options o = {0};
+	struct srv_options o = {.log = log_stderr};
 	const char *config = NULL;
 	int c;
 	optind = 1;
@@ -171,9 +180,11 @@ int cli_serve(int argc, char **argv)
 	sigwait(&set, &sig);
 	fprintf(stderr, "ember serve: %s: shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	unsigned left = srv_shutdown(s);
-	if (left)
+	if (left) {
+		/* requests were abandoned: not a clean shutdown */
 		fprintf(stderr, "ember serve: gave up waiting for %u requests\n", left);
-	else
-		fprintf(stderr, "ember serve: stopped\n");
+		return CLI_EXIT_EMBER;
+	}
+	fprintf(stderr, "ember serve: stopped\n");
 	return 0;
 }

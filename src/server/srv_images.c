@@ -37,7 +37,7 @@ enum MHD_Result h_image_put(struct srv *s, struct srv_req *r)
 	}
 	if (store_commit(s, "images", tmp, r->name, "", err, sizeof(err)))
 		return srv_reply_error(r, 500, "%s", err);
-	fprintf(stderr, "ember serve: uploaded image %s (%zu bytes)\n", r->name, r->len);
+	srv_log(s, "info", "uploaded image %s (%zu bytes)", r->name, r->len);
 	return srv_reply_json(r, 201,
 			      json_pack("{s:s,s:I,s:I,s:s}", "name", r->name, "bytes",
 					(json_int_t)r->len, "rewrittenSites",

@@ -85,9 +85,9 @@ static int set_options(struct srv *s, const struct srv_options *opt, char *err, 
 		return snprintf(err, errlen, "unknown backend '%s' (kvm, ptrace or auto)", b), -1;
 	snprintf(s->backend, sizeof(s->backend), "%s", b);
 	if (!strcmp(b, "kvm") && access("/dev/kvm", R_OK | W_OK))
-		fprintf(stderr,
-			"ember serve: warning: /dev/kvm is not usable (%s); deployments will fail "
-			"(use --backend auto or ptrace)\n",
+		srv_log(s, "warning",
+			"/dev/kvm is not usable (%s); deployments will fail "
+			"(use --backend auto or ptrace)",
 			strerror(errno));
 	find_runtimes(s);
 	s->opt.runtime_dir = s->runtime_dir;

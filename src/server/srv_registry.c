@@ -248,7 +248,7 @@ void reg_preload(struct srv *s)
 			dead = reg_inst_put(c.inst);
 			spec_put(c.spec);
 		} else
-			fprintf(stderr, "ember serve: cannot load %s: %s\n", e->spec->name, err);
+			srv_log(s, "error", "cannot load %s: %s", e->spec->name, err);
 		reg_entry_put(e);
 		pthread_mutex_unlock(&s->mu);
 		inst_unload(dead);

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/srv_log.h"
+
 struct srv_options {
 	const char *listen;    /* "ADDR:PORT" or "[V6ADDR]:PORT"; NULL = 127.0.0.1:8080 */
 	const char *state_dir; /* deployed functions and uploaded images; NULL = ./var */
@@ -17,6 +19,8 @@ struct srv_options {
 	double shutdown_s;	 /* a shutdown waits this long for requests in flight; 0 = 10 */
 	uint64_t memory_budget;	 /* guest memory of all loaded functions; 0 = 8 GiB; past it the
 				    least recently used idle functions are unloaded */
+	srv_log_sink log;	 /* the server's messages; NULL: dropped */
+	void *log_ctx;
 };
 
 struct srv;

@@ -189,23 +189,23 @@ static void restore_one(struct srv *s, const char *file)
 	memcpy(name, file, n - 5);
 	name[n - 5] = 0;
 	if (store_path(s, "functions", name, ".json", path, sizeof(path))) {
-		fprintf(stderr, "ember serve: skipping functions/%s: not a function name\n", file);
+		srv_log(s, "warning", "skipping functions/%s: not a function name", file);
 		return;
 	}
 	json_error_t jerr;
 	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	struct srv_spec *sp = NULL;
 	if (!doc) {
-		fprintf(stderr, "ember serve: skipping %s: %s\n", path, jerr.text);
+		srv_log(s, "warning", "skipping %s: %s", path, jerr.text);
 		return;
 	}
 	const char *created = json_string_value(json_object_get(doc, "createdAt"));
 	if (spec_parse(doc, created, &sp, err, sizeof(err)))
-		fprintf(stderr, "ember serve: skipping %s: %s\n", path, err);
+		srv_log(s, "warning", "skipping %s: %s", path, err);
 	else if (strcmp(sp->name, name))
-		fprintf(stderr, "ember serve: skipping %s: it deploys '%s'\n", path, sp->name);
+		srv_log(s, "warning", "skipping %s: it deploys '%s'", path, sp->name);
 	else if (reg_add(s, spec_get(sp), NULL))
-		fprintf(stderr, "ember serve: skipping %s: a duplicate\n", path);
+		srv_log(s, "warning", "skipping %s: a duplicate", path);
 	spec_put(sp);
 	json_decref(doc);
 }

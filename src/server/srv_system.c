@@ -103,7 +103,7 @@ static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const jso
 	rc = update ? reg_replace(s, sp, inst) : reg_add(s, sp, inst);
 	if (rc)
 		return srv_reply_error(r, 500, "function '%s' changed meanwhile", name);
-	fprintf(stderr, "ember serve: %s %s\n", update ? "updated" : "deployed", name);
+	srv_log(s, "info", "%s %s", update ? "updated" : "deployed", name);
 	json_t *st = reg_status(s, name);
 	return st ? srv_reply_json(r, 202, st) : srv_reply_error(r, 500, "deleted meanwhile");
 }
@@ -148,12 +148,12 @@ enum MHD_Result h_delete(struct srv *s, struct srv_req *r)
 	pthread_mutex_lock(&s->admin);
 	int rc = reg_remove(s, name);
 	if (rc == REG_OK && store_remove(s, "functions", name, ".json"))
-		fprintf(stderr, "ember serve: cannot remove functions/%s.json\n", name);
+		srv_log(s, "error", "cannot remove functions/%s.json", name);
 	if (rc == REG_OK)
 		store_remove(s, "functions", name, ".image");
 	pthread_mutex_unlock(&s->admin);
 	if (rc)
 		return srv_reply_error(r, 404, "function '%s' not found", name);
-	fprintf(stderr, "ember serve: deleted %s\n", name);
+	srv_log(s, "info", "deleted %s", name);
 	return srv_reply_json(r, 202, json_pack("{s:s}", "deleted", name));
 }

@@ -1,0 +1,19 @@
+/* The server's one logger: formats a line and hands it to the sink the embedder gave. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "server/srv_impl.h"
+
+#define LOG_LINE_MAX 1024
+
+void srv_log(const struct srv *s, const char *level, const char *fmt, ...)
+{
+	if (!s->opt.log)
+		return;
+	char line[LOG_LINE_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	s->opt.log(s->opt.log_ctx, level, line);
+}
