@@ -75,13 +75,13 @@ wait_line() {
 }
 
 # --- the servers
-"$B/ember" serve --listen 127.0.0.1:0 --state "$tmp/state" --backend "$BACKEND" \
+"$B/ember" serve --listen 127.0.0.1:0 --state "$tmp/state" --secrets "$tmp/secrets" --backend "$BACKEND" \
 	2>"$tmp/ember.log" &
 epid=$!
 eaddr=$(wait_line "$tmp/ember.log" 'listening on' | grep -oE '127\.0\.0\.1:[0-9]+' | head -n1)
 E=http://$eaddr
 i=0
-until curl -sf "$E/healthz" >/dev/null; do
+until curl -sf "$E/healthz" >/dev/null && [ -r "$tmp/secrets/basic-auth-password" ]; do
 	i=$((i + 1))
 	[ $i -lt 100 ] || {
 		cat "$tmp/ember.log" >&2
@@ -112,16 +112,17 @@ check() { # WHAT STATUS WANTED
 		exit 1
 	}
 }
-st=$(curl -s -o "$tmp/resp" -w '%{http_code}' -X PUT --data-binary @"$B/functions/hello" \
+AUTH="$(cat "$tmp/secrets/basic-auth-user"):$(cat "$tmp/secrets/basic-auth-password")"
+st=$(curl -s -u "$AUTH" -o "$tmp/resp" -w '%{http_code}' -X PUT --data-binary @"$B/functions/hello" \
 	"$E/system/images/hello")
 check "upload hello" "$st" 201
-st=$(curl -s -o "$tmp/resp" -w '%{http_code}' "$E/system/functions" \
+st=$(curl -s -u "$AUTH" -o "$tmp/resp" -w '%{http_code}' "$E/system/functions" \
 	-d "{\"service\": \"hello\", \"image\": \"hello\"$warm}")
 check "deploy hello" "$st" 202
-st=$(curl -s -o "$tmp/resp" -w '%{http_code}' "$E/system/functions" \
+st=$(curl -s -u "$AUTH" -o "$tmp/resp" -w '%{http_code}' "$E/system/functions" \
 	-d "{\"service\": \"hello-js\", \"runtime\": \"js\", \"code\": \"$code\"$warm}")
 check "deploy hello-js" "$st" 202
-backend=$(curl -sf "$E/system/function/hello" | grep -oE '"backend": *"[a-z]+"' |
+backend=$(curl -sf -u "$AUTH" "$E/system/function/hello" | grep -oE '"backend": *"[a-z]+"' |
 	grep -oE '[a-z]+"$' | tr -d '"')
 spawn=$(grep -oE '\((fork|posix_spawn)\)' "$tmp/fork.log" | tr -d '()')
 for u in "$E/function/hello" "$E/function/hello-js" "$F/"; do

@@ -20,6 +20,7 @@ STATE=./var
 }
 tmp=$(mktemp -d)
 pid=""
+AUTH="" # the management API's credentials, once the server has made them
 
 stop_server()
 {
@@ -100,7 +101,8 @@ http()
 	m=$1
 	p=$2
 	shift 2
-	curl -sS -X "$m" -o "$tmp/body" -w '%{http_code}' "$@" "$URL$p" 2>"$tmp/curl" || echo 000
+	curl -sS ${AUTH:+-u "$AUTH"} -X "$m" -o "$tmp/body" -w '%{http_code}' "$@" "$URL$p" \
+		2>"$tmp/curl" || echo 000
 }
 
 # deploy JSONFILE NAME: POST, or PUT when the state folder already holds NAME
@@ -166,6 +168,9 @@ serve()
 		sleep 0.1
 	done
 
+	# the management API's credentials, generated in the state folder at the first start
+	sec=$STATE/secrets
+	[ -r "$sec/basic-auth-password" ] && AUTH="$(cat "$sec/basic-auth-user"):$(cat "$sec/basic-auth-password")"
 	code=$(http PUT /system/images/hello --data-binary "@$B/functions/hello")
 	case $code in
 	2??) echo "uploaded image hello ($(wc -c <"$B/functions/hello") bytes)" ;;
@@ -187,6 +192,7 @@ serve()
 	echo
 	echo "Ember serves on $URL (state in $STATE). Try:"
 	echo "  curl -d 'you' $URL/function/hello-js"
+	echo "  curl -u \"\$(cat $sec/basic-auth-user):\$(cat $sec/basic-auth-password)\" $URL/system/functions"
 	echo "Ctrl-C stops it."
 	serving=1
 	wait "$pid" || true

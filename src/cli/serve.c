@@ -24,6 +24,15 @@ static const char serve_help[] =
     "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6;\n"
     "                      port 0 picks a free port, printed at start)\n"
     "  --state DIR         deployments and uploaded images (default ./var, created)\n"
+    "  --secrets DIR       the management API's credentials, basic-auth-user and\n"
+    "                      basic-auth-password, as OpenFaaS keeps them (default STATE/secrets;\n"
+    "                      generated there, mode 0600, when absent: the folder is named on\n"
+    "                      stderr, never the password). Every /system/ route needs them\n"
+    "                      (HTTP basic auth); function routes only for deployments with\n"
+    "                      \"ember\": {\"auth\": true}\n"
+    "  --no-auth           no authentication: anyone who reaches the port can deploy code;\n"
+    "                      refused on an address other than loopback without --insecure\n"
+    "  --insecure          allow --no-auth on any address\n"
     "  --backend NAME      kvm, ptrace (no hardware isolation; for hosts without /dev/kvm)\n"
     "                      or auto (kvm when available, else ptrace); default $EMBER_BACKEND,\n"
     "                      else kvm\n"
@@ -31,7 +40,8 @@ static const char serve_help[] =
     "  --memory-budget SIZE  guest memory all loaded functions may hold (default 8G); past it\n"
     "                      the least recently used idle functions are unloaded (their next\n"
     "                      request starts cold from the snapshot on disk)\n"
-    "  --config FILE       a JSON object with any of: listen, state, backend, maxBodySize,\n"
+    "  --config FILE       a JSON object with any of: listen, state, secrets, auth\n"
+    "                      (false: as --no-auth), insecure, backend, maxBodySize,\n"
     "                      maxImageSize (default 128M), connectionTimeout (seconds idle before\n"
     "                      a connection is closed, default 30), shutdownTimeout (seconds,\n"
     "                      default 10), runtimeDir; options on the command line win\n"
@@ -79,8 +89,9 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o)
 		return -1;
 	}
 	*cfgp = cfg;
-	static const char *const strs[] = {"listen", "state", "backend", "runtimeDir"};
-	const char **dst[] = {&o->listen, &o->state_dir, &o->backend, &o->runtime_dir};
+	static const char *const strs[] = {"listen", "state", "backend", "runtimeDir", "secrets"};
+	const char **dst[] = {&o->listen, &o->state_dir, &o->backend, &o->runtime_dir,
+			      &o->secrets_dir};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		json_t *v = json_object_get(cfg, strs[i]);
 		if (v && !json_is_string(v)) {
@@ -90,6 +101,13 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o)
 		if (v && !*dst[i])
 			*dst[i] = json_string_value(v);
 	}
+	json_t *auth = json_object_get(cfg, "auth"), *insecure = json_object_get(cfg, "insecure");
+	if ((auth && !json_is_boolean(auth)) || (insecure && !json_is_boolean(insecure))) {
+		fprintf(stderr, "ember serve: config: auth and insecure must be true or false\n");
+		return -1;
+	}
+	o->no_auth |= json_is_false(auth);
+	o->insecure |= json_is_true(insecure);
 	json_t *ct = json_object_get(cfg, "connectionTimeout");
 	json_t *st = json_object_get(cfg, "shutdownTimeout");
 	if ((ct && (!json_is_integer(ct) || json_integer_value(ct) < 1 ||
@@ -117,6 +135,9 @@ int cli_serve(int argc, char **argv)
 	    {"config", required_argument, NULL, 'c'},
 	    {"max-body", required_argument, NULL, 'm'},
 	    {"memory-budget", required_argument, NULL, 'M'},
+	    {"secrets", required_argument, NULL, 'S'},
+	    {"no-auth", no_argument, NULL, 'A'},
+	    {"insecure", no_argument, NULL, 'I'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -145,6 +166,15 @@ int cli_serve(int argc, char **argv)
 		case 'M':
 			if (cli_parse_size(optarg, &o.memory_budget) || !o.memory_budget)
 				return usage_error("--memory-budget needs a size such as 8G");
+			break;
+		case 'S':
+			o.secrets_dir = optarg;
+			break;
+		case 'A':
+			o.no_auth = 1;
+			break;
+		case 'I':
+			o.insecure = 1;
 			break;
 		case 'h':
 			fputs(serve_help, stdout);

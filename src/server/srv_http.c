@@ -13,6 +13,9 @@
 #define EARLY_413_SLACK (1ULL << 20) /* read and drop up to this much past a limit, then reply */
 #define MAX_CONNECTIONS 1000
 
+/* Who may call a route: everything under /system/ needs the management credentials (when
+ * authentication is on); a route with a function's name and a rest (its invocations) needs them
+ * when that function's deployment asks (ember.auth); the rest is open (health, metrics). */
 static const struct srv_route routes[] = {
     {"GET", "/healthz", ROUTE_EXACT, BODY_REQUEST, h_healthz},
     {"GET", "/system/info", ROUTE_EXACT, BODY_REQUEST, h_info},
@@ -77,7 +80,23 @@ static void route(struct srv *s, struct srv_req *r, const char *url, int stoppin
 
 static enum MHD_Result reply_early(struct srv_req *r, const struct srv_early *e)
 {
+	if (e->status == 401)
+		return auth_deny(r);
 	return srv_reply_error(r, e->status, "%s", e->msg);
+}
+
+static int needs_auth(struct srv *s, const struct srv_req *r)
+{
+	if (!s->auth)
+		return 0;
+	if (!strncmp(r->route->path, "/system/", 8))
+		return 1;
+	if (r->route->match != ROUTE_NAME_REST)
+		return 0;
+	struct srv_spec *sp = reg_spec(s, r->name);
+	int need = sp && sp->require_auth;
+	spec_put(sp);
+	return need;
 }
 
 /* the raw URI, before libmicrohttpd takes the query off and decodes the path: the request starts
@@ -116,6 +135,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		pthread_mutex_unlock(&s->mu);
 		struct srv_early *e = &r->early;
 		route(s, r, url, stopping, e);
+		/* before the body is read: an unauthenticated caller's body is dropped unread */
+		if (!e->status && needs_auth(s, r) && !auth_ok(s, conn))
+			*e = (struct srv_early){401, "authentication required"};
 		const char *cl =
 		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Expect");
@@ -269,6 +291,10 @@ int http_start(struct srv *s, char *err, size_t errlen)
 	struct addrinfo *ai;
 	if (resolve(s->opt.listen, &ai, err, errlen))
 		return -1;
+	if (auth_listen_ok(s, ai->ai_addr, err, errlen)) {
+		freeaddrinfo(ai);
+		return -1;
+	}
 	int v6 = ai->ai_family == AF_INET6;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 			 MHD_USE_POLL | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0);

@@ -31,7 +31,8 @@ struct srv_spec {
 	double timeout_s;   /* 0: Ember's default */
 	double keep_alive_s;
 	unsigned min_warm, max_concurrency, queue;
-	json_t *doc; /* the deployment as stored, createdAt included */
+	int require_auth; /* ember.auth: invocations need the management credentials too */
+	json_t *doc;	  /* the deployment as stored, createdAt included */
 };
 
 /* srv_spec.c */
@@ -92,7 +93,19 @@ struct srv {
 	pthread_cond_t reaper_cv;
 	struct srv_metrics *metrics;
 	double started;
+	int auth; /* the management routes (and functions that ask) need these credentials */
+	char secrets[SRV_PATH_MAX];
+	char auth_user[256], auth_pass[256];
 };
+
+/* srv_auth.c: HTTP basic authentication */
+struct srv_req;
+int auth_init(struct srv *s, char *err, size_t errlen); /* reads or generates the credentials */
+int auth_ok(const struct srv *s, struct MHD_Connection *conn);
+enum MHD_Result auth_deny(struct srv_req *r); /* 401 with WWW-Authenticate */
+/* refuses an address other than loopback when authentication is off and not --insecure */
+struct sockaddr;
+int auth_listen_ok(const struct srv *s, const struct sockaddr *sa, char *err, size_t errlen);
 
 /* srv_store.c: the state directory */
 int store_init(struct srv *s, char *err, size_t errlen);

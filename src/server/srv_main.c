@@ -110,7 +110,8 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 	pthread_cond_init(&s->reaper_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	s->started = srv_now();
-	if (set_options(s, opt, err, errlen) || store_init(s, err, errlen))
+	if (set_options(s, opt, err, errlen) || store_init(s, err, errlen) ||
+	    auth_init(s, err, errlen))
 		goto fail;
 	store_restore(s);
 	if (http_start(s, err, errlen))

@@ -19,6 +19,9 @@ struct srv_options {
 	double shutdown_s;	 /* a shutdown waits this long for requests in flight; 0 = 10 */
 	uint64_t memory_budget;	 /* guest memory of all loaded functions; 0 = 8 GiB; past it the
 				    least recently used idle functions are unloaded */
+	const char *secrets_dir; /* basic-auth-user and basic-auth-password; NULL = STATE/secrets */
+	int no_auth;		 /* 1: the management routes are open to anyone who reaches them */
+	int insecure;		 /* 1: allow no_auth on an address other than loopback */
 	srv_log_sink log;	 /* the server's messages; NULL: dropped */
 	void *log_ctx;
 };

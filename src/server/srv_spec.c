@@ -176,15 +176,21 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 			       -1;
 		strcpy(sp->syscalls, json_string_value(v));
 	}
+	if (e && (v = member(e, "auth"))) {
+		if (!json_is_boolean(v))
+			return snprintf(err, errlen, "ember.auth must be true or false"), -1;
+		sp->require_auth = json_is_true(v);
+	}
 	if (e && (count(e, "minWarm", 64, &sp->min_warm, err, errlen) ||
 		  count(e, "maxConcurrency", 100000, &sp->max_concurrency, err, errlen) ||
 		  count(e, "queue", 100000, &sp->queue, err, errlen)))
 		return -1;
-	return json_object_set_new(
-	    sp->doc, "ember",
-	    json_pack("{s:f,s:i,s:i,s:i,s:f,s:s}", "timeout", sp->timeout_s, "minWarm",
-		      (int)sp->min_warm, "maxConcurrency", (int)sp->max_concurrency, "queue",
-		      (int)sp->queue, "keepAlive", sp->keep_alive_s, "syscalls", sp->syscalls));
+	return json_object_set_new(sp->doc, "ember",
+				   json_pack("{s:f,s:i,s:i,s:i,s:f,s:s,s:b}", "timeout",
+					     sp->timeout_s, "minWarm", (int)sp->min_warm,
+					     "maxConcurrency", (int)sp->max_concurrency, "queue",
+					     (int)sp->queue, "keepAlive", sp->keep_alive_s,
+					     "syscalls", sp->syscalls, "auth", sp->require_auth));
 }
 
 int spec_parse(const json_t *in, const char *created, struct srv_spec **out, char *err,

@@ -144,3 +144,14 @@ finish()
 	[ "$fail" = 0 ]
 	exit
 }
+
+# make_secrets DIR: the credentials a test server is started with (--secrets DIR), as OpenFaaS
+# keeps them; sets AUTH to curl's -u value for them
+make_secrets()
+{
+	mkdir -p "$1"
+	printf 'tester\n' >"$1/basic-auth-user"
+	printf 'pw-%s-%s\n' "$$" "$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')" >"$1/basic-auth-password"
+	chmod 600 "$1/basic-auth-user" "$1/basic-auth-password"
+	AUTH="tester:$(cat "$1/basic-auth-password")"
+}

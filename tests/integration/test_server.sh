@@ -10,69 +10,12 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 pick_backend
-pid=
-# shellcheck disable=SC2317 # run by the trap
-cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	[ -n "${SERVER_LOG:-}" ] && cp "$tmp/server.log" "$SERVER_LOG"
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-U=http://127.0.0.1:$port
+# shellcheck source=tests/integration/srv_lib.sh
+. "$(dirname "$0")/srv_lib.sh"
 # a SIGTERM waits for requests in flight up to shutdownTimeout (default 10 s): long enough for
 # the slow function on any machine, so the shutdown tests do not race it
 printf '{"shutdownTimeout": 600}\n' >"$tmp/serve.json"
-
-# await WHAT CMD...: runs CMD until it succeeds, polling every 0.1 s; after AWAIT_POLLS polls a
-# FAIL saying what never happened (the checks that follow then fail on the last state seen)
-await() {
-	aw_what=$1
-	shift
-	aw_n=0
-	until "$@"; do
-		aw_n=$((aw_n + 1))
-		if [ $aw_n -ge "${AWAIT_POLLS:-600}" ]; then
-			bad "gave up after $aw_n polls ($((aw_n / 10)) s) waiting for $aw_what"
-			return 1
-		fi
-		sleep 0.1
-	done
-}
-
-start() {
-	"$E" serve --listen "127.0.0.1:$port" --state "$tmp/state" --backend "$EMBER_BACKEND" \
-		--config "$tmp/serve.json" --max-body 16K "$@" 2>>"$tmp/server.log" &
-	pid=$!
-	n=0
-	until curl -sf "$U/healthz" >/dev/null 2>&1; do
-		n=$((n + 1))
-		if ! kill -0 "$pid" 2>/dev/null || [ $n -ge "${AWAIT_POLLS:-600}" ]; then
-			echo "the server did not start ($n polls):"
-			cat "$tmp/server.log"
-			exit 1
-		fi
-		sleep 0.1
-	done
-}
-
-# stop: SIGTERM, then the server's exit status
-stop() {
-	kill -TERM "$pid"
-	wait "$pid"
-	rc=$?
-	pid=
-	return $rc
-}
-
-# http METHOD PATH [CURL ARGS...]: the status code; the body lands in $tmp/body
-http() {
-	m=$1
-	p=$2
-	shift 2
-	curl -s -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$m" "$@" "$U$p"
-}
+SERVE_ARGS="--config $tmp/serve.json --max-body 16K"
 
 # status_has NAME TEXT...: GET /system/function/NAME, its status code in $code and its body in
 # $tmp/body; true when it is 200 and the body has every TEXT (all from the same snapshot)
@@ -85,26 +28,6 @@ status_has() {
 	for sh_t; do
 		grep -qF -- "$sh_t" "$tmp/body" || return 1
 	done
-}
-
-# expect WHAT WANT GOT [BODY]: the status, and the body when given
-expect() {
-	if [ "$2" != "$3" ]; then
-		bad "$1: status $3, wanted $2: $(head -c 300 "$tmp/body")"
-	elif [ $# -ge 4 ] && [ "$(cat "$tmp/body")" != "$4" ]; then
-		bad "$1: body '$(head -c 300 "$tmp/body")', wanted '$4'"
-	else
-		ok "$1"
-	fi
-}
-
-# contains WHAT TEXT FILE: FILE contains TEXT (lib.sh's has matches an ERE, FILE first)
-contains() {
-	if grep -qF -- "$2" "$3"; then
-		ok "$1"
-	else
-		bad "$1: no '$2' in $(head -c 300 "$3")"
-	fi
 }
 
 # deployment SERVICE RUNTIME FILE [EMBER-JSON]: a deployment with the source of FILE
