@@ -163,6 +163,8 @@ enum MHD_Result auth_deny(struct srv_req *r)
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	enum MHD_Result ret = MHD_queue_basic_auth_fail_response(r->conn, REALM, resp);
 	MHD_destroy_response(resp);
+	if (ret == MHD_YES)
+		r->status = 401;
 	return ret;
 }
 

@@ -18,6 +18,7 @@
  * when that function's deployment asks (ember.auth); the rest is open (health, metrics). */
 static const struct srv_route routes[] = {
     {"GET", "/healthz", ROUTE_EXACT, BODY_REQUEST, h_healthz},
+    {"GET", "/readyz", ROUTE_EXACT, BODY_REQUEST, h_readyz},
     {"GET", "/system/info", ROUTE_EXACT, BODY_REQUEST, h_info},
     {"GET", "/metrics", ROUTE_EXACT, BODY_REQUEST, h_metrics},
     {"GET", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_list},
@@ -129,6 +130,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		r->conn = conn;
 		r->method = method;
+		r->t0 = srv_now();
 		pthread_mutex_lock(&s->mu);
 		s->active++;
 		int stopping = s->stopping;
@@ -190,6 +192,9 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (!r)
 		return;
 	int counted = r->conn != NULL; /* on_request saw it (on_uri starts it without) */
+	if (counted && r->status)
+		metrics_http(s->metrics, r->route ? r->route->path : "other", r->method, r->status,
+			     srv_now() - r->t0);
 	free(r->body);
 	free(r->path);
 	free(r->query);
@@ -223,6 +228,8 @@ enum MHD_Result srv_reply(struct srv_req *r, unsigned status, const char *ctype,
 		MHD_add_response_header(resp, hdrs[i].name, hdrs[i].value);
 	enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
 	MHD_destroy_response(resp);
+	if (ret == MHD_YES)
+		r->status = status;
 	return ret;
 }
 

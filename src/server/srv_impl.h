@@ -93,6 +93,7 @@ struct srv {
 	pthread_cond_t reaper_cv;
 	struct srv_metrics *metrics;
 	double started;
+	atomic_int ready; /* the deployments in the state folder have been loaded (or tried) */
 	int auth; /* the management routes (and functions that ask) need these credentials */
 	char secrets[SRV_PATH_MAX];
 	char auth_user[256], auth_pass[256];
@@ -191,6 +192,8 @@ struct srv_req {
 	size_t len, cap;
 	uint64_t limit;
 	int too_large;
+	unsigned status; /* of the reply queued (0: none yet) */
+	double t0;	 /* when its headers arrived */
 };
 struct srv_header {
 	const char *name, *value;
@@ -210,6 +213,7 @@ char *srv_meta(struct srv_req *r, size_t *len);
 
 /* the handlers */
 enum MHD_Result h_healthz(struct srv *s, struct srv_req *r);
+enum MHD_Result h_readyz(struct srv *s, struct srv_req *r);
 enum MHD_Result h_info(struct srv *s, struct srv_req *r);
 enum MHD_Result h_metrics(struct srv *s, struct srv_req *r);
 enum MHD_Result h_list(struct srv *s, struct srv_req *r);
@@ -230,5 +234,9 @@ void metrics_free(struct srv_metrics *m);
 void metrics_invocation(struct srv_metrics *m, const char *name, unsigned code, double seconds,
 			const struct ember_result *res, double init_s);
 char *metrics_render(struct srv *s, size_t *len);
+void metrics_started(struct srv_metrics *m, const char *name); /* an invocation begins */
+/* one HTTP request, by its route's pattern (a static string: the series' key) */
+void metrics_http(struct srv_metrics *m, const char *path, const char *method, unsigned code,
+		  double seconds);
 
 #endif

@@ -22,16 +22,18 @@ static void call_id(struct srv_req *r, char *buf, size_t len)
 		srv_call_id(buf, len);
 }
 
+/* who failed: 502 for the function's own failure, 504 for its timeout, 500 for Ember's */
 static unsigned http_status(const struct ember_result *res)
 {
-	switch (res->outcome) {
-	case EMBER_OK:
-		return res->status ? 500 : 200;
-	case EMBER_TIMEOUT:
-		return 504;
-	default:
-		return 500;
-	}
+	static const unsigned by_outcome[] = {
+	    [EMBER_OK] = 200,	 [EMBER_CRASH] = 502, [EMBER_TIMEOUT] = 504,
+	    [EMBER_LIMIT] = 502, [EMBER_ERROR] = 500,
+	};
+	if (res->outcome == EMBER_OK && res->status)
+		return 502;
+	return (unsigned)res->outcome < sizeof(by_outcome) / sizeof(by_outcome[0])
+		   ? by_outcome[res->outcome]
+		   : 500;
 }
 
 enum MHD_Result h_invoke(struct srv *s, struct srv_req *r)
@@ -55,6 +57,7 @@ enum MHD_Result h_invoke(struct srv *s, struct srv_req *r)
 		free(meta);
 		return srv_reply_error(r, st, "%s", err);
 	}
+	metrics_started(s->metrics, r->name); /* a known name: the series stay bounded */
 	struct ember_result res;
 	double t1 = srv_now();
 	ember_invoke_meta(c.inst->fn, r->body, r->len, meta, meta_len, &res);

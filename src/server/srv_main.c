@@ -33,6 +33,7 @@ static void *reaper(void *p)
 {
 	struct srv *s = p;
 	reg_preload(s);
+	atomic_store(&s->ready, 1);
 	pthread_mutex_lock(&s->mu);
 	while (!s->stopping) {
 		struct timespec ts;

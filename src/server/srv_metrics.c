@@ -6,8 +6,9 @@
 
 #include "server/srv_impl.h"
 
-#define NB     11 /* finite buckets per histogram */
-#define NCODES 8  /* distinct HTTP statuses counted per function */
+#define NB     11  /* finite buckets per histogram */
+#define NCODES 8   /* distinct HTTP statuses counted per function */
+#define NHTTP  256 /* distinct (route, method, status) series of http_requests_total */
 
 static const double secs_le[NB] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 static const double exits_le[NB] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000};
@@ -25,7 +26,15 @@ struct fn_metrics {
 	} codes[NCODES];
 	size_t ncodes;
 	struct hist secs, exits;
-	uint64_t cold, warm;
+	uint64_t cold, warm, started;
+};
+
+/* one series of the gateway's http_requests_total / http_request_duration_seconds */
+struct http_series {
+	const char *path; /* a route's pattern, or "other": bounded, never the raw URL */
+	char method[8];
+	unsigned code;
+	struct hist secs;
 };
 
 struct srv_metrics {
@@ -33,6 +42,9 @@ struct srv_metrics {
 	struct fn_metrics *v;
 	size_t n, cap;
 	struct hist init;
+	struct http_series http[NHTTP];
+	size_t nhttp;
+	uint64_t http_dropped; /* requests past NHTTP series */
 };
 
 struct srv_metrics *metrics_new(void)
@@ -81,6 +93,42 @@ static struct fn_metrics *fn_of(struct srv_metrics *m, const char *name)
 	memset(f, 0, sizeof(*f));
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	return f;
+}
+
+void metrics_started(struct srv_metrics *m, const char *name)
+{
+	pthread_mutex_lock(&m->mu);
+	struct fn_metrics *f = fn_of(m, name);
+	if (f)
+		f->started++;
+	pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_http(struct srv_metrics *m, const char *path, const char *method, unsigned code,
+		  double seconds)
+{
+	static const char *const methods[] = {"GET",	"HEAD",	   "POST",  "PUT",
+					      "DELETE", "OPTIONS", "PATCH", "other"};
+	size_t k = 0;
+	while (k + 1 < sizeof(methods) / sizeof(methods[0]) && strcmp(methods[k], method))
+		k++;
+	pthread_mutex_lock(&m->mu);
+	size_t i;
+	for (i = 0; i < m->nhttp; i++)
+		if (m->http[i].path == path && m->http[i].code == code &&
+		    !strcmp(m->http[i].method, methods[k]))
+			break;
+	if (i == m->nhttp && i < NHTTP) {
+		m->http[i].path = path;
+		m->http[i].code = code;
+		snprintf(m->http[i].method, sizeof(m->http[i].method), "%s", methods[k]);
+		m->nhttp++;
+	}
+	if (i < NHTTP)
+		observe(&m->http[i].secs, secs_le, seconds);
+	else
+		m->http_dropped++;
+	pthread_mutex_unlock(&m->mu);
 }
 
 void metrics_invocation(struct srv_metrics *m, const char *name, unsigned code, double seconds,
@@ -146,6 +194,10 @@ static void per_function(FILE *f, struct srv_metrics *m)
 				"code=\"%u\"} %llu\n",
 				m->v[i].name, m->v[i].codes[k].code,
 				(unsigned long long)m->v[i].codes[k].n);
+	head(f, "gateway_function_invocation_started", "counter", "Invocations begun.");
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(f, "gateway_function_invocation_started{function_name=\"%s\"} %llu\n",
+			m->v[i].name, (unsigned long long)m->v[i].started);
 	head(f, "gateway_functions_seconds", "histogram", "Invocation time, queueing included.");
 	for (size_t i = 0; i < m->n; i++) {
 		snprintf(label, sizeof(label), "function_name=\"%s\",", m->v[i].name);
@@ -170,6 +222,27 @@ static void per_function(FILE *f, struct srv_metrics *m)
 	hist(f, "ember_init_seconds", "", &m->init, secs_le);
 }
 
+static void http_requests(FILE *f, struct srv_metrics *m)
+{
+	char label[160];
+	head(f, "http_requests_total", "counter", "HTTP requests by route, method and status.");
+	for (size_t i = 0; i < m->nhttp; i++)
+		fprintf(f, "http_requests_total{code=\"%u\",method=\"%s\",path=\"%s\"} %llu\n",
+			m->http[i].code, m->http[i].method, m->http[i].path,
+			(unsigned long long)m->http[i].secs.count);
+	head(f, "http_request_duration_seconds", "histogram",
+	     "HTTP request time, from its headers to the reply's end.");
+	for (size_t i = 0; i < m->nhttp; i++) {
+		snprintf(label, sizeof(label), "code=\"%u\",method=\"%s\",path=\"%s\",",
+			 m->http[i].code, m->http[i].method, m->http[i].path);
+		hist(f, "http_request_duration_seconds", label, &m->http[i].secs, secs_le);
+	}
+	head(f, "ember_http_requests_unlabelled_total", "counter",
+	     "HTTP requests past the bound on label sets, counted here only.");
+	fprintf(f, "ember_http_requests_unlabelled_total %llu\n",
+		(unsigned long long)m->http_dropped);
+}
+
 static uint64_t rss_bytes(void)
 {
 	unsigned long long size = 0, rss = 0;
@@ -190,6 +263,7 @@ char *metrics_render(struct srv *s, size_t *len)
 		return NULL;
 	pthread_mutex_lock(&s->metrics->mu);
 	per_function(f, s->metrics);
+	http_requests(f, s->metrics);
 	pthread_mutex_unlock(&s->metrics->mu);
 	head(f, "gateway_service_count", "gauge", "Virtines of each function (ready or running).");
 	pthread_mutex_lock(&s->mu);

@@ -12,6 +12,19 @@ enum MHD_Result h_healthz(struct srv *s, struct srv_req *r)
 	return srv_reply(r, 200, "text/plain; charset=utf-8", "OK\n", 3, 0, NULL, 0);
 }
 
+/* ready once the deployments kept in the state folder have been loaded, or tried and logged */
+enum MHD_Result h_readyz(struct srv *s, struct srv_req *r)
+{
+	pthread_mutex_lock(&s->mu);
+	int stopping = s->stopping;
+	pthread_mutex_unlock(&s->mu);
+	if (stopping)
+		return srv_reply_error(r, 503, "shutting down");
+	if (!atomic_load(&s->ready))
+		return srv_reply_error(r, 503, "loading the deployed functions");
+	return srv_reply(r, 200, "text/plain; charset=utf-8", "OK\n", 3, 0, NULL, 0);
+}
+
 enum MHD_Result h_info(struct srv *s, struct srv_req *r)
 {
 	struct reg_gauges g;

@@ -176,13 +176,13 @@ expect "413 with Expect: 100-continue" 413 "$(http POST /function/hello -H 'Expe
 expect "upload crash_null" 201 "$(http PUT /system/images/crash --data-binary @"$B/guest/crash_null.musl")"
 expect "deploy crash" 202 "$(http POST /system/functions -d '{"service":"crash","image":"crash"}')"
 for i in 1 2; do
-	expect "crash: 500 ($i)" 500 "$(http POST /function/crash -d x)"
+	expect "crash: 502 ($i)" 502 "$(http POST /function/crash -d x)"
 	contains "crash reason ($i)" "page fault" "$tmp/body"
 done
 printf 'function handler(i) error("boom") end\n' >"$tmp/fail.lua"
 deployment fail lua "$tmp/fail.lua"
 http POST /system/functions -d @"$tmp/deploy.json" >/dev/null
-expect "non-zero exit: 500" 500 "$(http POST /function/fail -d x)"
+expect "non-zero exit: 502" 502 "$(http POST /function/fail -d x)"
 contains "non-zero exit status" "X-Ember-Exit-Code: 1" "$tmp/headers"
 expect "upload loop" 201 "$(http PUT /system/images/loop --data-binary @"$B/guest/loop.musl")"
 expect "deploy loop, timeout 1" 202 "$(http POST /system/functions -d '{"service":"loop","image":"loop","ember":{"timeout":1}}')"
