@@ -40,15 +40,21 @@ static const char serve_help[] =
     "  --memory-budget SIZE  guest memory all loaded functions may hold (default 8G); past it\n"
     "                      the least recently used idle functions are unloaded (their next\n"
     "                      request starts cold from the snapshot on disk)\n"
+    "  --no-report         no REPORT line per invocation in the server's log\n"
     "  --config FILE       a JSON object with any of: listen, state, secrets, auth\n"
     "                      (false: as --no-auth), insecure, backend, maxBodySize,\n"
     "                      maxImageSize (default 128M), connectionTimeout (seconds idle before\n"
     "                      a connection is closed, default 30), shutdownTimeout (seconds,\n"
-    "                      default 10), runtimeDir; options on the command line win\n"
+    "                      default 10), runtimeDir, memoryBudget, logRingSize (each function's\n"
+    "                      kept stderr, default 256K, at least 16K), logRingLines (default\n"
+    "                      2000), report (false: as --no-report); the command line wins\n"
     "  -h, --help          show this help\n"
     "\n"
     "The js and lua runtimes are looked for in $EMBER_RUNTIME_DIR, else in runtimes/ next to\n"
-    "the ember binary. Exit status: 0 after a clean shutdown, 125 when the server cannot start\n"
+    "the ember binary. A function's stderr is kept in a ring per function, served by\n"
+    "GET /system/logs?name=NAME (tail=N, since=TIME, follow=true). The server logs one line\n"
+    "per invocation: REPORT RequestId: ... Duration: ... Outcome: ... (docs/server.md).\n"
+    "Exit status: 0 after a clean shutdown, 125 when the server cannot start\n"
     "or when a shutdown gave up waiting for requests in flight.\n";
 
 /* the server's log: one line each to stderr, warnings and errors named */
@@ -108,6 +114,19 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o)
 	}
 	o->no_auth |= json_is_false(auth);
 	o->insecure |= json_is_true(insecure);
+	json_t *rep = json_object_get(cfg, "report");
+	json_t *lines = json_object_get(cfg, "logRingLines");
+	if ((rep && !json_is_boolean(rep)) ||
+	    (lines && (!json_is_integer(lines) || json_integer_value(lines) < 1 ||
+		       json_integer_value(lines) > 1000000))) {
+		fprintf(stderr, "ember serve: config: report must be true or false, logRingLines "
+				"1..1000000\n");
+		return -1;
+	}
+	if (rep && json_is_false(rep))
+		o->no_report = 1;
+	if (lines && !o->log_ring_lines)
+		o->log_ring_lines = (unsigned)json_integer_value(lines);
 	json_t *ct = json_object_get(cfg, "connectionTimeout");
 	json_t *st = json_object_get(cfg, "shutdownTimeout");
 	if ((ct && (!json_is_integer(ct) || json_integer_value(ct) < 1 ||
@@ -123,7 +142,8 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o)
 		o->shutdown_s = json_number_value(st);
 	return config_size(cfg, "maxBodySize", &o->max_body) ||
 	       config_size(cfg, "maxImageSize", &o->max_image) ||
-	       config_size(cfg, "memoryBudget", &o->memory_budget);
+	       config_size(cfg, "memoryBudget", &o->memory_budget) ||
+	       config_size(cfg, "logRingSize", &o->log_ring_bytes);
 }
 
 int cli_serve(int argc, char **argv)
@@ -138,6 +158,7 @@ int cli_serve(int argc, char **argv)
 	    {"secrets", required_argument, NULL, 'S'},
 	    {"no-auth", no_argument, NULL, 'A'},
 	    {"insecure", no_argument, NULL, 'I'},
+	    {"no-report", no_argument, NULL, 'R'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -175,6 +196,9 @@ int cli_serve(int argc, char **argv)
 			break;
 		case 'I':
 			o.insecure = 1;
+			break;
+		case 'R':
+			o.no_report = 1;
 			break;
 		case 'h':
 			fputs(serve_help, stdout);

@@ -26,6 +26,7 @@ static const struct srv_route routes[] = {
     {"PUT", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_update},
     {"DELETE", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_delete},
     {"GET", "/system/function/", ROUTE_NAME, BODY_REQUEST, h_get},
+    {"GET", "/system/logs", ROUTE_EXACT, BODY_REQUEST, h_logs},
     {"GET", "/system/images", ROUTE_EXACT, BODY_REQUEST, h_image_list},
     {"PUT", "/system/images/", ROUTE_NAME, BODY_IMAGE, h_image_put},
     {"DELETE", "/system/images/", ROUTE_NAME, BODY_REQUEST, h_image_delete},

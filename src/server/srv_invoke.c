@@ -72,6 +72,8 @@ enum MHD_Result h_invoke(struct srv *s, struct srv_req *r)
 		init_s = (double)(c.load_us +
 				  (res.warm ? 0 : res.wait_us + res.setup_us + res.load_us)) /
 			 1e6;
+	logs_append(c.e->logs, id, res.log, res.log_len);
+	srv_report(s, &c, id, &res, took, init_s);
 	reg_release(s, &c);
 
 	unsigned st = http_status(&res);

@@ -16,6 +16,9 @@
 #define DEFAULT_CONN_S	   30
 #define DEFAULT_SHUTDOWN_S 10.0
 #define REAP_INTERVAL_S	   1
+#define DEFAULT_LOG_BYTES  (256ULL << 10)
+#define DEFAULT_LOG_LINES  2000
+#define MIN_LOG_BYTES	   (16ULL << 10)
 
 static void deadline_in(struct timespec *ts, double secs)
 {
@@ -79,6 +82,14 @@ static int set_options(struct srv *s, const struct srv_options *opt, char *err, 
 		s->opt.conn_timeout_s = DEFAULT_CONN_S;
 	if (!(s->opt.shutdown_s > 0))
 		s->opt.shutdown_s = DEFAULT_SHUTDOWN_S;
+	if (!s->opt.log_ring_bytes)
+		s->opt.log_ring_bytes = DEFAULT_LOG_BYTES;
+	if (!s->opt.log_ring_lines)
+		s->opt.log_ring_lines = DEFAULT_LOG_LINES;
+	if (s->opt.log_ring_bytes < MIN_LOG_BYTES)
+		return snprintf(err, errlen, "logRingSize: a log ring needs at least %lluK",
+				MIN_LOG_BYTES >> 10),
+		       -1;
 	const char *b = opt->backend ? opt->backend : getenv("EMBER_BACKEND");
 	if (!b || !b[0])
 		b = "kvm";
@@ -143,6 +154,7 @@ unsigned srv_shutdown(struct srv *s)
 	s->stopping = 1;
 	pthread_cond_broadcast(&s->reaper_cv);
 	pthread_mutex_unlock(&s->mu);
+	logs_shutdown(s); /* followers of /system/logs end now instead of holding the wait up */
 	MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
 	struct timespec ts;
 	deadline_in(&ts, s->opt.shutdown_s);

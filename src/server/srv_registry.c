@@ -29,6 +29,7 @@ void reg_entry_put(struct srv_entry *e)
 	if (--e->refs)
 		return;
 	spec_put(e->spec);
+	logs_put(e->logs);
 	pthread_cond_destroy(&e->cv);
 	free(e);
 }
@@ -61,6 +62,7 @@ int reg_add(struct srv *s, struct srv_spec *sp, struct srv_inst *in)
 	e->inst = in;
 	e->refs = 1;
 	e->last_used = srv_now();
+	e->logs = logs_new(s->opt.log_ring_bytes, s->opt.log_ring_lines);
 	pthread_cond_init(&e->cv, NULL);
 	s->fns[s->nfns++] = e;
 	pthread_mutex_unlock(&s->mu);
@@ -103,6 +105,7 @@ int reg_remove(struct srv *s, const char *name)
 	memmove(&s->fns[i], &s->fns[i + 1], (s->nfns - i - 1) * sizeof(*s->fns));
 	s->nfns--;
 	e->deleted = 1;
+	logs_close(e->logs); /* its followers end; invocations still running add nothing */
 	struct srv_inst *dead = reg_inst_put(e->inst);
 	e->inst = NULL;
 	pthread_cond_broadcast(&e->cv);

@@ -22,6 +22,9 @@ struct srv_options {
 	const char *secrets_dir; /* basic-auth-user and basic-auth-password; NULL = STATE/secrets */
 	int no_auth;		 /* 1: the management routes are open to anyone who reaches them */
 	int insecure;		 /* 1: allow no_auth on an address other than loopback */
+	uint64_t log_ring_bytes; /* each function's kept stderr, in bytes; 0 = 256 KiB */
+	unsigned log_ring_lines; /* ... and in lines; 0 = 2000 */
+	int no_report;		 /* 1: no REPORT line per invocation */
 	srv_log_sink log;	 /* the server's messages; NULL: dropped */
 	void *log_ctx;
 };
