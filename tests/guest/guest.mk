@@ -17,6 +17,8 @@ GUEST_PROGS := hello workout args exitcode crash_null crash_abort crash_stack cr
 GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys meta redzone clockrand \
 	memcalls memfuzz
 GUEST_PROGS += fpustate rodontneed isolation
+# stderr for the server's logs (tests/integration/test_logs.sh)
+GUEST_PROGS += logger
 GUEST_MULTI := hello workout args counter marker
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
