@@ -34,6 +34,14 @@ struct srv;
 /* "128M", "128Mi", "128MB", "1G", "512K", "4096" -> bytes; -1 when malformed */
 int srv_parse_size(const char *s, uint64_t *out);
 
+/* a function or image name: [a-z0-9][a-z0-9-_.]{0,62}, no ".." */
+int srv_name_ok(const char *s);
+/* An image reference as faas-cli writes it ("hello", "hello:latest", "ghcr.io/org/hello:1.2",
+ * "localhost:5000/hello@sha256:...") -> the Ember image it names: its last path component
+ * without tag or digest ("hello"), in name (len bytes). -1 when the reference is malformed or
+ * that component is not a valid name. */
+int srv_image_name(const char *ref, char *name, size_t len);
+
 /* Opens the state directory, restores the functions deployed in it and starts listening. */
 int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t errlen);
 /* the address it listens on, e.g. "127.0.0.1:8080" (the real port when 0 was asked for) */

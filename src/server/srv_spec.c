@@ -31,6 +31,44 @@ int srv_name_ok(const char *s)
 	return 1;
 }
 
+/* a tag: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}, as Docker's reference grammar has it */
+static int tag_ok(const char *t, size_t n)
+{
+	if (n == 0 || n > 128 || t[0] == '.' || t[0] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
+			    t[i]))
+			return 0;
+	return 1;
+}
+
+int srv_image_name(const char *ref, char *name, size_t len)
+{
+	size_t n = strcspn(ref, "@"); /* a digest (@sha256:...) says nothing Ember keeps */
+	if (ref[n] && !ref[n + 1])
+		return -1;
+	const char *last = ref;
+	for (const char *p = ref; p < ref + n; p++)
+		if (*p == '/') {
+			if (p == last) /* an empty path component: "/x", "a//b" */
+				return -1;
+			last = p + 1;
+		}
+	size_t base = n - (size_t)(last - ref);
+	const char *colon = memchr(last, ':', base);
+	if (colon) {
+		if (!tag_ok(colon + 1, base - (size_t)(colon + 1 - last)))
+			return -1;
+		base = (size_t)(colon - last);
+	}
+	if (base == 0 || base >= len || base >= SRV_NAME_MAX)
+		return -1;
+	memcpy(name, last, base);
+	name[base] = 0;
+	return srv_name_ok(name) ? 0 : -1;
+}
+
 /* a member that is there and not null */
 static const json_t *member(const json_t *o, const char *key)
 {
@@ -87,14 +125,16 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	if (img && rt)
 		return snprintf(err, errlen, "give image or runtime, not both"), -1;
 	if (img) {
-		if (!json_is_string(img) || !srv_name_ok(json_string_value(img)))
-			return snprintf(err, errlen,
-					"image must name an uploaded image "
-					"([a-z0-9][a-z0-9-_.]{0,62}; PUT /system/images/NAME)"),
+		if (!json_is_string(img) ||
+		    srv_image_name(json_string_value(img), sp->image, sizeof(sp->image)))
+			return snprintf(
+				   err, errlen,
+				   "image must name an uploaded image: NAME, or a reference "
+				   "such as NAME:tag or registry/org/NAME:tag, where NAME "
+				   "matches [a-z0-9][a-z0-9-_.]{0,62} (PUT /system/images/NAME)"),
 			       -1;
 		if (code)
 			return snprintf(err, errlen, "code goes with runtime, not with image"), -1;
-		strcpy(sp->image, json_string_value(img));
 		return json_object_set_new(sp->doc, "image", json_string(sp->image));
 	}
 	if (!rt)
