@@ -5,7 +5,7 @@ B        := build
 CFLAGS   ?= -O2 -g
 # what every host object needs, kept apart so `make CFLAGS=...` cannot drop it
 EMBER_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc -MMD -MP
-LDLIBS   += -lcapstone -lseccomp -ljansson -lxxhash -lpthread -lmicrohttpd
+LDLIBS   += -lcapstone -lseccomp -ljansson -lxxhash -lpthread -lmicrohttpd -lcurl -lyaml
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 .PHONY: all setup run test unit integration bench asan clean format

@@ -17,12 +17,20 @@ int cli_run(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_snapshot(int argc, char **argv);
+int cli_deploy(int argc, char **argv);
+int cli_invoke(int argc, char **argv);
+int cli_list(int argc, char **argv);
 
 /* "64M", "1G", "512K", "4096" -> bytes; -1 on a malformed size */
 int cli_parse_size(const char *s, uint64_t *out);
 /* reads all of fd into a malloc'd buffer; -1 on error */
 int cli_read_all(int fd, uint8_t **buf, size_t *len, size_t max);
 int cli_write_all(int fd, const void *buf, size_t len);
+/* the file at path (at most max bytes) into a malloc'd buffer; -1 with why */
+int cli_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, char *why,
+		  size_t whylen);
+/* "ember CMD: msg (see 'ember CMD --help')" on stderr; returns CLI_EXIT_EMBER */
+int cli_usage_error(const char *cmd, const char *msg);
 /* the runtime image for a language ("js", "lua"): $EMBER_RUNTIME_DIR/NAME, or runtimes/NAME next
  * to the ember binary */
 int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size_t whylen);

@@ -14,6 +14,9 @@ static const struct {
     {"serve", cli_serve, "serve functions over HTTP (OpenFaaS-compatible API)"},
     {"snapshot", cli_snapshot, "build functions' snapshots on disk ahead of their first request"},
     {"bench", cli_bench, "measure Ember next to its floor and its peers"},
+    {"deploy", cli_deploy, "deploy the functions of an OpenFaaS stack file (stack.yml)"},
+    {"invoke", cli_invoke, "invoke a deployed function, request on stdin, answer on stdout"},
+    {"list", cli_list, "list the functions deployed on a server"},
 };
 
 static void usage(FILE *f)

@@ -48,6 +48,28 @@ fail:
 	return -1;
 }
 
+int cli_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, char *why,
+		  size_t whylen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno)), -1;
+	errno = 0;
+	int rc = cli_read_all(fd, buf, len, max);
+	if (rc && errno)
+		snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
+	else if (rc)
+		snprintf(why, whylen, "%s is larger than %zu bytes", path, max);
+	close(fd);
+	return rc;
+}
+
+int cli_usage_error(const char *cmd, const char *msg)
+{
+	fprintf(stderr, "ember %s: %s\n(see 'ember %s --help')\n", cmd, msg, cmd);
+	return CLI_EXIT_EMBER;
+}
+
 int cli_write_all(int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
