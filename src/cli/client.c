@@ -208,5 +208,11 @@ const char *cli_resp_reason(const struct cli_resp *r, char *buf, size_t len)
 	else
 		snprintf(buf, len, "(no body)");
 	json_decref(j);
+	size_t n = strlen(buf);
+	if (r->status == 401 && n < len)
+		snprintf(
+		    buf + n, len - n,
+		    " (the server wants credentials: --secrets DIR, or $EMBER_GATEWAY_USER and "
+		    "$EMBER_GATEWAY_PASSWORD)");
 	return buf;
 }

@@ -175,7 +175,8 @@ int cli_yaml_env_file(struct cli_yaml *y, const yaml_node_t *at, const char *dir
 		      json_t *env)
 {
 	char path[CLI_PATH_MAX];
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", name[0] == '/' ? "" : dir, name) >=
+	int abs = name[0] == '/';
+	if ((size_t)snprintf(path, sizeof(path), "%s%s%s", abs ? "" : dir, abs ? "" : "/", name) >=
 	    sizeof(path))
 		return cli_yaml_fail(y, at, "environment_file: path too long");
 	struct cli_yaml f = {.file = path, .why = y->why, .whylen = y->whylen};

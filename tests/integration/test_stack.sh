@@ -104,7 +104,11 @@ lacks() {
 
 # em COMMAND ARGS...: an ember command with the credentials, run in the project folder; stdout
 # in $tmp/out, stderr in $tmp/err, the status in rc
-EA=$PWD/$E
+case $B in
+/*) BA=$B ;;
+*) BA=$PWD/$B ;;
+esac
+EA=$BA/ember
 em() {
 	cmd=$1
 	shift
@@ -294,7 +298,7 @@ provider:
   gateway: http://127.0.0.1:1
 functions:
   prebuilt:
-    image: $PWD/$B/functions/hello
+    image: $BA/functions/hello
     handler: ./ignored
   by-ref:
     image: ghcr.io/example/hello-c:0.2.0
@@ -380,7 +384,7 @@ inv nope x
 expect "invoke an unknown function: exit 1" 1 "$rc"
 contains "invoke an unknown function: the status" "nope: status 404" "$tmp/err"
 printf 'functions:\n  fails:\n    lang: lua\n    handler: ./fails\n  meta:\n    image: %s\n' \
-	"$PWD/$B/guest/meta.musl" >"$proj/more.yml"
+	"$BA/guest/meta.musl" >"$proj/more.yml"
 em deploy -f more.yml --gateway "$U"
 expect "deploy fails and meta: exit 0" 0 "$rc"
 inv fails x
