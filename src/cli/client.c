@@ -11,7 +11,8 @@
 
 #define MAX_HEADERS 64
 
-/* a secret file's first line, as OpenFaaS keeps basic-auth-user and basic-auth-password */
+/* a secret file's one line without trailing white space, as OpenFaaS keeps basic-auth-user and
+ * basic-auth-password */
 static int read_secret(const char *dir, const char *file, char *out, size_t len, char *why,
 		       size_t whylen)
 {
@@ -21,7 +22,7 @@ static int read_secret(const char *dir, const char *file, char *out, size_t len,
 	size_t n;
 	if (cli_read_file(path, len, &buf, &n, why, whylen))
 		return -1;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+	while (n > 0 && strchr(" \t\r\n", buf[n - 1])) /* as ember serve reads them */
 		n--;
 	int bad = n >= len || memchr(buf, '\n', n) || memchr(buf, 0, n);
 	if (!bad) {

@@ -10,90 +10,19 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 pick_backend
+# shellcheck source=tests/integration/srv_lib.sh
+. "$(dirname "$0")/srv_lib.sh"
 FC=tests/integration/faas-cli
-pid=
+EAUTH="--secrets $tmp/secrets" # the ember commands' credentials (curl's are srv_lib's AUTH)
 fake=
 # shellcheck disable=SC2317 # run by the trap
 cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
 	[ -n "$fake" ] && kill -KILL "$fake" 2>/dev/null
-	[ -n "${SERVER_LOG:-}" ] && cp "$tmp/server.log" "$SERVER_LOG"
-	rm -rf "$tmp"
+	srv_cleanup
 }
 trap cleanup EXIT
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-port=$(free_port)
-U=http://127.0.0.1:$port
-
-# await WHAT CMD...: runs CMD until it succeeds, polling every 0.1 s, at most AWAIT_POLLS times
-await() {
-	aw_what=$1
-	shift
-	aw_n=0
-	until "$@"; do
-		aw_n=$((aw_n + 1))
-		if [ $aw_n -ge "${AWAIT_POLLS:-600}" ]; then
-			bad "gave up after $aw_n polls ($((aw_n / 10)) s) waiting for $aw_what"
-			return 1
-		fi
-		sleep 0.1
-	done
-}
-
-# The credentials, in one place: when the server keeps them (STATE/secrets, once ember serve
-# has authentication), curl gets AUTH and the ember commands get EAUTH.
-AUTH=
-EAUTH=
-start() {
-	"$E" serve --listen "127.0.0.1:$port" --state "$tmp/state" --backend "$EMBER_BACKEND" \
-		2>>"$tmp/server.log" &
-	pid=$!
-	n=0
-	until curl -sf "$U/healthz" >/dev/null 2>&1; do
-		n=$((n + 1))
-		if ! kill -0 "$pid" 2>/dev/null || [ $n -ge "${AWAIT_POLLS:-600}" ]; then
-			echo "the server did not start ($n polls):"
-			cat "$tmp/server.log"
-			exit 1
-		fi
-		sleep 0.1
-	done
-	s=$tmp/state/secrets
-	if [ -f "$s/basic-auth-user" ]; then
-		AUTH="-u $(cat "$s/basic-auth-user"):$(cat "$s/basic-auth-password")"
-		EAUTH="--secrets $s"
-	fi
-}
-
-# http METHOD PATH [CURL ARGS...]: the status code; the body lands in $tmp/body
-http() {
-	m=$1
-	p=$2
-	shift 2
-	# shellcheck disable=SC2086 # AUTH is curl arguments
-	curl -s $AUTH -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$m" "$@" "$U$p"
-}
-
-# expect WHAT WANT GOT: a status (or any word) is what it should be
-expect() {
-	if [ "$2" = "$3" ]; then
-		ok "$1"
-	else
-		bad "$1: got '$3', wanted '$2' $(head -c 300 "$tmp/body" 2>/dev/null)"
-	fi
-}
-
-# contains WHAT TEXT FILE / lacks WHAT TEXT FILE: a fixed string is in FILE, or is not
-contains() {
-	if grep -qF -- "$2" "$3"; then
-		ok "$1"
-	else
-		bad "$1: no '$2' in: $(head -c 400 "$3" | tr '\n' '|')"
-	fi
-}
+# lacks WHAT TEXT FILE: FILE does not contain TEXT
 lacks() {
 	if grep -qF -- "$2" "$3"; then
 		bad "$1: '$2' in: $(head -c 400 "$3" | tr '\n' '|')"
@@ -236,6 +165,7 @@ inv hello-js ""
 expect "invoke with an empty request" "Hello, world!" "$(cat "$tmp/out")"
 
 expect "status of hello-c" 200 "$(http GET /system/function/hello-c)"
+# shellcheck disable=SC2016 # a literal $ in the expected value
 json 'j["envVars"] == {"GREETING": "hola", "COUNT": "5", "PRICE": "$5 fallback"}' \
 	"C: environment, \${VAR:-default}, \${VAR-default} and \$\$ substituted"
 json 'j["labels"] == {"com.openfaas.scale.min": "1"} and j["annotations"] == {"topic": "greetings"}' \
@@ -269,6 +199,17 @@ cp "$tmp/out" "$tmp/body"
 json 'len(j) == 3' "list --json: the server's array"
 em list --gateway http://127.0.0.1:1
 expect "list, nothing listening: exit 125" 125 "$rc"
+"$E" list --gateway "$U" >"$tmp/out" 2>"$tmp/err"
+expect "list without credentials: exit 1" 1 $?
+contains "list without credentials: 401 and what to give" "answered 401: authentication required (the server wants credentials: --secrets DIR" "$tmp/err"
+# shellcheck disable=SC2153 # AUTH is srv_lib's
+(cd "$proj" && EMBER_GATEWAY_USER=tester EMBER_GATEWAY_PASSWORD=${AUTH#*:} "$EA" deploy \
+	--filter hello-lua) >"$tmp/out" 2>"$tmp/err"
+expect "deploy with \$EMBER_GATEWAY_USER and \$EMBER_GATEWAY_PASSWORD: exit 0" 0 $?
+contains "deploy with the environment's credentials: updated" "hello-lua: updated" "$tmp/out"
+(cd "$proj" && "$EA" deploy --filter hello-lua) >"$tmp/out" 2>"$tmp/err"
+expect "deploy without credentials: exit 1" 1 $?
+contains "deploy without credentials: the server's 401" "the server refused the deployment (401)" "$tmp/err"
 
 # --- --filter, and a redeploy that updates
 sed 's/Hello, /Hi, /' functions/hello-js/handler.js >"$proj/hello-js/handler.js"
@@ -349,6 +290,7 @@ printf '%s\n    environment: [a, b]\n' "$head_ok" >"$proj/type.yml"
 mistake type.yml "environment of the wrong type" "type.yml:7: functions.new-one.environment must be a mapping"
 printf '%s\n  new-one:\n    lang: lua\n' "$head_ok" >"$proj/twice.yml"
 mistake twice.yml "a function given twice" "'new-one' is given twice (first on line 4)"
+# shellcheck disable=SC2016 # the file's own ${...}
 printf '%s\n    environment:\n      A: ${X:?no}\n' "$head_ok" >"$proj/subst.yml"
 mistake subst.yml "an unsupported substitution" "subst.yml:8: functions.new-one.environment.A: '\${X:?no}': only"
 printf 'provider:\n  name: faas\nfunctions:\n  a:\n    image: hello\n' >"$proj/prov.yml"
@@ -383,13 +325,19 @@ expect "refused: first deployed, third not" "by-ref first hello-c hello-js hello
 inv nope x
 expect "invoke an unknown function: exit 1" 1 "$rc"
 contains "invoke an unknown function: the status" "nope: status 404" "$tmp/err"
-printf 'functions:\n  fails:\n    lang: lua\n    handler: ./fails\n  meta:\n    image: %s\n' \
-	"$BA/guest/meta.musl" >"$proj/more.yml"
+printf 'functions:\n  fails:\n    lang: lua\n    handler: ./fails\n  meta:\n    image: %s\n  private:\n    image: %s\n    ember:\n      auth: true\n' \
+	"$BA/guest/meta.musl" "$BA/guest/meta.musl" >"$proj/more.yml"
 em deploy -f more.yml --gateway "$U"
-expect "deploy fails and meta: exit 0" 0 "$rc"
+expect "deploy fails, meta and a private one: exit 0" 0 "$rc"
+inv private x
+expect "invoke a private function without --auth: exit 1" 1 "$rc"
+contains "invoke a private function without --auth: 401" "private: status 401" "$tmp/err"
+inv private x --auth --secrets "$tmp/secrets"
+expect "invoke a private function with --auth: exit 0" 0 "$rc"
+contains "invoke a private function with --auth: its answer" "Http_Method=POST" "$tmp/out"
 inv fails x
 expect "invoke a failing function: exit 1" 1 "$rc"
-contains "invoke a failing function: the status on stderr" "fails: status 500" "$tmp/err"
+contains "invoke a failing function: the status on stderr (502: the function's failure)" "fails: status 502" "$tmp/err"
 expect "invoke a failing function: nothing on stdout" "" "$(cat "$tmp/out")"
 inv meta x -H 'X-Trace: abc' --query k=1 --query name=two --method PUT --content-type application/json
 expect "invoke with headers and query: exit 0" 0 "$rc"
@@ -468,10 +416,7 @@ replay() {
 		case $h in
 		'') break ;;
 		Host:* | Content-Length:*) ;;
-		Authorization:*)
-			# shellcheck disable=SC2086 # AUTH is curl arguments
-			[ -n "$AUTH" ] && set -- "$@" $AUTH
-			;;
+		Authorization:*) [ -z "${NOAUTH:-}" ] && set -- "$@" -u "$AUTH" ;;
 		*) set -- "$@" -H "$h" ;;
 		esac
 	done <<EOF
@@ -497,6 +442,8 @@ expect "faas-cli version: 200" 200 "$(replay version.http)"
 decodes GatewayInfo "faas-cli version: a GatewayInfo"
 json 'j["provider"]["provider"] == "ember" and j["version"]["release"]' "faas-cli version: provider and release"
 expect "faas-cli login: 200" 200 "$(replay login.http)"
+expect "faas-cli login without credentials: 401" 401 "$(NOAUTH=1 replay login.http)"
+expect "faas-cli deploy without login: 401" 401 "$(NOAUTH=1 replay deploy-create.http)"
 expect "faas-cli describe before the deploy: 404" 404 "$(replay describe.http)"
 expect "faas-cli deploy, PUT first: 404" 404 "$(replay deploy-update.http)"
 expect "faas-cli deploy, then POST: 202" 202 "$(replay deploy-create.http)"
