@@ -35,7 +35,7 @@ struct srv_spec {
 	json_t *doc;	  /* the deployment as stored, createdAt included */
 };
 
-/* srv_spec.c (srv_name_ok and srv_image_name are in srv_serve.h) */
+/* srv_spec.c (srv_name_ok, and srv_imgref.c's srv_image_name, are in srv_serve.h) */
 /* Validates a deployment; created is its createdAt (NULL: now). */
 int spec_parse(const json_t *in, const char *created, struct srv_spec **out, char *err,
 	       size_t errlen);

@@ -31,44 +31,6 @@ int srv_name_ok(const char *s)
 	return 1;
 }
 
-/* a tag: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}, as Docker's reference grammar has it */
-static int tag_ok(const char *t, size_t n)
-{
-	if (n == 0 || n > 128 || t[0] == '.' || t[0] == '-')
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
-			    t[i]))
-			return 0;
-	return 1;
-}
-
-int srv_image_name(const char *ref, char *name, size_t len)
-{
-	size_t n = strcspn(ref, "@"); /* a digest (@sha256:...) says nothing Ember keeps */
-	if (ref[n] && !ref[n + 1])
-		return -1;
-	const char *last = ref;
-	for (const char *p = ref; p < ref + n; p++)
-		if (*p == '/') {
-			if (p == last) /* an empty path component: "/x", "a//b" */
-				return -1;
-			last = p + 1;
-		}
-	size_t base = n - (size_t)(last - ref);
-	const char *colon = memchr(last, ':', base);
-	if (colon) {
-		if (!tag_ok(colon + 1, base - (size_t)(colon + 1 - last)))
-			return -1;
-		base = (size_t)(colon - last);
-	}
-	if (base == 0 || base >= len || base >= SRV_NAME_MAX)
-		return -1;
-	memcpy(name, last, base);
-	name[base] = 0;
-	return srv_name_ok(name) ? 0 : -1;
-}
-
 /* a member that is there and not null */
 static const json_t *member(const json_t *o, const char *key)
 {

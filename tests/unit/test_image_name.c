@@ -53,6 +53,25 @@ static void test_paths_and_registries(void **state)
 	expect_name("localhost:5000/hello", "hello"); /* the port is not a tag */
 	expect_name("localhost:5000/team/hello:v3", "hello");
 	expect_name("registry.example.com:443/a/b/c/hello:1", "hello");
+	expect_name("Registry.Example.com/hello", "hello"); /* a host may have capitals */
+	expect_name("localhost/hello", "hello");
+}
+
+/* the components before the name: a registry first, then names; never a way up */
+static void test_components(void **state)
+{
+	(void)state;
+	expect_refused("../hello");
+	expect_refused("./hello");
+	expect_refused("org/../hello");
+	expect_refused("org/./hello");
+	expect_refused("a..b.io/hello");
+	expect_refused("org/Team/hello");
+	expect_refused("registry:port/hello");
+	expect_refused("registry:/hello");
+	expect_refused("org/b:1/hello");
+	expect_refused("-reg.io/hello");
+	expect_refused("reg_x.io/hello");
 }
 
 static void test_digests(void **state)
@@ -114,6 +133,7 @@ int main(void)
 	    cmocka_unit_test(test_tags),
 	    cmocka_unit_test(test_paths_and_registries),
 	    cmocka_unit_test(test_digests),
+	    cmocka_unit_test(test_components),
 	    cmocka_unit_test(test_malformed),
 	    cmocka_unit_test(test_bad_names),
 	};
