@@ -139,8 +139,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		struct srv_early *e = &r->early;
 		route(s, r, url, stopping, e);
 		/* before the body is read: an unauthenticated caller's body is dropped unread */
-		if (!e->status && needs_auth(s, r) && !auth_ok(s, conn))
-			*e = (struct srv_early){401, "authentication required"};
+		if (!e->status && needs_auth(s, r)) {
+			r->authed = auth_ok(s, conn);
+			if (!r->authed)
+				*e = (struct srv_early){401, "authentication required"};
+		}
 		const char *cl =
 		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Expect");

@@ -193,6 +193,7 @@ struct srv_req {
 	uint64_t limit;
 	int too_large;
 	unsigned status; /* of the reply queued (0: none yet) */
+	int authed;	 /* the route needed the credentials, and they were given */
 	double t0;	 /* when its headers arrived */
 };
 struct srv_header {

@@ -1,6 +1,7 @@
 /* An invocation's metadata: method, path, query and headers as the watchdog's Http_* names. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "server/srv_impl.h"
 
@@ -8,6 +9,7 @@ struct meta {
 	char *p;
 	size_t len, cap;
 	int oom;
+	int drop_auth; /* the Authorization header held Ember's credentials: not the function's */
 };
 
 static void put(struct meta *m, const char *s, size_t n)
@@ -84,6 +86,8 @@ static enum MHD_Result header(void *cls, enum MHD_ValueKind kind, const char *ke
 	(void)kind;
 	if (!key || !value || klen == 0 || klen >= sizeof(name) - n)
 		return MHD_YES;
+	if (m->drop_auth && klen == 13 && !strncasecmp(key, "Authorization", 13))
+		return MHD_YES;
 	for (size_t i = 0; i < vlen; i++)
 		if (!printable((unsigned char)value[i]))
 			return MHD_YES;
@@ -110,7 +114,7 @@ static enum MHD_Result header(void *cls, enum MHD_ValueKind kind, const char *ke
 
 char *srv_meta(struct srv_req *r, size_t *len)
 {
-	struct meta m = {0};
+	struct meta m = {.drop_auth = r->authed};
 	/* the path after /function/NAME, as the gateway forwards it to the watchdog */
 	size_t skip = strlen("/function/") + strlen(r->name);
 	const char *rest = r->path && strlen(r->path) > skip ? r->path + skip : "/";

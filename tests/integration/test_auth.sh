@@ -48,6 +48,23 @@ contains "401 for a function names the scheme" 'WWW-Authenticate: Basic' "$tmp/h
 expect "a closed function with a wrong password: 401" 401 \
 	"$(NOAUTH=1 http POST /function/closed -d b -u tester:nope)"
 expect "a closed function with credentials" 200 "$(http POST /function/closed -d c)" "Hello, c!"
+# the credentials are Ember's: a private function never sees them in its metadata
+expect "upload meta" 201 "$(http PUT /system/images/meta --data-binary @"$B/guest/meta.musl")"
+expect "deploy meta, private" 202 "$(http POST /system/functions \
+	-d '{"service":"meta","image":"meta","ember":{"auth":true}}')"
+expect "a private function's metadata" 200 "$(http POST /function/meta -d m -H 'X-Kept: yes')"
+contains "... has the other headers" "Http_X_Kept=yes" "$tmp/body"
+if grep -qi 'authorization' "$tmp/body"; then
+	bad "... has the Authorization header with Ember's credentials"
+else
+	ok "... has no Authorization header"
+fi
+expect "deploy meta-open" 202 "$(http POST /system/functions \
+	-d '{"service":"meta-open","image":"meta"}')"
+expect "an open function's metadata" 200 \
+	"$(NOAUTH=1 http POST /function/meta-open -d m -H 'Authorization: Bearer its-own')"
+contains "... keeps an Authorization header meant for it" \
+	"Http_Authorization=Bearer its-own" "$tmp/body"
 expect "ember.auth must be a boolean" 400 "$(http POST /system/functions \
 	-d '{"service":"x","image":"hello","ember":{"auth":"yes"}}')"
 if stop; then ok "stop"; else bad "stop: $rc"; fi
