@@ -31,8 +31,7 @@ int cli_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, char
 		  size_t whylen);
 /* "ember CMD: msg (see 'ember CMD --help')" on stderr; returns CLI_EXIT_EMBER */
 int cli_usage_error(const char *cmd, const char *msg);
-/* the runtime image for a language ("js", "lua"): $EMBER_RUNTIME_DIR/NAME, or runtimes/NAME next
- * to the ember binary */
+/* the runtime image for a language ("js", "lua"): NAME in the folder img_runtime_dir finds */
 int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size_t whylen);
 
 /* what ember_load needs to run PROGRAM: the program itself, or with runtime set, the runtime's

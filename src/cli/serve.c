@@ -50,11 +50,12 @@ static const char serve_help[] =
     "                      2000), report (false: as --no-report); the command line wins\n"
     "  -h, --help          show this help\n"
     "\n"
-    "The js and lua runtimes are looked for in $EMBER_RUNTIME_DIR, else in runtimes/ next to\n"
-    "the ember binary. A function's stderr is kept in a ring per function, served by\n"
-    "GET /system/logs?name=NAME (tail=N, since=TIME, follow=true). The server logs one line\n"
-    "per invocation: REPORT RequestId: ... Duration: ... Outcome: ... (docs/server.md).\n"
-    "Exit status: 0 after a clean shutdown, 125 when the server cannot start\n"
+    "The js and lua runtimes are looked for in runtimeDir, else $EMBER_RUNTIME_DIR, else in\n"
+    "runtimes/ next to the ember binary (a build tree), else in lib/ember/runtimes/ beside the\n"
+    "bin/ folder holding it (an installed ember). A function's stderr is kept in a ring per\n"
+    "function, served by GET /system/logs?name=NAME (tail=N, since=TIME, follow=true). The\n"
+    "server logs one line per invocation: REPORT RequestId: ... Duration: ... Outcome: ...\n"
+    "(docs/server.md). Exit status: 0 after a clean shutdown, 125 when the server cannot start\n"
     "or when a shutdown gave up waiting for requests in flight.\n";
 
 /* the server's log: one line each to stderr, warnings and errors named */

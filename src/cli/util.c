@@ -1,13 +1,13 @@
 /* Small helpers the subcommands share: sizes, reading and writing whole streams. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "image/img.h"
 #include "server/srv_serve.h"
 
 int cli_parse_size(const char *s, uint64_t *out)
@@ -96,19 +96,9 @@ int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size
 		snprintf(why, whylen, "unknown runtime '%s' (js or lua)", name);
 		return -1;
 	}
-	const char *dir = getenv("EMBER_RUNTIME_DIR");
-	char self[4096];
-	if (!dir) {
-		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n <= 0) {
-			snprintf(why, whylen, "cannot find the ember binary's directory");
-			return -1;
-		}
-		self[n] = 0;
-		snprintf(out, outlen, "%s/runtimes/%s", dirname(self), name);
-	} else {
-		snprintf(out, outlen, "%s/%s", dir, name);
-	}
+	char dir[4096];
+	img_runtime_dir(dir, sizeof(dir));
+	snprintf(out, outlen, "%s/%s", dir, name);
 	if (access(out, R_OK) != 0) {
 		snprintf(why, whylen, "runtime '%s' not found at %s (build it with make)", name,
 			 out);

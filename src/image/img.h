@@ -83,6 +83,13 @@ struct img_map {
 	int prot;
 };
 
+/* Where the language runtimes' images (js, lua) are: $EMBER_RUNTIME_DIR; else runtimes/ next to
+ * the running program (a build tree: build/ember, build/runtimes/); else, when that is no
+ * folder, IMG_RUNTIMES_INSTALLED beside the program's bin/ (an installed tree:
+ * PREFIX/bin/ember, PREFIX/lib/ember/runtimes/). Never fails: out may name a missing folder. */
+#define IMG_RUNTIMES_INSTALLED "lib/ember/runtimes"
+void img_runtime_dir(char *out, size_t outlen);
+
 /* Where a loaded image put things in guest memory. */
 struct img_layout {
 	uint64_t base;	/* load bias: 0 for ET_EXEC */

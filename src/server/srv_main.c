@@ -1,12 +1,12 @@
 /* Starting the server (state, table, HTTP, the reaper) and shutting it down gracefully. */
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "image/img.h"
 #include "server/srv_impl.h"
 
 #define DEFAULT_LISTEN	   "127.0.0.1:8080"
@@ -52,19 +52,13 @@ static void *reaper(void *p)
 	return NULL;
 }
 
-/* EMBER_RUNTIME_DIR, else runtimes/ next to the ember binary */
+/* the configured folder, else where img_runtime_dir finds it */
 static void find_runtimes(struct srv *s)
 {
-	const char *env = getenv("EMBER_RUNTIME_DIR");
-	char exe[PATH_MAX];
-	if (s->opt.runtime_dir || env) {
-		snprintf(s->runtime_dir, sizeof(s->runtime_dir), "%s",
-			 s->opt.runtime_dir ? s->opt.runtime_dir : env);
-		return;
-	}
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = 0;
-	snprintf(s->runtime_dir, sizeof(s->runtime_dir), "%s/runtimes", n > 0 ? dirname(exe) : ".");
+	if (s->opt.runtime_dir)
+		snprintf(s->runtime_dir, sizeof(s->runtime_dir), "%s", s->opt.runtime_dir);
+	else
+		img_runtime_dir(s->runtime_dir, sizeof(s->runtime_dir));
 }
 
 static int set_options(struct srv *s, const struct srv_options *opt, char *err, size_t errlen)

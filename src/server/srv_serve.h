@@ -8,13 +8,12 @@
 #include "server/srv_log.h"
 
 struct srv_options {
-	const char *listen;    /* "ADDR:PORT" or "[V6ADDR]:PORT"; NULL = 127.0.0.1:8080 */
-	const char *state_dir; /* deployed functions and uploaded images; NULL = ./var */
-	const char *backend;   /* kvm, ptrace or auto; NULL = kvm */
-	const char
-	    *runtime_dir;   /* holds the js and lua runtimes; NULL = found next to the binary */
-	uint64_t max_body;  /* invocation and deployment bodies; 0 = 6 MiB */
-	uint64_t max_image; /* image uploads; 0 = 128 MiB */
+	const char *listen;	 /* "ADDR:PORT" or "[V6ADDR]:PORT"; NULL = 127.0.0.1:8080 */
+	const char *state_dir;	 /* deployed functions and uploaded images; NULL = ./var */
+	const char *backend;	 /* kvm, ptrace or auto; NULL = kvm */
+	const char *runtime_dir; /* holds the js and lua runtimes; NULL = img_runtime_dir() */
+	uint64_t max_body;	 /* invocation and deployment bodies; 0 = 6 MiB */
+	uint64_t max_image;	 /* image uploads; 0 = 128 MiB */
 	unsigned conn_timeout_s; /* a connection idle this long is closed; 0 = 30 */
 	double shutdown_s;	 /* a shutdown waits this long for requests in flight; 0 = 10 */
 	uint64_t memory_budget;	 /* guest memory of all loaded functions; 0 = 8 GiB; past it the
