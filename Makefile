@@ -1,42 +1,79 @@
 # Ember: one non-recursive Makefile. `make run` and `make test` are the two set-up commands.
-CC       ?= gcc
-MUSLCC   ?= musl-gcc
-B        := build
-CFLAGS   ?= -O2 -g
+CC         ?= gcc
+MUSLCC     ?= musl-gcc
+PKG_CONFIG ?= pkg-config
+B          := build
+CFLAGS     ?= -O2 -g
 # what every host object needs, kept apart so `make CFLAGS=...` cannot drop it
 EMBER_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc -MMD -MP
-LDLIBS   += -lcapstone -lseccomp -ljansson -lxxhash -lpthread -lmicrohttpd -lcurl -lyaml
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+VERSION   := $(shell sed -n 's/^\#define EMBER_VERSION "\(.*\)"$$/\1/p' include/ember/ember.h)
 
-.PHONY: all setup run test unit integration bench asan clean format
-all: $(B)/ember guests
+# The Debian packages' flags come from their .pc files: the core's (also ember.pc's
+# Requires.private), then what the server and the CLI add. pthread has no .pc. Before
+# scripts/setup.sh installed pkg-config (the first parse of `make run`) they are empty, and
+# pkg-check stops a build with the reason.
+CORE_PKGS  := capstone libseccomp libxxhash
+SRV_PKGS   := jansson libmicrohttpd
+CLI_PKGS   := libcurl yaml-0.1
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CORE_PKGS) $(SRV_PKGS) $(CLI_PKGS) 2>/dev/null)
+CORE_LIBS  := $(shell $(PKG_CONFIG) --libs $(CORE_PKGS) 2>/dev/null) -pthread
+LDLIBS     += $(shell $(PKG_CONFIG) --libs $(CLI_PKGS) $(SRV_PKGS) 2>/dev/null) $(CORE_LIBS)
+
+.PHONY: all setup run test unit integration bench asan clean format pkg-check lib install uninstall FORCE
+all: $(B)/ember guests lib
 
 setup:
 	@./scripts/setup.sh
 
-# Host library: every layer below the CLI.
-LIB_SRC  := $(wildcard src/vm/*.c src/image/*.c src/sys/*.c src/snap/*.c src/mem/*.c src/pool/*.c src/server/*.c)
-CLI_SRC  := $(wildcard src/cli/*.c)
-LIB_ASM  := $(wildcard src/vm/*.S)
-LIB_OBJ  := $(LIB_SRC:%.c=$(B)/obj/%.o) $(LIB_ASM:%.S=$(B)/obj/%.o)
-CLI_OBJ  := $(CLI_SRC:%.c=$(B)/obj/%.o)
+pkg-check:
+	@$(PKG_CONFIG) --exists --print-errors $(CORE_PKGS) $(SRV_PKGS) $(CLI_PKGS) || \
+		{ echo "missing packages or pkg-config: run 'make setup' (scripts/setup.sh)" >&2; exit 1; }
+
+# The core library, libember (the API of include/ember/ember.h): every layer below the server,
+# with the in-guest runtime and the ptrace stub embedded. Its objects are position-independent,
+# so the same ones make libember.a, libember.so and the ember binary. The server and the CLI
+# are the ember binary's own.
+CORE_SRC := $(wildcard src/vm/*.c src/image/*.c src/sys/*.c src/snap/*.c src/mem/*.c src/pool/*.c)
+CORE_ASM := $(wildcard src/vm/*.S)
+CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o) $(CORE_ASM:%.S=$(B)/obj/%.o)
+SRV_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/server/*.c))
+CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/cli/*.c))
 include src/vm/stub/stub.mk
 include src/guest/guest.mk
 
-$(B)/obj/%.o: %.c
+CORE_PIC := -fPIC -fno-semantic-interposition
+$(CORE_OBJ): PIC_CFLAGS := $(CORE_PIC)
+# the core's objects are rebuilt when their flags change (those of a build from before they
+# were position-independent, say): the stamp is rewritten only then
+CORE_FLAGS := $(CFLAGS) $(EMBER_CFLAGS) $(CORE_PIC) $(PKG_CFLAGS)
+$(B)/obj/core.flags: FORCE
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(EMBER_CFLAGS) -c $< -o $@
+	@echo '$(CORE_FLAGS)' | cmp -s - $@ || echo '$(CORE_FLAGS)' >$@
+$(CORE_OBJ): $(B)/obj/core.flags
+FORCE:
 
-$(B)/obj/%.o: %.S
+$(B)/obj/%.o: %.c | pkg-check
 	@mkdir -p $(dir $@)
-	$(CC) $(EMBER_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PIC_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-$(B)/libember.a: $(LIB_OBJ)
+$(B)/obj/%.o: %.S | pkg-check
+	@mkdir -p $(dir $@)
+	$(CC) $(EMBER_CFLAGS) $(PIC_CFLAGS) -c $< -o $@
+
+$(B)/libember.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/ember: $(CLI_OBJ) $(B)/libember.a
-	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libember.a $(LDLIBS)
+# exports the ember_* API only (src/libember.map); -z defs: every dependency is named
+$(B)/libember.so: $(CORE_OBJ) src/libember.map
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libember.so.$(firstword $(subst ., ,$(VERSION))) \
+		-Wl,--version-script=src/libember.map -Wl,-z,defs -o $@ $(CORE_OBJ) $(CORE_LIBS)
+
+$(B)/ember: $(CLI_OBJ) $(SRV_OBJ) $(B)/libember.a
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(SRV_OBJ) $(B)/libember.a $(LDLIBS)
+
+lib: $(B)/libember.a $(B)/libember.so
 
 include tests/guest/guest.mk
 -include functions/functions.mk
@@ -63,4 +100,4 @@ format:
 clean:
 	rm -rf $(B) build-asan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

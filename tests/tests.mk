@@ -1,12 +1,14 @@
 # Test binaries: every tests/unit/test_*.c is a cmocka program linked against libember.a.
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%)
+CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 
 .PHONY: unit-bins
 unit-bins: $(UNIT_BINS)
 
 $(B)/tests/unit/%: tests/unit/%.c $(B)/libember.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(EMBER_CFLAGS) -Itests/unit -o $@ $< $(B)/libember.a $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(B)/libember.a $(LDFLAGS) $(CORE_LIBS) \
+		$(CMOCKA_LIBS)
 
 all: unit-bins

@@ -12,4 +12,4 @@ $(B)/guest-rt/ember-rt: $(B)/guest-rt/ember-rt.elf
 	objcopy -O binary --set-section-flags .bss=alloc,load,contents $< $@
 $(B)/guest-rt/rt_blob.o: $(B)/guest-rt/ember-rt
 	cd $(B)/guest-rt && ld -r -z noexecstack -b binary -o rt_blob.o ember-rt
-LIB_OBJ += $(B)/guest-rt/rt_blob.o
+CORE_OBJ += $(B)/guest-rt/rt_blob.o

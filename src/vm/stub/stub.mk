@@ -6,4 +6,4 @@ $(B)/stub/ember-stub: src/vm/stub/stub.c include/ember/abi.h
 	$(CC) $(STUB_CFLAGS) -o $@ $<
 $(B)/stub/stub_blob.o: $(B)/stub/ember-stub
 	cd $(B)/stub && ld -r -z noexecstack -b binary -o stub_blob.o ember-stub
-LIB_OBJ += $(B)/stub/stub_blob.o
+CORE_OBJ += $(B)/stub/stub_blob.o
