@@ -8,6 +8,7 @@ CFLAGS     ?= -O2 -g
 EMBER_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc -MMD -MP
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 VERSION   := $(shell sed -n 's/^\#define EMBER_VERSION "\(.*\)"$$/\1/p' include/ember/ember.h)
+SOMAJOR   := $(firstword $(subst ., ,$(VERSION)))
 
 # The Debian packages' flags come from their .pc files: the core's (also ember.pc's
 # Requires.private), then what the server and the CLI add. pthread has no .pc. Before
@@ -67,13 +68,58 @@ $(B)/libember.a: $(CORE_OBJ)
 
 # exports the ember_* API only (src/libember.map); -z defs: every dependency is named
 $(B)/libember.so: $(CORE_OBJ) src/libember.map
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libember.so.$(firstword $(subst ., ,$(VERSION))) \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libember.so.$(SOMAJOR) \
 		-Wl,--version-script=src/libember.map -Wl,-z,defs -o $@ $(CORE_OBJ) $(CORE_LIBS)
 
 $(B)/ember: $(CLI_OBJ) $(SRV_OBJ) $(B)/libember.a
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(SRV_OBJ) $(B)/libember.a $(LDLIBS)
 
 lib: $(B)/libember.a $(B)/libember.so
+
+# the man page, from the help texts of the binary just built
+$(B)/ember.1: $(B)/ember scripts/mkman.sh
+	scripts/mkman.sh $(B)/ember >$@.tmp && mv $@.tmp $@
+all: $(B)/ember.1
+
+# `make install [PREFIX=/usr/local] [DESTDIR=DIR]`: the ember binary, its js and lua runtimes in
+# lib/ember/runtimes beside its bin/ (where an installed ember looks for them: RUNTIMEDIR
+# follows BINDIR), libember.a and libember.so, the public headers, ember.pc and ember.1. It
+# installs what `make all` built.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+RUNTIMEDIR := $(abspath $(BINDIR)/../lib/ember/runtimes)
+HEADERS    := $(wildcard include/ember/*.h)
+RUNTIMES   := $(B)/runtimes/js $(B)/runtimes/lua
+D          := $(DESTDIR)
+# ember.pc's libdir and includedir relative to its prefix where they are under it, so that
+# pkg-config --define-variable=prefix=... moves them too
+PC_SED     := -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	-e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
+	-e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|' \
+	-e 's|@REQUIRES@|$(CORE_PKGS)|'
+
+install: $(B)/ember $(RUNTIMES) $(B)/libember.a $(B)/libember.so $(B)/ember.1 src/ember.pc.in
+	install -d $(D)$(BINDIR) $(D)$(RUNTIMEDIR) $(D)$(LIBDIR)/pkgconfig $(D)$(INCLUDEDIR)/ember \
+		$(D)$(MANDIR)/man1
+	install -m 755 $(B)/ember $(D)$(BINDIR)/ember
+	install -m 755 $(RUNTIMES) $(D)$(RUNTIMEDIR)/
+	install -m 644 $(B)/libember.a $(D)$(LIBDIR)/libember.a
+	install -m 755 $(B)/libember.so $(D)$(LIBDIR)/libember.so.$(VERSION)
+	ln -sf libember.so.$(VERSION) $(D)$(LIBDIR)/libember.so.$(SOMAJOR)
+	ln -sf libember.so.$(SOMAJOR) $(D)$(LIBDIR)/libember.so
+	install -m 644 $(HEADERS) $(D)$(INCLUDEDIR)/ember/
+	sed $(PC_SED) src/ember.pc.in >$(D)$(LIBDIR)/pkgconfig/ember.pc
+	install -m 644 $(B)/ember.1 $(D)$(MANDIR)/man1/ember.1
+
+uninstall:
+	rm -f $(D)$(BINDIR)/ember $(RUNTIMES:$(B)/runtimes/%=$(D)$(RUNTIMEDIR)/%) \
+		$(D)$(LIBDIR)/libember.a $(D)$(LIBDIR)/libember.so $(D)$(LIBDIR)/libember.so.$(SOMAJOR) \
+		$(D)$(LIBDIR)/libember.so.$(VERSION) $(HEADERS:include/%=$(D)$(INCLUDEDIR)/%) \
+		$(D)$(LIBDIR)/pkgconfig/ember.pc $(D)$(MANDIR)/man1/ember.1
+	rmdir $(D)$(RUNTIMEDIR) $(D)$(dir $(RUNTIMEDIR)) $(D)$(INCLUDEDIR)/ember 2>/dev/null || true
 
 include tests/guest/guest.mk
 -include functions/functions.mk
