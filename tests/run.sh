@@ -147,10 +147,14 @@ else
 fi
 
 for u in $UNIT_PURE; do suite "unit:$u:none:" native; done
+# test_install (make install, the embedding example) tests the installed tree, not a backend:
+# once, on KVM where it works, else on ptrace
 if have_kvm; then
-	for s in unit:test_kvm:kvm: $(plan_native kvm) int:test_backends:kvm:; do
+	for s in unit:test_kvm:kvm: $(plan_native kvm) int:test_backends:kvm: int:test_install:kvm:; do
 		suite "$s" native
 	done
+else
+	suite int:test_install:ptrace: native
 fi
 for s in $(plan_native ptrace) int:test_suite_native:none:; do suite "$s" native; done
 
