@@ -76,6 +76,11 @@ $(B)/ember: $(CLI_OBJ) $(SRV_OBJ) $(B)/libember.a
 
 lib: $(B)/libember.a $(B)/libember.so
 
+# the server alone, for the unit tests of its pieces (not installed)
+$(B)/libember-srv.a: $(SRV_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 # the man page, from the help texts of the binary just built
 $(B)/ember.1: $(B)/ember scripts/mkman.sh
 	scripts/mkman.sh $(B)/ember >$@.tmp && mv $@.tmp $@

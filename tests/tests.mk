@@ -1,4 +1,5 @@
-# Test binaries: every tests/unit/test_*.c is a cmocka program linked against libember.a.
+# Test binaries: every tests/unit/test_*.c is a cmocka program linked against libember.a, and the
+# server's archive for those that test its pieces.
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
@@ -6,9 +7,9 @@ CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 .PHONY: unit-bins
 unit-bins: $(UNIT_BINS)
 
-$(B)/tests/unit/%: tests/unit/%.c $(B)/libember.a
+$(B)/tests/unit/%: tests/unit/%.c $(B)/libember-srv.a $(B)/libember.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(B)/libember.a $(LDFLAGS) $(CORE_LIBS) \
-		$(CMOCKA_LIBS)
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(B)/libember-srv.a \
+		$(B)/libember.a $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
 
 all: unit-bins
