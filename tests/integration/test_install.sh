@@ -10,14 +10,9 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 pick_backend
+# shellcheck source=tests/integration/srv_lib.sh
+. "$(dirname "$0")/srv_lib.sh"
 unset EMBER_RUNTIME_DIR
-pid=
-# shellcheck disable=SC2317 # run by the trap
-cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 ROOT=$tmp/root
 repo=$PWD
@@ -134,34 +129,21 @@ rc=$?
 expect_rc 125 "an ember without its runtimes"
 has "$tmp/err" "not found at $tmp/lonely/bin/runtimes/js" "names where it looked"
 
-# ember serve from the tree: a js deployment answers. AUTH: curl's credentials for /system/*.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-U=http://127.0.0.1:$port
-AUTH=""
-"$IE" serve --listen "127.0.0.1:$port" --state "$tmp/state" --backend "$EMBER_BACKEND" \
-	2>"$tmp/server.log" &
-pid=$!
-n=0
-until curl -sf "$U/healthz" >/dev/null 2>&1 || [ $n -ge 600 ] || ! kill -0 "$pid" 2>/dev/null; do
-	n=$((n + 1))
-	sleep 0.1
-done
-check "installed ember serve answers /healthz" curl -sf "$U/healthz" -o /dev/null
+# ember serve from the tree (srv_lib.sh's start runs $E): a js deployment answers
+BUILD_E=$E
+E=$IE
+# shellcheck disable=SC2119 # no arguments for this start
+start
 python3 -c 'import json, sys
 print(json.dumps({"service": "hi", "runtime": "js", "code": open(sys.argv[1]).read()}))' \
 	functions/hello-js/handler.js >"$tmp/deploy.json"
-# shellcheck disable=SC2086 # AUTH is a list of arguments
-code=$(curl -s -o "$tmp/body" -w '%{http_code}' $AUTH -X POST "$U/system/functions" \
-	--data-binary @"$tmp/deploy.json")
-check "installed ember serve: deploy a js function (status $code)" test "$code" = 202
-code=$(curl -s -o "$tmp/out" -w '%{http_code}' -d Ember "$U/function/hi")
-check "installed ember serve: the js function answers (status $code)" test "$code" = 200
-out_is "Hello, Ember!" "installed ember serve, its js runtime"
-kill -TERM "$pid"
-wait "$pid"
-rc=$?
-pid=
+expect "installed ember serve: deploy a js function" 202 \
+	"$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+expect "installed ember serve: the js function answers" 200 "$(http POST /function/hi -d Ember)" \
+	"Hello, Ember!"
+stop
 expect_rc 0 "installed ember serve stops cleanly"
+E=$BUILD_E
 
 # --- another PREFIX: the runtimes follow it; uninstall leaves nothing
 check "make install PREFIX=/opt/ember" inst "$tmp/opt" /opt/ember
