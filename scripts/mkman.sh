@@ -50,27 +50,41 @@ roff()
 	}
 	usage && /^     / { sub(/^ +/, ""); print ".br\n" esc($0); next }
 	usage { print ".ad"; usage = 0 }
-	/^$/ { print ".PP"; item = 0; next }
-	/^[a-zA-Z][a-zA-Z ]*:$/ {
-		print ".SS \"" toupper(substr($0, 1, 1)) substr($0, 2, length($0) - 2) "\""
-		item = 0
+	/^$/ { print ".PP"; item = 0; blank = 1; next }
+	# a heading: up to three words and a colon, after a blank line
+	blank && /^[a-zA-Z][a-zA-Z0-9._-]*( [a-zA-Z0-9._-]+)?( [a-zA-Z0-9._-]+)?:$/ {
+		h = substr($0, 1, length($0) - 1)
+		if (h ~ /^[a-z ]+$/)
+			h = toupper(substr(h, 1, 1)) substr(h, 2)
+		print ".SS \"" h "\""
+		item = blank = 0
 		next
 	}
+	{ blank = 0 }
+	# an item: the term, then two spaces or more before what it means (or, for a term of
+	# lower-case names, a colon: "  image, labels: as for faas-cli")
 	/^  [^ ]/ {
 		line = substr($0, 3)
 		gap = match(line, /   *[^ ]/)
-		if (!gap) {
-			printf ".TP\n%s\n", term(line)
-		} else {
-			printf ".TP\n%s\n", term(substr(line, 1, gap - 1))
+		if (!gap && (gap = index(line, ": ")) && substr(line, 1, gap) !~ /^[a-z0-9._, ]+:$/)
+			gap = 0
+		if (gap && substr(line, gap, 1) == ":")
+			gap++
+		printf ".TP\n%s\n", term(gap ? substr(line, 1, gap - 1) : line)
+		if (gap) {
 			desc = substr(line, gap)
-			sub(/^ +/, "", desc)
+			sub(/^[: ]+/, "", desc)
 			print esc(desc)
 		}
 		item = 1
 		next
 	}
-	/^    / && item { sub(/^ +/, ""); print esc($0); next }
+	# an item goes on; a line of its own when it starts with "word: " (a list inside it)
+	/^    / && item {
+		sub(/^ +/, "")
+		print (/^[a-z]+: / ? ".br\n" : "") esc($0)
+		next
+	}
 	/^ / { sub(/^ +/, ""); print ".br\n" esc($0); next }
 	{ print esc($0) }'
 }
