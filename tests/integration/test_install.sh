@@ -41,8 +41,8 @@ check "libember.so -> libember.so.0" test "$(readlink "$P/lib/libember.so")" = l
 readelf -d "$P/lib/libember.so" >"$tmp/dyn"
 has "$tmp/dyn" "SONAME.*\[libember\.so\.0\]" "the .so's soname is libember.so.0"
 has "$tmp/dyn" "NEEDED.*libcapstone" "the .so needs libcapstone"
-check "the .so needs no libmicrohttpd or jansson (the server is not in it)" \
-	sh -c "! grep -Eq 'microhttpd|jansson' '$tmp/dyn'"
+check "the .so needs no libmicrohttpd, jansson, libcurl, libyaml (no server, no CLI)" \
+	sh -c "! grep -Eq 'microhttpd|jansson|curl|yaml' '$tmp/dyn'"
 nm -D --defined-only "$P/lib/libember.so" | awk '{ print $3 }' >"$tmp/exports"
 has "$tmp/exports" "^ember_load$" "the .so exports ember_load"
 check "the .so exports only ember_* ($(wc -l <"$tmp/exports") symbols)" \
