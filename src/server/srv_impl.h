@@ -12,9 +12,10 @@
 #include "ember/ember.h"
 #include "server/srv_serve.h"
 
-#define SRV_NAME_MAX 64 /* a name is [a-z0-9][a-z0-9-_.]{0,62} */
-#define SRV_ERR_MAX  320
-#define SRV_PATH_MAX (PATH_MAX + 128) /* the state dir (< PATH_MAX) and a file in it */
+#define SRV_NAME_MAX	64 /* a name is [a-z0-9][a-z0-9-_.]{0,62} */
+#define SRV_ERR_MAX	320
+#define SRV_PATH_MAX	(PATH_MAX + 128) /* the state dir (< PATH_MAX) and a file in it */
+#define SRV_CALL_ID_MAX 72
 
 /* A deployment, validated. Immutable once made; shared by reference (refs). */
 struct srv_spec {
@@ -207,6 +208,27 @@ enum MHD_Result srv_reply_error(struct srv_req *r, unsigned status, const char *
 /* the request body as JSON, or NULL after replying 400 (*ret holds the reply's result) */
 json_t *srv_body_json(struct srv_req *r, enum MHD_Result *ret);
 int http_start(struct srv *s, char *err, size_t errlen);
+
+/* srv_invoke.c: one call of a function, for /function and for the async workers */
+struct srv_answer {
+	unsigned status;
+	int error; /* 1: the call did not run; the answer is the JSON error {"error": err} */
+	char err[SRV_ERR_MAX];
+	const char *ctype;
+	void *body; /* the function's stdout (owned: malloc'd), or msg */
+	size_t len;
+	int owned;
+	struct srv_header h[6];
+	size_t nh;
+	char id[SRV_CALL_ID_MAX], dur[32], init[32], code[16], ctype_buf[128];
+	char msg[sizeof(((struct ember_result *)0)->message) + 64];
+};
+/* Runs name with body and meta as call id: acquires the function (loading it when needed), runs
+ * it, counts it in the metrics and fills a with what the sync reply sends. */
+void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint8_t *body,
+		     size_t len, const char *meta, size_t meta_len, struct srv_answer *a);
+/* the caller's own X-Call-Id when it is a plain token, else a new UUID */
+void srv_req_call_id(struct srv_req *r, char *buf, size_t len);
 
 /* srv_meta.c: an invocation's metadata for ember_invoke_meta, "NAME=value\n" lines named as
  * the OpenFaaS watchdog names its environment (Http_Method, ...); NULL when out of memory */

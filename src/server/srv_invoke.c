@@ -1,4 +1,5 @@
-/* POST /function/{name}: one invocation, the request body in, the function's stdout out. */
+/* Invocations: one call of a function (shared by /function and the async workers) and
+ * POST /function/{name}: the request body in, the function's stdout out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,7 @@
 
 static const char *const outcome_names[] = {"ok", "crash", "timeout", "limit", "error"};
 
-/* a caller's own X-Call-Id when it is tame, else a new one */
-static void call_id(struct srv_req *r, char *buf, size_t len)
+void srv_req_call_id(struct srv_req *r, char *buf, size_t len)
 {
 	const char *id = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Call-Id");
 	size_t n = id ? strlen(id) : 0;
@@ -36,36 +36,30 @@ static unsigned http_status(const struct ember_result *res)
 		   : 500;
 }
 
-enum MHD_Result h_invoke(struct srv *s, struct srv_req *r)
+void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint8_t *body,
+		     size_t len, const char *meta, size_t meta_len, struct srv_answer *a)
 {
-	char err[SRV_ERR_MAX], id[72], dur[32], init[32], code[16];
-	struct srv_header h[6];
-	size_t nh = 0;
-	call_id(r, id, sizeof(id));
-	h[nh++] = (struct srv_header){"X-Call-Id", id};
+	a->nh = 0;
+	a->error = 0;
+	snprintf(a->id, sizeof(a->id), "%s", id);
+	a->h[a->nh++] = (struct srv_header){"X-Call-Id", a->id};
 	double t0 = srv_now();
-	size_t meta_len = 0;
-	char *meta = srv_meta(r, &meta_len);
-	if (!meta)
-		return srv_reply_error(r, 500, "out of memory");
 	struct srv_call c;
-	int rc = reg_acquire(s, r->name, &c, err, sizeof(err));
+	int rc = reg_acquire(s, name, &c, a->err, sizeof(a->err));
 	if (rc) {
-		unsigned st = rc == REG_NOTFOUND ? 404 : rc == REG_BUSY ? 429 : 500;
+		a->status = rc == REG_NOTFOUND ? 404 : rc == REG_BUSY ? 429 : 500;
+		a->error = 1;
 		if (rc != REG_NOTFOUND)
-			metrics_invocation(s->metrics, r->name, st, srv_now() - t0, NULL, -1);
-		free(meta);
-		return srv_reply_error(r, st, "%s", err);
+			metrics_invocation(s->metrics, name, a->status, srv_now() - t0, NULL, -1);
+		return;
 	}
-	metrics_started(s->metrics, r->name); /* a known name: the series stay bounded */
+	metrics_started(s->metrics, name); /* a known name: the series stay bounded */
 	struct ember_result res;
 	double t1 = srv_now();
-	ember_invoke_meta(c.inst->fn, r->body, r->len, meta, meta_len, &res);
+	ember_invoke_meta(c.inst->fn, body, len, meta, meta_len, &res);
 	double took = srv_now() - t1;
-	free(meta);
 	const char *ctype = c.spec->content_type ? c.spec->content_type : DEFAULT_CONTENT_TYPE;
-	char ctype_buf[128];
-	snprintf(ctype_buf, sizeof(ctype_buf), "%s", ctype);
+	snprintf(a->ctype_buf, sizeof(a->ctype_buf), "%s", ctype);
 	/* cold: it did not start from a ready virtine, or it waited for the function to load */
 	double init_s = -1;
 	if (!res.warm || c.load_us)
@@ -77,30 +71,49 @@ enum MHD_Result h_invoke(struct srv *s, struct srv_req *r)
 	reg_release(s, &c);
 
 	unsigned st = http_status(&res);
-	snprintf(dur, sizeof(dur), "%.6f", took);
-	snprintf(code, sizeof(code), "%d", res.exit_code);
-	h[nh++] = (struct srv_header){"X-Duration-Seconds", dur};
-	h[nh++] = (struct srv_header){"X-Ember-Start", init_s < 0 ? "warm" : "cold"};
-	h[nh++] = (struct srv_header){"X-Ember-Outcome", outcome_names[res.outcome]};
-	h[nh++] = (struct srv_header){"X-Ember-Exit-Code", code};
+	a->status = st;
+	snprintf(a->dur, sizeof(a->dur), "%.6f", took);
+	snprintf(a->code, sizeof(a->code), "%d", res.exit_code);
+	a->h[a->nh++] = (struct srv_header){"X-Duration-Seconds", a->dur};
+	a->h[a->nh++] = (struct srv_header){"X-Ember-Start", init_s < 0 ? "warm" : "cold"};
+	a->h[a->nh++] = (struct srv_header){"X-Ember-Outcome", outcome_names[res.outcome]};
+	a->h[a->nh++] = (struct srv_header){"X-Ember-Exit-Code", a->code};
 	if (init_s >= 0) {
-		snprintf(init, sizeof(init), "%.3f", init_s * 1e3);
-		h[nh++] = (struct srv_header){"X-Ember-Init-Ms", init};
+		snprintf(a->init, sizeof(a->init), "%.3f", init_s * 1e3);
+		a->h[a->nh++] = (struct srv_header){"X-Ember-Init-Ms", a->init};
 	}
-	metrics_invocation(s->metrics, r->name, st, srv_now() - t0, &res, init_s);
-	enum MHD_Result ret;
+	metrics_invocation(s->metrics, name, st, srv_now() - t0, &res, init_s);
 	if (res.outcome == EMBER_OK && (st == 200 || res.out_len)) {
 		/* the body is the function's stdout, also when it exits non-zero */
-		ret = srv_reply(r, st, st == 200 ? ctype_buf : DEFAULT_CONTENT_TYPE, res.out,
-				res.out_len, 1, h, nh);
+		a->ctype = st == 200 ? a->ctype_buf : DEFAULT_CONTENT_TYPE;
+		a->body = res.out;
+		a->len = res.out_len;
+		a->owned = 1;
 		res.out = NULL;
 	} else {
-		char msg[sizeof(res.message) + 64];
 		int n = res.outcome == EMBER_OK
-			    ? snprintf(msg, sizeof(msg), "exit status %d\n", res.status)
-			    : snprintf(msg, sizeof(msg), "%s\n", res.message);
-		ret = srv_reply(r, st, DEFAULT_CONTENT_TYPE, msg, (size_t)n, 0, h, nh);
+			    ? snprintf(a->msg, sizeof(a->msg), "exit status %d\n", res.status)
+			    : snprintf(a->msg, sizeof(a->msg), "%s\n", res.message);
+		a->ctype = DEFAULT_CONTENT_TYPE;
+		a->body = a->msg;
+		a->len = (size_t)n;
+		a->owned = 0;
 	}
 	ember_result_free(&res);
-	return ret;
+}
+
+enum MHD_Result h_invoke(struct srv *s, struct srv_req *r)
+{
+	char id[SRV_CALL_ID_MAX];
+	struct srv_answer a;
+	srv_req_call_id(r, id, sizeof(id));
+	size_t meta_len = 0;
+	char *meta = srv_meta(r, &meta_len);
+	if (!meta)
+		return srv_reply_error(r, 500, "out of memory");
+	srv_invoke_call(s, r->name, id, r->body, r->len, meta, meta_len, &a);
+	free(meta);
+	if (a.error)
+		return srv_reply_error(r, a.status, "%s", a.err);
+	return srv_reply(r, a.status, a.ctype, a.body, a.len, a.owned, a.h, a.nh);
 }
