@@ -15,9 +15,11 @@ static const char serve_help[] =
     "\n"
     "Serves functions over HTTP with the OpenFaaS gateway's API: deploy them with\n"
     "POST /system/functions (an executable uploaded with PUT /system/images/NAME, or a js or\n"
-    "lua handler), invoke them with POST /function/NAME. Deployments and images are kept in\n"
-    "the state directory and come back after a restart. SIGTERM or SIGINT stops accepting\n"
-    "connections, lets requests in flight finish (up to shutdownTimeout) and exits 0.\n"
+    "lua handler), invoke them with POST /function/NAME, or later with\n"
+    "POST /async-function/NAME (202 at once; the result goes to X-Callback-Url). Deployments,\n"
+    "images and queued async calls are kept in the state directory and come back after a\n"
+    "restart. SIGTERM or SIGINT stops accepting connections, lets requests and async calls in\n"
+    "flight finish (up to shutdownTimeout) and exits 0.\n"
     "See docs/server.md.\n"
     "\n"
     "options:\n"
@@ -41,13 +43,17 @@ static const char serve_help[] =
     "                      the least recently used idle functions are unloaded (their next\n"
     "                      request starts cold from the snapshot on disk)\n"
     "  --no-report         no REPORT line per invocation in the server's log\n"
+    "  --async-workers N   threads running async calls, 1 to 256 (default 4)\n"
+    "  --async-queue N     async calls that may wait for a worker, 1 to 1000000 (default\n"
+    "                      256); past it POST /async-function answers 429\n"
     "  --config FILE       a JSON object with any of: listen, state, secrets, auth\n"
     "                      (false: as --no-auth), insecure, backend, maxBodySize,\n"
     "                      maxImageSize (default 128M), connectionTimeout (seconds idle before\n"
     "                      a connection is closed, default 30), shutdownTimeout (seconds,\n"
     "                      default 10), runtimeDir, memoryBudget, logRingSize (each function's\n"
     "                      kept stderr, default 256K, at least 16K), logRingLines (default\n"
-    "                      2000), report (false: as --no-report); the command line wins\n"
+    "                      2000), report (false: as --no-report), asyncWorkers, asyncQueue;\n"
+    "                      the command line wins\n"
     "  -h, --help          show this help\n"
     "\n"
     "The js and lua runtimes are looked for in runtimeDir, else $EMBER_RUNTIME_DIR, else in\n"
@@ -82,6 +88,34 @@ static int config_size(json_t *cfg, const char *key, uint64_t *out)
 	if (json_is_string(v) && !cli_parse_size(json_string_value(v), out) && *out)
 		return 0;
 	fprintf(stderr, "ember serve: config: %s must be a size such as \"6M\"\n", key);
+	return -1;
+}
+
+#define MAX_ASYNC_WORKERS 256
+#define MAX_ASYNC_QUEUE	  1000000
+
+/* a count of 1 to max; -1 when s is not one */
+static int parse_count(const char *s, unsigned max, unsigned *out)
+{
+	char *end;
+	if (!s || s[0] < '0' || s[0] > '9')
+		return -1;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end || v < 1 || v > max)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* the config's count key, unless the command line set it */
+static int config_count(json_t *cfg, const char *key, unsigned max, unsigned *out)
+{
+	json_t *v = json_object_get(cfg, key);
+	if (!v || *out)
+		return 0;
+	if (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= max)
+		return *out = (unsigned)json_integer_value(v), 0;
+	fprintf(stderr, "ember serve: config: %s must be an integer from 1 to %u\n", key, max);
 	return -1;
 }
 
@@ -144,7 +178,9 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o)
 	return config_size(cfg, "maxBodySize", &o->max_body) ||
 	       config_size(cfg, "maxImageSize", &o->max_image) ||
 	       config_size(cfg, "memoryBudget", &o->memory_budget) ||
-	       config_size(cfg, "logRingSize", &o->log_ring_bytes);
+	       config_size(cfg, "logRingSize", &o->log_ring_bytes) ||
+	       config_count(cfg, "asyncWorkers", MAX_ASYNC_WORKERS, &o->async_workers) ||
+	       config_count(cfg, "asyncQueue", MAX_ASYNC_QUEUE, &o->async_queue);
 }
 
 int cli_serve(int argc, char **argv)
@@ -160,6 +196,8 @@ int cli_serve(int argc, char **argv)
 	    {"no-auth", no_argument, NULL, 'A'},
 	    {"insecure", no_argument, NULL, 'I'},
 	    {"no-report", no_argument, NULL, 'R'},
+	    {"async-workers", required_argument, NULL, 'w'},
+	    {"async-queue", required_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -201,6 +239,15 @@ int cli_serve(int argc, char **argv)
 		case 'R':
 			o.no_report = 1;
 			break;
+		case 'w':
+			if (parse_count(optarg, MAX_ASYNC_WORKERS, &o.async_workers))
+				return usage_error("--async-workers needs a number from 1 to 256");
+			break;
+		case 'q':
+			if (parse_count(optarg, MAX_ASYNC_QUEUE, &o.async_queue))
+				return usage_error(
+				    "--async-queue needs a number from 1 to 1000000");
+			break;
 		case 'h':
 			fputs(serve_help, stdout);
 			return 0;
@@ -237,7 +284,8 @@ int cli_serve(int argc, char **argv)
 	unsigned left = srv_shutdown(s);
 	if (left) {
 		/* requests were abandoned: not a clean shutdown */
-		fprintf(stderr, "ember serve: gave up waiting for %u requests\n", left);
+		fprintf(stderr, "ember serve: gave up waiting for %u requests and async calls\n",
+			left);
 		return CLI_EXIT_EMBER;
 	}
 	fprintf(stderr, "ember serve: stopped\n");

@@ -31,6 +31,7 @@ static const struct srv_route routes[] = {
     {"PUT", "/system/images/", ROUTE_NAME, BODY_IMAGE, h_image_put},
     {"DELETE", "/system/images/", ROUTE_NAME, BODY_REQUEST, h_image_delete},
     {NULL, "/function/", ROUTE_NAME_REST, BODY_REQUEST, h_invoke},
+    {"POST", "/async-function/", ROUTE_NAME_REST, BODY_REQUEST, h_async},
 };
 
 /* 0: another path; 1: this path, name set; -1: this path with a bad name */

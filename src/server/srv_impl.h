@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "ember/ember.h"
 #include "server/srv_serve.h"
@@ -45,6 +46,10 @@ void spec_put(struct srv_spec *sp);
 /* srv_parse.c */
 int srv_parse_duration(const json_t *v, double *out);
 double srv_now(void); /* monotonic seconds */
+/* ts = secs from now on CLOCK_MONOTONIC, the clock of the condition variables srv_cond_init
+ * makes (for pthread_cond_timedwait) */
+void srv_deadline(struct timespec *ts, double secs);
+void srv_cond_init(pthread_cond_t *cv);
 void srv_rfc3339(char *buf, size_t len);
 void srv_call_id(char *buf, size_t len); /* a random UUID */
 
@@ -74,6 +79,7 @@ struct srv_entry {
 };
 
 struct srv_metrics;
+struct srv_async;
 
 struct srv {
 	struct srv_options opt; /* the strings point into the buffers below */
@@ -93,6 +99,7 @@ struct srv {
 	int reaper_started;
 	pthread_cond_t reaper_cv;
 	struct srv_metrics *metrics;
+	struct srv_async *async; /* srv_async.c */
 	double started;
 	atomic_int ready; /* the deployments in the state folder have been loaded (or tried) */
 	int auth; /* the management routes (and functions that ask) need these credentials */
@@ -249,6 +256,7 @@ enum MHD_Result h_image_delete(struct srv *s, struct srv_req *r);
 enum MHD_Result h_image_list(struct srv *s, struct srv_req *r);
 enum MHD_Result h_invoke(struct srv *s, struct srv_req *r);
 enum MHD_Result h_logs(struct srv *s, struct srv_req *r);
+enum MHD_Result h_async(struct srv *s, struct srv_req *r);
 
 /* srv_logs.c: one function's stderr, a ring bounded in bytes and in lines */
 struct srv_logs;

@@ -1,4 +1,4 @@
-/* Starting the server (state, table, HTTP, the reaper) and shutting it down gracefully. */
+/* Starting the server (state, table, async queue, HTTP, reaper) and stopping it gracefully. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "image/img.h"
-#include "server/srv_impl.h"
+#include "server/srv_async.h"
 
 #define DEFAULT_LISTEN	   "127.0.0.1:8080"
 #define DEFAULT_STATE	   "./var"
@@ -20,17 +20,6 @@
 #define DEFAULT_LOG_LINES  2000
 #define MIN_LOG_BYTES	   (16ULL << 10)
 
-static void deadline_in(struct timespec *ts, double secs)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += (time_t)secs;
-	ts->tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 /* loads what the state directory held, then unloads functions idle past their keepAlive */
 static void *reaper(void *p)
 {
@@ -40,7 +29,7 @@ static void *reaper(void *p)
 	pthread_mutex_lock(&s->mu);
 	while (!s->stopping) {
 		struct timespec ts;
-		deadline_in(&ts, REAP_INTERVAL_S);
+		srv_deadline(&ts, REAP_INTERVAL_S);
 		pthread_cond_timedwait(&s->reaper_cv, &s->mu, &ts);
 		if (s->stopping)
 			break;
@@ -107,20 +96,16 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 		free(s);
 		return snprintf(err, errlen, "out of memory"), -1;
 	}
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->admin, NULL);
-	pthread_cond_init(&s->idle, &ca);
-	pthread_cond_init(&s->reaper_cv, &ca);
-	pthread_condattr_destroy(&ca);
+	srv_cond_init(&s->idle);
+	srv_cond_init(&s->reaper_cv);
 	s->started = srv_now();
 	if (set_options(s, opt, err, errlen) || store_init(s, err, errlen) ||
 	    auth_init(s, err, errlen))
 		goto fail;
 	store_restore(s);
-	if (http_start(s, err, errlen))
+	if (async_init(s, err, errlen) || http_start(s, err, errlen))
 		goto fail;
 	if (pthread_create(&s->reaper, NULL, reaper, s)) {
 		MHD_stop_daemon(s->mhd);
@@ -128,9 +113,14 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 		goto fail;
 	}
 	s->reaper_started = 1;
+	if (async_run(s, err, errlen)) {
+		srv_shutdown(s);
+		return -1;
+	}
 	*out = s;
 	return 0;
 fail:
+	async_free(s);
 	reg_free(s);
 	metrics_free(s->metrics);
 	free(s);
@@ -149,14 +139,16 @@ unsigned srv_shutdown(struct srv *s)
 	pthread_cond_broadcast(&s->reaper_cv);
 	pthread_mutex_unlock(&s->mu);
 	logs_shutdown(s); /* followers of /system/logs end now instead of holding the wait up */
+	async_stop(s); /* the calls still queued stay on disk for the next start */
 	MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
 	struct timespec ts;
-	deadline_in(&ts, s->opt.shutdown_s);
+	srv_deadline(&ts, s->opt.shutdown_s);
 	pthread_mutex_lock(&s->mu);
 	while (s->active && pthread_cond_timedwait(&s->idle, &s->mu, &ts) != ETIMEDOUT)
 		;
 	unsigned left = s->active;
 	pthread_mutex_unlock(&s->mu);
+	left += async_wait(s, &ts); /* the async calls running finish, callbacks included */
 	if (s->reaper_started)
 		pthread_join(s->reaper, NULL);
 	if (left)
@@ -164,6 +156,7 @@ unsigned srv_shutdown(struct srv *s)
 	MHD_stop_daemon(s->mhd);
 	if (lfd != MHD_INVALID_SOCKET)
 		close(lfd);
+	async_free(s);
 	reg_free(s);
 	metrics_free(s->metrics);
 	pthread_cond_destroy(&s->idle);

@@ -115,8 +115,9 @@ static enum MHD_Result header(void *cls, enum MHD_ValueKind kind, const char *ke
 char *srv_meta(struct srv_req *r, size_t *len)
 {
 	struct meta m = {.drop_auth = r->authed};
-	/* the path after /function/NAME, as the gateway forwards it to the watchdog */
-	size_t skip = strlen("/function/") + strlen(r->name);
+	/* the path after /function/NAME (or /async-function/NAME), as the gateway forwards it to
+	 * the watchdog */
+	size_t skip = strlen(r->route->path) + strlen(r->name);
 	const char *rest = r->path && strlen(r->path) > skip ? r->path + skip : "/";
 	put_escaped(&m, "Http_Method", r->method);
 	put_escaped(&m, "Http_Path", rest);

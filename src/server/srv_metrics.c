@@ -1,10 +1,10 @@
-/* Prometheus metrics: OpenFaaS gateway names plus Ember's cold/warm starts, exits, virtines. */
+/* Prometheus metrics: OpenFaaS gateway names plus Ember's starts, exits, virtines, async queue. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_async.h"
 
 #define NB     11  /* finite buckets per histogram */
 #define NCODES 8   /* distinct HTTP statuses counted per function */
@@ -243,6 +243,32 @@ static void http_requests(FILE *f, struct srv_metrics *m)
 		(unsigned long long)m->http_dropped);
 }
 
+/* the async queue's gauges and counters */
+static void async_metrics(FILE *f, struct srv *s)
+{
+	struct async_gauges g;
+	async_gauges(s, &g);
+	const struct {
+		const char *name, *type, *help;
+		uint64_t v;
+	} rows[] = {
+	    {"ember_async_queue_depth", "gauge", "Async calls waiting in the queue.", g.depth},
+	    {"ember_async_running", "gauge", "Async calls being run by the workers.", g.running},
+	    {"ember_async_calls_accepted_total", "counter", "Async calls accepted (202).",
+	     g.accepted},
+	    {"ember_async_calls_completed_total", "counter",
+	     "Async calls run to the end, their callback delivered or dropped.", g.completed},
+	    {"ember_async_calls_rejected_total", "counter",
+	     "Async calls refused because the queue was full (429).", g.rejected},
+	    {"ember_async_callbacks_failed_total", "counter",
+	     "Callbacks dropped after their last try.", g.callbacks_failed},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		head(f, rows[i].name, rows[i].type, rows[i].help);
+		fprintf(f, "%s %llu\n", rows[i].name, (unsigned long long)rows[i].v);
+	}
+}
+
 static uint64_t rss_bytes(void)
 {
 	unsigned long long size = 0, rss = 0;
@@ -284,6 +310,7 @@ char *metrics_render(struct srv *s, size_t *len)
 	fprintf(f, "ember_virtines_alive %llu\n", (unsigned long long)g.alive);
 	head(f, "ember_virtines_ready", "gauge", "Virtines ready in pools.");
 	fprintf(f, "ember_virtines_ready %llu\n", (unsigned long long)g.ready);
+	async_metrics(f, s);
 	head(f, "process_resident_memory_bytes", "gauge", "Resident memory of the server.");
 	fprintf(f, "process_resident_memory_bytes %llu\n", (unsigned long long)rss_bytes());
 	if (fclose(f)) {

@@ -76,6 +76,26 @@ int srv_parse_duration(const json_t *v, double *out)
 	return 0;
 }
 
+void srv_deadline(struct timespec *ts, double secs)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += (time_t)secs;
+	ts->tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+void srv_cond_init(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 double srv_now(void)
 {
 	struct timespec ts;

@@ -24,6 +24,8 @@ struct srv_options {
 	uint64_t log_ring_bytes; /* each function's kept stderr, in bytes; 0 = 256 KiB */
 	unsigned log_ring_lines; /* ... and in lines; 0 = 2000 */
 	int no_report;		 /* 1: no REPORT line per invocation */
+	unsigned async_workers;	 /* threads running async calls; 0 = 4 */
+	unsigned async_queue;	 /* async calls that may wait; 0 = 256; past it 429 */
 	srv_log_sink log;	 /* the server's messages; NULL: dropped */
 	void *log_ctx;
 };

@@ -1,4 +1,4 @@
-/* The state directory: functions/<name>.json and images/<name>, written atomically. */
+/* The state directory: functions/<name>.json, images/<name> and async/, written atomically. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -54,7 +54,7 @@ static void sweep(const struct srv *s, const char *dir)
 
 int store_init(struct srv *s, char *err, size_t errlen)
 {
-	static const char *const dirs[] = {"functions", "images"};
+	static const char *const dirs[] = {"functions", "images", "async"};
 	char path[SRV_PATH_MAX];
 	if (mkdir_p(s->opt.state_dir) || !realpath(s->opt.state_dir, s->state))
 		return snprintf(err, errlen, "state directory %s: %s", s->opt.state_dir,

@@ -11,7 +11,7 @@ MUSL_PIE_PRE  = $(MUSL_LIBDIR)/rcrt1.o $(MUSL_LIBDIR)/crti.o $(shell $(CC) -prin
 MUSL_PIE_POST = $(shell $(CC) -print-file-name=crtendS.o) $(MUSL_LIBDIR)/crtn.o
 
 GUEST_PROGS := hello workout args exitcode crash_null crash_abort crash_stack crash_div crash_ud2 \
-	crash_hlt crash_int3 crash_fpe loop membomb outbomb forbidden sleepy bad_int80 bad_sysenter
+	crash_hlt crash_int3 crash_fpe loop membomb outbomb forbidden sleepy nap bad_int80 bad_sysenter
 # snapshot, pool and metadata guests (tests/integration/test_snapshot.sh and test_server.sh,
 # tests/unit/test_pool.c)
 GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys meta redzone clockrand \
