@@ -25,7 +25,8 @@ static const char serve_help[] =
     "options:\n"
     "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6;\n"
     "                      port 0 picks a free port, printed at start)\n"
-    "  --state DIR         deployments and uploaded images (default ./var, created)\n"
+    "  --state DIR         deployments, uploaded images and queued async calls (default\n"
+    "                      ./var, created)\n"
     "  --secrets DIR       the management API's credentials, basic-auth-user and\n"
     "                      basic-auth-password, as OpenFaaS keeps them (default STATE/secrets;\n"
     "                      generated there, mode 0600, when absent: the folder is named on\n"
@@ -62,7 +63,8 @@ static const char serve_help[] =
     "function, served by GET /system/logs?name=NAME (tail=N, since=TIME, follow=true). The\n"
     "server logs one line per invocation: REPORT RequestId: ... Duration: ... Outcome: ...\n"
     "(docs/server.md). Exit status: 0 after a clean shutdown, 125 when the server cannot start\n"
-    "or when a shutdown gave up waiting for requests in flight.\n";
+    "or when a shutdown gave up waiting for requests or async calls in flight (those async\n"
+    "calls run again at the next start).\n";
 
 /* the server's log: one line each to stderr, warnings and errors named */
 static void log_stderr(void *ctx, const char *level, const char *line)
