@@ -11,9 +11,32 @@ extern "C" {
 
 #define EMBER_VERSION "0.1.0"
 
-/* ember_load() return values */
-#define EMBER_ERR	(-1) /* bad image, bad configuration: see the message */
-#define EMBER_ERR_NOKVM (-2) /* /dev/kvm is missing or unusable */
+/* ember_load() returns 0 or one of these kinds of failure, always negative, with a one-line
+ * reason in its err buffer. The kind says who is at fault: the first three are the caller's
+ * (its image, its configuration, its function's initialisation), the others the host's. It is
+ * decided where the failure happens (the step that failed, its errno), never from the message.
+ * ember_error_name() names them. */
+#define EMBER_ERR	(-1) /* Ember's own failure, none of the kinds below */
+#define EMBER_ERR_NOKVM (-2) /* /dev/kvm is missing or unusable (try the ptrace backend) */
+#define EMBER_ERR_IMAGE                                                                            \
+	(-3) /* not a usable executable: missing, unreadable, malformed ELF,                       \
+		not static x86-64, int $0x80 or sysenter */
+#define EMBER_ERR_CONFIG                                                                           \
+	(-4) /* a bad ember_config: unknown backend or mode, guest memory out                      \
+		of range or too small for the image, arguments too long */
+#define EMBER_ERR_INIT                                                                             \
+	(-5)		     /* the function's own initialisation failed before its snapshot       \
+				point: a runtime whose source does not load, or (strict_init)      \
+				a crash, the timeout, a limit or a non-zero exit */
+#define EMBER_ERR_NOMEM (-6) /* the host is out of memory, or refused a VM for resources */
+#define EMBER_ERR_IO                                                                               \
+	(-7) /* the disk or the file table: ENOSPC, EDQUOT, EIO, EFBIG, EROFS,                     \
+		EMFILE/ENFILE, or a state folder that cannot be written */
+
+/* Guest memory: a multiple of 2 MiB in [EMBER_MEM_MIN, EMBER_MEM_MAX]. The minimum is what a
+ * virtine needs for its page tables, the in-guest runtime, a stack and a heap. */
+#define EMBER_MEM_MIN (8ULL << 20)
+#define EMBER_MEM_MAX (64ULL << 30)
 
 enum ember_outcome {
 	EMBER_OK,      /* the function exited by itself; status is its exit status */
@@ -40,6 +63,12 @@ struct ember_config {
 	int cold;	       /* 1: the first invocation starts from disk, page cache dropped */
 	const char *syscalls;  /* "trap" (default): every syscall exits to the host; "guest":
 				  the in-guest runtime serves the common ones without an exit */
+	/* 1: an initialisation that ends in a failure (a crash, the timeout, a limit, a non-zero
+	 * exit) before the snapshot point fails ember_load with EMBER_ERR_INIT. 0 (default): that
+	 * run becomes the first invocation's result, as a process that fails at start would (a
+	 * runtime's, with code set, fails the load either way). A clean exit 0 during init is no
+	 * failure: every invocation then runs from scratch. */
+	int strict_init;
 };
 
 struct ember_syscall_count {
@@ -100,10 +129,13 @@ struct ember_info {
 	int from_disk;		   /* 1: loaded from disk, init not run in this process */
 };
 
-/* Validates the image and the configuration. Returns 0, EMBER_ERR or EMBER_ERR_NOKVM, with a
- * one-line reason in err. */
+/* Validates the image and the configuration, runs the initialisation and fills the pool. Returns
+ * 0, or a negative EMBER_ERR_* kind with a one-line reason in err. */
 int ember_load(const struct ember_config *cfg, struct ember_function **out, char *err,
 	       size_t errlen);
+/* The kind's name: "ok" (0), "error", "nokvm", "image", "config", "init", "nomem", "io";
+ * "unknown" for anything else. */
+const char *ember_error_name(int rc);
 /* Runs one invocation with the given request bytes; thread-safe. Always fills res. */
 int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct ember_result *res);
 /* ember_invoke with the request's metadata readable on fd 4 (EMBER_META_FD): meta_len bytes of

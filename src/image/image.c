@@ -8,7 +8,9 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "ember/ember.h"
 #include "image/img.h"
+#include "vm/vm.h"
 
 #define IMG_MAX_FILE (256ULL << 20)
 
@@ -18,14 +20,19 @@ int img_from_bytes(const void *buf, size_t len, struct img **out, char *err, siz
 	if (!img || !(img->buf = malloc(len ? len : 1))) {
 		free(img);
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return EMBER_ERR_NOMEM;
 	}
 	memcpy(img->buf, buf, len);
 	img->len = len;
 	img->digest = XXH64(buf, len, 0);
-	if (img_elf_parse(img->buf, len, &img->elf, err, errlen) ||
-	    img_find_sites(img->buf, len, &img->elf, &img->sites, err, errlen))
+	int rc = EMBER_ERR_IMAGE;
+	if (img_elf_parse(img->buf, len, &img->elf, err, errlen))
 		goto fail;
+	int src = img_find_sites(img->buf, len, &img->elf, &img->sites, err, errlen);
+	if (src) {
+		rc = src == -1 ? EMBER_ERR_IMAGE : src == -ENOMEM ? EMBER_ERR_NOMEM : EMBER_ERR;
+		goto fail;
+	}
 	if (img->sites.int80 || img->sites.sysenter) {
 		snprintf(err, errlen,
 			 "uses %s at %#llx: only the 64-bit `syscall` instruction is supported",
@@ -37,38 +44,44 @@ int img_from_bytes(const void *buf, size_t len, struct img **out, char *err, siz
 	return 0;
 fail:
 	img_close(img);
-	return -1;
+	return rc;
 }
 
 int img_open(const char *path, struct img **out, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0) { /* missing or not readable: the image; no memory, no file slot: the host */
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
+		return vm_errno_kind(errno, EMBER_ERR_IMAGE);
 	}
 	struct stat sb;
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > IMG_MAX_FILE) {
 		snprintf(err, errlen, "%s: not a regular file of at most 256 MiB", path);
 		close(fd);
-		return -1;
+		return EMBER_ERR_IMAGE;
 	}
 	size_t len = (size_t)sb.st_size;
 	uint8_t *buf = malloc(len ? len : 1);
 	size_t got = 0;
-	while (buf && got < len) {
+	int rc = buf ? 0 : EMBER_ERR_NOMEM;
+	while (!rc && got < len) {
 		ssize_t r = read(fd, buf + got, len - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) /* a read error is the disk's; a file that shrank, the image's */
+			rc = r < 0 ? vm_errno_kind(errno, EMBER_ERR_IO) : EMBER_ERR_IMAGE;
+		else
+			got += (size_t)r;
 	}
+	int e = errno;
 	close(fd);
-	if (!buf || got != len) {
+	if (rc) {
 		free(buf);
-		snprintf(err, errlen, "%s: cannot read the file", path);
-		return -1;
+		snprintf(err, errlen, "%s: cannot read the file: %s", path,
+			 rc == EMBER_ERR_IMAGE ? "it shrank while being read" : strerror(e));
+		return rc;
 	}
-	int rc = img_from_bytes(buf, len, out, err, errlen);
+	rc = img_from_bytes(buf, len, out, err, errlen);
 	free(buf);
 	return rc;
 }

@@ -98,7 +98,7 @@ static int build_stack(const struct img *img, struct vm *vm, struct img_layout *
 	if (b.overflow) {
 		snprintf(err, errlen, "arguments and environment exceed %llu KiB",
 			 (unsigned long long)(ARGS_MAX >> 10));
-		return -1;
+		return EMBER_ERR_CONFIG;
 	}
 	unsigned eax, ebx, ecx, edx = 0;
 	__get_cpuid(1, &eax, &ebx, &ecx, &edx);
@@ -155,7 +155,7 @@ static int place(const struct img *img, struct vm *vm, struct img_layout *l, cha
 			 "give it more memory or link it at 0x400000",
 			 (unsigned long long)lo, (unsigned long long)hi,
 			 (unsigned long long)EMBER_SYS_END, (unsigned long long)l->mmap_hi);
-		return -1;
+		return EMBER_ERR_CONFIG;
 	}
 	l->entry = l->base + img->elf.entry;
 	l->brk_start = hi;
@@ -172,7 +172,7 @@ static int map_runtime(struct vm *vm, struct img_layout *l, char *err, size_t er
 	size_t n = (size_t)(_binary_ember_rt_end - _binary_ember_rt_start);
 	if (n > EMBER_RT_COUNTS - EMBER_RT_BASE ||
 	    vm_copy_to(vm, EMBER_RT_BASE, _binary_ember_rt_start, n))
-		return snprintf(err, errlen, "the in-guest runtime does not fit"), -1;
+		return snprintf(err, errlen, "the in-guest runtime does not fit"), EMBER_ERR_CONFIG;
 	uint8_t *page0 = vm_guest(vm, 0, PAGE);
 	memset(page0, 0x90, EMBER_TRAMP_SLED);
 	/* movabs $EMBER_RT_BASE, %r11; jmp *%r11 (a syscall clobbers r11 anyway); then ud2 */
@@ -205,15 +205,15 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 	     int guest, struct img_layout *l, char *err, size_t errlen)
 {
 	memset(l, 0, sizeof(*l));
-	if (guest && map_runtime(vm, l, err, errlen))
-		return -1;
-	if (place(img, vm, l, err, errlen))
-		return -1;
+	int rc;
+	if ((guest && (rc = map_runtime(vm, l, err, errlen))) ||
+	    (rc = place(img, vm, l, err, errlen)))
+		return rc;
 	for (int i = 0; i < img->elf.nsegs; i++) {
 		const struct img_seg *s = &img->elf.segs[i];
 		if (vm_copy_to(vm, l->base + s->vaddr, img->buf + s->offset, s->filesz)) {
 			snprintf(err, errlen, "segment %d is outside guest memory", i);
-			return -1;
+			return EMBER_ERR_CONFIG;
 		}
 	}
 	for (size_t i = 0; i < img->sites.n; i++) {
@@ -235,8 +235,8 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 	plan_maps(img, l->base, l, runtime_maps);
 	l->maps[l->nmaps++] = (struct img_map){l->stack_lo, l->stack_hi, PROT_READ | PROT_WRITE};
 	for (int i = 0; i < l->nmaps; i++) {
-		if (vm_protect(vm, l->maps[i].start, l->maps[i].end - l->maps[i].start,
-			       l->maps[i].prot)) {
+		if ((rc = vm_protect(vm, l->maps[i].start, l->maps[i].end - l->maps[i].start,
+				     l->maps[i].prot))) {
 			snprintf(err, errlen, "cannot map %#llx-%#llx%s",
 				 (unsigned long long)l->maps[i].start,
 				 (unsigned long long)l->maps[i].end,
@@ -245,7 +245,8 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 				       "privilege to map below vm.mmap_min_addr; "
 				       "use --syscalls trap)"
 				     : "");
-			return -1;
+			return vm_errno_kind(-rc,
+					     l->maps[i].start == 0 ? EMBER_ERR_CONFIG : EMBER_ERR);
 		}
 	}
 	return build_stack(img, vm, l, argv, envp, err, errlen);

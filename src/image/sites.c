@@ -1,6 +1,7 @@
 /* Syscall-site discovery: a capstone sweep of the executable segments, restarted at functions. */
 #include <capstone/capstone.h>
 #include <elf.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -243,13 +244,17 @@ int img_find_sites(const uint8_t *buf, size_t len, const struct img_elf *elf, st
 				    len);
 	if (func_starts(buf, len, elf, &starts) < 0) {
 		free(starts.v);
-		return fail(err, errlen, "out of memory reading the symbol table");
+		fail(err, errlen, "out of memory reading the symbol table");
+		return -ENOMEM;
 	}
 
+	/* from here on, a failure is the host's (memory) or capstone's, never the image's */
+	rc = -ENOMEM;
 	cs_err ce = cs_open(CS_ARCH_X86, CS_MODE_64, &h);
 	if (ce != CS_ERR_OK) {
 		free(starts.v);
-		return fail(err, errlen, "capstone: %s", cs_strerror(ce));
+		fail(err, errlen, "capstone: %s", cs_strerror(ce));
+		return ce == CS_ERR_MEM ? -ENOMEM : -EINVAL;
 	}
 	cs_option(h, CS_OPT_DETAIL, CS_OPT_OFF);
 	in = cs_malloc(h);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "pool/func.h"
@@ -30,11 +31,16 @@ static uint64_t config_hash(const struct ember_function *fn)
 	return h;
 }
 
+/* STATE/snapshots, made when missing; the folder for key in it goes to out */
 static int make_dirs(const char *state, char *out, size_t outlen, uint64_t key)
 {
 	char d[4096];
 	snprintf(d, sizeof(d), "%.4000s/snapshots", state);
 	if ((mkdir(state, 0700) < 0 && errno != EEXIST) || (mkdir(d, 0700) < 0 && errno != EEXIST))
+		return -1;
+	/* a state "folder" that is a file: the mkdir of snapshots says ENOTDIR; one we may not
+	 * write into (not root, a read-only mount) is told now, not at the first save */
+	if (access(d, W_OK | X_OK) < 0)
 		return -1;
 	snprintf(out, outlen, "%s/%016llx", d, (unsigned long long)key);
 	return 0;
@@ -45,10 +51,11 @@ static int go_cold(struct ember_function *fn, char *err, size_t errlen)
 {
 	pool_fini(&fn->pool);
 	if (pool_init(&fn->pool, fn->pool_size))
-		return snprintf(err, errlen, "out of memory"), -1;
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	snap_free(&fn->snap);
+	/* it was written a moment ago: not reading it back is the disk's failure */
 	if (snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, err, errlen))
-		return -1;
+		return EMBER_ERR_IO;
 	snap_drop_cache(fn->snap_dir);
 	atomic_store(&fn->cold_pending, 1);
 	return 0;
@@ -59,19 +66,24 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 	fn->meta = (struct snap_meta){fn->img->digest, fn->vmcfg.mem_size, config_hash(fn)};
 	char dir[4200];
 	XXH64_hash_t key = XXH64(&fn->meta, sizeof(fn->meta), 0);
-	if (make_dirs(cfg->state_dir, dir, sizeof(dir), key) || !(fn->snap_dir = strdup(dir)))
-		return snprintf(err, errlen, "%s: cannot create the state folder: %s",
-				cfg->state_dir, strerror(errno)),
-		       -1;
+	if (make_dirs(cfg->state_dir, dir, sizeof(dir), key)) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot create the state folder: %s", cfg->state_dir,
+			 strerror(e));
+		return vm_errno_kind(e, EMBER_ERR_IO); /* the folder's fault, whatever errno */
+	}
+	if (!(fn->snap_dir = strdup(dir)))
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	char why[256] = "";
 	if (cfg->cold)
 		snap_drop_cache(fn->snap_dir); /* honest: the start reads the files from disk */
-	if (snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, why, sizeof(why)) == 0) {
+	int rc = snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, why, sizeof(why));
+	if (rc == 0) {
 		fn->snapshot = fn->from_disk = 1;
 		atomic_store(&fn->cold_pending, 1);
 		return 0;
 	}
-	if (strncmp(why, "no snapshot", 11))
+	if (rc != SNAP_MISSING) /* a first start is no rebuild */
 		snprintf(fn->rebuilt, sizeof(fn->rebuilt), "%s", why);
 	return 1; /* not usable: the caller runs init and calls func_disk_save */
 }
@@ -80,8 +92,9 @@ int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen
 {
 	if (!fn->snapshot)
 		return 0; /* no snapshot point: nothing to keep */
-	if (snap_save(&fn->snap, &fn->meta, fn->snap_dir, err, errlen))
-		return -1;
+	int rc = snap_save(&fn->snap, &fn->meta, fn->snap_dir, err, errlen);
+	if (rc)
+		return rc;
 	return cold ? go_cold(fn, err, errlen) : 0;
 }
 

@@ -40,26 +40,32 @@ static void free_vec(char **v)
 	free(v);
 }
 
+/* a bad configuration: EMBER_ERR_CONFIG with the reason */
+#define BAD_CONFIG(...) (snprintf(err, errlen, __VA_ARGS__), EMBER_ERR_CONFIG)
+
 static int configure(struct ember_function *fn, const struct ember_config *cfg, char *err,
 		     size_t errlen)
 {
 	fn->vmcfg.mem_size = cfg->mem_bytes ? cfg->mem_bytes : DEFAULT_MEM;
+	if (fn->vmcfg.mem_size < EMBER_MEM_MIN || fn->vmcfg.mem_size > EMBER_MEM_MAX ||
+	    fn->vmcfg.mem_size % (2ULL << 20))
+		return BAD_CONFIG("guest memory must be a multiple of 2 MiB from %llu MiB to %llu "
+				  "GiB, not %llu bytes",
+				  EMBER_MEM_MIN >> 20, EMBER_MEM_MAX >> 30,
+				  (unsigned long long)fn->vmcfg.mem_size);
 	fn->vmcfg.backend = VM_BACKEND_KVM;
 	if (cfg->backend && vm_backend_parse(cfg->backend, &fn->vmcfg.backend))
-		return snprintf(err, errlen, "unknown backend '%s' (kvm, ptrace or auto)",
-				cfg->backend),
-		       -1;
+		return BAD_CONFIG("unknown backend '%s' (kvm, ptrace or auto)", cfg->backend);
 	double t = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT;
 	if (t > 86400)
-		return snprintf(err, errlen, "timeout must be at most 86400 seconds"), -1;
+		return BAD_CONFIG("timeout must be at most 86400 seconds");
 	fn->timeout_ns = (uint64_t)(t * 1e9);
 	fn->output_limit = cfg->output_limit ? cfg->output_limit : DEFAULT_OUTPUT;
 	fn->pool_size = cfg->pool_size ? cfg->pool_size : 1;
 	fn->use_snapshot = !cfg->no_snapshot;
+	fn->strict_init = cfg->strict_init;
 	if (cfg->syscalls && strcmp(cfg->syscalls, "trap") && strcmp(cfg->syscalls, "guest"))
-		return snprintf(err, errlen, "syscalls must be trap or guest, not '%s'",
-				cfg->syscalls),
-		       -1;
+		return BAD_CONFIG("syscalls must be trap or guest, not '%s'", cfg->syscalls);
 	fn->guest = cfg->syscalls && !strcmp(cfg->syscalls, "guest");
 	if (fn->guest)
 		sys_rt_prepare(); /* its clock calibration runs now, not in the first request */
@@ -67,22 +73,45 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	if (cfg->restore && !strcmp(cfg->restore, "lazy"))
 		fn->restore = SNAP_LAZY;
 	else if (cfg->restore && strcmp(cfg->restore, "reap"))
-		return snprintf(err, errlen, "restore must be lazy or reap, not '%s'",
-				cfg->restore),
-		       -1;
+		return BAD_CONFIG("restore must be lazy or reap, not '%s'", cfg->restore);
 	if (cfg->cold && (!cfg->state_dir || cfg->no_snapshot))
-		return snprintf(err, errlen, "a cold start needs a state folder and a snapshot"),
-		       -1;
+		return BAD_CONFIG("a cold start needs a state folder and a snapshot");
 	if (!cfg->image)
-		return snprintf(err, errlen, "no image given"), -1;
+		return BAD_CONFIG("no image given");
 	fn->argv = dup_vec(cfg->argv, cfg->image);
 	fn->envp = dup_vec(cfg->envp, NULL);
 	if (cfg->code_len && (fn->code = malloc(cfg->code_len)))
 		memcpy(fn->code, cfg->code, cfg->code_len);
 	fn->code_len = cfg->code_len;
 	if (!fn->argv || !fn->envp || (cfg->code_len && !fn->code))
-		return snprintf(err, errlen, "out of memory"), -1;
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	return 0;
+}
+
+/* the steps of ember_load after the configuration; 0 or a kind of failure */
+static int load(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen)
+{
+	int rc = img_open(cfg->image, &fn->img, err, errlen);
+	if (rc)
+		return rc;
+	if (pool_init(&fn->pool, fn->pool_size))
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
+	/* the backend is settled here ("auto" picks one) and a missing KVM is told apart */
+	struct vm *vm;
+	if ((rc = pool_shell(&fn->vmcfg, &vm, err, errlen)) != VM_OK)
+		return rc;
+	fn->vmcfg.backend = vm_backend_of(vm);
+	int on_disk = cfg->state_dir && fn->use_snapshot ? func_disk(fn, cfg, err, errlen) : 1;
+	if (on_disk <= 0) { /* found on disk (the first invocation starts cold from it), or not */
+		vm_destroy(vm);
+		if (on_disk < 0)
+			return on_disk;
+	} else if ((rc = func_init(fn, vm, err, errlen)) ||
+		   (cfg->state_dir && (rc = func_disk_save(fn, cfg->cold, err, errlen)))) {
+		return rc;
+	}
+	rc = func_warm(fn, fn->pool_size, err, errlen);
+	return rc < 0 ? rc : 0;
 }
 
 int ember_load(const struct ember_config *cfg, struct ember_function **out, char *err,
@@ -90,40 +119,39 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 {
 	struct ember_function *fn = calloc(1, sizeof(*fn));
 	if (!fn)
-		return snprintf(err, errlen, "out of memory"), EMBER_ERR;
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	pthread_mutex_init(&fn->cold_lock, NULL);
-	int rc = EMBER_ERR;
-	if (configure(fn, cfg, err, errlen) || img_open(cfg->image, &fn->img, err, errlen) ||
-	    pool_init(&fn->pool, fn->pool_size))
-		goto fail;
-	/* the backend is settled here ("auto" picks one) and a missing KVM is told apart */
-	struct vm *vm;
-	int vrc = pool_shell(&fn->vmcfg, &vm, err, errlen);
-	if (vrc != VM_OK) {
-		rc = vrc == VM_ENOKVM ? EMBER_ERR_NOKVM : EMBER_ERR;
-		goto fail;
-	}
-	fn->vmcfg.backend = vm_backend_of(vm);
-	int on_disk = cfg->state_dir && fn->use_snapshot ? func_disk(fn, cfg, err, errlen) : 1;
-	if (on_disk < 0) {
-		vm_destroy(vm);
-		goto fail;
-	}
-	if (on_disk == 0) { /* found on disk: the first invocation starts cold from it */
-		vm_destroy(vm);
-	} else if (func_init(fn, vm, err, errlen) ||
-		   (cfg->state_dir && func_disk_save(fn, cfg->cold, err, errlen))) {
-		goto fail;
-	}
-	if (ember_warm(fn, fn->pool_size) < 0) {
-		snprintf(err, errlen, "cannot fill the pool of ready virtines");
-		goto fail;
+	int rc = configure(fn, cfg, err, errlen);
+	if (!rc)
+		rc = load(fn, cfg, err, errlen);
+	if (rc) {
+		ember_unload(fn);
+		return rc;
 	}
 	*out = fn;
 	return 0;
-fail:
-	ember_unload(fn);
-	return rc;
+}
+
+static const struct {
+	int rc;
+	const char *name;
+} error_names[] = {
+    {0, "ok"},
+    {EMBER_ERR, "error"},
+    {EMBER_ERR_NOKVM, "nokvm"},
+    {EMBER_ERR_IMAGE, "image"},
+    {EMBER_ERR_CONFIG, "config"},
+    {EMBER_ERR_INIT, "init"},
+    {EMBER_ERR_NOMEM, "nomem"},
+    {EMBER_ERR_IO, "io"},
+};
+
+const char *ember_error_name(int rc)
+{
+	for (size_t i = 0; i < sizeof(error_names) / sizeof(error_names[0]); i++)
+		if (error_names[i].rc == rc)
+			return error_names[i].name;
+	return "unknown";
 }
 
 void ember_unload(struct ember_function *fn)

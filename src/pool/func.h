@@ -18,6 +18,7 @@ struct ember_function {
 	uint64_t output_limit;
 	unsigned pool_size;
 	int use_snapshot; /* asked for */
+	int strict_init;  /* a failed init fails the load (ember_config.strict_init) */
 	int guest;	  /* syscalls=guest: the in-guest runtime serves the common ones */
 	size_t sites_call, sites_trap;
 	int snapshot; /* taken: invocations restore from snap */
@@ -43,11 +44,17 @@ struct ember_function {
 	atomic_int first_taken;
 };
 
+/* The functions below that return int give 0 or a kind of failure of ember.h (EMBER_ERR_*),
+ * with the reason in err. */
+
 /* Loads the image into vm and runs the initialisation up to the snapshot point. */
 int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen);
-/* Finds the snapshot on disk, or makes it (running init) and writes it there. */
+/* Finds the snapshot on disk: 0 when it is there and usable, 1 when not (the caller runs init
+ * and calls func_disk_save), or a kind of failure (the state folder cannot be made). */
 int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen);
 int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen);
+/* ember_warm with the reason of a failure: how many virtines were added, or a kind of failure */
+int func_warm(struct ember_function *fn, unsigned n, char *err, size_t errlen);
 /* runs one invocation in v (at the snapshot state) and fills res */
 void func_run_invocation(struct ember_function *fn, struct virtine *v, const void *in, size_t len,
 			 const char *meta, size_t meta_len, struct ember_result *res);

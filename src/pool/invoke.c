@@ -1,4 +1,5 @@
 /* Running a function: init to the snapshot point once, then invocations from pooled virtines. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,13 +11,14 @@ static uint64_t us_since(uint64_t t0)
 	return (vm_now_ns() - t0) / 1000;
 }
 
-/* Loads the image into a clean machine and sets up the start of the program. */
+/* Loads the image into a clean machine and sets up the start of the program; 0 or a kind. */
 static int load_image(struct ember_function *fn, struct virtine *v, char *err, size_t errlen)
 {
 	struct img_layout l;
-	if (img_load(fn->img, v->vm, (const char *const *)fn->argv, (const char *const *)fn->envp,
-		     fn->guest, &l, err, errlen))
-		return -1;
+	int rc = img_load(fn->img, v->vm, (const char *const *)fn->argv,
+			  (const char *const *)fn->envp, fn->guest, &l, err, errlen);
+	if (rc)
+		return rc;
 	struct sys_process proc = {.brk_start = l.brk_start,
 				   .mmap_hi = l.mmap_hi,
 				   .stack_lo = l.stack_lo,
@@ -30,9 +32,10 @@ static int load_image(struct ember_function *fn, struct virtine *v, char *err, s
 	v->st.out_limit = fn->output_limit;
 	for (int i = 0; i < l.nmaps; i++)
 		if (sys_vma_map(&v->st, l.maps[i].start, l.maps[i].end, l.maps[i].prot))
-			return snprintf(err, errlen, "out of memory"), -1;
+			return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	if (proc.guest && sys_rt_setup(&v->st))
-		return snprintf(err, errlen, "cannot set up the in-guest runtime's memory"), -1;
+		return snprintf(err, errlen, "cannot set up the in-guest runtime's memory"),
+		       EMBER_ERR;
 	if (fn->code)
 		sys_set_code(&v->st, fn->code, fn->code_len);
 	struct vm_regs r;
@@ -40,8 +43,9 @@ static int load_image(struct ember_function *fn, struct virtine *v, char *err, s
 	r.rip = l.entry;
 	r.rsp = l.sp;
 	r.rflags = 0x2;
-	if (vm_set_regs(v->vm, &r) || vm_set_fs_base(v->vm, 0))
-		return snprintf(err, errlen, "cannot set the vCPU registers"), -1;
+	if ((rc = vm_set_regs(v->vm, &r)) || (rc = vm_set_fs_base(v->vm, 0)))
+		return snprintf(err, errlen, "cannot set the vCPU registers: %s", strerror(-rc)),
+		       EMBER_ERR;
 	return 0;
 }
 
@@ -129,8 +133,9 @@ static void fail_result(struct ember_result *res, const char *msg)
 	snprintf(res->message, sizeof(res->message), "%s", msg);
 }
 
-/* the last non-empty line of a failed init's log, or its outcome */
-static void init_error(const struct ember_result *r, char *err, size_t errlen)
+/* Why an init failed: a runtime's own last line on its log (its error, such as
+ * "handler.js:3: SyntaxError ..."); otherwise the outcome, with that line when there is one. */
+static void init_error(const struct ember_result *r, int runtime, char *err, size_t errlen)
 {
 	size_t end = r->log_len;
 	while (end > 0 && (r->log[end - 1] == '\n' || r->log[end - 1] == '\r'))
@@ -138,11 +143,21 @@ static void init_error(const struct ember_result *r, char *err, size_t errlen)
 	size_t start = end;
 	while (start > 0 && r->log[start - 1] != '\n')
 		start--;
-	if (end > start)
-		snprintf(err, errlen, "%.*s", (int)(end - start), (const char *)r->log + start);
+	int n = (int)(end - start);
+	const char *line = (const char *)r->log + start;
+	if (runtime && n > 0) {
+		snprintf(err, errlen, "%.*s", n, line);
+		return;
+	}
+	char what[300];
+	if (r->outcome == EMBER_OK)
+		snprintf(what, sizeof(what), "it exited with status %d before reading a request",
+			 r->status);
 	else
-		snprintf(err, errlen, "initialisation failed: %s (exit code %d)",
+		snprintf(what, sizeof(what), "%s (exit code %d)",
 			 r->message[0] ? r->message : "no message", r->exit_code);
+	snprintf(err, errlen, "%s%s%.*s", what, n > 0 ? "; its last line on stderr: " : "", n,
+		 line);
 }
 
 int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen)
@@ -150,11 +165,12 @@ int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen
 	struct virtine *v = calloc(1, sizeof(*v));
 	if (!v) {
 		vm_destroy(vm);
-		return snprintf(err, errlen, "out of memory"), -1;
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	}
 	v->vm = vm;
 	uint64_t t0 = vm_now_ns();
-	if (load_image(fn, v, err, errlen))
+	int rc = load_image(fn, v, err, errlen);
+	if (rc)
 		goto fail;
 	if (!fn->use_snapshot) {
 		virtine_destroy(v);
@@ -171,18 +187,20 @@ int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen
 		fill_result(&fn->first, &v->st);
 		fn->first.run_us = fn->init_us;
 		fn->first_pending = 1;
-		if (fn->code && (fn->first.outcome != EMBER_OK || fn->first.status != 0)) {
-			/* a runtime that failed before reading the request: the user's source is
-			 * wrong, and the runtime said why on its log */
-			init_error(&fn->first, err, errlen);
-			virtine_destroy(v);
-			return -1;
-		}
 		virtine_destroy(v);
+		if ((fn->code || fn->strict_init) &&
+		    (fn->first.outcome != EMBER_OK || fn->first.status != 0)) {
+			/* a runtime that failed before reading the request: the user's source is
+			 * wrong, and the runtime said why on its log; a machine that failed under
+			 * it is Ember's failure, not the function's */
+			init_error(&fn->first, fn->code != NULL, err, errlen);
+			return fn->first.outcome == EMBER_ERROR ? EMBER_ERR : EMBER_ERR_INIT;
+		}
 		return 0;
 	}
-	if (snap_capture(&fn->snap, vm, &v->st)) {
-		snprintf(err, errlen, "cannot capture the snapshot");
+	if ((rc = snap_capture(&fn->snap, vm, &v->st))) {
+		snprintf(err, errlen, "cannot capture the snapshot: %s", strerror(-rc));
+		rc = vm_errno_kind(-rc, EMBER_ERR);
 		goto fail;
 	}
 	fn->snapshot = 1;
@@ -192,7 +210,7 @@ int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen
 	return 0;
 fail:
 	virtine_destroy(v);
-	return -1;
+	return rc;
 }
 
 struct reset_args {
@@ -225,38 +243,42 @@ int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched)
 	return reset(fn, v, 0, touched);
 }
 
-/* a clean shell with its emulation state prepared for this function */
-static struct virtine *new_virtine(struct ember_function *fn, struct ember_result *res)
+/* a clean shell with its emulation state prepared for this function; NULL with *kind and the
+ * reason in err */
+static struct virtine *new_virtine(struct ember_function *fn, int *kind, char *err, size_t errlen)
 {
-	char err[200] = "out of memory";
 	struct virtine *v = calloc(1, sizeof(*v));
-	if (!v || pool_shell(&fn->vmcfg, &v->vm, err, sizeof(err)) != VM_OK) {
+	*kind = v ? pool_shell(&fn->vmcfg, &v->vm, err, errlen)
+		  : (snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM);
+	if (*kind != VM_OK) {
 		free(v);
-		fail_result(res, err);
 		return NULL;
 	}
 	return v;
 }
 
-/* a virtine at the snapshot state: from the pool, else restored into a clean shell */
-/* a clean shell restored to the snapshot */
-static struct virtine *restored(struct ember_function *fn, struct ember_result *res)
+/* a clean shell restored to the snapshot; NULL with *kind and the reason in err */
+static struct virtine *restored(struct ember_function *fn, int *kind, char *err, size_t errlen)
 {
-	struct virtine *v = new_virtine(fn, res);
+	struct virtine *v = new_virtine(fn, kind, err, errlen);
 	if (!v)
 		return NULL;
 	sys_init(&v->st, v->vm, &fn->proc);
 	v->st.out_limit = fn->output_limit;
 	if (fn->code)
 		sys_set_code(&v->st, fn->code, fn->code_len);
-	if (reset(fn, v, 1, NULL)) {
+	int rc = reset(fn, v, 1, NULL);
+	if (rc) {
 		virtine_destroy(v);
-		fail_result(res, "cannot restore the snapshot");
+		snprintf(err, errlen, "cannot restore the snapshot: %s",
+			 strerror(rc < 0 ? -rc : EIO));
+		*kind = vm_errno_kind(rc < 0 ? -rc : EIO, EMBER_ERR);
 		return NULL;
 	}
 	return v;
 }
 
+/* a virtine at the snapshot state: from the pool, else restored into a clean shell */
 static struct virtine *get_warm(struct ember_function *fn, struct ember_result *res)
 {
 	uint64_t t0 = vm_now_ns();
@@ -267,24 +289,26 @@ static struct virtine *get_warm(struct ember_function *fn, struct ember_result *
 		return v;
 	}
 	uint64_t t1 = vm_now_ns();
-	v = restored(fn, res);
+	char err[200];
+	int kind;
+	v = restored(fn, &kind, err, sizeof(err));
 	res->setup_us = us_since(t1);
+	if (!v)
+		fail_result(res, err);
 	return v;
 }
 
-int ember_warm(struct ember_function *fn, unsigned n)
+int func_warm(struct ember_function *fn, unsigned n, char *err, size_t errlen)
 {
 	if (!fn->snapshot || atomic_load(&fn->cold_pending))
 		return 0;
 	if (n > fn->pool.cap)
 		n = (unsigned)fn->pool.cap;
-	int added = 0;
+	int added = 0, kind;
 	while (atomic_load(&fn->pool.ready) < n) {
-		struct ember_result res;
-		memset(&res, 0, sizeof(res));
-		struct virtine *v = restored(fn, &res);
+		struct virtine *v = restored(fn, &kind, err, errlen);
 		if (!v)
-			return -1;
+			return kind;
 		if (pool_put(&fn->pool, v)) {
 			virtine_destroy(v);
 			break;
@@ -294,15 +318,25 @@ int ember_warm(struct ember_function *fn, unsigned n)
 	return added;
 }
 
+int ember_warm(struct ember_function *fn, unsigned n)
+{
+	char err[200];
+	int rc = func_warm(fn, n, err, sizeof(err));
+	return rc < 0 ? -1 : rc;
+}
+
 static int invoke_shell(struct ember_function *fn, const void *in, size_t len, const char *meta,
 			size_t meta_len, struct ember_result *res)
 {
 	uint64_t t0 = vm_now_ns();
-	struct virtine *v = new_virtine(fn, res);
-	res->wait_us = us_since(t0);
-	if (!v)
-		return -1;
 	char err[200];
+	int kind;
+	struct virtine *v = new_virtine(fn, &kind, err, sizeof(err));
+	res->wait_us = us_since(t0);
+	if (!v) {
+		fail_result(res, err);
+		return -1;
+	}
 	uint64_t t1 = vm_now_ns();
 	if (load_image(fn, v, err, sizeof(err))) {
 		virtine_destroy(v);

@@ -35,9 +35,9 @@ static int install(struct snap_cold *c, uint64_t addr, const void *src, uint64_t
 {
 	struct uffdio_copy cp = {
 	    .dst = addr + c->u.off[0], .src = (uint64_t)(uintptr_t)src, .len = len, .mode = 0};
-	if (ioctl(c->u.fd[0], UFFDIO_COPY, &cp) == 0 || errno == EEXIST)
-		return 0;
-	return -errno;
+	if (ioctl(c->u.fd[0], UFFDIO_COPY, &cp) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
 }
 
 /* one faulting page: its snapshot content from the memory file (checked), or zeros */
@@ -67,9 +67,11 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 				 .src = (uint64_t)(uintptr_t)page,
 				 .len = PAGE,
 				 .mode = 0};
-	if (ioctl(c->u.fd[which], UFFDIO_COPY, &cp) < 0 && errno != EEXIST)
-		return -errno;
-	if (errno == EEXIST) {
+	/* errno means something only when the ioctl failed: a success leaves it as it was */
+	if (ioctl(c->u.fd[which], UFFDIO_COPY, &cp) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		/* the page arrived meanwhile (the prefetch, another fault): wake the waiter */
 		struct uffdio_range r = {addr + c->u.off[which], PAGE};
 		ioctl(c->u.fd[which], UFFDIO_WAKE, &r);
 	}
@@ -166,9 +168,12 @@ static int prefetch(struct snap_cold *c, const char *dir, char *err, size_t errl
 	void *buf = NULL;
 	int rc = -1;
 	uint64_t t0 = vm_now_ns();
-	if (size < 0 || posix_memalign(&buf, PAGE, len ? len : PAGE) ||
-	    pread(fd, buf, len, 0) != size) {
-		snprintf(err, errlen, "working set %s: cannot read it", path);
+	ssize_t got = -1;
+	errno = 0;
+	if (size < 0 || (errno = posix_memalign(&buf, PAGE, len ? len : PAGE)) ||
+	    (got = pread(fd, buf, len, 0)) != size) {
+		snprintf(err, errlen, "working set %s: cannot read it: %s", path,
+			 got >= 0 && !errno ? "short read" : strerror(errno));
 		goto out;
 	}
 	struct ws_hdr *h = buf;
@@ -209,6 +214,14 @@ out:
 	return rc;
 }
 
+/* a failed step of the cold start: its name and error, unless a callee said more already */
+static int step_failed(char *err, size_t errlen, const char *step, int e)
+{
+	if (!err[0])
+		snprintf(err, errlen, "cold start: %s: %s", step, strerror(e));
+	return -1;
+}
+
 int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, struct sys_state *st,
 		    const char *dir, enum snap_restore_mode mode, int record, char *err,
 		    size_t errlen)
@@ -218,19 +231,35 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, st
 	c->vm = vm;
 	c->record = record;
 	c->stop[0] = c->stop[1] = c->memfd = -1;
+	err[0] = 0;
 	char path[4200];
 	snprintf(path, sizeof(path), "%.4090s/mem", dir);
+	int rc = 0; /* each step's own error (errno or -rc), never a stale errno */
 	c->memfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (c->memfd < 0) {
+		step_failed(err, errlen, path, errno);
+		goto fail;
+	}
 	c->seen = calloc(vm_mem_size(vm) / PAGE / 8 + 1, 1);
 	c->zeroed = calloc(vm_mem_size(vm) / PAGE / 8 + 1, 1);
-	if (c->memfd < 0 || !c->seen || !c->zeroed || pipe2(c->stop, O_CLOEXEC) ||
-	    vm_get_uffds(vm, &c->u, err, errlen))
+	if (!c->seen || !c->zeroed) {
+		step_failed(err, errlen, "page bitmaps", ENOMEM);
+		goto fail;
+	}
+	if (pipe2(c->stop, O_CLOEXEC)) {
+		step_failed(err, errlen, "pipe", errno);
+		goto fail;
+	}
+	if (vm_get_uffds(vm, &c->u, err, errlen))
 		goto fail;
 	/* permissions first (they write no guest page), then every guest page faults to us */
 	for (size_t i = 0; i < s->sys.nvma; i++)
-		if (vm_protect(vm, s->sys.vmas[i].start, s->sys.vmas[i].end - s->sys.vmas[i].start,
-			       s->sys.vmas[i].prot))
+		if ((rc = vm_protect(vm, s->sys.vmas[i].start,
+				     s->sys.vmas[i].end - s->sys.vmas[i].start,
+				     s->sys.vmas[i].prot))) {
+			step_failed(err, errlen, "setting page permissions", -rc);
 			goto fail;
+		}
 	uint64_t lo = 0, len = vm_user_top(vm); /* from page 0: the runtime's pages fault too */
 	for (int i = 0; i < c->u.n; i++) {
 		struct uffdio_register r = {.range = {lo + c->u.off[i], len},
@@ -248,20 +277,24 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, st
 	}
 	if (mode == SNAP_REAP && prefetch(c, dir, err, errlen))
 		goto fail;
-	if (pthread_create(&c->th, NULL, fault_server, c))
+	if ((rc = pthread_create(&c->th, NULL, fault_server, c))) {
+		step_failed(err, errlen, "starting the fault server", rc);
 		goto fail;
+	}
 	c->running = 1;
 	c->st = st;
 	st->discarded = on_discarded;
 	st->discarded_ctx = c;
-	if (sys_restore(st, &s->sys))
+	if ((rc = sys_restore(st, &s->sys))) {
+		step_failed(err, errlen, "restoring the emulation state", -rc);
 		goto fail;
-	if (snap_set_cpu(s, vm))
+	}
+	if ((rc = snap_set_cpu(s, vm))) {
+		step_failed(err, errlen, "setting the vCPU state", rc < 0 ? -rc : EIO);
 		goto fail;
+	}
 	return 0;
 fail:
-	if (!err[0])
-		snprintf(err, errlen, "cold start: %s", strerror(errno));
 	snap_cold_finish(c, NULL, err + strlen(err), 0);
 	return -1;
 }
@@ -295,18 +328,23 @@ static int write_ws(struct snap_cold *c, const char *dir, char *err, size_t errl
 	h->data_hash = XXH3_64bits(buf + off, n * PAGE);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	size_t len = off + n * PAGE, done = 0;
+	errno = 0;
 	while (fd >= 0 && done < len) {
 		ssize_t w = write(fd, buf + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
 		if (w <= 0)
 			break;
 		done += (size_t)w;
 	}
-	int ok = fd >= 0 && done == len && fsync(fd) == 0 && rename(tmp, path) == 0;
+	int e = fd < 0 ? errno : done < len ? (errno ? errno : EIO) : 0;
+	if (!e && (fsync(fd) || rename(tmp, path)))
+		e = errno;
 	if (fd >= 0)
 		close(fd);
 	free(buf);
-	if (!ok)
-		return snprintf(err, errlen, "writing %s: %s", path, strerror(errno)), -1;
+	if (e)
+		return snprintf(err, errlen, "writing %s: %s", path, strerror(e)), -1;
 	return 0;
 }
 

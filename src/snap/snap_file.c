@@ -12,6 +12,7 @@
 
 #include "ember/ember.h"
 #include "snap/snap_file.h"
+#include "vm/vm.h"
 
 #define PAGE EMBER_PAGE_SIZE
 
@@ -67,13 +68,16 @@ static int get(const uint8_t **p, const uint8_t *end, void *dst, size_t n)
 	return 0;
 }
 
+/* 0 or -errno (a write that made no progress is the disk's: EIO) */
 static int write_all(int fd, const void *buf, size_t len, off_t off)
 {
 	const uint8_t *p = buf;
 	while (len) {
 		ssize_t w = pwrite(fd, p, len, off);
+		if (w < 0 && errno == EINTR)
+			continue;
 		if (w <= 0)
-			return -1;
+			return w < 0 ? -errno : -EIO;
 		p += w;
 		len -= (size_t)w;
 		off += w;
@@ -81,39 +85,48 @@ static int write_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
+/* 0 or -errno */
 static int fsync_path(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
-	int rc = fsync(fd);
+		return -errno;
+	int rc = fsync(fd) < 0 ? -errno : 0;
 	close(fd);
 	return rc;
 }
 
-static int write_files(const struct snap *s, const struct snap_meta *m, const char *tmp)
+/* the creating open, then the ftruncate (mem) or nothing: 0 or -errno */
+static int create(const char *tmp, const char *name, uint64_t size, int *fd)
 {
 	char path[4200];
-	int fd = -1;
-	snprintf(path, sizeof(path), "%.4096s/mem", tmp);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, (off_t)m->mem_size) < 0)
+	snprintf(path, sizeof(path), "%.4096s/%s", tmp, name);
+	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (*fd < 0 || (size && ftruncate(*fd, (off_t)size) < 0))
+		return -errno;
+	return 0;
+}
+
+/* 0 or -errno */
+static int write_files(const struct snap *s, const struct snap_meta *m, const char *tmp)
+{
+	int fd = -1, rc = create(tmp, "mem", m->mem_size, &fd);
+	uint64_t *hashes = NULL;
+	if (rc)
 		goto fail;
-	uint64_t *hashes = calloc(s->npages ? s->npages : 1, sizeof(*hashes));
-	if (!hashes)
+	hashes = calloc(s->npages ? s->npages : 1, sizeof(*hashes));
+	if (!hashes) {
+		rc = -ENOMEM;
 		goto fail;
-	for (size_t i = 0; i < s->npages; i++) {
+	}
+	for (size_t i = 0; i < s->npages && !rc; i++) {
 		hashes[i] = snap_page_hash(s->data + i * PAGE);
-		if (write_all(fd, s->data + i * PAGE, PAGE, (off_t)s->pages[i])) {
-			free(hashes);
-			goto fail;
-		}
+		rc = write_all(fd, s->data + i * PAGE, PAGE, (off_t)s->pages[i]);
 	}
-	if (fsync(fd) < 0) {
-		free(hashes);
+	if (rc || (fsync(fd) < 0 && (rc = -errno)))
 		goto fail;
-	}
 	close(fd);
+	fd = -1;
 
 	struct snap_hdr h = {.version = SNAP_FILE_VERSION,
 			     .hdr_size = sizeof(h),
@@ -147,6 +160,8 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 	put(&b, y->out.data, y->out.len);
 	put(&b, y->log.data, y->log.len);
 	free(hashes);
+	hashes = NULL;
+	rc = -ENOMEM;
 	if (b.bad)
 		goto fail_body;
 	h.body_len = b.len;
@@ -156,10 +171,8 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 	XXH64_update(x, b.p, b.len);
 	h.body_hash = XXH64_digest(x);
 	XXH64_freeState(x);
-	snprintf(path, sizeof(path), "%.4096s/state", tmp);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write_all(fd, &h, sizeof(h), 0) || write_all(fd, b.p, b.len, sizeof(h)) ||
-	    fsync(fd) < 0)
+	if ((rc = create(tmp, "state", 0, &fd)) || (rc = write_all(fd, &h, sizeof(h), 0)) ||
+	    (rc = write_all(fd, b.p, b.len, sizeof(h))) || (fsync(fd) < 0 && (rc = -errno)))
 		goto fail_body;
 	close(fd);
 	free(b.p);
@@ -167,9 +180,10 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 fail_body:
 	free(b.p);
 fail:
+	free(hashes);
 	if (fd >= 0)
 		close(fd);
-	return -1;
+	return rc;
 }
 
 static void remove_dir(const char *dir)
@@ -197,43 +211,54 @@ int snap_save(const struct snap *s, const struct snap_meta *m, const char *dir, 
 	else
 		snprintf(parent, sizeof(parent), ".");
 	remove_dir(tmp);
-	if (!s->data || mkdir(tmp, 0700) < 0 || write_files(s, m, tmp)) {
-		snprintf(err, errlen, "writing the snapshot to %s: %s", tmp, strerror(errno));
+	if (!s->data)
+		return snprintf(err, errlen, "no snapshot pages in memory to write"), EMBER_ERR;
+	int rc = mkdir(tmp, 0700) < 0 ? -errno : write_files(s, m, tmp);
+	if (rc) { /* whatever the disk refused, the state folder is at fault: EMBER_ERR_IO */
+		snprintf(err, errlen, "writing the snapshot to %s: %s", tmp, strerror(-rc));
 		remove_dir(tmp);
-		return -1;
+		return vm_errno_kind(-rc, EMBER_ERR_IO);
 	}
 	/* one atomic step: swap the new folder in, then drop the old one */
 	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0)
 		remove_dir(tmp);
 	else if (rename(tmp, dir) < 0) {
-		snprintf(err, errlen, "installing the snapshot at %s: %s", dir, strerror(errno));
+		rc = errno;
+		snprintf(err, errlen, "installing the snapshot at %s: %s", dir, strerror(rc));
 		remove_dir(tmp);
-		return -1;
+		return vm_errno_kind(rc, EMBER_ERR_IO);
 	}
 	fsync_path(parent);
 	return 0;
 }
 
+/* the whole file, or NULL with errno saying why */
 static uint8_t *read_file(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e = 0;
 	struct stat sb;
-	if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_size > (1LL << 32)) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	uint8_t *buf = malloc((size_t)sb.st_size + 1);
+	uint8_t *buf = NULL;
 	size_t got = 0;
-	while (buf && got < (size_t)sb.st_size) {
+	if (fd < 0 || fstat(fd, &sb) < 0)
+		e = errno;
+	else if (sb.st_size > (1LL << 32))
+		e = EFBIG;
+	else if (!(buf = malloc((size_t)sb.st_size + 1)))
+		e = ENOMEM;
+	while (!e && got < (size_t)sb.st_size) {
 		ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r <= 0)
-			break;
-		got += (size_t)r;
+			e = r < 0 ? errno : EIO; /* an error, or a file that shrank */
+		else
+			got += (size_t)r;
 	}
-	close(fd);
-	if (!buf || got != (size_t)sb.st_size) {
+	if (fd >= 0)
+		close(fd);
+	if (e) {
 		free(buf);
+		errno = e;
 		return NULL;
 	}
 	*len = got;
@@ -288,8 +313,12 @@ int snap_load(struct snap *s, const struct snap_meta *m, const char *dir, int pa
 	snprintf(path, sizeof(path), "%.4096s/state", dir);
 	size_t len = 0;
 	uint8_t *buf = read_file(path, &len);
+	if (!buf && errno == ENOENT)
+		return snprintf(err, errlen, "no snapshot at %s", dir), SNAP_MISSING;
 	if (!buf)
-		return snprintf(err, errlen, "no snapshot at %s", dir), -1;
+		return snprintf(err, errlen, "snapshot %s refused: cannot read its state file: %s",
+				dir, strerror(errno)),
+		       SNAP_REFUSED;
 	struct snap_hdr h;
 	const char *why = NULL;
 	if (len < sizeof(h))
@@ -321,10 +350,10 @@ int snap_load(struct snap *s, const struct snap_meta *m, const char *dir, int pa
 		why = "malformed state file";
 	free(buf);
 	if (!why && pages && snap_load_pages(s, dir, err, errlen))
-		return snap_free(s), -1;
+		return snap_free(s), SNAP_REFUSED;
 	if (why) {
 		snap_free(s);
-		return snprintf(err, errlen, "snapshot %s refused: %s", dir, why), -1;
+		return snprintf(err, errlen, "snapshot %s refused: %s", dir, why), SNAP_REFUSED;
 	}
 	return 0;
 }

@@ -13,11 +13,15 @@ struct snap_meta {
 	uint64_t config_hash; /* argv, env, code: what init saw */
 };
 
-/* Writes s into dir (created or replaced as a whole: a crash leaves the old one). */
+/* Writes s into dir (created or replaced as a whole: a crash leaves the old one). Returns 0 or a
+ * kind of failure of ember.h: EMBER_ERR_IO (the disk refused it), EMBER_ERR_NOMEM. */
 int snap_save(const struct snap *s, const struct snap_meta *m, const char *dir, char *err,
 	      size_t errlen);
-/* Reads the state and page list of dir; with pages, also every page, checked. Refuses (-1, with
- * the reason) a snapshot of another image, version or configuration, or a damaged one. */
+/* snap_load() fails with one of these */
+enum { SNAP_REFUSED = -1, SNAP_MISSING = -2 };
+/* Reads the state and page list of dir; with pages, also every page, checked. SNAP_MISSING: there
+ * is none. SNAP_REFUSED, with the reason: a snapshot of another image, version or configuration,
+ * a damaged one, or one that cannot be read. */
 int snap_load(struct snap *s, const struct snap_meta *m, const char *dir, int pages, char *err,
 	      size_t errlen);
 /* Reads the page data of a snapshot loaded without it, checking each page. */

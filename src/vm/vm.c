@@ -43,6 +43,22 @@ int vm_backend_parse(const char *s, enum vm_backend *out)
 	return -1;
 }
 
+static const struct {
+	int errnum, kind;
+} errno_kinds[] = {
+    {ENOMEM, EMBER_ERR_NOMEM}, {EAGAIN, EMBER_ERR_NOMEM}, {ENOSPC, EMBER_ERR_IO},
+    {EDQUOT, EMBER_ERR_IO},    {EIO, EMBER_ERR_IO},	  {EFBIG, EMBER_ERR_IO},
+    {EROFS, EMBER_ERR_IO},     {EMFILE, EMBER_ERR_IO},	  {ENFILE, EMBER_ERR_IO},
+};
+
+int vm_errno_kind(int errnum, int otherwise)
+{
+	for (size_t i = 0; i < sizeof(errno_kinds) / sizeof(errno_kinds[0]); i++)
+		if (errno_kinds[i].errnum == errnum)
+			return errno_kinds[i].kind;
+	return otherwise;
+}
+
 int vm_fail(struct vm_exit *e, const char *fmt, ...)
 {
 	va_list ap;
@@ -68,28 +84,30 @@ static int try_create(struct vm *vm, enum vm_backend b, char *err, size_t errlen
 		}
 	}
 	snprintf(err, errlen, "unknown machine backend %d", (int)b);
-	return VM_ERR;
+	return EMBER_ERR_CONFIG;
 }
 
 int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
 {
-	const uint64_t two_mib = 2ULL << 20;
-	if (cfg->mem_size < 4 * two_mib || cfg->mem_size % two_mib ||
-	    cfg->mem_size > (64ULL << 30)) {
+	if (cfg->mem_size < EMBER_MEM_MIN || cfg->mem_size % (2ULL << 20) ||
+	    cfg->mem_size > EMBER_MEM_MAX) {
 		snprintf(err, errlen,
-			 "guest memory must be a multiple of 2 MiB between 8 MiB and 64 GiB");
-		return VM_ERR;
+			 "guest memory must be a multiple of 2 MiB from %llu MiB to %llu GiB",
+			 EMBER_MEM_MIN >> 20, EMBER_MEM_MAX >> 30);
+		return EMBER_ERR_CONFIG;
 	}
 	struct vm *vm = calloc(1, sizeof(*vm));
 	if (!vm) {
 		snprintf(err, errlen, "out of memory");
-		return VM_ERR;
+		return EMBER_ERR_NOMEM;
 	}
 	vm->mem_size = cfg->mem_size;
 	vm->host_uffd = -1;
 	vm->user_top = cfg->mem_size - vm_x86_pt_bytes(cfg->mem_size);
 	vm->memfd = memfd_create("ember-guest", MFD_CLOEXEC);
+	int rc = VM_ERR;
 	if (vm->memfd < 0 || ftruncate(vm->memfd, (off_t)vm->mem_size) < 0) {
+		rc = vm_errno_kind(errno, VM_ERR);
 		snprintf(err, errlen, "guest memory: %s", strerror(errno));
 		goto fail;
 	}
@@ -98,10 +116,10 @@ int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t er
 		       vm->memfd, 0);
 	if (vm->mem == MAP_FAILED) {
 		vm->mem = NULL;
+		rc = vm_errno_kind(errno, VM_ERR);
 		snprintf(err, errlen, "guest memory: %s", strerror(errno));
 		goto fail;
 	}
-	int rc;
 	if (cfg->backend == VM_BACKEND_AUTO) {
 		rc = try_create(vm, VM_BACKEND_KVM, err, errlen);
 		if (rc == VM_ENOKVM)
@@ -118,7 +136,7 @@ int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t er
 	return VM_OK;
 fail:
 	vm_destroy(vm);
-	return VM_ERR;
+	return rc;
 }
 
 void vm_destroy(struct vm *vm)

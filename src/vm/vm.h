@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "ember/abi.h"
+#include "ember/ember.h"
 
 /* Which machine runs the guest. KVM is the real thing; ptrace is the fallback for hosts without
  * /dev/kvm: the same guest memory and exits, enforced by a seccomp-locked stub process. */
@@ -15,12 +16,19 @@ enum vm_backend {
 	VM_BACKEND_AUTO, /* KVM when /dev/kvm opens, ptrace otherwise */
 };
 
-/* vm_create() errors the caller must tell apart */
+/* vm_create() returns VM_OK or a kind of failure of ember.h: EMBER_ERR_NOKVM, EMBER_ERR_CONFIG
+ * (a memory size out of range), EMBER_ERR_NOMEM or EMBER_ERR_IO (the host's resources), or
+ * EMBER_ERR. The two most used have names here. */
 enum vm_err {
 	VM_OK = 0,
-	VM_ERR = -1,	/* anything else, with a message */
-	VM_ENOKVM = -2, /* /dev/kvm missing or unusable */
+	VM_ERR = EMBER_ERR,	     /* anything else, with a message */
+	VM_ENOKVM = EMBER_ERR_NOKVM, /* /dev/kvm missing or unusable */
 };
+
+/* The kind of failure an errno stands for when it is about the host's resources (ENOMEM,
+ * EAGAIN: EMBER_ERR_NOMEM; ENOSPC, EDQUOT, EIO, EFBIG, EROFS, EMFILE, ENFILE: EMBER_ERR_IO),
+ * else `otherwise`: what the failing step means by itself. Every layer classifies with it. */
+int vm_errno_kind(int errnum, int otherwise);
 
 struct vm_regs {
 	uint64_t rax, rbx, rcx, rdx, rsi, rdi, rsp, rbp;
@@ -60,14 +68,14 @@ struct vm_exit {
 };
 
 struct vm_config {
-	uint64_t mem_size; /* bytes of guest RAM, a multiple of 2 MiB */
+	uint64_t mem_size; /* bytes of guest RAM, a multiple of 2 MiB, EMBER_MEM_MIN to _MAX */
 	enum vm_backend backend;
 };
 
 struct vm;
 
-/* Creates a machine with all guest memory unmapped for the program. Returns VM_OK, VM_ENOKVM or
- * VM_ERR with a one-line message in err. */
+/* Creates a machine with all guest memory unmapped for the program. Returns VM_OK or a kind of
+ * failure (above) with a one-line message in err. */
 int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen);
 void vm_destroy(struct vm *vm);
 enum vm_backend vm_backend_of(const struct vm *vm);

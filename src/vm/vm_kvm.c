@@ -144,13 +144,17 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_vm *k = calloc(1, sizeof(*k));
 	if (!k)
-		return snprintf(err, errlen, "out of memory"), VM_ERR;
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	k->kvm = k->vmfd = k->vcpufd = -1;
 	vm->priv = k;
+	/* a full file table or no memory is the host's state, not a missing KVM: ptrace would
+	 * not help */
 	k->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (k->kvm < 0) {
-		snprintf(err, errlen, "no KVM: /dev/kvm: %s", strerror(errno));
-		return VM_ENOKVM;
+		int kind = vm_errno_kind(errno, VM_ENOKVM);
+		snprintf(err, errlen, "%s/dev/kvm: %s", kind == VM_ENOKVM ? "no KVM: " : "",
+			 strerror(errno));
+		return kind;
 	}
 	if (ioctl(k->kvm, KVM_GET_API_VERSION, 0) != KVM_API_VERSION) {
 		snprintf(err, errlen, "no KVM: /dev/kvm is not a KVM device of API version 12");
@@ -158,8 +162,10 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 	}
 	k->vmfd = ioctl(k->kvm, KVM_CREATE_VM, 0);
 	if (k->vmfd < 0) {
-		snprintf(err, errlen, "no KVM: /dev/kvm: KVM_CREATE_VM: %s", strerror(errno));
-		return VM_ENOKVM;
+		int kind = vm_errno_kind(errno, VM_ENOKVM);
+		snprintf(err, errlen, "%s/dev/kvm: KVM_CREATE_VM: %s",
+			 kind == VM_ENOKVM ? "no KVM: " : "", strerror(errno));
+		return kind;
 	}
 	/* only used for real-mode emulation on Intel, which never happens here; set it anyway as
 	 * every VMM does, out of the way above guest RAM */
@@ -172,10 +178,11 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 	};
 	if (ioctl(k->vmfd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
 		return snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno)),
-		       VM_ERR;
+		       vm_errno_kind(errno, VM_ERR);
 	k->vcpufd = ioctl(k->vmfd, KVM_CREATE_VCPU, 0);
 	if (k->vcpufd < 0)
-		return snprintf(err, errlen, "KVM_CREATE_VCPU: %s", strerror(errno)), VM_ERR;
+		return snprintf(err, errlen, "KVM_CREATE_VCPU: %s", strerror(errno)),
+		       vm_errno_kind(errno, VM_ERR);
 	int sz = ioctl(k->kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (sz <= 0)
 		return snprintf(err, errlen, "KVM_GET_VCPU_MMAP_SIZE failed"), VM_ERR;
@@ -183,7 +190,8 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 	k->run = mmap(NULL, k->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, k->vcpufd, 0);
 	if (k->run == MAP_FAILED) {
 		k->run = NULL;
-		return snprintf(err, errlen, "mmap kvm_run: %s", strerror(errno)), VM_ERR;
+		return snprintf(err, errlen, "mmap kvm_run: %s", strerror(errno)),
+		       vm_errno_kind(errno, VM_ERR);
 	}
 	vm_x86_build(vm);
 	uint64_t xcr0;

@@ -67,13 +67,15 @@ static int pt_create(struct vm *vm, char *err, size_t errlen)
 		return VM_ERR;
 	struct pt_vm *p = calloc(1, sizeof(*p));
 	if (!p)
-		return snprintf(err, errlen, "out of memory"), VM_ERR;
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	p->pid = -1;
 	p->tracer = -1;
 	p->uffd = -1;
 	vm->priv = p;
-	if (vm_thread_start(&p->thread))
-		return snprintf(err, errlen, "cannot start the vCPU thread"), VM_ERR;
+	int rc = vm_thread_start(&p->thread);
+	if (rc)
+		return snprintf(err, errlen, "cannot start the vCPU thread: %s", strerror(-rc)),
+		       vm_errno_kind(-rc, VM_ERR);
 	struct create_args a = {err, errlen, VM_ERR};
 	on_thread(vm, create_hop, &a);
 	return a.rc;

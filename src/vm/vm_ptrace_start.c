@@ -119,7 +119,8 @@ int pt_start_stub(struct vm *vm, char *err, size_t errlen)
 	struct pt_vm *p = PT(vm);
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return snprintf(err, errlen, "pipe: %s", strerror(errno)), VM_ERR;
+		return snprintf(err, errlen, "pipe: %s", strerror(errno)),
+		       vm_errno_kind(errno, VM_ERR);
 	if (write(pipefd[1], bpf, bpf_len) != (ssize_t)bpf_len) {
 		close(pipefd[0]);
 		close(pipefd[1]);
@@ -134,14 +135,15 @@ int pt_start_stub(struct vm *vm, char *err, size_t errlen)
 	char *stack = malloc(stack_size);
 	if (!stack) {
 		close(pipefd[0]);
-		return snprintf(err, errlen, "out of memory"), VM_ERR;
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	}
 	p->pid = clone(child_main, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
 	int saved = errno;
 	free(stack);
 	close(pipefd[0]);
 	if (p->pid < 0)
-		return snprintf(err, errlen, "starting the stub: %s", strerror(saved)), VM_ERR;
+		return snprintf(err, errlen, "starting the stub: %s", strerror(saved)),
+		       vm_errno_kind(saved, VM_ERR);
 	p->tracer = (pid_t)syscall(SYS_gettid);
 	int st;
 	/* the first stop is the exec, the second the stub's ready int3 */
