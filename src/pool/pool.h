@@ -39,7 +39,11 @@ void virtine_destroy(struct virtine *v);
 /* A clean machine of the given configuration: from the shell cache when one is there (which is
  * then refilled in the background), otherwise created now. */
 int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen);
-/* How many clean shells to keep per configuration (default 2). */
+/* How many clean shells to keep per configuration (default 2). A configuration whose machines
+ * cannot be made is tried again after a wait that doubles per failure (50 ms to 30 s), or at
+ * once when a pool_shell of it succeeds. */
 void pool_shell_target(unsigned n);
+/* clean shells of this configuration in the cache now */
+unsigned pool_shell_ready(const struct vm_config *cfg);
 
 #endif

@@ -2,16 +2,22 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pool/pool.h"
 
 #define SHELL_KINDS 8
 #define SHELL_MAX   16
+/* a kind whose machines cannot be made is tried again after a wait that doubles per failure */
+#define BACKOFF_MIN_NS (50ULL * 1000 * 1000)
+#define BACKOFF_MAX_NS (30ULL * 1000 * 1000 * 1000)
 
 struct shell_kind {
 	struct vm_config cfg;
 	struct vm *vms[SHELL_MAX];
 	int n;
+	uint64_t retry_ns;   /* after a failure: not made again before this (0: not failed) */
+	uint64_t backoff_ns; /* the wait after the last failure */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -28,29 +34,64 @@ void pool_shell_target(unsigned n)
 	pthread_mutex_unlock(&mu);
 }
 
-static struct shell_kind *kind_of(const struct vm_config *cfg)
+/* with mu held: cfg's kind, or NULL */
+static struct shell_kind *find_kind(const struct vm_config *cfg)
 {
 	for (int i = 0; i < nkinds; i++)
 		if (kinds[i].cfg.mem_size == cfg->mem_size && kinds[i].cfg.backend == cfg->backend)
 			return &kinds[i];
-	if (nkinds == SHELL_KINDS)
-		return NULL;
+	return NULL;
+}
+
+/* with mu held: cfg's kind, added when new; NULL when every slot is taken */
+static struct shell_kind *kind_of(const struct vm_config *cfg)
+{
+	struct shell_kind *k = find_kind(cfg);
+	if (k || nkinds == SHELL_KINDS)
+		return k;
 	kinds[nkinds].cfg = *cfg;
 	return &kinds[nkinds++];
 }
 
-/* keeps every kind asked for at its target, creating machines outside the lock */
+/* with mu held: a kind below its target that may be made now; else NULL, and *wake_ns the
+ * earliest retry of a failed one (0: none) */
+static struct shell_kind *next_kind(uint64_t now, uint64_t *wake_ns)
+{
+	*wake_ns = 0;
+	for (int i = 0; i < nkinds; i++) {
+		struct shell_kind *k = &kinds[i];
+		if (k->n >= (int)target)
+			continue;
+		if (k->retry_ns <= now)
+			return k;
+		if (!*wake_ns || k->retry_ns < *wake_ns)
+			*wake_ns = k->retry_ns;
+	}
+	return NULL;
+}
+
+static void wait_until(uint64_t wake_ns)
+{
+	if (!wake_ns) {
+		pthread_cond_wait(&cv, &mu);
+		return;
+	}
+	struct timespec ts = {(time_t)(wake_ns / 1000000000), (long)(wake_ns % 1000000000)};
+	pthread_cond_clockwait(&cv, &mu, CLOCK_MONOTONIC, &ts);
+}
+
+/* keeps every kind asked for at its target, creating machines outside the lock; a kind that
+ * fails waits (BACKOFF_*), so a host that refuses machines costs no CPU */
 static void *refill(void *arg)
 {
 	(void)arg;
+	pthread_setname_np(pthread_self(), "ember-shells");
 	pthread_mutex_lock(&mu);
 	for (;;) {
-		struct shell_kind *k = NULL;
-		for (int i = 0; i < nkinds && !k; i++)
-			if (kinds[i].n < (int)target)
-				k = &kinds[i];
+		uint64_t wake_ns;
+		struct shell_kind *k = next_kind(vm_now_ns(), &wake_ns);
 		if (!k) {
-			pthread_cond_wait(&cv, &mu);
+			wait_until(wake_ns);
 			continue;
 		}
 		struct vm_config cfg = k->cfg;
@@ -60,9 +101,13 @@ static void *refill(void *arg)
 		int rc = vm_create(&cfg, &vm, err, sizeof(err));
 		pthread_mutex_lock(&mu);
 		if (rc != VM_OK) {
-			k->cfg.mem_size = 0; /* this kind cannot be made: stop trying */
+			k->backoff_ns = k->backoff_ns ? k->backoff_ns * 2 : BACKOFF_MIN_NS;
+			if (k->backoff_ns > BACKOFF_MAX_NS)
+				k->backoff_ns = BACKOFF_MAX_NS;
+			k->retry_ns = vm_now_ns() + k->backoff_ns;
 			continue;
 		}
+		k->retry_ns = k->backoff_ns = 0;
 		if (k->n < SHELL_MAX)
 			k->vms[k->n++] = vm;
 		else
@@ -92,5 +137,23 @@ int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t e
 		*out = vm;
 		return VM_OK;
 	}
-	return vm_create(cfg, out, err, errlen);
+	int rc = vm_create(cfg, out, err, errlen);
+	if (rc == VM_OK && k) { /* the kind can be made again: no need to wait for its retry */
+		pthread_mutex_lock(&mu);
+		if (k->retry_ns) {
+			k->retry_ns = k->backoff_ns = 0;
+			pthread_cond_signal(&cv);
+		}
+		pthread_mutex_unlock(&mu);
+	}
+	return rc;
+}
+
+unsigned pool_shell_ready(const struct vm_config *cfg)
+{
+	pthread_mutex_lock(&mu);
+	struct shell_kind *k = find_kind(cfg);
+	unsigned n = k ? (unsigned)k->n : 0;
+	pthread_mutex_unlock(&mu);
+	return n;
 }
