@@ -26,17 +26,18 @@ enum MHD_Result h_image_put(struct srv *s, struct srv_req *r)
 	char tmp[SRV_PATH_MAX], err[SRV_ERR_MAX];
 	if (!r->len)
 		return srv_reply_error(r, 400, "the body must be a static x86-64 executable");
-	if (store_temp(s, "images", r->body, r->len, 0755, tmp, sizeof(tmp), err, sizeof(err)))
-		return srv_reply_error(r, 500, "%s", err);
+	int rc = store_temp(s, "images", r->body, r->len, 0755, tmp, sizeof(tmp), err, sizeof(err));
+	if (rc)
+		return srv_reply_load_error(r, rc, err);
 	struct ember_info info;
-	int rc = load_check_image(s, tmp, &info, err, sizeof(err));
+	rc = load_check_image(s, tmp, &info, err, sizeof(err));
 	if (rc) {
 		unlink(tmp);
 		rename_in_message(err, sizeof(err), tmp, r->name);
-		return srv_reply_error(r, rc == EMBER_ERR_NOKVM ? 500 : 400, "%s", err);
+		return srv_reply_load_error(r, rc, err);
 	}
-	if (store_commit(s, "images", tmp, r->name, "", err, sizeof(err)))
-		return srv_reply_error(r, 500, "%s", err);
+	if ((rc = store_commit(s, "images", tmp, r->name, "", err, sizeof(err))))
+		return srv_reply_load_error(r, rc, err);
 	srv_log(s, "info", "uploaded image %s (%zu bytes)", r->name, r->len);
 	return srv_reply_json(r, 201,
 			      json_pack("{s:s,s:I,s:I,s:s}", "name", r->name, "bytes",

@@ -116,7 +116,8 @@ enum MHD_Result auth_deny(struct srv_req *r); /* 401 with WWW-Authenticate */
 struct sockaddr;
 int auth_listen_ok(const struct srv *s, const struct sockaddr *sa, char *err, size_t errlen);
 
-/* srv_store.c: the state directory */
+/* srv_store.c: the state directory. Writes return 0 or a kind of failure of ember.h
+ * (EMBER_ERR_IO, EMBER_ERR_NOMEM; EMBER_ERR_IMAGE: store_pin of an image never uploaded). */
 int store_init(struct srv *s, char *err, size_t errlen);
 int store_path(const struct srv *s, const char *dir, const char *name, const char *ext, char *buf,
 	       size_t len);
@@ -134,16 +135,20 @@ int store_pin(const struct srv *s, const char *image, char *path, size_t pathlen
 	      size_t errlen);
 int store_restore(struct srv *s);
 
-/* srv_load.c */
+/* srv_load.c: these return 0 or a kind of failure of ember.h (EMBER_ERR_*) */
 /* image: the executable to load (NULL: the deployment's pinned copy, else the uploaded one) */
 int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struct srv_inst **out,
 	      char *err, size_t errlen);
 int load_check_image(struct srv *s, const char *path, struct ember_info *info, char *err,
 		     size_t errlen);
 void inst_unload(struct srv_inst *in);
+struct srv_req;
+/* the one table from a kind of failure (of a load, or of the state folder) to an HTTP status:
+ * the deployment's faults are 400, the server's 5xx; the body is {"error", "kind"} */
+enum MHD_Result srv_reply_load_error(struct srv_req *r, int kind, const char *err);
 
 /* srv_registry.c: the function table */
-enum { REG_OK, REG_NOTFOUND, REG_BUSY, REG_LOADERR, REG_EXISTS };
+enum { REG_OK, REG_NOTFOUND, REG_BUSY, REG_LOADERR, REG_EXISTS, REG_NOMEM };
 struct srv_call {
 	struct srv_entry *e;
 	struct srv_inst *inst;

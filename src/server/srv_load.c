@@ -19,6 +19,34 @@ static void add_hint(int rc, char *err, size_t errlen)
 		memcpy(err + n, NOKVM_HINT, sizeof(NOKVM_HINT));
 }
 
+/* The HTTP status of a failed load or store, by kind: who is at fault, said first in the
+ * message. The deployment's own faults are 4xx; the server's are 5xx. */
+static const struct {
+	int kind;
+	unsigned status;
+	const char *who;
+} load_statuses[] = {
+    {EMBER_ERR_IMAGE, 400, "bad image"},
+    {EMBER_ERR_CONFIG, 400, "bad deployment"},
+    {EMBER_ERR_INIT, 400, "the function's initialisation failed"},
+    {EMBER_ERR_NOKVM, 503, "the server cannot run virtines"},
+    {EMBER_ERR_NOMEM, 503, "the server is out of memory"},
+    {EMBER_ERR_IO, 507, "the server cannot write its state folder"},
+    {EMBER_ERR, 500, "the server failed"},
+};
+
+enum MHD_Result srv_reply_load_error(struct srv_req *r, int kind, const char *err)
+{
+	size_t i = 0, n = sizeof(load_statuses) / sizeof(load_statuses[0]);
+	while (i < n - 1 && load_statuses[i].kind != kind)
+		i++; /* the last entry, EMBER_ERR, stands for any kind not listed */
+	char msg[SRV_ERR_MAX + 64];
+	snprintf(msg, sizeof(msg), "%s: %s", load_statuses[i].who, err);
+	return srv_reply_json(
+	    r, load_statuses[i].status,
+	    json_pack("{s:s,s:s}", "error", msg, "kind", ember_error_name(load_statuses[i].kind)));
+}
+
 /* ready virtines kept (and made at load): minWarm, at least DEFAULT_POOL, and up to
  * maxConcurrency but no more than POOL_FOR_CONCURRENCY for it */
 static unsigned pool_size(const struct srv_spec *sp)
@@ -51,7 +79,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 			return snprintf(err, errlen,
 					"image '%s' has not been uploaded (PUT /system/images/%s)",
 					sp->image, sp->image),
-			       EMBER_ERR;
+			       EMBER_ERR_IMAGE;
 		argv[0] = sp->image;
 	} else {
 		if (snprintf(path, sizeof(path), "%s/%s", s->runtime_dir, sp->runtime) >=
@@ -59,7 +87,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 		    access(path, X_OK))
 			return snprintf(err, errlen, "the %s runtime is not installed (%s)",
 					sp->runtime, path),
-			       EMBER_ERR;
+			       EMBER_ERR; /* the server's installation, not the deployment */
 		argv[0] = path;
 		argv[1] = strcmp(sp->runtime, "js") ? "handler.lua" : "handler.js";
 		cfg.code = sp->code;
@@ -78,7 +106,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	cfg.state_dir = s->state;
 	struct srv_inst *in = calloc(1, sizeof(*in));
 	if (!in)
-		return snprintf(err, errlen, "out of memory"), EMBER_ERR;
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	int rc = ember_load(&cfg, &in->fn, err, errlen);
 	if (rc) {
 		add_hint(rc, err, errlen);

@@ -38,25 +38,23 @@ int reg_add(struct srv *s, struct srv_spec *sp, struct srv_inst *in)
 {
 	struct srv_entry *e = calloc(1, sizeof(*e));
 	pthread_mutex_lock(&s->mu);
-	if (!e || reg_find(s, sp->name, NULL)) {
+	int rc = !e ? REG_NOMEM : reg_find(s, sp->name, NULL) ? REG_EXISTS : REG_OK;
+	if (!rc && s->nfns == s->capfns) {
+		size_t cap = s->capfns ? s->capfns * 2 : 16;
+		struct srv_entry **v = realloc(s->fns, cap * sizeof(*v));
+		if (v) {
+			s->fns = v;
+			s->capfns = cap;
+		} else {
+			rc = REG_NOMEM;
+		}
+	}
+	if (rc) {
 		pthread_mutex_unlock(&s->mu);
 		free(e);
 		spec_put(sp);
 		inst_unload(in);
-		return REG_EXISTS;
-	}
-	if (s->nfns == s->capfns) {
-		size_t cap = s->capfns ? s->capfns * 2 : 16;
-		struct srv_entry **v = realloc(s->fns, cap * sizeof(*v));
-		if (!v) {
-			pthread_mutex_unlock(&s->mu);
-			free(e);
-			spec_put(sp);
-			inst_unload(in);
-			return REG_LOADERR;
-		}
-		s->fns = v;
-		s->capfns = cap;
+		return rc;
 	}
 	e->spec = sp;
 	e->inst = in;

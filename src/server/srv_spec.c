@@ -7,8 +7,6 @@
 
 #define DEFAULT_TIMEOUT	   10.0
 #define DEFAULT_KEEP_ALIVE 600.0 /* ten minutes */
-#define MIN_MEM		   (4ULL << 20)
-#define MAX_MEM		   (64ULL << 30)
 #define MAX_ENV		   1024
 
 #define FAIL(...)                                                                                  \
@@ -130,10 +128,13 @@ static int limits(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	const json_t *m = member(l, "memory");
 	if (!m)
 		return 0;
+	/* the virtine's own minimum: its page tables, the in-guest runtime, a stack and a heap */
 	if (!json_is_string(m) || srv_parse_size(json_string_value(m), &sp->mem_bytes) ||
-	    sp->mem_bytes < MIN_MEM || sp->mem_bytes > MAX_MEM)
+	    sp->mem_bytes < EMBER_MEM_MIN || sp->mem_bytes > EMBER_MEM_MAX)
 		return snprintf(err, errlen,
-				"limits.memory must be a size from 4M to 64G, such as \"128M\""),
+				"limits.memory must be a size from %lluM (a virtine's minimum) to "
+				"%lluG, such as \"128M\"",
+				EMBER_MEM_MIN >> 20, EMBER_MEM_MAX >> 30),
 		       -1;
 	return json_object_set_new(out, "memory", json_string(json_string_value(m)));
 }

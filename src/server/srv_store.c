@@ -10,6 +10,13 @@
 
 #include "server/srv_impl.h"
 
+/* a failure of the state folder: the server's, whatever errno says (no space, no file slot, a
+ * read-only or failing disk), unless the host is out of memory */
+static int store_kind(int e)
+{
+	return e == ENOMEM ? EMBER_ERR_NOMEM : EMBER_ERR_IO;
+}
+
 static int mkdir_p(const char *path)
 {
 	char buf[SRV_PATH_MAX];
@@ -87,34 +94,35 @@ int store_temp(const struct srv *s, const char *dir, const void *data, size_t le
 	       char *path, size_t pathlen, char *err, size_t errlen)
 {
 	if (snprintf(path, pathlen, "%s/%s/.tmp-XXXXXX", s->state, dir) >= (int)pathlen)
-		return snprintf(err, errlen, "state path too long"), -1;
-	int fd = mkostemp(path, O_CLOEXEC);
-	if (fd < 0)
-		return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+		return snprintf(err, errlen, "state path too long"), EMBER_ERR_IO;
+	int fd = mkostemp(path, O_CLOEXEC), e = 0;
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return store_kind(e);
+	}
 	const uint8_t *p = data;
 	size_t left = len;
-	while (left) {
+	while (left && !e) {
 		ssize_t w = write(fd, p, left);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			goto fail;
+		if (w <= 0) { /* no progress without an error: the disk's */
+			e = w < 0 ? errno : EIO;
+			break;
+		}
 		p += w;
 		left -= (size_t)w;
 	}
-	if (fchmod(fd, (mode_t)mode) || fsync(fd))
-		goto fail;
-	if (close(fd)) {
-		fd = -1;
-		goto fail;
-	}
-	return 0;
-fail:
-	snprintf(err, errlen, "writing %s: %s", path, strerror(errno ? errno : EIO));
-	if (fd >= 0)
-		close(fd);
+	if (!e && (fchmod(fd, (mode_t)mode) || fsync(fd)))
+		e = errno;
+	if (close(fd) && !e)
+		e = errno;
+	if (!e)
+		return 0;
+	snprintf(err, errlen, "writing %s: %s", path, strerror(e));
 	unlink(path);
-	return -1;
+	return store_kind(e);
 }
 
 int store_commit(const struct srv *s, const char *dir, const char *tmp, const char *name,
@@ -123,12 +131,18 @@ int store_commit(const struct srv *s, const char *dir, const char *tmp, const ch
 	char path[SRV_PATH_MAX];
 	if (store_path(s, dir, name, ext, path, sizeof(path))) {
 		unlink(tmp);
-		return snprintf(err, errlen, "bad name"), -1;
+		return snprintf(err, errlen, "bad name"), EMBER_ERR_CONFIG;
 	}
-	if (rename(tmp, path)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	/* a pinned image linked to the very file it replaces: rename would do nothing, and leave
+	 * tmp behind */
+	struct stat a, b;
+	if (!stat(tmp, &a) && !stat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
 		unlink(tmp);
-		return -1;
+	} else if (rename(tmp, path)) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		unlink(tmp);
+		return store_kind(e);
 	}
 	fsync_dir(s, dir);
 	return 0;
@@ -138,9 +152,8 @@ int store_write(const struct srv *s, const char *dir, const char *name, const ch
 		const void *data, size_t len, char *err, size_t errlen)
 {
 	char tmp[SRV_PATH_MAX];
-	if (store_temp(s, dir, data, len, 0644, tmp, sizeof(tmp), err, errlen))
-		return -1;
-	return store_commit(s, dir, tmp, name, ext, err, errlen);
+	int rc = store_temp(s, dir, data, len, 0644, tmp, sizeof(tmp), err, errlen);
+	return rc ? rc : store_commit(s, dir, tmp, name, ext, err, errlen);
 }
 
 int store_remove(const struct srv *s, const char *dir, const char *name, const char *ext)
@@ -157,27 +170,29 @@ int store_pin(const struct srv *s, const char *image, char *path, size_t pathlen
 {
 	char src[SRV_PATH_MAX];
 	if (store_path(s, "images", image, "", src, sizeof(src)))
-		return snprintf(err, errlen, "bad image name"), -1;
+		return snprintf(err, errlen, "bad image name"), EMBER_ERR_CONFIG;
 	for (int tries = 0; tries < 16; tries++) {
 		/* a fresh name: made by mkstemp, then replaced by the link */
 		int fd = -1;
 		if (snprintf(path, pathlen, "%s/functions/.tmp-XXXXXX", s->state) < (int)pathlen)
 			fd = mkostemp(path, O_CLOEXEC);
+		int e = errno;
 		if (fd < 0)
-			return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+			return snprintf(err, errlen, "%s: %s", path, strerror(e)), store_kind(e);
 		close(fd);
 		unlink(path);
 		if (!link(src, path))
 			return 0;
-		if (errno == ENOENT)
+		e = errno;
+		if (e == ENOENT) /* the deployment names an image nobody uploaded */
 			return snprintf(err, errlen,
 					"image '%s' has not been uploaded (PUT /system/images/%s)",
 					image, image),
-			       -1;
-		if (errno != EEXIST)
-			return snprintf(err, errlen, "%s: %s", src, strerror(errno)), -1;
+			       EMBER_ERR_IMAGE;
+		if (e != EEXIST)
+			return snprintf(err, errlen, "%s: %s", src, strerror(e)), store_kind(e);
 	}
-	return snprintf(err, errlen, "cannot pin image '%s'", image), -1;
+	return snprintf(err, errlen, "cannot pin image '%s'", image), EMBER_ERR;
 }
 
 static void restore_one(struct srv *s, const char *file)
@@ -195,6 +210,7 @@ static void restore_one(struct srv *s, const char *file)
 	json_error_t jerr;
 	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	struct srv_spec *sp = NULL;
+	int rc;
 	if (!doc) {
 		srv_log(s, "warning", "skipping %s: %s", path, jerr.text);
 		return;
@@ -204,8 +220,9 @@ static void restore_one(struct srv *s, const char *file)
 		srv_log(s, "warning", "skipping %s: %s", path, err);
 	else if (strcmp(sp->name, name))
 		srv_log(s, "warning", "skipping %s: it deploys '%s'", path, sp->name);
-	else if (reg_add(s, spec_get(sp), NULL))
-		srv_log(s, "warning", "skipping %s: a duplicate", path);
+	else if ((rc = reg_add(s, spec_get(sp), NULL)))
+		srv_log(s, "warning", "skipping %s: %s", path,
+			rc == REG_NOMEM ? "out of memory" : "a duplicate");
 	spec_put(sp);
 	json_decref(doc);
 }

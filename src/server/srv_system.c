@@ -53,21 +53,36 @@ enum MHD_Result h_get(struct srv *s, struct srv_req *r)
 	return srv_reply_json(r, 200, j);
 }
 
-/* writes the deployment, then moves its pinned image (pin, or "" for a runtime) in place */
-static int save(struct srv *s, const struct srv_spec *sp, const char *pin, char *err, size_t errlen)
+/* Writes the deployment and moves its pinned image (pin, or "" for a runtime) in place: the
+ * JSON to a temporary file first, so that a full disk fails before anything changed; then the
+ * image, then the JSON, each by one rename. On a failure a new deployment leaves no file (an
+ * update its old ones), except when the last rename fails after the image's. 0 or a kind. */
+static int save(struct srv *s, const struct srv_spec *sp, const char *pin, int update, char *err,
+		size_t errlen)
 {
+	char tmp[SRV_PATH_MAX];
 	char *text = json_dumps(sp->doc, JSON_INDENT(1) | JSON_SORT_KEYS);
-	int rc =
-	    text ? store_write(s, "functions", sp->name, ".json", text, strlen(text), err, errlen)
-		 : (snprintf(err, errlen, "out of memory"), -1);
+	int rc = text ? store_temp(s, "functions", text, strlen(text), 0644, tmp, sizeof(tmp), err,
+				   errlen)
+		      : (snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM);
 	free(text);
-	if (!rc && pin[0])
-		return store_commit(s, "functions", pin, sp->name, ".image", err, errlen);
-	if (pin[0])
-		unlink(pin);
-	else if (!rc)
+	if (rc) {
+		if (pin[0])
+			unlink(pin);
+		return rc;
+	}
+	if (pin[0] && (rc = store_commit(s, "functions", pin, sp->name, ".image", err, errlen))) {
+		unlink(tmp); /* store_commit took pin away */
+		return rc;
+	}
+	if ((rc = store_commit(s, "functions", tmp, sp->name, ".json", err, errlen))) {
+		if (pin[0] && !update)
+			store_remove(s, "functions", sp->name, ".image");
+		return rc;
+	}
+	if (!pin[0]) /* a runtime now: an image of an earlier version goes */
 		store_remove(s, "functions", sp->name, ".image");
-	return rc;
+	return 0;
 }
 
 /* POST (update = 0) and PUT (update = 1) /system/functions, with s->admin held */
@@ -95,25 +110,31 @@ static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const jso
 	}
 	struct srv_inst *inst;
 	char pin[SRV_PATH_MAX] = "";
-	if (sp->image[0] && store_pin(s, sp->image, pin, sizeof(pin), err, sizeof(err))) {
+	if (sp->image[0] && (rc = store_pin(s, sp->image, pin, sizeof(pin), err, sizeof(err)))) {
 		spec_put(sp);
-		return srv_reply_error(r, 400, "%s", err);
+		return srv_reply_load_error(r, rc, err);
 	}
 	rc = load_spec(s, sp, pin[0] ? pin : NULL, &inst, err, sizeof(err));
 	if (rc) {
 		if (pin[0])
 			unlink(pin);
 		spec_put(sp);
-		return srv_reply_error(r, rc == EMBER_ERR_NOKVM ? 500 : 400, "%s", err);
+		return srv_reply_load_error(r, rc, err);
 	}
-	if (save(s, sp, pin, err, sizeof(err))) {
+	if ((rc = save(s, sp, pin, update, err, sizeof(err)))) {
 		spec_put(sp);
 		inst_unload(inst);
-		return srv_reply_error(r, 500, "cannot save the deployment: %s", err);
+		return srv_reply_load_error(r, rc, err);
 	}
 	char name[SRV_NAME_MAX];
 	strcpy(name, sp->name);
 	rc = update ? reg_replace(s, sp, inst) : reg_add(s, sp, inst);
+	if (rc == REG_NOMEM && !update) { /* not deployed: its files go too */
+		store_remove(s, "functions", name, ".json");
+		store_remove(s, "functions", name, ".image");
+	}
+	if (rc == REG_NOMEM)
+		return srv_reply_error(r, 500, "out of memory");
 	if (rc)
 		return srv_reply_error(r, 500, "function '%s' changed meanwhile", name);
 	srv_log(s, "info", "%s %s", update ? "updated" : "deployed", name);

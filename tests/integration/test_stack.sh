@@ -316,7 +316,7 @@ functions:
 EOF
 em deploy -f refused.yml --gateway "$U"
 expect "refused by the server: exit 1" 1 "$rc"
-contains "refused: the server's reason" "broken: the server refused the deployment (400): handler.js:2:" "$tmp/err"
+contains "refused: the server's reason" "broken: the server refused the deployment (400): the function's initialisation failed: handler.js:2:" "$tmp/err"
 contains "refused: where it stopped" "stopped at broken: 1 deployed before it, 1 not tried" "$tmp/err"
 contains "refused: the first was deployed" "first: deployed" "$tmp/out"
 expect "refused: first deployed, third not" "by-ref first hello-c hello-js hello-lua prebuilt" "$(names)"
