@@ -47,8 +47,12 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 		size_t whylen);
 /* an --env NAME=VALUE added to envp (room for max); NULL, or why it was refused */
 const char *cli_add_env(const char **envp, int *n, int max, const char *kv);
-/* a --mem SIZE: parsed, not 0, rounded up to 2 MiB; -1 when malformed */
-int cli_parse_mem(const char *s, uint64_t *out);
+/* a --mem SIZE: parsed, from EMBER_MEM_MIN to EMBER_MEM_MAX, rounded up to 2 MiB; NULL, or why
+ * it was refused */
+const char *cli_parse_mem(const char *s, uint64_t *out);
+/* a failed ember_load (rc, err) on stderr: "PREFIX: what went wrong: err", one line, plus the
+ * way out for a missing KVM */
+void cli_load_error(const char *prefix, int rc, const char *err);
 /* prints o as one compact line to f and releases it */
 void cli_print_json(FILE *f, json_t *o);
 

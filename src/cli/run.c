@@ -22,7 +22,8 @@ static const char run_help[] =
     "stdin; the program's stdout and stderr are written to ours; the exit status is its own.\n"
     "\n"
     "options:\n"
-    "  --mem SIZE        guest memory, e.g. 64M, 1G (default 64M, rounded up to 2M)\n"
+    "  --mem SIZE        guest memory, 8M to 64G, e.g. 64M, 1G (default 64M, rounded up\n"
+    "                    to 2M)\n"
     "  --timeout SECS    wall-clock limit per invocation (default 10)\n"
     "  --env K=V         set an environment variable for the program (repeatable)\n"
     "  --output-limit SIZE  stdout + stderr limit (default 6M)\n"
@@ -43,8 +44,10 @@ static const char run_help[] =
     "  --stats           write one JSON object with counters as the last line of stderr\n"
     "  -h, --help        show this help\n"
     "\n"
-    "exit status: the program's own; 124 timeout; 125 Ember could not run it (bad image,\n"
-    "bad usage, no KVM); 126 a limit was exceeded; 128+N the program died as of signal N\n"
+    "exit status: the program's own; 124 timeout; 125 Ember could not run it (bad usage,\n"
+    "and what stderr names: a bad image, a bad configuration, a runtime whose source failed\n"
+    "to load, no KVM, out of memory, files that cannot be read or written); 126 a limit was\n"
+    "exceeded; 128+N the program died as of signal N\n"
     "(139 page fault or general protection fault, 136 divide error, 132 invalid opcode,\n"
     "134 abort).\n";
 
@@ -158,8 +161,8 @@ int cli_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (cli_parse_mem(optarg, &cfg.mem_bytes))
-				return usage_error("--mem needs a size such as 64M or 1G");
+			if ((why = cli_parse_mem(optarg, &cfg.mem_bytes)))
+				return usage_error(why);
 			break;
 		case 't':
 			cfg.timeout_s = strtod(optarg, &end);
@@ -240,10 +243,7 @@ int cli_run(int argc, char **argv)
 	uint64_t load_us = now_us() - t0;
 	free(prog.code);
 	if (rc) {
-		fprintf(stderr, "ember: %s\n", err);
-		if (rc == EMBER_ERR_NOKVM)
-			fprintf(stderr, "ember: use --backend=ptrace to run without hardware "
-					"virtualization\n");
+		cli_load_error("ember", rc, err);
 		return CLI_EXIT_EMBER;
 	}
 	uint8_t *req;

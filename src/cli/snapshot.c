@@ -22,10 +22,13 @@ static const char snapshot_help[] =
     "  PROGRAM: snapshot PATH (N pages, init T ms)       made now\n"
     "  PROGRAM: snapshot PATH (N pages) reused            found intact on disk\n"
     "  PROGRAM: snapshot PATH (N pages, init T ms) rebuilt: WHY\n"
+    "A PROGRAM whose initialisation crashes, times out or exits non-zero before it reads a\n"
+    "request gets none, and stderr says why.\n"
     "\n"
     "options:\n"
     "  --state DIR       where snapshots are kept (default ./var)\n"
-    "  --mem SIZE        guest memory, e.g. 64M, 1G (default 64M, rounded up to 2M)\n"
+    "  --mem SIZE        guest memory, 8M to 64G, e.g. 64M, 1G (default 64M, rounded up\n"
+    "                    to 2M)\n"
     "  --env K=V         set an environment variable for the programs (repeatable)\n"
     "  --backend NAME    kvm (default), ptrace or auto\n"
     "  --runtime NAME    each PROGRAM is a source file for the js or lua runtime\n"
@@ -56,10 +59,9 @@ static int snapshot_one(struct ember_config cfg, const char *runtime, const char
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));
 	free(p.code);
 	if (rc) {
-		fprintf(stderr, "ember snapshot: %s: %s\n", program, err);
-		if (rc == EMBER_ERR_NOKVM)
-			fprintf(stderr, "ember snapshot: use --backend=ptrace to run without "
-					"hardware virtualization\n");
+		char prefix[300];
+		snprintf(prefix, sizeof(prefix), "ember snapshot: %s", program);
+		cli_load_error(prefix, rc, err);
 		return -1;
 	}
 	struct ember_info info;
@@ -96,7 +98,8 @@ int cli_snapshot(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct ember_config cfg = {.state_dir = "var", .pool_size = 1};
+	/* strict: an initialisation that fails is the reason there is no snapshot */
+	struct ember_config cfg = {.state_dir = "var", .pool_size = 1, .strict_init = 1};
 	const char *envp[MAX_ENV + 1], *runtime = NULL;
 	int nenv = 0, c;
 	const char *why;
@@ -107,8 +110,8 @@ int cli_snapshot(int argc, char **argv)
 			cfg.state_dir = optarg;
 			break;
 		case 'm':
-			if (cli_parse_mem(optarg, &cfg.mem_bytes))
-				return usage_error("--mem needs a size such as 64M or 1G");
+			if ((why = cli_parse_mem(optarg, &cfg.mem_bytes)))
+				return usage_error(why);
 			break;
 		case 'e':
 			if ((why = cli_add_env(envp, &nenv, MAX_ENV, optarg)))

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "ember/ember.h"
 #include "image/img.h"
 #include "server/srv_serve.h"
 
@@ -133,13 +134,41 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 	return 0;
 }
 
-int cli_parse_mem(const char *s, uint64_t *out)
+const char *cli_parse_mem(const char *s, uint64_t *out)
 {
+	static char why[96];
 	uint64_t size;
-	if (cli_parse_size(s, &size) || size == 0 || size > (1ULL << 46))
-		return -1;
+	if (cli_parse_size(s, &size) || size < EMBER_MEM_MIN || size > EMBER_MEM_MAX) {
+		snprintf(why, sizeof(why), "--mem needs a size from %lluM to %lluG, such as 64M",
+			 EMBER_MEM_MIN >> 20, EMBER_MEM_MAX >> 30);
+		return why;
+	}
 	*out = (size + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
-	return 0;
+	return NULL;
+}
+
+/* what went wrong, by kind, said before the loader's reason */
+static const struct {
+	int kind;
+	const char *what;
+} load_errors[] = {
+    {EMBER_ERR_IMAGE, "bad image: "},
+    {EMBER_ERR_CONFIG, "bad configuration: "},
+    {EMBER_ERR_INIT, "the initialisation failed: "},
+    {EMBER_ERR_NOMEM, "out of memory: "},
+    {EMBER_ERR_IO, "cannot read or write files: "},
+};
+
+void cli_load_error(const char *prefix, int rc, const char *err)
+{
+	const char *what = "";
+	for (size_t i = 0; i < sizeof(load_errors) / sizeof(load_errors[0]); i++)
+		if (load_errors[i].kind == rc)
+			what = load_errors[i].what;
+	fprintf(stderr, "%s: %s%s\n", prefix, what, err);
+	if (rc == EMBER_ERR_NOKVM)
+		fprintf(stderr, "%s: use --backend=ptrace to run without hardware virtualization\n",
+			prefix);
 }
 
 const char *cli_add_env(const char **envp, int *n, int max, const char *kv)
