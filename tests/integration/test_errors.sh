@@ -7,61 +7,26 @@
 # (ENOSPC); memory through its RLIMIT_AS. Also the virtine's 8M memory minimum, at deploy and
 # in `ember run --mem`.
 # Run from the repository root; B is the build directory (default build); EMBER_BACKEND is kvm,
-# ptrace or auto; AUTH holds curl's arguments for the management routes' credentials (none by
-# default). Waits poll, bounded by AWAIT_POLLS polls 0.1 s apart (default 600).
+# ptrace or auto. The server, its credentials and the requests come from srv_lib.sh. Waits
+# poll, bounded by AWAIT_POLLS polls 0.1 s apart (default 600).
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/srv_lib.sh
+. "$(dirname "$0")/srv_lib.sh"
 pick_backend
-pid=
 mnt=
 # shellcheck disable=SC2317 # run by the trap
 cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	[ -n "$mnt" ] && umount "$mnt" 2>/dev/null
-	[ -n "${KEEP:-}" ] && cp -r "$tmp" "$KEEP"; rm -rf "$tmp"
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null && wait "$pid"
+	pid=
+	[ -n "$mnt" ] && umount "$mnt"
+	srv_cleanup
 }
 trap cleanup EXIT
-
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-U=http://127.0.0.1:$port
-AUTH=${AUTH:-}
-
-# serve STATE: a server on STATE, SIGXFSZ ignored as a service manager may leave it (a write
-# past RLIMIT_FSIZE then fails with EFBIG instead of killing the server)
-serve() {
-	state=$1
-	(
-		trap '' XFSZ
-		exec "$E" serve --listen "127.0.0.1:$port" --state "$state" --backend "$EMBER_BACKEND"
-	) 2>>"$tmp/server.log" &
-	pid=$!
-	n=0
-	until curl -sf "$U/healthz" >/dev/null 2>&1; do
-		n=$((n + 1))
-		if ! kill -0 "$pid" 2>/dev/null || [ $n -ge "${AWAIT_POLLS:-600}" ]; then
-			echo "the server did not start ($n polls):"
-			cat "$tmp/server.log"
-			exit 1
-		fi
-		sleep 0.1
-	done
-}
-
-halt() {
-	kill -TERM "$pid"
-	wait "$pid"
-	pid=
-}
-
-# http METHOD PATH [CURL ARGS...]: the status code; the body lands in $tmp/body
-http() {
-	m=$1
-	p=$2
-	shift 2
-	# shellcheck disable=SC2086 # AUTH is a list of arguments
-	curl -s -o "$tmp/body" -w '%{http_code}' -X "$m" $AUTH "$@" "$U$p"
-}
+# SIGXFSZ ignored, as a service manager may leave it for the server: a write past RLIMIT_FSIZE
+# then fails with EFBIG instead of killing it (the servers started below inherit this)
+trap '' XFSZ
 
 # refused WHAT STATUS KIND TEXT GOT: the answer was STATUS with {"kind": KIND} (when KIND is
 # not -) and an error that says TEXT
@@ -74,14 +39,6 @@ refused() {
 		bad "$1: the error does not say '$4': $(head -c 300 "$tmp/body")"
 	else
 		ok "$1: $2, $3"
-	fi
-}
-
-expect() {
-	if [ "$2" = "$3" ]; then
-		ok "$1: $2"
-	else
-		bad "$1: status $3, wanted $2: $(head -c 300 "$tmp/body")"
 	fi
 }
 
@@ -118,7 +75,7 @@ print(json.dumps({"service": sys.argv[1], "runtime": "js", "code": open(sys.argv
 }
 
 S=$tmp/state
-serve "$S"
+start
 
 # --- the deployment's own faults: 400, with the kind
 refused "upload a text file" 400 image "bad image: " \
@@ -127,7 +84,7 @@ untouched "upload a text file" "$S" junk
 refused "deploy an image never uploaded" 400 image "has not been uploaded" \
 	"$(http POST /system/functions -d '{"service":"ghost","image":"ghost"}')"
 untouched "deploy an image never uploaded" "$S" ghost
-expect "upload hello" 201 "$(http PUT /system/images/hello --data-binary @"$G/hello.musl")"
+expect "upload hello: 201" 201 "$(http PUT /system/images/hello --data-binary @"$G/hello.musl")"
 refused "limits.memory 4M, below a virtine's minimum" 400 - "from 8M" \
 	"$(http POST /system/functions -d '{"service":"small","image":"hello","limits":{"memory":"4M"}}')"
 untouched "limits.memory 4M" "$S" small
@@ -170,13 +127,13 @@ refused "deploy past the address space limit" 503 nomem "the server is out of me
 rlimit AS -1
 untouched "a deploy without memory" "$S" huge
 expect "hello still runs" 200 "$(http POST /function/hello -d again)"
-halt
+stop
 
 # --- a full disk (ENOSPC): a tmpfs of 16 MiB as the state folder, where mount is allowed
 mkdir "$tmp/full"
 if mount -t tmpfs -o size=16m ember-test "$tmp/full" 2>/dev/null; then
 	mnt=$tmp/full
-	serve "$mnt"
+	start --state "$mnt"
 	expect "upload hello to the small disk" 201 \
 		"$(http PUT /system/images/hello --data-binary @"$G/hello.musl")"
 	dd if=/dev/zero of="$mnt/filler" bs=65536 2>/dev/null # until the disk is full
@@ -189,7 +146,7 @@ if mount -t tmpfs -o size=16m ember-test "$tmp/full" 2>/dev/null; then
 	rm "$mnt/filler"
 	expect "deploy once there is room" 202 "$(http POST /system/functions -d '{"service":"hello","image":"hello"}')"
 	expect "invoke it" 200 "$(http POST /function/hello -d room)"
-	halt
+	stop
 	umount "$mnt" && mnt=
 else
 	echo "skip: a full tmpfs (mount -t tmpfs needs root and CAP_SYS_ADMIN); RLIMIT_FSIZE above covered the disk"
