@@ -168,12 +168,13 @@ static int prefetch(struct snap_cold *c, const char *dir, char *err, size_t errl
 	void *buf = NULL;
 	int rc = -1;
 	uint64_t t0 = vm_now_ns();
-	ssize_t got = -1;
-	errno = 0;
-	if (size < 0 || (errno = posix_memalign(&buf, PAGE, len ? len : PAGE)) ||
-	    (got = pread(fd, buf, len, 0)) != size) {
+	int e = size < 0 ? errno : posix_memalign(&buf, PAGE, len ? len : PAGE);
+	ssize_t got = e ? -1 : pread(fd, buf, len, 0);
+	if (!e && got < 0)
+		e = errno;
+	if (e || got != size) {
 		snprintf(err, errlen, "working set %s: cannot read it: %s", path,
-			 got >= 0 && !errno ? "short read" : strerror(errno));
+			 e ? strerror(e) : "short read");
 		goto out;
 	}
 	struct ws_hdr *h = buf;
@@ -327,25 +328,26 @@ static int write_ws(struct snap_cold *c, const char *dir, char *err, size_t errl
 	h->trace_hash = XXH3_64bits(h + 1, n * 8);
 	h->data_hash = XXH3_64bits(buf + off, n * PAGE);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int e = fd < 0 ? errno : 0;
 	size_t len = off + n * PAGE, done = 0;
-	errno = 0;
-	while (fd >= 0 && done < len) {
+	while (!e && done < len) {
 		ssize_t w = write(fd, buf + done, len - done);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			break;
-		done += (size_t)w;
+		if (w <= 0) /* no progress without an error: the disk's */
+			e = w < 0 ? errno : EIO;
+		else
+			done += (size_t)w;
 	}
-	int e = fd < 0 ? errno : done < len ? (errno ? errno : EIO) : 0;
 	if (!e && (fsync(fd) || rename(tmp, path)))
 		e = errno;
 	if (fd >= 0)
 		close(fd);
 	free(buf);
-	if (e)
-		return snprintf(err, errlen, "writing %s: %s", path, strerror(e)), -1;
-	return 0;
+	if (!e)
+		return 0;
+	unlink(tmp);
+	return snprintf(err, errlen, "writing %s: %s", path, strerror(e)), -1;
 }
 
 int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t errlen)
