@@ -77,7 +77,9 @@ int main(int argc, char **argv)
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));
 	free(code);
 	if (rc) {
-		fprintf(stderr, "embed: %s: %s\n", argv[1], err);
+		/* the kind says whose fault it is: the function's (image, config, init) or the
+		 * host's (nokvm, nomem, io) */
+		fprintf(stderr, "embed: %s: %s (%s)\n", argv[1], err, ember_error_name(rc));
 		return 2;
 	}
 	char *line = NULL;

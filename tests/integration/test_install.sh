@@ -105,6 +105,7 @@ expect_rc 1 "embed: a function that crashes fails its requests"
 has "$tmp/err" "^embed: requests 2, failed 2," "embed counts the 2 failures"
 embed "$tmp/embed/embed" "$tmp/nothing"
 expect_rc 2 "embed: a missing image is not loaded"
+has "$tmp/err" 'No such file or directory \(image\)$' "embed: ember_error_name names the kind"
 
 # --- the installed ember finds its runtimes with no environment
 IE=$P/bin/ember
