@@ -138,11 +138,26 @@ static int secret_eq(const char *got, const char *want)
 	return diff == 0;
 }
 
+/* the length of what the Basic credentials decode to, (size_t)-1 when they are no base64 */
+static size_t basic_len(struct MHD_Connection *conn)
+{
+	const char *h =
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!h || strncmp(h, "Basic ", 6))
+		return (size_t)-1;
+	size_t n = strlen(h + 6), pad = 0;
+	while (pad < 2 && pad < n && h[6 + n - 1 - pad] == '=')
+		pad++;
+	return n % 4 ? (size_t)-1 : n / 4 * 3 - pad;
+}
+
 int auth_ok(const struct srv *s, struct MHD_Connection *conn)
 {
 	char *pass = NULL;
 	char *user = MHD_basic_auth_get_username_password(conn, &pass);
 	int ok = user && pass;
+	/* libmicrohttpd hands back C strings: "user:pass\0more" would read as "user:pass" */
+	ok &= user && pass && basic_len(conn) == strlen(user) + 1 + strlen(pass);
 	/* both compared, whatever the first says */
 	ok &= secret_eq(user ? user : "", s->auth_user);
 	ok &= secret_eq(pass ? pass : "", s->auth_pass);

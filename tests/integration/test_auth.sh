@@ -28,6 +28,15 @@ expect "a wrong password: 401" 401 \
 expect "a wrong user: 401" 401 "$(NOAUTH=1 http GET /system/functions -u "admin:${AUTH#*:}")"
 expect "the password as the user: 401" 401 \
 	"$(NOAUTH=1 http GET /system/functions -u "${AUTH#*:}:${AUTH#*:}")"
+# the decoded credentials hold a NUL: libmicrohttpd hands back C strings, which end there
+nul=$(printf '%s\000x' "$AUTH" | base64 | tr -d '\n')
+expect "the password with a NUL and more after it: 401" 401 \
+	"$(NOAUTH=1 http GET /system/functions -H "Authorization: Basic $nul")"
+nul=$(printf '%s\000x:%s' "${AUTH%%:*}" "${AUTH#*:}" | base64 | tr -d '\n')
+expect "the user with a NUL and more after it: 401" 401 \
+	"$(NOAUTH=1 http GET /system/functions -H "Authorization: Basic $nul")"
+expect "the right credentials by hand: 200" 200 "$(NOAUTH=1 http GET /system/functions \
+	-H "Authorization: Basic $(printf '%s' "$AUTH" | base64 | tr -d '\n')")"
 expect "nothing was uploaded or deployed" 200 "$(http GET /system/functions)" "[]"
 expect "no image was stored" 200 "$(http GET /system/images)" "[]"
 expect "healthz stays open" 200 "$(NOAUTH=1 http GET /healthz)" "OK"
