@@ -2,6 +2,7 @@
  * NDJSON, one OpenFaaS logs.Message a line; with follow, new lines as they come. */
 #include <ctype.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,17 @@ static int fraction(const char **p, int64_t *ns)
 	return 0;
 }
 
+/* seconds and nanoseconds since 1970 as nanoseconds, held to what int64_t holds (the years
+ * 1677 to 2262): a time past them is before or after every line all the same */
+static int64_t to_ns(int64_t sec, int64_t frac)
+{
+	if (sec >= INT64_MAX / 1000000000)
+		return INT64_MAX;
+	if (sec <= INT64_MIN / 1000000000)
+		return INT64_MIN;
+	return sec * 1000000000 + frac;
+}
+
 static int unix_time(const char *s, int64_t *ns)
 {
 	int64_t sec = 0, frac;
@@ -62,7 +74,7 @@ static int unix_time(const char *s, int64_t *ns)
 		sec = sec * 10 + (*p - '0');
 	if (p == s || fraction(&p, &frac) || *p)
 		return -1;
-	*ns = sec * 1000000000 + frac;
+	*ns = to_ns(sec, frac);
 	return 0;
 }
 
@@ -100,7 +112,7 @@ int logs_parse_time(const char *s, int64_t *ns)
 			.tm_min = m,
 			.tm_sec = sec};
 	int64_t t = (int64_t)timegm(&tm) - sign * (oh * 3600 + om * 60);
-	*ns = t * 1000000000 + frac;
+	*ns = to_ns(t, frac);
 	return 0;
 }
 

@@ -126,6 +126,11 @@ lines '[x["text"] for x in L] == ["call-2 line b", "call-3 line a", "call-3 line
 	"since and tail together"
 expect "since an hour ahead, with an offset" 200 "$(logs "name=logger&since=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%S)%2B00:00")"
 lines 'len(L) == 0' "since in the future: nothing"
+# times past what nanoseconds since 1970 hold in 64 bits (the year 2262): still the future
+expect "since the year 9999" 200 "$(logs 'name=logger&since=9999-01-01T00:00:00Z')"
+lines 'len(L) == 0' "since 9999: nothing"
+expect "since 253402300800 in Unix seconds" 200 "$(logs 'name=logger&since=253402300800')"
+lines 'len(L) == 0' "since 253402300800: nothing"
 expect "since in Unix seconds" 200 "$(logs "name=logger&since=$(($(date +%s) - 600))")"
 lines 'len(L) == 6' "since ten minutes ago in Unix seconds: all"
 expect "since the epoch, RFC 3339" 200 "$(logs 'name=logger&since=1970-01-01T00:00:00Z')"
