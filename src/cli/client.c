@@ -66,6 +66,15 @@ int cli_client_open(struct cli_client *c, const char *url, const char *secrets_d
 		url = getenv("OPENFAAS_URL");
 	if (!url || !url[0])
 		url = CLI_DEFAULT_GATEWAY;
+	/* user:password@ in the URL: libcurl would send it, and every message names the URL */
+	const char *host = strstr(url, "://");
+	host = host ? host + 3 : url;
+	if (memchr(host, '@', strcspn(host, "/?#")))
+		return snprintf(
+			   why, whylen,
+			   "the gateway URL holds credentials (USER:PASSWORD@): give them with "
+			   "--secrets DIR, or $EMBER_GATEWAY_USER and $EMBER_GATEWAY_PASSWORD"),
+		       -1;
 	size_t n = strlen(url);
 	while (n > 0 && url[n - 1] == '/')
 		n--;

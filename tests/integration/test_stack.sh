@@ -199,6 +199,14 @@ cp "$tmp/out" "$tmp/body"
 json 'len(j) == 3' "list --json: the server's array"
 em list --gateway http://127.0.0.1:1
 expect "list, nothing listening: exit 125" 125 "$rc"
+em list --gateway "http://tester:leaked-secret@${U#http://}"
+expect "credentials in the gateway URL: refused, exit 125" 125 "$rc"
+contains "... saying where they go instead" "give them with --secrets DIR" "$tmp/err"
+if grep -q leaked-secret "$tmp/out" "$tmp/err"; then
+	bad "the password in the gateway URL is printed"
+else
+	ok "the password in the gateway URL is not printed"
+fi
 "$E" list --gateway "$U" >"$tmp/out" 2>"$tmp/err"
 expect "list without credentials: exit 1" 1 $?
 contains "list without credentials: 401 and what to give" "answered 401: authentication required (the server wants credentials: --secrets DIR" "$tmp/err"
