@@ -155,7 +155,9 @@ struct srv_call {
 	struct srv_spec *spec; /* the deployment inst was loaded from */
 	uint64_t load_us;      /* this call loaded the function first */
 };
-int reg_acquire(struct srv *s, const char *name, struct srv_call *c, char *err, size_t errlen);
+/* patient: wait for a place past the function's own queue (async calls, bounded by theirs) */
+int reg_acquire(struct srv *s, const char *name, struct srv_call *c, int patient, char *err,
+		size_t errlen);
 void reg_release(struct srv *s, struct srv_call *c);
 int reg_add(struct srv *s, struct srv_spec *sp, struct srv_inst *in);	  /* takes both */
 int reg_replace(struct srv *s, struct srv_spec *sp, struct srv_inst *in); /* takes both */
@@ -236,9 +238,11 @@ struct srv_answer {
 	char msg[sizeof(((struct ember_result *)0)->message) + 64];
 };
 /* Runs name with body and meta as call id: acquires the function (loading it when needed), runs
- * it, counts it in the metrics and fills a with what the sync reply sends. */
+ * it, counts it in the metrics and fills a with what the sync reply sends. patient: as for
+ * reg_acquire. */
 void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint8_t *body,
-		     size_t len, const char *meta, size_t meta_len, struct srv_answer *a);
+		     size_t len, const char *meta, size_t meta_len, int patient,
+		     struct srv_answer *a);
 /* the caller's own X-Call-Id when it is a plain token, else a new UUID */
 void srv_req_call_id(struct srv_req *r, char *buf, size_t len);
 

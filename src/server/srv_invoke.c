@@ -37,7 +37,8 @@ static unsigned http_status(const struct ember_result *res)
 }
 
 void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint8_t *body,
-		     size_t len, const char *meta, size_t meta_len, struct srv_answer *a)
+		     size_t len, const char *meta, size_t meta_len, int patient,
+		     struct srv_answer *a)
 {
 	a->nh = 0;
 	a->error = 0;
@@ -45,7 +46,7 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 	a->h[a->nh++] = (struct srv_header){"X-Call-Id", a->id};
 	double t0 = srv_now();
 	struct srv_call c;
-	int rc = reg_acquire(s, name, &c, a->err, sizeof(a->err));
+	int rc = reg_acquire(s, name, &c, patient, a->err, sizeof(a->err));
 	if (rc) {
 		a->status = rc == REG_NOTFOUND ? 404 : rc == REG_BUSY ? 429 : 500;
 		a->error = 1;
@@ -111,7 +112,7 @@ enum MHD_Result h_invoke(struct srv *s, struct srv_req *r)
 	char *meta = srv_meta(r, &meta_len);
 	if (!meta)
 		return srv_reply_error(r, 500, "out of memory");
-	srv_invoke_call(s, r->name, id, r->body, r->len, meta, meta_len, &a);
+	srv_invoke_call(s, r->name, id, r->body, r->len, meta, meta_len, 0, &a);
 	free(meta);
 	if (a.error)
 		return srv_reply_error(r, a.status, "%s", a.err);

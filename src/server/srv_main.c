@@ -139,7 +139,7 @@ unsigned srv_shutdown(struct srv *s)
 	pthread_cond_broadcast(&s->reaper_cv);
 	pthread_mutex_unlock(&s->mu);
 	logs_shutdown(s); /* followers of /system/logs end now instead of holding the wait up */
-	async_stop(s); /* the calls still queued stay on disk for the next start */
+	async_stop(s);	  /* the calls still queued stay on disk for the next start */
 	MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
 	struct timespec ts;
 	srv_deadline(&ts, s->opt.shutdown_s);

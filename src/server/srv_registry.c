@@ -176,7 +176,8 @@ static int get_inst(struct srv *s, struct srv_entry *e, struct srv_call *c, char
 	}
 }
 
-int reg_acquire(struct srv *s, const char *name, struct srv_call *c, char *err, size_t errlen)
+int reg_acquire(struct srv *s, const char *name, struct srv_call *c, int patient, char *err,
+		size_t errlen)
 {
 	memset(c, 0, sizeof(*c));
 	pthread_mutex_lock(&s->mu);
@@ -187,7 +188,7 @@ int reg_acquire(struct srv *s, const char *name, struct srv_call *c, char *err, 
 	}
 	e->refs++;
 	if (e->spec->max_concurrency && e->inflight >= e->spec->max_concurrency) {
-		if (e->queued >= e->spec->queue) {
+		if (!patient && e->queued >= e->spec->queue) {
 			snprintf(err, errlen, "function '%s' has %u requests in flight, its limit",
 				 name, e->inflight);
 			reg_entry_put(e);

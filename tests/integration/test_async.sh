@@ -155,6 +155,24 @@ check "the long nap's result" [ "$(cat "$tmp/cbb")" = "napped 2000 long" ]
 callback "$short_id"
 check "the queued nap's result" [ "$(cat "$tmp/cbb")" = "napped 10 short" ]
 
+# --- a function at its own limit (maxConcurrency 1, no queue of its own): a synchronous caller
+# would get 429; the async call waits for the place instead
+expect "deploy solo (maxConcurrency 1, queue 0)" 202 "$(http POST /system/functions \
+	-d '{"service":"solo","image":"nap","ember":{"maxConcurrency":1,"queue":0}}')"
+curl -s -o "$tmp/solo_sync" -d '1500 sync' "$U/function/solo" &
+solo_pid=$!
+# shellcheck disable=SC2317 # run by await
+solo_busy() { http GET /system/function/solo >/dev/null && grep -q '"inflight":1' "$tmp/body"; }
+await "solo to be busy" solo_busy
+expect "solo busy: a synchronous caller gets 429" 429 "$(http POST /function/solo -d '1 x')"
+async solo -d '10 async' -H "X-Callback-Url: $CB/solo"
+expect "solo busy: an async call is accepted" 202 "$code"
+callback "$id"
+contains "the async call waited for solo: 200" "X-Function-Status: 200" "$tmp/cbh"
+check "... and ran" [ "$(cat "$tmp/cbb")" = "napped 10 async" ]
+wait "$solo_pid"
+check "the synchronous call ran too" [ "$(cat "$tmp/solo_sync")" = "napped 1500 sync" ]
+
 # --- callbacks that fail: tried three times, then logged and dropped; a 4xx is not tried again
 dead=http://127.0.0.1:$(free_port)/gone
 async hello -d x -H "X-Callback-Url: $dead"
