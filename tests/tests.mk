@@ -13,3 +13,10 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/libember-srv.a $(B)/libember.a
 		$(B)/libember.a $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
 
 all: unit-bins
+
+# test_sandbox installs the CLI's filter, so it links the CLI's sandbox objects too
+SANDBOX_OBJ := $(B)/obj/src/cli/sandbox.o $(B)/obj/src/cli/sandbox_list.o
+$(B)/tests/unit/test_sandbox: tests/unit/test_sandbox.c $(SANDBOX_OBJ) $(B)/libember.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) -Itests/unit -o $@ $< $(SANDBOX_OBJ) $(B)/libember.a \
+		$(LDFLAGS) $(LDLIBS) -lcmocka

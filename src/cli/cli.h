@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -55,5 +56,17 @@ const char *cli_parse_mem(const char *s, uint64_t *out);
 void cli_load_error(const char *prefix, int rc, const char *err);
 /* prints o as one compact line to f and releases it */
 void cli_print_json(FILE *f, json_t *o);
+
+/* user.c: ember serve --user. find: the user, not root, by name (needs root now); state: a
+ * missing state folder made the user's, an existing one checked to be all the user's; become:
+ * its groups, group and user, for good (checked) */
+struct cli_user {
+	char name[64];
+	uid_t uid;
+	gid_t gid;
+};
+int cli_user_find(const char *name, struct cli_user *u, char *why, size_t whylen);
+int cli_user_state(const struct cli_user *u, const char *dir, char *why, size_t whylen);
+int cli_user_become(const struct cli_user *u, char *why, size_t whylen);
 
 #endif

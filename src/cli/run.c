@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/sandbox.h"
 #include "ember/ember.h"
 #include "pool/pool.h"
 #include "vm/vm.h"
@@ -42,6 +43,9 @@ static const char run_help[] =
     "  --syscalls MODE   trap (default): every syscall exits to the host; guest: an\n"
     "                    in-guest runtime serves the common ones without leaving the virtine\n"
     "  --stats           write one JSON object with counters as the last line of stderr\n"
+    "  --no-sandbox      no seccomp allow-list on this process: for debugging only\n"
+    "                    (docs/security.md); the sandbox kills ember with SIGSYS and a line\n"
+    "                    naming the call when it makes a system call it never needs\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit status: the program's own; 124 timeout; 125 Ember could not run it (bad usage,\n"
@@ -148,11 +152,12 @@ int cli_run(int argc, char **argv)
 	    {"cold", no_argument, NULL, 'C'},
 	    {"restore", required_argument, NULL, 'M'},
 	    {"syscalls", required_argument, NULL, 'Y'},
+	    {"no-sandbox", no_argument, NULL, 'X'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct ember_config cfg = {0};
 	const char *envp[MAX_ENV + 1];
-	int nenv = 0, stats = 0, c;
+	int nenv = 0, stats = 0, no_sandbox = 0, c;
 	long repeat = 1;
 	const char *runtime = NULL;
 	char *end;
@@ -206,6 +211,9 @@ int cli_run(int argc, char **argv)
 		case 'Y':
 			cfg.syscalls = optarg;
 			break;
+		case 'X':
+			no_sandbox = 1;
+			break;
 		case 'h':
 			fputs(run_help, stdout);
 			return 0;
@@ -237,6 +245,12 @@ int cli_run(int argc, char **argv)
 		cfg.backend = getenv("EMBER_BACKEND");
 	if (!cfg.syscalls)
 		cfg.syscalls = getenv("EMBER_SYSCALLS");
+	/* before the image is read: ELF parsing and disassembly of untrusted code run inside it */
+	if (!no_sandbox && sbx_install(sbx_groups(cfg.backend), err, sizeof(err))) {
+		fprintf(stderr, "ember: %s\n", err);
+		free(prog.code);
+		return CLI_EXIT_EMBER;
+	}
 	pool_shell_target(0); /* one program, run now: no shells to prepare ahead */
 	uint64_t t0 = now_us();
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));

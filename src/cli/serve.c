@@ -8,7 +8,9 @@
 
 #include "cli/cli.h"
 #include "ember/ember.h"
+#include "cli/sandbox.h"
 #include "server/srv_serve.h"
+#include "vm/vm.h"
 
 static const char serve_help[] =
     "usage: ember serve [OPTIONS]\n"
@@ -36,6 +38,14 @@ static const char serve_help[] =
     "  --no-auth           no authentication: anyone who reaches the port can deploy code;\n"
     "                      refused on an address other than loopback without --insecure\n"
     "  --insecure          allow --no-auth on any address\n"
+    "  --user NAME         become NAME (its groups, its group, the user; for good) after\n"
+    "                      opening /dev/kvm and the listening socket, before the state folder\n"
+    "                      is read: needs root; the state folder must be NAME's (a missing one\n"
+    "                      is made so)\n"
+    "  --no-sandbox        no seccomp allow-list on the process: for debugging only\n"
+    "                      (docs/security.md). The sandbox, on by default, kills the server\n"
+    "                      with SIGSYS and a line on stderr naming the call when it makes a\n"
+    "                      system call it never needs\n"
     "  --backend NAME      kvm, ptrace (no hardware isolation; for hosts without /dev/kvm)\n"
     "                      or auto (kvm when available, else ptrace); default $EMBER_BACKEND,\n"
     "                      else kvm\n"
@@ -48,7 +58,8 @@ static const char serve_help[] =
     "  --async-queue N     async calls that may wait for a worker, 1 to 1000000 (default\n"
     "                      256); past it POST /async-function answers 429\n"
     "  --config FILE       a JSON object with any of: listen, state, secrets, auth\n"
-    "                      (false: as --no-auth), insecure, backend, maxBodySize,\n"
+    "                      (false: as --no-auth), insecure, user, sandbox (false: as\n"
+    "                      --no-sandbox), backend, maxBodySize,\n"
     "                      maxImageSize (default 128M), connectionTimeout (seconds idle before\n"
     "                      a connection is closed, default 30), shutdownTimeout (seconds,\n"
     "                      default 10), runtimeDir, memoryBudget, logRingSize (each function's\n"
@@ -121,8 +132,14 @@ static int config_count(json_t *cfg, const char *key, unsigned max, unsigned *ou
 	return -1;
 }
 
+/* what ember serve does around the server: who it becomes, whether it is sandboxed */
+struct serve_host {
+	const char *user;
+	int no_sandbox;
+};
+
 /* fills what the command line left unset; the strings stay in cfg */
-static int read_config(const char *path, json_t **cfgp, struct srv_options *o)
+static int read_config(const char *path, json_t **cfgp, struct srv_options *o, struct serve_host *h)
 {
 	json_error_t e;
 	json_t *cfg = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
@@ -164,6 +181,15 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o)
 		o->no_report = 1;
 	if (lines && !o->log_ring_lines)
 		o->log_ring_lines = (unsigned)json_integer_value(lines);
+	json_t *user = json_object_get(cfg, "user"), *sandbox = json_object_get(cfg, "sandbox");
+	if ((user && !json_is_string(user)) || (sandbox && !json_is_boolean(sandbox))) {
+		fprintf(stderr,
+			"ember serve: config: user must be a string, sandbox true or false\n");
+		return -1;
+	}
+	if (user && !h->user)
+		h->user = json_string_value(user);
+	h->no_sandbox |= json_is_false(sandbox);
 	json_t *ct = json_object_get(cfg, "connectionTimeout");
 	json_t *st = json_object_get(cfg, "shutdownTimeout");
 	if ((ct && (!json_is_integer(ct) || json_integer_value(ct) < 1 ||
@@ -185,6 +211,24 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o)
 	       config_count(cfg, "asyncQueue", MAX_ASYNC_QUEUE, &o->async_queue);
 }
 
+/* What needs root comes first: the devices and the listening socket; then the drop to --user,
+ * then the sandbox, so that the server reads its state, and every request, under both. */
+static int set_up(struct srv_options *o, const struct serve_host *h, char *err, size_t errlen)
+{
+	struct cli_user u;
+	unsigned groups = sbx_groups(o->backend) | SBX_SERVER;
+	if (h->user && cli_user_find(h->user, &u, err, errlen))
+		return -1;
+	vm_dev_open();
+	if (srv_listen(o->listen, &o->listen_fd, err, errlen))
+		return -1;
+	if (h->user &&
+	    (cli_user_state(&u, o->state_dir ? o->state_dir : SRV_DEFAULT_STATE, err, errlen) ||
+	     cli_user_become(&u, err, errlen)))
+		return -1;
+	return h->no_sandbox ? 0 : sbx_install(groups, err, errlen);
+}
+
 int cli_serve(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -200,10 +244,13 @@ int cli_serve(int argc, char **argv)
 	    {"no-report", no_argument, NULL, 'R'},
 	    {"async-workers", required_argument, NULL, 'w'},
 	    {"async-queue", required_argument, NULL, 'q'},
+	    {"user", required_argument, NULL, 'u'},
+	    {"no-sandbox", no_argument, NULL, 'X'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct srv_options o = {.log = log_stderr};
+	struct serve_host h = {0};
 	const char *config = NULL;
 	int c;
 	optind = 1;
@@ -250,6 +297,12 @@ int cli_serve(int argc, char **argv)
 				return usage_error(
 				    "--async-queue needs a number from 1 to 1000000");
 			break;
+		case 'u':
+			h.user = optarg;
+			break;
+		case 'X':
+			h.no_sandbox = 1;
+			break;
 		case 'h':
 			fputs(serve_help, stdout);
 			return 0;
@@ -260,7 +313,7 @@ int cli_serve(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("unexpected arguments");
 	json_t *cfg = NULL;
-	if (config && read_config(config, &cfg, &o)) {
+	if (config && read_config(config, &cfg, &o, &h)) {
 		json_decref(cfg);
 		return CLI_EXIT_EMBER;
 	}
@@ -273,7 +326,7 @@ int cli_serve(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	struct srv *s;
 	char err[512];
-	if (srv_start(&o, &s, err, sizeof(err))) {
+	if (set_up(&o, &h, err, sizeof(err)) || srv_start(&o, &s, err, sizeof(err))) {
 		fprintf(stderr, "ember serve: %s\n", err);
 		json_decref(cfg);
 		return CLI_EXIT_EMBER;

@@ -279,61 +279,43 @@ json_t *srv_body_json(struct srv_req *r, enum MHD_Result *ret)
 	return j;
 }
 
-/* "ADDR:PORT" or "[V6ADDR]:PORT" */
-static int resolve(const char *listen, struct addrinfo **ai, char *err, size_t errlen)
-{
-	char host[128];
-	const char *colon = strrchr(listen, ':');
-	size_t hl = colon ? (size_t)(colon - listen) : 0;
-	if (!colon || hl >= sizeof(host) || !colon[1])
-		return snprintf(err, errlen, "--listen needs ADDR:PORT, not '%s'", listen), -1;
-	if (listen[0] == '[' && hl >= 2 && listen[hl - 1] == ']')
-		memcpy(host, listen + 1, hl - 2), host[hl - 2] = 0;
-	else
-		memcpy(host, listen, hl), host[hl] = 0;
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
-	int rc = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, ai);
-	if (rc)
-		return snprintf(err, errlen, "%s: %s", listen, gai_strerror(rc)), -1;
-	return 0;
-}
-
 int http_start(struct srv *s, char *err, size_t errlen)
 {
-	struct addrinfo *ai;
-	if (resolve(s->opt.listen, &ai, err, errlen))
+	int fd = s->opt.listen_fd;
+	if (fd <= 0 && srv_listen(s->opt.listen, &fd, err, errlen))
 		return -1;
-	if (auth_listen_ok(s, ai->ai_addr, err, errlen)) {
-		freeaddrinfo(ai);
-		return -1;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl)) {
+		snprintf(err, errlen, "the listening socket: %s", strerror(errno));
+		goto fail;
 	}
-	int v6 = ai->ai_family == AF_INET6;
+	if (auth_listen_ok(s, (struct sockaddr *)&ss, err, errlen))
+		goto fail;
+	int v6 = ss.ss_family == AF_INET6;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 			 MHD_USE_POLL | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0);
 	errno = 0;
-	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-				  ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, s->opt.conn_timeout_s,
+	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+				  MHD_OPTION_CONNECTION_TIMEOUT, s->opt.conn_timeout_s,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
 				  MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
 				  MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_END);
-	freeaddrinfo(ai);
-	if (!s->mhd)
-		return snprintf(err, errlen, "cannot listen on %s: %s", s->opt.listen,
-				errno ? strerror(errno) : "libmicrohttpd failed"),
-		       -1;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_LISTEN_FD);
-	if (di && !getsockname(di->listen_fd, (struct sockaddr *)&ss, &sl)) {
-		void *a = ss.ss_family == AF_INET6
-			      ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
-			      : (void *)&((struct sockaddr_in *)&ss)->sin_addr;
-		inet_ntop(ss.ss_family, a, host, sizeof(host));
-		port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-						      : ((struct sockaddr_in *)&ss)->sin_port);
+	if (!s->mhd) {
+		snprintf(err, errlen, "cannot listen on %s: %s", s->opt.listen,
+			 errno ? strerror(errno) : "libmicrohttpd failed");
+		goto fail;
 	}
+	char host[INET6_ADDRSTRLEN] = "?";
+	void *a = v6 ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+		     : (void *)&((struct sockaddr_in *)&ss)->sin_addr;
+	inet_ntop(ss.ss_family, a, host, sizeof(host));
+	unsigned port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+				 : ((struct sockaddr_in *)&ss)->sin_port);
 	snprintf(s->address, sizeof(s->address), v6 ? "[%s]:%u" : "%s:%u", host, port);
 	return 0;
+fail:
+	if (fd != s->opt.listen_fd) /* a socket given to us is the caller's to close */
+		close(fd);
+	return -1;
 }

@@ -8,9 +8,8 @@
 
 #include "image/img.h"
 #include "server/srv_async.h"
+#include "vm/vm.h"
 
-#define DEFAULT_LISTEN	   "127.0.0.1:8080"
-#define DEFAULT_STATE	   "./var"
 #define DEFAULT_MAX_BODY   (6ULL << 20)
 #define DEFAULT_MAX_IMAGE  (128ULL << 20)
 #define DEFAULT_CONN_S	   30
@@ -54,9 +53,9 @@ static int set_options(struct srv *s, const struct srv_options *opt, char *err, 
 {
 	s->opt = *opt;
 	if (!s->opt.listen)
-		s->opt.listen = DEFAULT_LISTEN;
+		s->opt.listen = SRV_DEFAULT_LISTEN;
 	if (!s->opt.state_dir)
-		s->opt.state_dir = DEFAULT_STATE;
+		s->opt.state_dir = SRV_DEFAULT_STATE;
 	if (!s->opt.max_body)
 		s->opt.max_body = DEFAULT_MAX_BODY;
 	if (!s->opt.max_image)
@@ -79,11 +78,12 @@ static int set_options(struct srv *s, const struct srv_options *opt, char *err, 
 	if (strcmp(b, "kvm") && strcmp(b, "ptrace") && strcmp(b, "auto"))
 		return snprintf(err, errlen, "unknown backend '%s' (kvm, ptrace or auto)", b), -1;
 	snprintf(s->backend, sizeof(s->backend), "%s", b);
-	if (!strcmp(b, "kvm") && access("/dev/kvm", R_OK | W_OK))
+	int kvm = strcmp(b, "kvm") ? 0 : vm_dev_kvm();
+	if (kvm < 0)
 		srv_log(s, "warning",
 			"/dev/kvm is not usable (%s); deployments will fail "
 			"(use --backend auto or ptrace)",
-			strerror(errno));
+			strerror(-kvm));
 	find_runtimes(s);
 	s->opt.runtime_dir = s->runtime_dir;
 	return 0;

@@ -7,8 +7,13 @@
 
 #include "server/srv_log.h"
 
+#define SRV_DEFAULT_LISTEN "127.0.0.1:8080"
+#define SRV_DEFAULT_STATE  "./var"
+
 struct srv_options {
-	const char *listen;	 /* "ADDR:PORT" or "[V6ADDR]:PORT"; NULL = 127.0.0.1:8080 */
+	const char *listen; /* "ADDR:PORT" or "[V6ADDR]:PORT"; NULL = 127.0.0.1:8080 */
+	int listen_fd;	    /* > 0: a socket already listening (srv_listen), used instead of binding
+			       listen, which then only names it in messages */
 	const char *state_dir;	 /* deployed functions and uploaded images; NULL = ./var */
 	const char *backend;	 /* kvm, ptrace or auto; NULL = kvm */
 	const char *runtime_dir; /* holds the js and lua runtimes; NULL = img_runtime_dir() */
@@ -42,6 +47,9 @@ int srv_name_ok(const char *s);
  * without tag or digest ("hello"), in name (len bytes). -1 when the reference is malformed or
  * that component is not a valid name. */
 int srv_image_name(const char *ref, char *name, size_t len);
+/* A socket bound to listen ("ADDR:PORT"; NULL = the default) and listening, in *fd, for
+ * srv_options.listen_fd: a caller that binds as root before giving root up. */
+int srv_listen(const char *listen, int *fd, char *err, size_t errlen);
 
 /* Opens the state directory, restores the functions deployed in it and starts listening. */
 int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t errlen);

@@ -357,7 +357,7 @@ int vm_get_uffds(struct vm *vm, struct vm_uffds *u, char *err, size_t errlen)
 {
 	memset(u, 0, sizeof(*u));
 	if (vm->host_uffd < 0) {
-		int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+		int fd = vm_uffd_new();
 		if (fd < 0 || vm_uffd_api(fd)) {
 			snprintf(err, errlen, "userfaultfd: %s", strerror(errno));
 			if (fd >= 0)

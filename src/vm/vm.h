@@ -82,6 +82,14 @@ enum vm_backend vm_backend_of(const struct vm *vm);
 const char *vm_backend_name(enum vm_backend b);
 int vm_backend_parse(const char *s, enum vm_backend *out);
 
+/* vm_dev.c: /dev/kvm, opened by the first caller and kept for the process (fd or -errno);
+ * vm_dev_open opens it and /dev/userfaultfd ahead of a drop of privileges (what cannot be
+ * opened is left: the backends say why when they need it); vm_uffd_new makes a userfaultfd
+ * (O_CLOEXEC | O_NONBLOCK) by the syscall, else through the device kept open, -1 and errno */
+int vm_dev_kvm(void);
+void vm_dev_open(void);
+int vm_uffd_new(void);
+
 /* Runs the vCPU until its next exit. After a fault the machine stays usable where the backend
  * allows: setting the registers (a snapshot's) starts it afresh. */
 void vm_run(struct vm *vm, struct vm_exit *exit);

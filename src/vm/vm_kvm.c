@@ -147,13 +147,13 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	k->kvm = k->vmfd = k->vcpufd = -1;
 	vm->priv = k;
-	/* a full file table or no memory is the host's state, not a missing KVM: ptrace would
-	 * not help */
-	k->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	/* shared by every machine, never closed (vm_dev.c); a full file table or no memory is
+	 * the host's state, not a missing KVM: ptrace would not help */
+	k->kvm = vm_dev_kvm();
 	if (k->kvm < 0) {
-		int kind = vm_errno_kind(errno, VM_ENOKVM);
+		int kind = vm_errno_kind(-k->kvm, VM_ENOKVM);
 		snprintf(err, errlen, "%s/dev/kvm: %s", kind == VM_ENOKVM ? "no KVM: " : "",
-			 strerror(errno));
+			 strerror(-k->kvm));
 		return kind;
 	}
 	if (ioctl(k->kvm, KVM_GET_API_VERSION, 0) != KVM_API_VERSION) {
@@ -215,8 +215,6 @@ static void kvm_destroy(struct vm *vm)
 		close(k->vcpufd);
 	if (k->vmfd >= 0)
 		close(k->vmfd);
-	if (k->kvm >= 0)
-		close(k->kvm);
 	free(k);
 	vm->priv = NULL;
 }
