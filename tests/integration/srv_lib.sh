@@ -96,3 +96,16 @@ contains() {
 		bad "$1: no '$2' in $(head -c 300 "$3")"
 	fi
 }
+
+# status_has NAME TEXT...: GET /system/function/NAME, its status code in $code and its body in
+# $tmp/body; true when it is 200 and the body has every TEXT (all from the same snapshot)
+# shellcheck disable=SC2317 # run by await
+status_has() {
+	sh_name=$1
+	shift
+	code=$(http GET "/system/function/$sh_name")
+	[ "$code" = 200 ] || return 1
+	for sh_t; do
+		grep -qF -- "$sh_t" "$tmp/body" || return 1
+	done
+}
