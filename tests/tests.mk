@@ -18,5 +18,5 @@ all: unit-bins
 SANDBOX_OBJ := $(B)/obj/src/cli/sandbox.o $(B)/obj/src/cli/sandbox_list.o
 $(B)/tests/unit/test_sandbox: tests/unit/test_sandbox.c $(SANDBOX_OBJ) $(B)/libember.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(EMBER_CFLAGS) -Itests/unit -o $@ $< $(SANDBOX_OBJ) $(B)/libember.a \
-		$(LDFLAGS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(SANDBOX_OBJ) \
+		$(B)/libember.a $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
