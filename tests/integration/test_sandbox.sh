@@ -3,9 +3,10 @@
 # filter on (/proc/PID/status Seccomp 2, at least one filter, no new privileges) and work under
 # it; --no-sandbox and the config's "sandbox": false turn it off. ember serve --user: the server
 # becomes the user (uid, gid and groups in /proc/PID/status, no capabilities left), deploys,
-# invokes and starts a function cold from its state folder, which it made the user's; a state
-# folder of another owner, an unknown user and root are refused. That a forbidden call kills the
-# process is tests/unit/test_sandbox.c's part (no release binary can make one on purpose).
+# invokes and starts a function cold from its state folder, which it made the user's, and
+# listens on a port below 1024; a state folder of another owner, an unknown user and root are
+# refused. That a forbidden call kills the process is tests/unit/test_sandbox.c's part (no
+# release binary can make one on purpose).
 # Run from the repository root, as root.
 set -u
 # shellcheck source=tests/integration/lib.sh
@@ -162,6 +163,24 @@ timeout 30 "$E" serve --listen "127.0.0.1:$port" --state "$ustate" --user root 2
 rc=$?
 expect_rc 125 "--user root"
 has "$tmp/err" "that is root" "--user root: says so"
+# a port below 1024: bound as root before the drop
+lowport=$(python3 -c 'import socket
+for p in range(990, 900, -1):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    print(p)
+    break')
+"$E" serve --listen "127.0.0.1:$lowport" --state "$ustate" --backend "$EMBER_BACKEND" \
+	--user nobody --secrets "$tmp/usecrets" 2>>"$tmp/server.log" &
+pid=$!
+await "the server as nobody on port $lowport" curl -sf "http://127.0.0.1:$lowport/healthz" \
+	-o /dev/null
+check "--user on port $lowport (below 1024): answers as nobody" \
+	test "$(field "$pid" Uid)" = "$nobody_uid $nobody_uid $nobody_uid $nobody_uid"
+if stop; then ok "--user on port $lowport: stop"; else bad "--user on port $lowport: stop: $rc"; fi
 printf '{"user": "nobody", "secrets": "%s"}\n' "$tmp/usecrets" >"$tmp/user.json"
 SERVE_ARGS="--config $tmp/user.json"
 start_user
