@@ -64,7 +64,6 @@ const struct sbx_call sbx_calls[] = {
     {"futex", BASE},
     {"set_robust_list", BASE},
     {"rseq", BASE},
-    {"set_tid_address", BASE},
     {"gettid", BASE},
     {"getpid", BASE},
     {"exit", BASE},
@@ -82,7 +81,6 @@ const struct sbx_call sbx_calls[] = {
     {"clock_gettime", BASE},
     {"clock_nanosleep", BASE},
     {"getrandom", BASE},
-    {"prlimit64", BASE},
     /* cold starts: userfaultfd (its ioctls below) and the event it polls besides */
     {"userfaultfd", BASE},
     {"eventfd2", BASE},
@@ -109,7 +107,11 @@ const struct sbx_call sbx_calls[] = {
     {"wait4", ASAN},
     {"sched_getaffinity", ASAN},
     {"getppid", ASAN},
-    {"readlinkat", ASAN},
+    {"sigaltstack", ASAN},
+    {"getdents", ASAN},
+    {"open", ASAN},
+    {"prlimit64", ASAN},
+    {"sched_yield", ASAN},
     {NULL, 0},
 };
 
@@ -164,6 +166,7 @@ const struct sbx_arg sbx_args[] = {
     {"prctl", PTRACE, 0, SCMP_CMP_EQ, PR_SET_PDEATHSIG, 0},
     {"prctl", PTRACE, 0, SCMP_CMP_EQ, PR_SET_NO_NEW_PRIVS, 0},
     {"prctl", PTRACE, 0, SCMP_CMP_EQ, PR_SET_SECCOMP, 0},
+    {"prctl", ASAN, 0, SCMP_CMP_EQ, PR_SET_PDEATHSIG, 0},
     {"prctl", ASAN, 0, SCMP_CMP_EQ, PR_GET_DUMPABLE, 0},
     {"prctl", ASAN, 0, SCMP_CMP_EQ, PR_SET_DUMPABLE, 0},
     {"prctl", ASAN, 0, SCMP_CMP_EQ, PR_SET_PTRACER, 0},
