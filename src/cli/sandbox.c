@@ -1,6 +1,7 @@
 /* Installing the sandbox: the allow-list as a seccomp filter, and the SIGSYS handler that names
  * a forbidden call before the process dies of it. */
 #include <errno.h>
+#include <linux/audit.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -59,7 +60,12 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 	unsigned nr = (unsigned)si->si_syscall;
 	n = put_num(buf, n, nr, 10);
 	n = put(buf, n, " (");
-	n = put(buf, n, nr < NAMES && names[nr][0] ? names[nr] : "?");
+	/* the names are x86-64's: a call of another ABI says which instead */
+	const char *name = si->si_arch != AUDIT_ARCH_X86_64 ? "i386 ABI"
+			   : nr & 0x40000000		    ? "x32 ABI"
+			   : nr < NAMES && names[nr][0]	    ? names[nr]
+							    : "?";
+	n = put(buf, n, name);
 	n = put(buf, n, ") at 0x");
 	n = put_num(buf, n, (unsigned long)si->si_call_addr, 16);
 	n = put(buf, n, ": killing the process\n");

@@ -96,6 +96,18 @@ static int call_sigsys_handler(void)
 	(void)sigaction(SIGSYS, &sa, NULL);
 	return 0;
 }
+static int call_x32(void)
+{
+	(void)syscall(0x40000000 | SYS_getpid);
+	return 0;
+}
+static int call_int80(void)
+{
+	long r;
+	__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L /* i386 getpid */) : "memory");
+	(void)r;
+	return 0;
+}
 static int call_ioctl_tiocsti(void)
 {
 	char c = 'x';
@@ -132,6 +144,8 @@ static const struct {
     {"clone", call_clone_newns, 0},
     {"rt_sigaction", call_sigsys_handler, 0},
     {"ioctl", call_ioctl_tiocsti, 0},
+    {"x32 ABI", call_x32, 0},
+    {"i386 ABI", call_int80, 0},
     {"prctl", call_prctl_timerslack, 0},
 #if !defined(__SANITIZE_ADDRESS__) /* LeakSanitizer attaches to the threads: any request */
     {"ptrace", call_ptrace_attach, 0},
@@ -149,8 +163,13 @@ static void forbidden_calls_kill(void **state)
 		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGSYS)
 			fail_msg("%s: status %#x, not killed by SIGSYS; stderr: %s",
 				 forbidden[i].name, st, log);
-		snprintf(want, sizeof(want), "ember: sandbox: forbidden system call %d (%s) at 0x",
-			 seccomp_syscall_resolve_name(forbidden[i].name), forbidden[i].name);
+		int nr = seccomp_syscall_resolve_name(forbidden[i].name);
+		if (nr == __NR_SCMP_ERROR) /* another ABI: the line names it, not the call */
+			snprintf(want, sizeof(want), "(%s) at 0x", forbidden[i].name);
+		else
+			snprintf(want, sizeof(want),
+				 "ember: sandbox: forbidden system call %d (%s) at 0x", nr,
+				 forbidden[i].name);
 		if (!strstr(log, want))
 			fail_msg("%s: no '%s' on stderr: '%s'", forbidden[i].name, want, log);
 	}
