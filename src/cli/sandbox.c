@@ -109,10 +109,13 @@ static int add_rules(scmp_filter_ctx ctx, unsigned groups, char *err, size_t err
 		    rule(ctx, SCMP_ACT_ALLOW, a->name, 1, &cmp, err, errlen))
 			return -1;
 	}
-	for (const struct sbx_errno *e = sbx_errnos; e->name; e++)
-		if ((e->groups & groups) &&
-		    rule(ctx, SCMP_ACT_ERRNO((uint32_t)e->err), e->name, 0, NULL, err, errlen))
+	for (const struct sbx_errno *e = sbx_errnos; e->name; e++) {
+		struct scmp_arg_cmp cmp = {
+		    .arg = (unsigned)e->arg, .op = SCMP_CMP_EQ, .datum_a = e->value};
+		if ((e->groups & groups) && rule(ctx, SCMP_ACT_ERRNO((uint32_t)e->err), e->name,
+						 e->arg >= 0, &cmp, err, errlen))
 			return -1;
+	}
 	return 0;
 }
 

@@ -30,6 +30,8 @@ struct sbx_errno {
 	const char *name;
 	unsigned groups;
 	int err;
+	int arg; /* -1: every such call; else only when argument arg equals value */
+	uint64_t value;
 };
 /* sandbox_list.c: the tables, each ended by a NULL name */
 extern const struct sbx_call sbx_calls[];

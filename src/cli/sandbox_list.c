@@ -101,6 +101,13 @@ const struct sbx_call sbx_calls[] = {
     {"setsockopt", SERVER},
     {"getsockopt", SERVER},
     {"getsockname", SERVER},
+    /* async calls' callbacks (libcurl): connections out, its resolver thread's wake-up pair,
+     * DNS over UDP (glibc sends the A and AAAA queries with sendmmsg), the host name */
+    {"connect", SERVER},
+    {"getpeername", SERVER},
+    {"socketpair", SERVER},
+    {"sendmmsg", SERVER},
+    {"uname", SERVER},
     /* AddressSanitizer's run-time (make asan): its start, reports and LeakSanitizer at exit,
      * which stops the threads with ptrace from a clone of its own */
     {"ptrace", ASAN},
@@ -179,11 +186,20 @@ const struct sbx_arg sbx_args[] = {
     {"ptrace", PTRACE, 0, SCMP_CMP_EQ, PTRACE_GETREGSET, 0},
     {"ptrace", PTRACE, 0, SCMP_CMP_EQ, PTRACE_SETREGSET, 0},
     {"ptrace", PTRACE, 0, SCMP_CMP_EQ, PTRACE_GETSIGINFO, 0},
+    /* callbacks: IP sockets (a Unix or netlink one is answered EACCES, below) */
+    {"socket", SERVER, 0, SCMP_CMP_EQ, AF_INET, 0},
+    {"socket", SERVER, 0, SCMP_CMP_EQ, AF_INET6, 0},
+    REQ(FIONREAD, SERVER),
     {NULL, 0, 0, 0, 0, 0},
 };
 
 /* calls answered with an errno instead of running */
 const struct sbx_errno sbx_errnos[] = {
-    {"clone3", BASE, ENOSYS},
-    {NULL, 0, 0},
+    {"clone3", BASE, ENOSYS, -1, 0},
+    /* a Unix socket (glibc's resolver tries nscd's) or a netlink one: the libraries go on
+     * without, and nothing can connect to a local daemon's socket (socketpair's are connected
+     * already) */
+    {"socket", SERVER, EACCES, 0, AF_UNIX},
+    {"socket", SERVER, EACCES, 0, AF_NETLINK},
+    {NULL, 0, 0, 0, 0},
 };

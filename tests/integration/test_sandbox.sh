@@ -49,6 +49,30 @@ expect "serve: invoke" 200 "$(http POST /function/hello -d a)" "Hello, a!"
 expect "serve: deploy js" 202 "$(http POST /system/functions \
 	-d '{"service":"js","runtime":"js","code":"function handler(i) { return \"js \" + i; }"}')"
 expect "serve: invoke js" 200 "$(http POST /function/js -d b)" "js b"
+# async calls: their callbacks go out through libcurl, by name through the resolver
+cbpid=
+# shellcheck disable=SC2317 # run by the trap
+sbx_cleanup() {
+	[ -n "$cbpid" ] && kill -KILL "$cbpid" 2>/dev/null
+	srv_cleanup
+}
+trap sbx_cleanup EXIT
+mkdir "$tmp/cb"
+python3 "$(dirname "$0")/callback_server.py" "$tmp/cb" 2>"$tmp/cb.log" &
+cbpid=$!
+# shellcheck disable=SC2317 # run by await
+cb_listening() { [ -s "$tmp/cb/port" ]; }
+await "the callback receiver to listen" cb_listening
+expect "serve: async call, callback to localhost by name" 202 "$(http POST /async-function/hello \
+	-d cb -H "X-Callback-Url: http://localhost:$(cat "$tmp/cb/port")/sbx")"
+id=$(tr -d '\r' <"$tmp/headers" | sed -n 's/^X-Call-Id: //p')
+# shellcheck disable=SC2317 # run by await
+arrived() { [ -f "$tmp/cb/$id.1.body" ]; }
+await "the callback of $id" arrived
+check "serve: the callback arrived with the output" grep -qx 'Hello, cb!' "$tmp/cb/$id.1.body"
+expect "serve: async call, callback to a name that does not resolve" 202 \
+	"$(http POST /async-function/hello -d x -H "X-Callback-Url: http://ember-sandbox.invalid/x")"
+await "the server to give that callback up" grep -q "ember-sandbox.invalid" "$tmp/server.log"
 check "serve: still sandboxed after the work" sandboxed "$pid"
 if stop; then ok "serve: stop"; else bad "serve: stop: $rc"; fi
 if grep -q "forbidden system call" "$tmp/server.log"; then
