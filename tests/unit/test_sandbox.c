@@ -1,8 +1,8 @@
 /* The host process's sandbox (src/cli/sandbox.c), installed in forked children: a forbidden call
  * kills the process with SIGSYS and a line naming it; namespaces, attaching with ptrace and
- * taking over SIGSYS are forbidden; clone3 says ENOSYS and threads still start; a filter
- * without the ptrace group stops ptrace; a function still loads and runs inside the sandbox on
- * the backend under test (EMBER_BACKEND, default auto; guests from EMBER_GUEST_DIR). These
+ * taking over SIGSYS are forbidden; clone3 says ENOSYS and threads still start; a Unix or
+ * netlink socket says EACCES; a filter without the ptrace group stops ptrace; a function still
+ * loads and runs inside the sandbox on the backend under test (EMBER_BACKEND, default auto; guests from EMBER_GUEST_DIR). These
  * forbidden calls are this test's own: no release binary has a way to make them on purpose. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +22,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -108,6 +109,11 @@ static int call_int80(void)
 	(void)r;
 	return 0;
 }
+static int call_socket_packet(void)
+{
+	(void)socket(AF_PACKET, SOCK_RAW, 0);
+	return 0;
+}
 static int call_ioctl_tiocsti(void)
 {
 	char c = 'x';
@@ -144,6 +150,7 @@ static const struct {
     {"clone", call_clone_newns, 0},
     {"rt_sigaction", call_sigsys_handler, 0},
     {"ioctl", call_ioctl_tiocsti, 0},
+    {"socket", call_socket_packet, 0},
     {"x32 ABI", call_x32, 0},
     {"i386 ABI", call_int80, 0},
     {"prctl", call_prctl_timerslack, 0},
@@ -173,6 +180,25 @@ static void forbidden_calls_kill(void **state)
 		if (!strstr(log, want))
 			fail_msg("%s: no '%s' on stderr: '%s'", forbidden[i].name, want, log);
 	}
+}
+
+/* a Unix or netlink socket is answered EACCES; an IP one is made */
+static int sockets_answered(void)
+{
+	if (socket(AF_UNIX, SOCK_STREAM, 0) != -1 || errno != EACCES)
+		return 1;
+	if (socket(AF_NETLINK, SOCK_RAW, 0) != -1 || errno != EACCES)
+		return 2;
+	return socket(AF_INET, SOCK_DGRAM, 0) < 0 ? 3 : 0;
+}
+
+static void unix_sockets_refused(void **state)
+{
+	(void)state;
+	char log[1024];
+	int st = in_sandbox(ALL, sockets_answered, log, sizeof(log));
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("status %#x; stderr: %s", st, log);
 }
 
 static void *thread_fn(void *p)
@@ -249,9 +275,8 @@ static void groups_follow_the_backend(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(forbidden_calls_kill),
-	    cmocka_unit_test(clone3_says_enosys),
-	    cmocka_unit_test(a_function_runs_inside),
+	    cmocka_unit_test(forbidden_calls_kill),	 cmocka_unit_test(clone3_says_enosys),
+	    cmocka_unit_test(unix_sockets_refused),	 cmocka_unit_test(a_function_runs_inside),
 	    cmocka_unit_test(groups_follow_the_backend),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
