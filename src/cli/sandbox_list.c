@@ -72,6 +72,7 @@ const struct sbx_call sbx_calls[] = {
     {"rt_sigprocmask", BASE},
     {"rt_sigreturn", BASE},
     {"rt_sigtimedwait", BASE},
+    {"restart_syscall", BASE},
     {"tgkill", BASE},
     {"kill", BASE},
     /* time: deadlines and clocks the vDSO does not serve */
