@@ -1,6 +1,8 @@
 # Ember: one non-recursive Makefile. `make run` and `make test` are the two set-up commands.
 CC         ?= gcc
 MUSLCC     ?= musl-gcc
+# the compiler of the embedded stub and in-guest runtime (a clang build keeps gcc for them)
+BLOB_CC    ?= $(CC)
 PKG_CONFIG ?= pkg-config
 B          := build
 CFLAGS     ?= -O2 -g
@@ -21,7 +23,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CORE_PKGS) $(SRV_PKGS) $(CLI_PKGS
 CORE_LIBS  := $(shell $(PKG_CONFIG) --libs $(CORE_PKGS) 2>/dev/null) -pthread
 LDLIBS     += $(shell $(PKG_CONFIG) --libs $(CLI_PKGS) $(SRV_PKGS) 2>/dev/null) $(CORE_LIBS)
 
-.PHONY: all setup run test unit integration bench asan clean format pkg-check lib install uninstall FORCE
+.PHONY: all setup run test unit integration bench asan fuzz clean format pkg-check lib install uninstall FORCE
 all: $(B)/ember guests lib
 
 setup:
@@ -131,6 +133,7 @@ include tests/guest/guest.mk
 -include runtimes/runtimes.mk
 include tests/tests.mk
 include tests/tools/tools.mk
+include tests/fuzz/fuzz.mk
 -include bench/bench.mk
 
 # setup first, then the build: with -j the two must not race (the build needs the packages)
@@ -145,10 +148,19 @@ test: setup
 asan:
 	$(MAKE) B=build-asan CFLAGS="-O1 -g -Wno-format-truncation $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" all unit-bins
 
+# libFuzzer harnesses (tests/fuzz/, docs/fuzzing.md): the library compiled again with clang,
+# coverage instrumentation, ASan and UBSan into its own tree; the embedded stub and in-guest
+# runtime stay built by the usual compiler (BLOB_CC), as they are in every other build
+FUZZ_B   := build-fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+fuzz:
+	$(MAKE) B=$(FUZZ_B) CC=clang BLOB_CC=$(CC) CFLAGS="-O1 -g -Wno-gnu-variable-sized-type-not-at-end -fsanitize=fuzzer-no-link $(FUZZ_SAN)" \
+		LDFLAGS="$(FUZZ_SAN)" fuzz-bins
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(B) build-asan
+	rm -rf $(B) build-asan $(FUZZ_B)
 
 -include $(CORE_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

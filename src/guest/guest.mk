@@ -6,7 +6,7 @@ GRT_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -Iinclude -ffreestanding -nostd
 	-fno-asynchronous-unwind-tables -fno-builtin -Wl,--build-id=none -Wl,-T,src/guest/rt.ld
 $(B)/guest-rt/ember-rt.elf: $(GRT_SRC) src/guest/rt.h src/guest/rt_pool.h src/guest/rt.ld include/ember/abi.h
 	@mkdir -p $(dir $@)
-	$(CC) $(GRT_CFLAGS) -o $@ $(GRT_SRC)
+	$(BLOB_CC) $(GRT_CFLAGS) -o $@ $(GRT_SRC)
 # the flat image from EMBER_RT_BASE, .bss included as zeros
 $(B)/guest-rt/ember-rt: $(B)/guest-rt/ember-rt.elf
 	objcopy -O binary --set-section-flags .bss=alloc,load,contents $< $@

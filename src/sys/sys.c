@@ -195,6 +195,34 @@ static int serve_syscall(struct sys_state *st)
 	return 0;
 }
 
+void sys_handle_exit(struct sys_state *st, const struct vm_exit *e)
+{
+	st->stats.exits[e->kind]++;
+	if (st->proc.guest)
+		sys_rt_exit(st); /* whatever the exit, the runtime's buffers are collected */
+	if (st->outcome != SYS_RUNNING)
+		return;
+	switch (e->kind) {
+	case VM_EXIT_HYPERCALL:
+		if (e->port == EMBER_HC_SYSCALL)
+			serve_syscall(st);
+		else if (e->port == EMBER_HC_INPUT && st->proc.guest)
+			sys_rt_input(st);
+		else if (e->port != EMBER_HC_NOP && !(e->port == EMBER_HC_FLUSH && st->proc.guest))
+			sys_stop(st, SYS_SIGNALED, 11, "unknown hypercall port %#x", e->port);
+		break;
+	case VM_EXIT_FAULT:
+		crashed(st, e);
+		break;
+	case VM_EXIT_TIMEOUT:
+		sys_stop(st, SYS_TIMEOUT, 0, "timed out");
+		break;
+	default:
+		sys_stop(st, SYS_ERROR, 0, "%s", e->msg);
+		break;
+	}
+}
+
 enum sys_outcome sys_run(struct sys_state *st)
 {
 	st->outcome = SYS_RUNNING;
@@ -205,33 +233,7 @@ enum sys_outcome sys_run(struct sys_state *st)
 	while (st->outcome == SYS_RUNNING) {
 		struct vm_exit e;
 		vm_run(st->vm, &e);
-		st->stats.exits[e.kind]++;
-		if (st->proc.guest)
-			sys_rt_exit(
-			    st); /* whatever the exit, the runtime's buffers are collected */
-		if (st->outcome != SYS_RUNNING)
-			break;
-		switch (e.kind) {
-		case VM_EXIT_HYPERCALL:
-			if (e.port == EMBER_HC_SYSCALL)
-				serve_syscall(st);
-			else if (e.port == EMBER_HC_INPUT && st->proc.guest)
-				sys_rt_input(st);
-			else if (e.port != EMBER_HC_NOP &&
-				 !(e.port == EMBER_HC_FLUSH && st->proc.guest))
-				sys_stop(st, SYS_SIGNALED, 11, "unknown hypercall port %#x",
-					 e.port);
-			break;
-		case VM_EXIT_FAULT:
-			crashed(st, &e);
-			break;
-		case VM_EXIT_TIMEOUT:
-			sys_stop(st, SYS_TIMEOUT, 0, "timed out");
-			break;
-		default:
-			sys_stop(st, SYS_ERROR, 0, "%s", e.msg);
-			break;
-		}
+		sys_handle_exit(st, &e);
 	}
 	return st->outcome;
 }

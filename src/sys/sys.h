@@ -102,6 +102,10 @@ void sys_set_meta(struct sys_state *st, const void *meta, size_t len);
 
 /* Runs the guest until it exits, crashes, times out or exceeds a limit. */
 enum sys_outcome sys_run(struct sys_state *st);
+/* What the run loop does with one exit of the machine: a hypercall served (a syscall, the
+ * runtime's input), a fault or a timeout turned into the outcome. sys_run calls it after every
+ * vm_run; the fuzzing harness (tests/fuzz/fuzz_sys.c) drives it with exits of its own. */
+void sys_handle_exit(struct sys_state *st, const struct vm_exit *e);
 
 /* The checked door for guest pointers given to syscalls: NULL unless [addr, addr+len) is mapped
  * in the guest with every bit of prot. */

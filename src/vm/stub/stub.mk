@@ -3,7 +3,7 @@ STUB_CFLAGS := -std=c11 -Os -Wall -Wextra -Werror -Iinclude -ffreestanding -fno-
 	-fPIE -fno-asynchronous-unwind-tables -nostdlib -static-pie -Wl,--build-id=none
 $(B)/stub/ember-stub: src/vm/stub/stub.c include/ember/abi.h
 	@mkdir -p $(dir $@)
-	$(CC) $(STUB_CFLAGS) -o $@ $<
+	$(BLOB_CC) $(STUB_CFLAGS) -o $@ $<
 $(B)/stub/stub_blob.o: $(B)/stub/ember-stub
 	cd $(B)/stub && ld -r -z noexecstack -b binary -o stub_blob.o ember-stub
 CORE_OBJ += $(B)/stub/stub_blob.o
