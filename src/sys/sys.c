@@ -80,6 +80,24 @@ void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot)
 	return vm_guest(st->vm, addr, len);
 }
 
+int sys_put(struct sys_state *st, uint64_t addr, const void *src, size_t len)
+{
+	void *p = sys_user(st, addr, len, PROT_WRITE);
+	if (!p)
+		return -EFAULT;
+	memcpy(p, src, len);
+	return 0;
+}
+
+int sys_get(struct sys_state *st, void *dst, uint64_t addr, size_t len)
+{
+	const void *p = sys_user(st, addr, len, PROT_READ);
+	if (!p)
+		return -EFAULT;
+	memcpy(dst, p, len);
+	return 0;
+}
+
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)
 {
 	st->outcome = o;

@@ -110,6 +110,10 @@ void sys_handle_exit(struct sys_state *st, const struct vm_exit *e);
 /* The checked door for guest pointers given to syscalls: NULL unless [addr, addr+len) is mapped
  * in the guest with every bit of prot. */
 void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot);
+/* A structure copied out to the guest or in from it through that door: 0 or -EFAULT. A guest
+ * pointer may have any alignment, so the host never reads or writes a structure in place. */
+int sys_put(struct sys_state *st, uint64_t addr, const void *src, size_t len);
+int sys_get(struct sys_state *st, void *dst, uint64_t addr, size_t len);
 
 /* The emulation state a snapshot keeps (sys_snap.c): everything but the request and outputs. */
 struct sys_saved {

@@ -127,8 +127,8 @@ static long vector_io(struct sys_state *st, const uint64_t a[6], int writing)
 		return rc;
 	if (a[2] > IOV_MAX_GUEST)
 		return -EINVAL;
-	const struct iovec *iov = sys_user(st, a[1], a[2] * sizeof(*iov), PROT_READ);
-	if (!iov && a[2])
+	struct iovec iov[IOV_MAX_GUEST];
+	if (a[2] && sys_get(st, iov, a[1], a[2] * sizeof(iov[0])))
 		return -EFAULT;
 	long total = 0;
 	for (uint64_t i = 0; i < a[2]; i++) {
@@ -159,20 +159,18 @@ static long fill_stat(struct sys_state *st, uint64_t fd, uint64_t addr)
 {
 	if (!fd_open(st, fd))
 		return -EBADF;
-	struct stat *s = sys_user(st, addr, sizeof(*s), PROT_WRITE);
-	if (!s)
-		return -EFAULT;
-	memset(s, 0, sizeof(*s));
-	s->st_blksize = 4096;
-	s->st_nlink = 1;
-	s->st_uid = s->st_gid = 1000;
+	struct stat s;
+	memset(&s, 0, sizeof(s));
+	s.st_blksize = 4096;
+	s.st_nlink = 1;
+	s.st_uid = s.st_gid = 1000;
 	if (fd == EMBER_CODE_FD || fd == EMBER_META_FD) {
-		s->st_mode = S_IFREG | 0400;
-		s->st_size = (off_t)(fd == EMBER_CODE_FD ? st->code_len : st->meta_len);
+		s.st_mode = S_IFREG | 0400;
+		s.st_size = (off_t)(fd == EMBER_CODE_FD ? st->code_len : st->meta_len);
 	} else {
-		s->st_mode = S_IFIFO | 0600;
+		s.st_mode = S_IFIFO | 0600;
 	}
-	return 0;
+	return sys_put(st, addr, &s, sizeof(s));
 }
 
 static long sys_fstat(struct sys_state *st, const uint64_t a[6])

@@ -50,13 +50,10 @@ static long sys_arch_prctl(struct sys_state *st, const uint64_t a[6])
 	if (a[0] == ARCH_SET_FS)
 		return a[1] >= (1ULL << 47) ? -EPERM : vm_set_fs_base(st->vm, a[1]) ? -EIO : 0;
 	if (a[0] == ARCH_GET_FS) {
-		uint64_t *p = sys_user(st, a[1], 8, PROT_WRITE), base;
-		if (!p)
-			return -EFAULT;
+		uint64_t base;
 		if (vm_get_fs_base(st->vm, &base))
 			return -EIO;
-		*p = base;
-		return 0;
+		return sys_put(st, a[1], &base, sizeof(base));
 	}
 	return -EINVAL;
 }
@@ -77,21 +74,16 @@ static long sys_rt_sigaction(struct sys_state *st, const uint64_t a[6])
 	uint64_t sig = a[0];
 	if (bad_signal(sig) || a[3] != 8)
 		return -EINVAL;
-	if (a[2]) {
-		struct sys_sig *old = sys_user(st, a[2], sizeof(*old), PROT_WRITE);
-		if (!old)
-			return -EFAULT;
-		*old = st->sig[sig];
-	}
-	if (a[1]) {
-		if (sig == SIGKILL || sig == SIGSTOP)
-			return -EINVAL;
-		const struct sys_sig *act = sys_user(st, a[1], sizeof(*act), PROT_READ);
-		if (!act)
-			return -EFAULT;
-		st->sig[sig] = *act;
-	}
-	return 0;
+	/* as Linux: the new action is read before the old one is written, which may be the same
+	 * memory */
+	struct sys_sig act, old = st->sig[sig];
+	if (a[1] && sys_get(st, &act, a[1], sizeof(act)))
+		return -EFAULT;
+	if (a[1] && (sig == SIGKILL || sig == SIGSTOP))
+		return -EINVAL;
+	if (a[1])
+		st->sig[sig] = act;
+	return a[2] ? sys_put(st, a[2], &old, sizeof(old)) : 0;
 }
 
 static long sys_rt_sigprocmask(struct sys_state *st, const uint64_t a[6])
@@ -99,18 +91,10 @@ static long sys_rt_sigprocmask(struct sys_state *st, const uint64_t a[6])
 	if (a[3] != 8)
 		return -EINVAL;
 	uint64_t set = 0;
-	if (a[1]) {
-		const uint64_t *p = sys_user(st, a[1], 8, PROT_READ);
-		if (!p)
-			return -EFAULT;
-		set = *p;
-	}
-	if (a[2]) {
-		uint64_t *old = sys_user(st, a[2], 8, PROT_WRITE);
-		if (!old)
-			return -EFAULT;
-		*old = st->sigmask;
-	}
+	if (a[1] && sys_get(st, &set, a[1], sizeof(set)))
+		return -EFAULT;
+	if (a[2] && sys_put(st, a[2], &st->sigmask, sizeof(st->sigmask)))
+		return -EFAULT;
 	if (!a[1])
 		return 0;
 	const uint64_t never = (1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1));
@@ -128,21 +112,17 @@ static long sys_rt_sigprocmask(struct sys_state *st, const uint64_t a[6])
 
 static long sys_sigaltstack(struct sys_state *st, const uint64_t a[6])
 {
-	if (a[1]) {
-		uint64_t *old = sys_user(st, a[1], sizeof(st->altstack), PROT_WRITE);
-		if (!old)
-			return -EFAULT;
-		memcpy(old, st->altstack, sizeof(st->altstack));
-		if (!st->altstack[0] && !st->altstack[2])
-			old[1] = SS_DISABLE;
-	}
-	if (a[0]) {
-		const uint64_t *ss = sys_user(st, a[0], sizeof(st->altstack), PROT_READ);
-		if (!ss)
-			return -EFAULT;
-		memcpy(st->altstack, ss, sizeof(st->altstack));
-	}
-	return 0;
+	/* as Linux: the new stack is read before the old one is written, which may be the same
+	 * memory */
+	uint64_t ss[3], old[3];
+	memcpy(old, st->altstack, sizeof(old));
+	if (!old[0] && !old[2])
+		old[1] = SS_DISABLE;
+	if (a[0] && sys_get(st, ss, a[0], sizeof(ss)))
+		return -EFAULT;
+	if (a[0])
+		memcpy(st->altstack, ss, sizeof(ss));
+	return a[1] ? sys_put(st, a[1], old, sizeof(old)) : 0;
 }
 
 /* A signal to itself: handlers are recorded but never run, so any signal whose action is not to
@@ -185,17 +165,15 @@ static long sys_tgkill(struct sys_state *st, const uint64_t a[6])
 
 static long sys_uname(struct sys_state *st, const uint64_t a[6])
 {
-	struct utsname *u = sys_user(st, a[0], sizeof(*u), PROT_WRITE);
-	if (!u)
-		return -EFAULT;
-	memset(u, 0, sizeof(*u));
-	strcpy(u->sysname, "Linux");
-	strcpy(u->nodename, "ember");
-	strcpy(u->release, "6.1.0-ember");
-	strcpy(u->version, "#1 SMP Ember virtine");
-	strcpy(u->machine, "x86_64");
-	strcpy(u->domainname, "(none)");
-	return 0;
+	struct utsname u;
+	memset(&u, 0, sizeof(u));
+	strcpy(u.sysname, "Linux");
+	strcpy(u.nodename, "ember");
+	strcpy(u.release, "6.1.0-ember");
+	strcpy(u.version, "#1 SMP Ember virtine");
+	strcpy(u.machine, "x86_64");
+	strcpy(u.domainname, "(none)");
+	return sys_put(st, a[0], &u, sizeof(u));
 }
 
 static long sys_prlimit64(struct sys_state *st, const uint64_t a[6])
@@ -208,17 +186,14 @@ static long sys_prlimit64(struct sys_state *st, const uint64_t a[6])
 		return -EPERM;
 	if (!a[3])
 		return 0;
-	struct rlimit *old = sys_user(st, a[3], sizeof(*old), PROT_WRITE);
-	if (!old)
-		return -EFAULT;
-	old->rlim_cur = old->rlim_max = RLIM_INFINITY;
+	struct rlimit old = {RLIM_INFINITY, RLIM_INFINITY};
 	if (a[1] == RLIMIT_STACK)
-		old->rlim_cur = old->rlim_max = st->proc.stack_size;
+		old.rlim_cur = old.rlim_max = st->proc.stack_size;
 	else if (a[1] == RLIMIT_AS || a[1] == RLIMIT_DATA)
-		old->rlim_cur = old->rlim_max = vm_user_top(st->vm);
+		old.rlim_cur = old.rlim_max = vm_user_top(st->vm);
 	else if (a[1] == RLIMIT_NOFILE)
-		old->rlim_cur = old->rlim_max = 4;
-	return 0;
+		old.rlim_cur = old.rlim_max = 4;
+	return sys_put(st, a[3], &old, sizeof(old));
 }
 
 static long sys_sched_getaffinity(struct sys_state *st, const uint64_t a[6])
@@ -247,16 +222,14 @@ static long sys_getrandom(struct sys_state *st, const uint64_t a[6])
 
 static long sys_sysinfo(struct sys_state *st, const uint64_t a[6])
 {
-	struct sysinfo *si = sys_user(st, a[0], sizeof(*si), PROT_WRITE);
-	if (!si)
-		return -EFAULT;
-	memset(si, 0, sizeof(*si));
-	si->uptime = (long)((vm_now_ns() - st->start_ns) / 1000000000ULL);
-	si->totalram = vm_user_top(st->vm);
-	si->freeram = vm_user_top(st->vm) / 2;
-	si->procs = 1;
-	si->mem_unit = 1;
-	return 0;
+	struct sysinfo si;
+	memset(&si, 0, sizeof(si));
+	si.uptime = (long)((vm_now_ns() - st->start_ns) / 1000000000ULL);
+	si.totalram = vm_user_top(st->vm);
+	si.freeram = vm_user_top(st->vm) / 2;
+	si.procs = 1;
+	si.mem_unit = 1;
+	return sys_put(st, a[0], &si, sizeof(si));
 }
 
 const struct sys_entry sys_proc_table[] = {

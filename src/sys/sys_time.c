@@ -38,14 +38,12 @@ static long sys_clock_gettime(struct sys_state *st, const uint64_t a[6])
 	clockid_t c;
 	if (host_clock(a[0], &c))
 		return -EINVAL;
-	struct timespec *ts = sys_user(st, a[1], sizeof(*ts), PROT_WRITE);
-	if (!ts)
-		return -EFAULT;
+	struct timespec ts;
 	if (c == CLOCK_PROCESS_CPUTIME_ID)
-		cputime(st, ts);
+		cputime(st, &ts);
 	else
-		clock_gettime(c, ts);
-	return 0;
+		clock_gettime(c, &ts);
+	return sys_put(st, a[1], &ts, sizeof(ts));
 }
 
 static long sys_clock_getres(struct sys_state *st, const uint64_t a[6])
@@ -55,40 +53,25 @@ static long sys_clock_getres(struct sys_state *st, const uint64_t a[6])
 		return -EINVAL;
 	if (!a[1])
 		return 0;
-	struct timespec *ts = sys_user(st, a[1], sizeof(*ts), PROT_WRITE);
-	if (!ts)
-		return -EFAULT;
-	ts->tv_sec = 0;
-	ts->tv_nsec = 1;
-	return 0;
+	const struct timespec ts = {0, 1};
+	return sys_put(st, a[1], &ts, sizeof(ts));
 }
 
 static long sys_gettimeofday(struct sys_state *st, const uint64_t a[6])
 {
-	if (a[0]) {
-		struct timeval *tv = sys_user(st, a[0], sizeof(*tv), PROT_WRITE);
-		if (!tv)
-			return -EFAULT;
-		gettimeofday(tv, NULL);
-	}
-	if (a[1]) {
-		struct timezone *tz = sys_user(st, a[1], sizeof(*tz), PROT_WRITE);
-		if (!tz)
-			return -EFAULT;
-		tz->tz_minuteswest = tz->tz_dsttime = 0;
-	}
-	return 0;
+	struct timeval tv;
+	const struct timezone tz = {0, 0};
+	gettimeofday(&tv, NULL);
+	if (a[0] && sys_put(st, a[0], &tv, sizeof(tv)))
+		return -EFAULT;
+	return a[1] ? sys_put(st, a[1], &tz, sizeof(tz)) : 0;
 }
 
 static long sys_time(struct sys_state *st, const uint64_t a[6])
 {
 	time_t now = time(NULL);
-	if (a[0]) {
-		time_t *t = sys_user(st, a[0], sizeof(*t), PROT_WRITE);
-		if (!t)
-			return -EFAULT;
-		*t = now;
-	}
+	if (a[0] && sys_put(st, a[0], &now, sizeof(now)))
+		return -EFAULT;
 	return (long)now;
 }
 
@@ -97,18 +80,14 @@ static long sys_time(struct sys_state *st, const uint64_t a[6])
 static long do_sleep(struct sys_state *st, clockid_t c, int flags, uint64_t req_addr,
 		     uint64_t rem_addr)
 {
-	const struct timespec *req = sys_user(st, req_addr, sizeof(*req), PROT_READ);
-	if (!req)
+	struct timespec want, left = {0, 0};
+	if (sys_get(st, &want, req_addr, sizeof(want)))
 		return -EFAULT;
-	if (req->tv_nsec < 0 || req->tv_nsec >= 1000000000L || req->tv_sec < 0)
+	if (want.tv_nsec < 0 || want.tv_nsec >= 1000000000L || want.tv_sec < 0)
 		return -EINVAL;
-	struct timespec want = *req, left = {0, 0};
 	int rc = clock_nanosleep(c, flags, &want, &left);
-	if (rc == EINTR && rem_addr && !(flags & TIMER_ABSTIME)) {
-		struct timespec *rem = sys_user(st, rem_addr, sizeof(*rem), PROT_WRITE);
-		if (rem)
-			*rem = left;
-	}
+	if (rc == EINTR && rem_addr && !(flags & TIMER_ABSTIME))
+		sys_put(st, rem_addr, &left, sizeof(left));
 	return rc ? -rc : 0;
 }
 
