@@ -20,6 +20,8 @@ static int fd_open(const struct sys_state *st, uint64_t fd)
 
 static long buf_append(struct sys_state *st, struct sys_buf *b, const void *p, size_t n)
 {
+	if (n == 0) /* a buffer may have no memory yet */
+		return 0;
 	if (st->out.len + st->log.len + n > st->out_limit) {
 		sys_stop(st, SYS_LIMIT, 0, "output limit of %llu bytes exceeded",
 			 (unsigned long long)st->out_limit);
