@@ -63,7 +63,8 @@ static long sys_brk(struct sys_state *st, const uint64_t a[6])
 long sys_brk_to(struct sys_state *st, uint64_t want)
 {
 	uint64_t cur = st->brk_cur;
-	if (want < st->proc.brk_start)
+	/* beyond the mmap area it could never grow (and near 2^64 its page would wrap to 0) */
+	if (want < st->proc.brk_start || want > st->proc.mmap_hi)
 		return (long)cur;
 	uint64_t old_end = page_up(cur), new_end = page_up(want);
 	if (new_end > old_end) {
