@@ -8,7 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+
 #include "common.h"
+
+#define PAGE EMBER_PAGE_SIZE
 
 static uint64_t take(struct fz *f, size_t n)
 {
@@ -131,4 +135,33 @@ void fz_write(const char *dir, const char *name, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	close(fd);
+}
+
+/* the PTE of a page the program may use with prot: present, user; writable; no-execute unless
+ * executable */
+static uint64_t pte_for(uint64_t a, int prot)
+{
+	return a | 1 | 4 | (prot & PROT_WRITE ? 2 : 0) | (prot & PROT_EXEC ? 0 : 1ULL << 63);
+}
+
+FZ_UNTRACED void fz_check_ptes(struct vm *vm, const struct sys_vma *v, size_t n)
+{
+	if (vm_backend_of(vm) != VM_BACKEND_KVM)
+		return;
+	const uint64_t top = vm_user_top(vm), ad = 0x60; /* accessed, dirty: the CPU's */
+	const uint64_t *pte = vm_guest(vm, top, top / 512);
+	uint64_t a = 0;
+	for (size_t i = 0; i <= n; i++) {
+		uint64_t gap_end = i < n ? v[i].start : top, user = 0;
+		for (; a < gap_end; a += PAGE)
+			user |= pte[a / PAGE] & 4;
+		FZ_CHECK(!user, "a page below %#lx is the program's, outside its map", gap_end);
+		if (i == n)
+			break;
+		for (; a < v[i].end; a += PAGE) {
+			uint64_t got = pte[a / PAGE] & ~ad;
+			FZ_CHECK(v[i].prot ? got == pte_for(a, v[i].prot) : !(got & 4),
+				 "page %#lx: PTE %#lx, the map says prot %d", a, got, v[i].prot);
+		}
+	}
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sys/sys.h"
 #include "vm/vm.h"
 
 /* for the harnesses' own checks: not coverage the fuzzer should steer by, and costly when
@@ -43,6 +44,9 @@ const char *fz_backend(void);
 struct vm *fz_vm(uint64_t mem);
 /* the path of guest program name: $EMBER_GUEST_DIR (default build/guest)/name */
 const char *fz_guest(const char *name);
+/* KVM: the page tables grant the program exactly the map v (n sorted ranges) and none of the
+ * host's structures: a page outside it is not the program's (no user bit); other backends: no-op */
+void fz_check_ptes(struct vm *vm, const struct sys_vma *v, size_t n);
 /* a folder of the process's own, made at the first call, removed with its files at exit */
 const char *fz_tmpdir(void);
 /* writes len bytes to dir/name (replacing it); aborts when it cannot */

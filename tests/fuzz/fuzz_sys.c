@@ -191,37 +191,6 @@ FZ_UNTRACED static void check_state(const struct sys_state *st)
 	FZ_CHECK(st->outcome == SYS_RUNNING || st->msg[0], "an outcome without a message");
 }
 
-/* the PTE of a page the program may use with prot: present, user; writable; no-execute unless
- * executable */
-static uint64_t pte_for(uint64_t a, int prot)
-{
-	return a | 1 | 4 | (prot & PROT_WRITE ? 2 : 0) | (prot & PROT_EXEC ? 0 : 1ULL << 63);
-}
-
-/* KVM: what the page tables grant the program is exactly what the map says, and none of the
- * host's structures: pages outside the map are not the program's (no user bit) */
-FZ_UNTRACED static void check_ptes(struct vm *vm, const struct sys_vma *v, size_t n)
-{
-	if (vm_backend_of(vm) != VM_BACKEND_KVM)
-		return;
-	const uint64_t top = vm_user_top(vm), ad = 0x60; /* accessed, dirty: the CPU's */
-	const uint64_t *pte = vm_guest(vm, top, top / 512);
-	uint64_t a = 0;
-	for (size_t i = 0; i <= n; i++) {
-		uint64_t gap_end = i < n ? v[i].start : top, user = 0;
-		for (; a < gap_end; a += PAGE)
-			user |= pte[a / PAGE] & 4;
-		FZ_CHECK(!user, "a page below %#lx is the program's, outside its map", gap_end);
-		if (i == n)
-			break;
-		for (; a < v[i].end; a += PAGE) {
-			uint64_t got = pte[a / PAGE] & ~ad;
-			FZ_CHECK(v[i].prot ? got == pte_for(a, v[i].prot) : !(got & 4),
-				 "page %#lx: PTE %#lx, the map says prot %d", a, got, v[i].prot);
-		}
-	}
-}
-
 /* after the reset: the snapshot's map, its pages, and zeros wherever it had none */
 FZ_UNTRACED static void check_reset(struct target *t)
 {
@@ -247,7 +216,7 @@ FZ_UNTRACED static void check_reset(struct target *t)
 					 "page %#lx is not the snapshot's and not zero", p);
 			}
 	}
-	check_ptes(vm, st->vmas, st->nvma);
+	fz_check_ptes(vm, st->vmas, st->nvma);
 }
 
 struct job {
@@ -275,7 +244,7 @@ static void run(void *p)
 		check_state(st);
 	}
 	vm_set_deadline(vm, 0);
-	check_ptes(vm, st->vmas, st->nvma);
+	fz_check_ptes(vm, st->vmas, st->nvma);
 	size_t touched;
 	FZ_CHECK(snap_reset(&j->t->fn->snap, vm, st, &touched) == 0, "snap_reset failed");
 	check_reset(j->t);
