@@ -269,7 +269,10 @@ static int parse_body(struct snap *s, const struct snap_hdr *h, const uint8_t *p
 		      const uint8_t *end)
 {
 	struct sys_saved *y = &s->sys;
-	if (h->fpu_len > VM_FPU_MAX || h->nvma > 1000000 || h->npages > (1ULL << 28))
+	/* every array is in the body: nothing larger than the body is allocated */
+	uint64_t room = h->body_len;
+	if (h->fpu_len > VM_FPU_MAX || h->nvma > room / sizeof(*y->vmas) || h->npages > room / 16 ||
+	    h->out_len > room || h->log_len > room)
 		return -1;
 	s->fpu_len = h->fpu_len;
 	y->nvma = h->nvma;
