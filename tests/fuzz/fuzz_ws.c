@@ -1,0 +1,139 @@
+/* The working-set file (src/snap/snap_cold.c): the input as a snapshot folder's `ws`, read by
+ * the REAP prefetch of a real cold start (snap_cold_start on one machine, its userfaultfd and
+ * fault server), which installs its pages; then the host's structures and page tables must be
+ * as they were, and nothing installed outside the program's memory.
+ *   input: FLAGS ...
+ *   FLAGS bit 0 clear: a file built from N (u8, at most 16), N page numbers (u32; bit 1: N raw
+ *   addresses, u64) and page content (the rest, repeated), its checksums right unless bit 2
+ *   damages one; bit 0 set: the rest is the file as it is, its checksums made right when
+ *   its layout allows unless bit 2 */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <xxhash.h>
+
+#include "common.h"
+#include "snap/snap_cold.h"
+
+#define PAGE	  EMBER_PAGE_SIZE
+#define MEM	  (64ULL << 20)
+#define MAX_PAGES 16
+
+/* snap_cold.c's header: magic, npages, trace_hash, data_hash; then the trace, padded to a
+ * page, then the pages */
+#define WS_HDR 32
+
+static uint64_t data_off(uint64_t n)
+{
+	return (WS_HDR + n * 8 + PAGE - 1) & ~(PAGE - 1);
+}
+
+static void set_hashes(uint8_t *f, uint64_t n, int damage)
+{
+	uint64_t h[2] = {XXH3_64bits(f + WS_HDR, n * 8), XXH3_64bits(f + data_off(n), n * PAGE)};
+	h[damage ? (h[0] & 1) : 0] ^= damage ? 1 : 0;
+	memcpy(f + 16, h, sizeof(h));
+}
+
+/* the file the input describes into f (room for MAX_PAGES); its length */
+static size_t build(uint8_t *f, size_t room, const uint8_t *data, size_t size)
+{
+	struct fz in = {data, size};
+	uint8_t flags = fz_u8(&in);
+	if (flags & 1) { /* as it is */
+		size_t len = in.n < room ? in.n : room;
+		memcpy(f, in.p, len);
+		uint64_t n = 0;
+		if (len >= WS_HDR)
+			memcpy(&n, f + 8, 8);
+		if (len >= WS_HDR && n <= MAX_PAGES && data_off(n) + n * PAGE == len)
+			set_hashes(f, n, flags & 4);
+		return len;
+	}
+	uint64_t n = fz_u8(&in) % (MAX_PAGES + 1);
+	memset(f, 0, data_off(n) + n * PAGE);
+	memcpy(f, "EMBERWS1", 8);
+	memcpy(f + 8, &n, 8);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t a = flags & 2 ? fz_u64(&in) : (uint64_t)fz_u32(&in) * PAGE;
+		memcpy(f + WS_HDR + i * 8, &a, 8);
+	}
+	for (size_t i = 0; in.n && i < n * PAGE; i++)
+		f[data_off(n) + i] = in.p[i % in.n];
+	set_hashes(f, n, flags & 4);
+	return data_off(n) + n * PAGE;
+}
+
+/* what the program never owns, as it reads: the host's structures below the runtime's area and
+ * the page tables above its memory (a hole counts as the zeros it reads as, and is not read:
+ * that would fill it) */
+FZ_UNTRACED static uint64_t host_hash(struct vm *vm)
+{
+	static const uint8_t zero[PAGE];
+	static uint8_t vec[EMBER_RT_BASE / PAGE];
+	const uint64_t top = vm_user_top(vm), ranges[][2] = {{PAGE, EMBER_RT_BASE}, {top, MEM}};
+	XXH64_state_t *x = XXH64_createState();
+	XXH64_reset(x, 0);
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+		uint64_t n = (ranges[i][1] - ranges[i][0]) / PAGE;
+		FZ_CHECK(n <= sizeof(vec) && vm_resident(vm, ranges[i][0], n * PAGE, vec) == 0,
+			 "mincore");
+		for (uint64_t k = 0; k < n; k++)
+			XXH64_update(
+			    x, vec[k] & 1 ? vm_guest(vm, ranges[i][0] + k * PAGE, PAGE) : zero,
+			    PAGE);
+	}
+	uint64_t h = XXH64_digest(x);
+	XXH64_freeState(x);
+	return h;
+}
+
+/* the pages the program may have, given back for the next input */
+static void clear(struct vm *vm)
+{
+	const uint64_t ranges[][2] = {
+	    {0, PAGE}, {EMBER_RT_BASE, EMBER_SYS_END}, {EMBER_SYS_END, vm_user_top(vm)}};
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+		FZ_CHECK(vm_discard(vm, ranges[i][0], ranges[i][1] - ranges[i][0]) == 0,
+			 "clearing %#lx-%#lx", ranges[i][0], ranges[i][1]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static uint8_t file[(MAX_PAGES + 2) * PAGE];
+	static struct sys_vma map = {EMBER_IMAGE_BASE, EMBER_IMAGE_BASE + 16 * PAGE,
+				     PROT_READ | PROT_WRITE};
+	static uint64_t host;
+	struct vm *vm = fz_vm(MEM);
+	const char *dir = fz_tmpdir();
+	if (!host) { /* with the snapshot's map in the page tables, as every cold start sets it */
+		fz_write(dir, "mem", "", 0);
+		FZ_CHECK(vm_protect(vm, map.start, map.end - map.start, map.prot) == 0, "protect");
+		host = host_hash(vm);
+	}
+	fz_write(dir, "ws", file, build(file, sizeof(file), data, size));
+	/* a snapshot of one mapping and no pages: every page the prefetch does not install
+	 * reads as zero */
+	struct snap s;
+	memset(&s, 0, sizeof(s));
+	s.sys.vmas = &map;
+	s.sys.nvma = 1;
+	s.proc = (struct sys_process){.brk_start = map.end, .mmap_hi = vm_user_top(vm) / 2};
+	struct sys_state st;
+	sys_init(&st, vm, &s.proc);
+	struct snap_cold c;
+	char err[256] = "";
+	int rc = snap_cold_start(&c, &s, vm, &st, dir, SNAP_REAP, 0, err, sizeof(err));
+	FZ_CHECK(rc == 0 || err[0], "refused without a reason");
+	if (rc == 0) {
+		FZ_CHECK(c.prefetched <= MAX_PAGES + (size / PAGE), "%lu pages prefetched",
+			 c.prefetched);
+		snap_cold_finish(&c, NULL, err, sizeof(err));
+	}
+	/* read only now: while the fault server ran, reading a hole would have faulted it in */
+	FZ_CHECK(host_hash(vm) == host, "the prefetch wrote into the host's structures");
+	fz_check_ptes(vm, &map, 1);
+	sys_free(&st);
+	clear(vm);
+	return 0;
+}
