@@ -40,6 +40,13 @@ static int install(struct snap_cold *c, uint64_t addr, const void *src, uint64_t
 	return 0;
 }
 
+/* a page the program may have: page 0 (the sled), the runtime's area and its own memory, never
+ * the host's structures in between (a fault there, on a CPL0 stack, is served, not recorded) */
+static int program_page(const struct vm *vm, uint64_t addr)
+{
+	return addr % PAGE == 0 && (addr == 0 || (addr >= EMBER_RT_BASE && addr < vm_user_top(vm)));
+}
+
 /* one faulting page: its snapshot content from the memory file (checked), or zeros */
 static int serve(struct snap_cold *c, int which, uint64_t fault)
 {
@@ -79,7 +86,8 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 	uint64_t pn = addr / PAGE;
 	/* a page the run gave back or mapped afresh is not recorded: a prefetch of it would be
 	 * punched away by that same munmap or mmap before it is touched */
-	if (c->record && !zeroed && !(c->seen[pn / 8] & (1 << (pn % 8)))) {
+	if (c->record && !zeroed && program_page(c->vm, addr) &&
+	    !(c->seen[pn / 8] & (1 << (pn % 8)))) {
 		c->seen[pn / 8] |= (uint8_t)(1 << (pn % 8));
 		if (c->ntrace == c->cap) {
 			size_t cap = c->cap ? c->cap * 2 : 1024;
@@ -195,11 +203,11 @@ static int prefetch(struct snap_cold *c, const char *dir, char *err, size_t errl
 	const uint8_t *data = (const uint8_t *)buf + ws_data_off(h->npages);
 	/* the trace is in fault order; install runs of consecutive addresses with one call each */
 	for (uint64_t i = 0; i < h->npages;) {
-		uint64_t j = i + 1;
-		while (j < h->npages && trace[j] == trace[j - 1] + PAGE)
+		uint64_t j = i;
+		while (j < h->npages && program_page(c->vm, trace[j]) &&
+		       (j == i || trace[j] == trace[j - 1] + PAGE))
 			j++;
-		if (trace[i] % PAGE || trace[i] >= vm_user_top(c->vm) ||
-		    install(c, trace[i], data + i * PAGE, (j - i) * PAGE)) {
+		if (j == i || install(c, trace[i], data + i * PAGE, (j - i) * PAGE)) {
 			snprintf(err, errlen, "working set %s: cannot install page %#llx", path,
 				 (unsigned long long)trace[i]);
 			goto out;
