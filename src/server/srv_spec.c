@@ -36,6 +36,35 @@ static const json_t *member(const json_t *o, const char *key)
 	return json_is_null(v) ? NULL : v;
 }
 
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A copy of object m with its members in the order of their keys: the order a stored deployment
+ * reads back in (it is written with sorted keys), so that the environment, and with it the
+ * configuration a snapshot on disk was made with, is the same after a restart. */
+static json_t *sorted_copy(const json_t *m)
+{
+	size_t n = json_object_size(m), i = 0;
+	const char **keys = malloc((n ? n : 1) * sizeof(*keys)), *k;
+	json_t *copy = json_object(), *v;
+	if (!keys || !copy) {
+		free(keys);
+		json_decref(copy);
+		return NULL;
+	}
+	json_object_foreach((json_t *)m, k, v)
+	{
+		keys[i++] = k;
+	}
+	qsort(keys, n, sizeof(*keys), by_key);
+	for (i = 0; i < n; i++)
+		json_object_set_new(copy, keys[i], json_deep_copy(json_object_get(m, keys[i])));
+	free(keys);
+	return copy;
+}
+
 /* an object of strings (envVars, labels, annotations), copied into doc */
 static int string_map(const json_t *in, const char *key, json_t *doc, char *err, size_t errlen)
 {
@@ -53,7 +82,7 @@ static int string_map(const json_t *in, const char *key, json_t *doc, char *err,
 	}
 	if (json_object_size(m) > MAX_ENV)
 		return snprintf(err, errlen, "%s has more than %d entries", key, MAX_ENV), -1;
-	return json_object_set_new(doc, key, json_deep_copy(m));
+	return json_object_set_new(doc, key, sorted_copy(m));
 }
 
 static int build_env(struct srv_spec *sp, char *err, size_t errlen)
