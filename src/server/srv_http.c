@@ -52,8 +52,7 @@ static int path_match(const struct srv_route *rt, const char *url, char *name)
 	return srv_name_ok(name) ? 1 : -1;
 }
 
-static void route(struct srv *s, struct srv_req *r, const char *url, int stopping,
-		  struct srv_early *e)
+void srv_route(struct srv *s, struct srv_req *r, const char *url, int stopping, struct srv_early *e)
 {
 	int found = 0, bad = 0;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]) && !r->route; i++) {
@@ -138,7 +137,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		int stopping = s->stopping;
 		pthread_mutex_unlock(&s->mu);
 		struct srv_early *e = &r->early;
-		route(s, r, url, stopping, e);
+		srv_route(s, r, url, stopping, e);
 		/* before the body is read: an unauthenticated caller's body is dropped unread */
 		if (!e->status && needs_auth(s, r)) {
 			r->authed = auth_ok(s, conn);

@@ -222,6 +222,11 @@ enum MHD_Result srv_reply_error(struct srv_req *r, unsigned status, const char *
 /* the request body as JSON, or NULL after replying 400 (*ret holds the reply's result) */
 json_t *srv_body_json(struct srv_req *r, enum MHD_Result *ret);
 int http_start(struct srv *s, char *err, size_t errlen);
+/* The route of a request (r->method set) to the (decoded) url: r->route, r->name and r->limit
+ * set; e->status (and its message) set when it is answered early: 404, 405, 400 for a bad name,
+ * 503 when stopping. */
+void srv_route(struct srv *s, struct srv_req *r, const char *url, int stopping,
+	       struct srv_early *e);
 
 /* srv_invoke.c: one call of a function, for /function and for the async workers */
 struct srv_answer {
