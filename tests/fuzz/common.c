@@ -1,7 +1,7 @@
 /* The harnesses' shared pieces: the input reader, failures, the machine, paths and files. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,20 +93,16 @@ const char *fz_guest(const char *name)
 
 static char tmp[4096];
 
+static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb, (void)type, (void)ftw;
+	remove(path);
+	return 0;
+}
+
 static void remove_tmp(void)
 {
-	DIR *d = opendir(tmp);
-	struct dirent *e;
-	char path[8200];
-	while (d && (e = readdir(d))) {
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			snprintf(path, sizeof(path), "%s/%s", tmp, e->d_name);
-			unlink(path);
-		}
-	}
-	if (d)
-		closedir(d);
-	rmdir(tmp);
+	nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 const char *fz_tmpdir(void)

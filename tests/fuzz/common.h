@@ -47,7 +47,7 @@ const char *fz_guest(const char *name);
 /* KVM: the page tables grant the program exactly the map v (n sorted ranges) and none of the
  * host's structures: a page outside it is not the program's (no user bit); other backends: no-op */
 void fz_check_ptes(struct vm *vm, const struct sys_vma *v, size_t n);
-/* a folder of the process's own, made at the first call, removed with its files at exit */
+/* a folder of the process's own, made at the first call, removed with all it holds at exit */
 const char *fz_tmpdir(void);
 /* writes len bytes to dir/name (replacing it); aborts when it cannot */
 void fz_write(const char *dir, const char *name, const void *buf, size_t len);
