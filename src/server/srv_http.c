@@ -261,7 +261,14 @@ enum MHD_Result srv_reply_error(struct srv_req *r, unsigned status, const char *
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return srv_reply_json(r, status, json_pack("{s:s}", "error", msg));
+	json_t *text = json_string(msg);
+	if (!text) { /* not UTF-8, which a JSON string must be: it quotes a client's bytes */
+		for (char *c = msg; *c; c++)
+			if ((unsigned char)*c >= 0x80)
+				*c = '?';
+		text = json_string(msg);
+	}
+	return srv_reply_json(r, status, text ? json_pack("{s:o}", "error", text) : NULL);
 }
 
 json_t *srv_body_json(struct srv_req *r, enum MHD_Result *ret)

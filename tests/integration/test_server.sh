@@ -157,6 +157,9 @@ fi
 expect "unknown function: 404" 404 "$(http POST /function/nope -d x)"
 expect "unknown route: 404" 404 "$(http GET /nope)"
 expect "wrong method: 405" 405 "$(http PATCH /system/functions)"
+# a method that is not UTF-8 is quoted in the error, which stays JSON (it was a 500)
+expect "wrong method, not UTF-8: 405" 405 "$(http "$(printf 'G\307T')" /healthz)"
+contains "wrong method, not UTF-8: the method quoted" 'method G?T not allowed' "$tmp/body"
 head -c 20000 /dev/zero >"$tmp/big"
 expect "body over --max-body: 413" 413 "$(http POST /function/hello --data-binary @"$tmp/big")"
 expect "413 with Expect: 100-continue" 413 "$(http POST /function/hello -H 'Expect: 100-continue' --data-binary @"$tmp/big")"
