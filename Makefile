@@ -23,7 +23,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CORE_PKGS) $(SRV_PKGS) $(CLI_PKGS
 CORE_LIBS  := $(shell $(PKG_CONFIG) --libs $(CORE_PKGS) 2>/dev/null) -pthread
 LDLIBS     += $(shell $(PKG_CONFIG) --libs $(CLI_PKGS) $(SRV_PKGS) 2>/dev/null) $(CORE_LIBS)
 
-.PHONY: all setup run test unit integration bench asan fuzz clean format pkg-check lib install uninstall FORCE
+.PHONY: all setup run test unit integration bench asan fuzz fuzz-long clean format pkg-check lib install uninstall FORCE
 all: $(B)/ember guests lib
 
 setup:
@@ -143,6 +143,7 @@ run: setup
 
 test: setup
 	$(MAKE) all
+	$(MAKE) fuzz
 	./tests/run.sh
 
 asan:
@@ -156,6 +157,12 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-om
 fuzz:
 	$(MAKE) B=$(FUZZ_B) CC=clang BLOB_CC=$(CC) CFLAGS="-O1 -g -Wno-gnu-variable-sized-type-not-at-end -fsanitize=fuzzer-no-link $(FUZZ_SAN)" \
 		LDFLAGS="$(FUZZ_SAN)" fuzz-bins
+
+# every harness (or FUZZ_ONLY="sys elf ...") for FUZZ_SECONDS each, its corpus kept and growing
+# in $(FUZZ_B)/corpus/NAME; the figures in docs/fuzzing.md come from this
+FUZZ_SECONDS ?= 60
+fuzz-long: fuzz
+	FUZZ_B=$(FUZZ_B) ./tests/fuzz/run.sh --long $(FUZZ_SECONDS) $(FUZZ_ONLY)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -35,7 +35,8 @@ record()
 	fi
 }
 
-# suite KIND:NAME:BACKEND:MODE ROUTE: one unit program (KIND unit) or integration script (int)
+# suite KIND:NAME:BACKEND:MODE ROUTE: one unit program (KIND unit), integration script (int) or
+# fuzzing harness over its corpus and a fixed number of new inputs (fuzz: tests/fuzz/run.sh)
 suite()
 {
 	IFS=: read -r kind name backend mode <<EOF
@@ -46,6 +47,8 @@ EOF
 	mkdir -p "$LOGS"
 	if [ "$kind" = unit ]; then
 		EMBER_BACKEND=$backend "$B/tests/unit/$name" >"$log" 2>&1
+	elif [ "$kind" = fuzz ]; then
+		EMBER_BACKEND=$backend LOGS="$LOGS/fuzz" sh tests/fuzz/run.sh "$name" >"$log" 2>&1
 	else
 		EMBER_BACKEND=$backend EMBER_SYSCALLS=${mode:-trap} \
 			sh "tests/integration/$name.sh" >"$log" 2>&1
@@ -57,6 +60,9 @@ EOF
 # is the KVM backend's own and runs wherever KVM does.
 UNIT_VM="test_pool test_isolation test_errors test_shell test_sandbox"
 UNIT_PURE="test_elf test_sites test_x86 test_logs test_image_name"
+# the fuzzing harnesses (make fuzz); those that make machines run on each backend there is
+FUZZ_PURE="snap spec parse"
+FUZZ_VM="sys elf ws http"
 INT_ALL="test_run test_snapshot test_guest test_cold test_server test_async test_auth test_status test_logs test_stack test_suite_virtine test_errors test_sandbox"
 INT_GUEST="test_run test_snapshot test_suite_virtine test_cold" # also with syscalls=guest
 plan_native()
@@ -147,6 +153,12 @@ else
 fi
 
 for u in $UNIT_PURE; do suite "unit:$u:none:" native; done
+for f in $FUZZ_PURE; do suite "fuzz:$f:none:" native; done
+fuzz_backends=ptrace
+have_kvm && fuzz_backends="kvm ptrace"
+for b in $fuzz_backends; do
+	for f in $FUZZ_VM; do suite "fuzz:$f:$b:" native; done
+done
 # test_install (make install, the embedding example) tests the installed tree, not a backend:
 # once, on KVM where it works, else on ptrace
 if have_kvm; then
