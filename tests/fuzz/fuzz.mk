@@ -1,15 +1,21 @@
 # libFuzzer harnesses: every tests/fuzz/fuzz_NAME.c is one program, linked with common.c against
-# the server's objects and libember. Built by `make fuzz` into build-fuzz/fuzz/ (the library compiled with clang, ASan,
-# UBSan and coverage instrumentation); run by tests/fuzz/run.sh (docs/fuzzing.md).
+# the CLI's objects (main.c aside), the server's and libember. Built by `make fuzz` into
+# build-fuzz/fuzz/ (everything compiled with clang, ASan, UBSan and coverage instrumentation);
+# run by tests/fuzz/run.sh (docs/fuzzing.md).
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 
 .PHONY: fuzz-bins
 fuzz-bins: $(FUZZ_BINS)
 
-$(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/common.c tests/fuzz/common.h $(B)/libember-srv.a \
-		$(B)/libember.a
+FUZZ_LIBS := $(B)/fuzz/libember-cli.a $(B)/libember-srv.a $(B)/libember.a
+
+$(B)/fuzz/libember-cli.a: $(filter-out %/main.o,$(CLI_OBJ))
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/common.c tests/fuzz/common.h $(FUZZ_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(filter-out -MMD -MP,$(EMBER_CFLAGS)) $(PKG_CFLAGS) -Itests/fuzz \
-		-fsanitize=fuzzer -o $@ $< tests/fuzz/common.c $(B)/libember-srv.a $(B)/libember.a \
-		$(LDFLAGS) $(LDLIBS)
+		-fsanitize=fuzzer -o $@ $< tests/fuzz/common.c $(FUZZ_LIBS) $(LDFLAGS) $(LDLIBS)
