@@ -9,6 +9,10 @@
 
 #define RT_CTL ((volatile struct ember_rt_ctl *)EMBER_RT_CTL)
 
+#ifdef EMBER_RT_HOSTED
+/* built into a host program (tests/fuzz/fuzz_rt.c, its memory calls), which plays the host */
+long rt_hc_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5);
+#else
 /* a syscall served by the host emulation: the one generic hypercall */
 static inline long rt_hc_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
@@ -22,6 +26,7 @@ static inline long rt_hc_syscall(long nr, long a0, long a1, long a2, long a3, lo
 			 : "rcx", "r11", "memory");
 	return nr;
 }
+#endif
 
 /* forwards the program's syscall to the host emulation, which counts it as served there */
 static inline long rt_forward(long nr, long a0, long a1, long a2, long a3, long a4, long a5)

@@ -6,7 +6,7 @@
 #   tests/fuzz/run.sh --long SECONDS [NAME...] each for SECONDS (make fuzz-long), its corpus
 #                                              growing in $FUZZ_B/corpus/NAME; prints libFuzzer's
 #                                              last cov, ft and exec/s per harness
-# NAME is sys, elf, snap, ws, spec, parse, http or stack (default: all). Machines use $EMBER_BACKEND
+# NAME is sys, elf, snap, ws, spec, parse, http, stack or rt (default: all). Machines use $EMBER_BACKEND
 # (default auto); guest programs come from $B/guest (default build). A crash, a leak or a broken
 # invariant fails the run; its input is kept as $LOGS/NAME-crash-* (LOGS default $FUZZ_B/logs).
 set -u
@@ -24,7 +24,8 @@ ws 3000 -max_len=80000
 spec 20000 -dict=tests/fuzz/spec.dict
 parse 50000 -max_len=256
 http 3000 -dict=tests/fuzz/http.dict
-stack 10000 -dict=tests/fuzz/stack.dict"
+stack 10000 -dict=tests/fuzz/stack.dict
+rt 20000 -max_len=512"
 
 long=
 if [ "${1:-}" = --long ]; then
