@@ -120,6 +120,10 @@ struct ember_rt_ctl {
 	/* the program's calls the runtime forwarded to the host (it counts the others) */
 	uint64_t forwarded;
 	uint64_t sigmask;
+	/* 0, or the lowest heap address below the break that a call forwarded to the host may have
+	 * unmapped or remapped: while there is one, a break moved down is told to the host, so
+	 * that growing it again gets fresh pages there (as Linux maps them) */
+	uint64_t brk_hole;
 };
 #define EMBER_RT_MAGIC	   0x454d4245525254ULL /* "EMBERRT" */
 #define EMBER_RT_FPU_SAVED 0x4650555341564544ULL

@@ -31,6 +31,10 @@ static void heap_yield(uint64_t a, uint64_t b)
 		if (c->brk_dirty > end)
 			c->brk_dirty = end;
 	}
+	/* the heap below the break, which the program may give the host like any memory */
+	uint64_t lo = (a > c->brk_start ? a : c->brk_start) & ~(PAGE - 1);
+	if (a < end && b > c->brk_start && (!c->brk_hole || lo < c->brk_hole))
+		c->brk_hole = lo;
 }
 
 /* forwards a call on [a, b) to the host, the heap's spare part taken back first */
@@ -224,6 +228,17 @@ long rt_brk(long want0, long a1, long a2, long a3, long a4, long a5)
 				return (long)cur;
 		}
 		c->brk_top = top;
+	}
+	/* down over a heap the host may have unmapped parts of: it takes the heap above the new
+	 * break back, so that growing again maps fresh pages there */
+	if (new_end < old_end && c->brk_hole) {
+		if ((uint64_t)rt_own(__NR_brk, new_end, 0, 0) != new_end)
+			return (long)cur;
+		c->brk_top = new_end;
+		if (c->brk_dirty > new_end)
+			c->brk_dirty = new_end;
+		if (new_end <= c->brk_hole)
+			c->brk_hole = 0;
 	}
 	/* pages given back by an earlier shrink read as zero when the heap grows over them */
 	uint64_t dirty = c->brk_dirty < new_end ? c->brk_dirty : new_end;

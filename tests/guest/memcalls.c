@@ -3,7 +3,8 @@
  *   memcalls        every case, one "name=value" line each
  *   memcalls light  a few small calls only (no pool growth): one exit per warm invocation
  *   memcalls wp     writes to a page made read-only: dies of SIGSEGV
- *   memcalls bounce only an mmap from a site that keeps the trapping form, and its munmap */
+ *   memcalls bounce only an mmap from a site that keeps the trapping form, and its munmap
+ *   memcalls heap   the break moved down over heap pages the program unmapped, and up again */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -241,6 +242,25 @@ static void every(void)
 	}
 }
 
+/* pages of the heap unmapped below the break, the break moved down over them and up again:
+ * fresh pages there, as Linux maps them (raw calls: musl's malloc keeps out of the way) */
+static void heap(void)
+{
+	long b0 = raw(SYS_brk, 0, 0, 0, 0, 0, 0), b1 = b0 + 16 * (long)PG;
+	long p = (b0 + (long)PG - 1) & ~((long)PG - 1);
+	int grown = raw(SYS_brk, b1, 0, 0, 0, 0, 0) == b1;
+	if (grown)
+		memset((char *)p, 3, 8 * PG);
+	int hole = grown && munmap((char *)p + 2 * PG, 4 * PG) == 0;
+	int down = raw(SYS_brk, p + (long)PG, 0, 0, 0, 0, 0) == p + (long)PG;
+	int up = raw(SYS_brk, b1, 0, 0, 0, 0, 0) == b1;
+	int fresh = up && zeros((char *)p + PG, 8 * PG);
+	if (up)
+		memset((char *)p + PG, 4, 8 * PG);
+	printf("heap_grown=%d hole=%d down=%d up=%d fresh=%d\n", grown, hole, down, up, fresh);
+	raw(SYS_brk, b0, 0, 0, 0, 0, 0);
+}
+
 int main(int argc, char **argv)
 {
 	char buf[256];
@@ -255,6 +275,8 @@ int main(int argc, char **argv)
 			memset((void *)m, 1, 16 * PG);
 		printf("trapped_mmap=%d redzone=%d munmap=%d\n", ok, kept == 0x5eed,
 		       ok ? trapped_munmap_regs(m, 16 * PG) : -1);
+	} else if (argc > 1 && !strcmp(argv[1], "heap")) {
+		heap();
 	} else if (argc > 1 && !strcmp(argv[1], "wp")) {
 		char *p = map(PG);
 		mprotect(p, PG, PROT_READ);

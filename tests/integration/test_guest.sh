@@ -53,6 +53,16 @@ for mode in trap guest; do
 	expect_rc 0 "unaligned $mode"
 	check "unaligned $mode: output equals the native run's, twice" cmp -s "$tmp/out" "$tmp/native2"
 done
+# the heap unmapped in part below the break, the break moved down over it and up: fresh pages
+"$G/memcalls.musl" heap <"$tmp/in" >"$tmp/native" 2>/dev/null
+check "memcalls heap native: fresh pages" grep -q 'up=1 fresh=1' "$tmp/native"
+cat "$tmp/native" "$tmp/native" >"$tmp/native2"
+for mode in trap guest; do
+	er --syscalls "$mode" --repeat 2 "$G/memcalls.musl" heap
+	expect_rc 0 "memcalls heap $mode"
+	check "memcalls heap $mode: output equals the native run's, twice" \
+		cmp -s "$tmp/out" "$tmp/native2"
+done
 er --syscalls guest --stats "$G/memcalls.musl"
 for call in brk mmap munmap mremap mprotect madvise; do
 	stats "any(s['name'] == '$call' and s['served'] > 0 for s in j['syscalls'])" \
