@@ -116,14 +116,31 @@ static uint64_t arg(const struct sys_state *st, struct fz *f)
 	}
 }
 
+/* A syscall number: mostly one the emulation knows (served or refused by name), else any of
+ * Linux's and Ember's (1000 and up), or anything at all. */
+static uint64_t number(uint16_t v, struct fz *f)
+{
+	static uint16_t known[SYS_NR_MAX + 2];
+	static size_t nknown;
+	if (!nknown) {
+		for (int i = 0; i < SYS_NR_MAX; i++)
+			if (sys_name(i))
+				known[nknown++] = (uint16_t)i;
+		known[nknown++] = EMBER_SYS_SNAPSHOT;
+		known[nknown++] = EMBER_SYS_POOL;
+	}
+	if (v == 0xffff)
+		return fz_u64(f);
+	return v & 0x8000 ? v % 1100 : known[v % nknown];
+}
+
 /* the registers of a syscall: the snapshot's, with the number, arguments and where it came
  * from (the program's site, the in-guest runtime's code, anywhere) */
 static void syscall_regs(struct target *t, struct fz *f)
 {
 	struct sys_state *st = &t->v->st;
 	struct vm_regs r = t->fn->snap.regs;
-	uint16_t nr = fz_u16(f);
-	r.rax = nr == 0xffff ? fz_u64(f) : nr % 1100; /* Linux's numbers and Ember's (1000+) */
+	r.rax = number(fz_u16(f), f);
 	uint64_t *regs[6] = {&r.rdi, &r.rsi, &r.rdx, &r.r10, &r.r8, &r.r9};
 	for (int i = 0; i < 6; i++)
 		*regs[i] = arg(st, f);
