@@ -23,7 +23,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CORE_PKGS) $(SRV_PKGS) $(CLI_PKGS
 CORE_LIBS  := $(shell $(PKG_CONFIG) --libs $(CORE_PKGS) 2>/dev/null) -pthread
 LDLIBS     += $(shell $(PKG_CONFIG) --libs $(CLI_PKGS) $(SRV_PKGS) 2>/dev/null) $(CORE_LIBS)
 
-.PHONY: all setup run test unit integration bench asan fuzz fuzz-long clean format pkg-check lib install uninstall FORCE
+.PHONY: all setup run test unit integration bench asan fuzz fuzz-long fuzz-cov clean format pkg-check lib install uninstall FORCE
 all: $(B)/ember guests lib
 
 setup:
@@ -164,10 +164,18 @@ FUZZ_SECONDS ?= 60
 fuzz-long: fuzz
 	FUZZ_B=$(FUZZ_B) ./tests/fuzz/run.sh --long $(FUZZ_SECONDS) $(FUZZ_ONLY)
 
+# the line coverage of each harness's own sources by its corpora (those fuzz-long grew and the
+# committed ones), with llvm-cov: the harnesses built again with clang's source coverage
+FUZZ_COV_B := build-fuzz-cov
+fuzz-cov:
+	$(MAKE) B=$(FUZZ_COV_B) CC=clang BLOB_CC=$(CC) CFLAGS="-O1 -g -Wno-gnu-variable-sized-type-not-at-end -fsanitize=fuzzer-no-link -fprofile-instr-generate -fcoverage-mapping" \
+		LDFLAGS="-fprofile-instr-generate" fuzz-bins
+	FUZZ_B=$(FUZZ_COV_B) FUZZ_CORPUS=$(FUZZ_B)/corpus ./tests/fuzz/run.sh --coverage $(FUZZ_ONLY)
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(B) build-asan $(FUZZ_B)
+	rm -rf $(B) build-asan $(FUZZ_B) $(FUZZ_COV_B)
 
 -include $(CORE_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
