@@ -18,7 +18,7 @@ FZ_UNTRACED static void check(const struct srv_spec *sp)
 	FZ_CHECK(!strcmp(sp->syscalls, "trap") || !strcmp(sp->syscalls, "guest"), "syscalls '%s'",
 		 sp->syscalls);
 	FZ_CHECK(!sp->mem_bytes ||
-		     (sp->mem_bytes >= (4ULL << 20) && sp->mem_bytes <= (64ULL << 30)),
+		     (sp->mem_bytes >= EMBER_MEM_MIN && sp->mem_bytes <= EMBER_MEM_MAX),
 		 "memory %lu", sp->mem_bytes);
 	FZ_CHECK(isfinite(sp->timeout_s) && sp->timeout_s > 0 && sp->timeout_s <= 86400,
 		 "timeout %g", sp->timeout_s);
