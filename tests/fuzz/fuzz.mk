@@ -15,16 +15,16 @@ $(B)/fuzz/libember-cli.a: $(filter-out %/main.o,$(CLI_OBJ))
 	@rm -f $@
 	ar rcs $@ $^
 
+# HARNESS_SOURCES... -> the program $@
+FUZZ_LINK = mkdir -p $(dir $@) && $(CC) $(CFLAGS) $(filter-out -MMD -MP,$(EMBER_CFLAGS)) \
+	$(PKG_CFLAGS) -Itests/fuzz -fsanitize=fuzzer -o $@ $(1) tests/fuzz/common.c $(FUZZ_LIBS) \
+	$(LDFLAGS) $(LDLIBS)
+
 $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/common.c tests/fuzz/common.h $(FUZZ_LIBS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(filter-out -MMD -MP,$(EMBER_CFLAGS)) $(PKG_CFLAGS) -Itests/fuzz \
-		-fsanitize=fuzzer -o $@ $< tests/fuzz/common.c $(FUZZ_LIBS) $(LDFLAGS) $(LDLIBS)
+	$(call FUZZ_LINK,$<)
 
 # the in-guest runtime's memory calls, built for the host with the harness playing the host
 FUZZ_RT_SRC := src/guest/rt_mem.c src/guest/rt_pool.c
 $(B)/fuzz/fuzz_rt: tests/fuzz/fuzz_rt.c $(FUZZ_RT_SRC) src/guest/rt.h src/guest/rt_pool.h \
 		tests/fuzz/common.c tests/fuzz/common.h $(FUZZ_LIBS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(filter-out -MMD -MP,$(EMBER_CFLAGS)) $(PKG_CFLAGS) -Itests/fuzz \
-		-Isrc/guest -DEMBER_RT_HOSTED -fsanitize=fuzzer -o $@ $< $(FUZZ_RT_SRC) \
-		tests/fuzz/common.c $(FUZZ_LIBS) $(LDFLAGS) $(LDLIBS)
+	$(call FUZZ_LINK,-Isrc/guest -DEMBER_RT_HOSTED $< $(FUZZ_RT_SRC))

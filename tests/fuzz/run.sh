@@ -9,9 +9,10 @@
 #   tests/fuzz/run.sh --coverage [NAME...]     the line coverage of its own sources by both its
 #                                              corpora, with llvm-cov (make fuzz-cov: FUZZ_B is
 #                                              then build-fuzz-cov, FUZZ_CORPUS build-fuzz/corpus)
-# NAME is sys, elf, snap, ws, spec, parse, http, stack or rt (default: all). Machines use $EMBER_BACKEND
-# (default auto); guest programs come from $B/guest (default build). A crash, a leak or a broken
-# invariant fails the run; its input is kept as $LOGS/NAME-crash-* (LOGS default $FUZZ_B/logs).
+# NAME is sys, elf, snap, ws, spec, parse, http, stack or rt (default: all). Machines use
+# $EMBER_BACKEND (default auto); guest programs come from $B/guest (default build). A crash, a
+# leak or a broken invariant fails the run; its input is kept as $LOGS/NAME-crash-* (LOGS
+# default $FUZZ_B/logs).
 set -u
 cd "$(dirname "$0")/../.."
 FUZZ_B=${FUZZ_B:-build-fuzz}
