@@ -116,8 +116,9 @@ static uint64_t arg(const struct sys_state *st, struct fz *f)
 	}
 }
 
-/* A syscall number: mostly one the emulation knows (served or refused by name), else any of
- * Linux's and Ember's (1000 and up), or anything at all. */
+/* A syscall number: any of Linux's and Ember's (1000 and up) below 0x8000, one the emulation
+ * names (served or refused) above, or anything at all (the corpus's regress-* inputs keep the
+ * meaning they were found with). */
 static uint64_t number(uint16_t v, struct fz *f)
 {
 	static uint16_t known[SYS_NR_MAX + 2];
@@ -131,7 +132,7 @@ static uint64_t number(uint16_t v, struct fz *f)
 	}
 	if (v == 0xffff)
 		return fz_u64(f);
-	return v & 0x8000 ? v % 1100 : known[v % nknown];
+	return v & 0x8000 ? known[v % nknown] : v % 1100;
 }
 
 /* the registers of a syscall: the snapshot's, with the number, arguments and where it came
