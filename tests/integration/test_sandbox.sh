@@ -81,6 +81,22 @@ else
 	ok "serve: no forbidden call"
 fi
 
+# a relative state folder, as make run gives (./var): resolving it needs getcwd
+mkdir -p "$tmp/rel"
+(cd "$tmp/rel" && exec "$OLDPWD/$E" serve --listen "127.0.0.1:$port" --state ./var \
+	--secrets "$tmp/secrets" --backend "$EMBER_BACKEND" 2>>"$tmp/server.log") &
+pid=$!
+await "serve with a relative state folder" curl -sf "$U/healthz" -o /dev/null
+expect "serve, relative state folder: it answers" 200 "$(http GET /system/functions)" "[]"
+check "serve, relative state folder: still sandboxed" kill -0 "$pid"
+stop
+echo hi >"$tmp/in"
+(cd "$B/functions" && "$OLDPWD/$E" run --backend "$EMBER_BACKEND" --state ./relstate --cold \
+	./hello <"$tmp/in" >"$tmp/out" 2>"$tmp/err")
+rc=$?
+check "run, relative image and state folder: exit 0" test "$rc" = 0
+check "run, relative image and state folder: output" grep -q 'Hello, hi!' "$tmp/out"
+rm -rf "$B/functions/relstate"
 start --no-sandbox
 check "serve --no-sandbox: no filter" unsandboxed "$pid"
 stop
