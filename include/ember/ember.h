@@ -136,6 +136,8 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 /* The kind's name: "ok" (0), "error", "nokvm", "image", "config", "init", "nomem", "io";
  * "unknown" for anything else. */
 const char *ember_error_name(int rc);
+/* The outcome's name: "ok", "crash", "timeout", "limit" or "error" (also for anything else). */
+const char *ember_outcome_name(enum ember_outcome o);
 /* Runs one invocation with the given request bytes; thread-safe. Always fills res. */
 int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct ember_result *res);
 /* ember_invoke with the request's metadata readable on fd 4 (EMBER_META_FD): meta_len bytes of

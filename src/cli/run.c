@@ -55,8 +55,6 @@ static const char run_help[] =
     "(139 page fault or general protection fault, 136 divide error, 132 invalid opcode,\n"
     "134 abort).\n";
 
-static const char *const outcome_names[] = {"ok", "crash", "timeout", "limit", "error"};
-
 /* counters of a whole `ember run`: summed over its invocations */
 struct run_stats {
 	uint64_t exits[4], total_exits, run_us;
@@ -83,8 +81,8 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 	    json_pack("{s:I,s:I,s:I,s:I,s:s,s:b,s:i,s:b,s:I,s:I,s:I,s:I,s:b,s:b}", "exits",
 		      (json_int_t)r->exits, "run_us", (json_int_t)r->run_us, "reset_us",
 		      (json_int_t)r->reset_us, "wait_us", (json_int_t)r->wait_us, "outcome",
-		      outcome_names[r->outcome], "warm", r->warm, "exit_code", r->exit_code, "cold",
-		      r->cold, "faults", (json_int_t)r->faults, "prefetched_pages",
+		      ember_outcome_name(r->outcome), "warm", r->warm, "exit_code", r->exit_code,
+		      "cold", r->cold, "faults", (json_int_t)r->faults, "prefetched_pages",
 		      (json_int_t)r->prefetched_pages, "setup_us", (json_int_t)r->setup_us,
 		      "prefetch_us", (json_int_t)r->prefetch_us, "recorded", r->recorded,
 		      "prefetch_buffered", r->prefetch_buffered));

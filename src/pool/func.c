@@ -154,6 +154,15 @@ const char *ember_error_name(int rc)
 	return "unknown";
 }
 
+const char *ember_outcome_name(enum ember_outcome o)
+{
+	static const char *const names[] = {
+	    [EMBER_OK] = "ok",	     [EMBER_CRASH] = "crash", [EMBER_TIMEOUT] = "timeout",
+	    [EMBER_LIMIT] = "limit", [EMBER_ERROR] = "error",
+	};
+	return (unsigned)o < sizeof(names) / sizeof(names[0]) ? names[o] : "error";
+}
+
 void ember_unload(struct ember_function *fn)
 {
 	if (!fn)

@@ -8,8 +8,6 @@
 
 #define DEFAULT_CONTENT_TYPE "text/plain; charset=utf-8"
 
-static const char *const outcome_names[] = {"ok", "crash", "timeout", "limit", "error"};
-
 void srv_req_call_id(struct srv_req *r, char *buf, size_t len)
 {
 	const char *id = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Call-Id");
@@ -77,7 +75,7 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 	snprintf(a->code, sizeof(a->code), "%d", res.exit_code);
 	a->h[a->nh++] = (struct srv_header){"X-Duration-Seconds", a->dur};
 	a->h[a->nh++] = (struct srv_header){"X-Ember-Start", init_s < 0 ? "warm" : "cold"};
-	a->h[a->nh++] = (struct srv_header){"X-Ember-Outcome", outcome_names[res.outcome]};
+	a->h[a->nh++] = (struct srv_header){"X-Ember-Outcome", ember_outcome_name(res.outcome)};
 	a->h[a->nh++] = (struct srv_header){"X-Ember-Exit-Code", a->code};
 	if (init_s >= 0) {
 		snprintf(a->init, sizeof(a->init), "%.3f", init_s * 1e3);

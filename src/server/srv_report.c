@@ -6,8 +6,6 @@
 
 #define PAGE_KIB 4
 
-static const char *const outcomes[] = {"ok", "crash", "timeout", "limit", "error"};
-
 /* Fields are tab-separated "Key: value" pairs in this order; Init Duration only on a cold
  * start. The format is documented and kept stable: add fields at the end only. */
 void srv_report(struct srv *s, const struct srv_call *c, const char *id,
@@ -20,7 +18,6 @@ void srv_report(struct srv *s, const struct srv_call *c, const char *id,
 	char init[48] = "";
 	if (init_s >= 0)
 		snprintf(init, sizeof(init), "\tInit Duration: %.3f ms", init_s * 1e3);
-	unsigned o = (unsigned)res->outcome;
 	srv_log(s, "info",
 		"REPORT RequestId: %s\tFunction: %s\tDuration: %.3f ms%s\tExits: %llu\t"
 		"Pages Written: %llu\tMemory Size: %llu MB\tMax Memory Used: %llu KiB\t"
@@ -29,5 +26,5 @@ void srv_report(struct srv *s, const struct srv_call *c, const char *id,
 		(unsigned long long)res->pages_touched,
 		(unsigned long long)(c->inst->mem_bytes >> 20),
 		(unsigned long long)((info.snapshot_pages + res->pages_touched) * PAGE_KIB),
-		o < sizeof(outcomes) / sizeof(outcomes[0]) ? outcomes[o] : "error", res->exit_code);
+		ember_outcome_name(res->outcome), res->exit_code);
 }
