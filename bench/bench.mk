@@ -15,3 +15,10 @@ all: $(B)/bench/forkserver
 bench-http: setup
 	$(MAKE) all
 	B=$(B) ./bench/http.sh
+
+# bench/hostile.sh's clients: a fixed-rate load generator and the hostile ones
+$(B)/bench/loadgen $(B)/bench/attack: $(B)/bench/%: bench/%.c bench/client.c bench/client.h \
+		bench/bench.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o $@ $< bench/client.c
+all: $(B)/bench/loadgen $(B)/bench/attack
