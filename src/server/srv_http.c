@@ -11,7 +11,11 @@
 #include "server/srv_impl.h"
 
 #define EARLY_413_SLACK (1ULL << 20) /* read and drop up to this much past a limit, then reply */
-#define MAX_CONNECTIONS 1000
+/* a body without a length (chunked) past its limit is read and dropped up to this much, so that
+ * an honest client sees the 413 when its body ends; then answered and closed, since it may never
+ * end (the client may then see the connection reset before the 413) */
+#define CHUNKED_DRAIN_MAX (64ULL << 20)
+#define MAX_CONNECTIONS	  1000
 
 /* Who may call a route: everything under /system/ needs the management credentials (when
  * authentication is on); a route with a function's name and a rest (its invocations) needs them
@@ -164,6 +168,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				 (unsigned long long)r->limit);
 			e->status = 413;
 		}
+
 		if (!e->status && r->len + *size > r->cap) {
 			size_t cap = r->cap ? r->cap : 16384;
 			while (cap < r->len + *size)
@@ -177,8 +182,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (!e->status) {
 			memcpy(r->body + r->len, data, *size);
 			r->len += *size;
-		}
+		} else
+			r->dropped += *size;
 		*size = 0;
+		if (e->status && r->dropped > CHUNKED_DRAIN_MAX && !r->status)
+			return reply_early(r, e);
 		return MHD_YES;
 	}
 	if (e->status)

@@ -206,6 +206,7 @@ struct srv_req {
 	uint8_t *body;
 	size_t len, cap;
 	uint64_t limit;
+	uint64_t dropped; /* body bytes read and dropped after an early error */
 	int too_large;
 	unsigned status; /* of the reply queued (0: none yet) */
 	int authed;	 /* the route needed the credentials, and they were given */
