@@ -151,6 +151,10 @@ void ember_result_free(struct ember_result *res);
 int ember_warm(struct ember_function *fn, unsigned n);
 void ember_info(const struct ember_function *fn, struct ember_info *info);
 void ember_unload(struct ember_function *fn);
+/* Removes from state_dir/snapshots what a crash left there: the temporary folders and files of
+ * snapshots being written by processes that are gone. A server calls it at start. Returns how
+ * many it removed. */
+int ember_sweep(const char *state_dir);
 
 #ifdef __cplusplus
 }

@@ -46,6 +46,13 @@ static int make_dirs(const char *state, char *out, size_t outlen, uint64_t key)
 	return 0;
 }
 
+int ember_sweep(const char *state_dir)
+{
+	char d[4096];
+	snprintf(d, sizeof(d), "%.4000s/snapshots", state_dir);
+	return snap_sweep(d);
+}
+
 /* drops what is in memory and reads the state back from disk: the next start is cold */
 static int go_cold(struct ember_function *fn, char *err, size_t errlen)
 {

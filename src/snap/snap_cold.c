@@ -312,7 +312,8 @@ static int write_ws(struct snap_cold *c, const char *dir, char *err, size_t errl
 {
 	char path[4200], tmp[4300];
 	ws_path(path, sizeof(path), dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	/* a name of its own: two functions of one configuration may record at once */
+	snprintf(tmp, sizeof(tmp), "%s" SNAP_TMP "%d-XXXXXX", path, (int)getpid());
 	uint64_t n = c->ntrace, off = ws_data_off(n);
 	uint8_t *buf = calloc(1, off + n * PAGE);
 	if (!buf)
@@ -335,7 +336,7 @@ static int write_ws(struct snap_cold *c, const char *dir, char *err, size_t errl
 	}
 	h->trace_hash = XXH3_64bits(h + 1, n * 8);
 	h->data_hash = XXH3_64bits(buf + off, n * PAGE);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = mkostemp(tmp, O_CLOEXEC);
 	int e = fd < 0 ? errno : 0;
 	size_t len = off + n * PAGE, done = 0;
 	while (!e && done < len) {
@@ -352,8 +353,10 @@ static int write_ws(struct snap_cold *c, const char *dir, char *err, size_t errl
 	if (fd >= 0)
 		close(fd);
 	free(buf);
-	if (!e)
+	if (!e) {
+		snap_fsync(dir); /* the new name survives a crash of the machine too */
 		return 0;
+	}
 	unlink(tmp);
 	return snprintf(err, errlen, "writing %s: %s", path, strerror(e)), -1;
 }

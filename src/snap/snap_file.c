@@ -1,8 +1,10 @@
 /* The on-disk snapshot: `mem` holds each page at its guest address (holes elsewhere), `state`
  * the registers, emulation state and checksums. Both go to a temporary folder that replaces the
  * old one in one rename, so a crash mid-write leaves the previous snapshot whole. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,8 +87,7 @@ static int write_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
-/* 0 or -errno */
-static int fsync_path(const char *path)
+int snap_fsync(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -176,7 +177,7 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 		goto fail_body;
 	close(fd);
 	free(b.p);
-	return fsync_path(tmp);
+	return snap_fsync(tmp);
 fail_body:
 	free(b.p);
 fail:
@@ -186,15 +187,61 @@ fail:
 	return rc;
 }
 
+/* a snapshot folder and the files in it (no deeper folders) */
 static void remove_dir(const char *dir)
 {
-	char path[4200];
-	static const char *const names[] = {"mem", "state", "ws"};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), "%.4096s/%s", dir, names[i]);
-		unlink(path);
-	}
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
 	rmdir(dir);
+}
+
+/* a temporary name (NAME.tmp-PID-XXXXXX, or NAME.tmp-PID and ws.tmp as older versions wrote them)
+ * of a process that is gone, or of an earlier one with this process's PID */
+static int stale(const char *name)
+{
+	const char *t = strstr(name, SNAP_TMP);
+	if (!strcmp(name, "ws.tmp"))
+		return 1;
+	if (!t)
+		return 0;
+	char *end;
+	long pid = strtol(t + strlen(SNAP_TMP), &end, 10);
+	if (pid <= 0 || (*end != '-' && *end != 0))
+		return 0;
+	return pid == getpid() || (kill((pid_t)pid, 0) < 0 && errno == ESRCH);
+}
+
+int snap_sweep(const char *root)
+{
+	DIR *d = opendir(root);
+	struct dirent *e;
+	char path[4200];
+	int n = 0;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%.4000s/%.190s", root, e->d_name);
+		if (stale(e->d_name)) {
+			remove_dir(path);
+			n++;
+			continue;
+		}
+		DIR *sd = opendir(path); /* a snapshot: a working set that was being written */
+		struct dirent *f;
+		while (sd && (f = readdir(sd)))
+			if (!strncmp(f->d_name, "ws", 2) && stale(f->d_name))
+				n += unlinkat(dirfd(sd), f->d_name, 0) == 0;
+		if (sd)
+			closedir(sd);
+	}
+	if (d)
+		closedir(d);
+	return n;
 }
 
 int snap_save(const struct snap *s, const struct snap_meta *m, const char *dir, char *err,
@@ -203,17 +250,18 @@ int snap_save(const struct snap *s, const struct snap_meta *m, const char *dir, 
 	char tmp[4096], parent[4096];
 	if (strlen(dir) > 4000)
 		return snprintf(err, errlen, "snapshot path too long"), -1;
-	snprintf(tmp, sizeof(tmp), "%.4000s.tmp-%d", dir, (int)getpid());
+	/* a name of its own: two loads of one configuration may save at once, in one process;
+	 * what a crash leaves is swept at the next start (snap_sweep) */
+	snprintf(tmp, sizeof(tmp), "%.4000s" SNAP_TMP "%d-XXXXXX", dir, (int)getpid());
 	snprintf(parent, sizeof(parent), "%.4000s", dir);
 	char *slash = strrchr(parent, '/');
 	if (slash)
 		*slash = 0;
 	else
 		snprintf(parent, sizeof(parent), ".");
-	remove_dir(tmp);
 	if (!s->data)
 		return snprintf(err, errlen, "no snapshot pages in memory to write"), EMBER_ERR;
-	int rc = mkdir(tmp, 0700) < 0 ? -errno : write_files(s, m, tmp);
+	int rc = !mkdtemp(tmp) ? -errno : write_files(s, m, tmp);
 	if (rc) { /* whatever the disk refused, the state folder is at fault: EMBER_ERR_IO */
 		snprintf(err, errlen, "writing the snapshot to %s: %s", tmp, strerror(-rc));
 		remove_dir(tmp);
@@ -228,7 +276,7 @@ int snap_save(const struct snap *s, const struct snap_meta *m, const char *dir, 
 		remove_dir(tmp);
 		return vm_errno_kind(rc, EMBER_ERR_IO);
 	}
-	fsync_path(parent);
+	snap_fsync(parent);
 	return 0;
 }
 

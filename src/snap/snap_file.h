@@ -13,6 +13,10 @@ struct snap_meta {
 	uint64_t config_hash; /* argv, env, code: what init saw */
 };
 
+/* what a snapshot being written is called until it is whole: DIR.tmp-PID-XXXXXX (a folder) and
+ * DIR/ws.tmp-PID-XXXXXX (a working set) */
+#define SNAP_TMP ".tmp-"
+
 /* Writes s into dir (created or replaced as a whole: a crash leaves the old one). Returns 0 or a
  * kind of failure of ember.h: EMBER_ERR_IO (the disk refused it), EMBER_ERR_NOMEM. */
 int snap_save(const struct snap *s, const struct snap_meta *m, const char *dir, char *err,
@@ -28,6 +32,13 @@ int snap_load(struct snap *s, const struct snap_meta *m, const char *dir, int pa
 int snap_load_pages(struct snap *s, const char *dir, char *err, size_t errlen);
 /* Drops dir's files from the page cache, so the next start reads them from disk. */
 int snap_drop_cache(const char *dir);
+
+/* Removes from root (STATE/snapshots) what writers that are gone left: temporary folders and
+ * working-set files of processes no longer running. Returns how many it removed. */
+int snap_sweep(const char *root);
+
+/* fsync of a file or folder by its path (a folder: the names in it are on disk); 0 or -errno */
+int snap_fsync(const char *path);
 
 /* the per-page checksums kept beside a loaded snapshot's page list */
 uint64_t snap_page_hash(const void *page);
