@@ -34,7 +34,8 @@ struct srv_spec {
 	double keep_alive_s;
 	unsigned min_warm, max_concurrency, queue;
 	int require_auth; /* ember.auth: invocations need the management credentials too */
-	json_t *doc;	  /* the deployment as stored, createdAt included */
+	char pin[SRV_NAME_MAX + 32]; /* functions/<pin>: this version's image ("" for none) */
+	json_t *doc;		     /* the deployment as stored, createdAt included */
 };
 
 /* srv_spec.c (srv_name_ok, and srv_imgref.c's srv_image_name, are in srv_serve.h) */
@@ -129,11 +130,24 @@ int store_temp(const struct srv *s, const char *dir, const void *data, size_t le
 int store_commit(const struct srv *s, const char *dir, const char *tmp, const char *name,
 		 const char *ext, char *err, size_t errlen);
 int store_remove(const struct srv *s, const char *dir, const char *name, const char *ext);
+int store_sync(const struct srv *s, const char *dir); /* fsync of the folder: its names */
+/* a failure of the state folder: the server's, whatever errno says (no space, no file slot, a
+ * read-only or failing disk), unless the host is out of memory */
+int store_kind(int e);
+int store_restore(struct srv *s);
+
+/* srv_pin.c: a deployment's own copy of its image, functions/NAME.image.N */
 /* Links images/<image> to a new temporary file in functions/ (path): a deployment keeps the
  * version it was deployed with, whatever is uploaded later. */
-int store_pin(const struct srv *s, const char *image, char *path, size_t pathlen, char *err,
-	      size_t errlen);
-int store_restore(struct srv *s);
+int pin_link(const struct srv *s, const char *image, char *path, size_t pathlen, char *err,
+	     size_t errlen);
+/* Moves the temporary link to a name no other version has, in sp->pin (unlinked on failure). */
+int pin_commit(const struct srv *s, const char *tmp, struct srv_spec *sp, char *err, size_t errlen);
+int pin_path(const struct srv *s, const char *pin, char *buf, size_t len);
+void pin_remove(const struct srv *s, const char *pin);
+/* sets sp->pin from the stored deployment (doc, as read from its file) */
+void pin_restore(const struct srv *s, const json_t *doc, struct srv_spec *sp);
+int pin_sweep(struct srv *s); /* removes the pins no deployment names; returns how many */
 
 /* srv_load.c: these return 0 or a kind of failure of ember.h (EMBER_ERR_*) */
 /* image: the executable to load (NULL: the deployment's pinned copy, else the uploaded one) */

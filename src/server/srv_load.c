@@ -69,9 +69,14 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	if (sp->image[0] && image) {
 		snprintf(path, sizeof(path), "%s", image);
 		argv[0] = sp->image;
-	} else if (sp->image[0] &&
-		   !store_path(s, "functions", sp->name, ".image", path, sizeof(path)) &&
-		   !access(path, R_OK)) {
+	} else if (sp->image[0] && sp->pin[0]) {
+		/* its own copy, never what was uploaded since */
+		if (pin_path(s, sp->pin, path, sizeof(path)) || access(path, R_OK))
+			return snprintf(err, errlen,
+					"the image of this version (functions/%s) is "
+					"missing: deploy it again",
+					sp->pin),
+			       EMBER_ERR;
 		argv[0] = sp->image;
 	} else if (sp->image[0]) {
 		if (store_path(s, "images", sp->image, "", path, sizeof(path)) ||

@@ -105,6 +105,9 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 	    auth_init(s, err, errlen))
 		goto fail;
 	store_restore(s);
+	int unpinned = pin_sweep(s);
+	if (unpinned)
+		srv_log(s, "info", "removed %d images no deployment names", unpinned);
 	if (async_init(s, err, errlen) || http_start(s, err, errlen))
 		goto fail;
 	if (pthread_create(&s->reaper, NULL, reaper, s)) {

@@ -10,9 +10,7 @@
 
 #include "server/srv_impl.h"
 
-/* a failure of the state folder: the server's, whatever errno says (no space, no file slot, a
- * read-only or failing disk), unless the host is out of memory */
-static int store_kind(int e)
+int store_kind(int e)
 {
 	return e == ENOMEM ? EMBER_ERR_NOMEM : EMBER_ERR_IO;
 }
@@ -33,7 +31,7 @@ static int mkdir_p(const char *path)
 	return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
 }
 
-static int fsync_dir(const struct srv *s, const char *dir)
+int store_sync(const struct srv *s, const char *dir)
 {
 	char path[SRV_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", s->state, dir);
@@ -45,24 +43,27 @@ static int fsync_dir(const struct srv *s, const char *dir)
 	return rc;
 }
 
-/* removes what an interrupted write left behind: .tmp-* files */
-static void sweep(const struct srv *s, const char *dir)
+/* removes what an interrupted write left behind: .tmp-* files; returns how many */
+static int sweep(const struct srv *s, const char *dir)
 {
 	char path[SRV_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", s->state, dir);
 	DIR *d = opendir(path);
 	struct dirent *de;
+	int n = 0;
 	while (d && (de = readdir(d)))
 		if (!strncmp(de->d_name, ".tmp-", 5))
-			unlinkat(dirfd(d), de->d_name, 0);
+			n += unlinkat(dirfd(d), de->d_name, 0) == 0;
 	if (d)
 		closedir(d);
+	return n;
 }
 
 int store_init(struct srv *s, char *err, size_t errlen)
 {
 	static const char *const dirs[] = {"functions", "images", "async"};
 	char path[SRV_PATH_MAX];
+	int swept = 0;
 	if (mkdir_p(s->opt.state_dir) || !realpath(s->opt.state_dir, s->state))
 		return snprintf(err, errlen, "state directory %s: %s", s->opt.state_dir,
 				strerror(errno)),
@@ -75,8 +76,12 @@ int store_init(struct srv *s, char *err, size_t errlen)
 			return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
 		if (access(path, W_OK))
 			return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
-		sweep(s, dirs[i]);
+		swept += sweep(s, dirs[i]);
 	}
+	swept += ember_sweep(s->state); /* snapshots half-written by a process that died */
+	if (swept)
+		srv_log(s, "info", "removed %d temporary files a crash left in %s", swept,
+			s->state);
 	return 0;
 }
 
@@ -144,7 +149,7 @@ int store_commit(const struct srv *s, const char *dir, const char *tmp, const ch
 		unlink(tmp);
 		return store_kind(e);
 	}
-	fsync_dir(s, dir);
+	store_sync(s, dir);
 	return 0;
 }
 
@@ -161,38 +166,8 @@ int store_remove(const struct srv *s, const char *dir, const char *name, const c
 	char path[SRV_PATH_MAX];
 	if (store_path(s, dir, name, ext, path, sizeof(path)) || unlink(path))
 		return -1;
-	fsync_dir(s, dir);
+	store_sync(s, dir);
 	return 0;
-}
-
-int store_pin(const struct srv *s, const char *image, char *path, size_t pathlen, char *err,
-	      size_t errlen)
-{
-	char src[SRV_PATH_MAX];
-	if (store_path(s, "images", image, "", src, sizeof(src)))
-		return snprintf(err, errlen, "bad image name"), EMBER_ERR_CONFIG;
-	for (int tries = 0; tries < 16; tries++) {
-		/* a fresh name: made by mkstemp, then replaced by the link */
-		int fd = -1;
-		if (snprintf(path, pathlen, "%s/functions/.tmp-XXXXXX", s->state) < (int)pathlen)
-			fd = mkostemp(path, O_CLOEXEC);
-		int e = errno;
-		if (fd < 0)
-			return snprintf(err, errlen, "%s: %s", path, strerror(e)), store_kind(e);
-		close(fd);
-		unlink(path);
-		if (!link(src, path))
-			return 0;
-		e = errno;
-		if (e == ENOENT) /* the deployment names an image nobody uploaded */
-			return snprintf(err, errlen,
-					"image '%s' has not been uploaded (PUT /system/images/%s)",
-					image, image),
-			       EMBER_ERR_IMAGE;
-		if (e != EEXIST)
-			return snprintf(err, errlen, "%s: %s", src, strerror(e)), store_kind(e);
-	}
-	return snprintf(err, errlen, "cannot pin image '%s'", image), EMBER_ERR;
 }
 
 static void restore_one(struct srv *s, const char *file)
@@ -216,9 +191,13 @@ static void restore_one(struct srv *s, const char *file)
 		return;
 	}
 	const char *created = json_string_value(json_object_get(doc, "createdAt"));
-	if (spec_parse(doc, created, &sp, err, sizeof(err)))
+	if (spec_parse(doc, created, &sp, err, sizeof(err))) {
 		srv_log(s, "warning", "skipping %s: %s", path, err);
-	else if (strcmp(sp->name, name))
+		json_decref(doc);
+		return;
+	}
+	pin_restore(s, doc, sp);
+	if (strcmp(sp->name, name))
 		srv_log(s, "warning", "skipping %s: it deploys '%s'", path, sp->name);
 	else if ((rc = reg_add(s, spec_get(sp), NULL)))
 		srv_log(s, "warning", "skipping %s: %s", path,

@@ -53,36 +53,29 @@ enum MHD_Result h_get(struct srv *s, struct srv_req *r)
 	return srv_reply_json(r, 200, j);
 }
 
-/* Writes the deployment and moves its pinned image (pin, or "" for a runtime) in place: the
- * JSON to a temporary file first, so that a full disk fails before anything changed; then the
- * image, then the JSON, each by one rename. On a failure a new deployment leaves no file (an
- * update its old ones), except when the last rename fails after the image's. 0 or a kind. */
-static int save(struct srv *s, const struct srv_spec *sp, const char *pin, int update, char *err,
-		size_t errlen)
+/* Stores the deployment; 0 or a kind. Its image (pin, a temporary link; "" for a runtime) gets a
+ * name of its own first, then the JSON that names it goes to a temporary file (a full disk fails
+ * there, before anything changed) and replaces the old one in one rename; the old version's
+ * image goes once the table has switched (deploy_locked). A crash or a failure at any point
+ * leaves the old version whole (a new deployment: no file) or the new one. */
+static int save(struct srv *s, struct srv_spec *sp, const char *pin, char *err, size_t errlen)
 {
-	char tmp[SRV_PATH_MAX];
-	char *text = json_dumps(sp->doc, JSON_INDENT(1) | JSON_SORT_KEYS);
-	int rc = text ? store_temp(s, "functions", text, strlen(text), 0644, tmp, sizeof(tmp), err,
-				   errlen)
-		      : (snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM);
+	int rc;
+	if (pin[0] && (rc = pin_commit(s, pin, sp, err, errlen)))
+		return rc;
+	json_t *doc = json_copy(sp->doc);
+	if (doc && sp->pin[0])
+		json_object_set_new(doc, "imageFile", json_string(sp->pin));
+	char *text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
+	json_decref(doc);
+	rc = text ? store_write(s, "functions", sp->name, ".json", text, strlen(text), err, errlen)
+		  : (snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM);
 	free(text);
 	if (rc) {
-		if (pin[0])
-			unlink(pin);
-		return rc;
+		pin_remove(s, sp->pin);
+		sp->pin[0] = 0;
 	}
-	if (pin[0] && (rc = store_commit(s, "functions", pin, sp->name, ".image", err, errlen))) {
-		unlink(tmp); /* store_commit took pin away */
-		return rc;
-	}
-	if ((rc = store_commit(s, "functions", tmp, sp->name, ".json", err, errlen))) {
-		if (pin[0] && !update)
-			store_remove(s, "functions", sp->name, ".image");
-		return rc;
-	}
-	if (!pin[0]) /* a runtime now: an image of an earlier version goes */
-		store_remove(s, "functions", sp->name, ".image");
-	return 0;
+	return rc;
 }
 
 /* POST (update = 0) and PUT (update = 1) /system/functions, with s->admin held */
@@ -94,6 +87,9 @@ static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const jso
 	const char *created =
 	    old ? json_string_value(json_object_get(old->doc, "createdAt")) : NULL;
 	int rc = spec_parse(in, update ? created : NULL, &sp, err, sizeof(err));
+	char old_pin[sizeof(sp->pin)] = "";
+	if (old)
+		snprintf(old_pin, sizeof(old_pin), "%s", old->pin);
 	spec_put(old);
 	if (rc)
 		return srv_reply_error(r, 400, "%s", err);
@@ -110,7 +106,7 @@ static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const jso
 	}
 	struct srv_inst *inst;
 	char pin[SRV_PATH_MAX] = "";
-	if (sp->image[0] && (rc = store_pin(s, sp->image, pin, sizeof(pin), err, sizeof(err)))) {
+	if (sp->image[0] && (rc = pin_link(s, sp->image, pin, sizeof(pin), err, sizeof(err)))) {
 		spec_put(sp);
 		return srv_reply_load_error(r, rc, err);
 	}
@@ -121,22 +117,26 @@ static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const jso
 		spec_put(sp);
 		return srv_reply_load_error(r, rc, err);
 	}
-	if ((rc = save(s, sp, pin, update, err, sizeof(err)))) {
+	if ((rc = save(s, sp, pin, err, sizeof(err)))) {
 		spec_put(sp);
 		inst_unload(inst);
 		return srv_reply_load_error(r, rc, err);
 	}
-	char name[SRV_NAME_MAX];
+	char name[SRV_NAME_MAX], new_pin[sizeof(sp->pin)];
 	strcpy(name, sp->name);
+	strcpy(new_pin, sp->pin);
 	rc = update ? reg_replace(s, sp, inst) : reg_add(s, sp, inst);
 	if (rc == REG_NOMEM && !update) { /* not deployed: its files go too */
 		store_remove(s, "functions", name, ".json");
-		store_remove(s, "functions", name, ".image");
+		pin_remove(s, new_pin);
 	}
 	if (rc == REG_NOMEM)
 		return srv_reply_error(r, 500, "out of memory");
 	if (rc)
 		return srv_reply_error(r, 500, "function '%s' changed meanwhile", name);
+	/* no load of the old version starts from now on (one already started fails and retries) */
+	if (strcmp(old_pin, new_pin))
+		pin_remove(s, old_pin);
 	srv_log(s, "info", "%s %s", update ? "updated" : "deployed", name);
 	json_t *st = reg_status(s, name);
 	return st ? srv_reply_json(r, 202, st) : srv_reply_error(r, 500, "deleted meanwhile");
@@ -180,11 +180,13 @@ enum MHD_Result h_delete(struct srv *s, struct srv_req *r)
 	strcpy(name, fn);
 	json_decref(in);
 	pthread_mutex_lock(&s->admin);
+	struct srv_spec *sp = reg_spec(s, name);
 	int rc = reg_remove(s, name);
 	if (rc == REG_OK && store_remove(s, "functions", name, ".json"))
 		srv_log(s, "error", "cannot remove functions/%s.json", name);
-	if (rc == REG_OK)
-		store_remove(s, "functions", name, ".image");
+	if (rc == REG_OK && sp) /* after the JSON: a crash between leaves a pin swept at start */
+		pin_remove(s, sp->pin);
+	spec_put(sp);
 	pthread_mutex_unlock(&s->admin);
 	if (rc)
 		return srv_reply_error(r, 404, "function '%s' not found", name);
