@@ -4,14 +4,18 @@ server with SIGKILL at a point chosen from a seed (`fire`), then what must hold 
 restart (`check`). The ledger (a JSON file) keeps, across rounds, what the server acknowledged
 (a 2xx received) and what was in flight when it died.
 
-  kill9.py fire URL USER:PASS PID SEED ROUND LEDGER HELLO ARGS
-  kill9.py check URL USER:PASS STATE LEDGER HELLO ARGS
+  kill9.py fire URL USER:PASS PID SEED ROUND LEDGER HELLO ARGS CALLBACK-URL
+  kill9.py check URL USER:PASS STATE LEDGER HELLO ARGS CALLBACK-LOG
+  kill9.py callbacks PORT-FILE CALLBACK-LOG   (until killed: the async calls' callbacks)
 
 Functions: js-0..js-2 (runtime js, whose code and envVars V carry the version) and img-0..img-2
 (an image, pic-hello or pic-args, chosen per version, with envVars TEST_V the version; args
 prints TEST_V back, hello answers Hello). Each function has one thread doing one request at a
 time, so at most one of its requests is in flight when the server dies; another thread
-uploads the two images again and again (always the same bytes). `fire` kills the server right
+uploads the two images again and again (always the same bytes), and one more makes async calls
+of `async` (a JS function deployed once), each with its own X-Call-Id; every call acknowledged
+(202) must call back at least once, across the kills (the callbacks server logs them). `fire`
+kills the server right
 after the N-th acknowledged answer (odd rounds) or right after the N-th request was sent in
 full (even rounds), N drawn from the seed and the round. Exit status: 0, or 1 with a reason on
 stderr for every check that failed.
@@ -24,6 +28,7 @@ import random
 import signal
 import sys
 import threading
+import time
 import urllib.parse
 
 FUNCS = ["js-0", "js-1", "js-2", "img-0", "img-1", "img-2"]
@@ -83,11 +88,12 @@ class Fire:
                 os.kill(self.pid, signal.SIGKILL)
                 self.dead.set()
 
-    def request(self, method, path, body, ctype):
+    def request(self, method, path, body, ctype, more=None):
         """the status, or None when no answer came (the server died meanwhile)"""
         c = connect(self.url)
         try:
             h = dict(self.hdr)
+            h.update(more or {})
             h["Content-Type"] = ctype
             c.request(method, path, body=body, headers=h)
             self.tick(True)
@@ -137,16 +143,99 @@ class Fire:
             self.request("PUT", "/system/images/" + name, files[name],
                          "application/octet-stream")
 
-    def run(self, files):
-        print("round: kill after the %d-th %s" %
-              (self.target, "request sent" if self.on_send else "acknowledged answer"))
+    def calls(self, callback, rnd):
+        n = 0
+        while not self.dead.is_set():
+            n += 1
+            cid = "r%d-%d" % (rnd, n)
+            h = {"X-Call-Id": cid, "X-Callback-Url": callback}
+            self.ledger["async"].setdefault("pending", []).append(cid)
+            st = self.request("POST", "/async-function/async", "x", "text/plain", h)
+            if st == 202:
+                self.ledger["async"]["acked"].append(cid)
+            if st is not None:
+                self.ledger["async"]["pending"].remove(cid)
+
+    def run(self, files, callback, rnd):
         ts = [threading.Thread(target=self.function, args=(n,)) for n in FUNCS]
         ts.append(threading.Thread(target=self.uploads, args=(files,)))
+        ts.append(threading.Thread(target=self.calls, args=(callback, rnd)))
         for t in ts:
             t.start()
         for t in ts:
             t.join()
+        print("killed after the %d-th %s, %d async calls acknowledged" %
+              (self.target, "request sent" if self.on_send else "acknowledged answer",
+               len(self.ledger["async"]["acked"])))
         return self.errors
+
+
+def called_back(log):
+    """the ids the callbacks server saw, with a right answer (status 200, async's output)"""
+    seen = set()
+    if os.path.exists(log):
+        with open(log) as fh:
+            for line in fh:
+                cid, status, body = (line.rstrip("\n").split(" ", 2) + ["", ""])[:3]
+                if status == "200" and body == "async x":
+                    seen.add(cid)
+    return seen
+
+
+def check_async(state, ledger, log):
+    """every acknowledged call calls back (within a minute); every call file whole"""
+    bad = []
+    adir = os.path.join(state, "async")
+    for n in sorted(os.listdir(adir)):
+        p = os.path.join(adir, n)
+        if not n.endswith(".call"):
+            bad.append("async/%s: not a call file (a damaged one is renamed .bad)" % n)
+            continue
+        with open(p, "rb") as fh:
+            head = fh.read().split(b"\n", 1)[0]
+        try:
+            json.loads(head)
+        except ValueError as e:
+            bad.append("async/%s: its first line does not parse: %s" % (n, e))
+    want = set(ledger["async"]["acked"])
+    for _ in range(600):
+        if want <= called_back(log):
+            break
+        time.sleep(0.1)
+    missing = sorted(want - called_back(log))
+    if missing:
+        bad.append("%d acknowledged async calls never called back: %s" %
+                   (len(missing), " ".join(missing[:10])))
+    ledger["async"]["acked"] = []
+    ledger["async"]["pending"] = []
+    return bad
+
+
+def callbacks(portfile, log):
+    """an HTTP server that logs every POST it gets: "ID STATUS BODY" (X-Call-Id,
+    X-Function-Status)"""
+    import http.server
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            line = "%s %s %s\n" % (self.headers.get("X-Call-Id"),
+                                   self.headers.get("X-Function-Status"),
+                                   body.decode(errors="replace").strip())
+            with open(log, "a") as fh:
+                fh.write(line)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    with open(portfile + ".tmp", "w") as fh:
+        fh.write(str(srv.server_address[1]))
+    os.rename(portfile + ".tmp", portfile)
+    srv.serve_forever()
 
 
 def check(url, auth, state, ledger, files):
@@ -186,6 +275,7 @@ def check(url, auth, state, ledger, files):
     c.request("GET", "/system/functions", headers=hdr)
     served = {s["name"]: s for s in json.loads(c.getresponse().read())}
     left = dict(served)
+    left.pop("async", None)  # deployed once by the test, for the async calls
     for name, f in ledger["functions"].items():
         s = left.pop(name, None)
         p = f["pending"]
@@ -226,22 +316,25 @@ def settle(ledger, served):
 
 def main():
     mode = sys.argv[1]
+    if mode == "callbacks":
+        return callbacks(sys.argv[2], sys.argv[3])
     if mode == "fire":
-        url, auth, pid, seed, rnd, lpath, hello, args = sys.argv[2:10]
+        url, auth, pid, seed, rnd, lpath, hello, args, callback = sys.argv[2:11]
     else:
-        url, auth, state, lpath, hello, args = sys.argv[2:8]
+        url, auth, state, lpath, hello, args, log = sys.argv[2:9]
     files = {}
     for n, p in (("pic-hello", hello), ("pic-args", args)):
         with open(p, "rb") as fh:
             files[n] = fh.read()
-    ledger = {"next": 0, "functions": {}}
+    ledger = {"next": 0, "functions": {}, "async": {"acked": [], "pending": []}}
     if os.path.exists(lpath):
         with open(lpath) as fh:
             ledger = json.load(fh)
     if mode == "fire":
-        errs = Fire(url, auth, int(pid), int(seed), int(rnd), ledger).run(files)
+        errs = Fire(url, auth, int(pid), int(seed), int(rnd), ledger).run(files, callback,
+                                                                         int(rnd))
     else:
-        errs = check(url, auth, state, ledger, files)
+        errs = check(url, auth, state, ledger, files) + check_async(state, ledger, log)
     with open(lpath, "w") as fh:
         json.dump(ledger, fh)
     for e in errs:
