@@ -155,6 +155,10 @@ void ember_unload(struct ember_function *fn);
  * snapshots being written by processes that are gone. A server calls it at start. Returns how
  * many it removed. */
 int ember_sweep(const char *state_dir);
+/* Removes fn's snapshot from disk (kept under ember_config.state_dir), for a version that will
+ * not be loaded again: a later load of the same configuration runs its initialisation again.
+ * What fn holds in memory stays usable. Returns 0, or -1 when it had none on disk. */
+int ember_snapshot_remove(struct ember_function *fn);
 
 #ifdef __cplusplus
 }

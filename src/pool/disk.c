@@ -53,6 +53,11 @@ int ember_sweep(const char *state_dir)
 	return snap_sweep(d);
 }
 
+int ember_snapshot_remove(struct ember_function *fn)
+{
+	return fn->snap_dir ? snap_remove(fn->snap_dir) : -1;
+}
+
 /* drops what is in memory and reads the state back from disk: the next start is cold */
 static int go_cold(struct ember_function *fn, char *err, size_t errlen)
 {

@@ -59,6 +59,8 @@ struct srv_inst {
 	struct ember_function *fn;
 	int refs;
 	uint64_t mem_bytes;
+	struct srv *srv;
+	int retired; /* replaced, deleted or never used: its snapshot on disk goes with it */
 };
 
 /* A deployed function. Under srv.mu except where noted. */

@@ -119,6 +119,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 		return rc;
 	}
 	in->refs = 1;
+	in->srv = s;
 	in->mem_bytes = cfg.mem_bytes ? cfg.mem_bytes : DEFAULT_MEM;
 	*out = in;
 	return 0;
@@ -143,10 +144,33 @@ int load_check_image(struct srv *s, const char *path, struct ember_info *info, c
 	return 0;
 }
 
+/* another loaded version (of any function) uses the snapshot folder path (s->mu not held) */
+static int snapshot_used(struct srv *s, const struct srv_inst *in, const char *path)
+{
+	int used = 0;
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < s->nfns && !used; i++) {
+		struct srv_inst *o = s->fns[i]->inst;
+		struct ember_info info;
+		if (!o || o == in)
+			continue;
+		ember_info(o->fn, &info);
+		used = info.snapshot_path && !strcmp(info.snapshot_path, path);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return used;
+}
+
 void inst_unload(struct srv_inst *in)
 {
 	if (!in)
 		return;
+	struct ember_info info;
+	ember_info(in->fn, &info);
+	/* a version that will not be loaded again: its snapshot would stay on disk for ever (an
+	 * update of a runtime function's code makes a new one every time) */
+	if (in->retired && info.snapshot_path && !snapshot_used(in->srv, in, info.snapshot_path))
+		ember_snapshot_remove(in->fn);
 	ember_unload(in->fn);
 	free(in);
 }

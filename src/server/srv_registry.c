@@ -78,6 +78,8 @@ int reg_replace(struct srv *s, struct srv_spec *sp, struct srv_inst *in)
 		return REG_NOTFOUND;
 	}
 	struct srv_spec *old = e->spec;
+	if (e->inst)
+		e->inst->retired = 1;
 	struct srv_inst *dead = reg_inst_put(e->inst);
 	e->spec = sp;
 	e->inst = in;
@@ -104,6 +106,8 @@ int reg_remove(struct srv *s, const char *name)
 	s->nfns--;
 	e->deleted = 1;
 	logs_close(e->logs); /* its followers end; invocations still running add nothing */
+	if (e->inst)
+		e->inst->retired = 1;
 	struct srv_inst *dead = reg_inst_put(e->inst);
 	e->inst = NULL;
 	pthread_cond_broadcast(&e->cv);
@@ -164,6 +168,7 @@ static int get_inst(struct srv *s, struct srv_entry *e, struct srv_call *c, char
 		if (rc)
 			continue; /* updated meanwhile: load the new version */
 		if (gen != e->gen || e->deleted || e->inst) {
+			in->retired = gen != e->gen || e->deleted; /* loaded for a version gone */
 			pthread_mutex_unlock(&s->mu);
 			inst_unload(in);
 			pthread_mutex_lock(&s->mu);

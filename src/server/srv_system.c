@@ -119,6 +119,7 @@ static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const jso
 	}
 	if ((rc = save(s, sp, pin, err, sizeof(err)))) {
 		spec_put(sp);
+		inst->retired = 1; /* never deployed */
 		inst_unload(inst);
 		return srv_reply_load_error(r, rc, err);
 	}

@@ -216,6 +216,23 @@ static int stale(const char *name)
 	return pid == getpid() || (kill((pid_t)pid, 0) < 0 && errno == ESRCH);
 }
 
+int snap_remove(const char *dir)
+{
+	char tmp[4096];
+	if (strlen(dir) > 4000)
+		return -1;
+	/* an empty folder of a fresh name, which the snapshot's folder then replaces */
+	snprintf(tmp, sizeof(tmp), "%s" SNAP_TMP "%d-XXXXXX", dir, (int)getpid());
+	if (!mkdtemp(tmp))
+		return -1;
+	if (rename(dir, tmp) < 0) {
+		rmdir(tmp);
+		return -1;
+	}
+	remove_dir(tmp);
+	return 0;
+}
+
 int snap_sweep(const char *root)
 {
 	DIR *d = opendir(root);

@@ -37,6 +37,10 @@ int snap_drop_cache(const char *dir);
  * working-set files of processes no longer running. Returns how many it removed. */
 int snap_sweep(const char *root);
 
+/* Removes the snapshot folder dir: first renamed to a temporary name (readers never see half of
+ * it; a crash leaves what snap_sweep removes), then emptied and removed. */
+int snap_remove(const char *dir);
+
 /* fsync of a file or folder by its path (a folder: the names in it are on disk); 0 or -errno */
 int snap_fsync(const char *path);
 
