@@ -53,46 +53,14 @@ if [ -z "$BACKEND" ] || [ "$BACKEND" = auto ]; then
 	[ -c /dev/kvm ] && (exec 3<>/dev/kvm) 2>/dev/null && BACKEND=kvm
 fi
 
-tmp=$(mktemp -d)
-epid=
+NAME=soak.sh
+# shellcheck source=bench/serve_lib.sh
+. bench/serve_lib.sh
 upid=
-cleanup() {
-	rc=$?
-	[ -n "$upid" ] && kill "$upid" 2>/dev/null
-	if [ -n "$epid" ]; then
-		kill -TERM "$epid" 2>/dev/null || true
-		wait "$epid" 2>/dev/null || true
-	fi
-	if [ "${KEEP:-0}" = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP PIPE
-
-die() {
-	echo "soak.sh: $*" >&2
-	exit 1
-}
-
-await() { # WHAT CMD...: polls CMD every 0.1 s, up to 30 s
-	what=$1
-	shift
-	i=0
-	until "$@"; do
-		i=$((i + 1))
-		[ $i -lt 300 ] || die "gave up waiting for $what"
-		sleep 0.1
-	done
-}
 
 # --- the server and the functions
 st=$tmp/state
-"$B/ember" serve --listen 127.0.0.1:0 --state "$st" --backend "$BACKEND" 2>"$tmp/ember.log" &
-epid=$!
-await "the server to listen" grep -qs 'listening on' "$tmp/ember.log"
-E=http://$(grep -m1 -oE '127\.0\.0\.1:[0-9]+' "$tmp/ember.log")
-await "the credentials" test -r "$st/secrets/basic-auth-password"
-AUTH="$(cat "$st/secrets/basic-auth-user"):$(cat "$st/secrets/basic-auth-password")"
+serve_start "$BACKEND" "$st" "$tmp/ember.log"
 
 # api METHOD PATH DATA-ARGS...: the status code; the body in $tmp/resp
 api() {
@@ -170,6 +138,7 @@ updates() {
 : >"$tmp/updates"
 updates &
 upid=$!
+stop_pids=$upid
 
 # --- the minutes
 kib() { awk '$1 == "VmRSS:" {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
@@ -199,11 +168,9 @@ while [ $m -le "$MINUTES" ]; do
 done
 kill "$upid" 2>/dev/null || true
 wait "$upid" 2>/dev/null || true
-upid=
+stop_pids=
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
-kill -TERM "$epid"
-wait "$epid" || die "ember serve exited $? (see $tmp/ember.log)"
-epid=
+serve_stop
 
 # --- the report
 echo
