@@ -238,7 +238,7 @@ measure() { # BACKEND RUN STORM
 	good "$DURATION" "$1.$2"
 	stop_pids="$g1 $g2 $apids"
 	# shellcheck disable=SC2086
-	wait $g1 $g2 $apids
+	wait $g1 $g2 $apids || die "a load generator or an attacker failed"
 	stop_pids=
 	run_end "$1.$2"
 	if [ "$3" = 1 ]; then
@@ -271,7 +271,7 @@ run_backend() { # BACKEND
 	done
 	echo "$1: warm-up, 3 s" >&2
 	good 3 warmup
-	wait $g1 $g2
+	wait $g1 $g2 || die "a load generator failed: $(cat "$tmp"/warmup.*.err)"
 	snapshot_host "$tmp/$1.host0"
 	measure "$1" quiet 0
 	si=1
