@@ -73,7 +73,7 @@ if stop; then ok "stop"; else bad "stop: $rc"; fi
 # image of one of them, gate, is a FIFO: its load waits in open() until the test opens the other
 # end, so /readyz is seen before and after the loads without a race (gate's load then fails, as
 # a FIFO is no executable, and is logged: ready means every deployment was loaded or tried).
-img=$tmp/state/functions/gate.image
+img=$(ls "$tmp"/state/functions/gate.image.*) # its version's image, named by gate.json
 rm -f "$img"
 mkfifo "$img"
 start
