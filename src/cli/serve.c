@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,8 +65,12 @@ static const char serve_help[] =
     "  --config FILE       a JSON object with any of: listen, state, secrets, auth\n"
     "                      (false: as --no-auth), insecure, user, sandbox (false: as\n"
     "                      --no-sandbox), backend, maxBodySize,\n"
-    "                      maxImageSize (default 128M), connectionTimeout (seconds idle before\n"
-    "                      a connection is closed, default 30), shutdownTimeout (seconds,\n"
+    "                      maxImageSize (default 128M), connectionTimeout (seconds a\n"
+    "                      connection may wait for its next request, default 30),\n"
+    "                      readTimeout (seconds to read a request, headers and body, once\n"
+    "                      its first line came, default 30), maxConnections (default 1000),\n"
+    "                      maxConnectionsPerAddress (from one client address, default a\n"
+    "                      quarter of maxConnections), shutdownTimeout (seconds,\n"
     "                      default 10), runtimeDir, memoryBudget, logRingSize (each function's\n"
     "                      kept stderr, default 256K, at least 16K), logRingLines (default\n"
     "                      2000), report (false: as --no-report), asyncWorkers, asyncQueue;\n"
@@ -110,6 +115,7 @@ static int config_size(json_t *cfg, const char *key, uint64_t *out)
 
 #define MAX_ASYNC_WORKERS 256
 #define MAX_ASYNC_QUEUE	  1000000
+#define MAX_CONNECTIONS	  100000
 
 /* a count of 1 to max; -1 when s is not one */
 static int parse_count(const char *s, unsigned max, unsigned *out)
@@ -212,7 +218,11 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o, s
 	       config_size(cfg, "memoryBudget", &o->memory_budget) ||
 	       config_size(cfg, "logRingSize", &o->log_ring_bytes) ||
 	       config_count(cfg, "asyncWorkers", MAX_ASYNC_WORKERS, &o->async_workers) ||
-	       config_count(cfg, "asyncQueue", MAX_ASYNC_QUEUE, &o->async_queue);
+	       config_count(cfg, "asyncQueue", MAX_ASYNC_QUEUE, &o->async_queue) ||
+	       config_count(cfg, "readTimeout", 3600, &o->read_timeout_s) ||
+	       config_count(cfg, "maxConnections", MAX_CONNECTIONS, &o->max_conns) ||
+	       config_count(cfg, "maxConnectionsPerAddress", MAX_CONNECTIONS,
+			    &o->max_conns_per_addr);
 }
 
 /* What needs root comes first: the devices and the listening socket; then the drop to --user,
@@ -348,6 +358,13 @@ int cli_serve(int argc, char **argv)
 	 * outputs the server stayed 35 MiB larger. A fixed threshold keeps them mmapped, and each
 	 * free gives its memory back. */
 	mallopt(M_MMAP_THRESHOLD, SERVE_MMAP_THRESHOLD);
+	/* every connection and every virtine holds descriptors (a KVM machine four): the soft
+	 * limit, often 1024, would refuse them long before maxConnections */
+	struct rlimit nofile;
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	struct srv *s;
 	char err[512];
 	if (set_up(&o, &h, err, sizeof(err)) || srv_start(&o, &s, err, sizeof(err))) {

@@ -15,7 +15,6 @@
  * an honest client sees the 413 when its body ends; then answered and closed, since it may never
  * end (the client may then see the connection reset before the 413) */
 #define CHUNKED_DRAIN_MAX (64ULL << 20)
-#define MAX_CONNECTIONS	  1000
 
 /* Who may call a route: everything under /system/ needs the management credentials (when
  * authentication is on); a route with a function's name and a rest (its invocations) needs them
@@ -84,8 +83,10 @@ void srv_route(struct srv *s, struct srv_req *r, const char *url, int stopping, 
 		    400, "names match [a-z0-9][a-z0-9-_.]{0,62} and contain no '..'"};
 }
 
-static enum MHD_Result reply_early(struct srv_req *r, const struct srv_early *e)
+/* the request is read (or will not be): no read deadline while it is answered */
+static enum MHD_Result reply_early(struct srv *s, struct srv_req *r, const struct srv_early *e)
 {
+	conn_phase(s, r->conn, CONN_HANDLING);
 	if (e->status == 401)
 		return auth_deny(r);
 	return srv_reply_error(r, e->status, "%s", e->msg);
@@ -109,8 +110,7 @@ static int needs_auth(struct srv *s, const struct srv_req *r)
  * here, with the query string kept as it was sent */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-	(void)cls;
-	(void)conn;
+	conn_phase(cls, conn, CONN_REQUEST); /* it must be read whole within readTimeout */
 	struct srv_req *r = calloc(1, sizeof(*r));
 	const char *q = strchr(uri, '?');
 	if (r && !(r->query = strdup(q ? q + 1 : ""))) {
@@ -158,7 +158,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			    e->status = 413;
 		/* a client that waits for 100 Continue, or would send far too much, hears now */
 		if (e->status && (expect || n > r->limit + EARLY_413_SLACK))
-			return reply_early(r, e);
+			return reply_early(s, r, e);
 		return MHD_YES;
 	}
 	struct srv_early *e = &r->early;
@@ -186,11 +186,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			r->dropped += *size;
 		*size = 0;
 		if (e->status && r->dropped > CHUNKED_DRAIN_MAX && !r->status)
-			return reply_early(r, e);
+			return reply_early(s, r, e);
 		return MHD_YES;
 	}
 	if (e->status)
-		return reply_early(r, e);
+		return reply_early(s, r, e);
+	conn_phase(s, conn, CONN_HANDLING);
 	return r->route->fn(s, r);
 }
 
@@ -199,8 +200,8 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	struct srv *s = cls;
 	struct srv_req *r = *con_cls;
-	(void)conn;
 	(void)toe;
+	conn_phase(s, conn, CONN_DONE); /* the next request must start within connectionTimeout */
 	if (!r)
 		return;
 	int counted = r->conn != NULL; /* on_request saw it (on_uri starts it without) */
@@ -310,11 +311,12 @@ int http_start(struct srv *s, char *err, size_t errlen)
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 			 MHD_USE_POLL | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0);
 	errno = 0;
-	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-				  MHD_OPTION_CONNECTION_TIMEOUT, s->opt.conn_timeout_s,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-				  MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-				  MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_END);
+	s->mhd = MHD_start_daemon(
+	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+	    MHD_OPTION_CONNECTION_TIMEOUT, s->opt.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+	    s->opt.max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->opt.max_conns_per_addr,
+	    MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s, MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
+	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_END);
 	if (!s->mhd) {
 		snprintf(err, errlen, "cannot listen on %s: %s", s->opt.listen,
 			 errno ? strerror(errno) : "libmicrohttpd failed");

@@ -106,6 +106,11 @@ struct srv {
 	double started;
 	atomic_int ready; /* the deployments in the state folder have been loaded (or tried) */
 	int auth; /* the management routes (and functions that ask) need these credentials */
+	pthread_mutex_t conn_mu; /* the connections below */
+	struct srv_conn *conns;
+	pthread_t conn_watch;
+	int conn_watch_started;
+	atomic_ulong conns_cut; /* connections shut for reading too slowly */
 	char secrets[SRV_PATH_MAX];
 	char auth_user[256], auth_pass[256];
 };
@@ -119,8 +124,17 @@ enum MHD_Result auth_deny(struct srv_req *r); /* 401 with WWW-Authenticate */
 struct sockaddr;
 int auth_listen_ok(const struct srv *s, const struct sockaddr *sa, char *err, size_t errlen);
 
+/* srv_conn.c: connections that read too slowly (slowloris) */
+enum conn_phase { CONN_REQUEST, CONN_HANDLING, CONN_DONE };
+void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+		 enum MHD_ConnectionNotificationCode toe); /* MHD_OPTION_NOTIFY_CONNECTION */
+/* a request's line arrived, its handler (or an early reply) runs, it is done */
+void conn_phase(struct srv *s, struct MHD_Connection *conn, enum conn_phase phase);
+int conn_watch_start(struct srv *s); /* the thread that enforces the deadlines */
+void conn_watch_stop(struct srv *s); /* after stopping is set and reaper_cv broadcast */
+
 /* srv_store.c: the state directory. Writes return 0 or a kind of failure of ember.h
- * (EMBER_ERR_IO, EMBER_ERR_NOMEM; EMBER_ERR_IMAGE: store_pin of an image never uploaded). */
+ * (EMBER_ERR_IO, EMBER_ERR_NOMEM; EMBER_ERR_IMAGE: pin_link of an image never uploaded). */
 int store_init(struct srv *s, char *err, size_t errlen);
 int store_path(const struct srv *s, const char *dir, const char *name, const char *ext, char *buf,
 	       size_t len);

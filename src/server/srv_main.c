@@ -13,6 +13,8 @@
 #define DEFAULT_MAX_BODY   (6ULL << 20)
 #define DEFAULT_MAX_IMAGE  (128ULL << 20)
 #define DEFAULT_CONN_S	   30
+#define DEFAULT_READ_S	   30
+#define DEFAULT_MAX_CONNS  1000
 #define DEFAULT_SHUTDOWN_S 10.0
 #define REAP_INTERVAL_S	   1
 #define DEFAULT_LOG_BYTES  (256ULL << 10)
@@ -62,6 +64,12 @@ static int set_options(struct srv *s, const struct srv_options *opt, char *err, 
 		s->opt.max_image = DEFAULT_MAX_IMAGE;
 	if (!s->opt.conn_timeout_s)
 		s->opt.conn_timeout_s = DEFAULT_CONN_S;
+	if (!s->opt.read_timeout_s)
+		s->opt.read_timeout_s = DEFAULT_READ_S;
+	if (!s->opt.max_conns)
+		s->opt.max_conns = DEFAULT_MAX_CONNS;
+	if (!s->opt.max_conns_per_addr)
+		s->opt.max_conns_per_addr = (s->opt.max_conns + 3) / 4;
 	if (!(s->opt.shutdown_s > 0))
 		s->opt.shutdown_s = DEFAULT_SHUTDOWN_S;
 	if (!s->opt.log_ring_bytes)
@@ -98,6 +106,7 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 	}
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->admin, NULL);
+	pthread_mutex_init(&s->conn_mu, NULL);
 	srv_cond_init(&s->idle);
 	srv_cond_init(&s->reaper_cv);
 	s->started = srv_now();
@@ -116,6 +125,10 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 		goto fail;
 	}
 	s->reaper_started = 1;
+	if (conn_watch_start(s)) {
+		srv_shutdown(s);
+		return snprintf(err, errlen, "cannot start a thread"), -1;
+	}
 	if (async_run(s, err, errlen)) {
 		srv_shutdown(s);
 		return -1;
@@ -154,6 +167,7 @@ unsigned srv_shutdown(struct srv *s)
 	left += async_wait(s, &ts); /* the async calls running finish, callbacks included */
 	if (s->reaper_started)
 		pthread_join(s->reaper, NULL);
+	conn_watch_stop(s);
 	if (left)
 		return left; /* their threads still use everything: the process exits instead */
 	MHD_stop_daemon(s->mhd);
@@ -166,6 +180,7 @@ unsigned srv_shutdown(struct srv *s)
 	pthread_cond_destroy(&s->reaper_cv);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->admin);
+	pthread_mutex_destroy(&s->conn_mu);
 	free(s);
 	return 0;
 }

@@ -311,6 +311,10 @@ char *metrics_render(struct srv *s, size_t *len)
 	head(f, "ember_virtines_ready", "gauge", "Virtines ready in pools.");
 	fprintf(f, "ember_virtines_ready %llu\n", (unsigned long long)g.ready);
 	async_metrics(f, s);
+	head(f, "ember_http_connections_cut_total", "counter",
+	     "Connections shut because a request was not read within readTimeout, or none started "
+	     "within connectionTimeout.");
+	fprintf(f, "ember_http_connections_cut_total %lu\n", atomic_load(&s->conns_cut));
 	head(f, "process_resident_memory_bytes", "gauge", "Resident memory of the server.");
 	fprintf(f, "process_resident_memory_bytes %llu\n", (unsigned long long)rss_bytes());
 	if (fclose(f)) {

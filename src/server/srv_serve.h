@@ -14,15 +14,18 @@ struct srv_options {
 	const char *listen; /* "ADDR:PORT" or "[V6ADDR]:PORT"; NULL = 127.0.0.1:8080 */
 	int listen_fd;	    /* > 0: a socket already listening (srv_listen), used instead of binding
 			       listen, which then only names it in messages */
-	const char *state_dir;	 /* deployed functions and uploaded images; NULL = ./var */
-	const char *backend;	 /* kvm, ptrace or auto; NULL = kvm */
-	const char *runtime_dir; /* holds the js and lua runtimes; NULL = img_runtime_dir() */
-	uint64_t max_body;	 /* invocation and deployment bodies; 0 = 6 MiB */
-	uint64_t max_image;	 /* image uploads; 0 = 128 MiB */
-	unsigned conn_timeout_s; /* a connection idle this long is closed; 0 = 30 */
-	double shutdown_s;	 /* a shutdown waits this long for requests in flight; 0 = 10 */
-	uint64_t memory_budget;	 /* guest memory of all loaded functions; 0 = 8 GiB; past it the
-				    least recently used idle functions are unloaded */
+	const char *state_dir;	     /* deployed functions and uploaded images; NULL = ./var */
+	const char *backend;	     /* kvm, ptrace or auto; NULL = kvm */
+	const char *runtime_dir;     /* holds the js and lua runtimes; NULL = img_runtime_dir() */
+	uint64_t max_body;	     /* invocation and deployment bodies; 0 = 6 MiB */
+	uint64_t max_image;	     /* image uploads; 0 = 128 MiB */
+	unsigned conn_timeout_s;     /* a connection idle this long is closed; 0 = 30 */
+	unsigned read_timeout_s;     /* a request (headers and body) must be read within; 0 = 30 */
+	unsigned max_conns;	     /* connections open at once; 0 = 1000 */
+	unsigned max_conns_per_addr; /* ... from one client address; 0 = max_conns / 4 */
+	double shutdown_s;	     /* a shutdown waits this long for requests in flight; 0 = 10 */
+	uint64_t memory_budget;	     /* guest memory of all loaded functions; 0 = 8 GiB; past it the
+					least recently used idle functions are unloaded */
 	const char *secrets_dir; /* basic-auth-user and basic-auth-password; NULL = STATE/secrets */
 	int no_auth;		 /* 1: the management routes are open to anyone who reaches them */
 	int insecure;		 /* 1: allow no_auth on an address other than loopback */
