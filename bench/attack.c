@@ -9,7 +9,8 @@
  *           reads until the server answers or closes (2 s at most).
  * slowloris CONNS connections, each trickling one byte every -i SECONDS (default 1): half of
  *           them a request's headers that never end, half a body that never ends after honest
- *           headers (Content-Length 1 MB). A connection the server closes is opened again.
+ *           headers (Content-Length 1 MB). A connection the server closes (or refuses) is
+ *           opened again an interval later.
  * oversize  RATE new connections a second (up to CONNS at once), each POSTing to PATH a body
  *           larger than any limit as fast as the server takes it: every other one with
  *           Content-Length -m BYTES (default 64 MiB), the others chunked without end; until
@@ -146,6 +147,7 @@ static void conn_end(struct conn *c, long *counter)
 		(*counter)++;
 	close(c->fd);
 	free(c->msg);
+	c->last = client_now();
 	c->fd = -1;
 	c->msg = NULL;
 }
@@ -270,7 +272,9 @@ int main(int argc, char **argv)
 		long held = 0;
 		for (int i = 0; i < g.nconns; i++) {
 			struct conn *c = &cs[i];
-			int due = g.mode == M_SLOW || t0 + (double)n / g.rate <= t;
+			/* slowloris opens a connection the server closed again an interval later */
+			int due = g.mode == M_SLOW ? t - c->last >= g.interval
+						   : t0 + (double)n / g.rate <= t;
 			if (c->fd < 0 && due) {
 				conn_start(c, t);
 				n++;

@@ -12,8 +12,10 @@
 # request fell due) and checks every answer's status and body. The runs:
 #   quiet:  the load alone, DURATION seconds;
 #   stormN: the same load while every attacker runs (bench/loadgen at ATTACK_RATE a second per
-#           crashing function, SPIN_RATE per spinning one) and hostile clients (bench/attack,
-#           from 127.0.0.2) send garbage, hold slowloris connections and push oversized bodies;
+#           crashing function, SPIN_RATE per spinning one) and hostile clients (bench/attack)
+#           send garbage, hold slowloris connections and push oversized bodies; each kind from
+#           an address of its own (127.0.0.2 slowloris, .3 garbage, .4 oversize, .5 the calls
+#           of the attacking functions), as distinct clients would, the tenants from 127.0.0.1;
 #   afterN: the load alone again, once the server's descriptors and threads have settled;
 # STORMS times stormN and afterN. The server's resident memory (VmRSS, plus its stub processes
 # on ptrace), descriptors and threads are read after every function was called once and a
@@ -30,12 +32,14 @@
 # well-behaved deployments' ember.minWarm, default CONNS: a virtine ready for every connection;
 # 0: the server's default pool), ATTACK_RATE (requests/s per crashing function, 5), SPIN_RATE
 # (per spinning function, 1), SPIN_TIMEOUT (their ember.timeout, 250ms), GARBAGE_RATE (garbage
-# connections/s, 50), SLOW_CONNS (slowloris connections, 200), OVERSIZE_RATE (oversized
-# uploads/s, 5), UPLOAD_RATE (refused image uploads/s, 2), ATTACKS (which attacks the storms
-# run, any of crash spin memory output forbidden upload garbage slowloris oversize; default
-# all), KEEP=1 keeps the temporary folder.
+# connections/s, 50), SLOW_CONNS (slowloris connections, 1200: more than the server's 1000 and
+# than the 250 it lets one address hold), OVERSIZE_RATE (oversized uploads/s, 5), UPLOAD_RATE
+# (refused image uploads/s, 2), ATTACKS (which attacks the storms run, any of crash spin memory
+# output forbidden upload garbage slowloris oversize; default all), KEEP=1 keeps the temporary
+# folder.
 set -eu
 cd "$(dirname "$0")/.."
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true # the slowloris attacker's connections
 B=${B:-build}
 DURATION=${DURATION:-30}
 RATE=${RATE:-200}
@@ -45,7 +49,7 @@ ATTACK_RATE=${ATTACK_RATE:-5}
 SPIN_RATE=${SPIN_RATE:-1}
 SPIN_TIMEOUT=${SPIN_TIMEOUT:-250ms}
 GARBAGE_RATE=${GARBAGE_RATE:-50}
-SLOW_CONNS=${SLOW_CONNS:-200}
+SLOW_CONNS=${SLOW_CONNS:-1200}
 OVERSIZE_RATE=${OVERSIZE_RATE:-5}
 UPLOAD_RATE=${UPLOAD_RATE:-2}
 STORMS=${STORMS:-2}
@@ -137,7 +141,7 @@ on() { case " $ATTACKS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 attackers() { # SECONDS: every attacker of ATTACKS in the background, its line in storm.attack.*
 	a=$tmp/storm.attack
 	apids=
-	L="$B/bench/loadgen -S 127.0.0.2 -e any -T 5 -d $1"
+	L="$B/bench/loadgen -S 127.0.0.5 -e any -T 5 -d $1"
 	X="$B/bench/attack"
 	h=$E/function/hello
 	for f in $CRASHERS membomb outbomb forbidden; do
@@ -168,7 +172,7 @@ attackers() { # SECONDS: every attacker of ATTACKS in the background, its line i
 		apids="$apids $!"
 	done
 	if on garbage; then
-		$X garbage -S 127.0.0.2 -r "$GARBAGE_RATE" -n 64 -d "$1" "$h" >"$a.garbage" 2>&1 &
+		$X garbage -S 127.0.0.3 -r "$GARBAGE_RATE" -n 64 -d "$1" "$h" >"$a.garbage" 2>&1 &
 		apids="$apids $!"
 	fi
 	if on slowloris; then
@@ -176,7 +180,7 @@ attackers() { # SECONDS: every attacker of ATTACKS in the background, its line i
 		apids="$apids $!"
 	fi
 	if on oversize; then
-		$X oversize -S 127.0.0.2 -r "$OVERSIZE_RATE" -n 16 -d "$1" "$h" >"$a.oversize" 2>&1 &
+		$X oversize -S 127.0.0.4 -r "$OVERSIZE_RATE" -n 16 -d "$1" "$h" >"$a.oversize" 2>&1 &
 		apids="$apids $!"
 	fi
 }
