@@ -45,7 +45,7 @@ refused() {
 # leftovers STATE [NAME]: temporary files in STATE, and NAME's deployment files (at most 3)
 leftovers() {
 	find "$1/functions" "$1/images" "$1/snapshots" \( -name '.tmp-*' -o -name '*.tmp-*' \
-		-o -name "${2:-.tmp-}.json" -o -name "${2:-.tmp-}.image" \) 2>/dev/null | head -n 3
+		-o -name "${2:-.tmp-}.json" -o -name "${2:-.tmp-}.image*" \) 2>/dev/null | head -n 3
 }
 
 # untouched WHAT STATE NAME: no trace of NAME's failed deployment, no temporary file anywhere
