@@ -1,6 +1,7 @@
 # `make bench`: the headline comparisons, each measured side by side in one run.
 # `make bench-http`: ember serve against a fork-per-request server under wrk (bench/http.sh).
-.PHONY: bench bench-http
+# `make bench-hostile`, `make bench-soak`: crash storms under load, a soak (docs/hostile.md).
+.PHONY: bench bench-http bench-hostile bench-soak
 bench: setup
 	$(MAKE) all
 	./bench/run_vs_native.sh
@@ -15,6 +16,14 @@ all: $(B)/bench/forkserver
 bench-http: setup
 	$(MAKE) all
 	B=$(B) ./bench/http.sh
+
+bench-hostile: setup
+	$(MAKE) all
+	B=$(B) ./bench/hostile.sh
+
+bench-soak: setup
+	$(MAKE) all
+	B=$(B) ./bench/soak.sh
 
 # bench/hostile.sh's clients: a fixed-rate load generator and the hostile ones
 $(B)/bench/loadgen $(B)/bench/attack: $(B)/bench/%: bench/%.c bench/client.c bench/client.h \
