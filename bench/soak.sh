@@ -9,9 +9,9 @@
 # functions' bodies). wrk runs a minute at a time, so every minute has its own line. Meanwhile a
 # loop, every UPDATE_S seconds, updates one of the functions (PUT: hello-js's or hello-lua's code
 # with a new version comment, so a new snapshot; hello's envVars) or deploys a function from the
-# hello image, calls it and deletes it; every answer of those must be 2xx too. After each minute:
-# the server's resident memory (VmRSS, plus its stubs on ptrace), descriptors and the state
-# folder's size on disk. Prints a table on stdout (progress on stderr); exits 1 when a goal is
+# hello image, calls it and deletes it; every answer of those must be 2xx too. After each minute,
+# between two changes: the server's resident memory (VmRSS, plus its stubs on ptrace),
+# descriptors and the state folder's size on disk. Prints a table on stdout (progress on stderr); exits 1 when a goal is
 # missed.
 #
 # Goals: no errors (of the load and of the deploy loop), no memory growth (the last minute's
@@ -116,6 +116,12 @@ export SOAK_PATHS SOAK_WANT_1 SOAK_WANT_2
 updates() {
 	v=1
 	while :; do
+		# the minutes' measures are taken between two changes, not in the middle of one
+		while [ -e "$tmp/pause" ]; do
+			: >"$tmp/paused"
+			sleep 0.1
+		done
+		rm -f "$tmp/paused"
 		case $((v % 4)) in
 		0) s=$(api PUT /system/functions -d "$(js_deploy "$v")") ;;
 		1) s=$(api PUT /system/functions -d "$(lua_deploy "$v")") ;;
@@ -162,7 +168,10 @@ while [ $m -le "$MINUTES" ]; do
 	line=$(grep '^WRK ' "$tmp/wrk.out" || true)
 	[ -n "$line" ] || die "wrk failed: $(cat "$tmp/wrk.out")"
 	u=$(awk '$3 != 202 && $3 != 200' "$tmp/updates" | wc -l)
+	: >"$tmp/pause"
+	await "the changes to pause" test -e "$tmp/paused"
 	echo "$m $line $(wc -l <"$tmp/updates") $u $(host)" >>"$tmp/minutes"
+	rm -f "$tmp/pause"
 	echo "  minute $m: $(field "$line" requests) requests" >&2
 	m=$((m + 1))
 done
