@@ -37,9 +37,11 @@ await() {
 }
 
 # serve_start BACKEND STATE LOG: ember serve on a free port of 127.0.0.1 with state folder STATE
-# (its credentials generated in STATE/secrets); sets epid, E (its URL) and AUTH (curl's -u)
+# (its credentials generated in STATE/secrets) and SERVE_ARGS; sets epid, E (its URL) and AUTH
+# (curl's -u)
 serve_start() {
-	"$B/ember" serve --listen 127.0.0.1:0 --state "$2" --backend "$1" 2>"$3" &
+	# shellcheck disable=SC2086 # SERVE_ARGS is a list of arguments
+	"$B/ember" serve --listen 127.0.0.1:0 --state "$2" --backend "$1" ${SERVE_ARGS:-} 2>"$3" &
 	epid=$!
 	await "the server to listen" grep -qs 'listening on' "$3"
 	E=http://$(grep -m1 -oE '127\.0\.0\.1:[0-9]+' "$3")

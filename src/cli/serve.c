@@ -62,6 +62,15 @@ static const char serve_help[] =
     "  --async-workers N   threads running async calls, 1 to 256 (default 4)\n"
     "  --async-queue N     async calls that may wait for a worker, 1 to 1000000 (default\n"
     "                      256); past it POST /async-function answers 429\n"
+    "  --costly-after MS   a function whose invocations take more than MS ms on average\n"
+    "                      (a crash, timeout or limit counting as 3 times MS) is costly\n"
+    "                      until they are cheap again: its calls wait for one of the\n"
+    "                      costly slots, so that such calls never take more CPU than those\n"
+    "                      slots, whatever their number (default 20; 0: never)\n"
+    "  --costly-slots N    costly invocations that run at once, 1 to 1024 (default half\n"
+    "                      the CPUs, at least 1)\n"
+    "  --costly-queue N    costly calls that may wait for a slot, 1 to 1000000 (default 64\n"
+    "                      per slot); past them POST /function answers 429\n"
     "  --config FILE       a JSON object with any of: listen, state, secrets, auth\n"
     "                      (false: as --no-auth), insecure, user, sandbox (false: as\n"
     "                      --no-sandbox), backend, maxBodySize,\n"
@@ -73,7 +82,8 @@ static const char serve_help[] =
     "                      quarter of maxConnections), shutdownTimeout (seconds,\n"
     "                      default 10), runtimeDir, memoryBudget, logRingSize (each function's\n"
     "                      kept stderr, default 256K, at least 16K), logRingLines (default\n"
-    "                      2000), report (false: as --no-report), asyncWorkers, asyncQueue;\n"
+    "                      2000), report (false: as --no-report), asyncWorkers, asyncQueue,\n"
+    "                      costlyAfter (ms, 0: never), costlySlots, costlyQueue;\n"
     "                      the command line wins\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -116,6 +126,7 @@ static int config_size(json_t *cfg, const char *key, uint64_t *out)
 #define MAX_ASYNC_WORKERS 256
 #define MAX_ASYNC_QUEUE	  1000000
 #define MAX_CONNECTIONS	  100000
+#define MAX_COSTLY_SLOTS  1024
 
 /* a count of 1 to max; -1 when s is not one */
 static int parse_count(const char *s, unsigned max, unsigned *out)
@@ -127,6 +138,19 @@ static int parse_count(const char *s, unsigned max, unsigned *out)
 	if (*end || v < 1 || v > max)
 		return -1;
 	*out = (unsigned)v;
+	return 0;
+}
+
+/* milliseconds, 0 to an hour, as srv_options.costly_after_ms takes them (0: never, -1) */
+static int parse_ms(const char *s, int *out)
+{
+	char *end;
+	if (!s || s[0] < '0' || s[0] > '9')
+		return -1;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end || v > 3600000)
+		return -1;
+	*out = v ? (int)v : -1;
 	return 0;
 }
 
@@ -209,6 +233,14 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o, s
 				"shutdownTimeout a positive number of seconds\n");
 		return -1;
 	}
+	json_t *ca = json_object_get(cfg, "costlyAfter");
+	if (ca && (!json_is_integer(ca) || json_integer_value(ca) < 0 ||
+		   json_integer_value(ca) > 3600000)) {
+		fprintf(stderr, "ember serve: config: costlyAfter must be 0..3600000 ms\n");
+		return -1;
+	}
+	if (ca && !o->costly_after_ms)
+		o->costly_after_ms = json_integer_value(ca) ? (int)json_integer_value(ca) : -1;
 	if (ct)
 		o->conn_timeout_s = (unsigned)json_integer_value(ct);
 	if (st)
@@ -222,7 +254,9 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o, s
 	       config_count(cfg, "readTimeout", 3600, &o->read_timeout_s) ||
 	       config_count(cfg, "maxConnections", MAX_CONNECTIONS, &o->max_conns) ||
 	       config_count(cfg, "maxConnectionsPerAddress", MAX_CONNECTIONS,
-			    &o->max_conns_per_addr);
+			    &o->max_conns_per_addr) ||
+	       config_count(cfg, "costlySlots", MAX_COSTLY_SLOTS, &o->costly_slots) ||
+	       config_count(cfg, "costlyQueue", MAX_ASYNC_QUEUE, &o->costly_queue);
 }
 
 /* What needs root comes first: the devices and the listening socket; then the drop to --user,
@@ -274,6 +308,9 @@ int cli_serve(int argc, char **argv)
 	    {"async-queue", required_argument, NULL, 'q'},
 	    {"user", required_argument, NULL, 'u'},
 	    {"no-sandbox", no_argument, NULL, 'X'},
+	    {"costly-after", required_argument, NULL, 'C'},
+	    {"costly-slots", required_argument, NULL, 'K'},
+	    {"costly-queue", required_argument, NULL, 'Q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -330,6 +367,20 @@ int cli_serve(int argc, char **argv)
 			break;
 		case 'X':
 			h.no_sandbox = 1;
+			break;
+		case 'C':
+			if (parse_ms(optarg, &o.costly_after_ms))
+				return usage_error(
+				    "--costly-after needs milliseconds, 0 to 3600000 (0: never)");
+			break;
+		case 'K':
+			if (parse_count(optarg, MAX_COSTLY_SLOTS, &o.costly_slots))
+				return usage_error("--costly-slots needs a number from 1 to 1024");
+			break;
+		case 'Q':
+			if (parse_count(optarg, MAX_ASYNC_QUEUE, &o.costly_queue))
+				return usage_error(
+				    "--costly-queue needs a number from 1 to 1000000");
 			break;
 		case 'h':
 			fputs(serve_help, stdout);

@@ -61,6 +61,8 @@ struct srv_inst {
 	uint64_t mem_bytes;
 	struct srv *srv;
 	int retired; /* replaced, deleted or never used: its snapshot on disk goes with it */
+	_Atomic uint64_t cpu_score; /* srv_cpu.c: what its invocations cost, in µs */
+	atomic_int costly;	    /* srv_cpu.c: its invocations run in the costly slots */
 };
 
 /* A deployed function. Under srv.mu except where noted. */
@@ -106,7 +108,12 @@ struct srv {
 	double started;
 	atomic_int ready; /* the deployments in the state folder have been loaded (or tried) */
 	int auth; /* the management routes (and functions that ask) need these credentials */
-	pthread_mutex_t conn_mu; /* the connections below */
+	pthread_mutex_t cpu_mu; /* the costly slots (srv_cpu.c) */
+	pthread_cond_t cpu_cv;
+	unsigned cpu_busy, cpu_waiting;
+	atomic_ulong costly_marked;  /* functions found costly */
+	atomic_ulong costly_refused; /* costly calls answered 429: every slot's queue full */
+	pthread_mutex_t conn_mu;     /* the connections below */
 	struct srv_conn *conns;
 	pthread_t conn_watch;
 	int conn_watch_started;
@@ -176,6 +183,24 @@ struct srv_req;
 /* the one table from a kind of failure (of a load, or of the state folder) to an HTTP status:
  * the deployment's faults are 400, the server's 5xx; the body is {"error", "kind"} */
 enum MHD_Result srv_reply_load_error(struct srv_req *r, int kind, const char *err);
+
+/* srv_cpu.c: costly functions. A loaded function's score is a moving average of what its
+ * invocations took (each counts 1/CPU_SCORE_DECAY), a failure counting as at least
+ * CPU_FAILURE_WEIGHT times costlyAfter; above costlyAfter it is costly, and its invocations
+ * wait for one of the costlySlots (cpu_enter: CPU_SLOT, or CPU_FULL when costlyQueue calls
+ * wait already, by default COSTLY_QUEUE_PER_SLOT per slot, and the caller is not patient;
+ * CPU_FREE for the others), given back by cpu_leave. */
+#define CPU_SCORE_DECAY	      4
+#define CPU_FAILURE_WEIGHT    3
+#define DEFAULT_COSTLY_MS     20
+#define COSTLY_QUEUE_PER_SLOT 64
+enum { CPU_FREE, CPU_SLOT, CPU_FULL };
+uint64_t cpu_score(uint64_t score, uint64_t took_us, int failed, uint64_t limit_us);
+void cpu_start(struct srv *s);
+void cpu_account(struct srv *s, struct srv_inst *in, const struct ember_result *res, double took_s);
+int cpu_enter(struct srv *s, struct srv_inst *in, int patient);
+void cpu_leave(struct srv *s, int entered);
+void cpu_gauges(struct srv *s, unsigned *busy, unsigned *waiting);
 
 /* srv_registry.c: the function table */
 enum { REG_OK, REG_NOTFOUND, REG_BUSY, REG_LOADERR, REG_EXISTS, REG_NOMEM };

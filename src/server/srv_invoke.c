@@ -52,11 +52,25 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 			metrics_invocation(s->metrics, name, a->status, srv_now() - t0, NULL, -1);
 		return;
 	}
+	/* a costly function waits for a slot; past the slots' queue: 429, as for its own limit */
+	int slot = cpu_enter(s, c.inst, patient);
+	if (slot == CPU_FULL) {
+		reg_release(s, &c);
+		snprintf(a->err, sizeof(a->err),
+			 "function '%s' is costly, and %u calls of costly functions wait already",
+			 name, s->opt.costly_queue);
+		a->status = 429;
+		a->error = 1;
+		metrics_invocation(s->metrics, name, a->status, srv_now() - t0, NULL, -1);
+		return;
+	}
 	metrics_started(s->metrics, name); /* a known name: the series stay bounded */
 	struct ember_result res;
 	double t1 = srv_now();
 	ember_invoke_meta(c.inst->fn, body, len, meta, meta_len, &res);
 	double took = srv_now() - t1;
+	cpu_leave(s, slot);
+	cpu_account(s, c.inst, &res, took);
 	const char *ctype = c.spec->content_type ? c.spec->content_type : DEFAULT_CONTENT_TYPE;
 	snprintf(a->ctype_buf, sizeof(a->ctype_buf), "%s", ctype);
 	/* cold: it did not start from a ready virtine, or it waited for the function to load */

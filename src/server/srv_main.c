@@ -72,6 +72,8 @@ static int set_options(struct srv *s, const struct srv_options *opt, char *err, 
 		s->opt.max_conns_per_addr = (s->opt.max_conns + 3) / 4;
 	if (!(s->opt.shutdown_s > 0))
 		s->opt.shutdown_s = DEFAULT_SHUTDOWN_S;
+	if (!s->opt.costly_after_ms)
+		s->opt.costly_after_ms = DEFAULT_COSTLY_MS;
 	if (!s->opt.log_ring_bytes)
 		s->opt.log_ring_bytes = DEFAULT_LOG_BYTES;
 	if (!s->opt.log_ring_lines)
@@ -113,6 +115,7 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 	if (set_options(s, opt, err, errlen) || store_init(s, err, errlen) ||
 	    auth_init(s, err, errlen))
 		goto fail;
+	cpu_start(s);
 	store_restore(s);
 	int unpinned = pin_sweep(s);
 	if (unpinned)

@@ -301,6 +301,12 @@ char *metrics_render(struct srv *s, size_t *len)
 		    f, "gateway_service_count{function_name=\"%s\"} %llu\n", s->fns[i]->spec->name,
 		    (unsigned long long)(s->fns[i]->inst ? info.ready + s->fns[i]->inflight : 0));
 	}
+	head(f, "ember_function_costly", "gauge",
+	     "1 while a function's invocations wait for a costly slot.");
+	for (size_t i = 0; i < s->nfns; i++)
+		fprintf(f, "ember_function_costly{function_name=\"%s\"} %d\n",
+			s->fns[i]->spec->name,
+			s->fns[i]->inst ? atomic_load(&s->fns[i]->inst->costly) : 0);
 	pthread_mutex_unlock(&s->mu);
 	struct reg_gauges g;
 	reg_gauges(s, &g);
@@ -315,6 +321,17 @@ char *metrics_render(struct srv *s, size_t *len)
 	     "Connections shut because a request was not read within readTimeout, or none started "
 	     "within connectionTimeout.");
 	fprintf(f, "ember_http_connections_cut_total %lu\n", atomic_load(&s->conns_cut));
+	unsigned busy, waiting;
+	cpu_gauges(s, &busy, &waiting);
+	head(f, "ember_costly_slots_busy", "gauge", "Costly slots running an invocation.");
+	fprintf(f, "ember_costly_slots_busy %u\n", busy);
+	head(f, "ember_costly_waiting", "gauge", "Invocations waiting for a costly slot.");
+	fprintf(f, "ember_costly_waiting %u\n", waiting);
+	head(f, "ember_costly_marked_total", "counter", "Times a function was found costly.");
+	fprintf(f, "ember_costly_marked_total %lu\n", atomic_load(&s->costly_marked));
+	head(f, "ember_costly_refused_total", "counter",
+	     "Calls of costly functions answered 429: the slots' queue was full.");
+	fprintf(f, "ember_costly_refused_total %lu\n", atomic_load(&s->costly_refused));
 	head(f, "process_resident_memory_bytes", "gauge", "Resident memory of the server.");
 	fprintf(f, "process_resident_memory_bytes %llu\n", (unsigned long long)rss_bytes());
 	if (fclose(f)) {

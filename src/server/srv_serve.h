@@ -34,7 +34,13 @@ struct srv_options {
 	int no_report;		 /* 1: no REPORT line per invocation */
 	unsigned async_workers;	 /* threads running async calls; 0 = 4 */
 	unsigned async_queue;	 /* async calls that may wait; 0 = 256; past it 429 */
-	srv_log_sink log;	 /* the server's messages; NULL: dropped */
+	/* a function whose invocations average more than this many ms (a crash, timeout or limit
+	 * counting as 3 times it) is costly: its invocations wait for one of costly_slots, run one
+	 * at a time each; 0 = 20; -1: never */
+	int costly_after_ms;
+	unsigned costly_slots; /* 0 = half the CPUs, at least 1 */
+	unsigned costly_queue; /* costly calls that may wait for a slot; 0 = 64 per slot */
+	srv_log_sink log;      /* the server's messages; NULL: dropped */
 	void *log_ctx;
 };
 

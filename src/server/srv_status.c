@@ -33,6 +33,8 @@ static json_t *status_locked(struct srv_entry *e)
 		json_object_set_new(em, "backend", json_string(info.backend));
 		json_object_set_new(em, "snapshot", json_boolean(info.snapshot));
 		json_object_set_new(em, "initSeconds", json_real((double)info.init_us / 1e6));
+		/* its invocations wait for a costly slot (srv_cpu.c) */
+		json_object_set_new(em, "costly", json_boolean(atomic_load(&e->inst->costly)));
 	}
 	return j;
 }

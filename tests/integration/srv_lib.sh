@@ -88,6 +88,15 @@ expect() {
 	fi
 }
 
+# same WHAT WANT GOT: two values are equal
+same() {
+	if [ "$2" = "$3" ]; then
+		ok "$1"
+	else
+		bad "$1: '$3', wanted '$2'"
+	fi
+}
+
 # contains WHAT TEXT FILE: FILE contains TEXT (lib.sh's has matches an ERE, FILE first)
 contains() {
 	if grep -qF -- "$2" "$3"; then
