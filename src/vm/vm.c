@@ -319,11 +319,23 @@ void vm_call(struct vm *vm, void (*fn)(void *), void *arg)
 	vm->ops->call(vm, fn, arg);
 }
 
+/* The memfd's own map of its data, run by run (lseek), not mincore: mincore takes the host
+ * process's mmap_lock, which every machine's creation and every munmap of any tenant take for
+ * writing, so a reset would wait behind them; lseek takes only this machine's file's lock. It
+ * also counts a page swapped out as data, which mincore does not. */
 int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec)
 {
 	if (addr % EMBER_PAGE_SIZE || len % EMBER_PAGE_SIZE || !vm_guest(vm, addr, len))
 		return -EINVAL;
-	return mincore(vm->mem + addr, len, vec) < 0 ? -errno : 0;
+	memset(vec, 0, len / EMBER_PAGE_SIZE);
+	uint64_t lo, hi, end = addr + len;
+	for (uint64_t a = addr; a < end; a = hi) {
+		int rc = vm_next_data(vm, a, end, &lo, &hi);
+		if (rc <= 0)
+			return rc;
+		memset(vec + (lo - addr) / EMBER_PAGE_SIZE, 1, (hi - lo) / EMBER_PAGE_SIZE);
+	}
+	return 0;
 }
 
 int vm_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
