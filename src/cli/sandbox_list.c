@@ -58,7 +58,6 @@ const struct sbx_call sbx_calls[] = {
     {"mremap", BASE},
     {"mprotect", BASE},
     {"madvise", BASE},
-    {"mincore", BASE},
     {"memfd_create", BASE},
     {"sysinfo", BASE},
     /* threads and their locks */

@@ -3,39 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/sysinfo.h>
 
 #include "snap/snap.h"
 
 #define PAGE EMBER_PAGE_SIZE
 
-/* ranges up to this many pages are looked at with one mincore; larger ones (the stack, the
- * runtime's pool), which are mostly holes, run by run of data */
-#define SCAN_PAGES 512
-
-/* 1 when the host has swap: mincore does not report a page swapped out, which still holds
- * data, so every range is then looked at run by run (lseek counts swapped pages as data) */
-static int host_swaps(void)
-{
-	struct sysinfo si;
-	return sysinfo(&si) != 0 || si.totalswap != 0;
-}
-
-/* calls fn for each page of [start, end) that holds data; runs: by lseek runs only */
-static int each_resident(struct vm *vm, uint64_t start, uint64_t end, int runs,
+/* calls fn for each page of [start, end) that holds data, run by run of the memfd's data (a page
+ * swapped out counts: it still holds data) */
+static int each_resident(struct vm *vm, uint64_t start, uint64_t end,
 			 int (*fn)(void *ctx, uint64_t addr), void *ctx)
 {
 	uint64_t lo, hi;
 	int rc;
-	if (!runs && end - start <= SCAN_PAGES * PAGE) {
-		uint8_t vec[SCAN_PAGES];
-		if ((rc = vm_resident(vm, start, end - start, vec)))
-			return rc;
-		for (uint64_t i = 0; i < (end - start) / PAGE; i++)
-			if ((vec[i] & 1) && (rc = fn(ctx, start + i * PAGE)))
-				return rc;
-		return 0;
-	}
 	for (uint64_t a = start; a < end; a = hi) {
 		if ((rc = vm_next_data(vm, a, end, &lo, &hi)) <= 0)
 			return rc;
@@ -95,10 +74,8 @@ int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st)
 		s->fpu_len = 0; /* nothing for the host to set */
 	s->proc = st->proc;
 	struct collect c = {s, 0, vm};
-	int runs = host_swaps();
 	for (size_t i = 0; i < st->nvma; i++)
-		if ((rc = each_resident(vm, st->vmas[i].start, st->vmas[i].end, runs, collect_page,
-					&c)))
+		if ((rc = each_resident(vm, st->vmas[i].start, st->vmas[i].end, collect_page, &c)))
 			goto fail;
 	return 0;
 fail:
@@ -168,7 +145,6 @@ struct scrub {
 	size_t next;	/* snapshot page cursor, for pages met in ascending order */
 	size_t dropped; /* pages given back or zeroed */
 	size_t *keep;	/* pages that may still be kept, zeroed */
-	int runs;	/* scan run by run (host_swaps) */
 };
 
 /* a resident page the snapshot does not have reads as zero again: zeroed while the budget lasts,
@@ -198,7 +174,7 @@ static int drop_extra(void *ctx, uint64_t addr)
 /* [start, end) back to the snapshot: its pages copied in where they differ (also those the run
  * gave back with munmap or madvise), every other page dropped; *touched counts both */
 static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end, size_t *touched,
-		 size_t *keep, int runs)
+		 size_t *keep)
 {
 	size_t first = snap_page_index(s, start);
 	for (size_t i = first; i < s->npages && s->pages[i] < end; i++) {
@@ -208,8 +184,8 @@ static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t e
 			(*touched)++;
 		}
 	}
-	struct scrub c = {s, vm, first, 0, keep, runs};
-	int rc = each_resident(vm, start, end, runs, drop_extra, &c);
+	struct scrub c = {s, vm, first, 0, keep};
+	int rc = each_resident(vm, start, end, drop_extra, &c);
 	*touched += c.dropped;
 	return rc;
 }
@@ -240,7 +216,6 @@ int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t
 	uint64_t a = 0;
 	*touched = 0;
 	size_t keep = KEEP_PAGES;
-	int runs = host_swaps();
 	while (a != UINT64_MAX) {
 		uint64_t next_cur, next_snap;
 		int cur = prot_at(st->vmas, st->nvma, a, &next_cur);
@@ -248,14 +223,13 @@ int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t
 		uint64_t b = next_cur < next_snap ? next_cur : next_snap;
 		if (cur != old && (rc = vm_protect(vm, a, b - a, old)))
 			return rc;
-		if ((cur != old || (old & PROT_WRITE)) &&
-		    (rc = scrub(s, vm, a, b, touched, &keep, runs)))
+		if ((cur != old || (old & PROT_WRITE)) && (rc = scrub(s, vm, a, b, touched, &keep)))
 			return rc;
 		a = b;
 	}
 	/* made writable and back during the run: written, perhaps, though read-only again */
 	for (size_t i = 0; i < st->nwr; i++)
-		if ((rc = scrub(s, vm, st->wr[i].start, st->wr[i].end, touched, &keep, runs)))
+		if ((rc = scrub(s, vm, st->wr[i].start, st->wr[i].end, touched, &keep)))
 			return rc;
 	if ((rc = sys_restore(st, &s->sys)))
 		return rc;

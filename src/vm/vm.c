@@ -246,8 +246,7 @@ int vm_zero(struct vm *vm, uint64_t addr, uint64_t len)
 				memset(p, 0, EMBER_PAGE_SIZE);
 			continue;
 		}
-		/* not in memory: a hole, or a page swapped out, which mincore does not report;
-		 * punched either way (nearly free on a hole) */
+		/* holds no data: a hole, punched again (nearly free) to keep one path */
 		uint64_t j = i;
 		while (j < n && !(vec[j] & 1))
 			j++;
