@@ -94,12 +94,15 @@ struct ember_result {
 	uint64_t pages_touched;
 	struct ember_syscall_count *syscalls; /* by number, ascending */
 	size_t nsyscalls;
-	int warm;		   /* 1: started from the snapshot in a pooled virtine */
-	uint64_t wait_us;	   /* getting a virtine: from the pool, or a shell */
-	uint64_t setup_us;	   /* creating or restoring the machine */
-	uint64_t load_us;	   /* loading the image into it (shell invocations) */
-	uint64_t run_us;	   /* running it */
-	uint64_t reset_us;	   /* putting the virtine back to the snapshot afterwards */
+	int warm;	   /* 1: started from the snapshot in a pooled virtine */
+	uint64_t wait_us;  /* getting a virtine: from the pool, or a shell */
+	uint64_t setup_us; /* creating or restoring the machine */
+	uint64_t load_us;  /* loading the image into it (shell invocations) */
+	uint64_t run_us;   /* running it */
+	uint64_t reset_us; /* putting the virtine back to the snapshot afterwards */
+	/* CPU time the invocation cost the host: the invoking thread's (on KVM the guest's run is
+	 * in it) and, on ptrace, the stub's and its tracer thread's */
+	uint64_t cpu_us;
 	int cold;		   /* 1: started from the snapshot on disk */
 	uint64_t faults;	   /* guest pages served on demand during a cold start */
 	uint64_t prefetched_pages; /* pages REAP installed before the start */

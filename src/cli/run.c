@@ -78,14 +78,15 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 	}
 	json_array_append_new(
 	    rs->invocations,
-	    json_pack("{s:I,s:I,s:I,s:I,s:s,s:b,s:i,s:b,s:I,s:I,s:I,s:I,s:b,s:b}", "exits",
-		      (json_int_t)r->exits, "run_us", (json_int_t)r->run_us, "reset_us",
-		      (json_int_t)r->reset_us, "wait_us", (json_int_t)r->wait_us, "outcome",
-		      ember_outcome_name(r->outcome), "warm", r->warm, "exit_code", r->exit_code,
-		      "cold", r->cold, "faults", (json_int_t)r->faults, "prefetched_pages",
-		      (json_int_t)r->prefetched_pages, "setup_us", (json_int_t)r->setup_us,
-		      "prefetch_us", (json_int_t)r->prefetch_us, "recorded", r->recorded,
-		      "prefetch_buffered", r->prefetch_buffered));
+	    json_pack("{s:I,s:I,s:I,s:I,s:I,s:s,s:b,s:i,s:b,s:I,s:I,s:I,s:I,s:b,s:b}", "exits",
+		      (json_int_t)r->exits, "run_us", (json_int_t)r->run_us, "cpu_us",
+		      (json_int_t)r->cpu_us, "reset_us", (json_int_t)r->reset_us, "wait_us",
+		      (json_int_t)r->wait_us, "outcome", ember_outcome_name(r->outcome), "warm",
+		      r->warm, "exit_code", r->exit_code, "cold", r->cold, "faults",
+		      (json_int_t)r->faults, "prefetched_pages", (json_int_t)r->prefetched_pages,
+		      "setup_us", (json_int_t)r->setup_us, "prefetch_us",
+		      (json_int_t)r->prefetch_us, "recorded", r->recorded, "prefetch_buffered",
+		      r->prefetch_buffered));
 }
 
 static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs, int exit_code,

@@ -25,14 +25,16 @@ void cpu_start(struct srv *s)
 		s->opt.costly_queue = COSTLY_QUEUE_PER_SLOT * s->opt.costly_slots;
 }
 
-void cpu_account(struct srv *s, struct srv_inst *in, const struct ember_result *res, double took_s)
+void cpu_account(struct srv *s, struct srv_inst *in, const struct ember_result *res)
 {
 	if (s->opt.costly_after_ms < 0)
 		return;
 	uint64_t limit = (uint64_t)s->opt.costly_after_ms * 1000;
 	int failed = res->outcome == EMBER_CRASH || res->outcome == EMBER_TIMEOUT ||
 		     res->outcome == EMBER_LIMIT;
-	uint64_t took = took_s > 0 ? (uint64_t)(took_s * 1e6) : 0;
+	/* CPU time, not wall-clock: a cheap function slowed down by a busy machine (waiting for a
+	 * CPU) must not be taken for a costly one, which would slow it down more */
+	uint64_t took = res->cpu_us;
 	uint64_t old = atomic_load(&in->cpu_score), score;
 	do
 		score = cpu_score(old, took, failed, limit);

@@ -70,7 +70,7 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 	ember_invoke_meta(c.inst->fn, body, len, meta, meta_len, &res);
 	double took = srv_now() - t1;
 	cpu_leave(s, slot);
-	cpu_account(s, c.inst, &res, took);
+	cpu_account(s, c.inst, &res);
 	const char *ctype = c.spec->content_type ? c.spec->content_type : DEFAULT_CONTENT_TYPE;
 	snprintf(a->ctype_buf, sizeof(a->ctype_buf), "%s", ctype);
 	/* cold: it did not start from a ready virtine, or it waited for the function to load */

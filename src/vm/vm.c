@@ -8,6 +8,7 @@
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -171,6 +172,19 @@ void vm_run(struct vm *vm, struct vm_exit *exit)
 	vm->ops->run(vm, exit);
 	if (exit->kind != VM_EXIT_ERROR && vm->expired)
 		exit->kind = VM_EXIT_TIMEOUT;
+}
+
+uint64_t vm_thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t vm_machine_cpu_ns(struct vm *vm)
+{
+	return vm->ops->machine_cpu_ns ? vm->ops->machine_cpu_ns(vm) : 0;
 }
 
 int vm_usable(const struct vm *vm)

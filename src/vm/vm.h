@@ -147,6 +147,11 @@ uint64_t vm_mem_size(const struct vm *vm);
 /* the top of the program's usable memory (the page tables of the KVM backend live above it) */
 uint64_t vm_user_top(const struct vm *vm);
 
+/* CPU time, ns: the calling thread's, and what the backend runs the guest in besides it (the
+ * ptrace stub and its tracer thread; 0 for KVM, whose guest runs on the calling thread) */
+uint64_t vm_thread_cpu_ns(void);
+uint64_t vm_machine_cpu_ns(struct vm *vm);
+
 /* Arms a wall-clock deadline (CLOCK_MONOTONIC, ns) for the runs that follow on this thread; 0
  * disarms. A run past it returns VM_EXIT_TIMEOUT promptly. */
 int vm_set_deadline(struct vm *vm, uint64_t deadline_ns);

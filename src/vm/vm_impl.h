@@ -28,6 +28,9 @@ struct vm_ops {
 	/* runs fn(arg) on the thread allowed to drive this machine */
 	void (*call)(struct vm *vm, void (*fn)(void *), void *arg);
 	int (*usable)(const struct vm *vm);
+	/* CPU time of what runs the guest besides the caller's thread (ptrace: the stub and its
+	 * tracer thread); NULL when that is the caller's thread itself (KVM) */
+	uint64_t (*machine_cpu_ns)(struct vm *vm);
 };
 
 struct vm_thread;

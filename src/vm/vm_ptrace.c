@@ -114,6 +114,26 @@ static void pt_call(struct vm *vm, void (*fn)(void *), void *arg)
 		vm_thread_call(p->thread, fn, arg);
 }
 
+/* the kernel's CPU clock of a process (or, with PERTHREAD, a thread): clock_getcpuclockid's
+ * encoding, without its clock_getres check */
+#define CPUCLOCK_SCHED	   2
+#define CPUCLOCK_PERTHREAD 4
+static uint64_t cpu_clock_ns(pid_t id, int thread)
+{
+	clockid_t c =
+	    (clockid_t)((~(unsigned)id << 3) | CPUCLOCK_SCHED | (thread ? CPUCLOCK_PERTHREAD : 0));
+	struct timespec ts;
+	if (id <= 0 || clock_gettime(c, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t pt_machine_cpu_ns(struct vm *vm)
+{
+	struct pt_vm *p = PT(vm);
+	return cpu_clock_ns(p->pid, 0) + cpu_clock_ns(p->tracer, 1);
+}
+
 static int pt_usable(const struct vm *vm)
 {
 	return !PT(vm)->dead;
@@ -377,4 +397,5 @@ const struct vm_ops vm_ptrace_ops = {
     .call = pt_call,
     .guest_uffd = pt_guest_uffd,
     .usable = pt_usable,
+    .machine_cpu_ns = pt_machine_cpu_ns,
 };

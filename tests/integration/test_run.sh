@@ -183,6 +183,17 @@ done
 er --stats "$G/crash_null.musl"
 stats "j['exit_code'] == 139 and j['invocations'][0]['outcome'] == 'crash'" \
 	"stats: crash_null outcome crash, exit_code 139"
+# the CPU time an invocation cost: a spin to a 0.3 s timeout costs most of it (on ptrace in the
+# stub), hello next to nothing
+req loop
+er --stats --timeout 0.3 "$G/crashy.musl"
+stats "j['invocations'][0]['outcome'] == 'timeout' and j['invocations'][0]['cpu_us'] >= 100000" \
+	"stats: a 0.3 s spin costs at least 0.1 s of CPU"
+stats "j['invocations'][0]['cpu_us'] <= j['invocations'][0]['run_us'] * 2 + 100000" \
+	"stats: and not much more than its run"
+req ''
+er --stats "$G/hello.musl"
+stats "0 < j['invocations'][0]['cpu_us'] < 100000" "stats: hello costs some CPU, under 0.1 s"
 
 # no KVM: --backend kvm is refused with a reason naming /dev/kvm
 if ! have_kvm; then
