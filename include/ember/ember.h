@@ -46,6 +46,29 @@ enum ember_outcome {
 	EMBER_ERROR,   /* Ember could not run it */
 };
 
+/* How an invocation got its virtine, from the cheapest to the dearest. */
+enum ember_start {
+	EMBER_START_WARM,    /* a ready virtine from the pool */
+	EMBER_START_RESTORE, /* the snapshot in memory restored into a new virtine, on its path */
+	EMBER_START_COLD,    /* the snapshot read from disk */
+	EMBER_START_INIT,    /* the image loaded and initialised (no snapshot, or its first run) */
+};
+
+/* Guest memory shared by every function loaded with it: each virtine holds its function's
+ * guest memory size of it. Spare (ready) virtines are made only within it and give their
+ * memory up to an invocation that needs it; an invocation waits (up to its timeout) for a
+ * virtine to end when nothing is spare. Thread-safe. */
+struct ember_budget;
+struct ember_budget_usage {
+	uint64_t limit, used, peak; /* bytes: the budget, held now, the most ever held */
+	uint64_t waits;		    /* invocations or loads that waited for memory */
+	uint64_t refused;	    /* spares not made because the budget was full */
+};
+struct ember_budget *ember_budget_new(uint64_t bytes); /* NULL when out of memory */
+/* after every function loaded with it is unloaded */
+void ember_budget_free(struct ember_budget *b);
+void ember_budget_usage(struct ember_budget *b, struct ember_budget_usage *u);
+
 struct ember_config {
 	const char *image;	 /* path of a static x86-64 executable */
 	uint64_t mem_bytes;	 /* guest RAM; 0 = 64 MiB */
@@ -56,8 +79,15 @@ struct ember_config {
 	const char *backend;	 /* "kvm" (default), "ptrace" or "auto" */
 	const void *code;	 /* a runtime's source, readable on fd 3; may be NULL */
 	size_t code_len;
-	unsigned pool_size;    /* ready virtines kept for this function; 0 = 1 */
-	int no_snapshot;       /* 1: every invocation loads and initialises from scratch */
+	unsigned pool_size; /* ready virtines kept for this function; 0 = 1 */
+	/* > pool_size: capacity follows demand. A background thread keeps the virtines (ready and
+	 * in use) at the recent peak of concurrent invocations plus headroom, at least pool_size
+	 * and at most pool_max, refilling as soon as one is taken; the peak is that of the last
+	 * one to two keep_alive_s (0: never shrinks). 0 or <= pool_size: a fixed pool. */
+	unsigned pool_max;
+	double keep_alive_s;
+	struct ember_budget *budget; /* NULL: no bound */
+	int no_snapshot;	     /* 1: every invocation loads and initialises from scratch */
 	const char *state_dir; /* keep the snapshot on disk under STATE/snapshots/; NULL: not */
 	const char *restore;   /* cold starts from disk: "reap" (default) or "lazy" */
 	int cold;	       /* 1: the first invocation starts from disk, page cache dropped */
@@ -111,6 +141,7 @@ struct ember_result {
 	 * (a cold start then measures less than a disk read) */
 	int prefetch_buffered;
 	int recorded; /* 1: this cold start recorded the working set */
+	enum ember_start start;
 };
 
 struct ember_function;
@@ -130,6 +161,14 @@ struct ember_info {
 	const char *snapshot_path; /* the snapshot's folder on disk, or NULL */
 	const char *rebuilt;	   /* why a snapshot on disk was refused and rebuilt, or NULL */
 	int from_disk;		   /* 1: loaded from disk, init not run in this process */
+	/* the pool's capacity (see ember_config.pool_max) */
+	unsigned in_use;   /* virtines running an invocation now */
+	unsigned target;   /* virtines (ready and in use) wanted now */
+	unsigned peak;	   /* the recent peak of in_use the target follows */
+	unsigned capacity; /* the most it keeps: pool_max within the budget */
+	uint64_t refills;  /* virtines made ready by the background thread */
+	uint64_t trims;	   /* ready virtines dropped as demand fell */
+	uint64_t restores; /* invocations that restored a virtine on their own path */
 };
 
 /* Validates the image and the configuration, runs the initialisation and fills the pool. Returns
@@ -141,6 +180,8 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 const char *ember_error_name(int rc);
 /* The outcome's name: "ok", "crash", "timeout", "limit" or "error" (also for anything else). */
 const char *ember_outcome_name(enum ember_outcome o);
+/* "warm", "restore", "cold" or "init" ("init" for anything else) */
+const char *ember_start_name(enum ember_start s);
 /* Runs one invocation with the given request bytes; thread-safe. Always fills res. */
 int ember_invoke(struct ember_function *fn, const void *in, size_t len, struct ember_result *res);
 /* ember_invoke with the request's metadata readable on fd 4 (EMBER_META_FD): meta_len bytes of

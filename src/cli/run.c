@@ -58,6 +58,7 @@ static const char run_help[] =
 /* counters of a whole `ember run`: summed over its invocations */
 struct run_stats {
 	uint64_t exits[4], total_exits, run_us;
+	uint64_t starts[EMBER_START_INIT + 1]; /* by enum ember_start */
 	uint64_t served[1024], denied[1024], in_guest[1024];
 	const char *names[1024];
 	json_t *invocations;
@@ -69,6 +70,7 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 		rs->exits[k] += r->exits_by_reason[k];
 	rs->total_exits += r->exits;
 	rs->run_us += r->run_us;
+	rs->starts[(unsigned)r->start <= EMBER_START_INIT ? r->start : EMBER_START_INIT]++;
 	for (size_t i = 0; i < r->nsyscalls; i++) {
 		int nr = r->syscalls[i].nr < 1023 ? r->syscalls[i].nr : 1023;
 		rs->served[nr] += r->syscalls[i].served;
@@ -87,6 +89,8 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 		      "setup_us", (json_int_t)r->setup_us, "prefetch_us",
 		      (json_int_t)r->prefetch_us, "recorded", r->recorded, "prefetch_buffered",
 		      r->prefetch_buffered));
+	json_object_set_new(json_array_get(rs->invocations, json_array_size(rs->invocations) - 1),
+			    "start", json_string(ember_start_name(r->start)));
 }
 
 static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs, int exit_code,
@@ -113,14 +117,18 @@ static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs,
 		      (json_int_t)info.init_exits, "snapshot_pages",
 		      (json_int_t)info.snapshot_pages, "snapshot", info.snapshot, "from_disk",
 		      info.from_disk, "snapshot_path", info.snapshot_path, "rebuilt", info.rebuilt);
+	json_t *starts = json_object();
+	for (int k = EMBER_START_WARM; k <= EMBER_START_INIT; k++)
+		json_object_set_new(starts, ember_start_name(k),
+				    json_integer((json_int_t)rs->starts[k]));
 	json_t *time = json_pack("{s:I,s:I,s:I}", "setup", (json_int_t)(load_us - info.init_us),
 				 "load", (json_int_t)info.init_us, "run", (json_int_t)rs->run_us);
-	return json_pack("{s:s,s:s,s:I,s:I,s:i,s:I,s:o,s:o,s:o,s:o,s:o}", "backend", info.backend,
-			 "syscalls_mode", info.syscalls, "sites_call", (json_int_t)info.sites_call,
-			 "sites_trap", (json_int_t)info.sites_trap, "exit_code", exit_code,
-			 "rewritten_sites", (json_int_t)info.rewritten_sites, "exits", exits,
-			 "syscalls", sys, "init", init, "invocations", rs->invocations, "time_us",
-			 time);
+	return json_pack("{s:s,s:s,s:I,s:I,s:i,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "backend",
+			 info.backend, "syscalls_mode", info.syscalls, "sites_call",
+			 (json_int_t)info.sites_call, "sites_trap", (json_int_t)info.sites_trap,
+			 "exit_code", exit_code, "rewritten_sites",
+			 (json_int_t)info.rewritten_sites, "exits", exits, "syscalls", sys, "init",
+			 init, "invocations", rs->invocations, "time_us", time, "starts", starts);
 }
 
 static uint64_t now_us(void)

@@ -169,12 +169,12 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 {
 	char err[256] = "";
 	uint64_t t0 = vm_now_ns();
-	struct virtine *v = calloc(1, sizeof(*v));
-	if (!v || pool_shell(&fn->vmcfg, &v->vm, err, sizeof(err)) != VM_OK) {
-		free(v);
+	int kind;
+	struct virtine *v = func_new_virtine(fn, 1, &kind, err, sizeof(err));
+	if (!v)
 		goto fail;
-	}
 	res->wait_us = us_since(t0);
+	res->start = EMBER_START_COLD;
 	fn->proc = fn->snap.proc;
 	sys_init(&v->st, v->vm, &fn->proc);
 	v->st.out_limit = fn->output_limit;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ember/ember.h"
 #include "image/img.h"
@@ -62,6 +63,10 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	fn->timeout_ns = (uint64_t)(t * 1e9);
 	fn->output_limit = cfg->output_limit ? cfg->output_limit : DEFAULT_OUTPUT;
 	fn->pool_size = cfg->pool_size ? cfg->pool_size : 1;
+	fn->dm.on = cfg->pool_max > fn->pool_size;
+	fn->budget = cfg->budget;
+	if (cfg->keep_alive_s < 0)
+		return BAD_CONFIG("keep_alive_s must not be negative");
 	fn->use_snapshot = !cfg->no_snapshot;
 	fn->strict_init = cfg->strict_init;
 	if (cfg->syscalls && strcmp(cfg->syscalls, "trap") && strcmp(cfg->syscalls, "guest"))
@@ -94,7 +99,7 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 	int rc = img_open(cfg->image, &fn->img, err, errlen);
 	if (rc)
 		return rc;
-	if (pool_init(&fn->pool, fn->pool_size))
+	if (pool_init(&fn->pool, fn->dm.on ? cfg->pool_max : fn->pool_size))
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	/* the backend is settled here ("auto" picks one) and a missing KVM is told apart */
 	struct vm *vm;
@@ -111,7 +116,11 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 		return rc;
 	}
 	rc = func_warm(fn, fn->pool_size, err, errlen);
-	return rc < 0 ? rc : 0;
+	if (rc < 0)
+		return rc;
+	if (budget_join(fn->budget, fn) || func_refiller_start(fn, cfg))
+		return snprintf(err, errlen, "cannot start the refiller thread"), EMBER_ERR_NOMEM;
+	return 0;
 }
 
 int ember_load(const struct ember_config *cfg, struct ember_function **out, char *err,
@@ -121,6 +130,12 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	if (!fn)
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	pthread_mutex_init(&fn->cold_lock, NULL);
+	pthread_mutex_init(&fn->dm.mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&fn->dm.cv, &ca);
+	pthread_condattr_destroy(&ca);
 	int rc = configure(fn, cfg, err, errlen);
 	if (!rc)
 		rc = load(fn, cfg, err, errlen);
@@ -163,10 +178,23 @@ const char *ember_outcome_name(enum ember_outcome o)
 	return (unsigned)o < sizeof(names) / sizeof(names[0]) ? names[o] : "error";
 }
 
+const char *ember_start_name(enum ember_start st)
+{
+	static const char *const names[] = {
+	    [EMBER_START_WARM] = "warm",
+	    [EMBER_START_RESTORE] = "restore",
+	    [EMBER_START_COLD] = "cold",
+	    [EMBER_START_INIT] = "init",
+	};
+	return (unsigned)st < sizeof(names) / sizeof(names[0]) ? names[st] : "init";
+}
+
 void ember_unload(struct ember_function *fn)
 {
 	if (!fn)
 		return;
+	func_refiller_stop(fn);
+	budget_leave(fn->budget, fn); /* no one gives up its spares any more */
 	pool_fini(&fn->pool);
 	if (fn->snapshot)
 		snap_free(&fn->snap);
@@ -174,6 +202,8 @@ void ember_unload(struct ember_function *fn)
 	img_close(fn->img);
 	free(fn->snap_dir);
 	pthread_mutex_destroy(&fn->cold_lock);
+	pthread_mutex_destroy(&fn->dm.mu);
+	pthread_cond_destroy(&fn->dm.cv);
 	free_vec(fn->argv);
 	free_vec(fn->envp);
 	free(fn->code);
@@ -197,6 +227,14 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	info->snapshot_path = fn->snap_dir;
 	info->rebuilt = fn->rebuilt[0] ? fn->rebuilt : NULL;
 	info->from_disk = fn->from_disk;
+	struct fn_demand *dm = (struct fn_demand *)&fn->dm; /* atomics read, nothing changed */
+	info->in_use = atomic_load(&dm->in_use);
+	info->target = atomic_load(&dm->target);
+	info->peak = atomic_load(&dm->peak);
+	info->capacity = dm->capacity;
+	info->refills = atomic_load(&dm->refills);
+	info->trims = atomic_load(&dm->trims);
+	info->restores = atomic_load(&dm->restores);
 }
 
 void ember_result_free(struct ember_result *res)

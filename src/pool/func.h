@@ -7,9 +7,35 @@
 #include "pool/pool.h"
 #include <pthread.h>
 
+#include "pool/demand.h"
 #include "snap/snap.h"
 #include "snap/snap_cold.h"
 #include "snap/snap_file.h"
+
+struct ember_budget {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* memory given back */
+	uint64_t limit, used, peak, waits, refused;
+	atomic_int waiters;	     /* in budget_take, waiting for memory */
+	struct ember_function **fns; /* whose spares may be given up */
+	size_t nfns, capfns, next;
+};
+
+/* A function's capacity following demand: counters the invoke path keeps without a lock, and
+ * the refiller thread's state under mu. */
+struct fn_demand {
+	int on;			  /* pool_max > pool_size: a refiller runs */
+	atomic_uint in_use, seen; /* seen: the most in use since the refiller last looked */
+	atomic_uint target, peak; /* as the refiller last computed them */
+	atomic_ulong refills, trims, restores;
+	unsigned capacity;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int kicked, stop;
+	pthread_t thread;
+	int started;
+	struct demand d;
+};
 
 struct ember_function {
 	struct img *img;
@@ -36,6 +62,8 @@ struct ember_function {
 	char rebuilt[200];
 	struct sys_process proc; /* where the image put things */
 	struct pool pool;
+	struct ember_budget *budget;
+	struct fn_demand dm;
 	uint64_t init_us, init_exits;
 	/* a function that ended during init (it never read its request) has its first result here
 	 */
@@ -60,6 +88,32 @@ void func_run_invocation(struct ember_function *fn, struct virtine *v, const voi
 			 const char *meta, size_t meta_len, struct ember_result *res);
 /* puts v back to the snapshot; 0 on success */
 int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched);
+/* a kind of failure of func_new_virtine beside ember.h's: the budget had no room */
+#define FUNC_BUDGET_FULL 1
+/* a clean shell with its emulation state prepared for this function, charged to its budget;
+ * NULL with *kind and the reason in err */
+struct virtine *func_new_virtine(struct ember_function *fn, int wait, int *kind, char *err,
+				 size_t errlen);
+/* refill.c: the refiller of a function whose capacity follows demand */
+int func_refiller_start(struct ember_function *fn, const struct ember_config *cfg);
+void func_refiller_stop(struct ember_function *fn);
+/* the invoke path took a virtine (in_use is now n): wakes the refiller when demand grew */
+void func_demand_took(struct ember_function *fn, unsigned n);
+/* a virtine at the snapshot state, made now; wait: may wait for the budget (a request, a load)
+ * rather than give up at once (a spare). NULL with *kind and the reason in err. */
+struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, char *err,
+			      size_t errlen);
+
+/* budget.c: NULL budgets allow everything */
+int budget_join(struct ember_budget *b, struct ember_function *fn);
+void budget_leave(struct ember_budget *b, struct ember_function *fn);
+/* Charges bytes: 0, or -1 when they do not fit. deadline_ns 0: at once (a spare); else spares
+ * of any function are given up, then it waits for memory until then. */
+int budget_take(struct ember_budget *b, uint64_t bytes, uint64_t deadline_ns);
+void budget_give(struct ember_budget *b, uint64_t bytes);
+/* a virtine was put back ready: those waiting for memory may take it as a spare */
+void budget_kick(struct ember_budget *b);
+
 /* The cold start of one invocation from the snapshot on disk. */
 int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, const char *meta,
 		     size_t meta_len, struct ember_result *res);

@@ -174,6 +174,13 @@ int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	}
 	v->vm = vm;
+	if (budget_take(fn->budget, fn->vmcfg.mem_size, vm_now_ns() + fn->timeout_ns)) {
+		virtine_destroy(v);
+		return snprintf(err, errlen, "the memory budget is full: no virtine ended in time"),
+		       EMBER_ERR_NOMEM;
+	}
+	v->budget = fn->budget;
+	v->charged = fn->vmcfg.mem_size;
 	uint64_t t0 = vm_now_ns();
 	int rc = load_image(fn, v, err, errlen);
 	if (rc)
@@ -249,24 +256,36 @@ int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched)
 	return reset(fn, v, 0, touched);
 }
 
-/* a clean shell with its emulation state prepared for this function; NULL with *kind and the
- * reason in err */
-static struct virtine *new_virtine(struct ember_function *fn, int *kind, char *err, size_t errlen)
+struct virtine *func_new_virtine(struct ember_function *fn, int wait, int *kind, char *err,
+				 size_t errlen)
 {
 	struct virtine *v = calloc(1, sizeof(*v));
-	*kind = v ? pool_shell(&fn->vmcfg, &v->vm, err, errlen)
-		  : (snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM);
-	if (*kind != VM_OK) {
+	if (!v) {
+		*kind = EMBER_ERR_NOMEM;
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	uint64_t bytes = fn->vmcfg.mem_size;
+	if (budget_take(fn->budget, bytes, wait ? vm_now_ns() + fn->timeout_ns : 0)) {
 		free(v);
+		*kind = FUNC_BUDGET_FULL;
+		snprintf(err, errlen, "the memory budget is full: no virtine ended in time");
+		return NULL;
+	}
+	v->budget = fn->budget;
+	v->charged = bytes;
+	*kind = pool_shell(&fn->vmcfg, &v->vm, err, errlen);
+	if (*kind != VM_OK) {
+		virtine_destroy(v); /* no machine: gives the memory back */
 		return NULL;
 	}
 	return v;
 }
 
-/* a clean shell restored to the snapshot; NULL with *kind and the reason in err */
-static struct virtine *restored(struct ember_function *fn, int *kind, char *err, size_t errlen)
+struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, char *err,
+			      size_t errlen)
 {
-	struct virtine *v = new_virtine(fn, kind, err, errlen);
+	struct virtine *v = func_new_virtine(fn, wait, kind, err, errlen);
 	if (!v)
 		return NULL;
 	sys_init(&v->st, v->vm, &fn->proc);
@@ -284,7 +303,8 @@ static struct virtine *restored(struct ember_function *fn, int *kind, char *err,
 	return v;
 }
 
-/* a virtine at the snapshot state: from the pool, else restored into a clean shell */
+/* a virtine at the snapshot state: from the pool, else restored into a clean shell on the
+ * request's own path (what the refiller is there to spare it) */
 static struct virtine *get_warm(struct ember_function *fn, struct ember_result *res)
 {
 	uint64_t t0 = vm_now_ns();
@@ -292,15 +312,22 @@ static struct virtine *get_warm(struct ember_function *fn, struct ember_result *
 	res->wait_us = us_since(t0);
 	if (v) {
 		res->warm = 1;
+		res->start = EMBER_START_WARM;
+		func_demand_took(fn, atomic_fetch_add(&fn->dm.in_use, 1) + 1);
 		return v;
 	}
+	res->start = EMBER_START_RESTORE;
+	atomic_fetch_add(&fn->dm.restores, 1);
+	func_demand_took(fn, atomic_fetch_add(&fn->dm.in_use, 1) + 1);
 	uint64_t t1 = vm_now_ns();
 	char err[200];
 	int kind;
-	v = restored(fn, &kind, err, sizeof(err));
+	v = func_restored(fn, 1, &kind, err, sizeof(err));
 	res->setup_us = us_since(t1);
-	if (!v)
+	if (!v) {
+		atomic_fetch_sub(&fn->dm.in_use, 1);
 		fail_result(res, err);
+	}
 	return v;
 }
 
@@ -312,9 +339,9 @@ int func_warm(struct ember_function *fn, unsigned n, char *err, size_t errlen)
 		n = (unsigned)fn->pool.cap;
 	int added = 0, kind;
 	while (atomic_load(&fn->pool.ready) < n) {
-		struct virtine *v = restored(fn, &kind, err, errlen);
+		struct virtine *v = func_restored(fn, 0, &kind, err, errlen);
 		if (!v)
-			return kind;
+			return kind == FUNC_BUDGET_FULL ? added : kind; /* spares are optional */
 		if (pool_put(&fn->pool, v)) {
 			virtine_destroy(v);
 			break;
@@ -337,8 +364,9 @@ static int invoke_shell(struct ember_function *fn, const void *in, size_t len, c
 	uint64_t t0 = vm_now_ns();
 	char err[200];
 	int kind;
-	struct virtine *v = new_virtine(fn, &kind, err, sizeof(err));
+	struct virtine *v = func_new_virtine(fn, 1, &kind, err, sizeof(err));
 	res->wait_us = us_since(t0);
+	res->start = EMBER_START_INIT;
 	if (!v) {
 		fail_result(res, err);
 		return -1;
@@ -410,6 +438,7 @@ static int invoke_any(struct ember_function *fn, const void *in, size_t len, con
 {
 	if (fn->first_pending && !atomic_exchange(&fn->first_taken, 1)) {
 		*res = fn->first;
+		res->start = EMBER_START_INIT;
 		memset(&fn->first, 0, sizeof(fn->first));
 		return 0;
 	}
@@ -436,6 +465,9 @@ static int invoke_any(struct ember_function *fn, const void *in, size_t len, con
 	vm_call(v->vm, warm_on_vcpu, &a); /* one hop to the vCPU's thread for run and reset */
 	if (a.broken || pool_put(&fn->pool, v))
 		virtine_destroy(v);
+	else
+		budget_kick(fn->budget);
+	atomic_fetch_sub(&fn->dm.in_use, 1); /* after the put: ready + in use never undercounts */
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* Pools of ready virtines: slots claimed with compare-and-swap, so takers never wait on a lock. */
 #include <stdlib.h>
 
-#include "pool/pool.h"
+#include "pool/func.h"
 
 int pool_init(struct pool *p, size_t cap)
 {
@@ -17,6 +17,7 @@ void virtine_destroy(struct virtine *v)
 		return;
 	sys_free(&v->st);
 	vm_destroy(v->vm);
+	budget_give(v->budget, v->charged);
 	free(v);
 }
 

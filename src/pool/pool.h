@@ -9,9 +9,12 @@
 #include "vm/vm.h"
 
 /* a machine with its guest's emulation state: one function instance */
+struct ember_budget;
 struct virtine {
 	struct vm *vm;
 	struct sys_state st;
+	struct ember_budget *budget; /* what it holds of it: charged bytes */
+	uint64_t charged;
 };
 
 struct pool_slot {
@@ -34,6 +37,7 @@ void pool_fini(struct pool *p);
 struct virtine *pool_take(struct pool *p);
 /* Gives a virtine back; returns -1 (and leaves it to the caller) when the pool is full. */
 int pool_put(struct pool *p, struct virtine *v);
+/* destroys v and gives its memory back to its budget */
 void virtine_destroy(struct virtine *v);
 
 /* A clean machine of the given configuration: from the shell cache when one is there (which is
