@@ -5,8 +5,9 @@
 # image) and hello-js, starts bench/forkserver (a process per request, the OpenFaaS classic
 # watchdog's model) running the same hello binary, and drives each with wrk: a steady run and a
 # bursty run (a sequence of short runs with rising and falling connection counts). Prints a table
-# on stdout (progress on stderr): requests/s, p50/p99 latency, errors, cold starts, resident
-# memory, and how much of the CPU time went to other processes meanwhile. Installs nothing: it
+# on stdout (progress on stderr): requests/s, p50/p99 latency, errors, how the invocations
+# that were not warm started (restores: from the snapshot in memory on the request's own path;
+# cold/init: from disk or from the image), resident memory, and how much of the CPU time went to other processes meanwhile. Installs nothing: it
 # needs wrk and curl (scripts/setup.sh installs both) and a build (make all). About 95 s.
 #
 # Environment: B (build folder, default build), EMBER_BACKEND (default auto), DURATION (steady
@@ -141,10 +142,14 @@ url_of() {
 	esac
 }
 
-cold_of() { # the server's ember_cold_starts_total for function $1
-	curl -sf "$E/metrics" | awk -v f="ember_cold_starts_total{function_name=\"$1\"}" \
-		'$1 == f {print $2; found = 1} END {if (!found) print 0}'
+starts_of() { # "RESTORES COLD+INIT": the server's ember_starts_total for function $1
+	curl -sf "$E/metrics" | awk -v f="ember_starts_total{function_name=\"$1\"," '
+		index($1, f) == 1 && $1 ~ /start="restore"/ {r += $2}
+		index($1, f) == 1 && $1 ~ /start="(cold|init)"/ {c += $2}
+		END {printf "%d %d\n", r, c}'
 }
+# the change from "R0 C0" to "R1 C1": "R C"
+starts_diff() { echo "$1 $2" | awk '{print $3 - $1, $4 - $2}'; }
 
 # one wrk run: CONNECTIONS SECONDS URL; its WRK line (see bench/wrk-post.lua) on stdout
 wrk_run() {
@@ -165,10 +170,10 @@ field() { # WRK-LINE NAME
 	echo "$1" | tr ' ' '\n' | awk -F= -v k="$2" '$1 == k {print $2}'
 }
 
-# a results line: target run conns requests duration_us errors p50_us p99_us cold
+# a results line: target run conns requests duration_us errors p50_us p99_us restores cold+init
 : >"$tmp/results"
 : >"$tmp/phases"
-record() { # TARGET RUN CONNS WRK-LINE COLD
+record() { # TARGET RUN CONNS WRK-LINE "RESTORES COLD+INIT"
 	w=$4
 	errs=$(($(field "$w" status) + $(field "$w" connect) + $(field "$w" read) + $(field "$w" write) + $(field "$w" timeout)))
 	echo "$1 $2 $3 $(field "$w" requests) $(field "$w" duration_us) $errs $(field "$w" p50_us) $(field "$w" p99_us) $5"
@@ -201,19 +206,19 @@ echo "backend $backend; ember serve on $eaddr, forkserver on $faddr; about ${tot
 
 for t in $TARGETS; do
 	u=$(url_of "$t")
-	c0=0
-	[ "$t" = fork ] || c0=$(cold_of "$t")
+	c0="0 0"
+	[ "$t" = fork ] || c0=$(starts_of "$t")
 	echo "  $t: steady, $CONNS connections, ${DURATION}s" >&2
 	w=$(wrk_run "$CONNS" "$DURATION" "$u")
-	c1=0
-	[ "$t" = fork ] || c1=$(cold_of "$t")
-	record "$t" steady "$CONNS" "$w" $((c1 - c0)) >>"$tmp/results"
+	c1="0 0"
+	[ "$t" = fork ] || c1=$(starts_of "$t")
+	record "$t" steady "$CONNS" "$w" "$(starts_diff "$c0" "$c1")" >>"$tmp/results"
 	echo "  $t: bursty, connections $BURST, ${STEP}s each" >&2
 	for c in $BURST; do
 		w=$(wrk_run "$c" "$STEP" "$u")
 		c2=$c1
-		[ "$t" = fork ] || c2=$(cold_of "$t")
-		record "$t" phase "$c" "$w" $((c2 - c1)) >>"$tmp/phases"
+		[ "$t" = fork ] || c2=$(starts_of "$t")
+		record "$t" phase "$c" "$w" "$(starts_diff "$c1" "$c2")" >>"$tmp/phases"
 		c1=$c2
 	done
 done
@@ -248,19 +253,20 @@ echo "steady: $CONNS connections for ${DURATION}s; bursty: connections $BURST, $
 echo "$(nproc) CPUs, ${idle0}% idle in the second before the first run; during the runs ${others}% of" \
 	"the busy CPU time went to neither wrk nor the servers (other processes, interrupts)"
 echo
-printf '%-9s %-7s %-11s %9s %9s %9s %7s %12s\n' target run connections 'req/s' 'p50 ms' \
-	'p99 ms' errors 'cold starts'
+printf '%-9s %-7s %-11s %9s %9s %9s %7s %9s %9s\n' target run connections 'req/s' 'p50 ms' \
+	'p99 ms' errors restores 'cold/init'
 for t in $TARGETS; do
-	steady_of "$t" | while read -r tg run c n d e p50 p99 cold; do
-		[ "$tg" = fork ] && cold="every req"
+	steady_of "$t" | while read -r tg run c n d e p50 p99 rest cold; do
+		[ "$tg" = fork ] && rest=- && cold="every req"
 		awk -v tg="$tg" -v c="$c" -v n="$n" -v d="$d" -v e="$e" -v p50="$p50" \
-			-v p99="$p99" -v cold="$cold" 'BEGIN {printf "%-9s %-7s %-11s %9.0f %9.2f %9.2f %7d %12s\n",
-			tg, "steady", c, n / (d / 1e6), p50 / 1e3, p99 / 1e3, e, cold}'
+			-v p99="$p99" -v rest="$rest" -v cold="$cold" 'BEGIN {printf "%-9s %-7s %-11s %9.0f %9.2f %9.2f %7d %9s %9s\n",
+			tg, "steady", c, n / (d / 1e6), p50 / 1e3, p99 / 1e3, e, rest, cold}'
 	done
 	awk -v tg="$t" '$1 == tg {n += $4; d += $5; e += $6; if ($7 > p50) p50 = $7;
-		if ($8 > p99) p99 = $8; cold += $9; if (!lo || $3 < lo) lo = $3; if ($3 > hi) hi = $3}
-		END {printf "%-9s %-7s %-11s %9.0f %8.2f* %8.2f* %7d %12s\n", tg, "bursty",
-		lo ".." hi, n / (d / 1e6), p50 / 1e3, p99 / 1e3, e, tg == "fork" ? "every req" : cold}' \
+		if ($8 > p99) p99 = $8; rest += $9; cold += $10; if (!lo || $3 < lo) lo = $3; if ($3 > hi) hi = $3}
+		END {printf "%-9s %-7s %-11s %9.0f %8.2f* %8.2f* %7d %9s %9s\n", tg, "bursty",
+		lo ".." hi, n / (d / 1e6), p50 / 1e3, p99 / 1e3, e, tg == "fork" ? "-" : rest,
+		tg == "fork" ? "every req" : cold}' \
 		"$tmp/phases"
 done
 echo "* bursty p50/p99: the worst phase's; per phase:"
@@ -269,13 +275,13 @@ printf '%-9s' ''
 for c in $BURST; do printf '%9s' "$c"; done
 echo ' connections'
 for t in $TARGETS; do
-	for what in rps p99 cold; do
+	for what in rps p99 restores; do
 		printf '%-9s' "$t"
 		awk -v tg="$t" -v what="$what" '$1 == tg {
 			if (what == "rps") printf "%9.0f", $4 / ($5 / 1e6);
 			else if (what == "p99") printf "%9.1f", $8 / 1e3;
 			else printf "%9s", tg == "fork" ? "-" : $9}
-			END {print "  " (what == "rps" ? "req/s" : what == "p99" ? "p99 ms" : "cold starts")}' \
+			END {print "  " (what == "rps" ? "req/s" : what == "p99" ? "p99 ms" : "restores")}' \
 			"$tmp/phases"
 	done
 done

@@ -98,7 +98,8 @@ static int needs_auth(struct srv *s, const struct srv_req *r)
 		return 0;
 	if (!strncmp(r->route->path, "/system/", 8))
 		return 1;
-	if (r->route->match != ROUTE_NAME_REST)
+	/* no deployment asks for it (the common case): no lookup, no lock */
+	if (r->route->match != ROUTE_NAME_REST || !atomic_load(&s->auth_fns))
 		return 0;
 	struct srv_spec *sp = reg_spec(s, r->name);
 	int need = sp && sp->require_auth;
@@ -136,10 +137,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		r->conn = conn;
 		r->method = method;
 		r->t0 = srv_now();
-		pthread_mutex_lock(&s->mu);
-		s->active++;
-		int stopping = s->stopping;
-		pthread_mutex_unlock(&s->mu);
+		atomic_fetch_add(&s->active, 1);
+		int stopping = atomic_load(&s->stopping);
 		struct srv_early *e = &r->early;
 		srv_route(s, r, url, stopping, e);
 		/* before the body is read: an unauthenticated caller's body is dropped unread */
@@ -215,9 +214,11 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 	if (!counted)
 		return;
+	if (atomic_fetch_sub(&s->active, 1) != 1)
+		return;
+	/* the shutdown waits for 0 with mu held: taking it here wakes it, never too early */
 	pthread_mutex_lock(&s->mu);
-	if (--s->active == 0)
-		pthread_cond_broadcast(&s->idle);
+	pthread_cond_broadcast(&s->idle);
 	pthread_mutex_unlock(&s->mu);
 }
 

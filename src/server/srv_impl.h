@@ -13,10 +13,11 @@
 #include "ember/ember.h"
 #include "server/srv_serve.h"
 
-#define SRV_NAME_MAX	64 /* a name is [a-z0-9][a-z0-9-_.]{0,62} */
-#define SRV_ERR_MAX	320
-#define SRV_PATH_MAX	(PATH_MAX + 128) /* the state dir (< PATH_MAX) and a file in it */
-#define SRV_CALL_ID_MAX 72
+#define SRV_NAME_MAX	   64 /* a name is [a-z0-9][a-z0-9-_.]{0,62} */
+#define SRV_ERR_MAX	   320
+#define SRV_PATH_MAX	   (PATH_MAX + 128) /* the state dir (< PATH_MAX) and a file in it */
+#define SRV_CALL_ID_MAX	   72
+#define SRV_BUDGET_DEFAULT (8ULL << 30) /* --memory-budget */
 
 /* A deployment, validated. Immutable once made; shared by reference (refs). */
 struct srv_spec {
@@ -80,7 +81,8 @@ struct srv_entry {
 	uint64_t invocations;
 	double last_used;
 	pthread_cond_t cv;
-	struct srv_logs *logs; /* its stderr; kept across updates, closed by a delete */
+	struct srv_logs *logs;		/* its stderr; kept across updates, closed by a delete */
+	struct srv_fn_metrics *metrics; /* its series (by name: they outlive a delete) */
 };
 
 struct srv_metrics;
@@ -97,14 +99,18 @@ struct srv {
 	pthread_cond_t idle;
 	struct srv_entry **fns;
 	size_t nfns, capfns;
-	unsigned active; /* requests being handled */
-	int stopping;
+	struct srv_entry **index; /* srv_index.c: fns by name (NULL: scan fns) */
+	size_t index_cap;
+	atomic_uint auth_fns; /* deployments with ember.auth: none, and no lookup is needed */
+	atomic_uint active;   /* requests being handled (idle is signalled, under mu, at 0) */
+	atomic_int stopping;
 	pthread_mutex_t admin; /* one deployment change at a time */
 	pthread_t reaper;
 	int reaper_started;
 	pthread_cond_t reaper_cv;
 	struct srv_metrics *metrics;
-	struct srv_async *async; /* srv_async.c */
+	struct ember_budget *budget; /* the guest memory of every function's virtines */
+	struct srv_async *async;     /* srv_async.c */
 	double started;
 	atomic_int ready; /* the deployments in the state folder have been loaded (or tried) */
 	int auth; /* the management routes (and functions that ask) need these credentials */
@@ -230,6 +236,9 @@ struct reg_gauges {
 void reg_gauges(struct srv *s, struct reg_gauges *g);
 /* with s->mu held: */
 struct srv_entry *reg_find(struct srv *s, const char *name, size_t *idx);
+void index_rebuild(struct srv *s); /* after fns changed */
+struct srv_entry *index_find(const struct srv *s, const char *name);
+void index_free(struct srv *s);
 struct srv_inst *reg_inst_put(struct srv_inst *in); /* drops a reference: the one to unload */
 void reg_entry_put(struct srv_entry *e);
 
@@ -381,15 +390,19 @@ void logs_shutdown(struct srv *s);
 void srv_report(struct srv *s, const struct srv_call *c, const char *id,
 		const struct ember_result *res, double took_s, double init_s);
 
-/* srv_metrics.c */
+/* srv_metrics.c: counters without a lock on the request path */
+struct srv_fn_metrics;
 struct srv_metrics *metrics_new(void);
 void metrics_free(struct srv_metrics *m);
-/* one invocation: its HTTP status, wall time, result (NULL when it never ran) and, for a cold
- * start, the seconds before the function ran (< 0: warm) */
-void metrics_invocation(struct srv_metrics *m, const char *name, unsigned code, double seconds,
-			const struct ember_result *res, double init_s);
-char *metrics_render(struct srv *s, size_t *len);
-void metrics_started(struct srv_metrics *m, const char *name); /* an invocation begins */
+/* the series of a function by name, made at the first call (NULL when out of memory): only
+ * known names, so that clients cannot make series */
+struct srv_fn_metrics *metrics_fn(struct srv_metrics *m, const char *name);
+/* one invocation: its HTTP status, wall time, result (NULL when it never ran; res->start says
+ * how it started) and, when not warm, the seconds before the function ran (< 0: warm) */
+void metrics_invocation(struct srv_metrics *m, struct srv_fn_metrics *f, unsigned code,
+			double seconds, const struct ember_result *res, double init_s);
+char *metrics_render(struct srv *s, size_t *len); /* srv_metrics_render.c */
+void metrics_started(struct srv_fn_metrics *f);	  /* an invocation begins */
 /* one HTTP request, by its route's pattern (a static string: the series' key) */
 void metrics_http(struct srv_metrics *m, const char *path, const char *method, unsigned code,
 		  double seconds);

@@ -48,10 +48,12 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 	if (rc) {
 		a->status = rc == REG_NOTFOUND ? 404 : rc == REG_BUSY ? 429 : 500;
 		a->error = 1;
-		if (rc != REG_NOTFOUND)
-			metrics_invocation(s->metrics, name, a->status, srv_now() - t0, NULL, -1);
+		if (rc != REG_NOTFOUND) /* a known name: the series stay bounded */
+			metrics_invocation(s->metrics, metrics_fn(s->metrics, name), a->status,
+					   srv_now() - t0, NULL, -1);
 		return;
 	}
+	struct srv_fn_metrics *fm = c.e->metrics;
 	/* a costly function waits for a slot; past the slots' queue: 429, as for its own limit */
 	int slot = cpu_enter(s, c.inst, patient);
 	if (slot == CPU_FULL) {
@@ -61,10 +63,10 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 			 name, s->opt.costly_queue);
 		a->status = 429;
 		a->error = 1;
-		metrics_invocation(s->metrics, name, a->status, srv_now() - t0, NULL, -1);
+		metrics_invocation(s->metrics, fm, a->status, srv_now() - t0, NULL, -1);
 		return;
 	}
-	metrics_started(s->metrics, name); /* a known name: the series stay bounded */
+	metrics_started(fm);
 	struct ember_result res;
 	double t1 = srv_now();
 	ember_invoke_meta(c.inst->fn, body, len, meta, meta_len, &res);
@@ -73,7 +75,10 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 	cpu_account(s, c.inst, &res);
 	const char *ctype = c.spec->content_type ? c.spec->content_type : DEFAULT_CONTENT_TYPE;
 	snprintf(a->ctype_buf, sizeof(a->ctype_buf), "%s", ctype);
-	/* cold: it did not start from a ready virtine, or it waited for the function to load */
+	/* not warm: it did not start from a ready virtine, or it waited for the function to load
+	 * (which ran its initialisation: a load from disk makes the start cold) */
+	if (c.load_us && res.start != EMBER_START_COLD)
+		res.start = EMBER_START_INIT;
 	double init_s = -1;
 	if (!res.warm || c.load_us)
 		init_s = (double)(c.load_us +
@@ -88,14 +93,14 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 	snprintf(a->dur, sizeof(a->dur), "%.6f", took);
 	snprintf(a->code, sizeof(a->code), "%d", res.exit_code);
 	a->h[a->nh++] = (struct srv_header){"X-Duration-Seconds", a->dur};
-	a->h[a->nh++] = (struct srv_header){"X-Ember-Start", init_s < 0 ? "warm" : "cold"};
+	a->h[a->nh++] = (struct srv_header){"X-Ember-Start", ember_start_name(res.start)};
 	a->h[a->nh++] = (struct srv_header){"X-Ember-Outcome", ember_outcome_name(res.outcome)};
 	a->h[a->nh++] = (struct srv_header){"X-Ember-Exit-Code", a->code};
 	if (init_s >= 0) {
 		snprintf(a->init, sizeof(a->init), "%.3f", init_s * 1e3);
 		a->h[a->nh++] = (struct srv_header){"X-Ember-Init-Ms", a->init};
 	}
-	metrics_invocation(s->metrics, name, st, srv_now() - t0, &res, init_s);
+	metrics_invocation(s->metrics, fm, st, srv_now() - t0, &res, init_s);
 	if (res.outcome == EMBER_OK && (st == 200 || res.out_len)) {
 		/* the body is the function's stdout, also when it exits non-zero */
 		a->ctype = st == 200 ? a->ctype_buf : DEFAULT_CONTENT_TYPE;

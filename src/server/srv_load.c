@@ -10,6 +10,7 @@
 #define DEFAULT_POOL	     2
 #define POOL_FOR_CONCURRENCY 8
 #define MAX_POOL	     64
+#define MAX_DEMAND	     256 /* virtines a function without maxConcurrency may grow to */
 #define NOKVM_HINT	     " (start the server with --backend auto or --backend ptrace)"
 
 static void add_hint(int rc, char *err, size_t errlen)
@@ -47,7 +48,7 @@ enum MHD_Result srv_reply_load_error(struct srv_req *r, int kind, const char *er
 	    json_pack("{s:s,s:s}", "error", msg, "kind", ember_error_name(load_statuses[i].kind)));
 }
 
-/* ready virtines kept (and made at load): minWarm, at least DEFAULT_POOL, and up to
+/* ready virtines made at load and always kept: minWarm, at least DEFAULT_POOL, and up to
  * maxConcurrency but no more than POOL_FOR_CONCURRENCY for it */
 static unsigned pool_size(const struct srv_spec *sp)
 {
@@ -58,6 +59,14 @@ static unsigned pool_size(const struct srv_spec *sp)
 	if (n < sp->min_warm)
 		n = sp->min_warm;
 	return n > MAX_POOL ? MAX_POOL : n;
+}
+
+/* the most virtines demand may grow it to: maxConcurrency (one more is never used at once),
+ * else MAX_DEMAND; the budget bounds it further */
+static unsigned pool_max(const struct srv_spec *sp)
+{
+	unsigned n = sp->max_concurrency ? sp->max_concurrency : MAX_DEMAND;
+	return n > MAX_DEMAND ? MAX_DEMAND : n;
 }
 
 int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struct srv_inst **out,
@@ -106,6 +115,9 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	cfg.timeout_s = sp->timeout_s;
 	cfg.syscalls = sp->syscalls;
 	cfg.pool_size = pool_size(sp);
+	cfg.pool_max = pool_max(sp);
+	cfg.keep_alive_s = sp->keep_alive_s;
+	cfg.budget = s->budget;
 	/* snapshots persist beside the deployments: after a restart, or an unload for keep-alive,
 	 * the next request starts cold from disk instead of running init again */
 	cfg.state_dir = s->state;

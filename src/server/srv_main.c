@@ -116,6 +116,12 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 	    auth_init(s, err, errlen))
 		goto fail;
 	cpu_start(s);
+	s->budget =
+	    ember_budget_new(s->opt.memory_budget ? s->opt.memory_budget : SRV_BUDGET_DEFAULT);
+	if (!s->budget) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	store_restore(s);
 	int unpinned = pin_sweep(s);
 	if (unpinned)
@@ -142,6 +148,7 @@ fail:
 	async_free(s);
 	reg_free(s);
 	metrics_free(s->metrics);
+	ember_budget_free(s->budget);
 	free(s);
 	return -1;
 }
@@ -179,6 +186,7 @@ unsigned srv_shutdown(struct srv *s)
 	async_free(s);
 	reg_free(s);
 	metrics_free(s->metrics);
+	ember_budget_free(s->budget);
 	pthread_cond_destroy(&s->idle);
 	pthread_cond_destroy(&s->reaper_cv);
 	pthread_mutex_destroy(&s->mu);

@@ -9,6 +9,8 @@
 
 struct srv_entry *reg_find(struct srv *s, const char *name, size_t *idx)
 {
+	if (!idx && s->index)
+		return index_find(s, name);
 	for (size_t i = 0; i < s->nfns; i++) {
 		if (!strcmp(s->fns[i]->spec->name, name)) {
 			if (idx)
@@ -61,8 +63,11 @@ int reg_add(struct srv *s, struct srv_spec *sp, struct srv_inst *in)
 	e->refs = 1;
 	e->last_used = srv_now();
 	e->logs = logs_new(s->opt.log_ring_bytes, s->opt.log_ring_lines);
+	e->metrics = metrics_fn(s->metrics, sp->name);
 	pthread_cond_init(&e->cv, NULL);
 	s->fns[s->nfns++] = e;
+	index_rebuild(s);
+	s->auth_fns += sp->require_auth;
 	pthread_mutex_unlock(&s->mu);
 	return REG_OK;
 }
@@ -78,6 +83,8 @@ int reg_replace(struct srv *s, struct srv_spec *sp, struct srv_inst *in)
 		return REG_NOTFOUND;
 	}
 	struct srv_spec *old = e->spec;
+	s->auth_fns += sp->require_auth;
+	s->auth_fns -= old->require_auth;
 	if (e->inst)
 		e->inst->retired = 1;
 	struct srv_inst *dead = reg_inst_put(e->inst);
@@ -104,6 +111,8 @@ int reg_remove(struct srv *s, const char *name)
 	}
 	memmove(&s->fns[i], &s->fns[i + 1], (s->nfns - i - 1) * sizeof(*s->fns));
 	s->nfns--;
+	index_rebuild(s);
+	s->auth_fns -= e->spec->require_auth;
 	e->deleted = 1;
 	logs_close(e->logs); /* its followers end; invocations still running add nothing */
 	if (e->inst)

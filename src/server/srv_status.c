@@ -35,6 +35,13 @@ static json_t *status_locked(struct srv_entry *e)
 		json_object_set_new(em, "initSeconds", json_real((double)info.init_us / 1e6));
 		/* its invocations wait for a costly slot (srv_cpu.c) */
 		json_object_set_new(em, "costly", json_boolean(atomic_load(&e->inst->costly)));
+		json_object_set_new(
+		    em, "pool",
+		    json_pack("{s:i,s:i,s:i,s:i,s:i,s:I,s:I,s:I}", "ready", (int)info.ready,
+			      "inUse", (int)info.in_use, "target", (int)info.target, "peak",
+			      (int)info.peak, "capacity", (int)info.capacity, "refills",
+			      (json_int_t)info.refills, "trims", (json_int_t)info.trims, "restores",
+			      (json_int_t)info.restores));
 	}
 	return j;
 }
@@ -69,24 +76,27 @@ void reg_gauges(struct srv *s, struct reg_gauges *g)
 		if (e->inst)
 			ember_info(e->inst->fn, &info);
 		g->ready += info.ready;
-		g->alive += info.ready + e->inflight;
+		g->alive += info.ready + info.in_use;
 	}
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* the guest memory a loaded function holds: its size times the virtines it keeps */
+/* the guest memory a loaded function holds: its size times its virtines, and at least one (the
+ * budget gives the spares up to invocations; a function loaded needs room to run one) */
 static uint64_t held(const struct srv_entry *e)
 {
 	struct ember_info info = {0};
 	ember_info(e->inst->fn, &info);
-	return e->inst->mem_bytes * (uint64_t)(info.ready + e->inflight);
+	unsigned n = info.ready + info.in_use;
+	return e->inst->mem_bytes * (uint64_t)(n ? n : 1);
 }
 
 /* With s->mu held: while the functions loaded hold more guest memory than the budget, unloads
  * the least recently used idle one (not one in flight, loading or with minWarm). */
 static size_t evict_over_budget(struct srv *s, struct srv_inst **dead, size_t room)
 {
-	uint64_t budget = s->opt.memory_budget ? s->opt.memory_budget : (8ULL << 30), total = 0;
+	uint64_t budget = s->opt.memory_budget ? s->opt.memory_budget : SRV_BUDGET_DEFAULT,
+		 total = 0;
 	for (size_t i = 0; i < s->nfns; i++)
 		if (s->fns[i]->inst)
 			total += held(s->fns[i]);
@@ -143,6 +153,7 @@ void reg_free(struct srv *s)
 	size_t n = s->nfns;
 	s->fns = NULL;
 	s->nfns = s->capfns = 0;
+	index_free(s);
 	pthread_mutex_unlock(&s->mu);
 	for (size_t i = 0; i < n; i++) {
 		inst_unload(reg_inst_put(v[i]->inst));

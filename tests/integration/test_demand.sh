@@ -1,0 +1,120 @@
+#!/bin/sh
+# Warm capacity that follows demand: under N concurrent clients (N requests at once, each a
+# nap, so that all are in flight together) the function's ready virtines grow to at least N,
+# and a second round of N finds them ready (no restore on the request path); the capacity
+# shrinks again after a short keepAlive while a trickle of requests keeps the function loaded;
+# the start of each invocation is named (X-Ember-Start, ember_starts_total); a small memory
+# budget is never exceeded (the metrics' peak) and every request still succeeds.
+# Run from the repository root.
+set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+pick_backend
+# shellcheck source=tests/integration/srv_lib.sh
+. "$(dirname "$0")/srv_lib.sh"
+N=${DEMAND_N:-6}
+
+# pool NAME FIELD: the field of the function's ember.pool in its status (empty when unloaded)
+pool() {
+	http GET "/system/function/$1" >/dev/null
+	python3 -c 'import json, sys
+p = json.load(open(sys.argv[1])).get("ember", {}).get("pool")
+print(p[sys.argv[2]] if p else "")' "$tmp/body" "$2"
+}
+
+# shellcheck disable=SC2317 # run by await
+pool_at_least() { # NAME FIELD MIN
+	v=$(pool "$1" "$2")
+	[ -n "$v" ] && [ "$v" -ge "$3" ]
+}
+
+# round NAME COUNT BODY: COUNT requests at once, each on its own connection; the number of
+# 200 answers lands in $round_ok and their X-Ember-Start values in $tmp/starts
+round() {
+	i=0
+	pids=
+	while [ $i -lt "$2" ]; do
+		curl -s -o "$tmp/r$i.body" -D "$tmp/r$i.h" -w '%{http_code}\n' -d "$3" \
+			"$U/function/$1" >"$tmp/r$i.code" &
+		pids="$pids $!"
+		i=$((i + 1))
+	done
+	for p in $pids; do wait "$p"; done # not the server's
+	round_ok=$(cat "$tmp"/r*.code | grep -c '^200$')
+	cat "$tmp"/r*.h | grep -i '^X-Ember-Start:' | tr -d '\r' >"$tmp/starts"
+	rm -f "$tmp"/r*.code "$tmp"/r*.h "$tmp"/r*.body
+}
+
+# metric NAME: its value in /metrics (labels included in NAME), empty when absent
+metric() {
+	curl -s "$U/metrics" | awk -v k="$1" '$1 == k {print $2}'
+}
+
+start
+expect "upload nap" 201 "$(http PUT /system/images/nap --data-binary @"$G/nap.musl")"
+expect "deploy nap" 202 "$(http POST /system/functions -d '{"service":"nap","image":"nap"}')"
+check "a new function keeps the default pool of 2 ready" test "$(pool nap ready)" = 2
+check "its target is 2" test "$(pool nap target)" = 2
+expect "one request" 200 "$(http POST /function/nap -d '0 one')" "napped 0 one"
+contains "a ready virtine is a warm start" "X-Ember-Start: warm" "$tmp/headers"
+
+round nap "$N" "400 first"
+check "round 1: all $N answered" test "$round_ok" = "$N"
+check "round 1: more than the pool's 2 at once were restored on their path (named restore)" \
+	grep -q 'X-Ember-Start: restore' "$tmp/starts"
+r1=$(pool nap restores)
+check "round 1: restores on the request path are counted ($r1)" test "${r1:-0}" -ge 1
+await "the ready virtines to grow to at least $N" pool_at_least nap ready "$N"
+check "the target follows the peak of $N (with headroom)" pool_at_least nap target "$((N + 1))"
+check "refills were made off the request path" pool_at_least nap refills 1
+round nap "$N" "400 second"
+check "round 2: all $N answered" test "$round_ok" = "$N"
+check "round 2: every start was warm" test "$(grep -c 'warm' "$tmp/starts")" = "$N"
+check "round 2: no restore on the request path ($r1 before, $(pool nap restores) after)" \
+	test "$(pool nap restores)" = "$r1"
+check "the metrics count warm starts" \
+	test "$(metric 'ember_starts_total{function_name="nap",start="warm"}')" = "$((1 + N - r1 + N))"
+check "the metrics count restores apart" \
+	test "$(metric 'ember_starts_total{function_name="nap",start="restore"}')" = "$r1"
+check "the metrics show the pool's restores" \
+	test "$(metric 'ember_pool_restores_total{function_name="nap"}')" = "$r1"
+check "the pool's ready virtines are in the metrics" \
+	test "$(metric 'ember_pool_ready{function_name="nap"}')" -ge "$N"
+check "the old ember_cold_starts_total still counts what was not warm" \
+	test "$(metric 'ember_cold_starts_total{function_name="nap"}')" = "$r1"
+
+# --- shrinking: a short keepAlive, one request at a time keeping the function loaded
+expect "deploy short" 202 "$(http POST /system/functions \
+	-d '{"service":"short","image":"nap","ember":{"keepAlive":"1s"}}')"
+round short "$N" "300 burst"
+check "short: all $N answered" test "$round_ok" = "$N"
+await "short's ready virtines to grow to $N" pool_at_least short ready "$N"
+# shellcheck disable=SC2317 # run by await
+shrunk() {
+	curl -s -o /dev/null -d '0 trickle' "$U/function/short"
+	v=$(pool short ready)
+	[ -n "$v" ] && [ "$v" -le 2 ]
+}
+await "short's capacity to shrink back to 2 after its keepAlive" shrunk
+check "short is still loaded (the trickle kept it)" test -n "$(pool short ready)"
+check "the trims are counted" pool_at_least short trims 1
+check "its target is back at the floor of 2" test "$(pool short target)" = 2
+stop
+
+# --- a budget of 5 virtines of 16 MiB: 8 clients at once all get an answer, and it holds
+start --memory-budget 80M
+expect "deploy tight" 202 "$(http POST /system/functions \
+	-d '{"service":"tight","image":"nap","limits":{"memory":"16M"}}')"
+check "tight: its capacity is what the budget holds" test "$(pool tight capacity)" = 5
+round tight 8 "300 squeeze"
+check "tight: all 8 answered (the ones past the budget waited)" test "$round_ok" = 8
+round tight 8 "100 again"
+check "tight: all 8 answered again" test "$round_ok" = 8
+peak=$(metric ember_virtine_memory_peak_bytes)
+budget=$(metric ember_memory_budget_bytes)
+check "the budget is in the metrics ($budget)" test "$budget" = $((80 << 20))
+check "the virtines never held more than the budget (peak $peak)" test "$peak" -le "$budget"
+check "the budget was full at some point (peak $peak)" test "$peak" -ge $((64 << 20))
+check "requests waited for memory" test "$(metric ember_memory_budget_waits_total)" -ge 1
+stop
+finish
