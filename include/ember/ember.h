@@ -161,6 +161,7 @@ struct ember_info {
 	const char *snapshot_path; /* the snapshot's folder on disk, or NULL */
 	const char *rebuilt;	   /* why a snapshot on disk was refused and rebuilt, or NULL */
 	int from_disk;		   /* 1: loaded from disk, init not run in this process */
+	int cold_pending; /* 1: the next invocation starts from disk (nothing is restored yet) */
 	/* the pool's capacity (see ember_config.pool_max) */
 	unsigned in_use;   /* virtines running an invocation now */
 	unsigned target;   /* virtines (ready and in use) wanted now */

@@ -227,6 +227,7 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	info->snapshot_path = fn->snap_dir;
 	info->rebuilt = fn->rebuilt[0] ? fn->rebuilt : NULL;
 	info->from_disk = fn->from_disk;
+	info->cold_pending = atomic_load(&fn->cold_pending);
 	struct fn_demand *dm = (struct fn_demand *)&fn->dm; /* atomics read, nothing changed */
 	info->in_use = atomic_load(&dm->in_use);
 	info->target = atomic_load(&dm->target);

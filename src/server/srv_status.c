@@ -81,14 +81,18 @@ void reg_gauges(struct srv *s, struct reg_gauges *g)
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* the guest memory a loaded function holds: its size times its virtines, and at least one (the
- * budget gives the spares up to invocations; a function loaded needs room to run one) */
+/* the guest memory a loaded function holds: its size times its virtines, and at least one once
+ * its snapshot is in memory (the budget gives spares up to invocations, so a function can be
+ * left with none; loaded, it needs room to run one). One loaded from disk and not invoked yet
+ * holds nothing. */
 static uint64_t held(const struct srv_entry *e)
 {
 	struct ember_info info = {0};
 	ember_info(e->inst->fn, &info);
 	unsigned n = info.ready + info.in_use;
-	return e->inst->mem_bytes * (uint64_t)(n ? n : 1);
+	if (!n && info.snapshot && !info.cold_pending)
+		n = 1;
+	return e->inst->mem_bytes * (uint64_t)n;
 }
 
 /* With s->mu held: while the functions loaded hold more guest memory than the budget, unloads
