@@ -7,7 +7,9 @@
 
 #define WATCH_INTERVAL_S 1
 
-/* One connection, from libmicrohttpd's start notice to its close; under srv.conn_mu. A request
+/* One connection, from libmicrohttpd's start notice to its close; in srv.conn_mu's list (its
+ * phase is atomics that its own thread sets without the lock, in an order the watcher reads
+ * back: handling, started, since). A request
  * must start (its request line) within connectionTimeout of the connection's start or of the
  * previous request's end, and be read whole (headers and body) within readTimeout of its
  * start; libmicrohttpd's own timeout only closes a connection that sends nothing at all, so a
@@ -16,9 +18,9 @@
 struct srv_conn {
 	struct srv_conn *prev, *next;
 	int fd;
-	double since;	/* the connection's start or the last request's end */
-	double started; /* the current request's line arrived (0: none yet) */
-	int handling;	/* its handler runs: no deadline */
+	_Atomic double since;	/* the connection's start or the last request's end */
+	_Atomic double started; /* the current request's line arrived (0: none yet) */
+	atomic_int handling;	/* its handler runs: no deadline */
 };
 
 static void unlink_conn(struct srv *s, struct srv_conn *c)
@@ -65,20 +67,19 @@ static struct srv_conn *conn_of(struct MHD_Connection *conn)
 
 void conn_phase(struct srv *s, struct MHD_Connection *conn, enum conn_phase phase)
 {
+	(void)s;
 	struct srv_conn *c = conn_of(conn);
 	if (!c)
 		return;
-	pthread_mutex_lock(&s->conn_mu);
 	if (phase == CONN_REQUEST) {
 		c->started = srv_now();
 	} else if (phase == CONN_HANDLING) {
 		c->handling = 1;
-	} else {
+	} else { /* handling cleared last: a watcher that sees it clear sees the rest too */
 		c->since = srv_now();
 		c->started = 0;
 		c->handling = 0;
 	}
-	pthread_mutex_unlock(&s->conn_mu);
 }
 
 /* shuts down the connections past their deadline: libmicrohttpd's thread then sees the end of
@@ -88,8 +89,11 @@ static void cut_slow(struct srv *s)
 	double now = srv_now();
 	pthread_mutex_lock(&s->conn_mu);
 	for (struct srv_conn *c = s->conns; c; c = c->next) {
-		int late = !c->handling && (c->started ? now - c->started > s->opt.read_timeout_s
-						       : now - c->since > s->opt.conn_timeout_s);
+		if (c->handling)
+			continue;
+		double started = c->started, since = c->since;
+		int late = started ? now - started > s->opt.read_timeout_s
+				   : now - since > s->opt.conn_timeout_s;
 		if (late && c->fd >= 0) {
 			shutdown(c->fd, SHUT_RDWR);
 			c->fd = -1; /* once */

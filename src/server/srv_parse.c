@@ -111,10 +111,27 @@ void srv_rfc3339(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* 16 random bytes from a per-thread buffer that one getrandom fills for 16 ids, rather than a
+ * system call per request; 0, or -1 when the kernel gave none */
+static int random16(uint8_t *b)
+{
+	static _Thread_local uint8_t pool[256];
+	static _Thread_local size_t used = sizeof(pool);
+	if (used == sizeof(pool)) {
+		if (getrandom(pool, sizeof(pool), 0) != (ssize_t)sizeof(pool))
+			return -1;
+		used = 0;
+	}
+	memcpy(b, pool + used, 16);
+	memset(pool + used, 0, 16); /* handed out once */
+	used += 16;
+	return 0;
+}
+
 void srv_call_id(char *buf, size_t len)
 {
 	uint8_t b[16];
-	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+	if (random16(b)) {
 		/* not cryptographic, only unique enough to follow a request in logs */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
