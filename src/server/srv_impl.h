@@ -58,7 +58,7 @@ void srv_call_id(char *buf, size_t len); /* a random UUID */
 /* One loaded version of a function. refs: the table's own plus one per invocation using it. */
 struct srv_inst {
 	struct ember_function *fn;
-	int refs;
+	atomic_int refs; /* the one that drops the last unloads it */
 	uint64_t mem_bytes;
 	struct srv *srv;
 	int retired; /* replaced, deleted or never used: its snapshot on disk goes with it */
@@ -66,7 +66,8 @@ struct srv_inst {
 	atomic_int costly;	    /* srv_cpu.c: its invocations run in the costly slots */
 };
 
-/* A deployed function. Under srv.mu except where noted. */
+/* A deployed function. Under srv.mu except where noted; the atomics are also changed without it
+ * by reg_release, so that the end of a call takes no global lock. */
 struct srv_entry {
 	struct srv_spec *spec;
 	struct srv_inst *inst; /* NULL: not loaded (not yet, or evicted) */
@@ -76,10 +77,11 @@ struct srv_entry {
 	uint64_t fail_gen;
 	double fail_at;
 	char fail_msg[SRV_ERR_MAX];
-	int refs, deleted;
-	unsigned inflight, queued;
-	uint64_t invocations;
-	double last_used;
+	atomic_int refs;
+	int deleted;
+	atomic_uint inflight, queued; /* queued: waiting for a place, on cv with srv.mu */
+	atomic_uint_fast64_t invocations;
+	_Atomic double last_used; /* set before inflight drops: evictions see it */
 	pthread_cond_t cv;
 	struct srv_logs *logs;		/* its stderr; kept across updates, closed by a delete */
 	struct srv_fn_metrics *metrics; /* its series (by name: they outlive a delete) */

@@ -23,12 +23,12 @@ struct srv_entry *reg_find(struct srv *s, const char *name, size_t *idx)
 
 struct srv_inst *reg_inst_put(struct srv_inst *in)
 {
-	return in && --in->refs == 0 ? in : NULL;
+	return in && atomic_fetch_sub(&in->refs, 1) == 1 ? in : NULL;
 }
 
 void reg_entry_put(struct srv_entry *e)
 {
-	if (--e->refs)
+	if (atomic_fetch_sub(&e->refs, 1) != 1)
 		return;
 	spec_put(e->spec);
 	logs_put(e->logs);
@@ -231,16 +231,20 @@ int reg_acquire(struct srv *s, const char *name, struct srv_call *c, int patient
 
 void reg_release(struct srv *s, struct srv_call *c)
 {
-	pthread_mutex_lock(&s->mu);
 	struct srv_entry *e = c->e;
 	struct srv_inst *dead = reg_inst_put(c->inst);
 	struct srv_spec *sp = c->spec;
-	e->inflight--;
 	e->invocations++;
 	e->last_used = srv_now();
-	pthread_cond_broadcast(&e->cv);
-	reg_entry_put(e);
-	pthread_mutex_unlock(&s->mu);
+	e->inflight--;
+	/* a call waiting for a place counted itself in queued before it looked at inflight: it
+	 * sees the decrement, or is seen here and woken under the lock it waits with */
+	if (e->queued) {
+		pthread_mutex_lock(&s->mu);
+		pthread_cond_broadcast(&e->cv);
+		pthread_mutex_unlock(&s->mu);
+	}
+	reg_entry_put(e); /* atomic: the last reference frees it, whoever holds it */
 	inst_unload(dead);
 	spec_put(sp);
 	c->e = NULL;

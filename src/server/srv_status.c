@@ -21,14 +21,15 @@ static json_t *status_locked(struct srv_entry *e)
 	uint64_t replicas = e->inst ? info.ready + e->inflight : 0;
 	uint64_t mem = e->inst ? e->inst->mem_bytes : 0;
 	json_object_set_new(j, "invocationCount", json_integer((json_int_t)e->invocations));
+	unsigned inflight = e->inflight, queued = e->queued;
 	json_object_set_new(j, "replicas", json_integer((json_int_t)replicas));
 	json_object_set_new(j, "availableReplicas", json_integer((json_int_t)info.ready));
 	json_object_set_new(j, "usage",
 			    json_pack("{s:I}", "totalMemoryBytes", (json_int_t)(mem * replicas)));
 	json_t *em = json_object_get(j, "ember");
 	json_object_set_new(em, "loaded", json_boolean(e->inst != NULL));
-	json_object_set_new(em, "inflight", json_integer(e->inflight));
-	json_object_set_new(em, "queued", json_integer(e->queued));
+	json_object_set_new(em, "inflight", json_integer(inflight));
+	json_object_set_new(em, "queued", json_integer(queued));
 	if (e->inst) {
 		json_object_set_new(em, "backend", json_string(info.backend));
 		json_object_set_new(em, "snapshot", json_boolean(info.snapshot));
