@@ -3,7 +3,7 @@
 # nap, so that all are in flight together) the function's ready virtines grow to at least N,
 # and a second round of N finds them ready (no restore on the request path); the capacity
 # shrinks again after a short keepAlive while a trickle of requests keeps the function loaded;
-# the start of each invocation is named (X-Ember-Start, ember_starts_total); a small memory
+# the start of each invocation is named (X-Ember-Start, ember_starts_total, ember run --stats); a small memory
 # budget is never exceeded (the metrics' peak) and every request still succeeds.
 # Run from the repository root.
 set -u
@@ -49,6 +49,23 @@ round() {
 metric() {
 	curl -s "$U/metrics" | awk -v k="$1" '$1 == k {print $2}'
 }
+
+# --- ember run --stats names each start
+for how in "warm" "init --no-snapshot" "cold --state $tmp/rstate --cold"; do
+	# shellcheck disable=SC2086 # the words of $how: the start wanted, then run's options
+	set -- $how
+	want=$1
+	shift
+	printf x | "$E" run --backend "$EMBER_BACKEND" --stats "$@" "$G/hello.musl" \
+		>/dev/null 2>"$tmp/err"
+	last=$(tail -n 1 "$tmp/err")
+	# shellcheck disable=SC2016 # the inner shell expands them
+	check "ember run ${*:-(default)}: the invocation's start is $want" \
+		sh -c 'case $1 in *"\"start\":\"$2\""*) ;; *) exit 1 ;; esac' - "$last" "$want"
+	# shellcheck disable=SC2016
+	check "ember run ${*:-(default)}: --stats' starts counts it" \
+		sh -c 'case $1 in *"\"starts\":{"*"\"$2\":1"*) ;; *) exit 1 ;; esac' - "$last" "$want"
+done
 
 start
 expect "upload nap" 201 "$(http PUT /system/images/nap --data-binary @"$G/nap.musl")"
