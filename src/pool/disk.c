@@ -62,7 +62,7 @@ int ember_snapshot_remove(struct ember_function *fn)
 static int go_cold(struct ember_function *fn, char *err, size_t errlen)
 {
 	pool_fini(&fn->pool);
-	if (pool_init(&fn->pool, fn->pool_size))
+	if (pool_init(&fn->pool, fn->pool_slots))
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	snap_free(&fn->snap);
 	/* it was written a moment ago: not reading it back is the disk's failure */
@@ -144,7 +144,7 @@ static void rebuild(struct ember_function *fn, const char *why)
 	snap_free(&fn->snap);
 	fn->snapshot = fn->from_disk = 0;
 	fn->init_us = fn->init_exits = 0;
-	if (pool_init(&fn->pool, fn->pool_size) ||
+	if (pool_init(&fn->pool, fn->pool_slots) ||
 	    pool_shell(&fn->vmcfg, &vm, err, sizeof(err)) != VM_OK ||
 	    func_init(fn, vm, err, sizeof(err)) || func_disk_save(fn, 0, err, sizeof(err)))
 		snprintf(fn->rebuilt, sizeof(fn->rebuilt), "%.120s; rebuilding it failed: %s", why,

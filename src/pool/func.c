@@ -64,6 +64,7 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	fn->output_limit = cfg->output_limit ? cfg->output_limit : DEFAULT_OUTPUT;
 	fn->pool_size = cfg->pool_size ? cfg->pool_size : 1;
 	fn->dm.on = cfg->pool_max > fn->pool_size;
+	fn->pool_slots = fn->dm.on ? cfg->pool_max : fn->pool_size;
 	fn->budget = cfg->budget;
 	if (cfg->keep_alive_s < 0)
 		return BAD_CONFIG("keep_alive_s must not be negative");
@@ -99,7 +100,7 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 	int rc = img_open(cfg->image, &fn->img, err, errlen);
 	if (rc)
 		return rc;
-	if (pool_init(&fn->pool, fn->dm.on ? cfg->pool_max : fn->pool_size))
+	if (pool_init(&fn->pool, fn->pool_slots))
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	/* the backend is settled here ("auto" picks one) and a missing KVM is told apart */
 	struct vm *vm;

@@ -43,6 +43,8 @@ struct ember_function {
 	uint64_t timeout_ns;
 	uint64_t output_limit;
 	unsigned pool_size;
+	/* the pool's capacity: pool_size, or pool_max when it follows demand */
+	unsigned pool_slots;
 	int use_snapshot; /* asked for */
 	int strict_init;  /* a failed init fails the load (ember_config.strict_init) */
 	int guest;	  /* syscalls=guest: the in-guest runtime serves the common ones */
