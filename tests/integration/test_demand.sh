@@ -13,6 +13,8 @@ pick_backend
 # shellcheck source=tests/integration/srv_lib.sh
 . "$(dirname "$0")/srv_lib.sh"
 N=${DEMAND_N:-6}
+# the naps are long but cost no CPU: not costly functions, which would run one at a time
+SERVE_ARGS="--costly-after 0"
 
 # pool NAME FIELD: the field of the function's ember.pool in its status (empty when unloaded)
 pool() {
