@@ -1,12 +1,18 @@
 /* The warm-capacity policy (src/pool/demand.c): the target follows the recent peak with
- * headroom, within its floor and cap, and falls after one to two windows without demand. */
+ * headroom, within its floor and cap, and falls after one to two windows without demand; and
+ * the memory budget (src/pool/budget.c) without functions: never exceeded, a spare refused at
+ * once, a request waiting for memory given back. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <time.h>
+
 #include "pool/demand.h"
+#include "pool/func.h"
 
 #define S 1000000000ULL /* one second in ns */
 
@@ -97,6 +103,56 @@ static void no_window_never_shrinks(void **state)
 	assert_int_equal(demand_target(&d, 0), 16 + demand_headroom(16));
 }
 
+static void budget_never_exceeded(void **state)
+{
+	(void)state;
+	struct ember_budget *b = ember_budget_new(100);
+	struct ember_budget_usage u;
+	assert_non_null(b);
+	assert_int_equal(budget_take(b, 60, 0), 0);
+	assert_int_equal(budget_take(b, 60, 0), -1); /* a spare: refused at once */
+	assert_int_equal(budget_take(b, 40, 0), 0);
+	ember_budget_usage(b, &u);
+	assert_int_equal(u.used, 100);
+	assert_int_equal(u.peak, 100);
+	assert_int_equal(u.refused, 1);
+	/* a request with a deadline and nothing to give it: waits, then gives up */
+	assert_int_equal(budget_take(b, 1, vm_now_ns() + 20 * 1000 * 1000), -1);
+	budget_give(b, 60);
+	assert_int_equal(budget_take(b, 60, 0), 0);
+	ember_budget_usage(b, &u);
+	assert_true(u.peak <= u.limit);
+	assert_int_equal(u.waits, 1);
+	budget_give(b, 100);
+	ember_budget_free(b);
+}
+
+static void *give_later(void *p)
+{
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	budget_give(p, 50);
+	return NULL;
+}
+
+static void budget_wait_for_memory(void **state)
+{
+	(void)state;
+	struct ember_budget *b = ember_budget_new(100);
+	assert_int_equal(budget_take(b, 100, 0), 0);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, give_later, b), 0);
+	/* memory given back while it waits: it gets it, well before its deadline */
+	assert_int_equal(budget_take(b, 50, vm_now_ns() + 10ULL * 1000 * 1000 * 1000), 0);
+	pthread_join(th, NULL);
+	struct ember_budget_usage u;
+	ember_budget_usage(b, &u);
+	assert_int_equal(u.used, 100);
+	assert_int_equal(u.peak, 100);
+	budget_give(b, 100);
+	ember_budget_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -107,6 +163,8 @@ int main(void)
 	    cmocka_unit_test(shrinks_after_the_window),
 	    cmocka_unit_test(a_long_silence_forgets_at_once),
 	    cmocka_unit_test(no_window_never_shrinks),
+	    cmocka_unit_test(budget_never_exceeded),
+	    cmocka_unit_test(budget_wait_for_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
