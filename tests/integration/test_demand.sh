@@ -79,10 +79,14 @@ contains "a ready virtine is a warm start" "X-Ember-Start: warm" "$tmp/headers"
 
 round nap "$N" "400 first"
 check "round 1: all $N answered" test "$round_ok" = "$N"
-check "round 1: more than the pool's 2 at once were restored on their path (named restore)" \
-	grep -q 'X-Ember-Start: restore' "$tmp/starts"
+# how many of the requests past the pool's 2 restored on their own path depends on how fast the
+# refiller is; whatever it is, the headers and the status count the same ones
 r1=$(pool nap restores)
-check "round 1: restores on the request path are counted ($r1)" test "${r1:-0}" -ge 1
+named=$(grep -c 'X-Ember-Start: restore' "$tmp/starts")
+check "round 1: the restores named in X-Ember-Start ($named) are those counted ($r1)" \
+	test "$named" = "$r1"
+check "round 1: every other start was warm" \
+	test "$(grep -c 'X-Ember-Start: warm' "$tmp/starts")" = "$((N - r1))"
 await "the ready virtines to grow to at least $N" pool_at_least nap ready "$N"
 check "the target follows the peak of $N (with headroom)" pool_at_least nap target "$((N + 1))"
 check "refills were made off the request path" pool_at_least nap refills 1
