@@ -59,7 +59,7 @@ EOF
 # The suites of one backend, natively. Unit programs that need no machine run once; test_kvm
 # is the KVM backend's own and runs wherever KVM does.
 UNIT_VM="test_pool test_isolation test_errors test_shell test_sandbox"
-UNIT_PURE="test_elf test_sites test_x86 test_logs test_image_name test_demand"
+UNIT_PURE="test_elf test_sites test_x86 test_logs test_image_name test_demand test_cpu"
 # the fuzzing harnesses (make fuzz); those that make machines run on each backend there is
 FUZZ_PURE="snap spec parse stack rt"
 FUZZ_VM="sys elf ws http"
@@ -152,6 +152,19 @@ else
 	guests="1 2"
 fi
 
+# every unit program and integration script is in a list above: one left out fails the run
+for f in tests/unit/test_*.c tests/integration/test_*.sh; do
+	n=$(basename "${f%.*}")
+	case " test_kvm $UNIT_VM $UNIT_PURE $INT_ALL test_backends test_install test_suite_native " in
+	*" $n "*) ;;
+	*)
+		fail=$((fail + 1))
+		failed="$failed
+  $f: in no list of tests/run.sh"
+		echo "FAIL $f: in no list of tests/run.sh, so make test would never run it"
+		;;
+	esac
+done
 for u in $UNIT_PURE; do suite "unit:$u:none:" native; done
 for f in $FUZZ_PURE; do suite "fuzz:$f:none:" native; done
 fuzz_backends=ptrace
