@@ -99,6 +99,12 @@ struct ember_config {
 	 * runtime's, with code set, fails the load either way). A clean exit 0 during init is no
 	 * failure: every invocation then runs from scratch. */
 	int strict_init;
+	/* how the virtines of this function hold the snapshot's memory: "upm" (default): one copy
+	 * per function, mapped copy-on-write by every virtine, a written page private to its
+	 * writer (KVM; the ptrace backend copies); "off": a private copy per virtine, nothing
+	 * shared, as a confidential VM must run; "ksm": a private copy per virtine in memory that
+	 * the kernel's KSM may merge (when /sys/kernel/mm/ksm/run is 1) */
+	const char *sharing;
 };
 
 struct ember_syscall_count {

@@ -155,6 +155,7 @@ const struct sbx_arg sbx_args[] = {
     REQ(KVM_SET_XSAVE, KVM),
     REQ(KVM_GET_VCPU_EVENTS, KVM),
     REQ(KVM_RUN, KVM),
+    REQ(KVM_GET_DIRTY_LOG, KVM), /* the reset finds the pages the guest wrote */
     /* cold starts */
     REQ(UFFDIO_API, BASE),
     REQ(UFFDIO_REGISTER, BASE),

@@ -73,6 +73,9 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	if (cfg->syscalls && strcmp(cfg->syscalls, "trap") && strcmp(cfg->syscalls, "guest"))
 		return BAD_CONFIG("syscalls must be trap or guest, not '%s'", cfg->syscalls);
 	fn->guest = cfg->syscalls && !strcmp(cfg->syscalls, "guest");
+	fn->share = SNAP_SHARE_UPM;
+	if (cfg->sharing && snap_share_parse(cfg->sharing, &fn->share))
+		return BAD_CONFIG("sharing must be upm, off or ksm, not '%s'", cfg->sharing);
 	if (fn->guest)
 		sys_rt_prepare(); /* its clock calibration runs now, not in the first request */
 	fn->restore = SNAP_REAP;

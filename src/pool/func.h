@@ -58,6 +58,7 @@ struct ember_function {
 	char *snap_dir;
 	struct snap_meta meta;
 	enum snap_restore_mode restore;
+	enum snap_share share; /* ember_config.sharing */
 	int from_disk;
 	atomic_int cold_pending;   /* the next invocation starts from disk */
 	pthread_mutex_t cold_lock; /* invocations wait while one cold start runs */

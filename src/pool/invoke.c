@@ -230,6 +230,7 @@ struct reset_args {
 	const struct snap *snap;
 	struct virtine *v;
 	int restore; /* 1: a clean shell to restore into; 0: a used virtine to reset */
+	enum snap_share share;
 	int rc;
 	size_t touched; /* a reset: the pages it put back */
 };
@@ -237,14 +238,14 @@ struct reset_args {
 static void reset_on_vcpu(void *p)
 {
 	struct reset_args *a = p;
-	a->rc = a->restore ? snap_restore(a->snap, a->v->vm, &a->v->st)
+	a->rc = a->restore ? snap_restore(a->snap, a->v->vm, &a->v->st, a->share)
 			   : snap_reset(a->snap, a->v->vm, &a->v->st, &a->touched);
 }
 
 /* *touched (may be NULL) gets the pages a reset put back */
 static int reset(struct ember_function *fn, struct virtine *v, int restore, uint64_t *touched)
 {
-	struct reset_args a = {&fn->snap, v, restore, 0, 0};
+	struct reset_args a = {&fn->snap, v, restore, fn->share, 0, 0};
 	vm_call(v->vm, reset_on_vcpu, &a);
 	if (touched)
 		*touched = a.touched;

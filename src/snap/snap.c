@@ -8,10 +8,8 @@
 
 #define PAGE EMBER_PAGE_SIZE
 
-/* calls fn for each page of [start, end) that holds data, run by run of the memfd's data (a page
- * swapped out counts: it still holds data) */
-static int each_resident(struct vm *vm, uint64_t start, uint64_t end,
-			 int (*fn)(void *ctx, uint64_t addr), void *ctx)
+int snap_each_data(struct vm *vm, uint64_t start, uint64_t end, int (*fn)(void *ctx, uint64_t addr),
+		   void *ctx)
 {
 	uint64_t lo, hi;
 	int rc;
@@ -75,8 +73,10 @@ int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st)
 	s->proc = st->proc;
 	struct collect c = {s, 0, vm};
 	for (size_t i = 0; i < st->nvma; i++)
-		if ((rc = each_resident(vm, st->vmas[i].start, st->vmas[i].end, collect_page, &c)))
+		if ((rc = snap_each_data(vm, st->vmas[i].start, st->vmas[i].end, collect_page, &c)))
 			goto fail;
+	if ((rc = snap_seal(s)))
+		goto fail;
 	return 0;
 fail:
 	snap_free(s);
@@ -88,7 +88,7 @@ void snap_free(struct snap *s)
 	sys_saved_free(&s->sys);
 	free(s->hashes);
 	free(s->pages);
-	free(s->data);
+	snap_data_free(s);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -105,12 +105,6 @@ size_t snap_page_index(const struct snap *s, uint64_t addr)
 	return lo;
 }
 
-static void copy_pages(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end)
-{
-	for (size_t i = snap_page_index(s, start); i < s->npages && s->pages[i] < end; i++)
-		memcpy(vm_guest(vm, s->pages[i], PAGE), s->data + i * PAGE, PAGE);
-}
-
 int snap_set_cpu(const struct snap *s, struct vm *vm)
 {
 	int rc;
@@ -120,118 +114,19 @@ int snap_set_cpu(const struct snap *s, struct vm *vm)
 	return 0;
 }
 
-int snap_restore(const struct snap *s, struct vm *vm, struct sys_state *st)
+int snap_restore(const struct snap *s, struct vm *vm, struct sys_state *st, enum snap_share m)
 {
 	int rc;
 	for (size_t i = 0; i < s->sys.nvma; i++) {
 		const struct sys_vma *v = &s->sys.vmas[i];
-		copy_pages(s, vm, v->start, v->end);
-		if ((rc = vm_protect(vm, v->start, v->end - v->start, v->prot)))
+		if ((rc = snap_put_memory(s, vm, v->start, v->end, m)) ||
+		    (rc = vm_protect(vm, v->start, v->end - v->start, v->prot)))
 			return rc;
 	}
-	if ((rc = sys_restore(st, &s->sys)))
+	if (m == SNAP_SHARE_KSM && (rc = vm_mergeable(vm)))
 		return rc;
-	return snap_set_cpu(s, vm);
-}
-
-/* pages the snapshot does not have that one reset keeps, zeroed, instead of giving them back:
- * the next invocation most likely touches the same ones, and a page fault costs more than a
- * memset; a run that touched more gives the rest back */
-#define KEEP_PAGES 256
-
-struct scrub {
-	const struct snap *s;
-	struct vm *vm;
-	size_t next;	/* snapshot page cursor, for pages met in ascending order */
-	size_t dropped; /* pages given back or zeroed */
-	size_t *keep;	/* pages that may still be kept, zeroed */
-};
-
-/* a resident page the snapshot does not have reads as zero again: zeroed while the budget lasts,
- * else given back */
-static int drop_extra(void *ctx, uint64_t addr)
-{
-	static const uint8_t zero[PAGE];
-	struct scrub *c = ctx;
-	const struct snap *s = c->s;
-	while (c->next < s->npages && s->pages[c->next] < addr)
-		c->next++;
-	if (c->next < s->npages && s->pages[c->next] == addr)
-		return 0;
-	uint8_t *g = vm_guest(c->vm, addr, PAGE);
-	if (g && *c->keep) {
-		(*c->keep)--;
-		if (memcmp(g, zero, PAGE)) {
-			memset(g, 0, PAGE);
-			c->dropped++;
-		}
-		return 0;
-	}
-	c->dropped++;
-	return vm_discard(c->vm, addr, PAGE);
-}
-
-/* [start, end) back to the snapshot: its pages copied in where they differ (also those the run
- * gave back with munmap or madvise), every other page dropped; *touched counts both */
-static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end, size_t *touched,
-		 size_t *keep)
-{
-	size_t first = snap_page_index(s, start);
-	for (size_t i = first; i < s->npages && s->pages[i] < end; i++) {
-		uint8_t *g = vm_guest(vm, s->pages[i], PAGE);
-		if (memcmp(g, s->data + i * PAGE, PAGE)) {
-			memcpy(g, s->data + i * PAGE, PAGE);
-			(*touched)++;
-		}
-	}
-	struct scrub c = {s, vm, first, 0, keep};
-	int rc = each_resident(vm, start, end, drop_extra, &c);
-	*touched += c.dropped;
-	return rc;
-}
-
-/* the permissions of addr in a sorted map, 0 when unmapped; *next gets where that changes */
-static int prot_at(const struct sys_vma *v, size_t n, uint64_t addr, uint64_t *next)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].end <= addr)
-			continue;
-		if (v[i].start > addr) {
-			*next = v[i].start;
-			return 0;
-		}
-		*next = v[i].end;
-		return v[i].prot;
-	}
-	*next = UINT64_MAX;
+	if ((rc = sys_restore(st, &s->sys)) || (rc = snap_set_cpu(s, vm)))
+		return rc;
+	vm_forget_written(vm); /* the first reset puts back what the first run writes */
 	return 0;
-}
-
-/* One walk over both memory maps, interval by interval: permissions are changed only where
- * they differ from the snapshot's, and content is put back where the run could have changed it
- * (writable in the snapshot, or mapped differently since). */
-int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t *touched)
-{
-	int rc;
-	uint64_t a = 0;
-	*touched = 0;
-	size_t keep = KEEP_PAGES;
-	while (a != UINT64_MAX) {
-		uint64_t next_cur, next_snap;
-		int cur = prot_at(st->vmas, st->nvma, a, &next_cur);
-		int old = prot_at(s->sys.vmas, s->sys.nvma, a, &next_snap);
-		uint64_t b = next_cur < next_snap ? next_cur : next_snap;
-		if (cur != old && (rc = vm_protect(vm, a, b - a, old)))
-			return rc;
-		if ((cur != old || (old & PROT_WRITE)) && (rc = scrub(s, vm, a, b, touched, &keep)))
-			return rc;
-		a = b;
-	}
-	/* made writable and back during the run: written, perhaps, though read-only again */
-	for (size_t i = 0; i < st->nwr; i++)
-		if ((rc = scrub(s, vm, st->wr[i].start, st->wr[i].end, touched, &keep)))
-			return rc;
-	if ((rc = sys_restore(st, &s->sys)))
-		return rc;
-	return snap_set_cpu(s, vm);
 }

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "sys/sys.h"
 #include "vm/vm.h"
@@ -20,23 +21,50 @@ struct snap {
 	size_t npages;
 	uint8_t *data;	  /* npages * 4096 bytes, in the same order; NULL until loaded */
 	uint64_t *hashes; /* per page, for snapshots read from disk */
+	/* 1: data is a read-only mapping of memfd, sealed, which machines map copy-on-write */
+	int sealed, memfd;
 };
+
+/* How a machine holds the snapshot's memory (snap_mem.c). */
+enum snap_share {
+	SNAP_SHARE_UPM, /* mapped copy-on-write from the one sealed copy (KVM; ptrace copies) */
+	SNAP_SHARE_OFF, /* a private copy per machine, as a confidential VM must hold */
+	SNAP_SHARE_KSM, /* a private copy in anonymous memory that KSM may merge (KVM) */
+};
+int snap_share_parse(const char *s, enum snap_share *out);
+const char *snap_share_name(enum snap_share m);
+
+/* Moves data into a sealed memfd, mapped read-only in its place: the one copy every machine
+ * restored from s maps. Nothing to do when sealed already or empty. */
+int snap_seal(struct snap *s);
+/* pwrite of all len bytes at off: 0 or -errno (no progress is the disk's: EIO) (snap_file.c) */
+int snap_write_all(int fd, const void *buf, size_t len, off_t off);
+void snap_data_free(struct snap *s);
+/* The snapshot's pages in [start, end) into a clean machine, in mode m. */
+int snap_put_memory(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end,
+		    enum snap_share m);
 
 /* Captures the state of a stopped virtine: registers, FPU, emulation state and every page of
  * its memory map that holds data. */
 int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st);
 void snap_free(struct snap *s);
+/* calls fn for each page of [start, end) that holds data in the machine's memfd, run by run (a
+ * page swapped out counts: it still holds data) */
+int snap_each_data(struct vm *vm, uint64_t start, uint64_t end, int (*fn)(void *ctx, uint64_t addr),
+		   void *ctx);
 /* index of the first snapshot page at or above addr */
 size_t snap_page_index(const struct snap *s, uint64_t addr);
 
 /* The snapshot's registers, FS base and (unless the in-guest runtime restores it) FPU state. */
 int snap_set_cpu(const struct snap *s, struct vm *vm);
 
-/* Puts a clean machine (all memory unmapped and zero) into the snapshot's state. */
-int snap_restore(const struct snap *s, struct vm *vm, struct sys_state *st);
+/* Puts a clean machine (all memory unmapped and zero) into the snapshot's state, its memory
+ * held in mode m. */
+int snap_restore(const struct snap *s, struct vm *vm, struct sys_state *st, enum snap_share m);
 
 /* Puts a machine restored from s, and run since, back into the snapshot's state. The cost is
- * the snapshot's writable pages plus the pages the run added, never the size of guest RAM.
+ * the pages the run wrote where the backend records them (KVM), else the snapshot's writable
+ * pages plus the pages the run added; never the size of guest RAM.
  * *touched gets the pages put back: those the run changed or added. */
 int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t *touched);
 

@@ -71,7 +71,7 @@ static int get(const uint8_t **p, const uint8_t *end, void *dst, size_t n)
 }
 
 /* 0 or -errno (a write that made no progress is the disk's: EIO) */
-static int write_all(int fd, const void *buf, size_t len, off_t off)
+int snap_write_all(int fd, const void *buf, size_t len, off_t off)
 {
 	const uint8_t *p = buf;
 	while (len) {
@@ -122,7 +122,7 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 	}
 	for (size_t i = 0; i < s->npages && !rc; i++) {
 		hashes[i] = snap_page_hash(s->data + i * PAGE);
-		rc = write_all(fd, s->data + i * PAGE, PAGE, (off_t)s->pages[i]);
+		rc = snap_write_all(fd, s->data + i * PAGE, PAGE, (off_t)s->pages[i]);
 	}
 	if (rc || (fsync(fd) < 0 && (rc = -errno)))
 		goto fail;
@@ -172,8 +172,8 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 	XXH64_update(x, b.p, b.len);
 	h.body_hash = XXH64_digest(x);
 	XXH64_freeState(x);
-	if ((rc = create(tmp, "state", 0, &fd)) || (rc = write_all(fd, &h, sizeof(h), 0)) ||
-	    (rc = write_all(fd, b.p, b.len, sizeof(h))) || (fsync(fd) < 0 && (rc = -errno)))
+	if ((rc = create(tmp, "state", 0, &fd)) || (rc = snap_write_all(fd, &h, sizeof(h), 0)) ||
+	    (rc = snap_write_all(fd, b.p, b.len, sizeof(h))) || (fsync(fd) < 0 && (rc = -errno)))
 		goto fail_body;
 	close(fd);
 	free(b.p);
@@ -431,7 +431,7 @@ int snap_load_pages(struct snap *s, const char *dir, char *err, size_t errlen)
 	char path[4200];
 	snprintf(path, sizeof(path), "%.4096s/mem", dir);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	free(s->data);
+	snap_data_free(s);
 	s->data = malloc((s->npages ? s->npages : 1) * PAGE);
 	if (fd < 0 || !s->data) {
 		if (fd >= 0)
@@ -449,6 +449,11 @@ int snap_load_pages(struct snap *s, const char *dir, char *err, size_t errlen)
 		}
 	}
 	close(fd);
+	int rc = snap_seal(s);
+	if (rc)
+		return snprintf(err, errlen, "snapshot %s: keeping its memory: %s", dir,
+				strerror(-rc)),
+		       -1;
 	return 0;
 }
 

@@ -128,6 +128,11 @@ int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t er
 	} else {
 		rc = try_create(vm, cfg->backend, err, errlen);
 	}
+	if (rc == VM_OK && vm->ops->dirty_log && vm_track_init(vm)) {
+		snprintf(err, errlen, "out of memory");
+		rc = EMBER_ERR_NOMEM;
+		vm->ops->destroy(vm);
+	}
 	if (rc != VM_OK) {
 		vm->ops = NULL;
 		vm_destroy(vm);
@@ -153,6 +158,7 @@ void vm_destroy(struct vm *vm)
 		close(vm->memfd);
 	if (vm->host_uffd >= 0)
 		close(vm->host_uffd);
+	vm_track_free(vm);
 	free(vm);
 }
 
@@ -253,6 +259,7 @@ int vm_zero(struct vm *vm, uint64_t addr, uint64_t len)
 	    len % EMBER_PAGE_SIZE || vm_resident(vm, addr, len, vec))
 		return vm_discard(vm, addr, len);
 	uint64_t n = len / EMBER_PAGE_SIZE;
+	vm_mark_host(vm, addr, len);
 	for (uint64_t i = 0; i < n; i++) {
 		uint8_t *p = vm->mem + addr + i * EMBER_PAGE_SIZE;
 		if (vec[i] & 1) {
@@ -272,20 +279,44 @@ int vm_zero(struct vm *vm, uint64_t addr, uint64_t len)
 	return 0;
 }
 
+/* a copy-on-write run reads as zero by being zeroed (a hole in the memfd would show the
+ * snapshot's page again), page by page, leaving pages that are zero already shared; the rest
+ * by a hole in the memfd */
+static int discard_piece(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void *ctx)
+{
+	static const uint8_t zero[EMBER_PAGE_SIZE];
+	(void)ctx;
+	if (!cow)
+		return fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo,
+				 (off_t)(hi - lo)) < 0
+			   ? -errno
+			   : 0;
+	for (uint64_t a = lo; a < hi; a += EMBER_PAGE_SIZE)
+		if (memcmp(vm->mem + a, zero, EMBER_PAGE_SIZE))
+			memset(vm->mem + a, 0, EMBER_PAGE_SIZE);
+	return 0;
+}
+
 int vm_discard(struct vm *vm, uint64_t addr, uint64_t len)
 {
 	if (!protect_ok(vm, addr, len))
 		return -EINVAL;
-	if (len && fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)addr,
-			     (off_t)len) < 0)
-		return -errno;
-	return 0;
+	if (!len)
+		return 0;
+	vm_mark_host(vm, addr, len);
+	return vm_each_cow(vm, addr, addr + len, discard_piece, NULL);
+}
+
+static int in_ram(const struct vm *vm, uint64_t addr, uint64_t len)
+{
+	return addr <= vm->mem_size && len <= vm->mem_size - addr;
 }
 
 void *vm_guest(struct vm *vm, uint64_t addr, uint64_t len)
 {
-	if (addr > vm->mem_size || len > vm->mem_size - addr)
+	if (!in_ram(vm, addr, len))
 		return NULL;
+	vm_mark_host(vm, addr, len);
 	return vm->mem + addr;
 }
 
@@ -300,10 +331,9 @@ int vm_copy_to(struct vm *vm, uint64_t addr, const void *src, uint64_t len)
 
 int vm_copy_from(struct vm *vm, void *dst, uint64_t addr, uint64_t len)
 {
-	const void *p = vm_guest(vm, addr, len);
-	if (!p)
+	if (!in_ram(vm, addr, len)) /* a read: not recorded as touched */
 		return -EFAULT;
-	memcpy(dst, p, len);
+	memcpy(dst, vm->mem + addr, len);
 	return 0;
 }
 
@@ -338,7 +368,7 @@ void vm_call(struct vm *vm, void (*fn)(void *), void *arg)
  * also counts a page swapped out as data, which mincore does not. */
 int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec)
 {
-	if (addr % EMBER_PAGE_SIZE || len % EMBER_PAGE_SIZE || !vm_guest(vm, addr, len))
+	if (addr % EMBER_PAGE_SIZE || len % EMBER_PAGE_SIZE || !in_ram(vm, addr, len))
 		return -EINVAL;
 	memset(vec, 0, len / EMBER_PAGE_SIZE);
 	uint64_t lo, hi, end = addr + len;
@@ -354,7 +384,7 @@ int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec)
 int vm_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
 {
 	if (addr % EMBER_PAGE_SIZE || end % EMBER_PAGE_SIZE || end < addr ||
-	    !vm_guest(vm, addr, end - addr))
+	    !in_ram(vm, addr, end - addr))
 		return -EINVAL;
 	if (addr == end)
 		return 0;

@@ -129,6 +129,27 @@ struct vm_uffds {
 };
 int vm_get_uffds(struct vm *vm, struct vm_uffds *u, char *err, size_t errlen);
 
+/* Maps guest [addr, addr+len) copy-on-write onto [off, off+len) of fd, a snapshot's sealed
+ * memfd: the guest and the host read the file's pages, one copy for every machine that maps
+ * them, until a write gives the writer a private copy, which stays private (a reset copies into
+ * it). -EOPNOTSUPP where the backend cannot (ptrace: its stub sees guest memory only through the
+ * memfd), -EEXIST over a run already mapped so. fd -1: private anonymous memory instead, zero,
+ * which KSM may merge (vm_mergeable). */
+int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off);
+size_t vm_cow_runs(const struct vm *vm);
+/* The pages written since the last call (or vm_forget_written): by the guest (KVM's dirty log)
+ * or touched by the host through vm_guest, vm_copy_to, vm_discard or vm_zero; a bitmap of
+ * *words 64-bit words, bit p for guest page p, valid until the next call. -EOPNOTSUPP when the
+ * backend cannot record the guest's writes: then every page may have been written. */
+int vm_take_written(struct vm *vm, const uint64_t **bits, size_t *words);
+/* after a vm_take_written and the host's own writes that put pages back: those are not the
+ * next round's */
+void vm_written_done(struct vm *vm);
+/* the record starts again empty */
+void vm_forget_written(struct vm *vm);
+/* madvise(MADV_MERGEABLE) on the private anonymous runs: KSM may merge their pages */
+int vm_mergeable(struct vm *vm);
+
 /* Sets program-visible permissions (PROT_* bits; 0 = unmapped) for whole pages in
  * [addr, addr+len). Both must be page-aligned and inside guest RAM above EMBER_SYS_END. */
 int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot);

@@ -31,6 +31,13 @@ struct vm_ops {
 	/* CPU time of what runs the guest besides the caller's thread (ptrace: the stub and its
 	 * tracer thread); NULL when that is the caller's thread itself (KVM) */
 	uint64_t (*machine_cpu_ns)(struct vm *vm);
+	/* the pages the guest wrote since the last call, one bit each, into bits (overwritten);
+	 * NULL when the backend cannot tell */
+	int (*dirty_log)(struct vm *vm, uint64_t *bits);
+};
+
+struct vm_range {
+	uint64_t lo, hi;
 };
 
 struct vm_thread;
@@ -49,7 +56,21 @@ struct vm {
 	volatile sig_atomic_t expired;
 	void *priv;    /* the backend's own state */
 	int host_uffd; /* registered on vm->mem, made on first use */
+	/* vm_cow.c: runs of guest memory mapped copy-on-write from a snapshot, sorted */
+	struct vm_range *cow;
+	size_t ncow, cow_cap;
+	/* pages the host touched through the accessor since the last vm_take_written, and the
+	 * bitmap that call returns; NULL when the backend cannot record the guest's writes */
+	uint64_t *host_w, *written;
 };
+
+/* vm_cow.c */
+int vm_track_init(struct vm *vm);
+void vm_track_free(struct vm *vm);
+void vm_mark_host(struct vm *vm, uint64_t addr, uint64_t len);
+/* fn over [lo, hi) cut where copy-on-write runs begin and end; cow says which a piece is */
+typedef int (*vm_cow_fn)(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void *ctx);
+int vm_each_cow(struct vm *vm, uint64_t lo, uint64_t hi, vm_cow_fn fn, void *ctx);
 
 extern const struct vm_ops vm_kvm_ops;
 extern const struct vm_ops vm_ptrace_ops;

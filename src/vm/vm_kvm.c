@@ -175,6 +175,8 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 	    .guest_phys_addr = 0,
 	    .memory_size = vm->mem_size,
 	    .userspace_addr = (uint64_t)(uintptr_t)vm->mem,
+	    /* the reset puts back only the pages written (snap_reset) */
+	    .flags = KVM_MEM_LOG_DIRTY_PAGES,
 	};
 	if (ioctl(k->vmfd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
 		return snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno)),
@@ -247,13 +249,32 @@ static int kvm_get_fs_base(struct vm *vm, uint64_t *base)
  * keeps the old translation, and under EPT/NPT the guest TLB does. Dropping the host's mapping
  * of the pages whose PTE changed (the memfd keeps their data) makes KVM zap its own through the
  * MMU notifier, with a TLB flush; the next access walks the new PTE. */
+static int zap_piece(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void *ctx)
+{
+	(void)ctx;
+	uint8_t *p = vm->mem + lo;
+	size_t n = hi - lo;
+	if (!cow)
+		return madvise(p, n, MADV_DONTNEED) < 0 ? -errno : 0;
+	/* MADV_DONTNEED would drop the private copies of a copy-on-write run (the guest would
+	 * read the snapshot's page again): taking write access away and back changes the host's
+	 * PTEs, which zaps KVM's just as well, and keeps the data */
+	if (mprotect(p, n, PROT_READ) < 0 || mprotect(p, n, PROT_READ | PROT_WRITE) < 0)
+		return -errno;
+	return 0;
+}
+
 static int kvm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 {
 	uint64_t lo = 0, hi = 0;
 	vm_x86_protect(vm, addr, len, prot, &lo, &hi);
-	if (lo < hi && madvise(vm->mem + lo, hi - lo, MADV_DONTNEED) < 0)
-		return -errno;
-	return 0;
+	return lo < hi ? vm_each_cow(vm, lo, hi, zap_piece, NULL) : 0;
+}
+
+static int kvm_dirty_log(struct vm *vm, uint64_t *bits)
+{
+	struct kvm_dirty_log d = {.slot = 0, .dirty_bitmap = bits};
+	return ioctl(KV(vm)->vmfd, KVM_GET_DIRTY_LOG, &d) < 0 ? -errno : 0;
 }
 
 static void kvm_kick(struct vm *vm)
@@ -316,4 +337,5 @@ const struct vm_ops vm_kvm_ops = {
     .call = kvm_call,
     .guest_tsc = kvm_guest_tsc,
     .usable = kvm_usable,
+    .dirty_log = kvm_dirty_log,
 };

@@ -1,0 +1,138 @@
+/* Guest memory shared copy-on-write with a snapshot's one copy, and the record of written pages. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "vm/vm_impl.h"
+
+#define PAGE	  EMBER_PAGE_SIZE
+#define WORDS(vm) ((vm)->mem_size / PAGE / 64)
+
+int vm_track_init(struct vm *vm)
+{
+	vm->host_w = calloc(WORDS(vm), sizeof(uint64_t));
+	vm->written = calloc(WORDS(vm), sizeof(uint64_t));
+	return vm->host_w && vm->written ? 0 : -ENOMEM;
+}
+
+void vm_track_free(struct vm *vm)
+{
+	free(vm->host_w);
+	free(vm->written);
+	free(vm->cow);
+	vm->host_w = vm->written = NULL;
+	vm->cow = NULL;
+}
+
+void vm_mark_host(struct vm *vm, uint64_t addr, uint64_t len)
+{
+	if (!vm->host_w || !len)
+		return;
+	for (uint64_t p = addr / PAGE, last = (addr + len - 1) / PAGE; p <= last; p++)
+		vm->host_w[p / 64] |= 1ULL << (p % 64);
+}
+
+int vm_take_written(struct vm *vm, const uint64_t **bits, size_t *words)
+{
+	if (!vm->host_w || !vm->ops->dirty_log)
+		return -EOPNOTSUPP;
+	int rc = vm->ops->dirty_log(vm, vm->written);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < WORDS(vm); i++)
+		vm->written[i] |= vm->host_w[i];
+	*bits = vm->written;
+	*words = WORDS(vm);
+	return 0;
+}
+
+void vm_written_done(struct vm *vm)
+{
+	if (vm->host_w)
+		memset(vm->host_w, 0, WORDS(vm) * sizeof(uint64_t));
+}
+
+void vm_forget_written(struct vm *vm)
+{
+	if (vm->host_w && vm->ops->dirty_log && vm->ops->dirty_log(vm, vm->written) == 0)
+		vm_written_done(vm);
+}
+
+/* the index of the first copy-on-write run ending above addr */
+static size_t cow_at(const struct vm *vm, uint64_t addr)
+{
+	size_t lo = 0, hi = vm->ncow;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (vm->cow[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
+{
+	if (!vm->host_w || vm->backend != VM_BACKEND_KVM)
+		return -EOPNOTSUPP; /* the ptrace stub sees guest memory through the memfd only */
+	int flags = MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE | (fd < 0 ? MAP_ANONYMOUS : 0);
+	if (addr % PAGE || len % PAGE || off % PAGE || !len || !vm_guest(vm, addr, len) ||
+	    addr + len > vm->user_top)
+		return -EINVAL;
+	size_t i = cow_at(vm, addr);
+	if (i < vm->ncow && vm->cow[i].lo < addr + len)
+		return -EEXIST;
+	if (vm->ncow == vm->cow_cap) {
+		size_t cap = vm->cow_cap ? vm->cow_cap * 2 : 16;
+		struct vm_range *c = realloc(vm->cow, cap * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		vm->cow = c;
+		vm->cow_cap = cap;
+	}
+	/* the pages replaced were the memfd's: their data goes, the guest reads the file's now */
+	if (vm_discard(vm, addr, len))
+		return -errno;
+	if (mmap(vm->mem + addr, len, PROT_READ | PROT_WRITE, flags, fd, fd < 0 ? 0 : (off_t)off) ==
+	    MAP_FAILED)
+		return -errno;
+	memmove(&vm->cow[i + 1], &vm->cow[i], (vm->ncow - i) * sizeof(vm->cow[0]));
+	vm->cow[i] = (struct vm_range){addr, addr + len};
+	vm->ncow++;
+	return 0;
+}
+
+int vm_each_cow(struct vm *vm, uint64_t lo, uint64_t hi, vm_cow_fn fn, void *ctx)
+{
+	int rc;
+	for (size_t i = cow_at(vm, lo); lo < hi; i++) {
+		uint64_t c_lo = i < vm->ncow ? vm->cow[i].lo : hi;
+		uint64_t c_hi = i < vm->ncow ? vm->cow[i].hi : hi;
+		if (c_lo > lo && (rc = fn(vm, lo, c_lo < hi ? c_lo : hi, 0, ctx)))
+			return rc;
+		if (c_lo >= hi)
+			return 0;
+		lo = c_lo > lo ? c_lo : lo;
+		uint64_t e = c_hi < hi ? c_hi : hi;
+		if ((rc = fn(vm, lo, e, 1, ctx)))
+			return rc;
+		lo = e;
+	}
+	return 0;
+}
+
+size_t vm_cow_runs(const struct vm *vm)
+{
+	return vm->ncow;
+}
+
+int vm_mergeable(struct vm *vm)
+{
+	for (size_t i = 0; i < vm->ncow; i++)
+		if (madvise(vm->mem + vm->cow[i].lo, vm->cow[i].hi - vm->cow[i].lo,
+			    MADV_MERGEABLE) < 0)
+			return -errno;
+	return 0;
+}
