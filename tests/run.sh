@@ -6,6 +6,7 @@
 #   tests/run.sh                 the whole plan for this machine
 #   tests/run.sh --here ROUTE SUITE...   the given suites here, labelled ROUTE (the QEMU guest
 #                                runs its share this way); SUITE is KIND:NAME:BACKEND:MODE
+#                                or KIND:NAME:BACKEND:MODE:SHARING (EMBER_SHARING)
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -39,11 +40,12 @@ record()
 # fuzzing harness over its corpus and a fixed number of new inputs (fuzz: tests/fuzz/run.sh)
 suite()
 {
-	IFS=: read -r kind name backend mode <<EOF
+	IFS=: read -r kind name backend mode share <<EOF
 $1
 EOF
-	label="$kind/$name [backend=$backend route=$2${mode:+ syscalls=$mode}]"
-	log="$LOGS/$name-$backend-${mode:-any}-$2.log"
+	label="$kind/$name [backend=$backend route=$2${mode:+ syscalls=$mode}${share:+ sharing=$share}]"
+	log="$LOGS/$name-$backend-${mode:-any}-${share:-upm}-$2.log"
+	if [ -n "${share:-}" ]; then export EMBER_SHARING="$share"; else unset EMBER_SHARING; fi
 	mkdir -p "$LOGS"
 	if [ "$kind" = unit ]; then
 		EMBER_BACKEND=$backend "$B/tests/unit/$name" >"$log" 2>&1
@@ -58,18 +60,27 @@ EOF
 
 # The suites of one backend, natively. Unit programs that need no machine run once; test_kvm
 # is the KVM backend's own and runs wherever KVM does.
-UNIT_VM="test_pool test_isolation test_errors test_shell test_sandbox"
+UNIT_VM="test_pool test_isolation test_errors test_shell test_sandbox test_share"
 UNIT_PURE="test_elf test_sites test_x86 test_logs test_image_name test_demand test_cpu"
 # the fuzzing harnesses (make fuzz); those that make machines run on each backend there is
 FUZZ_PURE="snap spec parse stack rt"
 FUZZ_VM="sys elf ws http"
 INT_ALL="test_run test_cpu test_snapshot test_guest test_cold test_server test_async test_auth test_status test_logs test_stack test_kill9 test_slow test_suite_virtine test_errors test_sandbox test_demand"
 INT_GUEST="test_run test_snapshot test_suite_virtine test_cold" # also with syscalls=guest
+# also in the other sharing modes (upm is the default): the whole suite's outputs, fresh state
+UNIT_SHARING="test_isolation"
+INT_SHARING="test_snapshot test_suite_virtine"
 plan_native()
 {
 	for u in $UNIT_VM; do echo "unit:$u:$1:"; done
 	for t in $INT_ALL; do echo "int:$t:$1:trap"; done
 	for t in $INT_GUEST; do echo "int:$t:$1:guest"; done
+	# ptrace holds private copies in every mode: the other modes are KVM's
+	[ "$1" = kvm ] || return 0
+	for m in off ksm; do
+		for u in $UNIT_SHARING; do echo "unit:$u:$1::$m"; done
+		for t in $INT_SHARING; do echo "int:$t:$1:trap:$m"; done
+	done
 }
 
 # What runs inside QEMU: on a machine with its own KVM (PVM) the core and the crash suites, to

@@ -201,6 +201,23 @@ void ember_result_free(struct ember_result *res);
  * how many were added, or -1. Does nothing for a function without a snapshot in memory. */
 int ember_warm(struct ember_function *fn, unsigned n);
 void ember_info(const struct ember_function *fn, struct ember_info *info);
+
+/* The memory a function's ready virtines hold (ember_memory). */
+struct ember_memory {
+	const char *sharing;	 /* "upm", "off" or "ksm" (ember_config.sharing) */
+	uint64_t snapshot_bytes; /* the snapshot's one copy; with upm, every virtine maps it */
+	unsigned virtines;	 /* ready virtines measured (those running now are not) */
+	uint64_t shared_bytes;	 /* of their memory: the snapshot's pages they still share */
+	uint64_t private_bytes;	 /* their own: pages they wrote or were given (a KSM-merged page
+				    counts here too: its sharing shows in the process's PSS) */
+};
+/* Measures the ready virtines of fn, one at a time (an invocation meanwhile passes a virtine
+ * being measured by). Returns 0 or -errno. */
+int ember_memory(struct ember_function *fn, struct ember_memory *m);
+/* Runs one invocation with the given request in every ready virtine, each reset after it, as a
+ * warm-up that gives each the pages a request writes. Returns how many ran (one that failed
+ * is dropped from the pool and counts too), or -1 without a snapshot in memory. */
+int ember_prime(struct ember_function *fn, const void *in, size_t len);
 void ember_unload(struct ember_function *fn);
 /* Removes from state_dir/snapshots what a crash left there: the temporary folders and files of
  * snapshots being written by processes that are gone. A server calls it at start. Returns how

@@ -42,6 +42,9 @@ static const char run_help[] =
     "                    recorded working set in one read) or lazy (a page per fault)\n"
     "  --syscalls MODE   trap (default): every syscall exits to the host; guest: an\n"
     "                    in-guest runtime serves the common ones without leaving the virtine\n"
+    "  --sharing MODE    how virtines hold the snapshot's memory: upm (default; one copy\n"
+    "                    mapped copy-on-write), off (a private copy each) or ksm (private\n"
+    "                    copies KSM may merge); EMBER_SHARING sets the default\n"
     "  --stats           write one JSON object with counters as the last line of stderr\n"
     "  --no-sandbox      no seccomp allow-list on this process: for debugging only\n"
     "                    (docs/security.md); the sandbox kills ember with SIGSYS and a line\n"
@@ -93,7 +96,7 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 			    "start", json_string(ember_start_name(r->start)));
 }
 
-static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs, int exit_code,
+static json_t *stats_json(struct ember_function *fn, struct run_stats *rs, int exit_code,
 			  uint64_t load_us)
 {
 	struct ember_info info;
@@ -123,12 +126,19 @@ static json_t *stats_json(const struct ember_function *fn, struct run_stats *rs,
 				    json_integer((json_int_t)rs->starts[k]));
 	json_t *time = json_pack("{s:I,s:I,s:I}", "setup", (json_int_t)(load_us - info.init_us),
 				 "load", (json_int_t)info.init_us, "run", (json_int_t)rs->run_us);
-	return json_pack("{s:s,s:s,s:I,s:I,s:i,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "backend",
-			 info.backend, "syscalls_mode", info.syscalls, "sites_call",
-			 (json_int_t)info.sites_call, "sites_trap", (json_int_t)info.sites_trap,
-			 "exit_code", exit_code, "rewritten_sites",
-			 (json_int_t)info.rewritten_sites, "exits", exits, "syscalls", sys, "init",
-			 init, "invocations", rs->invocations, "time_us", time, "starts", starts);
+	struct ember_memory m;
+	json_t *mem = ember_memory(fn, &m)
+			  ? json_null()
+			  : json_pack("{s:s,s:I,s:i,s:I,s:I}", "sharing", m.sharing,
+				      "snapshot_bytes", (json_int_t)m.snapshot_bytes, "virtines",
+				      (int)m.virtines, "shared_bytes", (json_int_t)m.shared_bytes,
+				      "private_bytes", (json_int_t)m.private_bytes);
+	return json_pack(
+	    "{s:s,s:s,s:I,s:I,s:i,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "backend", info.backend,
+	    "syscalls_mode", info.syscalls, "sites_call", (json_int_t)info.sites_call, "sites_trap",
+	    (json_int_t)info.sites_trap, "exit_code", exit_code, "rewritten_sites",
+	    (json_int_t)info.rewritten_sites, "exits", exits, "syscalls", sys, "init", init,
+	    "invocations", rs->invocations, "time_us", time, "starts", starts, "memory", mem);
 }
 
 static uint64_t now_us(void)
@@ -159,6 +169,7 @@ int cli_run(int argc, char **argv)
 	    {"cold", no_argument, NULL, 'C'},
 	    {"restore", required_argument, NULL, 'M'},
 	    {"syscalls", required_argument, NULL, 'Y'},
+	    {"sharing", required_argument, NULL, 'H'},
 	    {"no-sandbox", no_argument, NULL, 'X'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -218,6 +229,9 @@ int cli_run(int argc, char **argv)
 		case 'Y':
 			cfg.syscalls = optarg;
 			break;
+		case 'H':
+			cfg.sharing = optarg;
+			break;
 		case 'X':
 			no_sandbox = 1;
 			break;
@@ -252,6 +266,8 @@ int cli_run(int argc, char **argv)
 		cfg.backend = getenv("EMBER_BACKEND");
 	if (!cfg.syscalls)
 		cfg.syscalls = getenv("EMBER_SYSCALLS");
+	if (!cfg.sharing && getenv("EMBER_SHARING") && *getenv("EMBER_SHARING"))
+		cfg.sharing = getenv("EMBER_SHARING");
 	/* before the image is read: ELF parsing and disassembly of untrusted code run inside it */
 	if (!no_sandbox && sbx_install(sbx_groups(cfg.backend), err, sizeof(err))) {
 		fprintf(stderr, "ember: %s\n", err);

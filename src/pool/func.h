@@ -121,4 +121,9 @@ void budget_kick(struct ember_budget *b);
 int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, const char *meta,
 		     size_t meta_len, struct ember_result *res);
 
+/* One invocation in the ready (or restored) virtine v, reset afterwards; 1 when v is broken and
+ * must be destroyed. */
+int func_run_warm(struct ember_function *fn, struct virtine *v, const void *in, size_t len,
+		  const char *meta, size_t meta_len, struct ember_result *res);
+
 #endif

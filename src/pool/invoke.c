@@ -218,6 +218,10 @@ int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen
 	}
 	fn->snapshot = 1;
 	sys_restore(&v->st, &fn->snap.sys); /* disarmed, counters cleared: ready for a request */
+	if (snap_adopt(&fn->snap, vm, fn->share)) { /* a full map count: this one is not kept */
+		virtine_destroy(v);
+		return 0;
+	}
 	if (pool_put(&fn->pool, v))
 		virtine_destroy(v);
 	return 0;
@@ -434,6 +438,16 @@ static void warm_on_vcpu(void *p)
 	a->res->reset_us = us_since(t1);
 }
 
+int func_run_warm(struct ember_function *fn, struct virtine *v, const void *in, size_t len,
+		  const char *meta, size_t meta_len, struct ember_result *res)
+{
+	sys_set_input(&v->st, in, len);
+	sys_set_meta(&v->st, meta, meta_len);
+	struct warm_args a = {fn, v, res, 0};
+	vm_call(v->vm, warm_on_vcpu, &a); /* one hop to the vCPU's thread for run and reset */
+	return a.broken;
+}
+
 static int invoke_any(struct ember_function *fn, const void *in, size_t len, const char *meta,
 		      size_t meta_len, struct ember_result *res)
 {
@@ -460,11 +474,7 @@ static int invoke_any(struct ember_function *fn, const void *in, size_t len, con
 	struct virtine *v = get_warm(fn, res);
 	if (!v)
 		return -1;
-	sys_set_input(&v->st, in, len);
-	sys_set_meta(&v->st, meta, meta_len);
-	struct warm_args a = {fn, v, res, 0};
-	vm_call(v->vm, warm_on_vcpu, &a); /* one hop to the vCPU's thread for run and reset */
-	if (a.broken || pool_put(&fn->pool, v))
+	if (func_run_warm(fn, v, in, len, meta, meta_len, res) || pool_put(&fn->pool, v))
 		virtine_destroy(v);
 	else
 		budget_kick(fn->budget);

@@ -65,3 +65,23 @@ int pool_put(struct pool *p, struct virtine *v)
 	}
 	return -1;
 }
+
+size_t pool_visit(struct pool *p, int (*fn)(struct virtine *v, void *ctx), void *ctx)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->cap; i++) {
+		int ready = POOL_READY;
+		if (!atomic_compare_exchange_strong(&p->slots[i].state, &ready, POOL_BUSY))
+			continue;
+		n++;
+		if (fn(p->slots[i].v, ctx)) {
+			virtine_destroy(p->slots[i].v);
+			p->slots[i].v = NULL;
+			atomic_fetch_sub(&p->ready, 1);
+			atomic_store(&p->slots[i].state, POOL_EMPTY);
+			continue;
+		}
+		atomic_store(&p->slots[i].state, POOL_READY);
+	}
+	return n;
+}

@@ -37,6 +37,9 @@ void pool_fini(struct pool *p);
 struct virtine *pool_take(struct pool *p);
 /* Gives a virtine back; returns -1 (and leaves it to the caller) when the pool is full. */
 int pool_put(struct pool *p, struct virtine *v);
+/* fn(v, ctx) for each ready virtine, held meanwhile (a pool_take passes it by); a non-zero
+ * return from fn drops v from the pool, destroyed. Returns how many were visited. */
+size_t pool_visit(struct pool *p, int (*fn)(struct virtine *v, void *ctx), void *ctx);
 /* destroys v and gives its memory back to its budget */
 void virtine_destroy(struct virtine *v);
 

@@ -40,6 +40,9 @@ int snap_seal(struct snap *s);
 /* pwrite of all len bytes at off: 0 or -errno (no progress is the disk's: EIO) (snap_file.c) */
 int snap_write_all(int fd, const void *buf, size_t len, off_t off);
 void snap_data_free(struct snap *s);
+/* The machine s was captured from, its memory still equal to s, made to hold it in mode m
+ * (upm: its own copies of the snapshot's pages given up for the shared one). */
+int snap_adopt(const struct snap *s, struct vm *vm, enum snap_share m);
 /* The snapshot's pages in [start, end) into a clean machine, in mode m. */
 int snap_put_memory(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end,
 		    enum snap_share m);

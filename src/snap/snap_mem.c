@@ -106,3 +106,20 @@ int snap_put_memory(const struct snap *s, struct vm *vm, uint64_t start, uint64_
 	}
 	return 0;
 }
+
+int snap_adopt(const struct snap *s, struct vm *vm, enum snap_share m)
+{
+	if (m != SNAP_SHARE_UPM || !s->sealed)
+		return 0;
+	for (size_t i = 0; i < s->npages;) {
+		size_t n = run_at(s, i, UINT64_MAX);
+		int rc = vm_map_cow(vm, s->pages[i], n * PAGE, s->memfd, i * PAGE);
+		if (rc == -EOPNOTSUPP)
+			return 0;
+		if (rc)
+			return rc;
+		i += n;
+	}
+	vm_forget_written(vm);
+	return 0;
+}

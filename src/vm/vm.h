@@ -147,6 +147,10 @@ int vm_take_written(struct vm *vm, const uint64_t **bits, size_t *words);
 void vm_written_done(struct vm *vm);
 /* the record starts again empty */
 void vm_forget_written(struct vm *vm);
+/* The memory this machine holds: bytes still shared with the snapshot's one copy (its file's
+ * pages, mapped copy-on-write), and bytes of its own (its memfd's pages, and the copies it
+ * made of the shared ones). Reads the host's page map: for reports, not for hot paths. */
+int vm_memory(struct vm *vm, uint64_t *shared, uint64_t *priv);
 /* madvise(MADV_MERGEABLE) on the private anonymous runs: KSM may merge their pages */
 int vm_mergeable(struct vm *vm);
 

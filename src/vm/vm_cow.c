@@ -1,8 +1,10 @@
 /* Guest memory shared copy-on-write with a snapshot's one copy, and the record of written pages. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "vm/vm_impl.h"
 
@@ -135,4 +137,54 @@ int vm_mergeable(struct vm *vm)
 			    MADV_MERGEABLE) < 0)
 			return -errno;
 	return 0;
+}
+
+/* /proc/self/pagemap: bit 63 present, 62 swapped, 61 a file page (here: the snapshot's, shared) */
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAP	   (1ULL << 62)
+#define PM_FILE	   (1ULL << 61)
+
+static int count_run(int pm, const struct vm *vm, const struct vm_range *r, uint64_t *shared,
+		     uint64_t *priv)
+{
+	uint64_t e[512];
+	for (uint64_t a = r->lo; a < r->hi;) {
+		size_t n = (r->hi - a) / PAGE < 512 ? (r->hi - a) / PAGE : 512;
+		off_t off = (off_t)((uintptr_t)(vm->mem + a) / PAGE * sizeof(e[0]));
+		ssize_t got = pread(pm, e, n * sizeof(e[0]), off);
+		if (got != (ssize_t)(n * sizeof(e[0])))
+			return got < 0 ? -errno : -EIO;
+		for (size_t i = 0; i < n; i++) {
+			if ((e[i] & PM_PRESENT) && (e[i] & PM_FILE))
+				*shared += PAGE;
+			else if (e[i] & (PM_PRESENT | PM_SWAP))
+				*priv += PAGE;
+		}
+		a += n * PAGE;
+	}
+	return 0;
+}
+
+int vm_memory(struct vm *vm, uint64_t *shared, uint64_t *priv)
+{
+	*shared = *priv = 0;
+	uint64_t lo, hi;
+	int rc;
+	for (uint64_t a = 0; a < vm->mem_size; a = hi) {
+		if ((rc = vm_next_data(vm, a, vm->mem_size, &lo, &hi)) < 0)
+			return rc;
+		if (!rc)
+			break;
+		*priv += hi - lo;
+	}
+	if (!vm->ncow)
+		return 0;
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (pm < 0)
+		return -errno;
+	rc = 0;
+	for (size_t i = 0; !rc && i < vm->ncow; i++)
+		rc = count_run(pm, vm, &vm->cow[i], shared, priv);
+	close(pm);
+	return rc;
 }

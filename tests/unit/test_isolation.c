@@ -26,6 +26,8 @@ static struct ember_function *load(const char *syscalls)
 	cfg.backend = backend && *backend ? backend : "auto";
 	cfg.pool_size = 1; /* one virtine: every invocation follows the last one in it */
 	cfg.syscalls = syscalls;
+	const char *share = getenv("EMBER_SHARING"); /* tests/run.sh runs it in each mode */
+	cfg.sharing = share && *share ? share : NULL;
 	if (ember_load(&cfg, &fn, err, sizeof(err)))
 		fail_msg("ember_load(%s, %s): %s", path, syscalls, err);
 	return fn;

@@ -1,0 +1,58 @@
+/* What a function's warm virtines hold in memory, and a warm-up run in each of them. */
+#include <string.h>
+
+#include "pool/func.h"
+
+struct measure {
+	struct ember_memory *m;
+	int rc;
+};
+
+static int measure_one(struct virtine *v, void *ctx)
+{
+	struct measure *c = ctx;
+	uint64_t shared, priv;
+	int rc = vm_memory(v->vm, &shared, &priv);
+	if (rc) {
+		c->rc = rc;
+		return 0;
+	}
+	c->m->virtines++;
+	c->m->shared_bytes += shared;
+	c->m->private_bytes += priv;
+	return 0;
+}
+
+int ember_memory(struct ember_function *fn, struct ember_memory *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->sharing = snap_share_name(fn->share);
+	m->snapshot_bytes = fn->snapshot ? fn->snap.npages * EMBER_PAGE_SIZE : 0;
+	struct measure c = {m, 0};
+	pool_visit(&fn->pool, measure_one, &c);
+	return c.rc;
+}
+
+struct prime {
+	struct ember_function *fn;
+	const void *in;
+	size_t len;
+};
+
+static int prime_one(struct virtine *v, void *ctx)
+{
+	struct prime *p = ctx;
+	struct ember_result res;
+	memset(&res, 0, sizeof(res));
+	int broken = func_run_warm(p->fn, v, p->in, p->len, NULL, 0, &res);
+	ember_result_free(&res);
+	return broken;
+}
+
+int ember_prime(struct ember_function *fn, const void *in, size_t len)
+{
+	if (!fn->snapshot || atomic_load(&fn->cold_pending))
+		return -1;
+	struct prime p = {fn, in, len};
+	return (int)pool_visit(&fn->pool, prime_one, &p);
+}
