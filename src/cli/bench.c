@@ -176,6 +176,8 @@ static const struct {
     {"suite", cli_bench_suite,
      "the function suite: init, warm latency, exits, native; KVM next to ptrace"},
     {"cold", cli_bench_cold, "cold starts from disk: lazy next to REAP, KVM next to ptrace"},
+    {"memory", cli_bench_memory,
+     "warm virtines' PSS per sharing mode (off, ksm, upm); how many fit"},
 };
 
 int cli_bench(int argc, char **argv)

@@ -79,5 +79,6 @@ void bench_print_backends(json_t *kvm, json_t *ptrace, json_t *ratios);
 int cli_bench_latency(int argc, char **argv);
 int cli_bench_suite(int argc, char **argv);
 int cli_bench_cold(int argc, char **argv);
+int cli_bench_memory(int argc, char **argv);
 
 #endif

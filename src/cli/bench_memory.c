@@ -1,0 +1,313 @@
+/* ember bench memory: the PSS of N warm virtines per sharing mode, and how many fit. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cli/bench.h"
+#include "cli/cli.h"
+#include "pool/pool.h"
+
+#define MAX_N	   8
+#define MAX_WARM   20000 /* the most the largest-N search makes */
+#define WARM_STEP  250
+#define BUDGET_KIB (20ULL << 20) /* 20 GiB */
+
+static const char *const modes[] = {"off", "ksm", "upm"};
+#define NMODES 3
+
+static const struct {
+	const char *name;
+	const char *runtime; /* NULL: build/functions/NAME */
+} fns[] = {{"hello", NULL}, {"hello-js", "js"}};
+#define NFNS 2
+
+static const char help[] =
+    "usage: ember bench memory [--json] [--n LIST] [--no-max] [--backend kvm|ptrace]\n"
+    "\n"
+    "Memory density: for N warm virtines (default N = 1,8,64,512) of hello (C) and hello-js,\n"
+    "each primed with one request, the PSS per instance (/proc/self/smaps_rollup, its\n"
+    "growth over N) in each sharing mode, side by side in one run: off (a private copy\n"
+    "each), ksm (private copies, KSM on with a fast scan until two full scans passed; its\n"
+    "settings are put back) and upm (one copy mapped copy-on-write). Then the largest N of\n"
+    "upm virtines that fits in 20 GiB, found by making them until something runs out, with\n"
+    "the limit that stopped it named (--no-max skips it). Needs root for KSM's settings.\n"
+    "--json prints {\"results\": [{\"function\", \"mode\", \"n\", \"pss_per_instance_kib\",\n"
+    "\"kernel_per_instance_kib\"}...], \"max_warm\": {...}, \"max_warm_limit\": \"...\"}.\n";
+
+/* a field of a /proc file in kB ("Pss:", "MemAvailable:"), or -1 */
+static long long proc_kib(const char *path, const char *field)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[256];
+	long long v = -1;
+	size_t n = strlen(field);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && sscanf(line + n, "%lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static long long pss_kib(void)
+{
+	return proc_kib("/proc/self/smaps_rollup", "Pss:");
+}
+
+/* the used memory the kernel keeps outside the process's mappings too (KVM's own structures) */
+static long long used_kib(void)
+{
+	return proc_kib("/proc/meminfo", "MemTotal:") - proc_kib("/proc/meminfo", "MemAvailable:");
+}
+
+static int ksm_get(const char *name, char *v, size_t len)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int ok = fgets(v, (int)len, f) != NULL;
+	fclose(f);
+	v[strcspn(v, "\n")] = 0;
+	return ok ? 0 : -1;
+}
+
+static int ksm_set(const char *name, const char *v)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int ok = fputs(v, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* KSM on, scanning fast, until two more full scans have passed (bounded); its settings back */
+static int ksm_settle(void)
+{
+	char run[32], pages[32], sleep_ms[32], scans[32];
+	if (ksm_get("run", run, sizeof(run)) || ksm_get("pages_to_scan", pages, sizeof(pages)) ||
+	    ksm_get("sleep_millisecs", sleep_ms, sizeof(sleep_ms)) ||
+	    ksm_get("full_scans", scans, sizeof(scans)))
+		return -1;
+	long start = atol(scans);
+	int rc = ksm_set("pages_to_scan", "20000") || ksm_set("sleep_millisecs", "0") ||
+		 ksm_set("run", "1");
+	for (int i = 0; !rc && i < 6000; i++) { /* a condition, bounded at about 60 s */
+		if (ksm_get("full_scans", scans, sizeof(scans)))
+			rc = -1;
+		else if (atol(scans) >= start + 2)
+			break;
+		usleep(10000);
+	}
+	ksm_set("pages_to_scan", pages);
+	ksm_set("sleep_millisecs", sleep_ms);
+	ksm_set("run", run);
+	return rc;
+}
+
+struct mem_opts {
+	const char *backend;
+	char build[4096];
+	unsigned n[MAX_N];
+	int nn, max;
+};
+
+static int load(const struct mem_opts *o, int f, const char *mode, unsigned pool,
+		struct ember_function **fn)
+{
+	struct cli_program p = {0};
+	char path[4400], why[300];
+	if (fns[f].runtime)
+		snprintf(path, sizeof(path), "%s/../functions/%s/handler.%s", o->build, fns[f].name,
+			 fns[f].runtime);
+	else
+		snprintf(path, sizeof(path), "%s/functions/%s", o->build, fns[f].name);
+	if (cli_program(fns[f].runtime, path, &p, why, sizeof(why))) {
+		fprintf(stderr, "ember bench memory: %s\n", why);
+		return -1;
+	}
+	struct ember_config cfg = {.image = p.image,
+				   .argv = p.argv,
+				   .backend = o->backend,
+				   .code = p.code,
+				   .code_len = p.code_len,
+				   .pool_size = pool,
+				   .sharing = mode};
+	int rc = ember_load(&cfg, fn, why, sizeof(why));
+	free(p.code);
+	if (rc)
+		fprintf(stderr, "ember bench memory: %s (%s): %s\n", fns[f].name, mode, why);
+	return rc ? -1 : 0;
+}
+
+static const char request[] = "world";
+
+/* one row: N primed virtines of function f in mode; per instance, kB */
+static int row(const struct mem_opts *o, int f, int m, unsigned n, double *pss, double *kern)
+{
+	long long p0 = pss_kib(), u0 = used_kib();
+	struct ember_function *fn;
+	if (load(o, f, modes[m], n, &fn))
+		return -1;
+	int rc = 0;
+	if (ember_warm(fn, n) < 0 || ember_prime(fn, request, sizeof(request) - 1) < 0)
+		rc = -1;
+	if (!rc && m == 1 && ksm_settle())
+		fprintf(stderr, "ember bench memory: KSM could not be switched on (root?)\n");
+	struct ember_info info;
+	ember_info(fn, &info);
+	if (!rc && info.ready < n) {
+		fprintf(stderr, "ember bench memory: %s (%s): %u of %u virtines ready\n",
+			fns[f].name, modes[m], info.ready, n);
+		rc = -1;
+	}
+	*pss = (double)(pss_kib() - p0) / n;
+	*kern = (double)(used_kib() - u0) / n;
+	ember_unload(fn);
+	return rc;
+}
+
+/* what stopped the search: the kernel limit nearest to being reached */
+static const char *limit_hit(void)
+{
+	long long maps = 0, max_maps = proc_kib("/proc/sys/vm/max_map_count", "");
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	while (f && fgets(line, sizeof(line), f))
+		maps++;
+	if (f)
+		fclose(f);
+	if (max_maps > 0 && maps > max_maps - 64)
+		return "vm.max_map_count";
+	struct rlimit rl;
+	long fds = 0;
+	for (int fd = 0;
+	     fd < 1 << 20 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)fd < rl.rlim_cur; fd++)
+		fds += fcntl(fd, F_GETFD) >= 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)fds > rl.rlim_cur - 16)
+		return "RLIMIT_NOFILE";
+	if (proc_kib("/proc/meminfo", "MemAvailable:") < (1LL << 20))
+		return "memory";
+	return "virtine creation failed";
+}
+
+/* upm virtines of function f made in steps until one fails or 20 GiB of PSS is used */
+static unsigned max_warm(const struct mem_opts *o, int f, const char **why)
+{
+	struct ember_function *fn;
+	*why = "20 GiB";
+	if (load(o, f, "upm", MAX_WARM, &fn))
+		return *why = "load failed", 0;
+	long long p0 = pss_kib(), u0 = used_kib();
+	unsigned have = 0;
+	while (have < MAX_WARM) {
+		int got = ember_warm(fn, have + WARM_STEP);
+		struct ember_info info;
+		ember_info(fn, &info);
+		unsigned now = info.ready;
+		if (got < 0 || now < have + WARM_STEP) {
+			*why = limit_hit();
+			have = now;
+			break;
+		}
+		have = now;
+		if (pss_kib() - p0 > (long long)BUDGET_KIB ||
+		    used_kib() - u0 > (long long)BUDGET_KIB)
+			break;
+		fprintf(stderr, "ember bench memory: %s: %u warm\n", fns[f].name, have);
+	}
+	if (have >= MAX_WARM)
+		*why = "the search's own bound";
+	ember_unload(fn);
+	return have;
+}
+
+static int parse_n(const char *s, struct mem_opts *o)
+{
+	o->nn = 0;
+	for (char *end; *s && o->nn < MAX_N; s = *end ? end + 1 : end) {
+		long v = strtol(s, &end, 10);
+		if (v < 1 || v > 4096 || (*end && *end != ','))
+			return -1;
+		o->n[o->nn++] = (unsigned)v;
+	}
+	return o->nn ? 0 : -1;
+}
+
+int cli_bench_memory(int argc, char **argv)
+{
+	struct mem_opts o = {.n = {1, 8, 64, 512}, .nn = 4, .max = 1};
+	int json = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--no-max"))
+			o.max = 0;
+		else if (!strcmp(argv[i], "--n") && i + 1 < argc && !parse_n(argv[i + 1], &o))
+			i++;
+		else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
+			o.backend = argv[++i];
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return fputs(help, stdout), 0;
+		else
+			return fprintf(stderr, "ember bench memory: bad option %s\n%s", argv[i],
+				       help),
+			       CLI_EXIT_EMBER;
+	}
+	snprintf(o.build, sizeof(o.build), "%s", bench_build_dir());
+	pool_shell_target(0);
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) { /* three descriptors per virtine */
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	json_t *results = json_array();
+	if (!json)
+		printf("%-10s %5s %12s %12s %12s   (PSS KiB per instance; kernel KiB in [])\n",
+		       "function", "N", "off", "ksm", "upm");
+	int rc = 0;
+	for (int f = 0; f < NFNS; f++) {
+		for (int k = 0; k < o.nn; k++) {
+			double pss[NMODES], kern[NMODES];
+			for (int m = 0; m < NMODES; m++) {
+				fprintf(stderr, "ember bench memory: %s, %s, N=%u\n", fns[f].name,
+					modes[m], o.n[k]);
+				if (row(&o, f, m, o.n[k], &pss[m], &kern[m]))
+					rc = CLI_EXIT_EMBER;
+				json_array_append_new(
+				    results,
+				    json_pack("{s:s,s:s,s:i,s:o,s:o}", "function", fns[f].name,
+					      "mode", modes[m], "n", (int)o.n[k],
+					      "pss_per_instance_kib", bench_json_num(pss[m]),
+					      "kernel_per_instance_kib", bench_json_num(kern[m])));
+			}
+			if (!json)
+				printf("%-10s %5u %6.0f [%4.0f] %6.0f [%4.0f] %6.0f [%4.0f]\n",
+				       fns[f].name, o.n[k], pss[0], kern[0], pss[1], kern[1],
+				       pss[2], kern[2]);
+		}
+	}
+	json_t *max = json_object();
+	const char *why = "not measured (--no-max)";
+	for (int f = 0; o.max && f < NFNS; f++) {
+		unsigned n = max_warm(&o, f, &why);
+		json_object_set_new(max, fns[f].name, json_integer(n));
+		if (!json)
+			printf("largest N of upm %s in 20 GiB: %u (stopped by %s)\n", fns[f].name,
+			       n, why);
+	}
+	if (json)
+		cli_print_json(stdout, json_pack("{s:o,s:o,s:s}", "results", results, "max_warm",
+						 max, "max_warm_limit", why));
+	else
+		json_decref(results), json_decref(max);
+	return rc;
+}
