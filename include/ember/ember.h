@@ -105,6 +105,10 @@ struct ember_config {
 	 * shared, as a confidential VM must run; "ksm": a private copy per virtine in memory that
 	 * the kernel's KSM may merge (when /sys/kernel/mm/ksm/run is 1) */
 	const char *sharing;
+	/* upm: the sharing domain, usually one per tenant. Identical pages of the snapshots of
+	 * every function of one domain, and pages their programs madvise(MADV_MERGEABLE), are
+	 * held once; pages never merge across domains. NULL: "" (one domain for the process). */
+	const char *sharing_domain;
 };
 
 struct ember_syscall_count {
@@ -210,6 +214,11 @@ struct ember_memory {
 	uint64_t shared_bytes;	 /* of their memory: the snapshot's pages they still share */
 	uint64_t private_bytes;	 /* their own: pages they wrote or were given (a KSM-merged page
 				    counts here too: its sharing shows in the process's PSS) */
+	/* upm: the sharing domain and its page store, shared by every function of the domain */
+	const char *domain;    /* NULL without a store (off, ksm) */
+	uint64_t domain_bytes; /* distinct pages it holds */
+	uint64_t merged_pages; /* pages merged by madvise(MADV_MERGEABLE) in the domain */
+	uint64_t merge_ns;     /* the time those merges took */
 };
 /* Measures the ready virtines of fn, one at a time (an invocation meanwhile passes a virtine
  * being measured by). Returns 0 or -errno. */

@@ -26,7 +26,8 @@ static const struct {
 #define NFNS 2
 
 static const char help[] =
-    "usage: ember bench memory [--json] [--n LIST] [--no-max] [--backend kvm|ptrace]\n"
+    "usage: ember bench memory [--json] [--n LIST] [--no-max] [--max-map-count N]\n"
+    "                          [--backend kvm|ptrace]\n"
     "\n"
     "Memory density: for N warm virtines (default N = 1,8,64,512) of hello (C) and hello-js,\n"
     "each primed with one request, the PSS per instance (/proc/self/smaps_rollup, its\n"
@@ -34,7 +35,8 @@ static const char help[] =
     "each), ksm (private copies, KSM on with a fast scan until two full scans passed; its\n"
     "settings are put back) and upm (one copy mapped copy-on-write). Then the largest N of\n"
     "upm virtines that fits in 20 GiB, found by making them until something runs out, with\n"
-    "the limit that stopped it named (--no-max skips it). Needs root for KSM's settings.\n"
+    "the limit that stopped it named (--no-max skips it; --max-map-count N sets\n"
+    "vm.max_map_count for the search and puts it back). Needs root for KSM's settings.\n"
     "--json prints {\"results\": [{\"function\", \"mode\", \"n\", \"pss_per_instance_kib\",\n"
     "\"kernel_per_instance_kib\"}...], \"max_warm\": {...}, \"max_warm_limit\": \"...\"}.\n";
 
@@ -78,15 +80,20 @@ static int ksm_get(const char *name, char *v, size_t len)
 	return ok ? 0 : -1;
 }
 
-static int ksm_set(const char *name, const char *v)
+static int write_str(const char *path, const char *v)
 {
-	char path[128];
-	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -1;
 	int ok = fputs(v, f) >= 0;
 	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static int ksm_set(const char *name, const char *v)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
+	return write_str(path, v);
 }
 
 /* KSM on, scanning fast, until two more full scans have passed (bounded); its settings back */
@@ -118,9 +125,10 @@ struct mem_opts {
 	char build[4096];
 	unsigned n[MAX_N];
 	int nn, max;
+	long map_count; /* --max-map-count: vm.max_map_count for the search, put back after */
 };
 
-static int load(const struct mem_opts *o, int f, const char *mode, unsigned pool,
+static int load(const struct mem_opts *o, int f, const char *mode, unsigned pool, unsigned max,
 		struct ember_function **fn)
 {
 	struct cli_program p = {0};
@@ -140,6 +148,7 @@ static int load(const struct mem_opts *o, int f, const char *mode, unsigned pool
 				   .code = p.code,
 				   .code_len = p.code_len,
 				   .pool_size = pool,
+				   .pool_max = max, /* keep_alive 0: never shrinks */
 				   .sharing = mode};
 	int rc = ember_load(&cfg, fn, why, sizeof(why));
 	free(p.code);
@@ -155,7 +164,7 @@ static int row(const struct mem_opts *o, int f, int m, unsigned n, double *pss, 
 {
 	long long p0 = pss_kib(), u0 = used_kib();
 	struct ember_function *fn;
-	if (load(o, f, modes[m], n, &fn))
+	if (load(o, f, modes[m], n, 0, &fn))
 		return -1;
 	int rc = 0;
 	if (ember_warm(fn, n) < 0 || ember_prime(fn, request, sizeof(request) - 1) < 0)
@@ -204,7 +213,7 @@ static unsigned max_warm(const struct mem_opts *o, int f, const char **why)
 {
 	struct ember_function *fn;
 	*why = "20 GiB";
-	if (load(o, f, "upm", MAX_WARM, &fn))
+	if (load(o, f, "upm", 1, MAX_WARM, &fn))
 		return *why = "load failed", 0;
 	long long p0 = pss_kib(), u0 = used_kib();
 	unsigned have = 0;
@@ -253,6 +262,9 @@ int cli_bench_memory(int argc, char **argv)
 			o.max = 0;
 		else if (!strcmp(argv[i], "--n") && i + 1 < argc && !parse_n(argv[i + 1], &o))
 			i++;
+		else if (!strcmp(argv[i], "--max-map-count") && i + 1 < argc &&
+			 (o.map_count = atol(argv[i + 1])) > 0)
+			i++;
 		else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
 			o.backend = argv[++i];
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
@@ -266,8 +278,13 @@ int cli_bench_memory(int argc, char **argv)
 	pool_shell_target(0);
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) { /* three descriptors per virtine */
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		long long open_max =
+		    proc_kib("/proc/sys/fs/nr_open", ""); /* root may go up to it */
+		struct rlimit up = {(rlim_t)open_max, (rlim_t)open_max};
+		if (open_max <= 0 || setrlimit(RLIMIT_NOFILE, &up)) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
 	}
 	json_t *results = json_array();
 	if (!json)
@@ -297,6 +314,11 @@ int cli_bench_memory(int argc, char **argv)
 	}
 	json_t *max = json_object();
 	const char *why = "not measured (--no-max)";
+	long old_maps = proc_kib("/proc/sys/vm/max_map_count", "");
+	char v[32];
+	snprintf(v, sizeof(v), "%ld", o.map_count);
+	if (o.max && o.map_count && write_str("/proc/sys/vm/max_map_count", v))
+		fprintf(stderr, "ember bench memory: cannot set vm.max_map_count (root?)\n");
 	for (int f = 0; o.max && f < NFNS; f++) {
 		unsigned n = max_warm(&o, f, &why);
 		json_object_set_new(max, fns[f].name, json_integer(n));
@@ -304,9 +326,15 @@ int cli_bench_memory(int argc, char **argv)
 			printf("largest N of upm %s in 20 GiB: %u (stopped by %s)\n", fns[f].name,
 			       n, why);
 	}
+	if (o.map_count && old_maps > 0) {
+		snprintf(v, sizeof(v), "%lld", (long long)old_maps);
+		write_str("/proc/sys/vm/max_map_count", v);
+	}
 	if (json)
-		cli_print_json(stdout, json_pack("{s:o,s:o,s:s}", "results", results, "max_warm",
-						 max, "max_warm_limit", why));
+		cli_print_json(stdout,
+			       json_pack("{s:o,s:o,s:s,s:I}", "results", results, "max_warm", max,
+					 "max_warm_limit", why, "max_map_count",
+					 (json_int_t)(o.map_count ? o.map_count : old_maps)));
 	else
 		json_decref(results), json_decref(max);
 	return rc;

@@ -127,12 +127,15 @@ static json_t *stats_json(struct ember_function *fn, struct run_stats *rs, int e
 	json_t *time = json_pack("{s:I,s:I,s:I}", "setup", (json_int_t)(load_us - info.init_us),
 				 "load", (json_int_t)info.init_us, "run", (json_int_t)rs->run_us);
 	struct ember_memory m;
-	json_t *mem = ember_memory(fn, &m)
-			  ? json_null()
-			  : json_pack("{s:s,s:I,s:i,s:I,s:I}", "sharing", m.sharing,
-				      "snapshot_bytes", (json_int_t)m.snapshot_bytes, "virtines",
-				      (int)m.virtines, "shared_bytes", (json_int_t)m.shared_bytes,
-				      "private_bytes", (json_int_t)m.private_bytes);
+	json_t *mem =
+	    ember_memory(fn, &m)
+		? json_null()
+		: json_pack("{s:s,s:I,s:i,s:I,s:I,s:s?,s:I,s:I,s:I}", "sharing", m.sharing,
+			    "snapshot_bytes", (json_int_t)m.snapshot_bytes, "virtines",
+			    (int)m.virtines, "shared_bytes", (json_int_t)m.shared_bytes,
+			    "private_bytes", (json_int_t)m.private_bytes, "domain", m.domain,
+			    "domain_bytes", (json_int_t)m.domain_bytes, "merged_pages",
+			    (json_int_t)m.merged_pages, "merge_ns", (json_int_t)m.merge_ns);
 	return json_pack(
 	    "{s:s,s:s,s:I,s:I,s:i,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "backend", info.backend,
 	    "syscalls_mode", info.syscalls, "sites_call", (json_int_t)info.sites_call, "sites_trap",

@@ -18,6 +18,7 @@
 #define MREMAP_MAYMOVE	    1
 #define MADV_DONTNEED	    4
 #define MADV_FREE	    8
+#define MADV_MERGEABLE	    12
 
 /* The heap is writable up to brk_top, beyond the break the program knows of. Before the host is
  * asked to do anything there for the program (a fixed mapping, munmap, mprotect...), it takes
@@ -199,6 +200,9 @@ long rt_madvise(long addr, long len0, long advice, long a3, long a4, long a5)
 		return -EINVAL;
 	if (!len0)
 		return 0;
+	if (advice == MADV_MERGEABLE) /* the host merges pages (UPM): always its call */
+		return rt_forward(__NR_madvise, args[0], args[1], args[2], args[3], args[4],
+				  args[5]);
 	/* only advice over pool memory alone is served here; the host drops pages for the rest */
 	if (len < (uint64_t)len0 || a + len < a || pool_cover(a, a + len, &st) != len)
 		return fwd_range(__NR_madvise, a, a + len, args);

@@ -177,6 +177,7 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 	res->start = EMBER_START_COLD;
 	fn->proc = fn->snap.proc;
 	sys_init(&v->st, v->vm, &fn->proc);
+	func_share_virtine(fn, v);
 	v->st.out_limit = fn->output_limit;
 	if (fn->code)
 		sys_set_code(&v->st, fn->code, fn->code_len);
@@ -215,6 +216,7 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 		rebuild(fn, err);
 		return 0;
 	}
+	func_share_snapshot(fn);
 	atomic_store(&fn->cold_pending,
 		     0); /* the snapshot is whole in memory: warm starts can go */
 	uint64_t t2 = vm_now_ns();

@@ -76,6 +76,12 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	fn->share = SNAP_SHARE_UPM;
 	if (cfg->sharing && snap_share_parse(cfg->sharing, &fn->share))
 		return BAD_CONFIG("sharing must be upm, off or ksm, not '%s'", cfg->sharing);
+	if (cfg->sharing_domain && strlen(cfg->sharing_domain) >= 128)
+		return BAD_CONFIG("a sharing domain's name has at most 127 bytes");
+	if (func_share_open(fn, cfg->sharing_domain)) {
+		snprintf(err, errlen, "out of memory for the page store");
+		return EMBER_ERR_NOMEM;
+	}
 	if (fn->guest)
 		sys_rt_prepare(); /* its clock calibration runs now, not in the first request */
 	fn->restore = SNAP_REAP;
@@ -202,6 +208,7 @@ void ember_unload(struct ember_function *fn)
 	pool_fini(&fn->pool);
 	if (fn->snapshot)
 		snap_free(&fn->snap);
+	func_share_close(fn);
 	ember_result_free(&fn->first);
 	img_close(fn->img);
 	free(fn->snap_dir);

@@ -58,7 +58,9 @@ struct ember_function {
 	char *snap_dir;
 	struct snap_meta meta;
 	enum snap_restore_mode restore;
-	enum snap_share share; /* ember_config.sharing */
+	enum snap_share share;	 /* ember_config.sharing */
+	struct mem_store *store; /* upm: the domain's page store, which holds the snapshot */
+	struct mem_refs snap_refs;
 	int from_disk;
 	atomic_int cold_pending;   /* the next invocation starts from disk */
 	pthread_mutex_t cold_lock; /* invocations wait while one cold start runs */
@@ -125,5 +127,12 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
  * must be destroyed. */
 int func_run_warm(struct ember_function *fn, struct virtine *v, const void *in, size_t len,
 		  const char *meta, size_t meta_len, struct ember_result *res);
+
+/* share.c: the domain's store (upm), the snapshot moved into it once taken or loaded, a virtine's
+ * madvise(MADV_MERGEABLE) served by it, and all of it given back at unload */
+int func_share_open(struct ember_function *fn, const char *domain);
+void func_share_snapshot(struct ember_function *fn);
+void func_share_virtine(struct ember_function *fn, struct virtine *v);
+void func_share_close(struct ember_function *fn);
 
 #endif

@@ -29,6 +29,7 @@ static int load_image(struct ember_function *fn, struct virtine *v, char *err, s
 	fn->sites_trap = l.sites_trap;
 	fn->proc = proc;
 	sys_init(&v->st, v->vm, &proc);
+	func_share_virtine(fn, v);
 	v->st.out_limit = fn->output_limit;
 	for (int i = 0; i < l.nmaps; i++)
 		if (sys_vma_map(&v->st, l.maps[i].start, l.maps[i].end, l.maps[i].prot))
@@ -217,6 +218,7 @@ int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen
 		goto fail;
 	}
 	fn->snapshot = 1;
+	func_share_snapshot(fn);
 	sys_restore(&v->st, &fn->snap.sys); /* disarmed, counters cleared: ready for a request */
 	if (snap_adopt(&fn->snap, vm, fn->share)) { /* a full map count: this one is not kept */
 		virtine_destroy(v);
@@ -294,6 +296,7 @@ struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, ch
 	if (!v)
 		return NULL;
 	sys_init(&v->st, v->vm, &fn->proc);
+	func_share_virtine(fn, v);
 	v->st.out_limit = fn->output_limit;
 	if (fn->code)
 		sys_set_code(&v->st, fn->code, fn->code_len);

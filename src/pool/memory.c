@@ -28,6 +28,14 @@ int ember_memory(struct ember_function *fn, struct ember_memory *m)
 	memset(m, 0, sizeof(*m));
 	m->sharing = snap_share_name(fn->share);
 	m->snapshot_bytes = fn->snapshot ? fn->snap.npages * EMBER_PAGE_SIZE : 0;
+	if (fn->store) {
+		struct mem_store_stats s;
+		mem_store_stats(fn->store, &s);
+		m->domain = mem_store_domain(fn->store);
+		m->domain_bytes = s.pages * EMBER_PAGE_SIZE;
+		m->merged_pages = s.merged;
+		m->merge_ns = s.merge_ns;
+	}
 	struct measure c = {m, 0};
 	pool_visit(&fn->pool, measure_one, &c);
 	return c.rc;

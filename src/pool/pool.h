@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "mem/mem.h"
 #include "sys/sys.h"
 #include "vm/vm.h"
 
@@ -15,6 +16,7 @@ struct virtine {
 	struct sys_state st;
 	struct ember_budget *budget; /* what it holds of it: charged bytes */
 	uint64_t charged;
+	struct mem_refs merged; /* the store's pages its program merged with (madvise) */
 };
 
 struct pool_slot {

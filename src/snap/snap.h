@@ -21,8 +21,11 @@ struct snap {
 	size_t npages;
 	uint8_t *data;	  /* npages * 4096 bytes, in the same order; NULL until loaded */
 	uint64_t *hashes; /* per page, for snapshots read from disk */
-	/* 1: data is a read-only mapping of memfd, sealed, which machines map copy-on-write */
-	int sealed, memfd;
+	/* 1: data is a read-only mapping of page i at offs[i] of memfd (offs NULL: at i * 4096),
+	 * which machines map copy-on-write: the snapshot's own sealed memfd, or a page store's
+	 * (store_fd: not the snapshot's to close) */
+	int sealed, memfd, store_fd;
+	uint64_t *offs;
 };
 
 /* How a machine holds the snapshot's memory (snap_mem.c). */

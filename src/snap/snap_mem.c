@@ -65,20 +65,28 @@ void snap_data_free(struct snap *s)
 {
 	if (s->sealed) {
 		munmap(s->data, s->npages * PAGE);
-		close(s->memfd);
+		if (!s->store_fd)
+			close(s->memfd);
 	} else {
 		free(s->data);
 	}
+	free(s->offs);
+	s->offs = NULL;
 	s->data = NULL;
-	s->sealed = 0;
+	s->sealed = s->store_fd = 0;
 }
 
-/* the run of consecutive snapshot pages from index i: its length in pages */
+static uint64_t off_of(const struct snap *s, size_t i)
+{
+	return s->offs ? s->offs[i] : i * PAGE;
+}
+
+/* the run of snapshot pages from index i consecutive in the guest and in the file: its length */
 static size_t run_at(const struct snap *s, size_t i, uint64_t end)
 {
 	size_t n = 1;
 	while (i + n < s->npages && s->pages[i + n] == s->pages[i] + n * PAGE &&
-	       s->pages[i + n] < end)
+	       s->pages[i + n] < end && off_of(s, i + n) == off_of(s, i) + n * PAGE)
 		n++;
 	return n;
 }
@@ -89,7 +97,7 @@ static size_t run_at(const struct snap *s, size_t i, uint64_t end)
 static void put_run(const struct snap *s, struct vm *vm, size_t i, size_t n, enum snap_share m)
 {
 	uint64_t addr = s->pages[i], len = n * PAGE;
-	if (m == SNAP_SHARE_UPM && s->sealed && !vm_map_cow(vm, addr, len, s->memfd, i * PAGE))
+	if (m == SNAP_SHARE_UPM && s->sealed && !vm_map_cow(vm, addr, len, s->memfd, off_of(s, i)))
 		return;
 	if (m == SNAP_SHARE_KSM)
 		vm_map_cow(vm, addr, len, -1, 0);
@@ -113,7 +121,7 @@ int snap_adopt(const struct snap *s, struct vm *vm, enum snap_share m)
 		return 0;
 	for (size_t i = 0; i < s->npages;) {
 		size_t n = run_at(s, i, UINT64_MAX);
-		int rc = vm_map_cow(vm, s->pages[i], n * PAGE, s->memfd, i * PAGE);
+		int rc = vm_map_cow(vm, s->pages[i], n * PAGE, s->memfd, off_of(s, i));
 		if (rc == -EOPNOTSUPP)
 			return 0;
 		if (rc)

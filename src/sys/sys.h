@@ -83,6 +83,10 @@ struct sys_state {
 	 * from then on: a cold start must not serve them the snapshot's content; may be NULL */
 	void (*discarded)(void *ctx, uint64_t start, uint64_t len);
 	void *discarded_ctx;
+	/* madvise(MADV_MERGEABLE) of mapped [start, start+len): the pages merged with identical
+	 * ones (UPM, src/mem/); NULL: the advice is taken and nothing done */
+	int (*merge)(void *ctx, struct vm *vm, uint64_t start, uint64_t len);
+	void *merge_ctx;
 	/* outcome */
 	enum sys_outcome outcome;
 	int status;	      /* exit status or signal number */

@@ -195,12 +195,15 @@ static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 		return 0;
 	if (!user_range(st, a[0], len))
 		return -ENOMEM;
-	if ((int)a[2] == MADV_DONTNEED || (int)a[2] == MADV_FREE) {
+	int advice = (int)a[2];
+	if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_MERGEABLE)
 		for (uint64_t p = a[0]; p < a[0] + len; p += PAGE)
 			if (!sys_vma_find(st, p))
 				return -ENOMEM;
+	if (advice == MADV_DONTNEED || advice == MADV_FREE)
 		discard(st, a[0], len);
-	}
+	if (advice == MADV_MERGEABLE && st->merge)
+		return st->merge(st->merge_ctx, st->vm, a[0], len);
 	return 0;
 }
 

@@ -386,7 +386,19 @@ int vm_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint6
 	if (addr % EMBER_PAGE_SIZE || end % EMBER_PAGE_SIZE || end < addr ||
 	    !in_ram(vm, addr, end - addr))
 		return -EINVAL;
-	if (addr == end)
+	uint64_t clo, chi;
+	int cow = vm_next_cow(vm, addr, end, &clo, &chi);
+	int rc = vm_memfd_next_data(vm, addr, cow ? clo : end, lo, hi);
+	if (rc || !cow)
+		return rc; /* the memfd's run comes first (the two never overlap) */
+	*lo = clo;
+	*hi = chi;
+	return 1;
+}
+
+int vm_memfd_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
+{
+	if (addr >= end)
 		return 0;
 	off_t d = lseek(vm->memfd, (off_t)addr, SEEK_DATA);
 	if (d < 0)

@@ -116,7 +116,8 @@ void vm_call(struct vm *vm, void (*fn)(void *), void *arg);
  * page in vec, bit 0 set for resident. */
 int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec);
 /* The first run of pages that hold data in [addr, end) (page-aligned): [*lo, *hi); 1 if there is
- * one, 0 if none, or -errno. One lookup per run, whatever the size of the range. */
+ * one, 0 if none, or -errno. One lookup per run, whatever the size of the range. A run mapped
+ * copy-on-write holds data (the shared file's) whether or not it was touched. */
 int vm_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
 
 /* The userfaultfds through which accesses to guest memory fault, for serving memory on demand:
@@ -133,8 +134,8 @@ int vm_get_uffds(struct vm *vm, struct vm_uffds *u, char *err, size_t errlen);
  * memfd: the guest and the host read the file's pages, one copy for every machine that maps
  * them, until a write gives the writer a private copy, which stays private (a reset copies into
  * it). -EOPNOTSUPP where the backend cannot (ptrace: its stub sees guest memory only through the
- * memfd), -EEXIST over a run already mapped so. fd -1: private anonymous memory instead, zero,
- * which KSM may merge (vm_mergeable). */
+ * memfd). A run mapped so before is replaced where they overlap. fd -1: private anonymous memory
+ * instead, zero, which KSM may merge (vm_mergeable). */
 int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off);
 size_t vm_cow_runs(const struct vm *vm);
 /* The pages written since the last call (or vm_forget_written): by the guest (KVM's dirty log)

@@ -75,6 +75,32 @@ static size_t cow_at(const struct vm *vm, uint64_t addr)
 	return lo;
 }
 
+/* [lo, hi) no longer a copy-on-write run of the record (the caller maps over it); a run it
+ * cuts in the middle becomes two, for which the caller made room */
+static void cow_cut(struct vm *vm, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = cow_at(vm, lo); i < vm->ncow && vm->cow[i].lo < hi;) {
+		struct vm_range *c = &vm->cow[i];
+		if (c->lo < lo && c->hi > hi) {
+			memmove(c + 1, c, (vm->ncow - i) * sizeof(*c));
+			vm->ncow++;
+			c[0].hi = lo;
+			c[1].lo = hi;
+			return;
+		}
+		if (c->lo < lo) {
+			c->hi = lo;
+			i++;
+		} else if (c->hi > hi) {
+			c->lo = hi;
+			return;
+		} else {
+			memmove(c, c + 1, (vm->ncow - i - 1) * sizeof(*c));
+			vm->ncow--;
+		}
+	}
+}
+
 int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
 {
 	if (!vm->host_w || vm->backend != VM_BACKEND_KVM)
@@ -83,10 +109,7 @@ int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
 	if (addr % PAGE || len % PAGE || off % PAGE || !len || !vm_guest(vm, addr, len) ||
 	    addr + len > vm->user_top)
 		return -EINVAL;
-	size_t i = cow_at(vm, addr);
-	if (i < vm->ncow && vm->cow[i].lo < addr + len)
-		return -EEXIST;
-	if (vm->ncow == vm->cow_cap) {
+	if (vm->ncow + 2 > vm->cow_cap) { /* room for a split and the new run */
 		size_t cap = vm->cow_cap ? vm->cow_cap * 2 : 16;
 		struct vm_range *c = realloc(vm->cow, cap * sizeof(*c));
 		if (!c)
@@ -94,12 +117,15 @@ int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
 		vm->cow = c;
 		vm->cow_cap = cap;
 	}
-	/* the pages replaced were the memfd's: their data goes, the guest reads the file's now */
-	if (vm_discard(vm, addr, len))
-		return -errno;
+	/* a failed mapping leaves the old one in place (the count of mappings is checked first) */
 	if (mmap(vm->mem + addr, len, PROT_READ | PROT_WRITE, flags, fd, fd < 0 ? 0 : (off_t)off) ==
 	    MAP_FAILED)
 		return -errno;
+	/* the memfd's pages there are out of sight now: their memory goes back */
+	fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)addr, (off_t)len);
+	vm_mark_host(vm, addr, len);
+	cow_cut(vm, addr, addr + len);
+	size_t i = cow_at(vm, addr);
 	memmove(&vm->cow[i + 1], &vm->cow[i], (vm->ncow - i) * sizeof(vm->cow[0]));
 	vm->cow[i] = (struct vm_range){addr, addr + len};
 	vm->ncow++;
@@ -123,6 +149,16 @@ int vm_each_cow(struct vm *vm, uint64_t lo, uint64_t hi, vm_cow_fn fn, void *ctx
 		lo = e;
 	}
 	return 0;
+}
+
+int vm_next_cow(const struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
+{
+	size_t i = cow_at(vm, addr);
+	if (i == vm->ncow || vm->cow[i].lo >= end)
+		return 0;
+	*lo = vm->cow[i].lo > addr ? vm->cow[i].lo : addr;
+	*hi = vm->cow[i].hi < end ? vm->cow[i].hi : end;
+	return 1;
 }
 
 size_t vm_cow_runs(const struct vm *vm)
@@ -171,7 +207,7 @@ int vm_memory(struct vm *vm, uint64_t *shared, uint64_t *priv)
 	uint64_t lo, hi;
 	int rc;
 	for (uint64_t a = 0; a < vm->mem_size; a = hi) {
-		if ((rc = vm_next_data(vm, a, vm->mem_size, &lo, &hi)) < 0)
+		if ((rc = vm_memfd_next_data(vm, a, vm->mem_size, &lo, &hi)) < 0)
 			return rc;
 		if (!rc)
 			break;

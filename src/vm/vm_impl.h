@@ -71,6 +71,10 @@ void vm_mark_host(struct vm *vm, uint64_t addr, uint64_t len);
 /* fn over [lo, hi) cut where copy-on-write runs begin and end; cow says which a piece is */
 typedef int (*vm_cow_fn)(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void *ctx);
 int vm_each_cow(struct vm *vm, uint64_t lo, uint64_t hi, vm_cow_fn fn, void *ctx);
+/* the first copy-on-write run meeting [addr, end), clipped to it: 1, or 0 when none */
+int vm_next_cow(const struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
+/* vm_next_data of the memfd alone (vm.c) */
+int vm_memfd_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
 
 extern const struct vm_ops vm_kvm_ops;
 extern const struct vm_ops vm_ptrace_ops;

@@ -2,8 +2,9 @@
  * kills the process with SIGSYS and a line naming it; namespaces, attaching with ptrace and
  * taking over SIGSYS are forbidden; clone3 says ENOSYS and threads still start; a Unix or
  * netlink socket says EACCES; a filter without the ptrace group stops ptrace; a function still
- * loads and runs inside the sandbox on the backend under test (EMBER_BACKEND, default auto; guests from EMBER_GUEST_DIR). These
- * forbidden calls are this test's own: no release binary has a way to make them on purpose. */
+ * loads and runs inside the sandbox on the backend under test (EMBER_BACKEND, default auto; guests
+ * from EMBER_GUEST_DIR). These forbidden calls are this test's own: no release binary has a way to
+ * make them on purpose. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -9,24 +9,14 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "machine.h"
+
+#include "ember/ember.h"
 #include "snap/snap.h"
 
 #define PAGE   EMBER_PAGE_SIZE
 #define BASE   0x400000ULL /* program memory, above the host's structures */
 #define NPAGES 3
-
-static struct vm *machine(void)
-{
-	struct vm_config cfg = {.mem_size = 16ULL << 20, .backend = VM_BACKEND_KVM};
-	const char *b = getenv("EMBER_BACKEND");
-	if (b && !strcmp(b, "ptrace"))
-		cfg.backend = VM_BACKEND_PTRACE;
-	struct vm *vm = NULL;
-	char err[200];
-	if (vm_create(&cfg, &vm, err, sizeof(err)))
-		fail_msg("vm_create: %s", err);
-	return vm;
-}
 
 /* a snapshot of three pages, two of them one run, each filled with its own byte */
 static void snapshot(struct snap *s)
@@ -67,7 +57,7 @@ static void write_stays_private(void **state)
 	(void)state;
 	struct snap s;
 	snapshot(&s);
-	struct vm *a = machine(), *b = machine();
+	struct vm *a = test_machine(), *b = test_machine();
 	assert_int_equal(snap_put_memory(&s, a, 0, UINT64_MAX, SNAP_SHARE_UPM), 0);
 	assert_int_equal(snap_put_memory(&s, b, 0, UINT64_MAX, SNAP_SHARE_UPM), 0);
 	assert_int_equal(vm_cow_runs(a), is_kvm() ? 2 : 0); /* ptrace copies */
@@ -95,7 +85,7 @@ static void pages_outlive_owner(void **state)
 	(void)state;
 	struct snap s;
 	snapshot(&s);
-	struct vm *a = machine(), *b = machine();
+	struct vm *a = test_machine(), *b = test_machine();
 	assert_int_equal(snap_put_memory(&s, a, 0, UINT64_MAX, SNAP_SHARE_UPM), 0);
 	assert_int_equal(snap_put_memory(&s, b, 0, UINT64_MAX, SNAP_SHARE_UPM), 0);
 	vm_destroy(a);
@@ -136,7 +126,7 @@ static void counts_match_smaps(void **state)
 	(void)state;
 	struct snap s;
 	snapshot(&s);
-	struct vm *a = machine();
+	struct vm *a = test_machine();
 	assert_int_equal(snap_put_memory(&s, a, 0, UINT64_MAX, SNAP_SHARE_UPM), 0);
 	expect_page(a, BASE, 'a');
 	expect_page(a, BASE + PAGE, 'b');
@@ -163,12 +153,70 @@ static void counts_match_smaps(void **state)
 	snap_free(&s);
 }
 
+static struct ember_function *load_fn(const char *name, const char *domain)
+{
+	const char *b = getenv("B"), *backend = getenv("EMBER_BACKEND");
+	char path[4096], err[256] = "";
+	snprintf(path, sizeof(path), "%s/functions/%s", b && *b ? b : "build", name);
+	struct ember_config cfg = {.image = path,
+				   .backend = backend && *backend ? backend : "kvm",
+				   .sharing = "upm",
+				   .sharing_domain = domain};
+	struct ember_function *fn = NULL;
+	if (ember_load(&cfg, &fn, err, sizeof(err)))
+		fail_msg("ember_load(%s): %s", path, err);
+	return fn;
+}
+
+static uint64_t domain_bytes(struct ember_function *fn)
+{
+	struct ember_memory m;
+	assert_int_equal(ember_memory(fn, &m), 0);
+	return m.domain_bytes;
+}
+
+/* model and model2 build the same 8 MiB table: in one domain it is held once; in another
+ * domain the same bytes are held again, never shared */
+static void functions_share_within_a_domain_only(void **state)
+{
+	(void)state;
+	struct ember_function *a = load_fn("model", "tenant-1");
+	uint64_t one = domain_bytes(a);
+	assert_true(one >= 8ULL << 20);
+	struct ember_function *b = load_fn("model2", "tenant-1");
+	uint64_t both = domain_bytes(b);
+	assert_int_equal(domain_bytes(a), both);
+	assert_true(both < one + (1ULL << 20)); /* the table once, a few pages of code more */
+	struct ember_function *c = load_fn("model2", "tenant-2");
+	assert_true(domain_bytes(c) >= 8ULL << 20);
+	assert_int_equal(domain_bytes(a), both); /* tenant-1 unchanged */
+	/* every one answers from its own view of the table */
+	struct ember_function *fns[3] = {a, b, c};
+	const char *want[3] = {"sum of 100 rows from 10: 9767750453208800979\n",
+			       "max of 100 rows from 10: 18418358253708141447\n",
+			       "max of 100 rows from 10: 18418358253708141447\n"};
+	for (int i = 0; i < 3; i++) {
+		struct ember_result r;
+		const char *req = "start=10 rows=100";
+		ember_invoke(fns[i], req, strlen(req), &r);
+		if (r.outcome != EMBER_OK || r.out_len != strlen(want[i]) ||
+		    memcmp(r.out, want[i], r.out_len))
+			fail_msg("function %d: outcome %d (%s), '%.*s'", i, (int)r.outcome,
+				 r.message, (int)r.out_len, r.out ? (const char *)r.out : "");
+		ember_result_free(&r);
+	}
+	ember_unload(a);
+	ember_unload(b);
+	ember_unload(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(write_stays_private),
 	    cmocka_unit_test(pages_outlive_owner),
 	    cmocka_unit_test(counts_match_smaps),
+	    cmocka_unit_test(functions_share_within_a_domain_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,38 @@
+/* A function's page sharing: its domain's store, its snapshot held there, its virtines' merges. */
+#include "pool/func.h"
+
+int func_share_open(struct ember_function *fn, const char *domain)
+{
+	if (fn->share != SNAP_SHARE_UPM)
+		return 0;
+	fn->store = mem_store_get(domain ? domain : "");
+	return fn->store ? 0 : EMBER_ERR_NOMEM;
+}
+
+void func_share_snapshot(struct ember_function *fn)
+{
+	/* without room in the store the snapshot keeps its own sealed copy: shared by the
+	 * function's virtines still, not with other functions */
+	if (fn->store && fn->snapshot)
+		mem_snap_share(fn->store, &fn->snap, &fn->snap_refs);
+}
+
+static int merge(void *ctx, struct vm *vm, uint64_t start, uint64_t len)
+{
+	struct virtine *v = ctx;
+	return mem_merge(&v->merged, vm, start, len);
+}
+
+void func_share_virtine(struct ember_function *fn, struct virtine *v)
+{
+	v->merged.st = fn->store;
+	v->st.merge = fn->store ? merge : NULL;
+	v->st.merge_ctx = v;
+}
+
+void func_share_close(struct ember_function *fn)
+{
+	mem_refs_release(&fn->snap_refs); /* after snap_free: nothing maps them any more */
+	mem_store_put(fn->store);
+	fn->store = NULL;
+}
