@@ -20,3 +20,9 @@ $(B)/tests/unit/test_sandbox: tests/unit/test_sandbox.c $(SANDBOX_OBJ) $(B)/libe
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(SANDBOX_OBJ) \
 		$(B)/libember.a $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
+
+# test_lb checks ember lb-config's generator, a CLI object of its own
+$(B)/tests/unit/test_lb: tests/unit/test_lb.c $(B)/obj/src/cli/lb_gen.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
+		$(B)/obj/src/cli/lb_gen.o $(LDFLAGS) $(CMOCKA_LIBS)

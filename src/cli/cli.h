@@ -21,6 +21,7 @@ int cli_snapshot(int argc, char **argv);
 int cli_deploy(int argc, char **argv);
 int cli_invoke(int argc, char **argv);
 int cli_list(int argc, char **argv);
+int cli_lb_config(int argc, char **argv);
 
 /* "64M", "1G", "512K", "4096" -> bytes; -1 on a malformed size */
 int cli_parse_size(const char *s, uint64_t *out);

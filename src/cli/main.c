@@ -17,6 +17,7 @@ static const struct {
     {"deploy", cli_deploy, "deploy the functions of an OpenFaaS stack file (stack.yml)"},
     {"invoke", cli_invoke, "invoke a deployed function, request on stdin, answer on stdout"},
     {"list", cli_list, "list the functions deployed on a server"},
+    {"lb-config", cli_lb_config, "print a HAProxy configuration for several ember serve nodes"},
 };
 
 static void usage(FILE *f)
