@@ -34,6 +34,10 @@ static const char serve_help[] =
     "                      port 0 picks a free port, printed at start)\n"
     "  --state DIR         deployments, uploaded images and queued async calls (default\n"
     "                      ./var, created)\n"
+    "  --seed DIR          another node's state folder (a shared file system, a copy): at\n"
+    "                      start, the deployments and images STATE lacks are copied from it\n"
+    "                      (not its snapshots: each node builds its own). For a node joining\n"
+    "                      others behind a balancer (docs/cluster.md)\n"
     "  --secrets DIR       the management API's credentials, basic-auth-user and\n"
     "                      basic-auth-password, as OpenFaaS keeps them (default STATE/secrets;\n"
     "                      generated there, mode 0600, when absent: the folder is named on\n"
@@ -73,7 +77,7 @@ static const char serve_help[] =
     "                      the CPUs, at least 1)\n"
     "  --costly-queue N    costly calls that may wait for a slot, 1 to 1000000 (default 64\n"
     "                      per slot); past them POST /function answers 429\n"
-    "  --config FILE       a JSON object with any of: listen, state, secrets, auth\n"
+    "  --config FILE       a JSON object with any of: listen, state, seed, secrets, auth\n"
     "                      (false: as --no-auth), insecure, user, sandbox (false: as\n"
     "                      --no-sandbox), backend, maxBodySize,\n"
     "                      maxImageSize (default 128M), connectionTimeout (seconds a\n"
@@ -185,9 +189,10 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o, s
 		return -1;
 	}
 	*cfgp = cfg;
-	static const char *const strs[] = {"listen", "state", "backend", "runtimeDir", "secrets"};
-	const char **dst[] = {&o->listen, &o->state_dir, &o->backend, &o->runtime_dir,
-			      &o->secrets_dir};
+	static const char *const strs[] = {"listen",	 "state",   "backend",
+					   "runtimeDir", "secrets", "seed"};
+	const char **dst[] = {&o->listen,      &o->state_dir,	&o->backend,
+			      &o->runtime_dir, &o->secrets_dir, &o->seed_dir};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		json_t *v = json_object_get(cfg, strs[i]);
 		if (v && !json_is_string(v)) {
@@ -298,6 +303,7 @@ int cli_serve(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"listen", required_argument, NULL, 'l'},
 	    {"state", required_argument, NULL, 's'},
+	    {"seed", required_argument, NULL, 'D'},
 	    {"backend", required_argument, NULL, 'b'},
 	    {"config", required_argument, NULL, 'c'},
 	    {"max-body", required_argument, NULL, 'm'},
@@ -328,6 +334,9 @@ int cli_serve(int argc, char **argv)
 			break;
 		case 's':
 			o.state_dir = optarg;
+			break;
+		case 'D':
+			o.seed_dir = optarg;
 			break;
 		case 'b':
 			o.backend = optarg;

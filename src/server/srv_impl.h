@@ -166,6 +166,9 @@ int store_sync(const struct srv *s, const char *dir); /* fsync of the folder: it
  * read-only or failing disk), unless the host is out of memory */
 int store_kind(int e);
 int store_restore(struct srv *s);
+/* srv_seed.c: what the state lacks of opt.seed_dir's deployments and images, copied (before
+ * the restore); 0 (nothing to do, or done), -1 with err */
+int store_seed(struct srv *s, char *err, size_t errlen);
 
 /* srv_pin.c: a deployment's own copy of its image, functions/NAME.image.N */
 /* Links images/<image> to a new temporary file in functions/ (path): a deployment keeps the

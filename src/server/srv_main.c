@@ -113,7 +113,7 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 	srv_cond_init(&s->reaper_cv);
 	s->started = srv_now();
 	if (set_options(s, opt, err, errlen) || store_init(s, err, errlen) ||
-	    auth_init(s, err, errlen))
+	    store_seed(s, err, errlen) || auth_init(s, err, errlen))
 		goto fail;
 	cpu_start(s);
 	s->budget =

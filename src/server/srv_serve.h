@@ -14,8 +14,10 @@ struct srv_options {
 	const char *listen; /* "ADDR:PORT" or "[V6ADDR]:PORT"; NULL = 127.0.0.1:8080 */
 	int listen_fd;	    /* > 0: a socket already listening (srv_listen), used instead of binding
 			       listen, which then only names it in messages */
-	const char *state_dir;	     /* deployed functions and uploaded images; NULL = ./var */
-	const char *backend;	     /* kvm, ptrace or auto; NULL = kvm */
+	const char *state_dir; /* deployed functions and uploaded images; NULL = ./var */
+	const char *seed_dir;  /* another node's state folder: the deployments and images state_dir
+				  lacks are copied from it at start (srv_seed.c); NULL = none */
+	const char *backend;   /* kvm, ptrace or auto; NULL = kvm */
 	const char *runtime_dir;     /* holds the js and lua runtimes; NULL = img_runtime_dir() */
 	uint64_t max_body;	     /* invocation and deployment bodies; 0 = 6 MiB */
 	uint64_t max_image;	     /* image uploads; 0 = 128 MiB */
