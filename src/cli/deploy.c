@@ -11,8 +11,8 @@
 #include "cli/stack.h"
 
 static const char deploy_help[] =
-    "usage: ember deploy [-f FILE] [--filter GLOB] [--gateway URL] [--secrets DIR]\n"
-    "                    [--no-envsubst]\n"
+    "usage: ember deploy [-f FILE] [--filter GLOB] [--gateway URL[,URL...]]\n"
+    "                    [--secrets DIR] [--no-envsubst]\n"
     "\n"
     "Deploys the functions of an OpenFaaS stack file (faas-cli's stack.yml) to ember serve,\n"
     "in the file's order: each is created, or updated when it exists (PUT /system/functions,\n"
@@ -41,7 +41,9 @@ static const char deploy_help[] =
     "  -f, --yaml FILE    the stack file (default stack.yml, else stack.yaml)\n"
     "  --filter GLOB      only the functions whose names match GLOB (shell wildcards)\n"
     "  -g, --gateway URL  the server (default: provider.gateway, else $OPENFAAS_URL, else\n"
-    "                     " CLI_DEFAULT_GATEWAY ")\n"
+    "                     " CLI_DEFAULT_GATEWAY "); URL,URL,... deploys to each node of\n"
+    "                     a cluster in turn (a node that fails does not stop the others;\n"
+    "                     docs/cluster.md)\n"
     "  --secrets DIR      credentials for the management routes: DIR/basic-auth-user and\n"
     "                     DIR/basic-auth-password, as ember serve keeps them (default:\n"
     "                     $EMBER_GATEWAY_USER and $EMBER_GATEWAY_PASSWORD), sent as basic auth\n"
@@ -49,8 +51,9 @@ static const char deploy_help[] =
     "  -h, --help         show this help\n"
     "\n"
     "One line per step on stdout; warnings and errors on stderr. Exit status: 0 when every\n"
-    "function was deployed, 1 at the first failure (with its reason: the server's message, the\n"
-    "file and line), 125 on a bad option. See docs/openfaas.md.\n";
+    "function was deployed (to every node), 1 at the first failure (with its reason: the\n"
+    "server's message, the file and line; with several nodes, once every node was tried),\n"
+    "125 on a bad option. See docs/openfaas.md.\n";
 
 struct opts {
 	const char *file, *filter, *gateway, *secrets;
@@ -195,6 +198,55 @@ static int prepare(const struct cli_stack *st, const char *filter, struct cli_de
 	return 0;
 }
 
+/* every function to one node (gw NULL: the default): 0, or -1 when one failed (said) */
+static int deploy_node(const char *gw, const char *secrets, const struct cli_deploy_src *srcs,
+		       const struct cli_stack_fn **fns, size_t n)
+{
+	struct cli_client c = {0};
+	char why[1024];
+	size_t done = 0;
+	if (cli_client_open(&c, gw, secrets, why, sizeof(why)))
+		return fprintf(stderr, "ember deploy: %s\n", why), -1;
+	for (; done < n; done++)
+		if ((srcs[done].upload && upload(&c, &srcs[done])) ||
+		    deploy_one(&c, fns[done]->name, &srcs[done]))
+			break;
+	if (done < n)
+		fprintf(stderr,
+			"ember deploy: %s: stopped at %s: %zu deployed before it, %zu not tried\n",
+			c.base, fns[done]->name, done, n - done - 1);
+	else
+		printf("deployed %zu function%s to %s\n", n, n == 1 ? "" : "s", c.base);
+	cli_client_close(&c);
+	return done < n ? -1 : 0;
+}
+
+/* to each node of gws, "URL,URL,..." (NULL: the default one), in turn; a node that fails does
+ * not stop the others. 0, or 1 when one failed */
+static int deploy_all(const char *gws, const char *secrets, const struct cli_deploy_src *srcs,
+		      const struct cli_stack_fn **fns, size_t n)
+{
+	if (!gws || !strchr(gws, ','))
+		return deploy_node(gws, secrets, srcs, fns, n) ? 1 : 0;
+	char *list = strdup(gws), *save = NULL;
+	size_t nodes = 0, failed = 0;
+	if (!list)
+		return fprintf(stderr, "ember deploy: out of memory\n"), 1;
+	for (char *url = strtok_r(list, ",", &save); url; url = strtok_r(NULL, ",", &save)) {
+		nodes++;
+		failed += deploy_node(url, secrets, srcs, fns, n) != 0;
+	}
+	free(list);
+	if (failed)
+		fprintf(stderr,
+			"ember deploy: %zu of %zu nodes failed (deploy again: each function "
+			"is created or updated)\n",
+			failed, nodes);
+	else
+		printf("deployed to %zu nodes\n", nodes);
+	return failed ? 1 : 0;
+}
+
 int cli_deploy(int argc, char **argv)
 {
 	struct opts o;
@@ -203,13 +255,12 @@ int cli_deploy(int argc, char **argv)
 	if (p)
 		return p > 0 ? 0 : CLI_EXIT_EMBER;
 	struct cli_stack st;
-	struct cli_client c = {0};
 	char why[CLI_PATH_MAX + 512];
 	if (cli_stack_load(o.file, o.envsubst, &st, why, sizeof(why)))
 		return fprintf(stderr, "ember deploy: %s\n", why), 1;
 	struct cli_deploy_src *srcs = calloc(st.nfns, sizeof(*srcs));
 	const struct cli_stack_fn **fns = calloc(st.nfns, sizeof(*fns));
-	size_t n = 0, done = 0;
+	size_t n = 0;
 	int rc = 1;
 	if (!srcs || !fns) {
 		fprintf(stderr, "ember deploy: out of memory\n");
@@ -218,24 +269,8 @@ int cli_deploy(int argc, char **argv)
 	if (prepare(&st, o.filter, srcs, fns, &n))
 		goto out;
 	const char *gw = o.gateway ? o.gateway : st.gateway[0] ? st.gateway : NULL;
-	if (cli_client_open(&c, gw, o.secrets, why, sizeof(why))) {
-		fprintf(stderr, "ember deploy: %s\n", why);
-		goto out;
-	}
-	for (; done < n; done++)
-		if ((srcs[done].upload && upload(&c, &srcs[done])) ||
-		    deploy_one(&c, fns[done]->name, &srcs[done]))
-			break;
-	if (done < n) {
-		fprintf(stderr,
-			"ember deploy: stopped at %s: %zu deployed before it, %zu not tried\n",
-			fns[done]->name, done, n - done - 1);
-		goto out;
-	}
-	printf("deployed %zu function%s to %s\n", n, n == 1 ? "" : "s", c.base);
-	rc = 0;
+	rc = deploy_all(gw, o.secrets, srcs, fns, n);
 out:
-	cli_client_close(&c);
 	for (size_t i = 0; srcs && i < n; i++)
 		cli_deploy_source_free(&srcs[i]);
 	free(srcs);
