@@ -111,7 +111,7 @@ static void addr_print(FILE *f, const struct cli_lb_addr *a)
 
 static const char head[] =
     "global\n"
-    "    maxconn 20000\n"
+    "    maxconn 4000\n"
     "\n"
     "defaults\n"
     "    mode http\n"
