@@ -243,6 +243,29 @@ for f in $FNS; do
 done
 same "with node $victim back, every function is on its first node again" "" "$moved"
 
+# --- a bad seed stops the start, with its reason (in node 1's namespace: it never listens)
+# bad_seed WHAT SEED TEXT: ember serve --seed SEED exits 125 with TEXT on stderr
+bad_seed() {
+	ip netns exec "$(lb_ns 1)" "$E" serve --listen "$LB_NET.1:8081" --state "$tmp/bad/state" \
+		--secrets "$tmp/secrets" --backend "$EMBER_BACKEND" --seed "$2" 2>"$tmp/err" &
+	bp=$!
+	k=0
+	while kill -0 $bp 2>/dev/null && [ $k -lt 600 ]; do
+		k=$((k + 1))
+		sleep 0.1
+	done
+	kill -KILL $bp 2>/dev/null
+	wait $bp
+	same "$1: exit 125" 125 "$?"
+	contains "$1: says why" "$3" "$tmp/err"
+}
+bad_seed "--seed of a missing folder" "$tmp/none" "$tmp/none"
+bad_seed "--seed of a folder that is no state folder" "$tmp/proj" "not an ember serve state folder"
+bad_seed "--seed of its own state folder" "$tmp/bad/state" "this node's own state folder"
+mkdir -p "$tmp/odd/functions" "$tmp/odd/images"
+ln -s /etc/passwd "$tmp/odd/images/passwd"
+bad_seed "--seed with a symbolic link among the images" "$tmp/odd" "images/passwd"
+
 # --- nothing outside the namespaces the test made
 for i in 1 2 3; do
 	eval "p=\$lb_pid_$i"
