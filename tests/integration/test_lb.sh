@@ -209,6 +209,20 @@ for f in $FNS; do
 	same "$f: its next call is on $after, warm" "$after warm" "$node $how"
 done
 
+# --- a deploy while a node is down: the others get it, and the deploy says it failed
+printf 'provider:\n  name: openfaas\nfunctions:\n  late:\n    image: %s\n' \
+	"$BA/functions/hello" >"$tmp/proj/late.yml"
+lb_in "$E" deploy -f "$tmp/proj/late.yml" --gateway "$gws" --secrets "$tmp/secrets" \
+	>"$tmp/out" 2>"$tmp/err"
+same "a deploy with node $victim down: exit 1" 1 "$?"
+contains "it names the failed node" "$(lb_node_url $victim)" "$tmp/err"
+contains "it counts the failed nodes" "1 of 3 nodes failed" "$tmp/err"
+for i in 1 3; do
+	lb_in curl -s -u "$AUTH" "$(lb_node_url $i)/system/functions" >"$tmp/list"
+	contains "node $i got the function deployed while node $victim was down" '"name":"late"' \
+		"$tmp/list"
+done
+
 # --- a node that joins late: a new machine in node 2's place, seeded from node 1's state
 rm -rf "$tmp/n$victim/state"
 : >"$tmp/rejoin.mark"
@@ -217,6 +231,7 @@ check "node $victim starts again with an empty state and --seed node 1's state f
 contains "it says it was seeded" "seeded from" "$tmp/n$victim.log"
 lb_in curl -s -u "$AUTH" "$(lb_node_url $victim)/system/functions" >"$tmp/list"
 same "node $victim has the 12 functions" 12 "$(grep -o '"name":"f[0-9]*"' "$tmp/list" | wc -l)"
+contains "and the one deployed while it was down" '"name":"late"' "$tmp/list"
 # it loads what it was seeded with at start, as any restart does: its snapshots are its own
 check "node $victim made snapshots of its own" \
 	test -n "$(find "$tmp/n$victim/state/snapshots" -type f)"
