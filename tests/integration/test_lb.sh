@@ -82,6 +82,31 @@ unloaded() {
 		grep -qF '"loaded":false'
 }
 
+# --- ember lb-config on its own: what HAProxy takes, and what it refuses with a reason
+"$E" lb-config --listen '[::]:9000' --timeout 120 --check-interval 500 10.1.2.3:8080 \
+	'[fd00::7]:8080' localhost:8081 >"$tmp/any.cfg" 2>"$tmp/err"
+same "lb-config with IPv4, IPv6 and a host name: exit 0" 0 "$?"
+check "haproxy -c takes it" haproxy -c -q -f "$tmp/any.cfg"
+contains "the timeout is HAProxy's timeout server" "timeout server 120s" "$tmp/any.cfg"
+# lb_refused WHAT TEXT ARGS...: ember lb-config ARGS exits 125 with TEXT on stderr
+lb_refused() {
+	w=$1
+	t=$2
+	shift 2
+	"$E" lb-config "$@" >"$tmp/out" 2>"$tmp/err"
+	same "lb-config $w: exit 125" 125 "$?"
+	contains "lb-config $w: says why" "$t" "$tmp/err"
+	same "lb-config $w: prints no configuration" "" "$(cat "$tmp/out")"
+}
+lb_refused "without nodes" "no node given"
+lb_refused "a node without a port" "'10.0.0.1' has no port" 10.0.0.1
+lb_refused "port 0" "from 1 to 65535" 10.0.0.1:0
+lb_refused "a bad address" "not an IPv4 address or a host name" 10.0.0.256:80
+lb_refused "an IPv6 address without brackets" "brackets" ::1:80
+lb_refused "a node twice" "is node 1 again" 10.0.0.1:80 10.0.0.2:80 10.0.0.1:80
+lb_refused "a bad --listen" "--listen" --listen 8080 10.0.0.1:80
+lb_refused "a bad --timeout" "--timeout" --timeout 0 10.0.0.1:80
+
 # --- the net, three nodes, the balancer
 check "three namespaces with a node each, the balancer's" lb_net_up 3
 for i in 1 2 3; do
