@@ -58,6 +58,10 @@ static const char serve_help[] =
     "  --backend NAME      kvm, ptrace (no hardware isolation; for hosts without /dev/kvm)\n"
     "                      or auto (kvm when available, else ptrace); default $EMBER_BACKEND,\n"
     "                      else kvm\n"
+    "  --sharing MODE      how a function's virtines hold its snapshot, unless its\n"
+    "                      ember.sharing says: upm (default; one copy per sharing domain,\n"
+    "                      mapped copy-on-write), off (a private copy each) or ksm (private\n"
+    "                      copies KSM may merge); docs/memory.md\n"
     "  --max-body SIZE     largest request body, e.g. 6M (default 6M); larger ones get 413\n"
     "  --memory-budget SIZE  guest memory all virtines may hold (default 8G), never exceeded:\n"
     "                      spare virtines are made within it and give their memory up to a\n"
@@ -189,10 +193,10 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o, s
 		return -1;
 	}
 	*cfgp = cfg;
-	static const char *const strs[] = {"listen",	 "state",   "backend",
-					   "runtimeDir", "secrets", "seed"};
-	const char **dst[] = {&o->listen,      &o->state_dir,	&o->backend,
-			      &o->runtime_dir, &o->secrets_dir, &o->seed_dir};
+	static const char *const strs[] = {"listen",  "state", "backend", "runtimeDir",
+					   "secrets", "seed",  "sharing"};
+	const char **dst[] = {&o->listen,      &o->state_dir, &o->backend, &o->runtime_dir,
+			      &o->secrets_dir, &o->seed_dir,  &o->sharing};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		json_t *v = json_object_get(cfg, strs[i]);
 		if (v && !json_is_string(v)) {
@@ -305,6 +309,7 @@ int cli_serve(int argc, char **argv)
 	    {"state", required_argument, NULL, 's'},
 	    {"seed", required_argument, NULL, 'D'},
 	    {"backend", required_argument, NULL, 'b'},
+	    {"sharing", required_argument, NULL, 'H'},
 	    {"config", required_argument, NULL, 'c'},
 	    {"max-body", required_argument, NULL, 'm'},
 	    {"memory-budget", required_argument, NULL, 'M'},
@@ -340,6 +345,9 @@ int cli_serve(int argc, char **argv)
 			break;
 		case 'b':
 			o.backend = optarg;
+			break;
+		case 'H':
+			o.sharing = optarg;
 			break;
 		case 'c':
 			config = optarg;

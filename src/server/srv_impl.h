@@ -26,6 +26,10 @@ struct srv_spec {
 	char image[SRV_NAME_MAX]; /* an uploaded image, or "" */
 	char runtime[8];	  /* "js", "lua" or "" */
 	char syscalls[8]; /* "trap" (every syscall exits) or "guest" (the in-guest runtime) */
+	char sharing[8];  /* ember.sharing: "upm", "off", "ksm", or "" (the server's default) */
+	/* ember.sharingDomain, else the deployment's namespace, else "default": the tenant whose
+	 * functions' identical pages are held once (never across two domains) */
+	char domain[SRV_NAME_MAX];
 	const char *code; /* the runtime's source (points into doc) */
 	size_t code_len;
 	char **envp; /* "K=V", NULL-terminated */
@@ -95,6 +99,7 @@ struct srv {
 	char state[PATH_MAX];
 	char runtime_dir[PATH_MAX];
 	char backend[16];
+	char sharing[8]; /* the default of ember.sharing */
 	char address[96];
 	struct MHD_Daemon *mhd;
 	pthread_mutex_t mu; /* the function table and the counters below */

@@ -114,6 +114,8 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	cfg.mem_bytes = (sp->mem_bytes + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
 	cfg.timeout_s = sp->timeout_s;
 	cfg.syscalls = sp->syscalls;
+	cfg.sharing = sp->sharing[0] ? sp->sharing : s->sharing;
+	cfg.sharing_domain = sp->domain;
 	cfg.pool_size = pool_size(sp);
 	cfg.pool_max = pool_max(sp);
 	cfg.keep_alive_s = sp->keep_alive_s;

@@ -88,6 +88,10 @@ static int set_options(struct srv *s, const struct srv_options *opt, char *err, 
 	if (strcmp(b, "kvm") && strcmp(b, "ptrace") && strcmp(b, "auto"))
 		return snprintf(err, errlen, "unknown backend '%s' (kvm, ptrace or auto)", b), -1;
 	snprintf(s->backend, sizeof(s->backend), "%s", b);
+	const char *sh = opt->sharing && opt->sharing[0] ? opt->sharing : "upm";
+	if (strcmp(sh, "upm") && strcmp(sh, "off") && strcmp(sh, "ksm"))
+		return snprintf(err, errlen, "unknown sharing mode '%s' (upm, off or ksm)", sh), -1;
+	snprintf(s->sharing, sizeof(s->sharing), "%s", sh);
 	int kvm = strcmp(b, "kvm") ? 0 : vm_dev_kvm();
 	if (kvm < 0)
 		srv_log(s, "warning",

@@ -1,4 +1,5 @@
 /* Prometheus metrics: OpenFaaS gateway names plus Ember's starts, pools, budget, async queue. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,8 @@
 
 #include "server/srv_async.h"
 #include "server/srv_metrics.h"
+
+static void memory_rows(FILE *f, struct srv *s);
 
 static uint64_t get(const atomic_uint_fast64_t *a)
 {
@@ -239,8 +242,49 @@ static void pool_metrics(FILE *f, struct srv *s)
 		fprintf(f, "ember_function_costly{function_name=\"%s\"} %d\n",
 			s->fns[i]->spec->name,
 			s->fns[i]->inst ? atomic_load(&s->fns[i]->inst->costly) : 0);
+	memory_rows(f, s);
 	pthread_mutex_unlock(&s->mu);
 	free(v);
+}
+
+/* s->mu held: each loaded function's memory (ember_memory), and each sharing domain's store */
+static void memory_rows(FILE *f, struct srv *s)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} cols[] = {
+	    {"ember_function_snapshot_bytes", "Bytes of the function's snapshot (one copy).",
+	     offsetof(struct ember_memory, snapshot_bytes)},
+	    {"ember_function_shared_bytes",
+	     "Bytes its ready virtines map from the shared copy (upm), summed.",
+	     offsetof(struct ember_memory, shared_bytes)},
+	    {"ember_function_private_bytes", "Bytes its ready virtines hold of their own, summed.",
+	     offsetof(struct ember_memory, private_bytes)},
+	};
+	struct ember_memory *m = calloc(s->nfns ? s->nfns : 1, sizeof(*m));
+	for (size_t i = 0; m && i < s->nfns; i++)
+		if (!s->fns[i]->inst || ember_memory(s->fns[i]->inst->fn, &m[i]))
+			memset(&m[i], 0, sizeof(m[i]));
+	for (size_t c = 0; m && c < sizeof(cols) / sizeof(cols[0]); c++) {
+		head(f, cols[c].name, "gauge", cols[c].help);
+		for (size_t i = 0; i < s->nfns; i++)
+			fprintf(f, "%s{function_name=\"%s\"} %llu\n", cols[c].name,
+				s->fns[i]->spec->name,
+				(unsigned long long)*(const uint64_t *)((const char *)&m[i] +
+									cols[c].off));
+	}
+	head(f, "ember_domain_bytes", "gauge",
+	     "Distinct pages a sharing domain's page store holds, in bytes.");
+	for (size_t i = 0; m && i < s->nfns; i++) {
+		size_t k = 0; /* each domain once: at its first function */
+		while (k < i && !(m[k].domain && m[i].domain && !strcmp(m[k].domain, m[i].domain)))
+			k++;
+		if (k == i && m[i].domain)
+			fprintf(f, "ember_domain_bytes{domain=\"%s\"} %llu\n", m[i].domain,
+				(unsigned long long)m[i].domain_bytes);
+	}
+	free(m);
 }
 
 static uint64_t rss_bytes(void)

@@ -208,6 +208,26 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 			       -1;
 		strcpy(sp->syscalls, json_string_value(v));
 	}
+	if (e && (v = member(e, "sharing"))) {
+		const char *m = json_is_string(v) ? json_string_value(v) : "";
+		if (strcmp(m, "upm") && strcmp(m, "off") && strcmp(m, "ksm"))
+			return snprintf(err, errlen,
+					"ember.sharing must be \"upm\", \"off\" or \"ksm\""),
+			       -1;
+		strcpy(sp->sharing, m);
+	}
+	const json_t *dom = e ? member(e, "sharingDomain") : NULL, *ns = member(in, "namespace");
+	if ((dom && (!json_is_string(dom) || !srv_name_ok(json_string_value(dom)))) ||
+	    (!dom && ns && !json_is_string(ns)))
+		return snprintf(
+			   err, errlen,
+			   "ember.sharingDomain (or namespace) must be a name: letters, digits, "
+			   "'-', '_', '.', at most 63"),
+		       -1;
+	snprintf(sp->domain, sizeof(sp->domain), "%s",
+		 dom					    ? json_string_value(dom)
+		 : ns && srv_name_ok(json_string_value(ns)) ? json_string_value(ns)
+							    : "default");
 	if (e && (v = member(e, "auth"))) {
 		if (!json_is_boolean(v))
 			return snprintf(err, errlen, "ember.auth must be true or false"), -1;
@@ -217,12 +237,14 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 		  count(e, "maxConcurrency", 100000, &sp->max_concurrency, err, errlen) ||
 		  count(e, "queue", 100000, &sp->queue, err, errlen)))
 		return -1;
-	return json_object_set_new(sp->doc, "ember",
-				   json_pack("{s:f,s:i,s:i,s:i,s:f,s:s,s:b}", "timeout",
-					     sp->timeout_s, "minWarm", (int)sp->min_warm,
-					     "maxConcurrency", (int)sp->max_concurrency, "queue",
-					     (int)sp->queue, "keepAlive", sp->keep_alive_s,
-					     "syscalls", sp->syscalls, "auth", sp->require_auth));
+	json_t *out =
+	    json_pack("{s:f,s:i,s:i,s:i,s:f,s:s,s:b,s:s}", "timeout", sp->timeout_s, "minWarm",
+		      (int)sp->min_warm, "maxConcurrency", (int)sp->max_concurrency, "queue",
+		      (int)sp->queue, "keepAlive", sp->keep_alive_s, "syscalls", sp->syscalls,
+		      "auth", sp->require_auth, "sharingDomain", sp->domain);
+	if (out && sp->sharing[0])
+		json_object_set_new(out, "sharing", json_string(sp->sharing));
+	return json_object_set_new(sp->doc, "ember", out);
 }
 
 int spec_parse(const json_t *in, const char *created, struct srv_spec **out, char *err,
