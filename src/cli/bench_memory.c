@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/bench.h"
+#include "cli/bench_memory.h"
 #include "cli/cli.h"
 #include "pool/pool.h"
 
@@ -22,14 +23,16 @@ static const char *const modes[] = {"off", "ksm", "upm"};
 static const struct {
 	const char *name;
 	const char *runtime; /* NULL: build/functions/NAME */
-} fns[] = {{"hello", NULL}, {"hello-js", "js"}};
-#define NFNS 2
+} fns[] = {{"hello", NULL}, {"hello-js", "js"}, {"model", NULL}, {"model2", NULL}};
+#define NFNS	 3 /* measured; model2 only beside model */
+#define NMAX_FNS 2 /* the largest-N search: hello and hello-js */
 
 static const char help[] =
     "usage: ember bench memory [--json] [--n LIST] [--no-max] [--max-map-count N]\n"
     "                          [--backend kvm|ptrace]\n"
     "\n"
-    "Memory density: for N warm virtines (default N = 1,8,64,512) of hello (C) and hello-js,\n"
+    "Memory density: for N warm virtines (default N = 1,8,64,512) of hello (C), hello-js\n"
+    "and model (an 8 MiB read-only table it madvises, the same bytes as model2's),\n"
     "each primed with one request, the PSS per instance (/proc/self/smaps_rollup, its\n"
     "growth over N) in each sharing mode, side by side in one run: off (a private copy\n"
     "each), ksm (private copies, KSM on with a fast scan until two full scans passed; its\n"
@@ -37,8 +40,12 @@ static const char help[] =
     "upm virtines that fits in 20 GiB, found by making them until something runs out, with\n"
     "the limit that stopped it named (--no-max skips it; --max-map-count N sets\n"
     "vm.max_map_count for the search and puts it back). Needs root for KSM's settings.\n"
+    "Also: UPM's merge time per MiB; model and model2's store in one domain and in two;\n"
+    "the reset after writing K of 4096 pages (K = 1, 10, 100, 1000) on KVM in the upm and\n"
+    "off modes and on ptrace (which compares every page), next to a memcpy of K pages.\n"
     "--json prints {\"results\": [{\"function\", \"mode\", \"n\", \"pss_per_instance_kib\",\n"
-    "\"kernel_per_instance_kib\"}...], \"max_warm\": {...}, \"max_warm_limit\": \"...\"}.\n";
+    "\"kernel_per_instance_kib\"}...], \"max_warm\": {...}, \"max_warm_limit\": \"...\",\n"
+    "\"max_map_count\", \"merge\": {...}, \"resets\": [...]}.\n";
 
 /* a field of a /proc file in kB ("Pss:", "MemAvailable:"), or -1 */
 static long long proc_kib(const char *path, const char *field)
@@ -128,8 +135,8 @@ struct mem_opts {
 	long map_count; /* --max-map-count: vm.max_map_count for the search, put back after */
 };
 
-static int load(const struct mem_opts *o, int f, const char *mode, unsigned pool, unsigned max,
-		struct ember_function **fn)
+static int load_in(const struct mem_opts *o, int f, const char *mode, unsigned pool, unsigned max,
+		   const char *domain, struct ember_function **fn)
 {
 	struct cli_program p = {0};
 	char path[4400], why[300];
@@ -149,7 +156,8 @@ static int load(const struct mem_opts *o, int f, const char *mode, unsigned pool
 				   .code_len = p.code_len,
 				   .pool_size = pool,
 				   .pool_max = max, /* keep_alive 0: never shrinks */
-				   .sharing = mode};
+				   .sharing = mode,
+				   .sharing_domain = domain};
 	int rc = ember_load(&cfg, fn, why, sizeof(why));
 	free(p.code);
 	if (rc)
@@ -157,7 +165,53 @@ static int load(const struct mem_opts *o, int f, const char *mode, unsigned pool
 	return rc ? -1 : 0;
 }
 
-static const char request[] = "world";
+static int load(const struct mem_opts *o, int f, const char *mode, unsigned pool, unsigned max,
+		struct ember_function **fn)
+{
+	return load_in(o, f, mode, pool, max, NULL, fn);
+}
+
+/* model merges 8 MiB at init: the time per MiB; model and model2 in one domain, and in two:
+ * the store's bytes */
+static json_t *merges(const struct mem_opts *o, int json)
+{
+	struct ember_function *a, *b, *c;
+	struct ember_memory m;
+	if (load_in(o, 2, "upm", 1, 0, "bench-pair", &a))
+		return json_null();
+	ember_memory(a, &m);
+	double ms_per_mib =
+	    m.merged_pages ? (double)m.merge_ns / 1e6 / ((double)m.merged_pages / 256) : -1;
+	uint64_t one = m.domain_bytes, pair = 0, apart = 0, ns0 = m.merge_ns, pg0 = m.merged_pages;
+	double second = -1; /* model2's merge: every page found in the store */
+	if (!load_in(o, 3, "upm", 1, 0, "bench-pair", &b)) {
+		ember_memory(b, &m);
+		pair = m.domain_bytes;
+		if (m.merged_pages > pg0)
+			second = (double)(m.merge_ns - ns0) / 1e6 /
+				 ((double)(m.merged_pages - pg0) / 256);
+		ember_unload(b);
+	}
+	if (!load_in(o, 3, "upm", 1, 0, "bench-apart", &c)) {
+		ember_memory(c, &m);
+		apart = one + m.domain_bytes;
+		ember_unload(c);
+	}
+	ember_unload(a);
+	if (!json)
+		printf("\nUPM merge: %.2f ms per MiB madvised, first (model's 8 MiB table at init, "
+		       "all "
+		       "new), %.2f ms second (model2's, all found)\n"
+		       "model + model2 (the same table): %llu KiB in one domain, %llu KiB in two\n",
+		       ms_per_mib, second, (unsigned long long)pair >> 10,
+		       (unsigned long long)apart >> 10);
+	return json_pack("{s:o,s:o,s:I,s:I}", "merge_ms_per_mib", bench_json_num(ms_per_mib),
+			 "merge_second_ms_per_mib", bench_json_num(second),
+			 "model_pair_one_domain_kib", (json_int_t)(pair >> 10),
+			 "model_pair_two_domains_kib", (json_int_t)(apart >> 10));
+}
+
+static const char request[] = "start=10 rows=100"; /* hello's name, model's rows */
 
 /* one row: N primed virtines of function f in mode; per instance, kB */
 static int row(const struct mem_opts *o, int f, int m, unsigned n, double *pss, double *kern)
@@ -319,7 +373,9 @@ int cli_bench_memory(int argc, char **argv)
 	snprintf(v, sizeof(v), "%ld", o.map_count);
 	if (o.max && o.map_count && write_str("/proc/sys/vm/max_map_count", v))
 		fprintf(stderr, "ember bench memory: cannot set vm.max_map_count (root?)\n");
-	for (int f = 0; o.max && f < NFNS; f++) {
+	json_t *merge = merges(&o, json);
+	json_t *resets = bench_resets(o.build, json, 1);
+	for (int f = 0; o.max && f < NMAX_FNS; f++) {
 		unsigned n = max_warm(&o, f, &why);
 		json_object_set_new(max, fns[f].name, json_integer(n));
 		if (!json)
@@ -332,10 +388,11 @@ int cli_bench_memory(int argc, char **argv)
 	}
 	if (json)
 		cli_print_json(stdout,
-			       json_pack("{s:o,s:o,s:s,s:I}", "results", results, "max_warm", max,
-					 "max_warm_limit", why, "max_map_count",
-					 (json_int_t)(o.map_count ? o.map_count : old_maps)));
+			       json_pack("{s:o,s:o,s:s,s:I,s:o,s:o}", "results", results,
+					 "max_warm", max, "max_warm_limit", why, "max_map_count",
+					 (json_int_t)(o.map_count ? o.map_count : old_maps),
+					 "merge", merge, "resets", resets));
 	else
-		json_decref(results), json_decref(max);
+		json_decref(results), json_decref(max), json_decref(merge), json_decref(resets);
 	return rc;
 }
