@@ -14,8 +14,8 @@
  * changes while anyone holds it; a page nobody holds is given back. */
 struct mem_store;
 
-/* The store of the named domain, made on first use; every get is matched by a put. NULL when
- * the host has no memory for it. */
+/* The store of the named domain, made on first use; every get is matched by a put. NULL, with
+ * errno, when the host has no memory or descriptor for it. */
 struct mem_store *mem_store_get(const char *domain);
 void mem_store_put(struct mem_store *st);
 int mem_store_fd(const struct mem_store *st);

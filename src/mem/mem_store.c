@@ -63,7 +63,7 @@ static struct mem_store *store_new(const char *domain)
 {
 	struct mem_store *st = calloc(1, sizeof(*st));
 	if (!st)
-		return NULL;
+		return errno = ENOMEM, NULL;
 	snprintf(st->domain, sizeof(st->domain), "%s", domain);
 	pthread_mutex_init(&st->mu, NULL);
 	st->fd = memfd_create("ember-pages", MFD_CLOEXEC);
@@ -78,8 +78,10 @@ static struct mem_store *store_new(const char *domain)
 		goto fail;
 	}
 	return st;
-fail:
+fail:;
+	int e = errno;
 	store_free(st);
+	errno = e;
 	return NULL;
 }
 

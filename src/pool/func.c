@@ -78,10 +78,9 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 		return BAD_CONFIG("sharing must be upm, off or ksm, not '%s'", cfg->sharing);
 	if (cfg->sharing_domain && strlen(cfg->sharing_domain) >= 128)
 		return BAD_CONFIG("a sharing domain's name has at most 127 bytes");
-	if (func_share_open(fn, cfg->sharing_domain)) {
-		snprintf(err, errlen, "out of memory for the page store");
-		return EMBER_ERR_NOMEM;
-	}
+	int rc = func_share_open(fn, cfg->sharing_domain, err, errlen);
+	if (rc)
+		return rc;
 	if (fn->guest)
 		sys_rt_prepare(); /* its clock calibration runs now, not in the first request */
 	fn->restore = SNAP_REAP;

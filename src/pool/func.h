@@ -130,7 +130,7 @@ int func_run_warm(struct ember_function *fn, struct virtine *v, const void *in, 
 
 /* share.c: the domain's store (upm), the snapshot moved into it once taken or loaded, a virtine's
  * madvise(MADV_MERGEABLE) served by it, and all of it given back at unload */
-int func_share_open(struct ember_function *fn, const char *domain);
+int func_share_open(struct ember_function *fn, const char *domain, char *err, size_t errlen);
 void func_share_snapshot(struct ember_function *fn);
 void func_share_virtine(struct ember_function *fn, struct virtine *v);
 void func_share_close(struct ember_function *fn);

@@ -1,12 +1,19 @@
 /* A function's page sharing: its domain's store, its snapshot held there, its virtines' merges. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "pool/func.h"
 
-int func_share_open(struct ember_function *fn, const char *domain)
+int func_share_open(struct ember_function *fn, const char *domain, char *err, size_t errlen)
 {
 	if (fn->share != SNAP_SHARE_UPM)
 		return 0;
 	fn->store = mem_store_get(domain ? domain : "");
-	return fn->store ? 0 : EMBER_ERR_NOMEM;
+	if (fn->store)
+		return 0;
+	snprintf(err, errlen, "the sharing domain's page store: %s", strerror(errno));
+	return vm_errno_kind(errno, EMBER_ERR_NOMEM);
 }
 
 void func_share_snapshot(struct ember_function *fn)
