@@ -16,7 +16,7 @@ SOMAJOR   := $(firstword $(subst ., ,$(VERSION)))
 # Requires.private), then what the server and the CLI add. pthread has no .pc. Before
 # scripts/setup.sh installed pkg-config (the first parse of `make run`) they are empty, and
 # pkg-check stops a build with the reason.
-CORE_PKGS  := capstone libseccomp libxxhash
+CORE_PKGS  := capstone libseccomp libxxhash libarchive
 SRV_PKGS   := jansson libmicrohttpd libcurl
 CLI_PKGS   := libcurl yaml-0.1
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CORE_PKGS) $(SRV_PKGS) $(CLI_PKGS) 2>/dev/null)
@@ -37,7 +37,7 @@ pkg-check:
 # with the in-guest runtime and the ptrace stub embedded. Its objects are position-independent,
 # so the same ones make libember.a, libember.so and the ember binary. The server and the CLI
 # are the ember binary's own.
-CORE_SRC := $(wildcard src/vm/*.c src/image/*.c src/sys/*.c src/snap/*.c src/mem/*.c src/pool/*.c)
+CORE_SRC := $(wildcard src/vm/*.c src/image/*.c src/bundle/*.c src/sys/*.c src/snap/*.c src/mem/*.c src/pool/*.c)
 CORE_ASM := $(wildcard src/vm/*.S)
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o) $(CORE_ASM:%.S=$(B)/obj/%.o)
 SRV_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/server/*.c))

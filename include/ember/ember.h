@@ -109,6 +109,11 @@ struct ember_config {
 	 * every function of one domain, and pages their programs madvise(MADV_MERGEABLE), are
 	 * held once; pages never merge across domains. NULL: "" (one domain for the process). */
 	const char *sharing_domain;
+	/* the function's read-only file tree, seen at /: a folder or a tar archive (plain or
+	 * compressed), checked and read once by ember_load (only files, folders and links, 65536
+	 * entries and 1 GiB of contents at most; EMBER_ERR_CONFIG otherwise) and served from
+	 * memory; NULL: none, every path is refused */
+	const char *files;
 };
 
 struct ember_syscall_count {

@@ -32,6 +32,8 @@ static const char run_help[] =
     "                    /dev/kvm) or auto (kvm when available, else ptrace)\n"
     "  --runtime NAME    run a function's source with a language runtime: js or lua;\n"
     "                    PROGRAM is then the source file (defines handler(input))\n"
+    "  --files PATH      the function's read-only files, seen at /: a folder or a tar\n"
+    "                    archive, checked and read once (files, folders and links only)\n"
     "  --repeat N        initialise once, then run N invocations with the same request,\n"
     "                    each from the snapshot taken after initialisation (default 1)\n"
     "  --no-snapshot     load and initialise the program again for every invocation\n"
@@ -174,6 +176,7 @@ int cli_run(int argc, char **argv)
 	    {"syscalls", required_argument, NULL, 'Y'},
 	    {"sharing", required_argument, NULL, 'H'},
 	    {"no-sandbox", no_argument, NULL, 'X'},
+	    {"files", required_argument, NULL, 'F'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct ember_config cfg = {0};
@@ -237,6 +240,9 @@ int cli_run(int argc, char **argv)
 			break;
 		case 'X':
 			no_sandbox = 1;
+			break;
+		case 'F':
+			cfg.files = optarg;
 			break;
 		case 'h':
 			fputs(run_help, stdout);

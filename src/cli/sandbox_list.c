@@ -36,6 +36,7 @@ const struct sbx_call sbx_calls[] = {
     {"newfstatat", BASE},
     {"access", BASE},
     {"readlink", BASE},
+    {"readlinkat", BASE}, /* a bundle's links, read once at load */
     {"getdents64", BASE},
     {"getcwd", BASE}, /* realpath of a relative state folder (make run's ./var) */
     {"mkdir", BASE},

@@ -32,6 +32,8 @@ static const char snapshot_help[] =
     "  --env K=V         set an environment variable for the programs (repeatable)\n"
     "  --backend NAME    kvm (default), ptrace or auto\n"
     "  --runtime NAME    each PROGRAM is a source file for the js or lua runtime\n"
+    "  --files PATH      the programs' read-only files (a folder or a tar archive), as\n"
+    "                    `ember run --files` gives them: part of what the snapshot needs\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 when every snapshot is on disk; 125 otherwise.\n";
@@ -90,13 +92,10 @@ static int snapshot_one(struct ember_config cfg, const char *runtime, const char
 int cli_snapshot(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"state", required_argument, NULL, 'S'},
-	    {"mem", required_argument, NULL, 'm'},
-	    {"env", required_argument, NULL, 'e'},
-	    {"backend", required_argument, NULL, 'b'},
-	    {"runtime", required_argument, NULL, 'R'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"state", required_argument, NULL, 'S'},   {"mem", required_argument, NULL, 'm'},
+	    {"env", required_argument, NULL, 'e'},     {"backend", required_argument, NULL, 'b'},
+	    {"runtime", required_argument, NULL, 'R'}, {"files", required_argument, NULL, 'F'},
+	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0},
 	};
 	/* strict: an initialisation that fails is the reason there is no snapshot */
 	struct ember_config cfg = {.state_dir = "var", .pool_size = 1, .strict_init = 1};
@@ -122,6 +121,9 @@ int cli_snapshot(int argc, char **argv)
 			break;
 		case 'R':
 			runtime = optarg;
+			break;
+		case 'F':
+			cfg.files = optarg;
 			break;
 		case 'h':
 			fputs(snapshot_help, stdout);

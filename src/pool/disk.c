@@ -26,6 +26,8 @@ static uint64_t config_hash(const struct ember_function *fn)
 		XXH64_update(x, *v, strlen(*v) + 1);
 	XXH64_update(x, fn->code ? (const void *)fn->code : "", fn->code_len);
 	XXH64_update(x, fn->guest ? "guest" : "trap", 5); /* the runtime is part of the snapshot */
+	uint64_t files = fn->bundle ? fn->bundle->digest : 0; /* what it may have opened */
+	XXH64_update(x, &files, sizeof(files));
 	uint64_t h = XXH64_digest(x);
 	XXH64_freeState(x);
 	return h;
@@ -181,6 +183,7 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 	v->st.out_limit = fn->output_limit;
 	if (fn->code)
 		sys_set_code(&v->st, fn->code, fn->code_len);
+	sys_set_bundle(&v->st, fn->bundle);
 	int record = fn->restore == SNAP_REAP && !snap_ws_exists(fn->snap_dir);
 	struct snap_cold c;
 	uint64_t t1 = vm_now_ns();

@@ -99,6 +99,9 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	fn->code_len = cfg->code_len;
 	if (!fn->argv || !fn->envp || (cfg->code_len && !fn->code))
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
+	char why[300];
+	if (cfg->files && !(fn->bundle = bnd_open(cfg->files, why, sizeof(why))))
+		return BAD_CONFIG("%s", why);
 	return 0;
 }
 
@@ -217,6 +220,7 @@ void ember_unload(struct ember_function *fn)
 	free_vec(fn->argv);
 	free_vec(fn->envp);
 	free(fn->code);
+	bnd_free(fn->bundle);
 	free(fn);
 }
 

@@ -53,6 +53,7 @@ struct ember_function {
 	char **argv, **envp;
 	uint8_t *code;
 	size_t code_len;
+	struct bnd *bundle; /* its files, shared by its virtines; NULL: none */
 	struct snap snap;
 	/* on disk */
 	char *snap_dir;

@@ -39,6 +39,7 @@ static int load_image(struct ember_function *fn, struct virtine *v, char *err, s
 		       EMBER_ERR;
 	if (fn->code)
 		sys_set_code(&v->st, fn->code, fn->code_len);
+	sys_set_bundle(&v->st, fn->bundle);
 	struct vm_regs r;
 	memset(&r, 0, sizeof(r));
 	r.rip = l.entry;
@@ -300,6 +301,7 @@ struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, ch
 	v->st.out_limit = fn->output_limit;
 	if (fn->code)
 		sys_set_code(&v->st, fn->code, fn->code_len);
+	sys_set_bundle(&v->st, fn->bundle);
 	int rc = reset(fn, v, 1, NULL);
 	if (rc) {
 		virtine_destroy(v);

@@ -150,6 +150,8 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 	put(&b, &y->brk_cur, 8);
 	put(&b, &y->code_pos, sizeof(y->code_pos));
 	put(&b, &y->open_fds, sizeof(y->open_fds));
+	put(&b, &y->cwd, sizeof(y->cwd));
+	put(&b, y->files, sizeof(y->files));
 	put(&b, &y->tid_addr, 8);
 	put(&b, &y->sigmask, 8);
 	put(&b, y->sig, sizeof(y->sig));
@@ -354,8 +356,10 @@ static int parse_body(struct snap *s, const struct snap_hdr *h, const uint8_t *p
 	if (get(&p, end, &s->proc, sizeof(s->proc)) || get(&p, end, &s->regs, sizeof(s->regs)) ||
 	    get(&p, end, &s->fs_base, 8) || get(&p, end, s->fpu, s->fpu_len) ||
 	    get(&p, end, &y->brk_cur, 8) || get(&p, end, &y->code_pos, sizeof(y->code_pos)) ||
-	    get(&p, end, &y->open_fds, sizeof(y->open_fds)) || get(&p, end, &y->tid_addr, 8) ||
-	    get(&p, end, &y->sigmask, 8) || get(&p, end, y->sig, sizeof(y->sig)) ||
+	    get(&p, end, &y->open_fds, sizeof(y->open_fds)) ||
+	    get(&p, end, &y->cwd, sizeof(y->cwd)) || get(&p, end, y->files, sizeof(y->files)) ||
+	    get(&p, end, &y->tid_addr, 8) || get(&p, end, &y->sigmask, 8) ||
+	    get(&p, end, y->sig, sizeof(y->sig)) ||
 	    get(&p, end, y->altstack, sizeof(y->altstack)) ||
 	    get(&p, end, &y->pending, sizeof(y->pending)) ||
 	    get(&p, end, y->vmas, y->nvma * sizeof(*y->vmas)) ||

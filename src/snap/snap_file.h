@@ -4,7 +4,8 @@
 
 #include "snap/snap.h"
 
-#define SNAP_FILE_VERSION 4 /* 4: the in-guest runtime's control block changed */
+/* 4: the in-guest runtime's control block changed; 5: the bundle's open files and cwd */
+#define SNAP_FILE_VERSION 5
 
 /* what a snapshot on disk must match to be used */
 struct snap_meta {

@@ -15,8 +15,10 @@ static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
 static void build_table(void)
 {
-	const struct sys_entry *families[] = {sys_deny_table, sys_mem_table, sys_io_table,
-					      sys_time_table, sys_proc_table};
+	/* a later family's entry replaces an earlier one's: the bundle's calls the refusals */
+	const struct sys_entry *families[] = {sys_deny_table, sys_fs_table, sys_fs_dir_table,
+					      sys_mem_table,  sys_io_table, sys_time_table,
+					      sys_proc_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)
@@ -113,7 +115,7 @@ static long dispatch(struct sys_state *st, uint64_t nr, const uint64_t a[6], int
 {
 	size_t slot = nr < SYS_NR_MAX ? nr : SYS_NR_MAX;
 	const struct sys_entry *e = nr < SYS_NR_MAX ? &table[nr] : NULL;
-	if (e && e->fn) {
+	if (e && e->fn && (!e->when || e->when(st))) {
 		st->stats.served[slot] += count;
 		return e->fn(st, a);
 	}

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bundle/bnd.h"
 #include "vm/vm.h"
 
 #define SYS_NR_MAX 512 /* Linux x86-64 numbers below this are counted one by one */
@@ -45,6 +46,15 @@ struct sys_stats {
 	uint64_t exits[VM_EXIT_KINDS];
 };
 
+/* a file or folder of the bundle open on fd SYS_FS_FD0 + its index (sys_fs.c) */
+#define SYS_FS_FD0   5
+#define SYS_FS_FILES 59 /* fds 5 to 63 */
+struct sys_file {
+	uint32_t open;
+	uint32_t node;
+	uint64_t pos; /* a file's offset, or a folder's next entry */
+};
+
 struct sys_sig {
 	uint64_t handler, flags, restorer, mask;
 };
@@ -66,6 +76,10 @@ struct sys_state {
 	struct sys_buf out, log;
 	uint64_t out_limit; /* bytes of stdout + stderr together */
 	unsigned open_fds;  /* bit n: fd n is open */
+	/* the function's files (NULL: none; every path is refused) and what it has open there */
+	const struct bnd *bundle;
+	uint32_t cwd;
+	struct sys_file files[SYS_FS_FILES];
 	/* process bookkeeping */
 	uint64_t tid_addr;
 	uint64_t sigmask;
@@ -104,6 +118,9 @@ void sys_set_code(struct sys_state *st, const void *code, size_t len);
  * request, after the snapshot point */
 void sys_set_meta(struct sys_state *st, const void *meta, size_t len);
 
+/* the function's files, shared by its virtines and kept by the caller (sys_fs.c) */
+void sys_set_bundle(struct sys_state *st, const struct bnd *b);
+
 /* Runs the guest until it exits, crashes, times out or exceeds a limit. */
 enum sys_outcome sys_run(struct sys_state *st);
 /* What the run loop does with one exit of the machine: a hypercall served (a syscall, the
@@ -126,6 +143,8 @@ struct sys_saved {
 	size_t nvma;
 	size_t code_pos;
 	unsigned open_fds;
+	uint32_t cwd;
+	struct sys_file files[SYS_FS_FILES];
 	uint64_t tid_addr, sigmask;
 	struct sys_sig sig[65];
 	uint64_t altstack[3];
@@ -159,6 +178,20 @@ long sys_pool_grow(struct sys_state *st, uint64_t len);
 /* shared with sys_rt.c: output appended within the limit */
 long sys_append_out(struct sys_state *st, int fd, const void *p, size_t n);
 
+/* the bundle's files behind descriptors (sys_fs.c), for the I/O and memory families: whether fd
+ * is one, and its calls; offset < 0: at the file position, which moves */
+int sys_fs_is(const struct sys_state *st, uint64_t fd);
+long sys_fs_read(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, int64_t offset);
+long sys_fs_lseek(struct sys_state *st, uint64_t fd, int64_t off, int whence);
+long sys_fs_fstat(struct sys_state *st, uint64_t fd, uint64_t addr);
+long sys_fs_stat_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t addr, int flags);
+long sys_fs_close(struct sys_state *st, uint64_t fd);
+/* mmap of a file: 0 if it may be mapped so, or -errno; then its bytes copied into the range */
+long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, uint64_t off);
+int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, uint64_t off);
+/* a restored state's descriptors name nodes of st's bundle: 0 or -EINVAL */
+int sys_fs_check(const struct sys_state *st);
+
 /* notes that [start, end) became writable (sys_vma.c) */
 void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end);
 
@@ -177,9 +210,11 @@ struct sys_entry {
 	const char *name;
 	sys_fn fn; /* NULL: refused with -err */
 	int err;
+	/* NULL: fn serves every call; else only while it says so, refused with -err otherwise */
+	int (*when)(const struct sys_state *st);
 };
 extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[], sys_proc_table[],
-    sys_deny_table[];
+    sys_deny_table[], sys_fs_table[], sys_fs_dir_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

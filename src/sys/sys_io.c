@@ -15,7 +15,7 @@
 
 static int fd_open(const struct sys_state *st, uint64_t fd)
 {
-	return fd < 32 && (st->open_fds & (1u << fd));
+	return (fd < 32 && (st->open_fds & (1u << fd))) || sys_fs_is(st, fd);
 }
 
 static long buf_append(struct sys_state *st, struct sys_buf *b, const void *p, size_t n)
@@ -76,6 +76,8 @@ static const uint8_t *source(struct sys_state *st, uint64_t fd, size_t *total, s
 /* one contiguous read from fd 0, 3 or 4 into guest memory */
 static long read_into(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len)
 {
+	if (sys_fs_is(st, fd))
+		return sys_fs_read(st, fd, addr, len, -1);
 	if (fd == 0 && st->proc.guest) { /* the runtime may hold part of the request already */
 		size_t n = sys_rt_unread(st) < len ? sys_rt_unread(st) : len;
 		uint8_t *dst = sys_user(st, addr, n, PROT_WRITE);
@@ -105,7 +107,7 @@ static long check_fd(const struct sys_state *st, uint64_t fd, int writing)
 {
 	if (!fd_open(st, fd))
 		return -EBADF;
-	int is_out = fd == 1 || fd == 2;
+	int is_out = fd == 1 || fd == 2; /* the bundle's files are read-only */
 	return writing == is_out ? 0 : -EBADF;
 }
 
@@ -159,6 +161,8 @@ static long sys_writev(struct sys_state *st, const uint64_t a[6])
 
 static long fill_stat(struct sys_state *st, uint64_t fd, uint64_t addr)
 {
+	if (sys_fs_is(st, fd))
+		return sys_fs_fstat(st, fd, addr);
 	if (!fd_open(st, fd))
 		return -EBADF;
 	struct stat s;
@@ -180,14 +184,17 @@ static long sys_fstat(struct sys_state *st, const uint64_t a[6])
 	return fill_stat(st, a[0], a[1]);
 }
 
-/* newfstatat only on an open fd with an empty path; any real path is a host file: refused */
+/* newfstatat of an open fd with an empty path; a real path is one of the bundle's, or refused */
 static long sys_newfstatat(struct sys_state *st, const uint64_t a[6])
 {
 	const char *path = sys_user(st, a[1], 1, PROT_READ);
 	if (!path)
 		return -EFAULT;
-	if (path[0] || !(a[3] & AT_EMPTY_PATH))
+	if ((path[0] || !(a[3] & AT_EMPTY_PATH)) && !st->bundle)
 		return -EACCES;
+	if (path[0] || !(a[3] & AT_EMPTY_PATH) || sys_fs_is(st, a[0]) ||
+	    ((int)a[0] == AT_FDCWD && st->bundle))
+		return sys_fs_stat_at(st, a[0], a[1], a[2], (int)a[3]);
 	return fill_stat(st, a[0], a[2]);
 }
 
@@ -214,6 +221,8 @@ static long sys_fcntl(struct sys_state *st, const uint64_t a[6])
 
 static long sys_lseek(struct sys_state *st, const uint64_t a[6])
 {
+	if (sys_fs_is(st, a[0]))
+		return sys_fs_lseek(st, a[0], (int64_t)a[1], (int)a[2]);
 	if (!fd_open(st, a[0]))
 		return -EBADF;
 	if (a[0] != EMBER_CODE_FD && a[0] != EMBER_META_FD)
@@ -236,6 +245,8 @@ static long sys_lseek(struct sys_state *st, const uint64_t a[6])
 
 static long sys_close(struct sys_state *st, const uint64_t a[6])
 {
+	if (sys_fs_is(st, a[0]))
+		return sys_fs_close(st, a[0]);
 	if (!fd_open(st, a[0]))
 		return -EBADF;
 	st->open_fds &= ~(1u << a[0]);
@@ -243,15 +254,15 @@ static long sys_close(struct sys_state *st, const uint64_t a[6])
 }
 
 const struct sys_entry sys_io_table[] = {
-    {SYS_read, "read", sys_read, 0},
-    {SYS_write, "write", sys_write, 0},
-    {SYS_readv, "readv", sys_readv, 0},
-    {SYS_writev, "writev", sys_writev, 0},
-    {SYS_fstat, "fstat", sys_fstat, 0},
-    {SYS_newfstatat, "newfstatat", sys_newfstatat, 0},
-    {SYS_ioctl, "ioctl", sys_ioctl, 0},
-    {SYS_fcntl, "fcntl", sys_fcntl, 0},
-    {SYS_lseek, "lseek", sys_lseek, 0},
-    {SYS_close, "close", sys_close, 0},
-    {0, NULL, NULL, 0},
+    {SYS_read, "read", sys_read, 0, NULL},
+    {SYS_write, "write", sys_write, 0, NULL},
+    {SYS_readv, "readv", sys_readv, 0, NULL},
+    {SYS_writev, "writev", sys_writev, 0, NULL},
+    {SYS_fstat, "fstat", sys_fstat, 0, NULL},
+    {SYS_newfstatat, "newfstatat", sys_newfstatat, 0, NULL},
+    {SYS_ioctl, "ioctl", sys_ioctl, 0, NULL},
+    {SYS_fcntl, "fcntl", sys_fcntl, 0, NULL},
+    {SYS_lseek, "lseek", sys_lseek, 0, NULL},
+    {SYS_close, "close", sys_close, 0, NULL},
+    {0, NULL, NULL, 0, NULL},
 };

@@ -87,8 +87,12 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 		return -EINVAL;
 	if (len < a[1])
 		return -ENOMEM;
-	if (!(flags & MAP_ANONYMOUS))
+	int file = !(flags & MAP_ANONYMOUS);
+	if (file && !sys_fs_is(st, a[4]))
 		return (int)a[4] >= 0 && (int)a[4] <= 3 ? -EACCES : -EBADF;
+	long frc = file ? sys_fs_map_check(st, a[4], prot, flags, a[5]) : 0;
+	if (frc)
+		return frc;
 	if (!(flags & (MAP_PRIVATE | MAP_SHARED)))
 		return -EINVAL;
 	if (addr % PAGE) { /* a fixed address must be aligned; a hint is only a hint */
@@ -109,6 +113,8 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 			return -ENOMEM;
 	}
 	int rc = map_range(st, addr, len, prot, 1);
+	if (!rc && file) /* a copy of the file's bytes: private, whatever the flags say */
+		rc = sys_fs_map_fill(st, a[4], addr, len, a[5]);
 	return rc ? rc : (long)addr;
 }
 
@@ -222,11 +228,11 @@ long sys_pool_grow(struct sys_state *st, uint64_t len0)
 }
 
 const struct sys_entry sys_mem_table[] = {
-    {SYS_brk, "brk", sys_brk, 0},
-    {SYS_mmap, "mmap", sys_mmap, 0},
-    {SYS_munmap, "munmap", sys_munmap, 0},
-    {SYS_mprotect, "mprotect", sys_mprotect, 0},
-    {SYS_mremap, "mremap", sys_mremap, 0},
-    {SYS_madvise, "madvise", sys_madvise, 0},
-    {0, NULL, NULL, 0},
+    {SYS_brk, "brk", sys_brk, 0, NULL},
+    {SYS_mmap, "mmap", sys_mmap, 0, NULL},
+    {SYS_munmap, "munmap", sys_munmap, 0, NULL},
+    {SYS_mprotect, "mprotect", sys_mprotect, 0, NULL},
+    {SYS_mremap, "mremap", sys_mremap, 0, NULL},
+    {SYS_madvise, "madvise", sys_madvise, 0, NULL},
+    {0, NULL, NULL, 0, NULL},
 };

@@ -35,6 +35,8 @@ int sys_save(const struct sys_state *st, struct sys_saved *out)
 	out->brk_cur = st->brk_cur;
 	out->code_pos = st->code_pos;
 	out->open_fds = st->open_fds;
+	out->cwd = st->cwd;
+	memcpy(out->files, st->files, sizeof(out->files));
 	out->tid_addr = st->tid_addr;
 	out->sigmask = st->sigmask;
 	memcpy(out->sig, st->sig, sizeof(out->sig));
@@ -57,6 +59,10 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	st->brk_cur = s->brk_cur;
 	st->code_pos = s->code_pos;
 	st->open_fds = s->open_fds;
+	st->cwd = s->cwd;
+	memcpy(st->files, s->files, sizeof(st->files));
+	if (sys_fs_check(st))
+		return -EINVAL; /* descriptors of another bundle */
 	st->tid_addr = s->tid_addr;
 	st->sigmask = s->sigmask;
 	memcpy(st->sig, s->sig, sizeof(st->sig));

@@ -105,11 +105,11 @@ static long sys_clock_nanosleep(struct sys_state *st, const uint64_t a[6])
 }
 
 const struct sys_entry sys_time_table[] = {
-    {SYS_clock_gettime, "clock_gettime", sys_clock_gettime, 0},
-    {SYS_clock_getres, "clock_getres", sys_clock_getres, 0},
-    {SYS_gettimeofday, "gettimeofday", sys_gettimeofday, 0},
-    {SYS_time, "time", sys_time, 0},
-    {SYS_nanosleep, "nanosleep", sys_nanosleep, 0},
-    {SYS_clock_nanosleep, "clock_nanosleep", sys_clock_nanosleep, 0},
-    {0, NULL, NULL, 0},
+    {SYS_clock_gettime, "clock_gettime", sys_clock_gettime, 0, NULL},
+    {SYS_clock_getres, "clock_getres", sys_clock_getres, 0, NULL},
+    {SYS_gettimeofday, "gettimeofday", sys_gettimeofday, 0, NULL},
+    {SYS_time, "time", sys_time, 0, NULL},
+    {SYS_nanosleep, "nanosleep", sys_nanosleep, 0, NULL},
+    {SYS_clock_nanosleep, "clock_nanosleep", sys_clock_nanosleep, 0, NULL},
+    {0, NULL, NULL, 0, NULL},
 };

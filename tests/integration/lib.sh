@@ -88,6 +88,17 @@ req()
 	printf '%s' "$1" >"$tmp/in"
 }
 
+# copies N FILE: $tmp/want is N copies of FILE
+copies()
+{
+	: >"$tmp/want"
+	i=0
+	while [ "$i" -lt "$1" ]; do
+		cat "$2" >>"$tmp/want"
+		i=$((i + 1))
+	done
+}
+
 # expect_rc WANT MSG: checks the last run's exit status
 expect_rc()
 {

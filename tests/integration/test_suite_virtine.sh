@@ -15,12 +15,7 @@ ms()
 # same N FILE: the last run's stdout is N copies of FILE
 same()
 {
-	: >"$tmp/want"
-	i=0
-	while [ "$i" -lt "$1" ]; do
-		cat "$2" >>"$tmp/want"
-		i=$((i + 1))
-	done
+	copies "$1" "$2"
 	cmp -s "$tmp/out" "$tmp/want"
 }
 

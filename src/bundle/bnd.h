@@ -1,0 +1,70 @@
+/* A function's bundle: its read-only file tree, checked and packed once, looked up by path. */
+#ifndef EMBER_BND_H
+#define EMBER_BND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* what a tree may hold at most */
+#define BND_MAX_NODES 65536	   /* files, folders and links */
+#define BND_MAX_BYTES (1ULL << 30) /* bytes of file contents */
+#define BND_NAME_MAX  255
+#define BND_PATH_MAX  4096
+#define BND_DEPTH_MAX 64
+#define BND_LINKS_MAX 40 /* links followed in one lookup, as Linux */
+
+/* one file, folder or link; a folder's children are nodes [first, first + count), by name */
+struct bnd_node {
+	uint32_t parent; /* the root is its own parent */
+	uint32_t first, count;
+	uint32_t mode; /* S_IFREG, S_IFDIR or S_IFLNK with the permission bits */
+	uint32_t name_off, name_len;
+	uint64_t size;	   /* bytes of a file, or of a link's target */
+	uint64_t data_off; /* where they are in data */
+};
+
+/* The packed tree: one block of memory, read-only once packed. Node 0 is the root. */
+struct bnd {
+	uint8_t *mem;
+	size_t mem_len;
+	const struct bnd_node *nodes;
+	uint32_t nnodes;
+	const char *names;
+	const uint8_t *data;
+	uint64_t digest; /* of the whole packed form: a snapshot made with it needs the same */
+};
+
+/* Packs the tree at path: a folder, or a tar archive (plain or compressed). NULL with the reason
+ * in err when it cannot be read or breaks a rule: only files, folders and links, names without
+ * '/', control characters, "." or "..", within the limits above. */
+struct bnd *bnd_open(const char *path, char *err, size_t errlen);
+/* the same from a tar archive in memory */
+struct bnd *bnd_from_tar(const void *tar, size_t len, char *err, size_t errlen);
+void bnd_free(struct bnd *b);
+
+/* Building one (bnd_pack.c): entries added by path in any order, folders made as needed. */
+struct bnd_builder;
+struct bnd_builder *bnd_builder_new(void);
+/* type: 'f', 'd' or 'l'; data: a file's bytes or a link's target; 0 or -1 with err */
+int bnd_add(struct bnd_builder *bb, const char *path, int type, unsigned perm, const void *data,
+	    size_t len, char *err, size_t errlen);
+/* the packed tree; the builder is freed either way */
+struct bnd *bnd_pack(struct bnd_builder *bb, char *err, size_t errlen);
+void bnd_builder_free(struct bnd_builder *bb);
+
+/* Path lookup inside the tree only (bnd_path.c): an absolute path starts at the root, a
+ * relative one at dir; ".." of the root is the root, and links are followed inside the tree
+ * (an absolute target from the root), so no path leaves it. follow: the last component too.
+ * 0 with *node, or -ENOENT, -ENOTDIR, -ELOOP, -ENAMETOOLONG; *parent_ok (may be NULL) says,
+ * on -ENOENT, that only the last component is missing (a create would have a folder). */
+int bnd_lookup(const struct bnd *b, uint32_t dir, const char *path, int follow, uint32_t *node,
+	       int *parent_ok);
+/* the absolute path of a folder, NUL-terminated; its length with the NUL, or -ERANGE */
+long bnd_path_of(const struct bnd *b, uint32_t node, char *buf, size_t len);
+
+static inline int bnd_is(const struct bnd *b, uint32_t n, uint32_t type)
+{
+	return (b->nodes[n].mode & 0170000) == type;
+}
+
+#endif

@@ -1,0 +1,223 @@
+/* Reading a bundle from a folder (walked without following links) or a tar archive. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bundle/bnd.h"
+
+/* the whole of an open file, at most max bytes */
+static uint8_t *slurp(int fd, size_t max, size_t *len)
+{
+	size_t cap = 4096, got = 0;
+	uint8_t *buf = malloc(cap);
+	for (ssize_t r = 1; buf && r > 0;) {
+		if (got == cap) {
+			uint8_t *b = cap > max ? NULL : realloc(buf, cap * 2);
+			if (!b) {
+				free(buf);
+				errno = EFBIG;
+				return NULL;
+			}
+			buf = b;
+			cap *= 2;
+		}
+		r = read(fd, buf + got, cap - got);
+		if (r < 0) {
+			free(buf);
+			return NULL;
+		}
+		got += (size_t)r;
+	}
+	*len = got;
+	return buf;
+}
+
+/* an entry that cannot be read or bundled: -1, the reason in err */
+static int bad(char *err, size_t errlen, const char *path, const char *why)
+{
+	snprintf(err, errlen, "%s: %s", path, why);
+	return -1;
+}
+
+/* the entries below folder fd, path its name inside the tree */
+static int walk(struct bnd_builder *bb, int fd, char *path, size_t plen, int depth, char *err,
+		size_t errlen)
+{
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+	}
+	int rc = 0;
+	struct dirent *e;
+	while (!rc && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		size_t n = strlen(e->d_name);
+		if (plen + 1 + n >= BND_PATH_MAX || depth >= BND_DEPTH_MAX) {
+			rc = bad(err, errlen, path, "path too long");
+			break;
+		}
+		path[plen] = '/';
+		memcpy(path + plen + 1, e->d_name, n + 1);
+		struct stat s;
+		if (fstatat(dirfd(d), e->d_name, &s, AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = bad(err, errlen, path, strerror(errno));
+		} else if (S_ISDIR(s.st_mode)) {
+			int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+			rc = sub < 0 ? bad(err, errlen, path, strerror(errno))
+				     : bnd_add(bb, path, 'd', s.st_mode, NULL, 0, err, errlen);
+			if (!rc)
+				rc = walk(bb, sub, path, plen + 1 + n, depth + 1, err, errlen);
+		} else if (S_ISLNK(s.st_mode)) {
+			char target[BND_PATH_MAX];
+			ssize_t r = readlinkat(dirfd(d), e->d_name, target, sizeof(target));
+			rc = r < 0 ? bad(err, errlen, path, strerror(errno))
+				   : bnd_add(bb, path, 'l', 0777, target, (size_t)r, err, errlen);
+		} else if (S_ISREG(s.st_mode)) {
+			int f = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW);
+			size_t len = 0;
+			uint8_t *data = f < 0 ? NULL : slurp(f, BND_MAX_BYTES, &len);
+			if (!data)
+				rc = bad(err, errlen, path, strerror(errno));
+			else
+				rc = bnd_add(bb, path, 'f', s.st_mode, data, len, err, errlen);
+			free(data);
+			if (f >= 0)
+				close(f);
+		} else {
+			rc = bad(err, errlen, path,
+				 "not a file, folder or link (devices, sockets and pipes cannot be "
+				 "bundled)");
+		}
+		path[plen] = 0;
+	}
+	closedir(d);
+	return rc;
+}
+
+static const struct {
+	int type;
+	char t;
+} tar_types[] = {{AE_IFREG, 'f'}, {AE_IFDIR, 'd'}, {AE_IFLNK, 'l'}};
+
+static int tar_entry(struct bnd_builder *bb, struct archive *a, struct archive_entry *e, char *err,
+		     size_t errlen)
+{
+	const char *path = archive_entry_pathname(e);
+	char t = 0;
+	for (size_t i = 0; i < sizeof(tar_types) / sizeof(tar_types[0]); i++)
+		if (archive_entry_filetype(e) == (unsigned)tar_types[i].type)
+			t = tar_types[i].t;
+	if (!path)
+		return snprintf(err, errlen, "an entry of the archive has no name"), -1;
+	if (archive_entry_hardlink(e) || !t)
+		return snprintf(err, errlen,
+				"%.200s: not a file, folder or link (hard links, devices and "
+				"pipes cannot be bundled)",
+				path),
+		       -1;
+	unsigned perm = archive_entry_perm(e);
+	if (t == 'l') {
+		const char *target = archive_entry_symlink(e);
+		return bnd_add(bb, path, 'l', 0777, target, target ? strlen(target) : 0, err,
+			       errlen);
+	}
+	if (t == 'd')
+		return bnd_add(bb, path, 'd', perm, NULL, 0, err, errlen);
+	int64_t size = archive_entry_size(e);
+	if (size < 0 || (uint64_t)size > BND_MAX_BYTES)
+		return snprintf(err, errlen, "%.200s: larger than the files may be", path), -1;
+	uint8_t *data = malloc(size ? (size_t)size : 1);
+	if (!data)
+		return snprintf(err, errlen, "out of memory"), -1;
+	la_ssize_t r = size ? archive_read_data(a, data, (size_t)size) : 0;
+	int rc = r != size ? (snprintf(err, errlen, "%.200s: %s", path,
+				       r < 0 ? archive_error_string(a) : "truncated"),
+			      -1)
+			   : bnd_add(bb, path, 'f', perm, data, (size_t)size, err, errlen);
+	free(data);
+	return rc;
+}
+
+struct bnd *bnd_from_tar(const void *tar, size_t len, char *err, size_t errlen)
+{
+	struct bnd_builder *bb = bnd_builder_new();
+	struct archive *a = archive_read_new();
+	if (!bb || !a) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	archive_read_support_format_tar(a);
+	archive_read_support_format_gnutar(a);
+	archive_read_support_filter_all(a);
+	if (archive_read_open_memory(a, tar, len) != ARCHIVE_OK) {
+		snprintf(err, errlen, "not a tar archive: %s", archive_error_string(a));
+		goto fail;
+	}
+	struct archive_entry *e;
+	int r;
+	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK)
+		if (tar_entry(bb, a, e, err, errlen))
+			goto fail;
+	if (r != ARCHIVE_EOF) {
+		snprintf(err, errlen, "a damaged tar archive: %s", archive_error_string(a));
+		goto fail;
+	}
+	archive_read_free(a);
+	return bnd_pack(bb, err, errlen);
+fail:
+	if (a)
+		archive_read_free(a);
+	bnd_builder_free(bb);
+	return NULL;
+}
+
+struct bnd *bnd_open(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat s;
+	if (fd < 0 || fstat(fd, &s) < 0) {
+		snprintf(err, errlen, "files %.200s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (S_ISREG(s.st_mode)) {
+		size_t len = 0;
+		uint8_t *tar = slurp(fd, 2 * BND_MAX_BYTES, &len);
+		close(fd);
+		if (!tar) {
+			snprintf(err, errlen, "files %.200s: %s", path, strerror(errno));
+			return NULL;
+		}
+		struct bnd *b = bnd_from_tar(tar, len, err, errlen);
+		free(tar);
+		return b;
+	}
+	struct bnd_builder *bb = bnd_builder_new();
+	char *p = calloc(1, BND_PATH_MAX + 1);
+	if (!bb || !p || !S_ISDIR(s.st_mode)) {
+		snprintf(err, errlen, "files %.200s: %s", path,
+			 !S_ISDIR(s.st_mode) ? "neither a folder nor a tar archive"
+					     : "out of memory");
+		close(fd);
+		free(p);
+		bnd_builder_free(bb);
+		return NULL;
+	}
+	int rc = walk(bb, fd, p, 0, 0, err, errlen);
+	free(p);
+	if (rc) {
+		bnd_builder_free(bb);
+		return NULL;
+	}
+	return bnd_pack(bb, err, errlen);
+}

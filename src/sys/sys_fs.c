@@ -1,0 +1,401 @@
+/* The function's files (its bundle): paths resolved inside the tree only, read-only descriptors
+ * served from the packed tree in host memory, never from the host's file system. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "sys/sys.h"
+
+#define FS_DEV	 0xeb01 /* st_dev of every file of a bundle */
+#define FS_OWNER 0	/* the files' owner, not the guest's uid: it reads them as "other" */
+
+void sys_set_bundle(struct sys_state *st, const struct bnd *b)
+{
+	st->bundle = b;
+	st->cwd = 0;
+	memset(st->files, 0, sizeof(st->files));
+}
+
+static struct sys_file *file_of(struct sys_state *st, uint64_t fd)
+{
+	if (fd < SYS_FS_FD0 || fd >= SYS_FS_FD0 + SYS_FS_FILES)
+		return NULL;
+	struct sys_file *f = &st->files[fd - SYS_FS_FD0];
+	return f->open ? f : NULL;
+}
+
+int sys_fs_is(const struct sys_state *st, uint64_t fd)
+{
+	return file_of((struct sys_state *)st, fd) != NULL;
+}
+
+int sys_fs_check(const struct sys_state *st)
+{
+	for (size_t i = 0; i < SYS_FS_FILES; i++)
+		if (st->files[i].open && (!st->bundle || st->files[i].node >= st->bundle->nnodes))
+			return -EINVAL;
+	return st->bundle && st->cwd >= st->bundle->nnodes ? -EINVAL : 0;
+}
+
+/* the path argument, NUL-terminated inside mapped guest memory */
+static long get_path(struct sys_state *st, uint64_t addr, char *buf)
+{
+	for (size_t i = 0; i < BND_PATH_MAX; i++) {
+		const char *c = sys_user(st, addr + i, 1, PROT_READ);
+		if (!c)
+			return -EFAULT;
+		if (!(buf[i] = *c))
+			return 0;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* where a relative path starts: the cwd, or an open folder */
+static long start_dir(struct sys_state *st, uint64_t dirfd, uint32_t *dir)
+{
+	if ((int)dirfd == AT_FDCWD) {
+		*dir = st->cwd;
+		return 0;
+	}
+	struct sys_file *f = file_of(st, dirfd);
+	if (!f)
+		return (int)dirfd >= 0 && dirfd < 32 && (st->open_fds & (1u << dirfd)) ? -ENOTDIR
+										       : -EBADF;
+	if (!bnd_is(st->bundle, f->node, S_IFDIR))
+		return -ENOTDIR;
+	*dir = f->node;
+	return 0;
+}
+
+/* a path of a call: read, then looked up from dirfd */
+static long resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int follow, int empty_ok,
+		    uint32_t *node, int *parent_ok)
+{
+	char path[BND_PATH_MAX];
+	long rc = get_path(st, addr, path);
+	if (rc)
+		return rc;
+	uint32_t dir = st->cwd;
+	if (path[0] != '/' && (rc = start_dir(st, dirfd, &dir)))
+		return rc;
+	if (!path[0] && empty_ok) {
+		if ((int)dirfd == AT_FDCWD) {
+			*node = st->cwd;
+			return 0;
+		}
+		struct sys_file *f = file_of(st, dirfd);
+		if (!f)
+			return -EBADF;
+		*node = f->node;
+		return 0;
+	}
+	return bnd_lookup(st->bundle, dir, path, follow, node, parent_ok);
+}
+
+/* Linux's order for a read-only file system: what is missing, what it is, then EROFS */
+static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int flags)
+{
+	int acc = flags & O_ACCMODE, creat = flags & O_CREAT,
+	    tmpfile = (flags & __O_TMPFILE) == __O_TMPFILE;
+	if (acc == O_ACCMODE)
+		return -EINVAL;
+	uint32_t node;
+	int parent_ok = 0;
+	int follow = !(flags & O_NOFOLLOW) && !(creat && (flags & O_EXCL));
+	long rc = resolve(st, dirfd, addr, follow, 0, &node, &parent_ok);
+	if (rc == -ENOENT && creat && parent_ok)
+		return -EROFS;
+	if (rc)
+		return rc;
+	const struct bnd *b = st->bundle;
+	if (creat && (flags & O_EXCL))
+		return -EEXIST;
+	if (bnd_is(b, node, S_IFLNK) && !(flags & O_PATH))
+		return -ELOOP;
+	int dir = bnd_is(b, node, S_IFDIR);
+	if (tmpfile)
+		return dir ? -EROFS : -ENOTDIR;
+	if ((flags & O_DIRECTORY) && !dir)
+		return -ENOTDIR;
+	if (dir && (acc != O_RDONLY || creat))
+		return -EISDIR;
+	if (acc != O_RDONLY || (flags & O_TRUNC))
+		return -EROFS;
+	for (size_t i = 0; i < SYS_FS_FILES; i++) {
+		if (st->files[i].open)
+			continue;
+		st->files[i] = (struct sys_file){.open = 1, .node = node, .pos = 0};
+		return (long)(SYS_FS_FD0 + i);
+	}
+	return -EMFILE;
+}
+
+static long sys_open(struct sys_state *st, const uint64_t a[6])
+{
+	return open_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1]);
+}
+
+static long sys_openat(struct sys_state *st, const uint64_t a[6])
+{
+	return open_at(st, a[0], a[1], (int)a[2]);
+}
+
+static long sys_creat(struct sys_state *st, const uint64_t a[6])
+{
+	return open_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC);
+}
+
+long sys_fs_close(struct sys_state *st, uint64_t fd)
+{
+	struct sys_file *f = file_of(st, fd);
+	if (!f)
+		return -EBADF;
+	f->open = 0;
+	return 0;
+}
+
+long sys_fs_read(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, int64_t offset)
+{
+	struct sys_file *f = file_of(st, fd);
+	if (!f)
+		return -EBADF;
+	const struct bnd_node *n = &st->bundle->nodes[f->node];
+	if (bnd_is(st->bundle, f->node, S_IFDIR))
+		return -EISDIR;
+	uint64_t pos = offset < 0 ? f->pos : (uint64_t)offset;
+	uint64_t left = pos < n->size ? n->size - pos : 0, k = len < left ? len : left;
+	void *dst = sys_user(st, addr, k, PROT_WRITE);
+	if (!dst)
+		return -EFAULT;
+	if (k)
+		memcpy(dst, st->bundle->data + n->data_off + pos, k);
+	if (offset < 0)
+		f->pos = pos + k;
+	return (long)k;
+}
+
+static long sys_pread64(struct sys_state *st, const uint64_t a[6])
+{
+	if ((int64_t)a[3] < 0)
+		return sys_fs_is(st, a[0]) ? -EINVAL : -EBADF;
+	if (!sys_fs_is(st, a[0]))
+		return a[0] < 32 && (st->open_fds & (1u << a[0])) ? -ESPIPE : -EBADF;
+	return sys_fs_read(st, a[0], a[1], a[2], (int64_t)a[3]);
+}
+
+long sys_fs_lseek(struct sys_state *st, uint64_t fd, int64_t off, int whence)
+{
+	struct sys_file *f = file_of(st, fd);
+	if (!f)
+		return -EBADF;
+	int64_t base = 0;
+	if (whence == SEEK_CUR)
+		base = (int64_t)f->pos;
+	else if (whence == SEEK_END)
+		base = (int64_t)st->bundle->nodes[f->node].size;
+	else if (whence != SEEK_SET)
+		return -EINVAL;
+	if (off > INT64_MAX - base || base + off < 0)
+		return -EINVAL;
+	f->pos = (uint64_t)(base + off);
+	return (long)f->pos;
+}
+
+static void stat_of(const struct bnd *b, uint32_t node, struct stat *s)
+{
+	const struct bnd_node *n = &b->nodes[node];
+	memset(s, 0, sizeof(*s));
+	s->st_dev = FS_DEV;
+	s->st_ino = node + 1;
+	s->st_mode = n->mode;
+	s->st_nlink = bnd_is(b, node, S_IFDIR) ? 2 : 1;
+	s->st_uid = s->st_gid = FS_OWNER;
+	s->st_size = (off_t)n->size;
+	s->st_blksize = 4096;
+	s->st_blocks = (blkcnt_t)((n->size + 511) / 512);
+}
+
+long sys_fs_fstat(struct sys_state *st, uint64_t fd, uint64_t addr)
+{
+	struct sys_file *f = file_of(st, fd);
+	if (!f)
+		return -EBADF;
+	struct stat s;
+	stat_of(st->bundle, f->node, &s);
+	return sys_put(st, addr, &s, sizeof(s));
+}
+
+/* the node an *at call with AT_ flags names */
+static long lookup_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int flags,
+		      uint32_t *node)
+{
+	if (!st->bundle)
+		return -EACCES;
+	return resolve(st, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH, node,
+		       NULL);
+}
+
+long sys_fs_stat_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t addr, int flags)
+{
+	uint32_t node;
+	long rc = lookup_at(st, dirfd, path, flags, &node);
+	if (rc)
+		return rc;
+	struct stat s;
+	stat_of(st->bundle, node, &s);
+	return sys_put(st, addr, &s, sizeof(s));
+}
+
+static long sys_stat(struct sys_state *st, const uint64_t a[6])
+{
+	return sys_fs_stat_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], 0);
+}
+
+static long sys_lstat(struct sys_state *st, const uint64_t a[6])
+{
+	return sys_fs_stat_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], AT_SYMLINK_NOFOLLOW);
+}
+
+static long sys_statx(struct sys_state *st, const uint64_t a[6])
+{
+	uint32_t node;
+	long rc = lookup_at(st, a[0], a[1], (int)a[2], &node);
+	if (rc)
+		return rc;
+	struct stat s;
+	stat_of(st->bundle, node, &s);
+	struct statx x;
+	memset(&x, 0, sizeof(x));
+	x.stx_mask = STATX_BASIC_STATS;
+	x.stx_blksize = (uint32_t)s.st_blksize;
+	x.stx_nlink = (uint32_t)s.st_nlink;
+	x.stx_uid = s.st_uid;
+	x.stx_gid = s.st_gid;
+	x.stx_mode = (uint16_t)s.st_mode;
+	x.stx_ino = s.st_ino;
+	x.stx_size = (uint64_t)s.st_size;
+	x.stx_blocks = (uint64_t)s.st_blocks;
+	x.stx_dev_major = FS_DEV >> 8;
+	x.stx_dev_minor = FS_DEV & 0xff;
+	return sys_put(st, a[4], &x, sizeof(x));
+}
+
+static long readlink_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t buf,
+			uint64_t len)
+{
+	if ((int64_t)len <= 0)
+		return -EINVAL;
+	uint32_t node;
+	long rc = resolve(st, dirfd, path, 0, 0, &node, NULL);
+	if (rc)
+		return rc;
+	if (!bnd_is(st->bundle, node, S_IFLNK))
+		return -EINVAL;
+	const struct bnd_node *n = &st->bundle->nodes[node];
+	uint64_t k = n->size < len ? n->size : len;
+	void *dst = sys_user(st, buf, k, PROT_WRITE);
+	if (!dst)
+		return -EFAULT;
+	memcpy(dst, st->bundle->data + n->data_off, k);
+	return (long)k;
+}
+
+static long sys_readlink(struct sys_state *st, const uint64_t a[6])
+{
+	return readlink_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], a[2]);
+}
+
+static long sys_readlinkat(struct sys_state *st, const uint64_t a[6])
+{
+	return readlink_at(st, a[0], a[1], a[2], a[3]);
+}
+
+/* access as the guest's uid, which does not own the files: the "other" bits; writing: EROFS */
+static long access_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int mode, int flags)
+{
+	if (mode & ~(R_OK | W_OK | X_OK))
+		return -EINVAL;
+	uint32_t node;
+	long rc = lookup_at(st, dirfd, path, flags, &node);
+	if (rc)
+		return rc;
+	unsigned perm = st->bundle->nodes[node].mode & 07;
+	if (((mode & R_OK) && !(perm & 4)) || ((mode & X_OK) && !(perm & 1)))
+		return -EACCES;
+	return mode & W_OK ? -EROFS : 0;
+}
+
+static long sys_access(struct sys_state *st, const uint64_t a[6])
+{
+	return access_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], 0);
+}
+
+static long sys_faccessat(struct sys_state *st, const uint64_t a[6])
+{
+	return access_at(st, a[0], a[1], (int)a[2], 0);
+}
+
+static long sys_faccessat2(struct sys_state *st, const uint64_t a[6])
+{
+	return access_at(st, a[0], a[1], (int)a[2], (int)a[3]);
+}
+
+static long sys_chdir(struct sys_state *st, const uint64_t a[6])
+{
+	uint32_t node;
+	long rc = resolve(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 1, 0, &node, NULL);
+	if (rc)
+		return rc;
+	if (!bnd_is(st->bundle, node, S_IFDIR))
+		return -ENOTDIR;
+	st->cwd = node;
+	return 0;
+}
+
+static long sys_fchdir(struct sys_state *st, const uint64_t a[6])
+{
+	struct sys_file *f = file_of(st, a[0]);
+	if (!f)
+		return -EBADF;
+	if (!bnd_is(st->bundle, f->node, S_IFDIR))
+		return -ENOTDIR;
+	st->cwd = f->node;
+	return 0;
+}
+
+static long sys_getcwd(struct sys_state *st, const uint64_t a[6])
+{
+	char path[BND_PATH_MAX];
+	long n = bnd_path_of(st->bundle, st->cwd, path, a[1] < sizeof(path) ? a[1] : sizeof(path));
+	if (n < 0)
+		return n;
+	return sys_put(st, a[0], path, (size_t)n) ? -EFAULT : n;
+}
+
+static int has_bundle(const struct sys_state *st)
+{
+	return st->bundle != NULL;
+}
+
+/* without files, refused as the host's own would be */
+const struct sys_entry sys_fs_table[] = {
+    {SYS_open, "open", sys_open, EACCES, has_bundle},
+    {SYS_openat, "openat", sys_openat, EACCES, has_bundle},
+    {SYS_creat, "creat", sys_creat, EACCES, has_bundle},
+    {SYS_pread64, "pread64", sys_pread64, 0, NULL},
+    {SYS_stat, "stat", sys_stat, EACCES, has_bundle},
+    {SYS_lstat, "lstat", sys_lstat, EACCES, has_bundle},
+    {SYS_statx, "statx", sys_statx, EACCES, has_bundle},
+    {SYS_readlink, "readlink", sys_readlink, EACCES, has_bundle},
+    {SYS_readlinkat, "readlinkat", sys_readlinkat, EACCES, has_bundle},
+    {SYS_access, "access", sys_access, EACCES, has_bundle},
+    {SYS_faccessat, "faccessat", sys_faccessat, EACCES, has_bundle},
+    {SYS_faccessat2, "faccessat2", sys_faccessat2, EACCES, has_bundle},
+    {SYS_chdir, "chdir", sys_chdir, EACCES, has_bundle},
+    {SYS_fchdir, "fchdir", sys_fchdir, 0, NULL},
+    {SYS_getcwd, "getcwd", sys_getcwd, ENOENT, has_bundle},
+    {0, NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,109 @@
+/* The bundle's folders listed (getdents64) and its files mapped (mmap of a descriptor). */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "sys/sys.h"
+
+struct dirent64_hdr {
+	uint64_t ino;
+	int64_t off;
+	uint16_t reclen;
+	uint8_t type;
+} __attribute__((packed));
+
+static const struct {
+	uint32_t mode;
+	uint8_t type;
+} dtypes[] = {{S_IFREG, 8 /* DT_REG */}, {S_IFDIR, 4 /* DT_DIR */}, {S_IFLNK, 10 /* DT_LNK */}};
+
+static uint8_t dtype(uint32_t mode)
+{
+	for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
+		if ((mode & S_IFMT) == dtypes[i].mode)
+			return dtypes[i].type;
+	return 0;
+}
+
+/* entry i of folder d: ".", "..", then its children by name */
+static void entry(const struct bnd *b, uint32_t d, uint64_t i, uint32_t *node, const char **name,
+		  size_t *len)
+{
+	const struct bnd_node *n = &b->nodes[d];
+	if (i < 2) {
+		*node = i == 0 ? d : n->parent;
+		*name = i == 0 ? "." : "..";
+		*len = i + 1;
+		return;
+	}
+	*node = n->first + (uint32_t)(i - 2);
+	*name = b->names + b->nodes[*node].name_off;
+	*len = b->nodes[*node].name_len;
+}
+
+static long sys_getdents64(struct sys_state *st, const uint64_t a[6])
+{
+	if (!sys_fs_is(st, a[0]))
+		return a[0] < 32 && (st->open_fds & (1u << a[0])) ? -ENOTDIR : -EBADF;
+	struct sys_file *f = &st->files[a[0] - SYS_FS_FD0];
+	const struct bnd *b = st->bundle;
+	if (!bnd_is(b, f->node, S_IFDIR))
+		return -ENOTDIR;
+	uint64_t total = 2 + b->nodes[f->node].count, done = 0;
+	while (f->pos < total) {
+		uint32_t node;
+		const char *name;
+		size_t len;
+		entry(b, f->node, f->pos, &node, &name, &len);
+		size_t reclen = (sizeof(struct dirent64_hdr) + len + 1 + 7) & ~(size_t)7;
+		if (done + reclen > a[2])
+			return done ? (long)done : -EINVAL;
+		uint8_t *p = sys_user(st, a[1] + done, reclen, PROT_WRITE);
+		if (!p)
+			return -EFAULT;
+		struct dirent64_hdr h = {node + 1, (int64_t)f->pos + 1, (uint16_t)reclen,
+					 dtype(b->nodes[node].mode)};
+		memset(p, 0, reclen);
+		memcpy(p, &h, sizeof(h));
+		memcpy(p + sizeof(h), name, len);
+		done += reclen;
+		f->pos++;
+	}
+	return (long)done;
+}
+
+long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, uint64_t off)
+{
+	if (!sys_fs_is(st, fd))
+		return -EBADF;
+	if (off % EMBER_PAGE_SIZE)
+		return -EINVAL;
+	if (!bnd_is(st->bundle, st->files[fd - SYS_FS_FD0].node, S_IFREG))
+		return -ENODEV;
+	/* the descriptor is read-only: a shared writable mapping could change the file */
+	if ((flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE))
+		return -EACCES;
+	return 0;
+}
+
+int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, uint64_t off)
+{
+	const struct bnd_node *n = &st->bundle->nodes[st->files[fd - SYS_FS_FD0].node];
+	uint64_t k = off < n->size ? n->size - off : 0;
+	k = k < len ? k : len;
+	if (!k)
+		return 0;
+	uint8_t *dst = vm_guest(st->vm, addr, k); /* the range was just mapped: checked there */
+	if (!dst)
+		return -EFAULT;
+	memcpy(dst, st->bundle->data + n->data_off + off, k);
+	return 0;
+}
+
+const struct sys_entry sys_fs_dir_table[] = {
+    {SYS_getdents64, "getdents64", sys_getdents64, 0, NULL},
+    {0, NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,143 @@
+#!/bin/sh
+# A function's read-only files (--files): every file call of tests/guest/files.c against a native
+# run over a read-only copy of the same tree (a bind mount in a user namespace, chroot there),
+# from a folder and from tar archives, warm, from a snapshot on disk (both restore modes) and in
+# both syscall modes; the escapes refused; bad trees refused at load; the tree left as it was.
+set -u
+. "$(dirname "$0")/lib.sh"
+pick_backend
+
+P=$G/files.musl
+T=$tmp/tree
+mkdir -p "$T/data/b" "$T/sub"
+printf 'hello bundle\n' >"$T/data/a.txt"
+printf 'in sub\n' >"$T/sub/b.txt"
+printf 'deep c\n' >"$T/data/b/c.txt"
+printf '#!/bin/sh\n' >"$T/data/run.sh"
+chmod 755 "$T/data/run.sh" "$T"
+head -c 9000 /dev/urandom >"$T/data/big.bin"
+ln -s a.txt "$T/data/link_a"
+ln -s ../sub "$T/data/up"
+ln -s /sub/b.txt "$T/data/abs_in"
+ln -s loop "$T/data/loop"
+ln -s /etc/passwd "$T/data/esc_abs"
+ln -s ../../../../etc/passwd "$T/data/esc_rel"
+sums() { (cd "$T" && find . -printf '%p %y %m %l\n' | sort && find . -type f -exec sha256sum {} + | sort); }
+sums >"$tmp/sums.before"
+
+# the native run: the same program over a read-only copy, chrooted there
+cp -a "$T" "$tmp/copy"
+req request
+if unshare -rm sh -c 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" && exec "$2" "$1"' \
+	sh "$tmp/copy" "$P" <"$tmp/in" >"$tmp/native" 2>"$tmp/err"; then
+	ok "native run over a read-only copy"
+else
+	bad "native run over a read-only copy (unshare -rm: a user namespace is needed)"
+fi
+has "$tmp/native" '^access W: errno 30' "natively the copy is read-only (access W_OK is EROFS)"
+
+# same OUT MSG: OUT (stdout of a run) is the native output, N times over
+same()
+{
+	copies "${3:-1}" "$tmp/native"
+	if cmp -s "$1" "$tmp/want"; then
+		ok "$2: as natively"
+	else
+		bad "$2: differs from the native run"
+		diff "$tmp/want" "$1" | head -n 20 | sed 's/^/     | /'
+	fi
+}
+
+tar -C "$T" -cf "$tmp/tree.tar" .
+tar -C "$T" -czf "$tmp/tree.tgz" data sub
+for mode in trap guest; do
+	for src in "$T" "$tmp/tree.tar" "$tmp/tree.tgz"; do
+		what="$mode, $(basename "$src")"
+		er --syscalls "$mode" --files "$src" --repeat 3 --stats "$P"
+		expect_rc 0 "$what: --repeat 3"
+		same "$tmp/out" "$what: 3 invocations from the snapshot with files open" 3
+		stats "all(i['warm'] for i in j['invocations'][1:])" "$what: warm after the first"
+	done
+	# the snapshot on disk holds the open files; a cold start restores them
+	for restore in reap lazy; do
+		S=$tmp/state-$mode-$restore
+		EMBER_SYSCALLS=$mode
+		export EMBER_SYSCALLS
+		timeout 60 "$E" snapshot --state "$S" --backend "$EMBER_BACKEND" --files "$T" "$P" \
+			>"$tmp/out" 2>"$tmp/err" </dev/null
+		rc=$?
+		expect_rc 0 "$mode: ember snapshot --files"
+		er --state "$S" --cold --restore "$restore" --files "$T" --stats "$P"
+		unset EMBER_SYSCALLS
+		expect_rc 0 "$mode, $restore: cold start"
+		same "$tmp/out" "$mode, $restore: cold start from disk with files open"
+		stats "j['invocations'][0]['cold'] is True" "$mode, $restore: it was a cold start"
+	done
+done
+
+# another tree: the snapshot on disk is not the one for it
+S=$tmp/state-trap-reap
+cp -a "$T" "$tmp/other"
+printf 'changed\n' >"$tmp/other/data/a.txt"
+timeout 60 "$E" snapshot --state "$S" --backend "$EMBER_BACKEND" --files "$tmp/other" "$P" \
+	>"$tmp/out" 2>"$tmp/err" </dev/null
+if grep -q reused "$tmp/out"; then
+	bad "a snapshot made with other files was reused"
+else
+	ok "a snapshot made with other files is not reused"
+fi
+er --state "$S" --cold --files "$tmp/other" "$P"
+has "$tmp/out" '^read rest: 5 \[nged' "a cold start with the other files reads them"
+
+# the table of descriptors is bounded: init left 2 open
+req emfile
+er --files "$T" "$P"
+out_is "opened 57 more, then errno 24 (No file descriptors available)" "EMFILE when the table is full"
+
+# without --files every path is refused as before
+req request
+er "$P"
+has "$tmp/out" '^init: fa 0 fdir 0' "no files: open is refused"
+has "$tmp/out" '^open /etc/passwd: errno 13' "no files: /etc/passwd is EACCES"
+
+# bad trees are refused at load, with the reason
+mkdir -p "$tmp/bad1" && mkfifo "$tmp/bad1/pipe"
+er --files "$tmp/bad1" "$P"
+expect_rc 125 "a pipe in the tree"
+has "$tmp/err" 'pipe: not a file, folder or link' "a pipe in the tree: named"
+python3 - "$tmp" <<'PY'
+import io, sys, tarfile
+def make(name, entries):
+    with tarfile.open(sys.argv[1] + '/' + name, 'w') as t:
+        for n, kind, data in entries:
+            i = tarfile.TarInfo(n)
+            if kind == 'f':
+                i.size = len(data)
+                t.addfile(i, io.BytesIO(data))
+            else:
+                i.type = {'h': tarfile.LNKTYPE, 'c': tarfile.CHRTYPE}[kind]
+                i.linkname = data
+                t.addfile(i)
+make('dotdot.tar', [('../evil', 'f', b'x')])
+make('hard.tar', [('a', 'f', b'x'), ('b', 'h', 'a')])
+make('dev.tar', [('null', 'c', '')])
+make('ctrl.tar', [('bad\nname', 'f', b'x')])
+make('twice.tar', [('a', 'f', b'x'), ('a', 'f', b'y')])
+PY
+for t in dotdot:"'..' component" hard:"hard links" dev:"not a file" ctrl:"control character" \
+	twice:"given twice"; do
+	er --files "$tmp/${t%%:*}.tar" "$P"
+	expect_rc 125 "tar ${t%%:*} refused"
+	has "$tmp/err" "${t#*:}" "tar ${t%%:*}: the reason says ${t#*:}"
+done
+printf 'not a tar' >"$tmp/junk"
+er --files "$tmp/junk" "$P"
+expect_rc 125 "a file that is no archive"
+er --files "$tmp/missing" "$P"
+expect_rc 125 "a missing folder"
+has "$tmp/err" 'No such file' "a missing folder: named"
+
+# nothing a function did changed the tree
+sums >"$tmp/sums.after"
+check "the tree is as it was" cmp -s "$tmp/sums.before" "$tmp/sums.after"
+finish
