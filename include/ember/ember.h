@@ -114,6 +114,9 @@ struct ember_config {
 	 * entries and 1 GiB of contents at most; EMBER_ERR_CONFIG otherwise) and served from
 	 * memory; NULL: none, every path is refused */
 	const char *files;
+	/* or the same tree as a tar archive in memory (not with files) */
+	const void *files_tar;
+	size_t files_tar_len;
 };
 
 struct ember_syscall_count {

@@ -100,8 +100,13 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	if (!fn->argv || !fn->envp || (cfg->code_len && !fn->code))
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	char why[300];
+	if (cfg->files && cfg->files_tar)
+		return BAD_CONFIG("give files or files_tar, not both");
 	if (cfg->files && !(fn->bundle = bnd_open(cfg->files, why, sizeof(why))))
 		return BAD_CONFIG("%s", why);
+	if (cfg->files_tar &&
+	    !(fn->bundle = bnd_from_tar(cfg->files_tar, cfg->files_tar_len, why, sizeof(why))))
+		return BAD_CONFIG("files: %s", why);
 	return 0;
 }
 

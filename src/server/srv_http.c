@@ -25,8 +25,9 @@ static const struct srv_route routes[] = {
     {"GET", "/system/info", ROUTE_EXACT, BODY_REQUEST, h_info},
     {"GET", "/metrics", ROUTE_EXACT, BODY_REQUEST, h_metrics},
     {"GET", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_list},
-    {"POST", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_deploy},
-    {"PUT", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_update},
+    /* a deployment may carry its files: as large as an image */
+    {"POST", "/system/functions", ROUTE_EXACT, BODY_IMAGE, h_deploy},
+    {"PUT", "/system/functions", ROUTE_EXACT, BODY_IMAGE, h_update},
     {"DELETE", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_delete},
     {"GET", "/system/function/", ROUTE_NAME, BODY_REQUEST, h_get},
     {"GET", "/system/logs", ROUTE_EXACT, BODY_REQUEST, h_logs},

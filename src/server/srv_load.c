@@ -110,6 +110,8 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	cfg.image = path;
 	cfg.argv = argv;
 	cfg.envp = (const char *const *)sp->envp;
+	cfg.files_tar = sp->files;
+	cfg.files_tar_len = sp->files_len;
 	cfg.backend = s->backend;
 	cfg.mem_bytes = (sp->mem_bytes + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
 	cfg.timeout_s = sp->timeout_s;

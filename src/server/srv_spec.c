@@ -1,4 +1,5 @@
 /* Deployments: validating the JSON a client sends (or the state dir holds) into a srv_spec. */
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,26 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	return 0;
 }
 
+/* "files": a tar archive of the function's files, in base64; checked when it is loaded */
+static int files(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
+{
+	const json_t *f = member(in, "files");
+	if (!f)
+		return 0;
+	size_t n = json_is_string(f) ? json_string_length(f) : 0;
+	const char *b64 = json_string_value(f);
+	if (!n || n % 4 || n > INT32_MAX)
+		return snprintf(err, errlen, "files must be a tar archive in base64"), -1;
+	if (!(sp->files = malloc(n / 4 * 3)))
+		return snprintf(err, errlen, "out of memory"), -1;
+	int len = EVP_DecodeBlock(sp->files, (const unsigned char *)b64, (int)n);
+	if (len < 0)
+		return snprintf(err, errlen, "files must be a tar archive in base64"), -1;
+	/* EVP_DecodeBlock counts the padding's bytes as data */
+	sp->files_len = (size_t)len - (b64[n - 1] == '=') - (b64[n - 2] == '=');
+	return json_object_set_new(sp->doc, "files", json_stringn(b64, n));
+}
+
 static int limits(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
 {
 	const json_t *l = member(in, "limits");
@@ -268,7 +289,8 @@ int spec_parse(const json_t *in, const char *created, struct srv_spec **out, cha
 	if (source(in, sp, err, errlen) || string_map(in, "envVars", sp->doc, err, errlen) ||
 	    string_map(in, "labels", sp->doc, err, errlen) ||
 	    string_map(in, "annotations", sp->doc, err, errlen) || limits(in, sp, err, errlen) ||
-	    ember_fields(in, sp, err, errlen) || build_env(sp, err, errlen))
+	    files(in, sp, err, errlen) || ember_fields(in, sp, err, errlen) ||
+	    build_env(sp, err, errlen))
 		goto fail;
 	json_t *code = json_object_get(sp->doc, "code");
 	sp->code = json_string_value(code);
@@ -297,6 +319,7 @@ void spec_put(struct srv_spec *sp)
 	for (size_t i = 0; sp->envp && sp->envp[i]; i++)
 		free(sp->envp[i]);
 	free(sp->envp);
+	free(sp->files);
 	json_decref(sp->doc);
 	free(sp);
 }

@@ -9,10 +9,16 @@
 /* OpenFaaS's FunctionStatus, with Ember's fields (s->mu held) */
 static json_t *status_locked(struct srv_entry *e)
 {
-	json_t *j = json_deep_copy(e->spec->doc);
+	/* a shallow copy: the files (base64, as large as an image) are never copied; "ember",
+	 * which gets the live fields, is the copy's own */
+	json_t *j = json_copy(e->spec->doc);
 	if (!j)
 		return NULL;
+	json_object_set_new(j, "ember", json_deep_copy(json_object_get(j, "ember")));
 	json_object_del(j, "code");
+	if (e->spec->files)
+		json_object_set_new(j, "files",
+				    json_pack("{s:I}", "bytes", (json_int_t)e->spec->files_len));
 	json_object_del(j, "service");
 	json_object_set_new(j, "name", json_string(e->spec->name));
 	struct ember_info info = {0};

@@ -1,0 +1,63 @@
+#!/bin/sh
+# A deployment with files over HTTP: "files" is a tar archive in base64; the function reads the
+# tree as natively, after a restart too (the deployment keeps it); the status shows its size, not
+# the archive; a damaged or forbidden tree is refused at deploy (400, kind config) with the reason.
+set -u
+. "$(dirname "$0")/lib.sh"
+pick_backend
+. "$(dirname "$0")/srv_lib.sh"
+. "$(dirname "$0")/files_lib.sh"
+
+# deploy_body NAME TARFILE: the deployment of files.musl with that archive, in $tmp/deploy.json
+deploy_body()
+{
+	printf '{"service":"%s","image":"files","files":"%s"}' "$1" "$(base64 -w0 "$2")" \
+		>"$tmp/deploy.json"
+}
+
+start
+expect "upload files.musl" 201 "$(http PUT /system/images/files --data-binary @"$P")"
+tar -C "$T" -czf "$tmp/tree.tgz" .
+deploy_body fs "$tmp/tree.tgz"
+expect "deploy with files" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+code=$(NOAUTH=1 http POST /function/fs --data-binary request)
+expect "invoke" 200 "$code"
+check "the function reads its files as natively" cmp -s "$tmp/body" "$tmp/native"
+code=$(NOAUTH=1 http POST /function/fs --data-binary request)
+check "again, warm: as natively" cmp -s "$tmp/body" "$tmp/native"
+code=$(http GET /system/function/fs)
+expect "the status of fs" 200 "$code"
+contains "the status has the archive's size" '"files":{"bytes":'"$(wc -c <"$tmp/tree.tgz")"'}' \
+	"$tmp/body"
+if grep -q "$(base64 -w0 "$tmp/tree.tgz" | head -c 40)" "$tmp/body"; then
+	bad "the status shows the archive itself"
+else
+	ok "the status does not show the archive"
+fi
+
+# after a restart, the stored deployment still has its files
+stop
+start
+code=$(NOAUTH=1 http POST /function/fs --data-binary request)
+expect "invoke after a restart" 200 "$code"
+check "after a restart: as natively" cmp -s "$tmp/body" "$tmp/native"
+
+# refused at deploy
+mkdir -p "$tmp/badtree" && mkfifo "$tmp/badtree/pipe"
+python3 -c 'import tarfile, sys
+t = tarfile.open(sys.argv[1], "w"); i = tarfile.TarInfo("../evil"); t.addfile(i); t.close()' \
+	"$tmp/evil.tar"
+deploy_body bad1 "$tmp/evil.tar"
+expect "a tar with '..': 400" 400 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+contains "a tar with '..': the reason" "'..' component" "$tmp/body"
+contains "a tar with '..': kind config" '"kind":"config"' "$tmp/body"
+printf 'just text' >"$tmp/junk"
+deploy_body bad2 "$tmp/junk"
+expect "not a tar: 400" 400 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+contains "not a tar: the reason" "tar archive" "$tmp/body"
+printf '{"service":"bad3","image":"files","files":"@@@@"}' >"$tmp/deploy.json"
+expect "not base64: 400" 400 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+contains "not base64: the reason" "base64" "$tmp/body"
+expect "the refused ones are not deployed" 404 "$(http GET /system/function/bad1)"
+stop
+finish
