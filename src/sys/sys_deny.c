@@ -11,15 +11,9 @@
 	}
 
 const struct sys_entry sys_deny_table[] = {
-    /* the host's files (opening, reading and looking up paths: sys_fs.c, refused the same way
-     * when the function has no files) */
+    /* the host's files (paths, and what would change them: sys_fs.c, refused the same way when
+     * the function has no files) */
     DENY(SYS_openat2, "openat2", EACCES),
-    DENY(SYS_mkdir, "mkdir", EACCES),
-    DENY(SYS_mkdirat, "mkdirat", EACCES),
-    DENY(SYS_unlink, "unlink", EACCES),
-    DENY(SYS_unlinkat, "unlinkat", EACCES),
-    DENY(SYS_rename, "rename", EACCES),
-    DENY(SYS_renameat, "renameat", EACCES),
     /* the network */
     DENY(SYS_socket, "socket", EACCES),
     DENY(SYS_socketpair, "socketpair", EACCES),

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "sys/sys.h"
+#include "sys/sys_fs.h"
 
 #define FS_DEV	 0xeb01 /* st_dev of every file of a bundle */
 #define FS_OWNER 0	/* the files' owner, not the guest's uid: it reads them as "other" */
@@ -19,7 +19,7 @@ void sys_set_bundle(struct sys_state *st, const struct bnd *b)
 	memset(st->files, 0, sizeof(st->files));
 }
 
-static struct sys_file *file_of(struct sys_state *st, uint64_t fd)
+struct sys_file *sys_fs_file(struct sys_state *st, uint64_t fd)
 {
 	if (fd < SYS_FS_FD0 || fd >= SYS_FS_FD0 + SYS_FS_FILES)
 		return NULL;
@@ -29,7 +29,7 @@ static struct sys_file *file_of(struct sys_state *st, uint64_t fd)
 
 int sys_fs_is(const struct sys_state *st, uint64_t fd)
 {
-	return file_of((struct sys_state *)st, fd) != NULL;
+	return sys_fs_file((struct sys_state *)st, fd) != NULL;
 }
 
 int sys_fs_check(const struct sys_state *st)
@@ -60,7 +60,7 @@ static long start_dir(struct sys_state *st, uint64_t dirfd, uint32_t *dir)
 		*dir = st->cwd;
 		return 0;
 	}
-	struct sys_file *f = file_of(st, dirfd);
+	struct sys_file *f = sys_fs_file(st, dirfd);
 	if (!f)
 		return (int)dirfd >= 0 && dirfd < 32 && (st->open_fds & (1u << dirfd)) ? -ENOTDIR
 										       : -EBADF;
@@ -71,7 +71,7 @@ static long start_dir(struct sys_state *st, uint64_t dirfd, uint32_t *dir)
 }
 
 /* a path of a call: read, then looked up from dirfd */
-static long resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int follow, int empty_ok,
+long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int follow, int empty_ok,
 		    uint32_t *node, int *parent_ok)
 {
 	char path[BND_PATH_MAX];
@@ -86,7 +86,7 @@ static long resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 			*node = st->cwd;
 			return 0;
 		}
-		struct sys_file *f = file_of(st, dirfd);
+		struct sys_file *f = sys_fs_file(st, dirfd);
 		if (!f)
 			return -EBADF;
 		*node = f->node;
@@ -105,7 +105,7 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 	uint32_t node;
 	int parent_ok = 0;
 	int follow = !(flags & O_NOFOLLOW) && !(creat && (flags & O_EXCL));
-	long rc = resolve(st, dirfd, addr, follow, 0, &node, &parent_ok);
+	long rc = sys_fs_resolve(st, dirfd, addr, follow, 0, &node, &parent_ok);
 	if (rc == -ENOENT && creat && parent_ok)
 		return -EROFS;
 	if (rc)
@@ -150,7 +150,7 @@ static long sys_creat(struct sys_state *st, const uint64_t a[6])
 
 long sys_fs_close(struct sys_state *st, uint64_t fd)
 {
-	struct sys_file *f = file_of(st, fd);
+	struct sys_file *f = sys_fs_file(st, fd);
 	if (!f)
 		return -EBADF;
 	f->open = 0;
@@ -159,7 +159,7 @@ long sys_fs_close(struct sys_state *st, uint64_t fd)
 
 long sys_fs_read(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, int64_t offset)
 {
-	struct sys_file *f = file_of(st, fd);
+	struct sys_file *f = sys_fs_file(st, fd);
 	if (!f)
 		return -EBADF;
 	const struct bnd_node *n = &st->bundle->nodes[f->node];
@@ -188,7 +188,7 @@ static long sys_pread64(struct sys_state *st, const uint64_t a[6])
 
 long sys_fs_lseek(struct sys_state *st, uint64_t fd, int64_t off, int whence)
 {
-	struct sys_file *f = file_of(st, fd);
+	struct sys_file *f = sys_fs_file(st, fd);
 	if (!f)
 		return -EBADF;
 	int64_t base = 0;
@@ -220,7 +220,7 @@ static void stat_of(const struct bnd *b, uint32_t node, struct stat *s)
 
 long sys_fs_fstat(struct sys_state *st, uint64_t fd, uint64_t addr)
 {
-	struct sys_file *f = file_of(st, fd);
+	struct sys_file *f = sys_fs_file(st, fd);
 	if (!f)
 		return -EBADF;
 	struct stat s;
@@ -229,19 +229,19 @@ long sys_fs_fstat(struct sys_state *st, uint64_t fd, uint64_t addr)
 }
 
 /* the node an *at call with AT_ flags names */
-static long lookup_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int flags,
+long sys_fs_lookup_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int flags,
 		      uint32_t *node)
 {
 	if (!st->bundle)
 		return -EACCES;
-	return resolve(st, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH, node,
-		       NULL);
+	return sys_fs_resolve(st, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW),
+			      flags & AT_EMPTY_PATH, node, NULL);
 }
 
 long sys_fs_stat_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t addr, int flags)
 {
 	uint32_t node;
-	long rc = lookup_at(st, dirfd, path, flags, &node);
+	long rc = sys_fs_lookup_at(st, dirfd, path, flags, &node);
 	if (rc)
 		return rc;
 	struct stat s;
@@ -262,7 +262,7 @@ static long sys_lstat(struct sys_state *st, const uint64_t a[6])
 static long sys_statx(struct sys_state *st, const uint64_t a[6])
 {
 	uint32_t node;
-	long rc = lookup_at(st, a[0], a[1], (int)a[2], &node);
+	long rc = sys_fs_lookup_at(st, a[0], a[1], (int)a[2], &node);
 	if (rc)
 		return rc;
 	struct stat s;
@@ -283,119 +283,19 @@ static long sys_statx(struct sys_state *st, const uint64_t a[6])
 	return sys_put(st, a[4], &x, sizeof(x));
 }
 
-static long readlink_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t buf,
-			uint64_t len)
-{
-	if ((int64_t)len <= 0)
-		return -EINVAL;
-	uint32_t node;
-	long rc = resolve(st, dirfd, path, 0, 0, &node, NULL);
-	if (rc)
-		return rc;
-	if (!bnd_is(st->bundle, node, S_IFLNK))
-		return -EINVAL;
-	const struct bnd_node *n = &st->bundle->nodes[node];
-	uint64_t k = n->size < len ? n->size : len;
-	void *dst = sys_user(st, buf, k, PROT_WRITE);
-	if (!dst)
-		return -EFAULT;
-	memcpy(dst, st->bundle->data + n->data_off, k);
-	return (long)k;
-}
-
-static long sys_readlink(struct sys_state *st, const uint64_t a[6])
-{
-	return readlink_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], a[2]);
-}
-
-static long sys_readlinkat(struct sys_state *st, const uint64_t a[6])
-{
-	return readlink_at(st, a[0], a[1], a[2], a[3]);
-}
-
-/* access as the guest's uid, which does not own the files: the "other" bits; writing: EROFS */
-static long access_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int mode, int flags)
-{
-	if (mode & ~(R_OK | W_OK | X_OK))
-		return -EINVAL;
-	uint32_t node;
-	long rc = lookup_at(st, dirfd, path, flags, &node);
-	if (rc)
-		return rc;
-	unsigned perm = st->bundle->nodes[node].mode & 07;
-	if (((mode & R_OK) && !(perm & 4)) || ((mode & X_OK) && !(perm & 1)))
-		return -EACCES;
-	return mode & W_OK ? -EROFS : 0;
-}
-
-static long sys_access(struct sys_state *st, const uint64_t a[6])
-{
-	return access_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], 0);
-}
-
-static long sys_faccessat(struct sys_state *st, const uint64_t a[6])
-{
-	return access_at(st, a[0], a[1], (int)a[2], 0);
-}
-
-static long sys_faccessat2(struct sys_state *st, const uint64_t a[6])
-{
-	return access_at(st, a[0], a[1], (int)a[2], (int)a[3]);
-}
-
-static long sys_chdir(struct sys_state *st, const uint64_t a[6])
-{
-	uint32_t node;
-	long rc = resolve(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 1, 0, &node, NULL);
-	if (rc)
-		return rc;
-	if (!bnd_is(st->bundle, node, S_IFDIR))
-		return -ENOTDIR;
-	st->cwd = node;
-	return 0;
-}
-
-static long sys_fchdir(struct sys_state *st, const uint64_t a[6])
-{
-	struct sys_file *f = file_of(st, a[0]);
-	if (!f)
-		return -EBADF;
-	if (!bnd_is(st->bundle, f->node, S_IFDIR))
-		return -ENOTDIR;
-	st->cwd = f->node;
-	return 0;
-}
-
-static long sys_getcwd(struct sys_state *st, const uint64_t a[6])
-{
-	char path[BND_PATH_MAX];
-	long n = bnd_path_of(st->bundle, st->cwd, path, a[1] < sizeof(path) ? a[1] : sizeof(path));
-	if (n < 0)
-		return n;
-	return sys_put(st, a[0], path, (size_t)n) ? -EFAULT : n;
-}
-
-static int has_bundle(const struct sys_state *st)
+int sys_fs_has(const struct sys_state *st)
 {
 	return st->bundle != NULL;
 }
 
 /* without files, refused as the host's own would be */
 const struct sys_entry sys_fs_table[] = {
-    {SYS_open, "open", sys_open, EACCES, has_bundle},
-    {SYS_openat, "openat", sys_openat, EACCES, has_bundle},
-    {SYS_creat, "creat", sys_creat, EACCES, has_bundle},
+    {SYS_open, "open", sys_open, EACCES, sys_fs_has},
+    {SYS_openat, "openat", sys_openat, EACCES, sys_fs_has},
+    {SYS_creat, "creat", sys_creat, EACCES, sys_fs_has},
     {SYS_pread64, "pread64", sys_pread64, 0, NULL},
-    {SYS_stat, "stat", sys_stat, EACCES, has_bundle},
-    {SYS_lstat, "lstat", sys_lstat, EACCES, has_bundle},
-    {SYS_statx, "statx", sys_statx, EACCES, has_bundle},
-    {SYS_readlink, "readlink", sys_readlink, EACCES, has_bundle},
-    {SYS_readlinkat, "readlinkat", sys_readlinkat, EACCES, has_bundle},
-    {SYS_access, "access", sys_access, EACCES, has_bundle},
-    {SYS_faccessat, "faccessat", sys_faccessat, EACCES, has_bundle},
-    {SYS_faccessat2, "faccessat2", sys_faccessat2, EACCES, has_bundle},
-    {SYS_chdir, "chdir", sys_chdir, EACCES, has_bundle},
-    {SYS_fchdir, "fchdir", sys_fchdir, 0, NULL},
-    {SYS_getcwd, "getcwd", sys_getcwd, ENOENT, has_bundle},
+    {SYS_stat, "stat", sys_stat, EACCES, sys_fs_has},
+    {SYS_lstat, "lstat", sys_lstat, EACCES, sys_fs_has},
+    {SYS_statx, "statx", sys_statx, EACCES, sys_fs_has},
     {0, NULL, NULL, 0, NULL},
 };

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "sys/sys.h"
+#include "sys/sys_fs.h"
 
 struct dirent64_hdr {
 	uint64_t ino;

@@ -223,6 +223,13 @@ int main(int argc, char **argv)
 	res("open O_DIRECTORY file", open("/data/a.txt", O_RDONLY | O_DIRECTORY));
 	res("open below a file", open("/data/a.txt/x", O_RDONLY));
 	res("creat", creat("/data/c2.txt", 0644));
+	res("mkdir", mkdir("/data/newdir", 0755));
+	res("rmdir", rmdir("/sub"));
+	res("unlink", unlink("/data/a.txt"));
+	res("rename", rename("/data/a.txt", "/data/z.txt"));
+	res("symlink", symlink("a.txt", "/data/s"));
+	res("link", link("/data/a.txt", "/data/h"));
+	res("truncate", truncate("/data/a.txt", 0));
 	res("write to a file", write(fa, "x", 1));
 	/* a fresh one: ext4 says EINVAL at the end of a listing (the position is its EOF mark) */
 	int fs = open("/sub", O_RDONLY | O_DIRECTORY);

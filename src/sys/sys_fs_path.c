@@ -1,0 +1,136 @@
+/* The bundle's paths beyond opening: links read, access checked, the cwd, and the calls that
+ * would change the tree (EROFS). */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sys/sys_fs.h"
+
+static long readlink_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t buf,
+			uint64_t len)
+{
+	if ((int64_t)len <= 0)
+		return -EINVAL;
+	uint32_t node;
+	long rc = sys_fs_resolve(st, dirfd, path, 0, 0, &node, NULL);
+	if (rc)
+		return rc;
+	if (!bnd_is(st->bundle, node, S_IFLNK))
+		return -EINVAL;
+	const struct bnd_node *n = &st->bundle->nodes[node];
+	uint64_t k = n->size < len ? n->size : len;
+	void *dst = sys_user(st, buf, k, PROT_WRITE);
+	if (!dst)
+		return -EFAULT;
+	memcpy(dst, st->bundle->data + n->data_off, k);
+	return (long)k;
+}
+
+static long sys_readlink(struct sys_state *st, const uint64_t a[6])
+{
+	return readlink_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], a[2]);
+}
+
+static long sys_readlinkat(struct sys_state *st, const uint64_t a[6])
+{
+	return readlink_at(st, a[0], a[1], a[2], a[3]);
+}
+
+/* access as the guest's uid, which does not own the files: the "other" bits; writing: EROFS */
+static long access_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int mode, int flags)
+{
+	if (mode & ~(R_OK | W_OK | X_OK))
+		return -EINVAL;
+	uint32_t node;
+	long rc = sys_fs_lookup_at(st, dirfd, path, flags, &node);
+	if (rc)
+		return rc;
+	unsigned perm = st->bundle->nodes[node].mode & 07;
+	if (((mode & R_OK) && !(perm & 4)) || ((mode & X_OK) && !(perm & 1)))
+		return -EACCES;
+	return mode & W_OK ? -EROFS : 0;
+}
+
+static long sys_access(struct sys_state *st, const uint64_t a[6])
+{
+	return access_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], 0);
+}
+
+static long sys_faccessat(struct sys_state *st, const uint64_t a[6])
+{
+	return access_at(st, a[0], a[1], (int)a[2], 0);
+}
+
+static long sys_faccessat2(struct sys_state *st, const uint64_t a[6])
+{
+	return access_at(st, a[0], a[1], (int)a[2], (int)a[3]);
+}
+
+static long sys_chdir(struct sys_state *st, const uint64_t a[6])
+{
+	uint32_t node;
+	long rc = sys_fs_resolve(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 1, 0, &node, NULL);
+	if (rc)
+		return rc;
+	if (!bnd_is(st->bundle, node, S_IFDIR))
+		return -ENOTDIR;
+	st->cwd = node;
+	return 0;
+}
+
+static long sys_fchdir(struct sys_state *st, const uint64_t a[6])
+{
+	struct sys_file *f = sys_fs_file(st, a[0]);
+	if (!f)
+		return -EBADF;
+	if (!bnd_is(st->bundle, f->node, S_IFDIR))
+		return -ENOTDIR;
+	st->cwd = f->node;
+	return 0;
+}
+
+static long sys_getcwd(struct sys_state *st, const uint64_t a[6])
+{
+	char path[BND_PATH_MAX];
+	long n = bnd_path_of(st->bundle, st->cwd, path, a[1] < sizeof(path) ? a[1] : sizeof(path));
+	if (n < 0)
+		return n;
+	return sys_put(st, a[0], path, (size_t)n) ? -EFAULT : n;
+}
+
+/* what would change the tree: a read-only file system says EROFS */
+static long read_only(struct sys_state *st, const uint64_t a[6])
+{
+	(void)st;
+	(void)a;
+	return -EROFS;
+}
+
+const struct sys_entry sys_fs_path_table[] = {
+    {SYS_readlink, "readlink", sys_readlink, EACCES, sys_fs_has},
+    {SYS_readlinkat, "readlinkat", sys_readlinkat, EACCES, sys_fs_has},
+    {SYS_access, "access", sys_access, EACCES, sys_fs_has},
+    {SYS_faccessat, "faccessat", sys_faccessat, EACCES, sys_fs_has},
+    {SYS_faccessat2, "faccessat2", sys_faccessat2, EACCES, sys_fs_has},
+    {SYS_chdir, "chdir", sys_chdir, EACCES, sys_fs_has},
+    {SYS_fchdir, "fchdir", sys_fchdir, 0, NULL},
+    {SYS_getcwd, "getcwd", sys_getcwd, ENOENT, sys_fs_has},
+    {SYS_mkdir, "mkdir", read_only, EACCES, sys_fs_has},
+    {SYS_mkdirat, "mkdirat", read_only, EACCES, sys_fs_has},
+    {SYS_rmdir, "rmdir", read_only, EACCES, sys_fs_has},
+    {SYS_unlink, "unlink", read_only, EACCES, sys_fs_has},
+    {SYS_unlinkat, "unlinkat", read_only, EACCES, sys_fs_has},
+    {SYS_rename, "rename", read_only, EACCES, sys_fs_has},
+    {SYS_renameat, "renameat", read_only, EACCES, sys_fs_has},
+    {SYS_renameat2, "renameat2", read_only, EACCES, sys_fs_has},
+    {SYS_symlink, "symlink", read_only, EACCES, sys_fs_has},
+    {SYS_symlinkat, "symlinkat", read_only, EACCES, sys_fs_has},
+    {SYS_link, "link", read_only, EACCES, sys_fs_has},
+    {SYS_linkat, "linkat", read_only, EACCES, sys_fs_has},
+    {SYS_truncate, "truncate", read_only, EACCES, sys_fs_has},
+    {0, NULL, NULL, 0, NULL},
+};
