@@ -20,7 +20,7 @@ GUEST_PROGS += fpustate rodontneed isolation unaligned dirtier
 # stderr for the server's logs (tests/integration/test_logs.sh)
 GUEST_PROGS += logger
 # the bundle's file calls (tests/integration/test_files.sh)
-GUEST_PROGS += files
+GUEST_PROGS += files fileread
 GUEST_MULTI := hello workout args counter marker
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
