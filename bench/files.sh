@@ -9,13 +9,7 @@ B=${B:-build}
 N=${N:-100}
 R=${R:-200}
 P=$B/guest/fileread.musl
-if [ -n "${EMBER_BACKEND:-}" ] && [ "$EMBER_BACKEND" != auto ] && [ "$EMBER_BACKEND" != both ]; then
-	BACKENDS=$EMBER_BACKEND
-elif [ -c /dev/kvm ] && (exec 3<>/dev/kvm) 2>/dev/null; then
-	BACKENDS="kvm ptrace"
-else
-	BACKENDS=ptrace
-fi
+. bench/backends.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/tree/data"

@@ -6,15 +6,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 N=${N:-30}
 HELLO=$B/guest/hello.musl
-# both backends where /dev/kvm works; EMBER_BACKEND=kvm|ptrace picks one
-if [ -n "${EMBER_BACKEND:-}" ] && [ "$EMBER_BACKEND" != auto ] && [ "$EMBER_BACKEND" != both ]; then
-	BACKENDS=$EMBER_BACKEND
-elif [ -c /dev/kvm ] && (exec 3<>/dev/kvm) 2>/dev/null; then
-	BACKENDS="kvm ptrace"
-else
-	BACKENDS=ptrace
-	echo "kvm: /dev/kvm does not work here: only ptrace measured"
-fi
+. bench/backends.sh
 now() { date +%s%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 : >"$B/bench-native.txt"
