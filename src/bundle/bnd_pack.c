@@ -191,7 +191,8 @@ static void place(struct packer *pk, struct bnode *n, uint32_t i, uint32_t paren
 	if (n->len)
 		memcpy(pk->data + pk->data_len, n->data, n->len);
 	pk->data_len += (n->len + 7) & ~7ULL;
-	qsort(n->kids, n->nkids, sizeof(*n->kids), by_name);
+	if (n->nkids)
+		qsort(n->kids, n->nkids, sizeof(*n->kids), by_name);
 	o->first = pk->next;
 	o->count = (uint32_t)n->nkids;
 	pk->next += (uint32_t)n->nkids;

@@ -9,7 +9,7 @@
 #   tests/fuzz/run.sh --coverage [NAME...]     the line coverage of its own sources by both its
 #                                              corpora, with llvm-cov (make fuzz-cov: FUZZ_B is
 #                                              then build-fuzz-cov, FUZZ_CORPUS build-fuzz/corpus)
-# NAME is sys, elf, snap, ws, spec, parse, http, stack or rt (default: all). Machines use
+# NAME is sys, elf, snap, ws, spec, parse, http, stack, rt or bundle (default: all). Machines use
 # $EMBER_BACKEND (default auto); guest programs come from $B/guest (default build). A crash, a
 # leak or a broken invariant fails the run; its input is kept as $LOGS/NAME-crash-* (LOGS
 # default $FUZZ_B/logs).
@@ -30,7 +30,8 @@ spec 20000 src/server/srv_spec.c -dict=tests/fuzz/spec.dict
 parse 50000 src/server/srv_parse.c -max_len=256
 http 3000 src/server/srv_http.c,src/server/srv_auth.c,src/server/srv_meta.c,src/server/srv_invoke.c -dict=tests/fuzz/http.dict
 stack 10000 src/cli/stack -dict=tests/fuzz/stack.dict
-rt 20000 src/guest/ -max_len=512"
+rt 20000 src/guest/ -max_len=512
+bundle 5000 src/bundle/ -max_len=65536"
 
 long=
 coverage=

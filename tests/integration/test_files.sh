@@ -25,8 +25,9 @@ same()
 
 tar -C "$T" -cf "$tmp/tree.tar" .
 tar -C "$T" -czf "$tmp/tree.tgz" data sub
+tar -C "$T" -cJf "$tmp/tree.txz" .
 for mode in trap guest; do
-	for src in "$T" "$tmp/tree.tar" "$tmp/tree.tgz"; do
+	for src in "$T" "$tmp/tree.tar" "$tmp/tree.tgz" "$tmp/tree.txz"; do
 		what="$mode, $(basename "$src")"
 		er --syscalls "$mode" --files "$src" --repeat 3 --stats "$P"
 		expect_rc 0 "$what: --repeat 3"
