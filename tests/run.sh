@@ -65,7 +65,7 @@ UNIT_PURE="test_elf test_sites test_x86 test_logs test_image_name test_demand te
 # the fuzzing harnesses (make fuzz); those that make machines run on each backend there is
 FUZZ_PURE="snap spec parse stack rt"
 FUZZ_VM="sys elf ws http"
-INT_ALL="test_run test_cpu test_snapshot test_guest test_cold test_server test_async test_auth test_status test_logs test_stack test_kill9 test_slow test_suite_virtine test_errors test_sandbox test_demand test_lb test_memory test_files test_files_server"
+INT_ALL="test_run test_cpu test_snapshot test_guest test_cold test_server test_async test_auth test_status test_logs test_stack test_kill9 test_slow test_suite_virtine test_errors test_sandbox test_demand test_lb test_memory test_files test_files_server test_python"
 INT_GUEST="test_run test_snapshot test_suite_virtine test_cold" # also with syscalls=guest
 # also in the other sharing modes (upm is the default): the whole suite's outputs, fresh state
 UNIT_SHARING="test_isolation"

@@ -38,15 +38,22 @@ int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size
 
 /* what ember_load needs to run PROGRAM: the program itself, or with runtime set, the runtime's
  * image with PROGRAM's source as its code (argv points into the struct: do not copy it) */
+struct ember_config;
+
 struct cli_program {
 	char image[4096];
 	char source[256]; /* the source's file name, the runtime's argv[1] */
 	const char *argv[3];
 	uint8_t *code; /* malloc'd; free it after ember_load */
 	size_t code_len;
+	char files[4096]; /* the runtime's own files (python: its standard library), or "" */
 };
 int cli_program(const char *runtime, const char *program, struct cli_program *p, char *why,
 		size_t whylen);
+/* p's image, arguments, code and files in cfg; -1 with why when cfg has files of its own and
+ * the runtime needs its own */
+int cli_program_config(const struct cli_program *p, struct ember_config *cfg, char *why,
+		       size_t whylen);
 /* an --env NAME=VALUE added to envp (room for max); NULL, or why it was refused */
 const char *cli_add_env(const char **envp, int *n, int max, const char *kv);
 /* a --mem SIZE: parsed, from EMBER_MEM_MIN to EMBER_MEM_MAX, rounded up to 2 MiB; NULL, or why

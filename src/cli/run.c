@@ -30,7 +30,8 @@ static const char run_help[] =
     "  --output-limit SIZE  stdout + stderr limit (default 6M)\n"
     "  --backend NAME    kvm (default), ptrace (no hardware isolation; for hosts without\n"
     "                    /dev/kvm) or auto (kvm when available, else ptrace)\n"
-    "  --runtime NAME    run a function's source with a language runtime: js or lua;\n"
+    "  --runtime NAME    run a function's source with a language runtime: js, lua or\n"
+    "                    python;\n"
     "                    PROGRAM is then the source file (defines handler(input))\n"
     "  --files PATH      the function's read-only files, seen at /: a folder or a tar\n"
     "                    archive, checked and read once (files, folders and links only)\n"
@@ -264,10 +265,11 @@ int cli_run(int argc, char **argv)
 			fprintf(stderr, "ember: %s\n", why);
 			return CLI_EXIT_EMBER;
 		}
-		cfg.image = prog.image;
-		cfg.argv = prog.argv;
-		cfg.code = prog.code;
-		cfg.code_len = prog.code_len;
+		if (cli_program_config(&prog, &cfg, why, sizeof(why))) {
+			fprintf(stderr, "ember: %s\n", why);
+			free(prog.code);
+			return CLI_EXIT_EMBER;
+		}
 	}
 	char err[256];
 	struct ember_function *fn;

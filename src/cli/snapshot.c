@@ -31,7 +31,7 @@ static const char snapshot_help[] =
     "                    to 2M)\n"
     "  --env K=V         set an environment variable for the programs (repeatable)\n"
     "  --backend NAME    kvm (default), ptrace or auto\n"
-    "  --runtime NAME    each PROGRAM is a source file for the js or lua runtime\n"
+    "  --runtime NAME    each PROGRAM is a source file for the js, lua or python runtime\n"
     "  --files PATH      the programs' read-only files (a folder or a tar archive), as\n"
     "                    `ember run --files` gives them: part of what the snapshot needs\n"
     "  -h, --help        show this help\n"
@@ -54,10 +54,11 @@ static int snapshot_one(struct ember_config cfg, const char *runtime, const char
 		fprintf(stderr, "ember snapshot: %s\n", err);
 		return -1;
 	}
-	cfg.image = p.image;
-	cfg.argv = p.argv;
-	cfg.code = p.code;
-	cfg.code_len = p.code_len;
+	if (cli_program_config(&p, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "ember snapshot: %s\n", err);
+		free(p.code);
+		return -1;
+	}
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));
 	free(p.code);
 	if (rc) {

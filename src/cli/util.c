@@ -88,13 +88,13 @@ int cli_write_all(int fd, const void *buf, size_t len)
 
 int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size_t whylen)
 {
-	static const char *const known[] = {"js", "lua"};
+	static const char *const known[] = {"js", "lua", "python"};
 	size_t i;
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (!strcmp(name, known[i]))
 			break;
 	if (i == sizeof(known) / sizeof(known[0])) {
-		snprintf(why, whylen, "unknown runtime '%s' (js or lua)", name);
+		snprintf(why, whylen, "unknown runtime '%s' (js, lua or python)", name);
 		return -1;
 	}
 	char dir[4096];
@@ -131,6 +131,37 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 	snprintf(p->source, sizeof(p->source), "%s", base ? base + 1 : program);
 	p->argv[0] = p->image;
 	p->argv[1] = p->source;
+	if (!strcmp(runtime, "python")) { /* its standard library, built beside it */
+		snprintf(p->files, sizeof(p->files), "%.4000s-lib", p->image);
+		if (access(p->files, R_OK)) {
+			snprintf(why, whylen,
+				 "the python runtime's library is missing at %s (build it "
+				 "with make)",
+				 p->files);
+			free(p->code);
+			p->code = NULL;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int cli_program_config(const struct cli_program *p, struct ember_config *cfg, char *why,
+		       size_t whylen)
+{
+	cfg->image = p->image;
+	cfg->argv = p->argv;
+	cfg->code = p->code;
+	cfg->code_len = p->code_len;
+	if (!p->files[0])
+		return 0;
+	if (cfg->files) {
+		snprintf(why, whylen,
+			 "a python function cannot have files of its own yet (--files): its "
+			 "files are the standard library");
+		return -1;
+	}
+	cfg->files = p->files;
 	return 0;
 }
 

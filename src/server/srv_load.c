@@ -69,10 +69,21 @@ static unsigned pool_max(const struct srv_spec *sp)
 	return n > MAX_DEMAND ? MAX_DEMAND : n;
 }
 
+/* the source's file name a runtime reports errors with */
+static const char *handler_name(const char *runtime)
+{
+	static const char *const names[][2] = {
+	    {"js", "handler.js"}, {"lua", "handler.lua"}, {"python", "handler.py"}};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(runtime, names[i][0]))
+			return names[i][1];
+	return "handler";
+}
+
 int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struct srv_inst **out,
 	      char *err, size_t errlen)
 {
-	char path[SRV_PATH_MAX];
+	char path[SRV_PATH_MAX], pylib[SRV_PATH_MAX + 8];
 	const char *argv[3] = {NULL, NULL, NULL};
 	struct ember_config cfg = {0};
 	if (sp->image[0] && image) {
@@ -103,9 +114,13 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 					sp->runtime, path),
 			       EMBER_ERR; /* the server's installation, not the deployment */
 		argv[0] = path;
-		argv[1] = strcmp(sp->runtime, "js") ? "handler.lua" : "handler.js";
+		argv[1] = handler_name(sp->runtime);
 		cfg.code = sp->code;
 		cfg.code_len = sp->code_len;
+		/* python's standard library, built beside it */
+		if (!strcmp(sp->runtime, "python") &&
+		    snprintf(pylib, sizeof(pylib), "%s-lib", path) < (int)sizeof(pylib))
+			cfg.files = pylib;
 	}
 	cfg.image = path;
 	cfg.argv = argv;

@@ -129,12 +129,18 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	}
 	if (!rt)
 		return snprintf(err, errlen,
-				"give image (an uploaded executable) or runtime (js or lua) "
-				"with code"),
+				"give image (an uploaded executable) or runtime (js, lua or "
+				"python) with code"),
 		       -1;
 	if (!json_is_string(rt) ||
-	    (strcmp(json_string_value(rt), "js") && strcmp(json_string_value(rt), "lua")))
-		return snprintf(err, errlen, "runtime must be \"js\" or \"lua\""), -1;
+	    (strcmp(json_string_value(rt), "js") && strcmp(json_string_value(rt), "lua") &&
+	     strcmp(json_string_value(rt), "python")))
+		return snprintf(err, errlen, "runtime must be \"js\", \"lua\" or \"python\""), -1;
+	if (!strcmp(json_string_value(rt), "python") && member(in, "files"))
+		return snprintf(err, errlen,
+				"a python function cannot carry files yet: its files are the "
+				"standard library"),
+		       -1;
 	strcpy(sp->runtime, json_string_value(rt));
 	if (!json_is_string(code) || json_string_length(code) == 0)
 		return snprintf(err, errlen,

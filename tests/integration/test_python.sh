@@ -1,0 +1,65 @@
+#!/bin/sh
+# The python runtime (--runtime python): handlers of tests/python against Debian's python3.11
+# running the same handler (tests/python/native.py), warm, from a snapshot on disk and in both
+# syscall modes; a syntax error and a raise at top level refused at load with file and line; a
+# handler's exception exits 1 with its traceback on stderr; a thread is a clear error, no hang.
+set -u
+. "$(dirname "$0")/lib.sh"
+pick_backend
+PY=/usr/bin/python3.11
+S=tests/python
+
+# against NAME REQUEST MSG N ARGS...: ember run --runtime python of NAME.py equals the native
+# run, N times over (ARGS with --repeat N)
+against()
+{
+	printf '%s' "$2" >"$tmp/in"
+	"$PY" "$S/native.py" "$S/$1.py" <"$tmp/in" >"$tmp/native" 2>/dev/null
+	n=$1 m=$3
+	copies "$4" "$tmp/native"
+	shift 4
+	er --runtime python "$@" "$S/$n.py"
+	expect_rc 0 "$m"
+	if cmp -s "$tmp/out" "$tmp/want"; then
+		ok "$m: as python3.11 natively"
+	else
+		bad "$m: '$(head -c 200 "$tmp/out")', natively '$(head -c 200 "$tmp/native")'"
+	fi
+}
+
+for mode in trap guest; do
+	against hello "" "$mode: hello" 1 --syscalls "$mode"
+	against hello "Ember" "$mode: hello Ember, 3 warm" 3 --syscalls "$mode" --repeat 3 --stats
+	stats "j['init']['snapshot'] and all(i['warm'] for i in j['invocations'][1:])" \
+		"$mode: init once, then warm"
+	against jsonrt '{"items": [3, 1, "x", 2.5]}' "$mode: json round trip" 1 --syscalls "$mode"
+	against stdlib "the cat and the hat" "$mode: the standard library" 1 --syscalls "$mode"
+	# a snapshot on disk, then a cold start from it
+	against stdlib "cold" "$mode: snapshot on disk" 1 --syscalls "$mode" --state "$tmp/st-$mode"
+	against stdlib "cold" "$mode: cold start" 1 --syscalls "$mode" --state "$tmp/st-$mode" \
+		--cold --stats
+	stats "j['invocations'][0]['cold'] is True" "$mode: it was a cold start"
+done
+
+req ""
+er --runtime python "$S/syntax.py"
+expect_rc 125 "a syntax error is refused at load"
+has "$tmp/err" 'syntax\.py:3: SyntaxError' "the syntax error's file and line"
+printf 'import os\n\nraise KeyError("no config")\ndef handler(i):\n    return i\n' >"$tmp/top.py"
+er --runtime python "$tmp/top.py"
+expect_rc 125 "a raise at top level is refused at load"
+has "$tmp/err" "top\\.py:3: KeyError: 'no config'" "the raise's file, line and exception"
+printf 'x = 1\n' >"$tmp/nohandler.py"
+er --runtime python "$tmp/nohandler.py"
+expect_rc 125 "no handler is refused at load"
+has "$tmp/err" "must define a function 'handler'" "no handler: the reason"
+er --runtime python "$S/raises.py"
+expect_rc 1 "a handler's exception"
+has "$tmp/err" 'ZeroDivisionError: division by zero' "its traceback on stderr"
+has "$tmp/err" 'raises\.py", line 3, in handler' "the traceback names the handler's line"
+er --runtime python --timeout 20 "$S/thread.py"
+expect_rc 1 "a thread: an error, not a hang"
+has "$tmp/err" "can't start new thread" "a thread: Python's own message"
+er --runtime python --files "$tmp" "$S/hello.py"
+expect_rc 125 "python with --files of its own is refused"
+finish

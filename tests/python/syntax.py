@@ -1,0 +1,3 @@
+# A syntax error on line 3.
+def handler(input):
+    return = input
