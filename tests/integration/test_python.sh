@@ -62,4 +62,33 @@ expect_rc 1 "a thread: an error, not a hang"
 has "$tmp/err" "can't start new thread" "a thread: Python's own message"
 er --runtime python --files "$tmp" "$S/hello.py"
 expect_rc 125 "python with --files of its own is refused"
+
+# over HTTP: "runtime": "python" with the handler's source as code
+. "$(dirname "$0")/srv_lib.sh"
+# deployment SERVICE FILE: a python deployment of FILE's source
+deployment()
+{
+	"$PY" -c 'import json, sys
+print(json.dumps({"service": sys.argv[1], "runtime": "python", "code": open(sys.argv[2]).read()}))' \
+		"$@" >"$tmp/deploy.json"
+}
+start
+deployment py "$S/hello.py"
+expect "deploy a python function" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+code=$(NOAUTH=1 http POST /function/py --data-binary Ember)
+expect "invoke it" 200 "$code" "Hello, Ember!"
+deployment pyjson "$S/jsonrt.py"
+expect "deploy one that takes env" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+code=$(NOAUTH=1 http POST /function/pyjson --data-binary '{"items": [1, 2]}')
+expect "invoke it: env is a dict" 200 "$code" '{"count": 2, "env_is_dict": true, "sorted": [1, 2], "sum": 3}'
+deployment pybad "$S/syntax.py"
+expect "a syntax error: 400" 400 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+contains "a syntax error: its line" "handler.py:3: SyntaxError" "$tmp/body"
+deployment pyraise "$S/raises.py"
+expect "deploy one that raises" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+code=$(NOAUTH=1 http POST /function/pyraise --data-binary '')
+check "its exception is a 5xx ($code)" test "${code#5}" != "$code"
+await "the traceback in the logs" sh -c 'curl -s -u "$1" "$2/system/logs?name=pyraise" | grep -q ZeroDivisionError' \
+	sh "$AUTH" "$U" && ok "the traceback is in the logs"
+stop
 finish
