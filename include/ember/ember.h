@@ -117,6 +117,9 @@ struct ember_config {
 	/* or the same tree as a tar archive in memory (not with files) */
 	const void *files_tar;
 	size_t files_tar_len;
+	/* a runtime's own files (a folder or tar archive), in the same tree as the function's:
+	 * a file or link both give is refused (EMBER_ERR_CONFIG); NULL: none */
+	const char *runtime_files;
 };
 
 struct ember_syscall_count {

@@ -48,6 +48,10 @@ struct bnd_builder *bnd_builder_new(void);
 /* type: 'f', 'd' or 'l'; data: a file's bytes or a link's target; 0 or -1 with err */
 int bnd_add(struct bnd_builder *bb, const char *path, int type, unsigned perm, const void *data,
 	    size_t len, char *err, size_t errlen);
+/* a folder or tar archive at path, or a tar archive in memory, added to the tree: an entry
+ * another source gave already is refused (two sources make one tree); 0 or -1 with err */
+int bnd_add_path(struct bnd_builder *bb, const char *path, char *err, size_t errlen);
+int bnd_add_tar(struct bnd_builder *bb, const void *tar, size_t len, char *err, size_t errlen);
 /* the packed tree; the builder is freed either way */
 struct bnd *bnd_pack(struct bnd_builder *bb, char *err, size_t errlen);
 void bnd_builder_free(struct bnd_builder *bb);

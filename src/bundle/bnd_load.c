@@ -157,14 +157,12 @@ static const struct {
     {"zstd", archive_read_support_filter_zstd},
 };
 
-struct bnd *bnd_from_tar(const void *tar, size_t len, char *err, size_t errlen)
+int bnd_add_tar(struct bnd_builder *bb, const void *tar, size_t len, char *err, size_t errlen)
 {
-	struct bnd_builder *bb = bnd_builder_new();
 	struct archive *a = archive_read_new();
-	if (!bb || !a) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
+	int rc = -1;
+	if (!a)
+		return snprintf(err, errlen, "out of memory"), -1;
 	archive_read_support_format_tar(a);
 	archive_read_support_format_gnutar(a);
 	/* the compressions libarchive decodes itself: none that would run an external program
@@ -173,31 +171,27 @@ struct bnd *bnd_from_tar(const void *tar, size_t len, char *err, size_t errlen)
 		if (filters[i].add(a) != ARCHIVE_OK) {
 			snprintf(err, errlen, "this libarchive cannot read %s by itself",
 				 filters[i].name);
-			goto fail;
+			goto out;
 		}
 	if (archive_read_open_memory(a, tar, len) != ARCHIVE_OK) {
 		snprintf(err, errlen, "not a tar archive: %s", archive_error_string(a));
-		goto fail;
+		goto out;
 	}
 	struct archive_entry *e;
 	int r;
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK)
 		if (tar_entry(bb, a, e, err, errlen))
-			goto fail;
-	if (r != ARCHIVE_EOF) {
+			goto out;
+	if (r != ARCHIVE_EOF)
 		snprintf(err, errlen, "a damaged tar archive: %s", archive_error_string(a));
-		goto fail;
-	}
+	else
+		rc = 0;
+out:
 	archive_read_free(a);
-	return bnd_pack(bb, err, errlen);
-fail:
-	if (a)
-		archive_read_free(a);
-	bnd_builder_free(bb);
-	return NULL;
+	return rc;
 }
 
-struct bnd *bnd_open(const char *path, char *err, size_t errlen)
+int bnd_add_path(struct bnd_builder *bb, const char *path, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat s;
@@ -205,36 +199,51 @@ struct bnd *bnd_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "files %.200s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		return NULL;
+		return -1;
 	}
 	if (S_ISREG(s.st_mode)) {
 		size_t len = 0;
 		uint8_t *tar = slurp(fd, 2 * BND_MAX_BYTES, &len);
 		close(fd);
-		if (!tar) {
-			snprintf(err, errlen, "files %.200s: %s", path, strerror(errno));
-			return NULL;
-		}
-		struct bnd *b = bnd_from_tar(tar, len, err, errlen);
+		if (!tar)
+			return snprintf(err, errlen, "files %.200s: %s", path, strerror(errno)), -1;
+		int rc = bnd_add_tar(bb, tar, len, err, errlen);
 		free(tar);
-		return b;
+		return rc;
 	}
-	struct bnd_builder *bb = bnd_builder_new();
 	char *p = calloc(1, BND_PATH_MAX + 1);
-	if (!bb || !p || !S_ISDIR(s.st_mode)) {
+	if (!p || !S_ISDIR(s.st_mode)) {
 		snprintf(err, errlen, "files %.200s: %s", path,
 			 !S_ISDIR(s.st_mode) ? "neither a folder nor a tar archive"
 					     : "out of memory");
 		close(fd);
 		free(p);
-		bnd_builder_free(bb);
-		return NULL;
+		return -1;
 	}
 	int rc = walk(bb, fd, p, 0, 0, err, errlen);
 	free(p);
-	if (rc) {
+	return rc;
+}
+
+/* one source into a builder, packed */
+static struct bnd *pack_one(const char *path, const void *tar, size_t len, char *err, size_t errlen)
+{
+	struct bnd_builder *bb = bnd_builder_new();
+	if (!bb)
+		return snprintf(err, errlen, "out of memory"), NULL;
+	if (path ? bnd_add_path(bb, path, err, errlen) : bnd_add_tar(bb, tar, len, err, errlen)) {
 		bnd_builder_free(bb);
 		return NULL;
 	}
 	return bnd_pack(bb, err, errlen);
+}
+
+struct bnd *bnd_from_tar(const void *tar, size_t len, char *err, size_t errlen)
+{
+	return pack_one(NULL, tar, len, err, errlen);
+}
+
+struct bnd *bnd_open(const char *path, char *err, size_t errlen)
+{
+	return pack_one(path, NULL, 0, err, errlen);
 }

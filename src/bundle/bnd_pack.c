@@ -18,7 +18,6 @@ struct bnode {
 	size_t len;
 	struct bnode **kids;
 	size_t nkids, cap;
-	int explicit; /* a folder named by an entry, not only made for one below it */
 };
 
 struct bnd_builder {
@@ -139,7 +138,9 @@ int bnd_add(struct bnd_builder *bb, const char *path, int type, unsigned perm, c
 		if (++depth > BND_DEPTH_MAX)
 			return FAIL("%.200s: deeper than %d folders", path, BND_DEPTH_MAX);
 		struct bnode *c = child(d, p, n);
-		if (c && (c->type != 'd' || (last && (type != 'd' || c->explicit))))
+		/* a folder may be named again (two sources, or a tar listing it twice); a file or
+		 * a link never */
+		if (c && (c->type != 'd' || (last && type != 'd')))
 			return FAIL("%.200s: given twice, or below a file", path);
 		if (!c && !(c = add_child(bb, d, p, n)))
 			return FAIL("%.200s: more than %d entries, or out of memory", path,
@@ -147,7 +148,6 @@ int bnd_add(struct bnd_builder *bb, const char *path, int type, unsigned perm, c
 		if (last) {
 			c->type = type;
 			c->perm = perm & 07777;
-			c->explicit = 1;
 			if (type != 'd' && len && !(c->data = malloc(len)))
 				return FAIL("out of memory");
 			if (type != 'd' && len)

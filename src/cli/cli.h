@@ -50,8 +50,7 @@ struct cli_program {
 };
 int cli_program(const char *runtime, const char *program, struct cli_program *p, char *why,
 		size_t whylen);
-/* p's image, arguments, code and files in cfg; -1 with why when cfg has files of its own and
- * the runtime needs its own */
+/* p's image, arguments, code and the runtime's files in cfg; 0, or -1 with why */
 int cli_program_config(const struct cli_program *p, struct ember_config *cfg, char *why,
 		       size_t whylen);
 /* an --env NAME=VALUE added to envp (room for max); NULL, or why it was refused */

@@ -153,15 +153,9 @@ int cli_program_config(const struct cli_program *p, struct ember_config *cfg, ch
 	cfg->argv = p->argv;
 	cfg->code = p->code;
 	cfg->code_len = p->code_len;
-	if (!p->files[0])
-		return 0;
-	if (cfg->files) {
-		snprintf(why, whylen,
-			 "a python function cannot have files of its own yet (--files): its "
-			 "files are the standard library");
-		return -1;
-	}
-	cfg->files = p->files;
+	(void)why;
+	(void)whylen;
+	cfg->runtime_files = p->files[0] ? p->files : NULL;
 	return 0;
 }
 

@@ -44,6 +44,28 @@ static void free_vec(char **v)
 /* a bad configuration: EMBER_ERR_CONFIG with the reason */
 #define BAD_CONFIG(...) (snprintf(err, errlen, __VA_ARGS__), EMBER_ERR_CONFIG)
 
+/* the function's files and its runtime's in one tree, packed once */
+static int bundle(struct ember_function *fn, const struct ember_config *cfg, char *err,
+		  size_t errlen)
+{
+	if (cfg->files && cfg->files_tar)
+		return BAD_CONFIG("give files or files_tar, not both");
+	if (!cfg->files && !cfg->files_tar && !cfg->runtime_files)
+		return 0;
+	struct bnd_builder *bb = bnd_builder_new();
+	char why[300] = "out of memory";
+	if (!bb || (cfg->runtime_files && bnd_add_path(bb, cfg->runtime_files, why, sizeof(why))) ||
+	    (cfg->files && bnd_add_path(bb, cfg->files, why, sizeof(why))) ||
+	    (cfg->files_tar &&
+	     bnd_add_tar(bb, cfg->files_tar, cfg->files_tar_len, why, sizeof(why)))) {
+		bnd_builder_free(bb);
+		return BAD_CONFIG("%s%s", cfg->files_tar ? "files: " : "", why);
+	}
+	if (!(fn->bundle = bnd_pack(bb, why, sizeof(why))))
+		return BAD_CONFIG("%s", why);
+	return 0;
+}
+
 static int configure(struct ember_function *fn, const struct ember_config *cfg, char *err,
 		     size_t errlen)
 {
@@ -99,15 +121,7 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	fn->code_len = cfg->code_len;
 	if (!fn->argv || !fn->envp || (cfg->code_len && !fn->code))
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
-	char why[300];
-	if (cfg->files && cfg->files_tar)
-		return BAD_CONFIG("give files or files_tar, not both");
-	if (cfg->files && !(fn->bundle = bnd_open(cfg->files, why, sizeof(why))))
-		return BAD_CONFIG("%s", why);
-	if (cfg->files_tar &&
-	    !(fn->bundle = bnd_from_tar(cfg->files_tar, cfg->files_tar_len, why, sizeof(why))))
-		return BAD_CONFIG("files: %s", why);
-	return 0;
+	return bundle(fn, cfg, err, errlen);
 }
 
 /* the steps of ember_load after the configuration; 0 or a kind of failure */

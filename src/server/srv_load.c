@@ -120,7 +120,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 		/* python's standard library, built beside it */
 		if (!strcmp(sp->runtime, "python") &&
 		    snprintf(pylib, sizeof(pylib), "%s-lib", path) < (int)sizeof(pylib))
-			cfg.files = pylib;
+			cfg.runtime_files = pylib;
 	}
 	cfg.image = path;
 	cfg.argv = argv;

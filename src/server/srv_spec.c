@@ -136,11 +136,6 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	    (strcmp(json_string_value(rt), "js") && strcmp(json_string_value(rt), "lua") &&
 	     strcmp(json_string_value(rt), "python")))
 		return snprintf(err, errlen, "runtime must be \"js\", \"lua\" or \"python\""), -1;
-	if (!strcmp(json_string_value(rt), "python") && member(in, "files"))
-		return snprintf(err, errlen,
-				"a python function cannot carry files yet: its files are the "
-				"standard library"),
-		       -1;
 	strcpy(sp->runtime, json_string_value(rt));
 	if (!json_is_string(code) || json_string_length(code) == 0)
 		return snprintf(err, errlen,

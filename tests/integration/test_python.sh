@@ -60,8 +60,23 @@ has "$tmp/err" 'raises\.py", line 3, in handler' "the traceback names the handle
 er --runtime python --timeout 20 "$S/thread.py"
 expect_rc 1 "a thread: an error, not a hang"
 has "$tmp/err" "can't start new thread" "a thread: Python's own message"
-er --runtime python --files "$tmp" "$S/hello.py"
-expect_rc 125 "python with --files of its own is refused"
+# files of its own beside the standard library: a table read before the snapshot
+mkdir -p "$tmp/pyfiles/data"
+"$PY" -c 'import csv, sys
+w = csv.writer(open(sys.argv[1], "w", newline="")); w.writerow(["key", "value", "n"])
+for i in range(20000): w.writerow(["k%d" % i, "v" * (i % 7), i])' "$tmp/pyfiles/data/table.csv"
+EMBER_DATA=$tmp/pyfiles/data/table.csv
+export EMBER_DATA # the native run's path to it; in the virtine it is /data/table.csv
+for mode in trap guest; do
+	against datafile "k123" "$mode: a data file of its own" 1 --syscalls "$mode" \
+		--files "$tmp/pyfiles"
+done
+unset EMBER_DATA
+mkdir -p "$tmp/clash/usr/lib/python3.11/json"
+printf 'raise SystemExit\n' >"$tmp/clash/usr/lib/python3.11/json/__init__.py"
+er --runtime python --files "$tmp/clash" "$S/hello.py"
+expect_rc 125 "files that clash with the standard library are refused"
+has "$tmp/err" 'json/__init__.py: given twice' "the clash is named"
 
 # over HTTP: "runtime": "python" with the handler's source as code
 . "$(dirname "$0")/srv_lib.sh"
@@ -90,5 +105,13 @@ code=$(NOAUTH=1 http POST /function/pyraise --data-binary '')
 check "its exception is a 5xx ($code)" test "${code#5}" != "$code"
 await "the traceback in the logs" sh -c 'curl -s -u "$1" "$2/system/logs?name=pyraise" | grep -q ZeroDivisionError' \
 	sh "$AUTH" "$U" && ok "the traceback is in the logs"
+tar -C "$tmp/pyfiles" -czf "$tmp/pyfiles.tgz" .
+"$PY" -c 'import base64, json, sys
+print(json.dumps({"service": "pydata", "runtime": "python", "code": open(sys.argv[1]).read(),
+                  "files": base64.b64encode(open(sys.argv[2], "rb").read()).decode()}))' \
+	"$S/datafile.py" "$tmp/pyfiles.tgz" >"$tmp/deploy.json"
+expect "deploy python with files" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+code=$(NOAUTH=1 http POST /function/pydata --data-binary k8)
+expect "it reads its data file" 200 "$code" '{"rows": 20000, "found": {"key": "k8", "value": "v", "n": "8"}}'
 stop
 finish
