@@ -30,7 +30,7 @@ static int handler_file(const struct cli_stack_fn *fn, const char *file, char *o
 	return 0;
 }
 
-/* js or lua: the handler's source travels in the deployment as code */
+/* js, lua or python: the handler's source travels in the deployment as code */
 static int runtime_source(const struct cli_stack_fn *fn, const char *runtime, const char *file,
 			  struct cli_deploy_src *src, char *why, size_t whylen)
 {
@@ -113,12 +113,13 @@ int cli_deploy_source(const struct cli_stack_fn *fn, struct cli_deploy_src *src,
 		goto fail;
 	}
 	static const struct {
-		const char *runtime, *file; /* js and lua: the source travels as code */
+		const char *runtime, *file; /* js, lua, python: the source travels as code */
 		int (*get)(const struct cli_stack_fn *fn, struct cli_deploy_src *src, char *why,
 			   size_t whylen);
 	} kinds[] = {
 	    [CLI_FN_JS] = {"js", "handler.js", NULL},
 	    [CLI_FN_LUA] = {"lua", "handler.lua", NULL},
+	    [CLI_FN_PY] = {"python", "handler.py", NULL},
 	    [CLI_FN_C] = {NULL, NULL, c_source},
 	    [CLI_FN_IMAGE] = {NULL, NULL, image_source},
 	};

@@ -11,6 +11,7 @@
 enum cli_fn_kind {
 	CLI_FN_JS,    /* lang js, javascript, node, nodeNN: handler.js, run by the js runtime */
 	CLI_FN_LUA,   /* lang lua: handler.lua, run by the lua runtime */
+	CLI_FN_PY,    /* lang python, python3: handler.py, run by the python runtime */
 	CLI_FN_C,     /* lang c: built from the handler folder (a Makefile or one .c file) */
 	CLI_FN_IMAGE, /* no lang: image is an executable file, or an image already uploaded */
 };

@@ -20,8 +20,8 @@ static const struct {
 	const char *lang;
 	enum cli_fn_kind kind;
 } langs[] = {
-    {"js", CLI_FN_JS},	 {"javascript", CLI_FN_JS}, {"node", CLI_FN_JS},
-    {"lua", CLI_FN_LUA}, {"c", CLI_FN_C},
+    {"js", CLI_FN_JS},	   {"javascript", CLI_FN_JS}, {"node", CLI_FN_JS}, {"lua", CLI_FN_LUA},
+    {"python", CLI_FN_PY}, {"python3", CLI_FN_PY},    {"c", CLI_FN_C},
 };
 
 int cli_stack_provider(struct cli_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v,
@@ -81,10 +81,11 @@ static int k_lang(struct cli_yaml *y, struct fn_ctx *f, yaml_node_t *v, const ch
 		    "executables, not container images (build the program and give "
 		    "image: its path, or use lang: c)",
 		    what);
-	return cli_yaml_fail(y, v,
-			     "%s: '%s' is not a language Ember runs (js, javascript, node, lua, c; "
-			     "or no lang, with image: an executable)",
-			     what, l);
+	return cli_yaml_fail(
+	    y, v,
+	    "%s: '%s' is not a language Ember runs (js, javascript, node, lua, python, c; "
+	    "or no lang, with image: an executable)",
+	    what, l);
 }
 
 static int k_handler(struct cli_yaml *y, struct fn_ctx *f, yaml_node_t *v, const char *what)
@@ -237,13 +238,14 @@ static int check(struct cli_yaml *y, const yaml_node_t *k, struct cli_stack_fn *
 {
 	static const char *const files[] = {[CLI_FN_JS] = "handler.js",
 					    [CLI_FN_LUA] = "handler.lua",
+					    [CLI_FN_PY] = "handler.py",
 					    [CLI_FN_C] = "a Makefile or one .c file"};
 	if (!fn->lang[0]) {
 		fn->kind = CLI_FN_IMAGE;
 		if (!fn->image[0])
 			return cli_yaml_fail(
 			    y, k,
-			    "functions.%s: give lang (js, lua or c) and handler, or "
+			    "functions.%s: give lang (js, lua, python or c) and handler, or "
 			    "image: an executable file or an image uploaded before",
 			    fn->name);
 		if (fn->handler[0])

@@ -34,6 +34,8 @@ for mode in trap guest; do
 		"$mode: init once, then warm"
 	against jsonrt '{"items": [3, 1, "x", 2.5]}' "$mode: json round trip" 1 --syscalls "$mode"
 	against stdlib "the cat and the hat" "$mode: the standard library" 1 --syscalls "$mode"
+	against template "<i>a</i> b & c" "$mode: an HTML template" 1 --syscalls "$mode"
+	against matmul "30" "$mode: a matrix multiply" 1 --syscalls "$mode"
 	# a snapshot on disk, then a cold start from it
 	against stdlib "cold" "$mode: snapshot on disk" 1 --syscalls "$mode" --state "$tmp/st-$mode"
 	against stdlib "cold" "$mode: cold start" 1 --syscalls "$mode" --state "$tmp/st-$mode" \

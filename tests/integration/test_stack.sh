@@ -262,13 +262,23 @@ expect "invoke prebuilt" "Hello, Ember!" "$(cat "$tmp/out")"
 inv by-ref Ember
 expect "invoke by-ref" "Hello, Ember!" "$(cat "$tmp/out")"
 
+# --- a python handler: lang python3 (faas-cli's template name), deployed as runtime python
+mkdir -p "$proj/hello-py"
+cp tests/python/hello.py "$proj/hello-py/handler.py"
+printf 'provider:\n  name: openfaas\nfunctions:\n  hello-py:\n    lang: python3\n    handler: ./hello-py\n' \
+	>"$proj/py.yml"
+em deploy -f py.yml --gateway "$U"
+expect "a python function: exit 0" 0 "$rc"
+inv hello-py Ember
+expect "invoke hello-py" "Hello, Ember!" "$(cat "$tmp/out")"
+
 # --- mistakes: refused with the file and line, nothing deployed
 # mistake FILE WHAT TEXT: ember deploy -f FILE fails with TEXT on stderr, deploying nothing
 mistake() {
 	em deploy -f "$1"
 	expect "$2: exit 1" 1 "$rc"
 	contains "$2: said" "$3" "$tmp/err"
-	expect "$2: nothing deployed" "by-ref hello-c hello-js hello-lua prebuilt" "$(names)"
+	expect "$2: nothing deployed" "by-ref hello-c hello-js hello-lua hello-py prebuilt" "$(names)"
 }
 head_ok='provider:
   name: openfaas
@@ -280,8 +290,8 @@ printf '%s\n  bad: [\n    lang: js\n' "$head_ok" >"$proj/yaml.yml"
 mistake yaml.yml "bad YAML" "yaml.yml:9:1: malformed YAML: did not find expected ',' or ']' (while parsing a flow sequence that starts on line 7)"
 printf '%s\n   nope: x\n' "$head_ok" >"$proj/indent.yml"
 mistake indent.yml "bad indentation" "indent.yml:7:"
-printf '%s\n  py:\n    lang: python3\n    handler: ./py\n' "$head_ok" >"$proj/lang.yml"
-mistake lang.yml "unknown lang" "lang.yml:8: functions.py.lang: 'python3' is not a language Ember runs"
+printf '%s\n  gofn:\n    lang: go\n    handler: ./gofn\n' "$head_ok" >"$proj/lang.yml"
+mistake lang.yml "unknown lang" "lang.yml:8: functions.gofn.lang: 'go' is not a language Ember runs"
 printf '%s\n  df:\n    lang: dockerfile\n    handler: ./df\n' "$head_ok" >"$proj/df.yml"
 mistake df.yml "lang dockerfile" "dockerfile is not supported"
 printf '%s\n  nohandler:\n    lang: lua\n' "$head_ok" >"$proj/nohandler.yml"
@@ -327,7 +337,7 @@ expect "refused by the server: exit 1" 1 "$rc"
 contains "refused: the server's reason" "broken: the server refused the deployment (400): the function's initialisation failed: handler.js:2:" "$tmp/err"
 contains "refused: where it stopped" "stopped at broken: 1 deployed before it, 1 not tried" "$tmp/err"
 contains "refused: the first was deployed" "first: deployed" "$tmp/out"
-expect "refused: first deployed, third not" "by-ref first hello-c hello-js hello-lua prebuilt" "$(names)"
+expect "refused: first deployed, third not" "by-ref first hello-c hello-js hello-lua hello-py prebuilt" "$(names)"
 
 # --- invoke: failures, headers and query
 inv nope x
