@@ -14,11 +14,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 printf '%-8s %-8s %-6s %9s %11s %11s %11s\n' handler backend mode init_ms init_exits warm_p50_us exits
-for h in ${HANDLERS:-hello jsonrt stdlib}; do
+for h in ${HANDLERS:-hello json-py stdlib}; do
 	for b in $BACKENDS; do
 		for m in trap guest; do
+			f=tests/python/$h.py
+			[ -f "$f" ] || f=functions/$h/handler.py
 			printf '%s' "$REQ" | "$B/ember" run --backend "$b" --syscalls "$m" --runtime python \
-				--repeat "$R" --stats "tests/python/$h.py" >/dev/null 2>"$tmp/stats"
+				--repeat "$R" --stats "$f" >/dev/null 2>"$tmp/stats"
 			tail -n 1 "$tmp/stats" | "$PY" -c '
 import json, statistics as s, sys
 j = json.loads(sys.stdin.read()); iv = j["invocations"][1:]
@@ -30,7 +32,7 @@ print("%-8s %-8s %-6s %9.1f %11d %11.0f %11.0f" % (sys.argv[1], sys.argv[2], sys
 	# a process per request
 	for i in 1 2 3 4 5 6 7 8 9 10 11; do
 		a=$(date +%s%N)
-		printf '%s' "$REQ" | "$PY" tests/python/native.py "tests/python/$h.py" >/dev/null
+		printf '%s' "$REQ" | "$PY" tests/python/native.py "$f" >/dev/null
 		z=$(date +%s%N)
 		echo $(((z - a) / 1000))
 	done | sort -n | sed -n 6p | awk -v h="$h" '{printf "%-8s native   process %23s %11.0f\n", h, "", $1}'
@@ -45,5 +47,5 @@ r = sys.argv[3]
 f = (lambda: h(r, {})) if two else (lambda: h(r))
 n = 2000
 print("%-8s native   loop %26s %11.1f" % (sys.argv[2], "", min(timeit.repeat(f, number=n, repeat=5)) / n * 1e6))' \
-		"tests/python/$h.py" "$h" "$REQ"
+		"$f" "$h" "$REQ"
 done

@@ -1,6 +1,7 @@
 # The function suite: every functions/<name>/main.c becomes a static musl program
 # $(B)/functions/<name> and a static glibc twin $(B)/functions/<name>.glibc (for comparisons).
-# The JavaScript and Lua functions (handler.js, handler.lua) need no build: they run on runtimes/.
+# The JavaScript, Lua and Python functions (handler.js, handler.lua, handler.py) need no build:
+# they run on runtimes/.
 FN_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Ifunctions/common
 FN_NAMES  := $(patsubst functions/%/main.c,%,$(wildcard functions/*/main.c))
 FN_COMMON := functions/common/fnio.c functions/common/sha256.c

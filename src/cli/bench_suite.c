@@ -18,10 +18,12 @@ static const struct {
 	const char *name;
 	const char *runtime; /* NULL: a C function, built to <build>/functions/<name> */
 } suite[] = {
-    {"hello", NULL},	   {"sha256", NULL},	   {"aes", NULL},      {"matmul", NULL},
-    {"lr_training", NULL}, {"image_rotate", NULL}, {"compress", NULL}, {"rnn", NULL},
-    {"hello-js", "js"},	   {"aes-js", "js"},	   {"json", "js"},     {"hello-lua", "lua"},
-    {"template", "lua"},
+    {"hello", NULL},	     {"sha256", NULL},	    {"aes", NULL},
+    {"matmul", NULL},	     {"lr_training", NULL}, {"image_rotate", NULL},
+    {"compress", NULL},	     {"rnn", NULL},	    {"hello-js", "js"},
+    {"aes-js", "js"},	     {"json", "js"},	    {"hello-lua", "lua"},
+    {"template", "lua"},     {"json-py", "python"}, {"template-py", "python"},
+    {"matmul-py", "python"},
 };
 #define NSUITE (sizeof(suite) / sizeof(suite[0]))
 
@@ -114,35 +116,31 @@ static int measure_native(const struct suite_opts *o, const char *name, const ui
 static int bench_one(const struct suite_opts *o, size_t k, struct suite_row *row)
 {
 	const char *name = suite[k].name, *rt = suite[k].runtime;
-	char image[4400], source[32], err[300] = "";
+	char image[4400], source[4400], err[300] = "";
 	const char *argv[3] = {image, NULL, NULL};
-	uint8_t *req = NULL, *code = NULL;
-	size_t len, code_len = 0;
+	uint8_t *req = NULL;
+	size_t len;
 	struct ember_function *fn = NULL;
+	struct cli_program p = {0};
+	struct ember_config cfg = {.image = image,
+				   .argv = argv,
+				   .backend = o->backend,
+				   .syscalls = o->syscalls,
+				   .pool_size = 1};
 	int rc = -1;
 	if (read_file(o->src, name, "small.req", &req, &len)) {
 		snprintf(err, sizeof(err), "cannot read small.req in %.200s", o->src);
 		goto out;
 	}
-	if (rt) {
-		snprintf(source, sizeof(source), "handler.%s", rt);
-		argv[1] = source;
-		if (cli_runtime_path(rt, image, sizeof(image), err, sizeof(err)))
+	if (rt) { /* the source, its runtime and the runtime's files, as ember run finds them */
+		snprintf(source, sizeof(source), "%s/%s/handler.%s", o->src, name,
+			 strcmp(rt, "python") ? rt : "py");
+		if (cli_program(rt, source, &p, err, sizeof(err)) ||
+		    cli_program_config(&p, &cfg, err, sizeof(err)))
 			goto out;
-		if (read_file(o->src, name, source, &code, &code_len)) {
-			snprintf(err, sizeof(err), "cannot read %s in %.200s", source, o->src);
-			goto out;
-		}
 	} else {
 		snprintf(image, sizeof(image), "%s/functions/%s", o->build, name);
 	}
-	struct ember_config cfg = {.image = image,
-				   .argv = argv,
-				   .backend = o->backend,
-				   .syscalls = o->syscalls,
-				   .code = code,
-				   .code_len = code_len,
-				   .pool_size = 1};
 	double t = bench_now_us();
 	if (ember_load(&cfg, &fn, err, sizeof(err)))
 		goto out;
@@ -160,7 +158,7 @@ out:
 		fprintf(stderr, "ember bench: %s: %s\n", name, err);
 	if (fn)
 		ember_unload(fn);
-	free(code);
+	free(p.code);
 	free(req);
 	return rc;
 }

@@ -9,16 +9,18 @@ pick_backend
 PY=/usr/bin/python3.11
 S=tests/python
 
-# against NAME REQUEST MSG N ARGS...: ember run --runtime python of NAME.py equals the native
-# run, N times over (ARGS with --repeat N)
+# against NAME REQUEST MSG N ARGS...: ember run --runtime python of NAME (tests/python/NAME.py,
+# or functions/NAME/handler.py) equals the native run, N times over (ARGS with --repeat N)
 against()
 {
 	printf '%s' "$2" >"$tmp/in"
-	"$PY" "$S/native.py" "$S/$1.py" <"$tmp/in" >"$tmp/native" 2>/dev/null
-	n=$1 m=$3
+	f=$S/$1.py
+	[ -f "$f" ] || f=functions/$1/handler.py
+	"$PY" "$S/native.py" "$f" <"$tmp/in" >"$tmp/native" 2>/dev/null
+	m=$3
 	copies "$4" "$tmp/native"
 	shift 4
-	er --runtime python "$@" "$S/$n.py"
+	er --runtime python "$@" "$f"
 	expect_rc 0 "$m"
 	if cmp -s "$tmp/out" "$tmp/want"; then
 		ok "$m: as python3.11 natively"
@@ -32,10 +34,10 @@ for mode in trap guest; do
 	against hello "Ember" "$mode: hello Ember, 3 warm" 3 --syscalls "$mode" --repeat 3 --stats
 	stats "j['init']['snapshot'] and all(i['warm'] for i in j['invocations'][1:])" \
 		"$mode: init once, then warm"
-	against jsonrt '{"items": [3, 1, "x", 2.5]}' "$mode: json round trip" 1 --syscalls "$mode"
+	against json-py '{"items": [3, 1, "x", 2.5]}' "$mode: json round trip" 1 --syscalls "$mode"
 	against stdlib "the cat and the hat" "$mode: the standard library" 1 --syscalls "$mode"
-	against template "<i>a</i> b & c" "$mode: an HTML template" 1 --syscalls "$mode"
-	against matmul "30" "$mode: a matrix multiply" 1 --syscalls "$mode"
+	against template-py "<i>a</i> b & c" "$mode: an HTML template" 1 --syscalls "$mode"
+	against matmul-py "30" "$mode: a matrix multiply" 1 --syscalls "$mode"
 	# a snapshot on disk, then a cold start from it
 	against stdlib "cold" "$mode: snapshot on disk" 1 --syscalls "$mode" --state "$tmp/st-$mode"
 	against stdlib "cold" "$mode: cold start" 1 --syscalls "$mode" --state "$tmp/st-$mode" \
@@ -94,7 +96,7 @@ deployment py "$S/hello.py"
 expect "deploy a python function" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
 code=$(NOAUTH=1 http POST /function/py --data-binary Ember)
 expect "invoke it" 200 "$code" "Hello, Ember!"
-deployment pyjson "$S/jsonrt.py"
+deployment pyjson functions/json-py/handler.py
 expect "deploy one that takes env" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
 code=$(NOAUTH=1 http POST /function/pyjson --data-binary '{"items": [1, 2]}')
 expect "invoke it: env is a dict" 200 "$code" '{"count": 2, "env_is_dict": true, "sorted": [1, 2], "sum": 3}'

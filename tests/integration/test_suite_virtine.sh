@@ -1,7 +1,8 @@
 #!/bin/sh
 # The function suite inside virtines: every function on its requests, warm (--repeat 2, from the
 # snapshot) and on a clean shell (--no-snapshot), against the native run's output and the
-# checked-in .out files; and the load-time errors of bad JavaScript and Lua sources (exit 125).
+# checked-in .out files (and, for Python handlers, Debian's python3.11 running them); and the
+# load-time errors of bad JavaScript and Lua sources (exit 125).
 # Run from the repository root; B is the build directory (default build). One line per check.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -22,10 +23,14 @@ same()
 for dir in functions/*; do
 	name=${dir#functions/}
 	native=
+	pynative=
 	if [ -f "$dir/handler.js" ]; then
 		set -- --runtime js "$dir/handler.js"
 	elif [ -f "$dir/handler.lua" ]; then
 		set -- --runtime lua "$dir/handler.lua"
+	elif [ -f "$dir/handler.py" ]; then
+		set -- --runtime python "$dir/handler.py"
+		pynative=1
 	elif [ -f "$dir/main.c" ]; then
 		native=$B/functions/$name
 		set -- "$native"
@@ -49,6 +54,16 @@ for dir in functions/*; do
 			fi
 			wants="$wants $tmp/native"
 			what="${what:+$what and }the native run's"
+		fi
+		# a python handler: Debian's python3.11 running it is the native peer
+		if [ -n "$pynative" ]; then
+			if ! /usr/bin/python3.11 tests/python/native.py "$dir/handler.py" <"$tmp/in" \
+				>"$tmp/native" 2>"$tmp/err"; then
+				bad "$name/$size: the native python3.11 run failed"
+				continue
+			fi
+			wants="$wants $tmp/native"
+			what="${what:+$what and }python3.11's"
 		fi
 		if [ -z "$wants" ]; then
 			bad "$name/$size: no expected output"
