@@ -35,6 +35,9 @@ static const struct {
     {"json", "json", "js"},
     {"hello-lua", "hello-lua", "lua"},
     {"template", "template", "lua"},
+    {"json-py", "json-py", "python"},
+    {"template-py", "template-py", "python"},
+    {"matmul-py", "matmul-py", "python"},
 };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
 
@@ -75,7 +78,7 @@ static int fn_open(const struct cold_ctx *x, size_t k, struct cold_fn *f, char *
 		snprintf(prog, sizeof(prog), "%s/functions/%s", x->build, fns[k].name);
 	else
 		snprintf(prog, sizeof(prog), "%s/%s/handler.%s", x->src, fns[k].src,
-			 fns[k].runtime);
+			 cli_runtime_ext(fns[k].runtime));
 	if (cli_program(fns[k].runtime, prog, &f->p, err, errlen))
 		return -1;
 	if (read_in(x, fns[k].src, "small.req", &f->small, &f->small_len) ||
@@ -103,6 +106,7 @@ static struct ember_function *load(const struct cold_ctx *x, const struct cold_f
 				   .backend = x->backend,
 				   .code = f->p.code,
 				   .code_len = f->p.code_len,
+				   .runtime_files = f->p.files[0] ? f->p.files : NULL,
 				   .pool_size = 1,
 				   .state_dir = state,
 				   .cold = cold,

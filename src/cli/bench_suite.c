@@ -134,7 +134,7 @@ static int bench_one(const struct suite_opts *o, size_t k, struct suite_row *row
 	}
 	if (rt) { /* the source, its runtime and the runtime's files, as ember run finds them */
 		snprintf(source, sizeof(source), "%s/%s/handler.%s", o->src, name,
-			 strcmp(rt, "python") ? rt : "py");
+			 cli_runtime_ext(rt));
 		if (cli_program(rt, source, &p, err, sizeof(err)) ||
 		    cli_program_config(&p, &cfg, err, sizeof(err)))
 			goto out;

@@ -50,6 +50,8 @@ struct cli_program {
 };
 int cli_program(const char *runtime, const char *program, struct cli_program *p, char *why,
 		size_t whylen);
+/* the extension of a runtime's handler file: js, lua, py */
+const char *cli_runtime_ext(const char *runtime);
 /* p's image, arguments, code and the runtime's files in cfg; 0, or -1 with why */
 int cli_program_config(const struct cli_program *p, struct ember_config *cfg, char *why,
 		       size_t whylen);

@@ -146,6 +146,11 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 	return 0;
 }
 
+const char *cli_runtime_ext(const char *runtime)
+{
+	return strcmp(runtime, "python") ? runtime : "py";
+}
+
 int cli_program_config(const struct cli_program *p, struct ember_config *cfg, char *why,
 		       size_t whylen)
 {
