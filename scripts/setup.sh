@@ -4,7 +4,8 @@ set -eu
 PKGS="build-essential musl-tools libcapstone-dev libseccomp-dev libcmocka-dev zlib1g-dev \
 duktape-dev liblua5.4-dev libjansson-dev libmicrohttpd-dev libxxhash-dev libcurl4-openssl-dev \
 libyaml-dev curl pkg-config clang-format wrk qemu-system-x86 busybox-static e2fsprogs \
-clang libclang-rt-dev llvm iproute2 haproxy libarchive-dev libssl-dev libpython3.11-dev python3.11 libacl1-dev libzstd-dev liblz4-dev"
+clang libclang-rt-dev llvm iproute2 haproxy libarchive-dev libacl1-dev libzstd-dev liblz4-dev \
+libssl-dev libpython3.11-dev python3.11"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
