@@ -12,24 +12,16 @@
 #include "cli/cli.h"
 #include "pool/pool.h"
 
-#define MAX_N	   8
-#define MAX_WARM   20000 /* the most the largest-N search makes */
-#define WARM_STEP  250
-#define BUDGET_KIB (20ULL << 20) /* 20 GiB */
-
 static const char *const modes[] = {"off", "ksm", "upm"};
 #define NMODES 3
 
-static const struct {
-	const char *name;
-	const char *runtime; /* NULL: build/functions/NAME */
-} fns[] = {{"hello", NULL}, {"hello-js", "js"}, {"model", NULL}, {"model2", NULL}};
-#define NFNS	 3 /* measured; model2 only beside model */
-#define NMAX_FNS 2 /* the largest-N search: hello and hello-js */
+const struct bench_mem_fn bench_mem_fns[] = {
+    {"hello", NULL}, {"hello-js", "js"}, {"model", NULL}, {"model2", NULL}};
+#define NFNS 3 /* measured; model2 only beside model */
 
 static const char help[] =
     "usage: ember bench memory [--json] [--n LIST] [--no-max] [--max-map-count N]\n"
-    "                          [--backend kvm|ptrace]\n"
+    "                          [--processes P] [--backend kvm|ptrace]\n"
     "\n"
     "Memory density: for N warm virtines (default N = 1,8,64,512) of hello (C), hello-js\n"
     "and model (an 8 MiB read-only table it madvises, the same bytes as model2's),\n"
@@ -39,7 +31,9 @@ static const char help[] =
     "settings are put back) and upm (one copy mapped copy-on-write). Then the largest N of\n"
     "upm virtines that fits in 20 GiB, found by making them until something runs out, with\n"
     "the limit that stopped it named (--no-max skips it; --max-map-count N sets\n"
-    "vm.max_map_count for the search and puts it back). Needs root for KSM's settings.\n"
+    "vm.max_map_count for the search and puts it back; --processes P splits it over P\n"
+    "processes at once, each with its own descriptor limit and page store, as P servers\n"
+    "on one host would be). Needs root for KSM's settings.\n"
     "Also: UPM's merge time per MiB; model and model2's store in one domain and in two;\n"
     "the reset after writing K of 4096 pages (K = 1, 10, 100, 1000) on KVM in the upm and\n"
     "off modes and on ptrace (which compares every page), next to a memcpy of K pages.\n"
@@ -48,7 +42,7 @@ static const char help[] =
     "\"max_map_count\", \"merge\": {...}, \"resets\": [...]}.\n";
 
 /* a field of a /proc file in kB ("Pss:", "MemAvailable:"), or -1 */
-static long long proc_kib(const char *path, const char *field)
+long long bench_proc_kib(const char *path, const char *field)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -63,15 +57,16 @@ static long long proc_kib(const char *path, const char *field)
 	return v;
 }
 
-static long long pss_kib(void)
+long long bench_pss_kib(void)
 {
-	return proc_kib("/proc/self/smaps_rollup", "Pss:");
+	return bench_proc_kib("/proc/self/smaps_rollup", "Pss:");
 }
 
 /* the used memory the kernel keeps outside the process's mappings too (KVM's own structures) */
-static long long used_kib(void)
+long long bench_used_kib(void)
 {
-	return proc_kib("/proc/meminfo", "MemTotal:") - proc_kib("/proc/meminfo", "MemAvailable:");
+	return bench_proc_kib("/proc/meminfo", "MemTotal:") -
+	       bench_proc_kib("/proc/meminfo", "MemAvailable:");
 }
 
 static int ksm_get(const char *name, char *v, size_t len)
@@ -127,25 +122,17 @@ static int ksm_settle(void)
 	return rc;
 }
 
-struct mem_opts {
-	const char *backend;
-	char build[4096];
-	unsigned n[MAX_N];
-	int nn, max;
-	long map_count; /* --max-map-count: vm.max_map_count for the search, put back after */
-};
-
 static int load_in(const struct mem_opts *o, int f, const char *mode, unsigned pool, unsigned max,
 		   const char *domain, struct ember_function **fn)
 {
 	struct cli_program p = {0};
 	char path[4400], why[300];
-	if (fns[f].runtime)
-		snprintf(path, sizeof(path), "%s/../functions/%s/handler.%s", o->build, fns[f].name,
-			 fns[f].runtime);
+	if (bench_mem_fns[f].runtime)
+		snprintf(path, sizeof(path), "%s/../functions/%s/handler.%s", o->build,
+			 bench_mem_fns[f].name, bench_mem_fns[f].runtime);
 	else
-		snprintf(path, sizeof(path), "%s/functions/%s", o->build, fns[f].name);
-	if (cli_program(fns[f].runtime, path, &p, why, sizeof(why))) {
+		snprintf(path, sizeof(path), "%s/functions/%s", o->build, bench_mem_fns[f].name);
+	if (cli_program(bench_mem_fns[f].runtime, path, &p, why, sizeof(why))) {
 		fprintf(stderr, "ember bench memory: %s\n", why);
 		return -1;
 	}
@@ -161,12 +148,13 @@ static int load_in(const struct mem_opts *o, int f, const char *mode, unsigned p
 	int rc = ember_load(&cfg, fn, why, sizeof(why));
 	free(p.code);
 	if (rc)
-		fprintf(stderr, "ember bench memory: %s (%s): %s\n", fns[f].name, mode, why);
+		fprintf(stderr, "ember bench memory: %s (%s): %s\n", bench_mem_fns[f].name, mode,
+			why);
 	return rc ? -1 : 0;
 }
 
-static int load(const struct mem_opts *o, int f, const char *mode, unsigned pool, unsigned max,
-		struct ember_function **fn)
+int bench_mem_load(const struct mem_opts *o, int f, const char *mode, unsigned pool, unsigned max,
+		   struct ember_function **fn)
 {
 	return load_in(o, f, mode, pool, max, NULL, fn);
 }
@@ -216,9 +204,9 @@ static const char request[] = "start=10 rows=100"; /* hello's name, model's rows
 /* one row: N primed virtines of function f in mode; per instance, kB */
 static int row(const struct mem_opts *o, int f, int m, unsigned n, double *pss, double *kern)
 {
-	long long p0 = pss_kib(), u0 = used_kib();
+	long long p0 = bench_pss_kib(), u0 = bench_used_kib();
 	struct ember_function *fn;
-	if (load(o, f, modes[m], n, 0, &fn))
+	if (bench_mem_load(o, f, modes[m], n, 0, &fn))
 		return -1;
 	int rc = 0;
 	if (ember_warm(fn, n) < 0 || ember_prime(fn, request, sizeof(request) - 1) < 0)
@@ -229,68 +217,13 @@ static int row(const struct mem_opts *o, int f, int m, unsigned n, double *pss, 
 	ember_info(fn, &info);
 	if (!rc && info.ready < n) {
 		fprintf(stderr, "ember bench memory: %s (%s): %u of %u virtines ready\n",
-			fns[f].name, modes[m], info.ready, n);
+			bench_mem_fns[f].name, modes[m], info.ready, n);
 		rc = -1;
 	}
-	*pss = (double)(pss_kib() - p0) / n;
-	*kern = (double)(used_kib() - u0) / n;
+	*pss = (double)(bench_pss_kib() - p0) / n;
+	*kern = (double)(bench_used_kib() - u0) / n;
 	ember_unload(fn);
 	return rc;
-}
-
-/* what stopped the search: the kernel limit nearest to being reached */
-static const char *limit_hit(void)
-{
-	long long maps = 0, max_maps = proc_kib("/proc/sys/vm/max_map_count", "");
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	while (f && fgets(line, sizeof(line), f))
-		maps++;
-	if (f)
-		fclose(f);
-	if (max_maps > 0 && maps > max_maps - 64)
-		return "vm.max_map_count";
-	struct rlimit rl;
-	long fds = 0;
-	for (int fd = 0;
-	     fd < 1 << 20 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)fd < rl.rlim_cur; fd++)
-		fds += fcntl(fd, F_GETFD) >= 0;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)fds > rl.rlim_cur - 16)
-		return "RLIMIT_NOFILE";
-	if (proc_kib("/proc/meminfo", "MemAvailable:") < (1LL << 20))
-		return "memory";
-	return "virtine creation failed";
-}
-
-/* upm virtines of function f made in steps until one fails or 20 GiB of PSS is used */
-static unsigned max_warm(const struct mem_opts *o, int f, const char **why)
-{
-	struct ember_function *fn;
-	*why = "20 GiB";
-	if (load(o, f, "upm", 1, MAX_WARM, &fn))
-		return *why = "load failed", 0;
-	long long p0 = pss_kib(), u0 = used_kib();
-	unsigned have = 0;
-	while (have < MAX_WARM) {
-		int got = ember_warm(fn, have + WARM_STEP);
-		struct ember_info info;
-		ember_info(fn, &info);
-		unsigned now = info.ready;
-		if (got < 0 || now < have + WARM_STEP) {
-			*why = limit_hit();
-			have = now;
-			break;
-		}
-		have = now;
-		if (pss_kib() - p0 > (long long)BUDGET_KIB ||
-		    used_kib() - u0 > (long long)BUDGET_KIB)
-			break;
-		fprintf(stderr, "ember bench memory: %s: %u warm\n", fns[f].name, have);
-	}
-	if (have >= MAX_WARM)
-		*why = "the search's own bound";
-	ember_unload(fn);
-	return have;
 }
 
 static int parse_n(const char *s, struct mem_opts *o)
@@ -307,8 +240,8 @@ static int parse_n(const char *s, struct mem_opts *o)
 
 int cli_bench_memory(int argc, char **argv)
 {
-	struct mem_opts o = {.n = {1, 8, 64, 512}, .nn = 4, .max = 1};
-	int json = 0;
+	struct mem_opts o = {.n = {1, 8, 64, 512}, .nn = 4, .max = 1, .processes = 1};
+	int json = 0, child = -1;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
@@ -316,6 +249,13 @@ int cli_bench_memory(int argc, char **argv)
 			o.max = 0;
 		else if (!strcmp(argv[i], "--n") && i + 1 < argc && !parse_n(argv[i + 1], &o))
 			i++;
+		else if (!strcmp(argv[i], "--processes") && i + 1 < argc &&
+			 (o.processes = atoi(argv[i + 1])) >= 1 && o.processes <= 16)
+			i++;
+		else if (!strcmp(argv[i], "--max-child") && i + 1 < argc)
+			child = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--budget-kib") && i + 1 < argc)
+			o.budget_kib = atoll(argv[++i]);
 		else if (!strcmp(argv[i], "--max-map-count") && i + 1 < argc &&
 			 (o.map_count = atol(argv[i + 1])) > 0)
 			i++;
@@ -333,12 +273,18 @@ int cli_bench_memory(int argc, char **argv)
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) { /* three descriptors per virtine */
 		long long open_max =
-		    proc_kib("/proc/sys/fs/nr_open", ""); /* root may go up to it */
+		    bench_proc_kib("/proc/sys/fs/nr_open", ""); /* root may go up to it */
 		struct rlimit up = {(rlim_t)open_max, (rlim_t)open_max};
 		if (open_max <= 0 || setrlimit(RLIMIT_NOFILE, &up)) {
 			rl.rlim_cur = rl.rlim_max;
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
+	}
+	if (child >= 0) { /* one share of a split search: its count and limit on stdout */
+		const char *why;
+		unsigned n = child < NMAX_FNS ? bench_max_warm(&o, child, &why) : 0;
+		printf("%u %s\n", n, child < NMAX_FNS ? why : "no such function");
+		return 0;
 	}
 	json_t *results = json_array();
 	if (!json)
@@ -349,26 +295,27 @@ int cli_bench_memory(int argc, char **argv)
 		for (int k = 0; k < o.nn; k++) {
 			double pss[NMODES], kern[NMODES];
 			for (int m = 0; m < NMODES; m++) {
-				fprintf(stderr, "ember bench memory: %s, %s, N=%u\n", fns[f].name,
-					modes[m], o.n[k]);
+				fprintf(stderr, "ember bench memory: %s, %s, N=%u\n",
+					bench_mem_fns[f].name, modes[m], o.n[k]);
 				if (row(&o, f, m, o.n[k], &pss[m], &kern[m]))
 					rc = CLI_EXIT_EMBER;
 				json_array_append_new(
 				    results,
-				    json_pack("{s:s,s:s,s:i,s:o,s:o}", "function", fns[f].name,
-					      "mode", modes[m], "n", (int)o.n[k],
-					      "pss_per_instance_kib", bench_json_num(pss[m]),
-					      "kernel_per_instance_kib", bench_json_num(kern[m])));
+				    json_pack("{s:s,s:s,s:i,s:o,s:o}", "function",
+					      bench_mem_fns[f].name, "mode", modes[m], "n",
+					      (int)o.n[k], "pss_per_instance_kib",
+					      bench_json_num(pss[m]), "kernel_per_instance_kib",
+					      bench_json_num(kern[m])));
 			}
 			if (!json)
 				printf("%-10s %5u %6.0f [%4.0f] %6.0f [%4.0f] %6.0f [%4.0f]\n",
-				       fns[f].name, o.n[k], pss[0], kern[0], pss[1], kern[1],
-				       pss[2], kern[2]);
+				       bench_mem_fns[f].name, o.n[k], pss[0], kern[0], pss[1],
+				       kern[1], pss[2], kern[2]);
 		}
 	}
 	json_t *max = json_object();
 	const char *why = "not measured (--no-max)";
-	long old_maps = proc_kib("/proc/sys/vm/max_map_count", "");
+	long old_maps = bench_proc_kib("/proc/sys/vm/max_map_count", "");
 	char v[32];
 	snprintf(v, sizeof(v), "%ld", o.map_count);
 	if (o.max && o.map_count && write_str("/proc/sys/vm/max_map_count", v))
@@ -376,11 +323,12 @@ int cli_bench_memory(int argc, char **argv)
 	json_t *merge = merges(&o, json);
 	json_t *resets = bench_resets(o.build, json, 1);
 	for (int f = 0; o.max && f < NMAX_FNS; f++) {
-		unsigned n = max_warm(&o, f, &why);
-		json_object_set_new(max, fns[f].name, json_integer(n));
+		unsigned n = o.processes > 1 ? bench_max_warm_split(&o, f, &why)
+					     : bench_max_warm(&o, f, &why);
+		json_object_set_new(max, bench_mem_fns[f].name, json_integer(n));
 		if (!json)
-			printf("largest N of upm %s in 20 GiB: %u (stopped by %s)\n", fns[f].name,
-			       n, why);
+			printf("largest N of upm %s in 20 GiB: %u (stopped by %s)\n",
+			       bench_mem_fns[f].name, n, why);
 	}
 	if (o.map_count && old_maps > 0) {
 		snprintf(v, sizeof(v), "%lld", (long long)old_maps);

@@ -4,6 +4,40 @@
 
 #include <jansson.h>
 
+#include "ember/ember.h"
+
+#define MAX_N	   8
+#define BUDGET_KIB (20ULL << 20) /* 20 GiB */
+
+struct mem_opts {
+	const char *backend;
+	char build[4096];
+	unsigned n[MAX_N];
+	int nn, max;
+	long map_count;	      /* --max-map-count: vm.max_map_count for the search, put back after */
+	int processes;	      /* --processes: the search split over this many processes */
+	long long budget_kib; /* a child's share of the 20 GiB (0: all of it) */
+};
+
+struct bench_mem_fn {
+	const char *name;
+	const char *runtime; /* NULL: build/functions/NAME */
+};
+extern const struct bench_mem_fn bench_mem_fns[];
+#define NMAX_FNS 2 /* the largest-N search: hello and hello-js, the first two */
+
+/* a field of a /proc file in kB ("Pss:", "MemAvailable:"), or -1 */
+long long bench_proc_kib(const char *path, const char *field);
+long long bench_pss_kib(void);
+/* the host's used memory, KVM's own structures outside any process's PSS included */
+long long bench_used_kib(void);
+int bench_mem_load(const struct mem_opts *o, int f, const char *mode, unsigned pool, unsigned max,
+		   struct ember_function **fn);
+/* bench_memmax.c: the largest N of upm virtines of function f within the budget, and what
+ * stopped it; split over o->processes spawned processes */
+unsigned bench_max_warm(const struct mem_opts *o, int f, const char **why);
+unsigned bench_max_warm_split(const struct mem_opts *o, int f, const char **why);
+
 /* the reset rows (bench_reset.c): printed unless json; returned as a JSON array */
 json_t *bench_resets(const char *build, int json, int with_ptrace);
 
