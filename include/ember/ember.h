@@ -143,6 +143,9 @@ struct ember_result {
 	uint64_t exits_by_reason[4]; /* hypercall, fault, timeout, error */
 	/* guest pages the invocation wrote or added (restored by the reset) */
 	uint64_t pages_touched;
+	/* 1: the reset found them in KVM's dirty log (the virtine records its writes), 0: it
+	 * compared the snapshot's writable pages (docs/memory.md) */
+	int dirty_log;
 	struct ember_syscall_count *syscalls; /* by number, ascending */
 	size_t nsyscalls;
 	int warm;	   /* 1: started from the snapshot in a pooled virtine */

@@ -32,7 +32,7 @@ static double copy_us(unsigned k)
 
 /* one configuration: p50 and p99 of the reset after writing k pages, and the pages put back */
 static int measure(const char *build, const char *backend, const char *mode, unsigned k,
-		   double *p50, double *p99, double *pages)
+		   double *p50, double *p99, double *pages, double *run50, int *logged)
 {
 	char path[4200], err[300], req[16];
 	snprintf(path, sizeof(path), "%s/guest/dirtier.musl", build);
@@ -43,7 +43,7 @@ static int measure(const char *build, const char *backend, const char *mode, uns
 		return -1;
 	}
 	int n = snprintf(req, sizeof(req), "%u", k);
-	double us[ITERS], pg[ITERS];
+	double us[ITERS], pg[ITERS], run[ITERS];
 	int rc = 0;
 	for (int i = 0; !rc && i < WARMUP + ITERS; i++) {
 		struct ember_result r;
@@ -53,6 +53,8 @@ static int measure(const char *build, const char *backend, const char *mode, uns
 		if (i >= WARMUP) {
 			us[i - WARMUP] = (double)r.reset_us;
 			pg[i - WARMUP] = (double)r.pages_touched;
+			run[i - WARMUP] = (double)r.run_us;
+			*logged = r.dirty_log;
 		}
 		ember_result_free(&r);
 	}
@@ -62,6 +64,7 @@ static int measure(const char *build, const char *backend, const char *mode, uns
 	*p50 = bench_quantile(us, ITERS, 0.5);
 	*p99 = bench_quantile(us, ITERS, 0.99);
 	*pages = bench_quantile(pg, ITERS, 0.5);
+	*run50 = bench_quantile(run, ITERS, 0.5);
 	return 0;
 }
 
@@ -77,24 +80,28 @@ json_t *bench_resets(const char *build, int json, int with_ptrace)
 		    "%6s %8s %14s %14s %14s\n",
 		    "K", "floor", "kvm upm", "kvm off", "ptrace");
 	for (size_t i = 0; i < NK; i++) {
-		double floor = copy_us(ks[i]), p50[3] = {-1, -1, -1}, p99[3] = {-1, -1, -1}, pg;
+		double floor = copy_us(ks[i]), p50[3] = {-1, -1, -1}, p99[3] = {-1, -1, -1}, pg,
+		       run[3] = {-1, -1, -1};
+		int logged = 0;
 		for (size_t c = 0; c < 3; c++) {
 			if (c == 2 && !with_ptrace)
 				continue;
 			if (measure(build, cfgs[c].backend, cfgs[c].mode, ks[i], &p50[c], &p99[c],
-				    &pg))
+				    &pg, &run[c], &logged))
 				continue;
 			json_array_append_new(
 			    rows,
-			    json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o}", "backend", cfgs[c].backend,
-				      "mode", cfgs[c].mode, "written", (int)ks[i], "reset_p50_us",
-				      bench_json_num(p50[c]), "reset_p99_us",
-				      bench_json_num(p99[c]), "pages_put_back", bench_json_num(pg),
-				      "memcpy_floor_us", bench_json_num(floor)));
+			    json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:s}", "backend",
+				      cfgs[c].backend, "mode", cfgs[c].mode, "written", (int)ks[i],
+				      "reset_p50_us", bench_json_num(p50[c]), "reset_p99_us",
+				      bench_json_num(p99[c]), "run_p50_us", bench_json_num(run[c]),
+				      "pages_put_back", bench_json_num(pg), "memcpy_floor_us",
+				      bench_json_num(floor), "reset",
+				      logged ? "dirty-log" : "compare"));
 		}
 		if (!json)
-			printf("%6u %8.1f %7.1f/%-6.1f %7.1f/%-6.1f %7.1f/%-6.1f\n", ks[i], floor,
-			       p50[0], p99[0], p50[1], p99[1], p50[2], p99[2]);
+			printf("%6u %8.1f %7.0f/%-6.0f %7.0f/%-6.0f %7.0f/%-6.0f\n", ks[i], floor,
+			       p50[0], run[0], p50[1], run[1], p50[2], run[2]);
 	}
 	return rows;
 }

@@ -97,6 +97,9 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 		      r->prefetch_buffered));
 	json_object_set_new(json_array_get(rs->invocations, json_array_size(rs->invocations) - 1),
 			    "start", json_string(ember_start_name(r->start)));
+	json_t *last = json_array_get(rs->invocations, json_array_size(rs->invocations) - 1);
+	json_object_set_new(last, "pages_touched", json_integer((json_int_t)r->pages_touched));
+	json_object_set_new(last, "reset", json_string(r->dirty_log ? "dirty-log" : "compare"));
 }
 
 static json_t *stats_json(struct ember_function *fn, struct run_stats *rs, int exit_code,

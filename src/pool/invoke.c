@@ -437,6 +437,7 @@ static void warm_on_vcpu(void *p)
 	uint64_t t1 = vm_now_ns();
 	/* a crash leaves the machine usable (the reset puts it back), unless it shut down */
 	size_t touched = 0;
+	a->res->dirty_log = vm_logging(v->vm);
 	a->broken = v->st.outcome == SYS_ERROR || !vm_usable(v->vm) ||
 		    snap_reset(&a->fn->snap, v->vm, &v->st, &touched);
 	a->res->pages_touched = touched;

@@ -69,8 +69,10 @@ int snap_set_cpu(const struct snap *s, struct vm *vm);
 int snap_restore(const struct snap *s, struct vm *vm, struct sys_state *st, enum snap_share m);
 
 /* Puts a machine restored from s, and run since, back into the snapshot's state. The cost is
- * the pages the run wrote where the backend records them (KVM), else the snapshot's writable
- * pages plus the pages the run added; never the size of guest RAM.
+ * the snapshot's writable pages plus the pages the run added (a comparison), or, once the
+ * backend records writes for this machine (KVM's dirty log, switched on by the reset itself when
+ * the snapshot's writable pages far outnumber those a run changes), the pages the run wrote;
+ * never the size of guest RAM.
  * *touched gets the pages put back: those the run changed or added. */
 int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t *touched);
 

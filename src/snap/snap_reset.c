@@ -13,6 +13,11 @@
  * memset; a run that touched more gives the rest back */
 #define KEEP_PAGES 256
 
+/* a write fault costs about this many page comparisons; fewer pages than LOG_MIN are always
+ * compared */
+#define LOG_RATIO 48
+#define LOG_MIN	  256
+
 struct scrub {
 	const struct snap *s;
 	struct vm *vm;
@@ -54,11 +59,12 @@ static int drop_extra(void *ctx, uint64_t addr)
 /* [start, end) back to the snapshot: its pages copied in where they differ (also those the run
  * gave back with munmap or madvise), every other page dropped; *touched counts both */
 static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end, size_t *touched,
-		 size_t *keep)
+		 size_t *keep, size_t *compared)
 {
 	size_t first = snap_page_index(s, start);
 	for (size_t i = first; i < s->npages && s->pages[i] < end; i++) {
 		uint8_t *g = vm_guest(vm, s->pages[i], PAGE);
+		(*compared)++;
 		if (memcmp(g, s->data + i * PAGE, PAGE)) {
 			memcpy(g, s->data + i * PAGE, PAGE);
 			(*touched)++;
@@ -126,7 +132,7 @@ int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t
 	int rc;
 	uint64_t a = 0;
 	*touched = 0;
-	size_t keep = KEEP_PAGES, words;
+	size_t keep = KEEP_PAGES, words, compared = 0;
 	const uint64_t *bits;
 	int tracked = vm_take_written(vm, &bits, &words) == 0;
 	if (tracked && (rc = put_back_written(s, vm, st, bits, words, touched, &keep)))
@@ -139,15 +145,24 @@ int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t
 		if (cur != old && (rc = vm_protect(vm, a, b - a, old)))
 			return rc;
 		if (!tracked && (cur != old || (old & PROT_WRITE)) &&
-		    (rc = scrub(s, vm, a, b, touched, &keep)))
+		    (rc = scrub(s, vm, a, b, touched, &keep, &compared)))
 			return rc;
 		a = b;
 	}
 	/* made writable and back during the run: written, perhaps, though read-only again */
 	for (size_t i = 0; !tracked && i < st->nwr; i++)
-		if ((rc = scrub(s, vm, st->wr[i].start, st->wr[i].end, touched, &keep)))
+		if ((rc = scrub(s, vm, st->wr[i].start, st->wr[i].end, touched, &keep, &compared)))
 			return rc;
 	vm_written_done(vm); /* the pages put back were the host's writes, not the next run's */
+	/* Comparing costs 0.25-0.75 us a snapshot page; recording writes costs the guest a
+	 * write-protect fault per page it writes in a round, ~12 us under PVM (docs/memory.md),
+	 * and the reset a fixed ~10 us. A machine whose comparison costs more than that records
+	 * its writes from now on (it is clean at this point), and goes back to comparing when its
+	 * runs write so much that the faults cost more. */
+	if (!tracked && compared > LOG_RATIO * *touched + LOG_MIN)
+		vm_log_writes(vm);
+	else if (tracked && LOG_RATIO * *touched > 2 * (s->npages + LOG_MIN))
+		vm_unlog_writes(vm);
 	if ((rc = sys_restore(st, &s->sys)))
 		return rc;
 	return snap_set_cpu(s, vm);

@@ -143,6 +143,14 @@ size_t vm_cow_runs(const struct vm *vm);
  * *words 64-bit words, bit p for guest page p, valid until the next call. -EOPNOTSUPP when the
  * backend cannot record the guest's writes: then every page may have been written. */
 int vm_take_written(struct vm *vm, const uint64_t **bits, size_t *words);
+/* Starts recording the pages written from now on (KVM's dirty log; ~300 us, once): until then
+ * vm_take_written answers -EOPNOTSUPP. Every first write to a page in a round then costs the
+ * guest a write-protect fault, so it pays where comparing the snapshot's writable pages would
+ * cost more than those faults. -EOPNOTSUPP on ptrace. */
+int vm_log_writes(struct vm *vm);
+/* ... and stops (the next reset compares) */
+int vm_unlog_writes(struct vm *vm);
+int vm_logging(const struct vm *vm);
 /* after a vm_take_written and the host's own writes that put pages back: those are not the
  * next round's */
 void vm_written_done(struct vm *vm);

@@ -37,7 +37,7 @@ void vm_mark_host(struct vm *vm, uint64_t addr, uint64_t len)
 
 int vm_take_written(struct vm *vm, const uint64_t **bits, size_t *words)
 {
-	if (!vm->host_w || !vm->ops->dirty_log)
+	if (!vm->logging)
 		return -EOPNOTSUPP;
 	int rc = vm->ops->dirty_log(vm, vm->written);
 	if (rc)
@@ -57,8 +57,37 @@ void vm_written_done(struct vm *vm)
 
 void vm_forget_written(struct vm *vm)
 {
-	if (vm->host_w && vm->ops->dirty_log && vm->ops->dirty_log(vm, vm->written) == 0)
+	if (!vm->logging || vm->ops->dirty_log(vm, vm->written) == 0)
 		vm_written_done(vm);
+}
+
+int vm_log_writes(struct vm *vm)
+{
+	if (vm->logging)
+		return 0;
+	if (!vm->host_w || !vm->ops->log_writes)
+		return -EOPNOTSUPP;
+	int rc = vm->ops->log_writes(vm, 1); /* the log starts empty: from now on */
+	if (rc)
+		return rc;
+	vm_written_done(vm);
+	vm->logging = 1;
+	return 0;
+}
+
+int vm_unlog_writes(struct vm *vm)
+{
+	if (!vm->logging)
+		return 0;
+	int rc = vm->ops->log_writes(vm, 0);
+	if (!rc)
+		vm->logging = 0;
+	return rc;
+}
+
+int vm_logging(const struct vm *vm)
+{
+	return vm->logging;
 }
 
 /* the index of the first copy-on-write run ending above addr */

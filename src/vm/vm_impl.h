@@ -34,6 +34,8 @@ struct vm_ops {
 	/* the pages the guest wrote since the last call, one bit each, into bits (overwritten);
 	 * NULL when the backend cannot tell */
 	int (*dirty_log)(struct vm *vm, uint64_t *bits);
+	/* dirty logging of guest memory on (1) or off (0) */
+	int (*log_writes)(struct vm *vm, int on);
 };
 
 struct vm_range {
@@ -62,6 +64,7 @@ struct vm {
 	/* pages the host touched through the accessor since the last vm_take_written, and the
 	 * bitmap that call returns; NULL when the backend cannot record the guest's writes */
 	uint64_t *host_w, *written;
+	int logging; /* KVM's dirty log is on: vm_take_written can answer */
 };
 
 /* vm_cow.c */

@@ -175,8 +175,6 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 	    .guest_phys_addr = 0,
 	    .memory_size = vm->mem_size,
 	    .userspace_addr = (uint64_t)(uintptr_t)vm->mem,
-	    /* the reset puts back only the pages written (snap_reset) */
-	    .flags = KVM_MEM_LOG_DIRTY_PAGES,
 	};
 	if (ioctl(k->vmfd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
 		return snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno)),
@@ -271,6 +269,19 @@ static int kvm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 	return lo < hi ? vm_each_cow(vm, lo, hi, zap_piece, NULL) : 0;
 }
 
+/* the slot again with dirty logging on or off: its pages stay, KVM write-protects them */
+static int kvm_log_writes(struct vm *vm, int on)
+{
+	struct kvm_userspace_memory_region r = {
+	    .slot = 0,
+	    .flags = on ? KVM_MEM_LOG_DIRTY_PAGES : 0,
+	    .guest_phys_addr = 0,
+	    .memory_size = vm->mem_size,
+	    .userspace_addr = (uint64_t)(uintptr_t)vm->mem,
+	};
+	return ioctl(KV(vm)->vmfd, KVM_SET_USER_MEMORY_REGION, &r) < 0 ? -errno : 0;
+}
+
 static int kvm_dirty_log(struct vm *vm, uint64_t *bits)
 {
 	struct kvm_dirty_log d = {.slot = 0, .dirty_bitmap = bits};
@@ -338,4 +349,5 @@ const struct vm_ops vm_kvm_ops = {
     .guest_tsc = kvm_guest_tsc,
     .usable = kvm_usable,
     .dirty_log = kvm_dirty_log,
+    .log_writes = kvm_log_writes,
 };

@@ -1,5 +1,5 @@
-/* dirtier: 16 MiB written at init (in the snapshot); each request "K" writes one byte in each of
- * the first K of its pages, for measuring resets. */
+/* dirtier: 16 MiB written at init (in the snapshot); each request "K" counts the pages a former
+ * run left written (0 after a good reset), then writes one byte in each of the first K. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -23,8 +23,11 @@ int main(void)
 	long k = atol(req);
 	if (k < 0 || k > PAGES)
 		return 2;
+	long left = 0;
+	for (long i = 0; i < PAGES; i++)
+		left += buf[i * 4096 + 8] != 0;
 	for (long i = 0; i < k; i++)
 		buf[i * 4096 + 8] = (unsigned char)(i + 2);
-	printf("%ld\n", k);
+	printf("%ld written, %ld left\n", k, left);
 	return 0;
 }
