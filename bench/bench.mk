@@ -31,3 +31,9 @@ $(B)/bench/loadgen $(B)/bench/attack: $(B)/bench/%: bench/%.c bench/client.c ben
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o $@ $< bench/client.c
 all: $(B)/bench/loadgen $(B)/bench/attack
+
+# `ember bench all`'s microVM peer: /init that puts the request file on stdin and runs /fn
+$(B)/bench/vminit: bench/vminit.c bench/bench.mk
+	@mkdir -p $(dir $@)
+	$(MUSLCC) -static -O2 -Wall -Wextra -Werror -o $@ $<
+all: $(B)/bench/vminit

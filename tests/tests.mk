@@ -26,3 +26,9 @@ $(B)/tests/unit/test_lb: tests/unit/test_lb.c $(B)/obj/src/cli/lb_gen.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
 		$(B)/obj/src/cli/lb_gen.o $(LDFLAGS) $(CMOCKA_LIBS)
+
+# test_bench_samples tests the CLI's benchmark sample sets
+$(B)/tests/unit/test_bench_samples: tests/unit/test_bench_samples.c $(B)/obj/src/cli/bench_samples.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
+		$(B)/obj/src/cli/bench_samples.o $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)

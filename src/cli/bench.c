@@ -85,6 +85,23 @@ double bench_spawn(const char *path, const void *req, size_t len)
 	return wrote && st == 0 ? dt : -1;
 }
 
+static json_t *keep_sink;
+
+void bench_keep_to(json_t *sink)
+{
+	keep_sink = sink;
+}
+
+void bench_keep(const char *key, const double *us, size_t n)
+{
+	if (!keep_sink)
+		return;
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, bench_json_num(us[i]));
+	json_object_set_new(keep_sink, key, a);
+}
+
 static const struct {
 	const char *name;
 	const char *run[2];
@@ -178,6 +195,8 @@ static const struct {
     {"cold", cli_bench_cold, "cold starts from disk: lazy next to REAP, KVM next to ptrace"},
     {"memory", cli_bench_memory,
      "warm virtines' PSS per sharing mode (off, ksm, upm); how many fit"},
+    {"all", cli_bench_all,
+     "everything above but memory, and the peers (bwrap, runc, gVisor, a microVM): JSON and plots"},
 };
 
 int cli_bench(int argc, char **argv)

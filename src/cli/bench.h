@@ -25,6 +25,10 @@ const char *bench_build_dir(void);
  * the microseconds that took, or -1 */
 double bench_spawn(const char *path, const void *req, size_t len);
 
+/* n samples of the exit floor on backend: a guest that exits at once, entered again (the
+ * build folder dir holds guest/exitfloor.musl); -1 on failure, said on stderr */
+int bench_exit_floor(const char *dir, const char *backend, double *us, int n);
+
 /* the options every benchmark takes */
 struct bench_opts {
 	int json;
@@ -76,9 +80,16 @@ json_t *bench_ratio_json(const char *const *names, size_t n, const void *kvm, co
 /* {"backends": {"kvm": kvm, "ptrace": ptrace}, "kvm_over_ptrace": ratios}, printed; takes all */
 void bench_print_backends(json_t *kvm, json_t *ptrace, json_t *ratios);
 
+/* Raw samples, for `ember bench all`: with a sink set (a JSON object), every benchmark that
+ * calls bench_keep adds its samples (microseconds, in the order taken) under key; without one,
+ * nothing happens. */
+void bench_keep_to(json_t *sink);
+void bench_keep(const char *key, const double *us, size_t n);
+
 int cli_bench_latency(int argc, char **argv);
 int cli_bench_suite(int argc, char **argv);
 int cli_bench_cold(int argc, char **argv);
 int cli_bench_memory(int argc, char **argv);
+int cli_bench_all(int argc, char **argv);
 
 #endif

@@ -102,12 +102,10 @@ static int row_hop(const struct lat *l, const struct lat_row *r, const char *bac
 	return rc;
 }
 
-static int row_floor(const struct lat *l, const struct lat_row *r, const char *backend,
-		     struct bench_row *row)
+int bench_exit_floor(const char *dir, const char *backend, double *us, int n)
 {
-	(void)r;
 	char path[4200], err[256];
-	snprintf(path, sizeof(path), "%s/guest/exitfloor.musl", l->dir);
+	snprintf(path, sizeof(path), "%s/guest/exitfloor.musl", dir);
 	struct img *img;
 	if (img_open(path, &img, err, sizeof(err))) {
 		fprintf(stderr, "ember bench: exit floor: %s\n", err);
@@ -116,19 +114,28 @@ static int row_floor(const struct lat *l, const struct lat_row *r, const char *b
 	struct vm *vm = lat_vm(backend);
 	struct img_layout lay;
 	const char *argv[] = {"exitfloor", NULL}, *envp[] = {NULL};
-	struct floor_args a = {vm, calloc((size_t)l->iters * 10, sizeof(double)), l->iters * 10, 0};
-	if (vm && !img_load(img, vm, argv, envp, 0, &lay, err, sizeof(err)) && a.us) {
+	struct floor_args a = {vm, us, n, 0};
+	if (vm && !img_load(img, vm, argv, envp, 0, &lay, err, sizeof(err))) {
 		struct vm_regs regs = {.rip = lay.entry, .rsp = lay.sp, .rflags = 2};
 		if (!vm_set_regs(vm, &regs))
 			vm_call(vm, floor_loop, &a);
 	}
-	if (a.ok)
-		set_row(row, a.us, (size_t)a.n, 1);
-	free(a.us);
 	if (vm)
 		vm_destroy(vm);
 	img_close(img);
 	return a.ok ? 0 : -1;
+}
+
+static int row_floor(const struct lat *l, const struct lat_row *r, const char *backend,
+		     struct bench_row *row)
+{
+	(void)r;
+	double *us = calloc((size_t)l->iters * 10, sizeof(double));
+	int rc = us ? bench_exit_floor(l->dir, backend, us, l->iters * 10) : -1;
+	if (!rc)
+		set_row(row, us, (size_t)l->iters * 10, 1);
+	free(us);
+	return rc;
 }
 
 static int row_ember(const struct lat *l, const struct lat_row *r, const char *backend,

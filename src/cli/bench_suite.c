@@ -86,6 +86,9 @@ static int measure(const struct suite_opts *o, const char *name, struct ember_fu
 		ember_result_free(&res);
 	}
 	if (!rc) {
+		char key[160];
+		snprintf(key, sizeof(key), "%s/%s/%s", name, o->backend, o->syscalls);
+		bench_keep(key, us, (size_t)o->iters);
 		row->p50_us = bench_quantile(us, (size_t)o->iters, 0.5);
 		row->p99_us = bench_quantile(us, (size_t)o->iters, 0.99);
 	}
