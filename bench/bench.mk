@@ -1,7 +1,9 @@
 # `make bench`: the headline comparisons, each measured side by side in one run.
 # `make bench-http`: ember serve against a fork-per-request server under wrk (bench/http.sh).
 # `make bench-hostile`, `make bench-soak`: crash storms under load, a soak (docs/hostile.md).
-.PHONY: bench bench-http bench-hostile bench-soak
+# `make bench-setup`: the peers of `ember bench all` (scripts/setup.sh --bench); `make bench-all`
+# runs it into bench-all/ (ARGS: more options, e.g. ARGS=--quick).
+.PHONY: bench bench-http bench-hostile bench-soak bench-setup bench-all
 bench: setup
 	$(MAKE) all
 	./bench/run_vs_native.sh
@@ -37,3 +39,10 @@ $(B)/bench/vminit: bench/vminit.c bench/bench.mk
 	@mkdir -p $(dir $@)
 	$(MUSLCC) -static -O2 -Wall -Wextra -Werror -o $@ $<
 all: $(B)/bench/vminit
+
+bench-setup: setup
+	./scripts/setup.sh --bench
+
+bench-all: bench-setup
+	$(MAKE) all
+	./$(B)/ember bench all --out bench-all $(ARGS)

@@ -52,10 +52,11 @@ for mode in spawn fork; do
 	# shellcheck disable=SC2086
 	"$B/bench/forkserver" $opt 0 "$B/functions/hello" >"$tmp/fork-$mode.log" 2>&1 &
 	fpid=$!
-	stop_pids="$stop_pids $fpid"
+	stop_pids=$fpid # killed at exit if the sweep dies
 	await "forkserver to listen" grep -qs 'listening on' "$tmp/fork-$mode.log"
 	F=http://$(grep -m1 -oE '127\.0\.0\.1:[0-9]+' "$tmp/fork-$mode.log")
 	sweep "forkserver_$mode" "$F/"
 	kill "$fpid"
 	wait "$fpid" 2>/dev/null || true
+	stop_pids=
 done

@@ -61,11 +61,11 @@ EOF
 # The suites of one backend, natively. Unit programs that need no machine run once; test_kvm
 # is the KVM backend's own and runs wherever KVM does.
 UNIT_VM="test_pool test_isolation test_errors test_shell test_sandbox test_share test_mem"
-UNIT_PURE="test_elf test_sites test_x86 test_logs test_image_name test_demand test_cpu test_lb"
+UNIT_PURE="test_elf test_sites test_x86 test_logs test_image_name test_demand test_cpu test_lb test_bench_samples"
 # the fuzzing harnesses (make fuzz); those that make machines run on each backend there is
 FUZZ_PURE="snap spec parse stack rt bundle"
 FUZZ_VM="sys elf ws http"
-INT_ALL="test_run test_cpu test_snapshot test_guest test_cold test_server test_async test_auth test_status test_logs test_stack test_kill9 test_slow test_suite_virtine test_errors test_sandbox test_demand test_lb test_memory test_files test_files_server test_python"
+INT_ALL="test_run test_cpu test_snapshot test_guest test_cold test_server test_async test_auth test_status test_logs test_stack test_kill9 test_slow test_suite_virtine test_errors test_sandbox test_demand test_lb test_memory test_files test_files_server test_python test_bench_all"
 INT_GUEST="test_run test_snapshot test_suite_virtine test_cold" # also with syscalls=guest
 # also in the other sharing modes (upm is the default): the whole suite's outputs, fresh state
 UNIT_SHARING="test_isolation"

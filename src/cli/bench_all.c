@@ -161,6 +161,24 @@ int all_in_list(const char *list, const char *name)
 	return 0;
 }
 
+/* every word of a comma list is one of the names (stride bytes apart from names); else says
+ * which is not */
+static int list_ok(const char *opt, const char *list, const char *const *names, size_t n,
+		   size_t stride)
+{
+	char *dup = strdup(list), *save = NULL;
+	int ok = dup != NULL;
+	for (char *w = strtok_r(dup, ",", &save); ok && w; w = strtok_r(NULL, ",", &save)) {
+		ok = 0;
+		for (size_t i = 0; i < n && !ok; i++)
+			ok = !strcmp(w, *(const char *const *)((const char *)names + i * stride));
+		if (!ok)
+			fprintf(stderr, "ember bench all: %s: no '%s' (see --help)\n", opt, w);
+	}
+	free(dup);
+	return ok;
+}
+
 /* the options; -1 to run, else the exit status */
 static int parse(int argc, char **argv, struct all_ctx *c, const char **parts_opt)
 {
@@ -207,11 +225,22 @@ static int parse(int argc, char **argv, struct all_ctx *c, const char **parts_op
 	}
 	if (optind < argc || iters < 0 || iters > 100000 || timeout < 0 || secs < 0)
 		return fputs(all_help, stderr), CLI_EXIT_EMBER;
+	if ((*parts_opt &&
+	     !list_ok("--parts", *parts_opt, &parts[0].name, NPARTS, sizeof(parts[0]))) ||
+	    (c->peers && !list_ok("--peers", c->peers, &bench_peers[0].name, bench_npeers,
+				  sizeof(bench_peers[0]))))
+		return CLI_EXIT_EMBER;
 	c->iters = iters ? iters : c->quick ? 5 : 100;
 	c->suite_iters = c->quick ? 2 : 20;
 	c->cold_iters = c->quick ? 1 : 5;
 	c->http_secs = secs > 0 ? secs : c->quick ? 1 : 3;
 	c->concs = c->concs ? c->concs : c->quick ? "1,4" : "1,2,4,8,16";
+	if (!*c->concs || strspn(c->concs, "0123456789,") != strlen(c->concs))
+		return fprintf(stderr,
+			       "ember bench all: --concurrency: numbers and commas, not "
+			       "'%s'\n",
+			       c->concs),
+		       CLI_EXIT_EMBER;
 	c->peer_timeout_ms = (timeout ? timeout : c->quick ? 8 : 20) * 1000;
 	snprintf(c->out, sizeof(c->out), "%s", out);
 	struct bench_opts o = {.iters = 1};

@@ -316,7 +316,8 @@ static void plot(const struct lat *l, const struct prog *p)
 	fprintf(gp,
 		"set terminal pngcairo size 1000,600 noenhanced\nset output '%s/%s.png'\n"
 		"set logscale x\nset xlabel 'start to output, microseconds (log)'\n"
-		"set ylabel 'fraction of samples'\nset key outside right\nset grid\n"
+		"set ylabel 'fraction of samples'\nset yrange [0:1]\nset key outside right\n"
+		"set grid\n"
 		"set title 'one invocation of %s: Ember and its peers, one run'\nplot ",
 		l->c->out, name, p->tag);
 	int first = 1;
@@ -330,8 +331,10 @@ static void plot(const struct lat *l, const struct prog *p)
 			continue;
 		bench_set_cdf(s, f);
 		fclose(f);
-		fprintf(gp, "%s'%s/%s' using 1:2 with steps lw 2 title '%s (%s)'",
-			first ? "" : ", ", l->c->out, dat, s->name, s->backend);
+		/* the backend as the dash: kvm solid, ptrace dashed, native peers dotted */
+		int dt = !strcmp(s->backend, "kvm") ? 1 : !strcmp(s->backend, "ptrace") ? 2 : 3;
+		fprintf(gp, "%s'%s/%s' using 1:2 with steps lw 2 dt %d title '%s (%s)'",
+			first ? "" : ", ", l->c->out, dat, dt, s->name, s->backend);
 		first = 0;
 	}
 	fprintf(gp, "\n");

@@ -122,6 +122,7 @@ int bench_set_cdf(const struct bench_set *s, FILE *f)
 	double *c = s->reason[0] ? NULL : sorted_copy(s);
 	if (!c)
 		return -1;
+	fprintf(f, "%.3f %.6f\n", c[0], 0.0); /* the rise at the first sample, drawn as a step */
 	for (size_t i = 0; i < s->n; i++)
 		fprintf(f, "%.3f %.6f\n", c[i], (double)(i + 1) / (double)s->n);
 	free(c);

@@ -38,7 +38,8 @@ double bench_sorted_quantile(const double *sorted, size_t n, double q);
 /* {"name", "backend", "n", "p50_us", "p99_us", "min_us", "max_us", "mean_us", "samples_us":
  * [...]} or, for a failed row, {"name", "backend", "n": 0, "reason"} */
 json_t *bench_set_json(const struct bench_set *s);
-/* the set's empirical CDF: one line per sample, "US FRACTION", sorted; nothing when failed */
+/* the set's empirical CDF: "US FRACTION" lines, sorted: the first sample at 0, then one line
+ * per sample; nothing when failed */
 int bench_set_cdf(const struct bench_set *s, FILE *f);
 
 #endif

@@ -82,7 +82,8 @@ static void json_has_raw_samples(void **state)
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
 	assert_int_equal(bench_set_cdf(&s, f), 0);
 	fclose(f);
-	assert_string_equal(buf, "1.250 0.333333\n2.000 0.666667\n3.500 1.000000\n");
+	assert_string_equal(buf,
+			    "1.250 0.000000\n1.250 0.333333\n2.000 0.666667\n3.500 1.000000\n");
 	bench_set_free(&s);
 }
 
