@@ -304,6 +304,12 @@ static json_t *row_json(const struct lat *l, const struct bench_set *s, json_t *
 	return o;
 }
 
+/* a colour per row (gnuplot's own eight repeat on a plot of sixteen lines) */
+static const char *const colours[] = {
+    "#e41a1c", "#377eb8", "#4daf4a", "#984ea3", "#ff7f00", "#a65628", "#f781bf", "#555555",
+    "#66c2a5", "#fc8d62", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#000000"};
+#define NCOLOURS (sizeof(colours) / sizeof(colours[0]))
+
 /* one CDF plot per program: every row that ran, log-scale x */
 static void plot(const struct lat *l, const struct prog *p)
 {
@@ -333,8 +339,9 @@ static void plot(const struct lat *l, const struct prog *p)
 		fclose(f);
 		/* the backend as the dash: kvm solid, ptrace dashed, native peers dotted */
 		int dt = !strcmp(s->backend, "kvm") ? 1 : !strcmp(s->backend, "ptrace") ? 2 : 3;
-		fprintf(gp, "%s'%s/%s' using 1:2 with steps lw 2 dt %d title '%s (%s)'",
-			first ? "" : ", ", l->c->out, dat, dt, s->name, s->backend);
+		fprintf(gp, "%s'%s/%s' using 1:2 with steps lw 2 dt %d lc rgb '%s' title '%s (%s)'",
+			first ? "" : ", ", l->c->out, dat, dt, colours[k % NCOLOURS], s->name,
+			s->backend);
 		first = 0;
 	}
 	fprintf(gp, "\n");
