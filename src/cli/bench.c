@@ -196,7 +196,7 @@ static const struct {
     {"memory", cli_bench_memory,
      "warm virtines' PSS per sharing mode (off, ksm, upm); how many fit"},
     {"all", cli_bench_all,
-     "everything above but memory, and the peers (bwrap, runc, gVisor, a microVM): JSON and plots"},
+     "everything above and the peers (bwrap, runc, gVisor, a microVM): JSON and plots"},
 };
 
 int cli_bench(int argc, char **argv)

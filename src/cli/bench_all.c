@@ -14,8 +14,6 @@
 #include "cli/bench_peer.h"
 #include "cli/cli.h"
 
-void all_summary_md(struct all_ctx *c, double secs);
-
 void all_progress(const char *part, const char *fmt, ...)
 {
 	va_list ap;
@@ -101,10 +99,8 @@ static const struct {
 	const char *name;
 	int (*run)(struct all_ctx *c);
 } parts[] = {
-    {"latency", all_latency},
-    {"suite", all_suite},
-    {"cold", all_cold},
-    {"http", all_http},
+    {"latency", all_latency}, {"suite", all_suite},   {"cold", all_cold},
+    {"http", all_http},	      {"memory", all_memory},
 };
 #define NPARTS (sizeof(parts) / sizeof(parts[0]))
 
@@ -117,9 +113,12 @@ static const char all_help[] =
     "per part holding the raw samples (microseconds, in the order taken), PNG plots drawn with\n"
     "gnuplot, and summary.md: medians, p99, sample counts, ratios to the machine's floors (the\n"
     "exit floor, the disk's O_DIRECT bandwidth) and the goals of issue 16, met or missed.\n"
-    "Progress goes to stderr. About 8 minutes with the defaults on a 2-core machine; --quick\n"
-    "takes about 2 minutes (5 rounds, 2 suite and 1 cold iteration, HTTP at 1 and 4\n"
-    "connections for 1 s, peer timeout 8 s).\n"
+    "Progress goes to stderr. About 6 minutes with the defaults on this project's 2-core\n"
+    "machines (80 s of it the two KVM peers timing out where KVM is PVM, 1.5 minutes the\n"
+    "memory part's KSM scans). --quick: 5 rounds, 2 suite and 1 cold iteration, HTTP at 1\n"
+    "and 4 connections for 1 s, memory at 1 and 8 virtines, peer timeout 8 s: about a\n"
+    "minute without the memory part (--parts latency,suite,cold,http), which alone stays\n"
+    "1.5 minutes on KVM and 5 on ptrace.\n"
     "\n"
     "  latency  latency.json, latency_cdf_hello.png, latency_cdf_sha256.png: the static hello\n"
     "           and the sha256 function with the request on stdin, on Ember (warm trap and\n"
@@ -143,6 +142,8 @@ static const char all_help[] =
     "           bench/forkserver with posix_spawn (a process per request) and with fork (the\n"
     "           classic watchdog's model), closed loop by bench/loadgen at each concurrency\n"
     "           (default 1,2,4,8,16, 3 s each): throughput, p50, p99, every latency.\n"
+    "  memory   memory.json, density.png: `ember bench memory --no-max` on the first backend\n"
+    "           (N = 1, 8, 64): PSS per warm virtine per sharing mode (needs root for KSM).\n"
     "\n"
     "--parts  a comma list of the parts above (default all). --peers a comma list of peer\n"
     "names (posix_spawn,bwrap,runc,runsc_ptrace,runsc_kvm,microvm_kvm,microvm_tcg; default\n"
@@ -280,6 +281,7 @@ int cli_bench_all(int argc, char **argv)
 		goto out;
 	}
 	c->summary = json_object();
+	all_loadavg(c->load0, sizeof(c->load0));
 	double t0 = bench_now_us();
 	rc = 0;
 	for (size_t i = 0; i < NPARTS; i++) {

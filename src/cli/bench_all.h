@@ -23,9 +23,14 @@ struct all_ctx {
 	int peer_timeout_ms;
 	const char *peers; /* --peers: a comma list, or NULL for all */
 	int quick;
+	char load0[64];	 /* /proc/loadavg's three figures when the run started */
 	json_t *summary; /* per part: what summary.md says, {"rows": [...], "goals": [...]} */
 };
 
+/* /proc/loadavg's three load averages, "1.00 0.50 0.25" */
+void all_loadavg(char *out, size_t len);
+/* DIR/summary.md: the machine, the method, every part's rows, the goals */
+void all_summary_md(struct all_ctx *c, double secs);
 /* 1 when name is one of the comma list's words, or list is NULL */
 int all_in_list(const char *list, const char *name);
 /* progress on stderr: "bench all: PART: ..." */
@@ -43,6 +48,7 @@ int all_latency(struct all_ctx *c);
 int all_suite(struct all_ctx *c);
 int all_cold(struct all_ctx *c);
 int all_http(struct all_ctx *c);
+int all_memory(struct all_ctx *c);
 
 /* runs a benchmark command (cli_bench_suite ...) with its stdout captured and parsed as the JSON
  * it prints, and the raw samples it keeps into samples; NULL on failure */

@@ -98,6 +98,23 @@ static void suite_cold_http(const struct all_ctx *c, FILE *f)
 		    num(r, "p99_us"), num(r, "errors"));
 }
 
+static void memory_table(const struct all_ctx *c, FILE *f)
+{
+	json_t *rows = json_object_get(c->summary, "memory"), *r;
+	size_t i;
+	if (!rows)
+		return;
+	fprintf(f,
+		"\n## Memory density (backend %s; PSS per warm, primed virtine)\n\n| function "
+		"| mode | virtines | PSS per virtine KiB |\n|---|---|---|---|\n",
+		c->backends[0]);
+	json_array_foreach(rows, i, r)
+	{
+		fprintf(f, "| %s | %s | %.0f | %.1f |\n", str(r, "function"), str(r, "mode"),
+			num(r, "n"), num(r, "pss_per_instance_kib"));
+	}
+}
+
 /* one goal line: ours / theirs against at most 1/limit */
 static void goal(FILE *f, const char *what, json_t *ours, json_t *theirs, double limit)
 {
@@ -139,8 +156,9 @@ static void goals(const struct all_ctx *c, FILE *f)
 	     find(c, "latency", "runc_hello", NULL), 20);
 	goal(f,
 	     vm && strstr(str(vm, "name"), "tcg")
-		 ? "cold Ember vs microVM boot (TCG: KVM did not run)"
-		 : "cold Ember vs microVM boot",
+		 ? "cold Ember vs microVM boot — against QEMU's TCG emulation, because the KVM "
+		   "microVM did not boot here: not a fair stand-in for a Firecracker-class VM"
+		 : "cold Ember vs microVM boot (KVM)",
 	     cold, vm, 10);
 	json_t *r;
 	size_t i, big = 0;
@@ -159,8 +177,21 @@ static void goals(const struct all_ctx *c, FILE *f)
 		fprintf(f, "- REAP over lazy: no function's working set exceeds 4 MiB here\n");
 }
 
+void all_loadavg(char *out, size_t len)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	float a = -1, b = -1, c = -1;
+	if (f && fscanf(f, "%f %f %f", &a, &b, &c) != 3)
+		a = b = c = -1;
+	if (f)
+		fclose(f);
+	snprintf(out, len, "%.2f %.2f %.2f", a, b, c);
+}
+
 void all_summary_md(struct all_ctx *c, double secs)
 {
+	char load[64];
+	all_loadavg(load, sizeof(load));
 	FILE *f = all_open(c, "summary.md");
 	if (!f)
 		return;
@@ -174,7 +205,10 @@ void all_summary_md(struct all_ctx *c, double secs)
 		access("/dev/kvm", R_OK | W_OK) ? "absent" : "present");
 	for (int b = 0; b < c->nbackends; b++)
 		fprintf(f, " %s", c->backends[b]);
-	fprintf(f, "; %.0f s in all%s.\n\n", secs, c->quick ? " (--quick)" : "");
+	fprintf(f,
+		"; %.0f s in all%s; load average %s at the start, %s at the end (other "
+		"processes share the machine: read ratios within this run).\n\n",
+		secs, c->quick ? " (--quick)" : "", c->load0, load);
 	fprintf(f,
 		"Method: Ember and its peers interleaved round by round in this one process; "
 		"warm-up excluded (5 invocations per Ember row, one run per peer, 3 per suite "
@@ -186,6 +220,7 @@ void all_summary_md(struct all_ctx *c, double secs)
 		c->peer_timeout_ms / 1000);
 	latency_table(c, f);
 	suite_cold_http(c, f);
+	memory_table(c, f);
 	goals(c, f);
 	fclose(f);
 }

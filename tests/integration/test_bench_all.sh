@@ -1,5 +1,6 @@
 #!/bin/sh
-# `ember bench all --quick`: every part writes its JSON with raw samples, the plots and
+# `ember bench all --quick`: every part (latency, suite, cold, http; memory only with
+# BENCH_ALL_MEMORY=1: its KSM scans take minutes, ptrace 5 of them) writes its JSON with raw samples, the plots and
 # summary.md exist, progress goes to stderr, and a peer that is missing or cannot run here is a
 # row with its reason, not a failure. Run from the repository root; B is the build directory.
 set -u
@@ -16,8 +17,10 @@ check "a bad option is refused" test $? != 0
 "$E" bench all --parts nothing-at-all --out "$O.none" >"$tmp/out" 2>"$tmp/err"
 check "an unknown part is refused" test $? != 0
 
-"$E" bench all --quick --iterations 3 --peer-timeout 5 --backend "$EMBER_BACKEND" --out "$O" \
-	>"$tmp/out" 2>"$tmp/err"
+parts=latency,suite,cold,http
+[ "${BENCH_ALL_MEMORY:-0}" = 1 ] && parts=$parts,memory
+"$E" bench all --quick --iterations 3 --peer-timeout 5 --parts $parts --backend "$EMBER_BACKEND" \
+	--out "$O" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "bench all --quick exits 0 (exit $rc)" test $rc = 0
 check "progress on stderr, part by part" sh -c "grep -q 'bench all: latency: round' '$tmp/err' &&
@@ -96,8 +99,18 @@ for p in pts:
     assert p["n"] > 0 and len(p["samples_us"]) == p["n"] and p["requests_per_s"] > 0, p
 PY
 
+[ $parts = latency,suite,cold,http ] ||
+	py "memory.json: PSS per virtine for each function, mode and N" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1] + "/memory.json"))["report"]["results"]
+assert {(r["mode"], r["n"]) for r in res} >= {(m, n) for m in ("off", "ksm", "upm") for n in (1, 8)}, res
+assert all(isinstance(r["pss_per_instance_kib"], (int, float)) for r in res), res
+PY
+
 if command -v gnuplot >/dev/null 2>&1; then
-	for png in latency_cdf_hello latency_cdf_sha256 exits cold_starts cold_bandwidth http; do
+	pngs="latency_cdf_hello latency_cdf_sha256 exits cold_starts cold_bandwidth http"
+	[ $parts = latency,suite,cold,http ] || pngs="$pngs density"
+	for png in $pngs; do
 		check "$png.png is a PNG" sh -c "head -c 8 '$O/$png.png' | od -c | grep -q 'P   N   G'"
 	done
 else
