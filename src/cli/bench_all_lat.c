@@ -231,7 +231,7 @@ static void build_rows(struct lat *l)
 		bench_set_fail(&f->set, "%s", err);
 	f = add_row(l, "fork_warm_parent", "native", K_FORK, &l->progs[1], 0);
 	if (f)
-		bench_set_fail(&f->set, "not measured: a forked zygote runs code linked into its "
+		bench_set_fail(&f->set, "a forked zygote runs code linked into its "
 					"parent, and the suite's function is a separate binary");
 	for (size_t i = 0; i < bench_npeers; i++)
 		if (all_in_list(c->peers, bench_peers[i].name))
