@@ -121,7 +121,12 @@ shrunk() {
 await "short's capacity to shrink back to 2 after its keepAlive" shrunk
 check "short is still loaded (the trickle kept it)" test -n "$(pool short ready)"
 check "the trims are counted" pool_at_least short trims 1
-check "its target is back at the floor of 2" test "$(pool short target)" = 2
+# shellcheck disable=SC2317 # run by await
+target_floor() { [ "$(pool short target)" = 2 ]; }
+# the trickle's own calls may hold the target above the floor for a moment: a condition, not a
+# snapshot
+await "its target to come back to the floor of 2" target_floor &&
+	ok "its target is back at the floor of 2"
 stop
 
 # --- a budget of 5 virtines of 16 MiB: 8 clients at once all get an answer, and it holds
