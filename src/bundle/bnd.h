@@ -34,11 +34,12 @@ struct bnd {
 	uint64_t digest; /* of the whole packed form: a snapshot made with it needs the same */
 };
 
-/* Packs the tree at path: a folder, or a tar archive (plain or compressed). NULL with the reason
- * in err when it cannot be read or breaks a rule: only files, folders and links, names without
+/* Packs the tree at path: a folder, or a tar (plain or compressed) or zip archive. NULL with the
+ * reason in err when it cannot be read or breaks a rule: only files, folders and links, names
+ * without
  * '/', control characters, "." or "..", within the limits above. */
 struct bnd *bnd_open(const char *path, char *err, size_t errlen);
-/* the same from a tar archive in memory */
+/* the same from a tar or zip archive in memory */
 struct bnd *bnd_from_tar(const void *tar, size_t len, char *err, size_t errlen);
 void bnd_free(struct bnd *b);
 
@@ -48,7 +49,7 @@ struct bnd_builder *bnd_builder_new(void);
 /* type: 'f', 'd' or 'l'; data: a file's bytes or a link's target; 0 or -1 with err */
 int bnd_add(struct bnd_builder *bb, const char *path, int type, unsigned perm, const void *data,
 	    size_t len, char *err, size_t errlen);
-/* a folder or tar archive at path, or a tar archive in memory, added to the tree: an entry
+/* a folder or archive at path, or a tar or zip archive in memory, added to the tree: an entry
  * another source gave already is refused (two sources make one tree); 0 or -1 with err */
 int bnd_add_path(struct bnd_builder *bb, const char *path, char *err, size_t errlen);
 int bnd_add_tar(struct bnd_builder *bb, const void *tar, size_t len, char *err, size_t errlen);

@@ -1,4 +1,4 @@
-/* Reading a bundle from a folder (walked without following links) or a tar archive. */
+/* Reading a bundle from a folder (walked without following links) or a tar or zip archive. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
@@ -106,16 +106,16 @@ static int walk(struct bnd_builder *bb, int fd, char *path, size_t plen, int dep
 static const struct {
 	int type;
 	char t;
-} tar_types[] = {{AE_IFREG, 'f'}, {AE_IFDIR, 'd'}, {AE_IFLNK, 'l'}};
+} entry_types[] = {{AE_IFREG, 'f'}, {AE_IFDIR, 'd'}, {AE_IFLNK, 'l'}};
 
-static int tar_entry(struct bnd_builder *bb, struct archive *a, struct archive_entry *e, char *err,
+static int add_entry(struct bnd_builder *bb, struct archive *a, struct archive_entry *e, char *err,
 		     size_t errlen)
 {
 	const char *path = archive_entry_pathname(e);
 	char t = 0;
-	for (size_t i = 0; i < sizeof(tar_types) / sizeof(tar_types[0]); i++)
-		if (archive_entry_filetype(e) == (unsigned)tar_types[i].type)
-			t = tar_types[i].t;
+	for (size_t i = 0; i < sizeof(entry_types) / sizeof(entry_types[0]); i++)
+		if (archive_entry_filetype(e) == (unsigned)entry_types[i].type)
+			t = entry_types[i].t;
 	if (!path)
 		return snprintf(err, errlen, "an entry of the archive has no name"), -1;
 	if (archive_entry_hardlink(e) || !t)
@@ -163,8 +163,10 @@ int bnd_add_tar(struct bnd_builder *bb, const void *tar, size_t len, char *err, 
 	int rc = -1;
 	if (!a)
 		return snprintf(err, errlen, "out of memory"), -1;
+	/* told apart by their content */
 	archive_read_support_format_tar(a);
 	archive_read_support_format_gnutar(a);
+	archive_read_support_format_zip(a);
 	/* the compressions libarchive decodes itself: none that would run an external program
 	 * (lzop, lrzip, grzip, or any of these were it built without the library) */
 	for (size_t i = 0; i < sizeof(filters) / sizeof(filters[0]); i++)
@@ -174,16 +176,17 @@ int bnd_add_tar(struct bnd_builder *bb, const void *tar, size_t len, char *err, 
 			goto out;
 		}
 	if (archive_read_open_memory(a, tar, len) != ARCHIVE_OK) {
-		snprintf(err, errlen, "not a tar archive: %s", archive_error_string(a));
+		snprintf(err, errlen, "neither a tar nor a zip archive: %s",
+			 archive_error_string(a));
 		goto out;
 	}
 	struct archive_entry *e;
 	int r;
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK)
-		if (tar_entry(bb, a, e, err, errlen))
+		if (add_entry(bb, a, e, err, errlen))
 			goto out;
 	if (r != ARCHIVE_EOF)
-		snprintf(err, errlen, "a damaged tar archive: %s", archive_error_string(a));
+		snprintf(err, errlen, "a damaged archive: %s", archive_error_string(a));
 	else
 		rc = 0;
 out:
@@ -214,7 +217,7 @@ int bnd_add_path(struct bnd_builder *bb, const char *path, char *err, size_t err
 	char *p = calloc(1, BND_PATH_MAX + 1);
 	if (!p || !S_ISDIR(s.st_mode)) {
 		snprintf(err, errlen, "files %.200s: %s", path,
-			 !S_ISDIR(s.st_mode) ? "neither a folder nor a tar archive"
+			 !S_ISDIR(s.st_mode) ? "neither a folder nor a tar or zip archive"
 					     : "out of memory");
 		close(fd);
 		free(p);

@@ -32,8 +32,9 @@ static const char snapshot_help[] =
     "  --env K=V         set an environment variable for the programs (repeatable)\n"
     "  --backend NAME    kvm (default), ptrace or auto\n"
     "  --runtime NAME    each PROGRAM is a source file for the js, lua or python runtime\n"
-    "  --files PATH      the programs' read-only files (a folder or a tar archive), as\n"
-    "                    `ember run --files` gives them: part of what the snapshot needs\n"
+    "  --files PATH      the programs' read-only files (a folder or a tar or zip\n"
+    "                    archive), as `ember run --files` gives them: part of what the\n"
+    "                    snapshot needs\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 when every snapshot is on disk; 125 otherwise.\n";

@@ -32,7 +32,7 @@ struct srv_spec {
 	char domain[SRV_NAME_MAX];
 	const char *code; /* the runtime's source (points into doc) */
 	size_t code_len;
-	uint8_t *files; /* the function's files: a tar archive, decoded from doc's base64 */
+	uint8_t *files; /* the function's files: a tar or zip archive, decoded from doc's base64 */
 	size_t files_len;
 	char **envp; /* "K=V", NULL-terminated */
 	const char *content_type;

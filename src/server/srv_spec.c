@@ -147,7 +147,7 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	return 0;
 }
 
-/* "files": a tar archive of the function's files, in base64; checked when it is loaded */
+/* "files": a tar or zip archive of the function's files, in base64; checked when it is loaded */
 static int files(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
 {
 	const json_t *f = member(in, "files");
@@ -156,12 +156,12 @@ static int files(const json_t *in, struct srv_spec *sp, char *err, size_t errlen
 	size_t n = json_is_string(f) ? json_string_length(f) : 0;
 	const char *b64 = json_string_value(f);
 	if (!n || n % 4 || n > INT32_MAX)
-		return snprintf(err, errlen, "files must be a tar archive in base64"), -1;
+		return snprintf(err, errlen, "files must be a tar or zip archive in base64"), -1;
 	if (!(sp->files = malloc(n / 4 * 3)))
 		return snprintf(err, errlen, "out of memory"), -1;
 	int len = EVP_DecodeBlock(sp->files, (const unsigned char *)b64, (int)n);
 	if (len < 0)
-		return snprintf(err, errlen, "files must be a tar archive in base64"), -1;
+		return snprintf(err, errlen, "files must be a tar or zip archive in base64"), -1;
 	/* EVP_DecodeBlock counts the padding's bytes as data */
 	sp->files_len = (size_t)len - (b64[n - 1] == '=') - (b64[n - 2] == '=');
 	return json_object_set_new(sp->doc, "files", json_stringn(b64, n));

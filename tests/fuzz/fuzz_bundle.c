@@ -1,4 +1,4 @@
-/* A function's files from a tar archive (src/bundle/): the input is the archive, as a tenant
+/* A function's files from a tar or zip archive (src/bundle/): the input is the archive, as a tenant
  * deploys it. An accepted tree must be well formed (every folder's children in range, sorted,
  * their parent the folder; contents inside the block) and every entry found again by its path;
  * lookups of the input's own bytes as paths stay inside the tree. */

@@ -1,8 +1,9 @@
 #!/bin/sh
 # A function's read-only files (--files): every file call of tests/guest/files.c against a native
 # run over a read-only copy of the same tree (a bind mount in a user namespace, chroot there),
-# from a folder and from tar archives, warm, from a snapshot on disk (both restore modes) and in
-# both syscall modes; the escapes refused; bad trees refused at load; the tree left as it was.
+# from a folder and from tar and zip archives, warm, from a snapshot on disk (both restore modes)
+# and in both syscall modes; the escapes refused; bad trees (tar and zip) refused at load with the
+# entry named; the tree left as it was.
 set -u
 . "$(dirname "$0")/lib.sh"
 pick_backend
@@ -26,8 +27,10 @@ same()
 tar -C "$T" -cf "$tmp/tree.tar" .
 tar -C "$T" -czf "$tmp/tree.tgz" data sub
 tar -C "$T" -cJf "$tmp/tree.txz" .
+# a zip archive (links kept as links), named .bin: told apart by its content, not its name
+(cd "$T" && zip -qry "$tmp/tree.zip.bin" .)
 for mode in trap guest; do
-	for src in "$T" "$tmp/tree.tar" "$tmp/tree.tgz" "$tmp/tree.txz"; do
+	for src in "$T" "$tmp/tree.tar" "$tmp/tree.tgz" "$tmp/tree.txz" "$tmp/tree.zip.bin"; do
 		what="$mode, $(basename "$src")"
 		er --syscalls "$mode" --files "$src" --repeat 3 --stats "$P"
 		expect_rc 0 "$what: --repeat 3"
@@ -106,9 +109,37 @@ for t in dotdot:"'..' component" hard:"hard links" dev:"not a file" ctrl:"contro
 	expect_rc 125 "tar ${t%%:*} refused"
 	has "$tmp/err" "${t#*:}" "tar ${t%%:*}: the reason says ${t#*:}"
 done
+# zip entries that are not files, folders or links are refused, named
+python3 - "$tmp" <<'PY'
+import sys, warnings, zipfile
+warnings.simplefilter('ignore')  # the name given twice is meant
+def make(name, entries):
+    with zipfile.ZipFile(sys.argv[1] + '/' + name, 'w') as z:
+        for n, mode, data in entries:
+            i = zipfile.ZipInfo(n)
+            i.create_system = 3  # Unix: the mode is in the high half of external_attr
+            i.external_attr = mode << 16
+            z.writestr(i, data)
+make('dev.zip', [('ok.txt', 0o100644, b'x'), ('null', 0o020666, b'')])
+make('sock.zip', [('sock', 0o140644, b'')])
+make('blk.zip', [('d/blk', 0o060644, b'')])
+make('dotdot.zip', [('../evil', 0o100644, b'x')])
+make('twice.zip', [('a', 0o100644, b'x'), ('a', 0o100644, b'y')])
+PY
+for t in dev:"null: not a file" sock:"sock: not a file" blk:"d/blk: not a file" \
+	dotdot:"'..' component" \
+	twice:"given twice"; do
+	er --files "$tmp/${t%%:*}.zip" "$P"
+	expect_rc 125 "zip ${t%%:*} refused"
+	has "$tmp/err" "${t#*:}" "zip ${t%%:*}: the reason says ${t#*:}"
+done
+head -c 100 "$tmp/tree.zip.bin" >"$tmp/cut.zip"
+er --files "$tmp/cut.zip" "$P"
+expect_rc 125 "a cut zip archive refused"
 printf 'not a tar' >"$tmp/junk"
 er --files "$tmp/junk" "$P"
 expect_rc 125 "a file that is no archive"
+has "$tmp/err" "neither a tar nor a zip archive" "a file that is no archive: the reason"
 er --files "$tmp/missing" "$P"
 expect_rc 125 "a missing folder"
 has "$tmp/err" 'No such file' "a missing folder: named"

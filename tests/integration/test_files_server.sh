@@ -1,5 +1,5 @@
 #!/bin/sh
-# A deployment with files over HTTP: "files" is a tar archive in base64; the function reads the
+# A deployment with files over HTTP: "files" is a tar or zip archive in base64; the function reads the
 # tree as natively, after a restart too (the deployment keeps it); the status shows its size, not
 # the archive; a damaged or forbidden tree is refused at deploy (400, kind config) with the reason.
 set -u
@@ -35,12 +35,22 @@ else
 	ok "the status does not show the archive"
 fi
 
+# a zip archive in the same field, told apart by its content
+(cd "$T" && zip -qry "$tmp/tree.zip" .)
+deploy_body fszip "$tmp/tree.zip"
+expect "deploy with a zip" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+code=$(NOAUTH=1 http POST /function/fszip --data-binary request)
+expect "invoke fszip" 200 "$code"
+check "from a zip: as natively" cmp -s "$tmp/body" "$tmp/native"
+
 # after a restart, the stored deployment still has its files
 stop
 start
 code=$(NOAUTH=1 http POST /function/fs --data-binary request)
 expect "invoke after a restart" 200 "$code"
 check "after a restart: as natively" cmp -s "$tmp/body" "$tmp/native"
+code=$(NOAUTH=1 http POST /function/fszip --data-binary request)
+check "the zip's after a restart: as natively" cmp -s "$tmp/body" "$tmp/native"
 
 # refused at deploy
 mkdir -p "$tmp/badtree" && mkfifo "$tmp/badtree/pipe"
@@ -51,13 +61,21 @@ deploy_body bad1 "$tmp/evil.tar"
 expect "a tar with '..': 400" 400 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
 contains "a tar with '..': the reason" "'..' component" "$tmp/body"
 contains "a tar with '..': kind config" '"kind":"config"' "$tmp/body"
+python3 -c 'import zipfile, sys
+z = zipfile.ZipFile(sys.argv[1], "w"); i = zipfile.ZipInfo("dev/null"); i.create_system = 3
+i.external_attr = 0o020666 << 16; z.writestr(i, b""); z.close()' "$tmp/dev.zip"
+deploy_body badzip "$tmp/dev.zip"
+expect "a zip with a device: 400" 400 \
+	"$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+contains "a zip with a device: the entry named" "dev/null: not a file, folder or link" "$tmp/body"
 printf 'just text' >"$tmp/junk"
 deploy_body bad2 "$tmp/junk"
-expect "not a tar: 400" 400 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
-contains "not a tar: the reason" "tar archive" "$tmp/body"
+expect "not an archive: 400" 400 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+contains "not an archive: the reason" "neither a tar nor a zip archive" "$tmp/body"
 printf '{"service":"bad3","image":"files","files":"@@@@"}' >"$tmp/deploy.json"
 expect "not base64: 400" 400 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
 contains "not base64: the reason" "base64" "$tmp/body"
 expect "the refused ones are not deployed" 404 "$(http GET /system/function/bad1)"
+expect "the refused zip is not deployed" 404 "$(http GET /system/function/badzip)"
 stop
 finish
