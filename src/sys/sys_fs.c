@@ -78,9 +78,7 @@ long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 	long rc = get_path(st, addr, path);
 	if (rc)
 		return rc;
-	uint32_t dir = st->cwd;
-	if (path[0] != '/' && (rc = start_dir(st, dirfd, &dir)))
-		return rc;
+	/* AT_EMPTY_PATH: dirfd itself, a file too (glibc's fstat is fstatat(fd, "", ...)) */
 	if (!path[0] && empty_ok) {
 		if ((int)dirfd == AT_FDCWD) {
 			*node = st->cwd;
@@ -92,6 +90,11 @@ long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 		*node = f->node;
 		return 0;
 	}
+	if (!path[0])
+		return -ENOENT; /* before dirfd is looked at, as Linux */
+	uint32_t dir = st->cwd;
+	if (path[0] != '/' && (rc = start_dir(st, dirfd, &dir)))
+		return rc;
 	return bnd_lookup(st->bundle, dir, path, follow, node, parent_ok);
 }
 

@@ -144,6 +144,10 @@ int main(int argc, char **argv)
 	show_stat("fstat a", fstat(fa, &s), &s);
 	show_stat("stat a", stat("/data/a.txt", &s), &s);
 	show_stat("stat rel ../data/a.txt", fstatat(AT_FDCWD, "../data/a.txt", &s, 0), &s);
+	/* glibc's fstat: the descriptor of a file itself, with an empty path */
+	show_stat("fstatat a empty path", fstatat(fa, "", &s, AT_EMPTY_PATH), &s);
+	show_stat("fstatat a empty, no flag", fstatat(fa, "", &s, 0), &s);
+	show_stat("fstatat a rel from a file", fstatat(fa, "x", &s, 0), &s);
 	show_stat("lstat link_a", lstat("/data/link_a", &s), &s);
 	show_stat("stat link_a", stat("/data/link_a", &s), &s);
 	show_stat("stat dir", stat("/data", &s), &s);
