@@ -38,6 +38,7 @@ static const struct {
     {"json-py", "json-py", "python"},
     {"template-py", "template-py", "python"},
     {"matmul-py", "matmul-py", "python"},
+    {"compress-py", "compress-py", "python"},
 };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
 

@@ -18,12 +18,23 @@ static const struct {
 	const char *name;
 	const char *runtime; /* NULL: a C function, built to <build>/functions/<name> */
 } suite[] = {
-    {"hello", NULL},	     {"sha256", NULL},	    {"aes", NULL},
-    {"matmul", NULL},	     {"lr_training", NULL}, {"image_rotate", NULL},
-    {"compress", NULL},	     {"rnn", NULL},	    {"hello-js", "js"},
-    {"aes-js", "js"},	     {"json", "js"},	    {"hello-lua", "lua"},
-    {"template", "lua"},     {"json-py", "python"}, {"template-py", "python"},
+    {"hello", NULL},
+    {"sha256", NULL},
+    {"aes", NULL},
+    {"matmul", NULL},
+    {"lr_training", NULL},
+    {"image_rotate", NULL},
+    {"compress", NULL},
+    {"rnn", NULL},
+    {"hello-js", "js"},
+    {"aes-js", "js"},
+    {"json", "js"},
+    {"hello-lua", "lua"},
+    {"template", "lua"},
+    {"json-py", "python"},
+    {"template-py", "python"},
     {"matmul-py", "python"},
+    {"compress-py", "python"},
 };
 #define NSUITE (sizeof(suite) / sizeof(suite[0]))
 
