@@ -39,10 +39,12 @@ $(B)/runtimes/lua: runtimes/lua/main.c $(RT_COMMON) include/ember/abi.h $(LUA_LI
 
 # Debian's static libpython wants libexpat and zlib; glibc's NSS warnings (getpwnam and friends
 # in the pwd and grp modules, never reached in a virtine) are not errors
-$(B)/runtimes/python: runtimes/python/main.c $(RT_COMMON) include/ember/abi.h $(PY_LIB)
+# its own mmap module (pymmap.c): Debian's libpython has none
+$(B)/runtimes/python: runtimes/python/main.c runtimes/python/pymmap.c runtimes/python/pymmap.h \
+		$(RT_COMMON) include/ember/abi.h $(PY_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static $(RT_CFLAGS) -Wno-missing-field-initializers -Iruntimes/common \
-		$(PY_INC:%=-I%) -o $@ $< runtimes/common/rtio.c $(PY_LIB) \
+		$(PY_INC:%=-I%) -o $@ $< runtimes/python/pymmap.c runtimes/common/rtio.c $(PY_LIB) \
 		-lexpat -lz -lm 2>&1 | { grep -v 'statically linked applications requires\|in function' || true; }
 	@test -x $@
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ember/abi.h"
+#include "pymmap.h"
 #include "rtio.h"
 
 #define EX_SOURCE  65 /* the source does not compile, raises at top level or lacks handler */
@@ -68,6 +69,8 @@ static void put_meta(void *ctx, const char *name, size_t nlen, const char *value
 
 static int start(void)
 {
+	if (PyImport_AppendInittab("mmap", py_mmap_init) < 0)
+		return fprintf(stderr, "python: cannot add the mmap module\n"), -1;
 	PyConfig c;
 	PyConfig_InitIsolatedConfig(&c);
 	c.site_import = 0;

@@ -74,6 +74,8 @@ export EMBER_DATA # the native run's path to it; in the virtine it is /data/tabl
 for mode in trap guest; do
 	against datafile "k123" "$mode: a data file of its own" 1 --syscalls "$mode" \
 		--files "$tmp/pyfiles"
+	against mmaps "abc" "$mode: the runtime's mmap, 2 warm" 2 --syscalls "$mode" --repeat 2 \
+		--files "$tmp/pyfiles"
 done
 unset EMBER_DATA
 mkdir -p "$tmp/clash/usr/lib/python3.11/json"
