@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/bench.h"
@@ -35,6 +36,7 @@ static const struct {
     {"template-py", "python"},
     {"matmul-py", "python"},
     {"compress-py", "python"},
+    {"model-py", "python"},
 };
 #define NSUITE (sizeof(suite) / sizeof(suite[0]))
 
@@ -130,7 +132,7 @@ static int measure_native(const struct suite_opts *o, const char *name, const ui
 static int bench_one(const struct suite_opts *o, size_t k, struct suite_row *row)
 {
 	const char *name = suite[k].name, *rt = suite[k].runtime;
-	char image[4400], source[4400], err[300] = "";
+	char image[4400], source[4400], files[4400], err[300] = "";
 	const char *argv[3] = {image, NULL, NULL};
 	uint8_t *req = NULL;
 	size_t len;
@@ -155,6 +157,11 @@ static int bench_one(const struct suite_opts *o, size_t k, struct suite_row *row
 	} else {
 		snprintf(image, sizeof(image), "%s/functions/%s", o->build, name);
 	}
+	/* the files the build made for it (functions/<name>/files.py), as test_suite_virtine */
+	struct stat st;
+	snprintf(files, sizeof(files), "%s/functions/%s/files", o->build, name);
+	if (!stat(files, &st) && S_ISDIR(st.st_mode))
+		cfg.files = files;
 	double t = bench_now_us();
 	if (ember_load(&cfg, &fn, err, sizeof(err)))
 		goto out;
@@ -292,7 +299,7 @@ static const char suite_help[] =
     "usage: ember bench suite [--json] [--iterations N] [--backend both|kvm|ptrace|auto]\n"
     "                         [--syscalls both|trap|guest] [--functions DIR]\n"
     "\n"
-    "For every function of the suite (C, JavaScript and Lua): p50 and p99 of N warm\n"
+    "For every function of the suite (C, JavaScript, Lua and Python): p50 and p99 of N warm\n"
     "invocations with its small request (after 3 more to warm up; default N = 50) and the\n"
     "exits per invocation, with every syscall trapping and with the in-guest runtime side\n"
     "by side and their ratio (--syscalls both, the default), and for C functions the p50 of\n"
@@ -307,7 +314,9 @@ static const char suite_help[] =
     "{\"results\": [...]}.\n"
     "\n"
     "Needs the build's functions/ and runtimes/ folders next to the ember binary, and the\n"
-    "suite's sources (DIR, default functions/ of the repository holding the build folder).\n";
+    "suite's sources (DIR, default functions/ of the repository holding the build folder).\n"
+    "A function whose files the build made (functions/NAME/files) runs with them as its\n"
+    "--files.\n";
 
 int cli_bench_suite(int argc, char **argv)
 {

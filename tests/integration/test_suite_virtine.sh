@@ -1,7 +1,8 @@
 #!/bin/sh
 # The function suite inside virtines: every function on its requests, warm (--repeat 2, from the
 # snapshot) and on a clean shell (--no-snapshot), against the native run's output and the
-# checked-in .out files (and, for Python handlers, Debian's python3.11 running them); and the
+# checked-in .out files (and, for Python handlers, Debian's python3.11 running them), with the
+# files the build made for a function (functions/NAME/files.py) as its --files; and the
 # load-time errors of bad JavaScript and Lua sources (exit 125).
 # Run from the repository root; B is the build directory (default build). One line per check.
 set -u
@@ -37,6 +38,16 @@ for dir in functions/*; do
 	else
 		continue
 	fi
+	# files the build made for it (functions/NAME/files.py): --files, and natively EMBER_FILES
+	files=
+	if [ -f "$dir/files.py" ]; then
+		files=$B/functions/$name/files
+		if [ ! -d "$files" ]; then
+			bad "$name: no $files (make functions builds it)"
+			continue
+		fi
+		set -- --files "$files" "$@"
+	fi
 	for size in small large; do
 		[ -f "$dir/$size.req" ] || continue
 		cp "$dir/$size.req" "$tmp/in"
@@ -57,8 +68,8 @@ for dir in functions/*; do
 		fi
 		# a python handler: Debian's python3.11 running it is the native peer
 		if [ -n "$pynative" ]; then
-			if ! /usr/bin/python3.11 tests/python/native.py "$dir/handler.py" <"$tmp/in" \
-				>"$tmp/native" 2>"$tmp/err"; then
+			if ! EMBER_FILES=$files /usr/bin/python3.11 tests/python/native.py \
+				"$dir/handler.py" <"$tmp/in" >"$tmp/native" 2>"$tmp/err"; then
 				bad "$name/$size: the native python3.11 run failed"
 				continue
 			fi
