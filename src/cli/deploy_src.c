@@ -1,4 +1,5 @@
-/* ember deploy: what each function of a stack file deploys (its handler, program or image). */
+/* ember deploy: what each function of a stack file deploys (its handler, program or image, and
+ * its files). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,9 @@ int cli_deploy_source(const struct cli_stack_fn *fn, struct cli_deploy_src *src,
 	int rc = kinds[fn->kind].get ? kinds[fn->kind].get(fn, src, why, whylen)
 				     : runtime_source(fn, kinds[fn->kind].runtime,
 						      kinds[fn->kind].file, src, why, whylen);
+	if (!rc && fn->files[0])
+		rc = cli_deploy_files(fn, src->deployment, src->what, sizeof(src->what), why,
+				      whylen);
 	if (!rc)
 		return 0;
 fail:

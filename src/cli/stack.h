@@ -24,6 +24,7 @@ struct cli_stack_fn {
 	char handler[CLI_PATH_MAX];    /* resolved against the stack file's folder; "" when none */
 	char image[1024];	       /* as written (after substitution); "" when none */
 	char image_path[CLI_PATH_MAX]; /* image resolved against the stack file's folder */
+	char files[CLI_PATH_MAX];      /* its read-only files (a folder), resolved; "" when none */
 	json_t *env; /* environment, then environment_file's (objects of strings) */
 	json_t *labels, *annotations;
 	char memory[64]; /* limits.memory; "" when none */
@@ -59,6 +60,10 @@ struct cli_deploy_src {
 int cli_deploy_source(const struct cli_stack_fn *fn, struct cli_deploy_src *src, char *why,
 		      size_t whylen);
 void cli_deploy_source_free(struct cli_deploy_src *src);
+/* deploy_files.c: fn's files checked (the server's rules), packed as a gzipped tar archive and
+ * set as deployment's files, in base64; what gains a note; -1 with why ("NAME: files ...") */
+int cli_deploy_files(const struct cli_stack_fn *fn, json_t *deployment, char *what, size_t whatlen,
+		     char *why, size_t whylen);
 /* deploy_build.c: builds a lang c handler (a Makefile's `handler`, or its .c files with
  * musl-gcc -static) and reads the executable into *buf; what says how */
 int cli_build_c(const struct cli_stack_fn *fn, uint8_t **buf, size_t *len, char *what,

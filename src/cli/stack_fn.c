@@ -102,6 +102,11 @@ static int k_image(struct cli_yaml *y, struct fn_ctx *f, yaml_node_t *v, const c
 	return 0;
 }
 
+static int k_files(struct cli_yaml *y, struct fn_ctx *f, yaml_node_t *v, const char *what)
+{
+	return path_in(y, f, v, what, f->fn->files, sizeof(f->fn->files));
+}
+
 static int k_environment(struct cli_yaml *y, struct fn_ctx *f, yaml_node_t *v, const char *what)
 {
 	return cli_yaml_strings(y, v, what, f->fn->env);
@@ -196,6 +201,7 @@ static const struct {
     {"lang", k_lang, NULL},
     {"handler", k_handler, NULL},
     {"image", k_image, NULL},
+    {"files", k_files, NULL},
     {"environment", k_environment, NULL},
     {"environment_file", k_env_file, NULL},
     {"labels", k_labels, NULL},

@@ -43,7 +43,10 @@ static void deploy(const struct cli_stack_fn *fn)
 	struct cli_deploy_src src;
 	struct srv_spec *sp;
 	char why[512], err[SRV_ERR_MAX];
-	if (fn->kind == CLI_FN_C || cli_deploy_source(fn, &src, why, sizeof(why)))
+	/* files: would pack whatever folder the input names (/, say): not followed here */
+	struct cli_stack_fn f = *fn;
+	f.files[0] = 0;
+	if (fn->kind == CLI_FN_C || cli_deploy_source(&f, &src, why, sizeof(why)))
 		return;
 	if (spec_parse(src.deployment, NULL, &sp, err, sizeof(err)) == 0) {
 		FZ_CHECK(!strcmp(sp->name, fn->name), "deploys '%s' for '%s'", sp->name, fn->name);

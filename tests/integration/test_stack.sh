@@ -1,5 +1,6 @@
 #!/bin/sh
-# faas-cli's world: `ember deploy -f stack.yml` with a C, a JS and a Lua function, invoked with
+# faas-cli's world: `ember deploy -f stack.yml` with a C, a JS, a Lua and Python functions (one
+# with a folder of files: files: in the stack file, packed into the deployment), invoked with
 # `ember invoke` and listed with `ember list`; --filter; a redeploy that updates; stack files
 # with mistakes refused with their line and nothing deployed; the client's credentials; and
 # faas-cli's own requests (tests/integration/faas-cli/*.http) replayed with curl, the answers
@@ -265,12 +266,41 @@ expect "invoke by-ref" "Hello, Ember!" "$(cat "$tmp/out")"
 # --- a python handler: lang python3 (faas-cli's template name), deployed as runtime python
 mkdir -p "$proj/hello-py"
 cp tests/python/hello.py "$proj/hello-py/handler.py"
-printf 'provider:\n  name: openfaas\nfunctions:\n  hello-py:\n    lang: python3\n    handler: ./hello-py\n' \
-	>"$proj/py.yml"
+# and one with files: a folder beside the stack file, packed by ember deploy into files
+mkdir -p "$proj/table-py" "$proj/tabledata/data"
+cp tests/python/datafile.py "$proj/table-py/handler.py"
+python3 -c 'import csv, sys
+w = csv.writer(open(sys.argv[1], "w", newline="")); w.writerow(["key", "value", "n"])
+for i in range(50): w.writerow(["k%d" % i, "v" * (i % 7), i])' "$proj/tabledata/data/table.csv"
+ln -s data/table.csv "$proj/tabledata/table-link"
+cat >"$proj/py.yml" <<'EOF'
+provider:
+  name: openfaas
+functions:
+  hello-py:
+    lang: python3
+    handler: ./hello-py
+  table-py:
+    lang: python
+    handler: ./table-py
+    files: ./tabledata
+EOF
 em deploy -f py.yml --gateway "$U"
-expect "a python function: exit 0" 0 "$rc"
+expect "python functions: exit 0" 0 "$rc"
+contains "the step line names the files" "files ./tabledata (3 entries" "$tmp/out"
 inv hello-py Ember
 expect "invoke hello-py" "Hello, Ember!" "$(cat "$tmp/out")"
+inv table-py k8
+expect "invoke table-py: it reads its files" \
+	'{"rows": 50, "found": {"key": "k8", "value": "v", "n": "8"}}' "$(cat "$tmp/out")"
+code=$(http GET /system/function/table-py)
+contains "table-py's status has its files" '"files":{"bytes":' "$tmp/body"
+# from another folder: the folder is relative to the stack file's
+mkdir -p "$tmp/elsewhere"
+# shellcheck disable=SC2086 # EAUTH is arguments
+(cd "$tmp/elsewhere" && "$EA" deploy $EAUTH -f "$proj/py.yml" --gateway "$U") >"$tmp/out" 2>"$tmp/err"
+expect "deployed from another folder: exit 0" 0 "$?"
+contains "from another folder: the files found" "files $proj/tabledata (3 entries" "$tmp/out"
 
 # --- mistakes: refused with the file and line, nothing deployed
 # mistake FILE WHAT TEXT: ember deploy -f FILE fails with TEXT on stderr, deploying nothing
@@ -278,7 +308,7 @@ mistake() {
 	em deploy -f "$1"
 	expect "$2: exit 1" 1 "$rc"
 	contains "$2: said" "$3" "$tmp/err"
-	expect "$2: nothing deployed" "by-ref hello-c hello-js hello-lua hello-py prebuilt" "$(names)"
+	expect "$2: nothing deployed" "by-ref hello-c hello-js hello-lua hello-py prebuilt table-py" "$(names)"
 }
 head_ok='provider:
   name: openfaas
@@ -318,6 +348,13 @@ mistake name.yml "a bad function name" "function name 'Bad_Name' must match"
 : >"$proj/empty.yml"
 mistake empty.yml "an empty file" "empty.yml: empty"
 mistake missing.yml "no such file" "missing.yml: No such file"
+printf '%s\n    files: ./no-data\n' "$head_ok" >"$proj/nofiles.yml"
+mistake nofiles.yml "files folder missing" "new-one: files ./no-data: No such file"
+mkdir -p "$proj/pipedata" && mkfifo "$proj/pipedata/pipe"
+printf '%s\n    files: ./pipedata\n' "$head_ok" >"$proj/pipefiles.yml"
+mistake pipefiles.yml "a pipe in the files" "new-one: files ./pipedata: /pipe: not a file, folder or link"
+printf '%s\n    files: [a]\n' "$head_ok" >"$proj/filestype.yml"
+mistake filestype.yml "files of the wrong type" "filestype.yml:7: functions.new-one.files"
 
 # the server refuses the second of three: the first stays deployed, the third is not tried
 cat >"$proj/refused.yml" <<'EOF'
@@ -337,7 +374,7 @@ expect "refused by the server: exit 1" 1 "$rc"
 contains "refused: the server's reason" "broken: the server refused the deployment (400): the function's initialisation failed: handler.js:2:" "$tmp/err"
 contains "refused: where it stopped" "stopped at broken: 1 deployed before it, 1 not tried" "$tmp/err"
 contains "refused: the first was deployed" "first: deployed" "$tmp/out"
-expect "refused: first deployed, third not" "by-ref first hello-c hello-js hello-lua hello-py prebuilt" "$(names)"
+expect "refused: first deployed, third not" "by-ref first hello-c hello-js hello-lua hello-py prebuilt table-py" "$(names)"
 
 # --- invoke: failures, headers and query
 inv nope x
