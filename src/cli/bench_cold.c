@@ -39,6 +39,7 @@ static const struct {
     {"template-py", "template-py", "python"},
     {"matmul-py", "matmul-py", "python"},
     {"compress-py", "compress-py", "python"},
+    {"model-py", "model-py", "python"},
 };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
 
@@ -52,6 +53,7 @@ struct cold_ctx {
 struct cold_fn {
 	const char *name;
 	struct cli_program p;
+	char files[4400]; /* the files the build made for it (functions/NAME/files.py), or "" */
 	uint8_t *small, *large, *want; /* want: small.out, or NULL */
 	size_t small_len, large_len, want_len;
 };
@@ -82,6 +84,8 @@ static int fn_open(const struct cold_ctx *x, size_t k, struct cold_fn *f, char *
 			 cli_runtime_ext(fns[k].runtime));
 	if (cli_program(fns[k].runtime, prog, &f->p, err, errlen))
 		return -1;
+	if (!cli_suite_files(x->build, fns[k].src, f->files, sizeof(f->files)))
+		f->files[0] = 0;
 	if (read_in(x, fns[k].src, "small.req", &f->small, &f->small_len) ||
 	    read_in(x, fns[k].src, "large.req", &f->large, &f->large_len))
 		return snprintf(err, errlen, "cannot read its requests in %.200s", x->src), -1;
@@ -108,6 +112,7 @@ static struct ember_function *load(const struct cold_ctx *x, const struct cold_f
 				   .code = f->p.code,
 				   .code_len = f->p.code_len,
 				   .runtime_files = f->p.files[0] ? f->p.files : NULL,
+				   .files = f->files[0] ? f->files : NULL,
 				   .pool_size = 1,
 				   .state_dir = state,
 				   .cold = cold,
@@ -283,6 +288,8 @@ static const char cold_help[] =
     "p50s, on-demand faults per start and the share REAP eliminated, the working set (pages),\n"
     "REAP's prefetch bandwidth next to the disk's own (a 256 MiB O_DIRECT read), the warm p50,\n"
     "and ws_jacc: |A∩B|/|A∪B| of the working sets recorded with small.req and large.req.\n"
+    "A function whose files the build made (functions/NAME/files) starts with them as its\n"
+    "--files.\n"
     "\n" BENCH_HELP_BACKEND
     "With both (each function on KVM, then on ptrace; the disk measured once), that table for\n"
     "KVM, then for ptrace, then KVM over ptrace per function (lazy and REAP p50s to the return\n"

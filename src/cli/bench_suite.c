@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/bench.h"
@@ -158,10 +157,7 @@ static int bench_one(const struct suite_opts *o, size_t k, struct suite_row *row
 		snprintf(image, sizeof(image), "%s/functions/%s", o->build, name);
 	}
 	/* the files the build made for it (functions/<name>/files.py), as test_suite_virtine */
-	struct stat st;
-	snprintf(files, sizeof(files), "%s/functions/%s/files", o->build, name);
-	if (!stat(files, &st) && S_ISDIR(st.st_mode))
-		cfg.files = files;
+	cfg.files = cli_suite_files(o->build, name, files, sizeof(files));
 	double t = bench_now_us();
 	if (ember_load(&cfg, &fn, err, sizeof(err)))
 		goto out;

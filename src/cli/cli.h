@@ -52,6 +52,9 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 		size_t whylen);
 /* the extension of a runtime's handler file: js, lua, py */
 const char *cli_runtime_ext(const char *runtime);
+/* the files the build made for the suite's function name (functions/NAME/files.py), the folder
+ * build/functions/NAME/files: its path in buf, or NULL when there is none */
+const char *cli_suite_files(const char *build, const char *name, char *buf, size_t len);
 /* p's image, arguments, code and the runtime's files in cfg; 0, or -1 with why */
 int cli_program_config(const struct cli_program *p, struct ember_config *cfg, char *why,
 		       size_t whylen);

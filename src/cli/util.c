@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -149,6 +150,14 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 const char *cli_runtime_ext(const char *runtime)
 {
 	return strcmp(runtime, "python") ? runtime : "py";
+}
+
+const char *cli_suite_files(const char *build, const char *name, char *buf, size_t len)
+{
+	struct stat st;
+	if ((size_t)snprintf(buf, len, "%s/functions/%s/files", build, name) >= len)
+		return NULL;
+	return !stat(buf, &st) && S_ISDIR(st.st_mode) ? buf : NULL;
 }
 
 int cli_program_config(const struct cli_program *p, struct ember_config *cfg, char *why,
