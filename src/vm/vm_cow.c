@@ -29,7 +29,8 @@ void vm_track_free(struct vm *vm)
 
 void vm_mark_host(struct vm *vm, uint64_t addr, uint64_t len)
 {
-	if (!vm->host_w || !len)
+	/* only a logging virtine reads the marks; vm_log_writes starts them empty */
+	if (!vm->logging || !len)
 		return;
 	for (uint64_t p = addr / PAGE, last = (addr + len - 1) / PAGE; p <= last; p++)
 		vm->host_w[p / 64] |= 1ULL << (p % 64);
