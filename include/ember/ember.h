@@ -165,6 +165,18 @@ struct ember_result {
 	 * (a cold start then measures less than a disk read) */
 	int prefetch_buffered;
 	int recorded; /* 1: this cold start recorded the working set */
+	/* 1: a REAP start whose faults on demand (mispredictions) passed the threshold wrote the
+	 * working set again, with them */
+	int rerecorded;
+	/* Where a cold start's time went, in µs: the state file read and checked (at the load,
+	 * once, not per start); opening the memory file and registering the machine's memory;
+	 * the wait for the working set's first chunk (the vCPU starts then); the working set's
+	 * reads and page installs (the rest run beside the vCPU: prefetch_us is their wall time);
+	 * the faults served on demand (faults: their count); faults that waited for a page the
+	 * prefetch was bringing (fault_waits: their count). wait_us is getting the shell, run_us
+	 * the run. */
+	uint64_t snapshot_us, open_us, first_chunk_us, ws_read_us, install_us, fault_us;
+	uint64_t fault_waits, fault_wait_us;
 	enum ember_start start;
 };
 

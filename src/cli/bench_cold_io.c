@@ -12,6 +12,7 @@
 #include "cli/bench.h"
 #include "cli/bench_cold.h"
 #include "cli/cli.h"
+#include "snap/snap_ws.h"
 
 #define DISK_FILE  (256ULL << 20)
 #define DISK_CHUNK (4ULL << 20)
@@ -59,40 +60,24 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* the working-set file (see snap_cold.c): {magic[8], npages, trace_hash, data_hash}, then npages
- * page addresses in fault order */
+/* the working set of the one snapshot under state, read by snap_ws_pages, sorted */
 int cold_ws_pages(const char *state, uint64_t **pages, size_t *n)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/snapshots", state);
 	DIR *d = opendir(path);
 	struct dirent *e;
-	int fd = -1;
-	while (d && fd < 0 && (e = readdir(d)))
+	int rc = -1;
+	while (d && rc && (e = readdir(d)))
 		if (e->d_name[0] != '.' && !strchr(e->d_name, '.')) {
-			snprintf(path, sizeof(path), "%s/snapshots/%.100s/ws", state, e->d_name);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
+			snprintf(path, sizeof(path), "%s/snapshots/%.100s", state, e->d_name);
+			rc = snap_ws_pages(path, pages, n);
 		}
 	if (d)
 		closedir(d);
-	uint64_t h[4];
-	if (fd < 0 || pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    memcmp(h, "EMBERWS1", 8) || h[1] > (1ULL << 28)) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	*n = h[1];
-	*pages = malloc((*n ? *n : 1) * sizeof(uint64_t));
-	ssize_t want = (ssize_t)(*n * sizeof(uint64_t));
-	int rc = *pages && pread(fd, *pages, (size_t)want, sizeof(h)) == want ? 0 : -1;
-	close(fd);
-	if (rc) {
-		free(*pages);
-		return -1;
-	}
-	qsort(*pages, *n, sizeof(uint64_t), cmp_u64);
-	return 0;
+	if (!rc)
+		qsort(*pages, *n, sizeof(uint64_t), cmp_u64);
+	return rc;
 }
 
 double cold_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)

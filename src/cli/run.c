@@ -71,6 +71,20 @@ struct run_stats {
 	json_t *invocations;
 };
 
+/* where a cold start's time went (ember_result's breakdown), in the order it happens */
+static json_t *cold_parts(const struct ember_result *r)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "shell_us",
+			 (json_int_t)r->wait_us, "snapshot_us", (json_int_t)r->snapshot_us,
+			 "open_us", (json_int_t)r->open_us, "first_chunk_us",
+			 (json_int_t)r->first_chunk_us, "ws_read_us", (json_int_t)r->ws_read_us,
+			 "ws_bytes", (json_int_t)r->prefetch_bytes, "install_us",
+			 (json_int_t)r->install_us, "run_us", (json_int_t)r->run_us, "faults",
+			 (json_int_t)r->faults, "fault_us", (json_int_t)r->fault_us, "fault_waits",
+			 (json_int_t)r->fault_waits, "fault_wait_us", (json_int_t)r->fault_wait_us,
+			 "rerecorded", r->rerecorded);
+}
+
 static void add_result(struct run_stats *rs, const struct ember_result *r)
 {
 	for (int k = 0; k < 4; k++)
@@ -101,6 +115,8 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 	json_t *last = json_array_get(rs->invocations, json_array_size(rs->invocations) - 1);
 	json_object_set_new(last, "pages_touched", json_integer((json_int_t)r->pages_touched));
 	json_object_set_new(last, "reset", json_string(r->dirty_log ? "dirty-log" : "compare"));
+	if (r->cold)
+		json_object_set_new(last, "cold_parts", cold_parts(r));
 }
 
 static json_t *stats_json(struct ember_function *fn, struct run_stats *rs, int exit_code,

@@ -91,7 +91,9 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 	char why[256] = "";
 	if (cfg->cold)
 		snap_drop_cache(fn->snap_dir); /* honest: the start reads the files from disk */
+	uint64_t t0 = vm_now_ns();
 	int rc = snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, why, sizeof(why));
+	fn->snap_load_us = us_since(t0); /* read and checked once: every cold start keeps it */
 	if (rc == 0) {
 		fn->snapshot = fn->from_disk = 1;
 		atomic_store(&fn->cold_pending, 1);
@@ -196,15 +198,12 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 	}
 	res->setup_us = us_since(t1);
 	res->cold = 1;
-	res->prefetched_pages = c.prefetched;
-	res->prefetch_bytes = c.prefetch_bytes;
-	res->prefetch_us = c.prefetch_us;
-	res->prefetch_buffered = c.buffered;
-	res->recorded = c.record; /* also when a damaged working set was dropped */
+	res->recorded = c.record == 1; /* also when a damaged working set was dropped */
 	func_run_invocation(fn, v, in, len, meta, meta_len, res);
-	res->faults = c.faults;
 	int broken =
 	    snap_cold_finish(&c, fn->snap_dir, err, sizeof(err)) || v->st.outcome == SYS_ERROR;
+	snap_cold_result(&c, res); /* the prefetch ran beside the vCPU: its figures now */
+	res->snapshot_us = fn->snap_load_us;
 	if (c.damaged) { /* the run saw a poisoned page: its result is not the function's */
 		virtine_destroy(v);
 		snprintf(err, sizeof(err), "snapshot %.200s refused: page %#llx is damaged",

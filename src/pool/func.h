@@ -63,6 +63,7 @@ struct ember_function {
 	struct mem_store *store; /* upm: the domain's page store, which holds the snapshot */
 	struct mem_refs snap_refs;
 	int from_disk;
+	uint64_t snap_load_us;	   /* reading and checking the state file on disk, at load */
 	atomic_int cold_pending;   /* the next invocation starts from disk */
 	pthread_mutex_t cold_lock; /* invocations wait while one cold start runs */
 	char rebuilt[200];

@@ -1,4 +1,4 @@
-/* The fault server of cold starts, the REAP prefetch and the working-set file it reads. */
+/* The fault server of cold starts: pages on demand, and REAP's prefetch started and waited on. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -13,25 +13,11 @@
 
 #include "snap/snap_cold.h"
 #include "snap/snap_file.h"
+#include "snap/snap_ws.h"
 
 #define PAGE EMBER_PAGE_SIZE
 
-/* The working-set file: this header, the trace (page addresses in fault order), padding to a
- * page, then the pages themselves, contiguous: one large read brings all of it in. */
-struct ws_hdr {
-	char magic[8];
-	uint64_t npages;
-	uint64_t trace_hash, data_hash;
-};
-
-static const char ws_magic[8] = "EMBERWS1";
-
-static uint64_t ws_data_off(uint64_t npages)
-{
-	return (sizeof(struct ws_hdr) + npages * 8 + PAGE - 1) & ~(PAGE - 1);
-}
-
-static int install(struct snap_cold *c, uint64_t addr, const void *src, uint64_t len)
+int snap_cold_install(struct snap_cold *c, uint64_t addr, const void *src, uint64_t len)
 {
 	struct uffdio_copy cp = {
 	    .dst = addr + c->u.off[0], .src = (uint64_t)(uintptr_t)src, .len = len, .mode = 0};
@@ -42,7 +28,7 @@ static int install(struct snap_cold *c, uint64_t addr, const void *src, uint64_t
 
 /* a page the program may have: page 0 (the sled), the runtime's area and its own memory, never
  * the host's structures in between (a fault there, on a CPL0 stack, is served, not recorded) */
-static int program_page(const struct vm *vm, uint64_t addr)
+int snap_cold_program_page(const struct vm *vm, uint64_t addr)
 {
 	return addr % PAGE == 0 && (addr == 0 || (addr >= EMBER_RT_BASE && addr < vm_user_top(vm)));
 }
@@ -54,7 +40,14 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 	static __thread uint8_t page[4096] __attribute__((aligned(4096)));
 	const struct snap *s = c->s;
 	size_t i = snap_page_index(s, addr);
-	uint64_t pg = addr / PAGE;
+	uint64_t pg = addr / PAGE, t0 = vm_now_ns();
+	if (snap_pf_wait_page(&c->pf, pg)) { /* on its way: in now, its waiter is woken */
+		struct uffdio_range r = {addr + c->u.off[which], PAGE};
+		ioctl(c->u.fd[which], UFFDIO_WAKE, &r);
+		c->waits++;
+		c->wait_ns += vm_now_ns() - t0;
+		return 0;
+	}
 	int zeroed = __atomic_load_n(&c->zeroed[pg / 8], __ATOMIC_ACQUIRE) & (1 << (pg % 8));
 	if (!zeroed && i < s->npages && s->pages[i] == addr) {
 		if (pread(c->memfd, page, PAGE, (off_t)addr) != (ssize_t)PAGE ||
@@ -83,10 +76,11 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 		ioctl(c->u.fd[which], UFFDIO_WAKE, &r);
 	}
 	c->faults++;
+	c->fault_ns += vm_now_ns() - t0;
 	uint64_t pn = addr / PAGE;
 	/* a page the run gave back or mapped afresh is not recorded: a prefetch of it would be
 	 * punched away by that same munmap or mmap before it is touched */
-	if (c->record && !zeroed && program_page(c->vm, addr) &&
+	if (c->record && !zeroed && snap_cold_program_page(c->vm, addr) &&
 	    !(c->seen[pn / 8] & (1 << (pn % 8)))) {
 		c->seen[pn / 8] |= (uint8_t)(1 << (pn % 8));
 		if (c->ntrace == c->cap) {
@@ -107,6 +101,8 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 static void on_discarded(void *ctx, uint64_t start, uint64_t len)
 {
 	struct snap_cold *c = ctx;
+	/* called before the pages go: a prefetch still installing could put them back */
+	snap_pf_wait_done(&c->pf);
 	uint64_t top = vm_user_top(c->vm) / PAGE;
 	for (uint64_t pg = start / PAGE; pg < (start + len) / PAGE && pg < top; pg++)
 		__atomic_fetch_or(&c->zeroed[pg / 8], (uint8_t)(1 << (pg % 8)), __ATOMIC_RELEASE);
@@ -141,86 +137,57 @@ static void *fault_server(void *p)
 	return NULL;
 }
 
-static int ws_path(char *out, size_t len, const char *dir)
-{
-	return snprintf(out, len, "%.4090s/ws", dir) >= (int)len ? -1 : 0;
-}
-
 int snap_ws_exists(const char *dir)
 {
 	char path[4200];
-	ws_path(path, sizeof(path), dir);
+	snap_ws_path(path, sizeof(path), dir);
 	return access(path, R_OK) == 0;
 }
 
-/* REAP's prefetch: the whole file in one O_DIRECT read, installed in contiguous runs */
-static int prefetch(struct snap_cold *c, const char *dir, char *err, size_t errlen)
+/* A REAP start whose faults on demand (mispredictions) are this many, and at least 1/REREC_DIV
+ * of its working set, writes it again with them appended */
+#define REREC_MIN 8
+#define REREC_DIV 16
+
+/* seeds the trace with the working set's pages: the run's misses come after them */
+static int seed(struct snap_cold *c)
 {
-	char path[4200];
-	ws_path(path, sizeof(path), dir);
-	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (fd < 0 && errno == EINVAL) {
-		/* a file system without O_DIRECT (tmpfs on older kernels): the same one read,
-		 * through the page cache, and the caller is told */
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		c->buffered = fd >= 0;
+	const struct snap_ws *w = &c->pf.w;
+	if (!(c->trace = malloc((w->npages ? w->npages : 1) * sizeof(uint64_t))))
+		return -ENOMEM;
+	c->cap = w->npages ? w->npages : 1;
+	for (uint64_t i = 0; i < w->npages; i++) {
+		uint64_t a = snap_ws_addr(w, i), pn = a / PAGE;
+		c->seen[pn / 8] |= (uint8_t)(1 << (pn % 8));
+		c->trace[c->ntrace++] = a;
 	}
-	if (fd < 0 && errno == ENOENT)
+	c->nseed = c->ntrace;
+	c->record = 2;
+	return 0;
+}
+
+/* the concurrent prefetch: started, and waited for until its first chunk is in */
+static int reap(struct snap_cold *c, const char *dir, char *err, size_t errlen)
+{
+	if (snap_pf_start(c, dir, err, errlen))
+		return -1;
+	uint64_t t = vm_now_ns();
+	snap_pf_wait_first(&c->pf);
+	c->first_ns = vm_now_ns() - t;
+	if (c->pf.fd < 0)
 		return 0; /* nothing recorded yet: everything is served on demand */
-	if (fd < 0) {
-		snprintf(err, errlen, "working set %s: %s", path, strerror(errno));
+	pthread_mutex_lock(&c->pf.mu);
+	int in = c->pf.chunks_in > 0 || (c->pf.done && !c->pf.bad), bad = c->pf.bad;
+	pthread_mutex_unlock(&c->pf.mu);
+	if (!in && bad) {
+		c->record = 1; /* damaged: dropped, and this start, lazy, records it again */
+		return 0;
+	}
+	if (!c->record && seed(c)) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	off_t size = lseek(fd, 0, SEEK_END);
-	size_t len = ((size_t)size + PAGE - 1) & ~(PAGE - 1);
-	void *buf = NULL;
-	int rc = -1;
-	uint64_t t0 = vm_now_ns();
-	int e = size < 0 ? errno : posix_memalign(&buf, PAGE, len ? len : PAGE);
-	ssize_t got = e ? -1 : pread(fd, buf, len, 0);
-	if (!e && got < 0)
-		e = errno;
-	if (e || got != size) {
-		snprintf(err, errlen, "working set %s: cannot read it: %s", path,
-			 e ? strerror(e) : "short read");
-		goto out;
-	}
-	struct ws_hdr *h = buf;
-	const uint64_t *trace = (const uint64_t *)(h + 1);
-	if (size < (off_t)sizeof(struct ws_hdr) || memcmp(h->magic, ws_magic, 8) ||
-	    h->npages > (uint64_t)size / PAGE ||
-	    ws_data_off(h->npages) + h->npages * PAGE != (uint64_t)size ||
-	    XXH3_64bits(trace, h->npages * 8) != h->trace_hash ||
-	    XXH3_64bits((uint8_t *)buf + ws_data_off(h->npages), h->npages * PAGE) !=
-		h->data_hash) {
-		/* damaged: dropped, and this start, lazy, records it again */
-		unlink(path);
-		c->record = 1;
-		rc = 0;
-		goto out;
-	}
-	c->prefetch_bytes = (uint64_t)size;
-	const uint8_t *data = (const uint8_t *)buf + ws_data_off(h->npages);
-	/* the trace is in fault order; install runs of consecutive addresses with one call each */
-	for (uint64_t i = 0; i < h->npages;) {
-		uint64_t j = i;
-		while (j < h->npages && program_page(c->vm, trace[j]) &&
-		       (j == i || trace[j] == trace[j - 1] + PAGE))
-			j++;
-		if (j == i || install(c, trace[i], data + i * PAGE, (j - i) * PAGE)) {
-			snprintf(err, errlen, "working set %s: cannot install page %#llx", path,
-				 (unsigned long long)trace[i]);
-			goto out;
-		}
-		c->prefetched += j - i;
-		i = j;
-	}
-	c->prefetch_us = (vm_now_ns() - t0) / 1000;
-	rc = 0;
-out:
-	free(buf);
-	close(fd);
-	return rc;
+	return 0;
 }
 
 /* a failed step of the cold start: its name and error, unless a callee said more already */
@@ -239,8 +206,9 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, st
 	c->s = s;
 	c->vm = vm;
 	c->record = record;
-	c->stop[0] = c->stop[1] = c->memfd = -1;
+	c->stop[0] = c->stop[1] = c->memfd = c->pf.fd = -1;
 	err[0] = 0;
+	uint64_t t0 = vm_now_ns();
 	char path[4200];
 	snprintf(path, sizeof(path), "%.4090s/mem", dir);
 	int rc = 0; /* each step's own error (errno or -rc), never a stale errno */
@@ -284,7 +252,8 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, st
 			goto fail;
 		}
 	}
-	if (mode == SNAP_REAP && prefetch(c, dir, err, errlen))
+	c->open_ns = vm_now_ns() - t0;
+	if (mode == SNAP_REAP && reap(c, dir, err, errlen))
 		goto fail;
 	if ((rc = pthread_create(&c->th, NULL, fault_server, c))) {
 		step_failed(err, errlen, "starting the fault server", rc);
@@ -308,61 +277,35 @@ fail:
 	return -1;
 }
 
-static int write_ws(struct snap_cold *c, const char *dir, char *err, size_t errlen)
+/* the prefetch's figures, once it is over */
+static void pf_figures(struct snap_cold *c)
 {
-	char path[4200], tmp[4300];
-	ws_path(path, sizeof(path), dir);
-	/* a name of its own: two functions of one configuration may record at once */
-	snprintf(tmp, sizeof(tmp), "%s" SNAP_TMP "%d-XXXXXX", path, (int)getpid());
-	uint64_t n = c->ntrace, off = ws_data_off(n);
-	uint8_t *buf = calloc(1, off + n * PAGE);
-	if (!buf)
-		return snprintf(err, errlen, "out of memory"), -1;
-	struct ws_hdr *h = (struct ws_hdr *)buf;
-	memcpy(h->magic, ws_magic, 8);
-	h->npages = n;
-	memcpy(h + 1, c->trace, n * 8);
-	for (uint64_t i = 0; i < n; i++) {
-		/* the snapshot's bytes for the page (the run may have written it since) */
-		size_t k = snap_page_index(c->s, c->trace[i]);
-		if (k < c->s->npages && c->s->pages[k] == c->trace[i] &&
-		    pread(c->memfd, buf + off + i * PAGE, PAGE, (off_t)c->trace[i]) !=
-			(ssize_t)PAGE) {
-			free(buf);
-			return snprintf(err, errlen, "reading the memory file: %s",
-					strerror(errno)),
-			       -1;
-		}
-	}
-	h->trace_hash = XXH3_64bits(h + 1, n * 8);
-	h->data_hash = XXH3_64bits(buf + off, n * PAGE);
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	int e = fd < 0 ? errno : 0;
-	size_t len = off + n * PAGE, done = 0;
-	while (!e && done < len) {
-		ssize_t w = write(fd, buf + done, len - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) /* no progress without an error: the disk's */
-			e = w < 0 ? errno : EIO;
-		else
-			done += (size_t)w;
-	}
-	if (!e && (fsync(fd) || rename(tmp, path)))
-		e = errno;
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	if (!e) {
-		snap_fsync(dir); /* the new name survives a crash of the machine too */
-		return 0;
-	}
-	unlink(tmp);
-	return snprintf(err, errlen, "writing %s: %s", path, strerror(e)), -1;
+	const struct snap_pf *p = &c->pf;
+	c->prefetched = p->pages;
+	c->prefetch_bytes = p->bad ? 0 : p->size;
+	c->prefetch_us = p->wall_ns / 1000;
+	c->read_ns = p->read_ns;
+	c->install_ns = p->install_ns;
+	c->buffered = p->buffered;
+}
+
+/* whether the recorded trace is to be written: a first recording, or a REAP start whose misses
+ * passed the threshold */
+static int to_write(struct snap_cold *c)
+{
+	if (c->record == 1)
+		return 1;
+	size_t miss = c->ntrace - c->nseed;
+	c->rerecorded = c->record == 2 && miss >= REREC_MIN && miss * REREC_DIV >= c->nseed;
+	return c->rerecorded;
 }
 
 int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t errlen)
 {
+	int prefetched = c->pf.fd >= 0;
+	snap_pf_stop(&c->pf); /* before the fault server: it may be waiting on the prefetch */
+	if (prefetched)
+		pf_figures(c);
 	if (c->running) {
 		if (write(c->stop[1], "x", 1) < 0)
 			c->failed = 1;
@@ -384,8 +327,8 @@ int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t err
 		c->st = NULL;
 	}
 	int rc = 0;
-	if (dir && c->record && !c->failed)
-		rc = write_ws(c, dir, err, errlen);
+	if (dir && c->record && !c->failed && to_write(c))
+		rc = snap_ws_write(dir, c->s, c->memfd, c->trace, c->ntrace, err, errlen);
 	if (c->memfd >= 0)
 		close(c->memfd);
 	if (c->stop[0] >= 0)
@@ -397,4 +340,21 @@ int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t err
 	c->seen = c->zeroed = NULL;
 	c->memfd = c->stop[0] = c->stop[1] = -1;
 	return rc || c->failed ? -1 : 0;
+}
+
+void snap_cold_result(const struct snap_cold *c, struct ember_result *res)
+{
+	res->faults = c->faults;
+	res->prefetched_pages = c->prefetched;
+	res->prefetch_bytes = c->prefetch_bytes;
+	res->prefetch_us = c->prefetch_us;
+	res->prefetch_buffered = c->buffered;
+	res->rerecorded = c->rerecorded;
+	res->open_us = c->open_ns / 1000;
+	res->first_chunk_us = c->first_ns / 1000;
+	res->ws_read_us = c->read_ns / 1000;
+	res->install_us = c->install_ns / 1000;
+	res->fault_us = c->fault_ns / 1000;
+	res->fault_waits = c->waits;
+	res->fault_wait_us = c->wait_ns / 1000;
 }

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "snap/snap.h"
+#include "snap/snap_prefetch.h"
 
 enum snap_restore_mode { SNAP_LAZY, SNAP_REAP };
 
@@ -17,15 +18,24 @@ struct snap_cold {
 	int stop[2]; /* a pipe that ends the fault server */
 	pthread_t th;
 	int running;
-	int record; /* keep the order of the faulting pages */
+	/* keep the order of the faulting pages: 1 from nothing, 2 after the working set's own
+	 * (a REAP start: its mispredictions, written back when they are too many) */
+	int record;
 	uint64_t *trace;
-	size_t ntrace, cap;
-	uint8_t *seen;	      /* one bit per guest page */
-	uint8_t *zeroed;      /* one bit per guest page the run gave back: served as zeros */
-	struct sys_state *st; /* tells us of those */
+	size_t ntrace, cap, nseed; /* nseed: the working set's pages at the trace's start */
+	int rerecorded;		   /* the working set was written again with the misses */
+	uint8_t *seen;		   /* one bit per guest page */
+	uint8_t *zeroed;	   /* one bit per guest page the run gave back: served as zeros */
+	struct sys_state *st;	   /* tells us of those */
 	uint64_t faults, prefetched;
 	uint64_t prefetch_us, prefetch_bytes;
 	int buffered; /* the prefetch could not use O_DIRECT: it went through the page cache */
+	struct snap_pf pf;
+	/* where the time went: opening the memory file, the bitmaps, registering the machine's
+	 * memory (open); until the first chunk of the working set was in (first); the working
+	 * set's reads and installs (they overlap the run); serving faults on demand, and faults
+	 * that waited for a page the prefetch was bringing */
+	uint64_t open_ns, first_ns, read_ns, install_ns, fault_ns, wait_ns, waits;
 	int failed;
 	/* 1 + the address of the first page whose content on disk failed its checksum (it was
 	 * served poisoned, so the run ends soon; its result must be dropped), or 0 */
@@ -41,7 +51,13 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, st
 /* Stops serving faults (memory stays as installed) and writes the working-set file when
  * recording. */
 int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t errlen);
+/* after snap_cold_finish: the start's figures into res (faults, prefetch, where time went) */
+void snap_cold_result(const struct snap_cold *c, struct ember_result *res);
 /* whether dir has a usable working-set file */
 int snap_ws_exists(const char *dir);
+/* for the prefetch: installs [addr, addr+len) from src (a page there already is kept) */
+int snap_cold_install(struct snap_cold *c, uint64_t addr, const void *src, uint64_t len);
+/* whether a run may record addr: page 0, the runtime's area and the program's memory */
+int snap_cold_program_page(const struct vm *vm, uint64_t addr);
 
 #endif

@@ -93,8 +93,9 @@ struct sys_state {
 	/* snapshots */
 	int snap_armed; /* stop at the snapshot point instead of serving it */
 	int pending;	/* the hypercall (port) at the snapshot point still waits to be served */
-	/* told of guest pages given back (munmap, madvise, fresh mappings), which read as zero
-	 * from then on: a cold start must not serve them the snapshot's content; may be NULL */
+	/* told of guest pages given back (munmap, madvise, fresh mappings) just before they go,
+	 * reading as zero from then on: a cold start must not serve them the snapshot's content;
+	 * may be NULL */
 	void (*discarded)(void *ctx, uint64_t start, uint64_t len);
 	void *discarded_ctx;
 	/* madvise(MADV_MERGEABLE) of mapped [start, start+len): the pages merged with identical

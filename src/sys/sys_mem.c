@@ -18,12 +18,12 @@ static uint64_t page_up(uint64_t x)
 /* gives [start, start+len) back to the machine: it reads as zero until written */
 static int discard(struct sys_state *st, uint64_t start, uint64_t len)
 {
+	if (st->discarded) /* told first: what serves its pages must not put them back */
+		st->discarded(st->discarded_ctx, start, len);
 	int rc = vm_zero(st->vm, start, len);
 	/* what read as something else may read as zero now, also where the program cannot write
 	 * (madvise on read-only memory): the reset puts that range back too */
 	sys_note_writable(st, start, start + len);
-	if (!rc && st->discarded)
-		st->discarded(st->discarded_ctx, start, len);
 	return rc;
 }
 

@@ -1,0 +1,183 @@
+/* The working-set file: its little-endian format, checked chunk by chunk, written atomically. */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "snap/snap_file.h"
+#include "snap/snap_ws.h"
+
+#define PAGE EMBER_PAGE_SIZE
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return le64toh(v);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+static uint64_t nchunks_of(uint64_t npages, uint64_t chunk_pages)
+{
+	return (npages + chunk_pages - 1) / chunk_pages;
+}
+
+uint64_t snap_ws_data_off(uint64_t npages, uint64_t chunk_pages)
+{
+	uint64_t meta = SNAP_WS_HDR + 8 * (npages + nchunks_of(npages, chunk_pages));
+	return (meta + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+}
+
+long snap_ws_parse(struct snap_ws *w, const uint8_t *buf, size_t have, uint64_t size)
+{
+	if (have < SNAP_WS_HDR)
+		return size < SNAP_WS_HDR ? -1 : SNAP_WS_HDR;
+	uint64_t n = get64(buf + 8), cp = get64(buf + 16);
+	/* bounds first: nothing below overflows for a file that passes them */
+	if (memcmp(buf, SNAP_WS_MAGIC, 8) || cp == 0 || cp > (1 << 20) || n > size / PAGE ||
+	    snap_ws_data_off(n, cp) + n * PAGE != size)
+		return -1;
+	uint64_t nc = nchunks_of(n, cp), meta = SNAP_WS_HDR + 8 * (n + nc);
+	if (have < meta)
+		return (long)meta;
+	if (XXH3_64bits(buf + SNAP_WS_HDR, meta - SNAP_WS_HDR) != get64(buf + 24))
+		return -1;
+	*w = (struct snap_ws){.npages = n,
+			      .chunk_pages = cp,
+			      .nchunks = nc,
+			      .data_off = snap_ws_data_off(n, cp),
+			      .size = size,
+			      .trace = buf + SNAP_WS_HDR,
+			      .hashes = buf + SNAP_WS_HDR + 8 * n};
+	return 0;
+}
+
+uint64_t snap_ws_addr(const struct snap_ws *w, uint64_t i)
+{
+	return get64(w->trace + 8 * i);
+}
+
+static uint64_t chunk_len(uint64_t npages, uint64_t chunk_pages, uint64_t k)
+{
+	uint64_t left = npages - k * chunk_pages;
+	return (left < chunk_pages ? left : chunk_pages) * PAGE;
+}
+
+int snap_ws_chunk_ok(const struct snap_ws *w, const uint8_t *data, uint64_t k)
+{
+	uint64_t off = k * w->chunk_pages * PAGE;
+	return XXH3_64bits(data + off, chunk_len(w->npages, w->chunk_pages, k)) ==
+	       get64(w->hashes + 8 * k);
+}
+
+int snap_ws_path(char *out, size_t len, const char *dir)
+{
+	return snprintf(out, len, "%.4090s/ws", dir) >= (int)len ? -1 : 0;
+}
+
+/* the whole file in memory: header, trace, chunk hashes, the snapshot's bytes for each page */
+static uint8_t *build(const struct snap *s, int memfd, const uint64_t *trace, uint64_t n,
+		      uint64_t *len)
+{
+	uint64_t cp = SNAP_WS_CHUNK_PAGES, nc = nchunks_of(n, cp), off = snap_ws_data_off(n, cp);
+	uint8_t *buf = calloc(1, off + n * PAGE);
+	if (!buf)
+		return NULL;
+	memcpy(buf, SNAP_WS_MAGIC, 8);
+	put64(buf + 8, n);
+	put64(buf + 16, cp);
+	for (uint64_t i = 0; i < n; i++) {
+		put64(buf + SNAP_WS_HDR + 8 * i, trace[i]);
+		/* the snapshot's bytes for the page (the run may have written it since); a page
+		 * the snapshot does not hold stays zero */
+		size_t k = snap_page_index(s, trace[i]);
+		if (k < s->npages && s->pages[k] == trace[i] &&
+		    pread(memfd, buf + off + i * PAGE, PAGE, (off_t)trace[i]) != (ssize_t)PAGE) {
+			free(buf);
+			return NULL;
+		}
+	}
+	for (uint64_t k = 0; k < nc; k++)
+		put64(buf + SNAP_WS_HDR + 8 * (n + k),
+		      XXH3_64bits(buf + off + k * cp * PAGE, chunk_len(n, cp, k)));
+	put64(buf + 24, XXH3_64bits(buf + SNAP_WS_HDR, 8 * (n + nc)));
+	*len = off + n * PAGE;
+	return buf;
+}
+
+int snap_ws_write(const char *dir, const struct snap *s, int memfd, const uint64_t *trace,
+		  uint64_t n, char *err, size_t errlen)
+{
+	char path[4200], tmp[4300];
+	snap_ws_path(path, sizeof(path), dir);
+	/* a name of its own: two functions of one configuration may record at once */
+	snprintf(tmp, sizeof(tmp), "%s" SNAP_TMP "%d-XXXXXX", path, (int)getpid());
+	uint64_t len = 0;
+	uint8_t *buf = build(s, memfd, trace, n, &len);
+	if (!buf)
+		return snprintf(err, errlen, "reading the memory file: %s",
+				strerror(errno ? errno : ENOMEM)),
+		       -1;
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	int e = fd < 0 ? errno : 0;
+	size_t done = 0;
+	while (!e && done < len) {
+		ssize_t w = write(fd, buf + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) /* no progress without an error: the disk's */
+			e = w < 0 ? errno : EIO;
+		else
+			done += (size_t)w;
+	}
+	if (!e && (fsync(fd) || rename(tmp, path)))
+		e = errno;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	if (!e) {
+		snap_fsync(dir); /* the new name survives a crash of the machine too */
+		return 0;
+	}
+	unlink(tmp);
+	return snprintf(err, errlen, "writing %s: %s", path, strerror(e)), -1;
+}
+
+int snap_ws_pages(const char *dir, uint64_t **pages, size_t *n)
+{
+	char path[4200];
+	snap_ws_path(path, sizeof(path), dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	uint8_t *buf = NULL;
+	struct snap_ws w;
+	int rc = -1;
+	if (fd < 0 || fstat(fd, &sb) || sb.st_size < SNAP_WS_HDR)
+		goto out;
+	buf = malloc((size_t)sb.st_size);
+	if (!buf || pread(fd, buf, (size_t)sb.st_size, 0) != sb.st_size ||
+	    snap_ws_parse(&w, buf, (size_t)sb.st_size, (uint64_t)sb.st_size))
+		goto out;
+	*n = w.npages;
+	*pages = malloc((w.npages ? w.npages : 1) * sizeof(uint64_t));
+	if (!*pages)
+		goto out;
+	for (uint64_t i = 0; i < w.npages; i++)
+		(*pages)[i] = snap_ws_addr(&w, i);
+	rc = 0;
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
