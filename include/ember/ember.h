@@ -230,6 +230,9 @@ void ember_result_free(struct ember_result *res);
 /* Fills the pool up to n ready virtines (at most its size), restored from the snapshot. Returns
  * how many were added, or -1. Does nothing for a function without a snapshot in memory. */
 int ember_warm(struct ember_function *fn, unsigned n);
+/* Drops ready virtines until at most n are left: the next invocations restore the snapshot into
+ * a fresh one (a clean shell) on their own path, as with no spare. Returns how many it dropped. */
+int ember_trim(struct ember_function *fn, unsigned n);
 void ember_info(const struct ember_function *fn, struct ember_info *info);
 
 /* The memory a function's ready virtines hold (ember_memory). */

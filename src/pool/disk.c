@@ -97,6 +97,7 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 	if (rc == 0) {
 		fn->snapshot = fn->from_disk = 1;
 		atomic_store(&fn->cold_pending, 1);
+		pool_shell_want(&fn->vmcfg); /* the cold start takes a shell made meanwhile */
 		return 0;
 	}
 	if (rc != SNAP_MISSING) /* a first start is no rebuild */

@@ -368,6 +368,17 @@ int ember_warm(struct ember_function *fn, unsigned n)
 	return rc < 0 ? -1 : rc;
 }
 
+int ember_trim(struct ember_function *fn, unsigned n)
+{
+	int dropped = 0;
+	struct virtine *v;
+	while (atomic_load(&fn->pool.ready) > n && (v = pool_take(&fn->pool))) {
+		virtine_destroy(v);
+		dropped++;
+	}
+	return dropped;
+}
+
 static int invoke_shell(struct ember_function *fn, const void *in, size_t len, const char *meta,
 			size_t meta_len, struct ember_result *res)
 {

@@ -54,5 +54,8 @@ int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t e
 void pool_shell_target(unsigned n);
 /* clean shells of this configuration in the cache now */
 unsigned pool_shell_ready(const struct vm_config *cfg);
+/* clean shells of cfg's kind made ahead from now on (a function whose next start is cold wants
+ * one ready before its request) */
+void pool_shell_want(const struct vm_config *cfg);
 
 #endif

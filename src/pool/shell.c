@@ -116,13 +116,10 @@ static void *refill(void *arg)
 	return NULL;
 }
 
-int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
+/* with mu held: cfg's kind (NULL for auto or when every slot is taken), the refiller started */
+static struct shell_kind *wanted(const struct vm_config *cfg)
 {
-	struct vm *vm = NULL;
-	pthread_mutex_lock(&mu);
 	struct shell_kind *k = cfg->backend == VM_BACKEND_AUTO ? NULL : kind_of(cfg);
-	if (k && k->n > 0)
-		vm = k->vms[--k->n];
 	if (k && !refiller_started) {
 		pthread_t th;
 		pthread_attr_t attr;
@@ -132,6 +129,23 @@ int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t e
 		pthread_attr_destroy(&attr);
 	}
 	pthread_cond_signal(&cv);
+	return k;
+}
+
+void pool_shell_want(const struct vm_config *cfg)
+{
+	pthread_mutex_lock(&mu);
+	wanted(cfg);
+	pthread_mutex_unlock(&mu);
+}
+
+int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
+{
+	struct vm *vm = NULL;
+	pthread_mutex_lock(&mu);
+	struct shell_kind *k = wanted(cfg);
+	if (k && k->n > 0)
+		vm = k->vms[--k->n];
 	pthread_mutex_unlock(&mu);
 	if (vm) {
 		*out = vm;
