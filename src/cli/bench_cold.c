@@ -20,26 +20,31 @@ static const struct {
 	const char *name;
 	const char *src;     /* its folder in the suite: requests and expected outputs */
 	const char *runtime; /* NULL: a C program */
+	int big;	     /* its cold starts take large.req (its large working set) */
 } fns[] = {
-    {"hello.musl", "hello", NULL},
-    {"hello", "hello", NULL},
-    {"sha256", "sha256", NULL},
-    {"aes", "aes", NULL},
-    {"matmul", "matmul", NULL},
-    {"lr_training", "lr_training", NULL},
-    {"image_rotate", "image_rotate", NULL},
-    {"compress", "compress", NULL},
-    {"rnn", "rnn", NULL},
-    {"hello-js", "hello-js", "js"},
-    {"aes-js", "aes-js", "js"},
-    {"json", "json", "js"},
-    {"hello-lua", "hello-lua", "lua"},
-    {"template", "template", "lua"},
-    {"json-py", "json-py", "python"},
-    {"template-py", "template-py", "python"},
-    {"matmul-py", "matmul-py", "python"},
-    {"compress-py", "compress-py", "python"},
-    {"model-py", "model-py", "python"},
+    {"hello.musl", "hello", NULL, 0},
+    {"hello", "hello", NULL, 0},
+    {"sha256", "sha256", NULL, 0},
+    {"aes", "aes", NULL, 0},
+    {"matmul", "matmul", NULL, 0},
+    {"lr_training", "lr_training", NULL, 0},
+    {"image_rotate", "image_rotate", NULL, 0},
+    {"compress", "compress", NULL, 0},
+    {"rnn", "rnn", NULL, 0},
+    {"hello-js", "hello-js", "js", 0},
+    {"aes-js", "aes-js", "js", 0},
+    {"json", "json", "js", 0},
+    {"hello-lua", "hello-lua", "lua", 0},
+    {"template", "template", "lua", 0},
+    {"json-py", "json-py", "python", 0},
+    {"template-py", "template-py", "python", 0},
+    {"matmul-py", "matmul-py", "python", 0},
+    {"compress-py", "compress-py", "python", 0},
+    {"model-py", "model-py", "python", 0},
+    /* working sets of several to tens of MiB: the whole 8 MiB table, 32 MiB, a 16 MiB heap */
+    {"model", "model", NULL, 1},
+    {"scan", "scan", NULL, 0},
+    {"index-js", "index-js", "js", 0},
 };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
 
@@ -86,10 +91,15 @@ static int fn_open(const struct cold_ctx *x, size_t k, struct cold_fn *f, char *
 		return -1;
 	if (!cli_suite_files(x->build, fns[k].src, f->files, sizeof(f->files)))
 		f->files[0] = 0;
-	if (read_in(x, fns[k].src, "small.req", &f->small, &f->small_len) ||
-	    read_in(x, fns[k].src, "large.req", &f->large, &f->large_len))
+	const char *one = fns[k].big ? "large" : "small", *two = fns[k].big ? "small" : "large";
+	char req[16], out[16];
+	snprintf(req, sizeof(req), "%s.req", one);
+	snprintf(out, sizeof(out), "%s.out", one);
+	if (read_in(x, fns[k].src, req, &f->small, &f->small_len) ||
+	    (snprintf(req, sizeof(req), "%s.req", two),
+	     read_in(x, fns[k].src, req, &f->large, &f->large_len)))
 		return snprintf(err, errlen, "cannot read its requests in %.200s", x->src), -1;
-	if (read_in(x, fns[k].src, "small.out", &f->want, &f->want_len))
+	if (read_in(x, fns[k].src, out, &f->want, &f->want_len))
 		f->want = NULL;
 	return 0;
 }
@@ -124,7 +134,8 @@ static struct ember_function *load(const struct cold_ctx *x, const struct cold_f
 	return fn;
 }
 
-/* one invocation, checked: it succeeded, and with the small request, printed small.out */
+/* one invocation, checked: it succeeded, and with the small request (large.req for a big
+ * function), printed its .out */
 static int invoke(const struct cold_fn *f, struct ember_function *fn, int large,
 		  struct ember_result *res)
 {
@@ -141,20 +152,25 @@ static int invoke(const struct cold_fn *f, struct ember_function *fn, int large,
 	return why ? -1 : 0;
 }
 
-/* one honest cold start from the snapshot in state: load (page cache dropped), the first
- * invocation; ms[0] is the time from before the load to the invocation's return, ms[1] to its
- * response (without the work ember_invoke does after the run: the reset, the snapshot read) */
+/* one honest cold start from the snapshot in state: load (page cache dropped), a clean shell
+ * ready (its wait not counted), the first invocation; ms[0] is the time from before the load to
+ * the invocation's return, ms[1] to its response (without the work ember_invoke does after the
+ * run: the reset, the snapshot read), ms[2] the invocation's own start to its response */
 static int cold_start(const struct cold_ctx *x, const struct cold_fn *f, const char *state,
-		      const char *restore, int large, double ms[2], struct ember_result *res)
+		      const char *restore, int large, double ms[3], struct ember_result *res)
 {
 	double t = bench_now_us();
 	struct ember_function *fn = load(x, f, state, 1, restore);
 	if (!fn)
 		return -1;
 	double loaded = bench_now_us();
+	cold_wait_shell(x->backend);
+	double t1 = bench_now_us();
 	int rc = invoke(f, fn, large, res);
-	ms[0] = (bench_now_us() - t) / 1000;
-	ms[1] = (loaded - t + (double)(res->wait_us + res->setup_us + res->run_us)) / 1000;
+	double start = (double)(res->wait_us + res->setup_us + res->run_us);
+	ms[0] = (loaded - t + bench_now_us() - t1) / 1000;
+	ms[1] = (loaded - t + start) / 1000;
+	ms[2] = start / 1000;
 	if (!rc && !res->cold) {
 		fprintf(stderr, "ember bench: %s: the first invocation did not start cold\n",
 			f->name);
@@ -173,7 +189,7 @@ static int record(const struct cold_ctx *x, const struct cold_fn *f, const char 
 		return -1;
 	ember_unload(fn);
 	struct ember_result res;
-	double two[2];
+	double two[3];
 	int rc = cold_start(x, f, state, "reap", large, two, &res);
 	*ms = two[0];
 	if (!rc && !res.recorded) {
@@ -184,24 +200,27 @@ static int record(const struct cold_ctx *x, const struct cold_fn *f, const char 
 	return rc;
 }
 
-/* N cold starts in one mode: p50s (to the return, to the response) and mean faults; for REAP
- * the working set and the prefetch bandwidth */
+/* N cold starts in one mode: p50s (to the return, to the response, the request's own start)
+ * and mean faults; for REAP the working set, the prefetch bandwidth and the breakdown */
 static int cold_series(const struct cold_ctx *x, const struct cold_fn *f, const char *state,
-		       const char *mode, double *ms, double p50[2], double *faults,
+		       const char *mode, double *ms, double p50[3], double *faults,
 		       struct cold_row *row)
 {
-	uint64_t bytes = 0, us = 0;
+	uint64_t bytes = 0, us = 0, read_us = 0;
+	int reap = !strcmp(mode, "reap");
 	*faults = 0;
 	for (int i = 0; i < x->iters; i++) {
 		struct ember_result res;
-		double two[2];
-		int rc = cold_start(x, f, state, mode, 0, two, &res);
-		ms[i] = two[0];
-		ms[x->iters + i] = two[1];
+		double three[3];
+		int rc = cold_start(x, f, state, mode, 0, three, &res);
+		for (int k = 0; k < 3; k++)
+			ms[k * x->iters + i] = three[k];
 		*faults += (double)res.faults / x->iters;
 		row->ws_pages = (double)res.prefetched_pages;
 		bytes += res.prefetch_bytes;
 		us += res.prefetch_us;
+		read_us += res.ws_read_us;
+		cold_add_parts(row, &res, reap, x->iters);
 		ember_result_free(&res);
 		if (rc)
 			return -1;
@@ -213,10 +232,12 @@ static int cold_series(const struct cold_ctx *x, const struct cold_fn *f, const 
 	bench_keep(key, ms, (size_t)x->iters);
 	for (int i = 0; i < x->iters; i++)
 		ms[i] /= 1000;
-	if (!strcmp(mode, "reap"))
+	if (reap) {
 		row->prefetch_mb_s = us ? (double)bytes / (double)us : NAN;
-	p50[0] = bench_quantile(ms, (size_t)x->iters, 0.5);
-	p50[1] = bench_quantile(ms + x->iters, (size_t)x->iters, 0.5);
+		row->read_mb_s = read_us ? (double)bytes / (double)read_us : NAN;
+	}
+	for (int k = 0; k < 3; k++)
+		p50[k] = bench_quantile(ms + k * x->iters, (size_t)x->iters, 0.5);
 	return 0;
 }
 
@@ -237,13 +258,26 @@ static int warm_series(const struct cold_ctx *x, const struct cold_fn *f, double
 	return rc;
 }
 
+/* starts from the snapshot in memory into a fresh virtine, a clean shell ready for each */
+static int restore_series(const struct cold_ctx *x, const struct cold_fn *f, double *ms,
+			  double *p50)
+{
+	struct ember_function *fn = load(x, f, NULL, 0, NULL);
+	int rc = fn ? cold_restore_p50(fn, f->small, f->small_len, x->iters, ms, p50) : -1;
+	if (fn)
+		ember_unload(fn);
+	if (rc)
+		fprintf(stderr, "ember bench: %s: the restore series failed\n", f->name);
+	return rc;
+}
+
 static int bench_fn(const struct cold_ctx *x, const struct cold_fn *f, struct cold_row *row)
 {
 	char small[4200], large[4200];
 	snprintf(small, sizeof(small), "%s/%s", x->tmp, f->name);
 	snprintf(large, sizeof(large), "%s/%s.large", x->tmp, f->name);
-	double rec_ms, large_ms, lazy[2], reap[2],
-	    *ms = calloc((size_t)x->iters * 2, sizeof(double));
+	double rec_ms, large_ms, lazy[3], reap[3],
+	    *ms = calloc((size_t)x->iters * 3, sizeof(double));
 	uint64_t *a = NULL, *b = NULL;
 	size_t na = 0, nb = 0;
 	int rc = -1;
@@ -255,11 +289,17 @@ static int bench_fn(const struct cold_ctx *x, const struct cold_fn *f, struct co
 	row->reap_p50_ms = reap[0];
 	row->lazy_resp_ms = lazy[1];
 	row->reap_resp_ms = reap[1];
+	row->lazy_start_ms = lazy[2];
+	row->reap_start_ms = reap[2];
+	row->ws_mib = row->ws_pages * 4096 / (1 << 20);
 	row->speedup = row->lazy_p50_ms / row->reap_p50_ms;
 	row->record_overhead = rec_ms / row->reap_p50_ms;
 	if (warm_series(x, f, ms))
 		goto out;
 	row->warm_p50_ms = bench_quantile(ms, (size_t)x->iters, 0.5);
+	if (restore_series(x, f, ms, &row->restore_p50_ms))
+		goto out;
+	row->reap_over_restore = row->reap_start_ms / row->restore_p50_ms;
 	if (record(x, f, large, 1, &large_ms))
 		goto out;
 	if (cold_ws_pages(small, &a, &na) || cold_ws_pages(large, &b, &nb)) {
@@ -338,6 +378,7 @@ static void print_all(const struct bench_opts *o, int iters, double disk,
 		cli_print_json(stdout, cold_json(names, disk, rows[0], NFNS, mean[0]));
 	} else if (o->nbackends == 1) {
 		cold_print_table(names, o->backend, iters, disk, rows[0], NFNS, mean[0]);
+		cold_print_parts(names, disk, rows[0], NFNS);
 	} else if (o->json) {
 		bench_print_backends(cold_json(names, disk, rows[0], NFNS, mean[0]),
 				     cold_json(names, disk, rows[1], NFNS, mean[1]),
@@ -348,6 +389,7 @@ static void print_all(const struct bench_opts *o, int iters, double disk,
 		for (int b = 0; b < 2; b++) {
 			cold_print_table(names, o->backends[b], iters, disk, rows[b], NFNS,
 					 mean[b]);
+			cold_print_parts(names, disk, rows[b], NFNS);
 			printf("\n");
 		}
 		printf("KVM over ptrace (each figure's kvm / ptrace)\n");
@@ -369,7 +411,7 @@ int cli_bench_cold(int argc, char **argv)
 	snprintf(x.tmp, sizeof(x.tmp), "%s/ember-cold-XXXXXX", base && *base ? base : "/var/tmp");
 	if (!mkdtemp(x.tmp))
 		return perror("ember bench: mkdtemp"), CLI_EXIT_EMBER;
-	pool_shell_target(0); /* every start pays for its own machine */
+	pool_shell_target(1); /* a clean shell ready before each start (cold_wait_shell) */
 	struct cold_row rows[2][NFNS];
 	memset(rows, 0, sizeof(rows));
 	double disk = cold_disk_mb_s(x.tmp), mean[2] = {0, 0};

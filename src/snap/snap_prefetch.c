@@ -14,27 +14,35 @@
 #define FIRST_PIECE (256ULL << 10) /* small: the first chunk arrives early */
 #define PIECE	    (4ULL << 20)   /* then large sequential reads, at the disk's rate */
 
-/* the whole file, in order, into p->buf; p->avail says how far */
+/* one read at off: the first small (its chunk arrives early), then large ones */
+static ssize_t read_piece(struct snap_pf *p, uint64_t off)
+{
+	uint64_t want = off ? PIECE : FIRST_PIECE;
+	if (want > p->size - off)
+		want = p->size - off;
+	uint64_t t = vm_now_ns();
+	ssize_t got = pread(p->fd, p->buf + off, want, (off_t)off);
+	if (got < 0 && errno == EINVAL && !p->buffered) {
+		/* the open took O_DIRECT, the read did not: this and the rest through the cache */
+		int fl = fcntl(p->fd, F_GETFL);
+		if (fl < 0 || fcntl(p->fd, F_SETFL, fl & ~O_DIRECT))
+			return -1;
+		p->buffered = 1;
+		got = pread(p->fd, p->buf + off, want, (off_t)off);
+	}
+	p->read_ns += vm_now_ns() - t;
+	return got;
+}
+
+/* the rest of the file, in order, into p->buf; p->avail says how far */
 static void *reader(void *arg)
 {
 	struct snap_pf *p = arg;
 	pthread_setname_np(pthread_self(), "ember-reap-rd");
-	uint64_t off = 0;
+	uint64_t off = p->avail;
 	int ok = 1;
 	while (ok && off < p->size) {
-		uint64_t want = off ? PIECE : FIRST_PIECE;
-		if (want > p->size - off)
-			want = p->size - off;
-		uint64_t t = vm_now_ns();
-		ssize_t got = pread(p->fd, p->buf + off, want, (off_t)off);
-		if (got < 0 && errno == EINVAL && !p->buffered) {
-			/* the open took O_DIRECT, the read did not: the rest through the cache */
-			int fl = fcntl(p->fd, F_GETFL);
-			ok = fl >= 0 && fcntl(p->fd, F_SETFL, fl & ~O_DIRECT) == 0;
-			p->buffered = 1;
-			continue;
-		}
-		p->read_ns += vm_now_ns() - t;
+		ssize_t got = read_piece(p, off);
 		pthread_mutex_lock(&p->mu);
 		ok = got > 0 && !p->cancel;
 		if (ok)
@@ -57,7 +65,20 @@ static int wait_bytes(struct snap_pf *p, uint64_t need)
 	return p->avail >= need && !p->cancel ? 0 : -1;
 }
 
-/* the header and trace: checked, and each page's chunk noted; -1 when damaged */
+/* each page's chunk noted, once the header is parsed; -1 when a page is not one of ours */
+static int note_chunks(struct snap_cold *c, struct snap_pf *p)
+{
+	p->meta_ok = 1;
+	for (uint64_t i = 0; i < p->w.npages; i++) {
+		uint64_t a = snap_ws_addr(&p->w, i);
+		if (!snap_cold_program_page(c->vm, a) || a / PAGE >= p->map_pages)
+			return -1; /* not a page a run could have recorded: not ours */
+		p->chunk_of[a / PAGE] = (uint32_t)(i / p->w.chunk_pages + 1);
+	}
+	return 0;
+}
+
+/* the header and trace: waited for, checked, each page's chunk noted; -1 when damaged */
 static int take_meta(struct snap_cold *c, struct snap_pf *p)
 {
 	long need = SNAP_WS_HDR;
@@ -69,24 +90,20 @@ static int take_meta(struct snap_cold *c, struct snap_pf *p)
 			return -1;
 		need = snap_ws_parse(&p->w, p->buf, p->avail, p->size);
 	}
-	if (need < 0)
-		return -1;
-	for (uint64_t i = 0; i < p->w.npages; i++) {
-		uint64_t a = snap_ws_addr(&p->w, i);
-		if (!snap_cold_program_page(c->vm, a) || a / PAGE >= p->map_pages)
-			return -1; /* not a page a run could have recorded: not ours */
-		p->chunk_of[a / PAGE] = (uint32_t)(i / p->w.chunk_pages + 1);
-	}
-	return 0;
+	return need < 0 ? -1 : note_chunks(c, p);
+}
+
+static uint64_t chunk_end(const struct snap_ws *w, uint64_t k)
+{
+	uint64_t end = (k + 1) * w->chunk_pages;
+	return end > w->npages ? w->npages : end;
 }
 
 /* chunk k: checked, then installed in runs of consecutive addresses, one call each */
 static int install_chunk(struct snap_cold *c, struct snap_pf *p, uint64_t k)
 {
 	const struct snap_ws *w = &p->w;
-	uint64_t first = k * w->chunk_pages, end = first + w->chunk_pages;
-	if (end > w->npages)
-		end = w->npages;
+	uint64_t first = k * w->chunk_pages, end = chunk_end(w, k);
 	pthread_mutex_lock(&p->mu);
 	int rc = wait_bytes(p, w->data_off + end * PAGE);
 	pthread_mutex_unlock(&p->mu);
@@ -109,13 +126,15 @@ static int install_chunk(struct snap_cold *c, struct snap_pf *p, uint64_t k)
 	return 0;
 }
 
+static void finished(struct snap_pf *p, int bad);
+
 static void *installer(void *arg)
 {
 	struct snap_cold *c = arg;
 	struct snap_pf *p = &c->pf;
 	pthread_setname_np(pthread_self(), "ember-reap-in");
-	int bad = take_meta(c, p);
-	for (uint64_t k = 0; !bad && k < p->w.nchunks; k++) {
+	int bad = p->meta_ok ? 0 : take_meta(c, p);
+	for (uint64_t k = p->chunks_in; !bad && k < p->w.nchunks; k++) {
 		bad = install_chunk(c, p, k);
 		pthread_mutex_lock(&p->mu);
 		if (!bad)
@@ -125,15 +144,45 @@ static void *installer(void *arg)
 		pthread_mutex_unlock(&p->mu);
 	}
 	pthread_mutex_lock(&p->mu);
-	/* damaged (not merely cancelled): dropped, so the next start records it again */
+	finished(p, bad);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* with mu held (or before the threads): over; damaged (not merely cancelled) is dropped, so the
+ * next start records it again */
+static void finished(struct snap_pf *p, int bad)
+{
 	p->bad = bad && !p->cancel;
 	if (p->bad)
 		unlink(p->path);
 	p->done = 1;
 	p->wall_ns = vm_now_ns() - p->t0;
 	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	return NULL;
+}
+
+/* on the caller's thread, before any other: the first piece read and what it holds installed;
+ * 1 when that was all of it (no threads needed), 0 when the rest is for them */
+static int first_piece(struct snap_cold *c, struct snap_pf *p)
+{
+	ssize_t got = p->size ? read_piece(p, 0) : -1;
+	if (got <= 0)
+		return finished(p, 1), 1;
+	p->avail = (uint64_t)got;
+	long need = snap_ws_parse(&p->w, p->buf, p->avail, p->size);
+	if (need < 0 || (!need && note_chunks(c, p)))
+		return finished(p, 1), 1;
+	if (need > 0)
+		return 0; /* a long trace: the installer waits for it */
+	while (p->chunks_in < p->w.nchunks &&
+	       p->w.data_off + chunk_end(&p->w, p->chunks_in) * PAGE <= p->avail) {
+		if (install_chunk(c, p, p->chunks_in))
+			return finished(p, 1), 1;
+		p->chunks_in++;
+	}
+	if (p->chunks_in < p->w.nchunks)
+		return 0;
+	return finished(p, 0), 1;
 }
 
 static int open_ws(struct snap_pf *p, const char *dir)
@@ -167,6 +216,8 @@ int snap_pf_start(struct snap_cold *c, const char *dir, char *err, size_t errlen
 		e = ENOMEM;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
+	if (!e && first_piece(c, p))
+		return 0; /* a small working set: all in already */
 	if (!e && !(e = pthread_create(&p->rd, NULL, reader, p))) {
 		p->threads = 1;
 		if (!(e = pthread_create(&p->in, NULL, installer, c)))

@@ -27,6 +27,7 @@ struct snap_pf {
 	int rd_done, done;  /* the reader / the installer has finished */
 	int bad;	    /* the file proved damaged (or unreadable): dropped, rest on demand */
 	int cancel;	    /* the run ended first: stop */
+	int meta_ok;	    /* the header is parsed and each page's chunk noted */
 	struct snap_ws w;
 	uint32_t *chunk_of; /* per guest page: 1 + its chunk, 0 outside the working set */
 	uint64_t map_pages;
