@@ -1,7 +1,8 @@
 #!/bin/sh
 # Snapshots on disk and cold starts: reuse across processes, `ember snapshot`, damaged, truncated,
 # foreign and outdated snapshots refused and rebuilt, crashes while writing, REAP with a working
-# set recorded on another request, and lazy next to REAP on the whole function suite.
+# set recorded on another request, model's 8 MiB working set prefetched beside the run (recorded
+# again after mispredictions, a damaged chunk), and lazy next to REAP on the whole function suite.
 # Run from the repository root; B is the build directory.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -199,6 +200,57 @@ for name in sha256 json; do
 	stats "j['invocations'][0]['prefetched_pages'] > 0 and j['invocations'][0]['faults'] > 0" \
 		"$name: REAP on large.req: prefetched, and faults for what small.req did not touch"
 done
+
+# --- overlapped REAP, mispredictions, a damaged chunk: model's 8 MiB working set --------------
+# ws_at FILE K: the offset of a byte in chunk K of the working-set file's pages
+ws_at()
+{
+	python3 -c 'import struct, sys
+h = open(sys.argv[1], "rb").read(32)
+n, cp = struct.unpack("<QQ", h[8:24])
+meta = 32 + 8 * (n + (n + cp - 1) // cp)
+print((meta + 4095) // 4096 * 4096 + int(sys.argv[2]) * cp * 4096 + 100)' "$1" "$2"
+}
+# part EXPR MSG: EXPR on the first invocation's cold_parts (p) and the invocation (i)
+part()
+{
+	stats "(lambda i, p: $1)(j['invocations'][0], j['invocations'][0]['cold_parts'])" "$2"
+}
+model=$B/functions/model
+s=$tmp/big
+cp $F/model/large.req "$tmp/in"
+er --state "$s" "$model"
+er --state "$s" --cold --stats "$model"
+part "i['recorded'] and i['faults'] > 2000" "model: the first cold start records 8 MiB"
+er --state "$s" --cold --stats "$model"
+cmp -s "$tmp/out" $F/model/large.out && ok "model: overlapped REAP: output" ||
+	bad "model: overlapped REAP: output differs from large.out"
+part "i['prefetched_pages'] > 2000 and i['faults'] < 16 and p['ws_bytes'] > 8 << 20 and \
+p['ws_read_us'] > 0 and p['install_us'] > 0 and p['run_us'] > 0 and not p['rerecorded']" \
+	"model: overlapped REAP: the working set in chunks beside the run, its parts reported"
+s=$tmp/mis-model
+cp $F/model/small.req "$tmp/in"
+er --state "$s" "$model"
+er --state "$s" --cold --stats "$model"
+cp $F/model/large.req "$tmp/in"
+er --state "$s" --cold --stats "$model"
+cmp -s "$tmp/out" $F/model/large.out && ok "model: mispredicted REAP: output" ||
+	bad "model: mispredicted REAP: output differs from large.out"
+part "i['faults'] > 1000 and p['rerecorded']" \
+	"model: working set of small.req, run on large.req: faults on demand, recorded again"
+er --state "$s" --cold --stats "$model"
+part "i['prefetched_pages'] > 2000 and i['faults'] < 16" \
+	"model: the working set recorded again covers large.req"
+ws=$(snapdir "$s")/ws
+flip "$ws" "$(ws_at "$ws" 10)"
+er --state "$s" --cold --stats "$model"
+cmp -s "$tmp/out" $F/model/large.out && ok "model: a damaged chunk of the working set: output" ||
+	bad "model: a damaged chunk of the working set: output differs from large.out"
+part "0 < i['prefetched_pages'] < 2000 and i['faults'] > 1000" \
+	"model: a damaged chunk: the chunks before it installed, the rest served on demand"
+er --state "$s" --cold --stats "$model"
+part "i['recorded'] and i['prefetched_pages'] == 0" \
+	"model: the damaged working set was dropped: the next start records it again"
 
 # --- lazy and REAP give the same outputs on the whole suite ---------------------------------
 # (SUITE_SIZES=small: the QEMU route, under emulation, leaves the large requests to native runs)
