@@ -1,12 +1,13 @@
-/* The working-set file (src/snap/snap_cold.c): the input as a snapshot folder's `ws`, read by
+/* The working-set file (src/snap/snap_ws.c): the input as a snapshot folder's `ws`, read by
  * the REAP prefetch of a real cold start (snap_cold_start on one machine, its userfaultfd and
  * fault server), which installs its pages; then the host's structures and page tables must be
  * as they were, and nothing installed outside the program's memory.
  *   input: FLAGS ...
  *   FLAGS bit 0 clear: a file built from N (u8, at most 16), N page numbers (u32; bit 1: N raw
- *   addresses, u64) and page content (the rest, repeated), its checksums right unless bit 2
- *   damages one; bit 0 set: the rest is the file as it is, its checksums made right when
- *   its layout allows unless bit 2 */
+ *   addresses, u64) and page content (the rest, repeated), in chunks of 1 + (FLAGS >> 3) % 8
+ *   pages, its checksums right unless bit 2 damages one; bit 0 set: the rest is the file as it is,
+ * its checksums made right when its layout allows unless bit 2 */
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,25 +15,42 @@
 
 #include "common.h"
 #include "snap/snap_cold.h"
+#include "snap/snap_ws.h"
 
 #define PAGE	  EMBER_PAGE_SIZE
 #define MEM	  (64ULL << 20)
 #define MAX_PAGES 16
 
-/* snap_cold.c's header: magic, npages, trace_hash, data_hash; then the trace, padded to a
- * page, then the pages */
-#define WS_HDR 32
+/* snap_ws.h's layout: magic, npages, chunk_pages, meta_hash (little-endian u64s), the trace,
+ * one checksum per chunk, zeros to a page, then the pages */
+#define WS_HDR SNAP_WS_HDR
 
-static uint64_t data_off(uint64_t n)
+static uint64_t get64(const uint8_t *p)
 {
-	return (WS_HDR + n * 8 + PAGE - 1) & ~(PAGE - 1);
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return le64toh(v);
 }
 
-static void set_hashes(uint8_t *f, uint64_t n, int damage)
+static void put64(uint8_t *p, uint64_t v)
 {
-	uint64_t h[2] = {XXH3_64bits(f + WS_HDR, n * 8), XXH3_64bits(f + data_off(n), n * PAGE)};
-	h[damage ? (h[0] & 1) : 0] ^= damage ? 1 : 0;
-	memcpy(f + 16, h, sizeof(h));
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+/* the chunk checksums and the header's, right unless damage flips one */
+static void set_hashes(uint8_t *f, uint64_t n, uint64_t cp, int damage)
+{
+	uint64_t nc = (n + cp - 1) / cp, off = snap_ws_data_off(n, cp);
+	for (uint64_t k = 0; k < nc; k++) {
+		uint64_t len = (n - k * cp < cp ? n - k * cp : cp) * PAGE;
+		put64(f + WS_HDR + 8 * (n + k), XXH3_64bits(f + off + k * cp * PAGE, len));
+	}
+	if (damage && nc)
+		f[WS_HDR + 8 * n] ^= 1;
+	put64(f + 24, XXH3_64bits(f + WS_HDR, 8 * (n + nc)));
+	if (damage && !nc)
+		f[24] ^= 1;
 }
 
 /* the file the input describes into f (room for MAX_PAGES); its length */
@@ -43,25 +61,25 @@ static size_t build(uint8_t *f, size_t room, const uint8_t *data, size_t size)
 	if (flags & 1) { /* as it is */
 		size_t len = in.n < room ? in.n : room;
 		memcpy(f, in.p, len);
-		uint64_t n = 0;
-		if (len >= WS_HDR)
-			memcpy(&n, f + 8, 8);
-		if (len >= WS_HDR && n <= MAX_PAGES && data_off(n) + n * PAGE == len)
-			set_hashes(f, n, flags & 4);
+		uint64_t n = len >= WS_HDR ? get64(f + 8) : 0,
+			 cp = len >= WS_HDR ? get64(f + 16) : 0;
+		if (len >= WS_HDR && n <= MAX_PAGES && cp && cp <= MAX_PAGES &&
+		    snap_ws_data_off(n, cp) + n * PAGE == len)
+			set_hashes(f, n, cp, flags & 4);
 		return len;
 	}
-	uint64_t n = fz_u8(&in) % (MAX_PAGES + 1);
-	memset(f, 0, data_off(n) + n * PAGE);
-	memcpy(f, "EMBERWS1", 8);
-	memcpy(f + 8, &n, 8);
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t a = flags & 2 ? fz_u64(&in) : (uint64_t)fz_u32(&in) * PAGE;
-		memcpy(f + WS_HDR + i * 8, &a, 8);
-	}
+	uint64_t n = fz_u8(&in) % (MAX_PAGES + 1), cp = 1 + (flags >> 3) % 8;
+	uint64_t off = snap_ws_data_off(n, cp);
+	memset(f, 0, off + n * PAGE);
+	memcpy(f, SNAP_WS_MAGIC, 8);
+	put64(f + 8, n);
+	put64(f + 16, cp);
+	for (uint64_t i = 0; i < n; i++)
+		put64(f + WS_HDR + i * 8, flags & 2 ? fz_u64(&in) : (uint64_t)fz_u32(&in) * PAGE);
 	for (size_t i = 0; in.n && i < n * PAGE; i++)
-		f[data_off(n) + i] = in.p[i % in.n];
-	set_hashes(f, n, flags & 4);
-	return data_off(n) + n * PAGE;
+		f[off + i] = in.p[i % in.n];
+	set_hashes(f, n, cp, flags & 4);
+	return off + n * PAGE;
 }
 
 /* what the program never owns, as it reads: the host's structures below the runtime's area and
@@ -126,9 +144,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = snap_cold_start(&c, &s, vm, &st, dir, SNAP_REAP, 0, err, sizeof(err));
 	FZ_CHECK(rc == 0 || err[0], "refused without a reason");
 	if (rc == 0) {
+		snap_cold_finish(&c, NULL, err, sizeof(err)); /* the prefetch is over: its count */
 		FZ_CHECK(c.prefetched <= MAX_PAGES + (size / PAGE), "%lu pages prefetched",
 			 c.prefetched);
-		snap_cold_finish(&c, NULL, err, sizeof(err));
 	}
 	/* read only now: while the fault server ran, reading a hole would have faulted it in */
 	FZ_CHECK(host_hash(vm) == host, "the prefetch wrote into the host's structures");
