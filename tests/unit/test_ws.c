@@ -1,0 +1,140 @@
+/* The working-set file (src/snap/snap_ws.c): written from a snapshot's memory file, its
+ * little-endian layout byte for byte, read back, a damaged chunk found in that chunk alone, and
+ * a damaged header, a short file or a partial read told apart. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "snap/snap_ws.h"
+
+#define PAGE   EMBER_PAGE_SIZE
+#define NPAGES 40 /* two chunks: 32 pages and 8 */
+
+static char dir[64];
+static uint8_t *file;
+static size_t file_len;
+
+static uint64_t le(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* a snapshot of NPAGES pages at 1 MiB + 2 pages apart, each filled with its index; the trace in
+ * reverse order; the file written and read whole into file */
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/ember-test-ws-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	char mem[128];
+	snprintf(mem, sizeof(mem), "%s/mem", dir);
+	FILE *f = fopen(mem, "w+");
+	assert_non_null(f);
+	static uint64_t pages[NPAGES], trace[NPAGES];
+	static uint8_t buf[PAGE];
+	for (int i = 0; i < NPAGES; i++)
+		pages[i] = (1 << 20) + (uint64_t)i * 2 * PAGE;
+	for (int i = 0; i < NPAGES; i++) {
+		trace[i] = pages[NPAGES - 1 - i];
+		memset(buf, i + 1, PAGE);
+		assert_int_equal(pwrite(fileno(f), buf, PAGE, (off_t)pages[i]), PAGE);
+	}
+	struct snap s = {.pages = pages, .npages = NPAGES};
+	char err[256] = "";
+	assert_int_equal(snap_ws_write(dir, &s, fileno(f), trace, NPAGES, err, sizeof(err)), 0);
+	fclose(f);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/ws", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	struct stat sb;
+	assert_int_equal(fstat(fileno(f), &sb), 0);
+	file_len = (size_t)sb.st_size;
+	file = malloc(file_len);
+	assert_int_equal(fread(file, 1, file_len, f), file_len);
+	fclose(f);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	free(file);
+	return system(cmd);
+}
+
+static void layout(void **state)
+{
+	(void)state;
+	uint64_t off = snap_ws_data_off(NPAGES, SNAP_WS_CHUNK_PAGES);
+	assert_int_equal(off, PAGE); /* 32 + 8 * (40 + 2) bytes, padded */
+	assert_int_equal(file_len, off + NPAGES * PAGE);
+	assert_memory_equal(file, "EMBERWS2", 8);
+	assert_int_equal(le(file + 8), NPAGES);
+	assert_int_equal(le(file + 16), SNAP_WS_CHUNK_PAGES);
+	for (int i = 0; i < NPAGES; i++) {
+		assert_int_equal(le(file + 32 + 8 * i),
+				 (1 << 20) + (uint64_t)(NPAGES - 1 - i) * 2 * PAGE);
+		/* the pages in trace order, each its snapshot content */
+		assert_int_equal(file[off + (uint64_t)i * PAGE + 7], NPAGES - i);
+	}
+	struct snap_ws w;
+	assert_int_equal(snap_ws_parse(&w, file, file_len, file_len), 0);
+	assert_int_equal(w.npages, NPAGES);
+	assert_int_equal(w.nchunks, 2);
+	assert_int_equal(w.data_off, PAGE);
+	assert_int_equal(snap_ws_addr(&w, 0), (1 << 20) + (NPAGES - 1) * 2 * PAGE);
+	assert_true(snap_ws_chunk_ok(&w, file + off, 0));
+	assert_true(snap_ws_chunk_ok(&w, file + off, 1));
+	uint64_t *pages;
+	size_t n;
+	assert_int_equal(snap_ws_pages(dir, &pages, &n), 0);
+	assert_int_equal(n, NPAGES);
+	assert_int_equal(pages[NPAGES - 1], 1 << 20);
+	free(pages);
+}
+
+static void damage(void **state)
+{
+	(void)state;
+	struct snap_ws w;
+	uint64_t off = PAGE;
+	file[off + 33 * PAGE + 5] ^= 1; /* a page of chunk 1 */
+	assert_int_equal(snap_ws_parse(&w, file, file_len, file_len), 0);
+	assert_true(snap_ws_chunk_ok(&w, file + off, 0));
+	assert_false(snap_ws_chunk_ok(&w, file + off, 1));
+	file[off + 33 * PAGE + 5] ^= 1;
+	file[32 + 8 * 3] ^= 1; /* the trace: the header's checksum */
+	assert_int_equal(snap_ws_parse(&w, file, file_len, file_len), -1);
+	file[32 + 8 * 3] ^= 1;
+	/* a partial read: what it still needs */
+	assert_int_equal(snap_ws_parse(&w, file, 16, file_len), 32);
+	assert_int_equal(snap_ws_parse(&w, file, 100, file_len), 32 + 8 * 42);
+	/* a file of another length, another magic */
+	assert_int_equal(snap_ws_parse(&w, file, file_len, file_len - PAGE), -1);
+	file[7] = '1';
+	assert_int_equal(snap_ws_parse(&w, file, file_len, file_len), -1);
+	file[7] = '2';
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(layout),
+	    cmocka_unit_test(damage),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
