@@ -25,7 +25,7 @@ static uint64_t config_hash(const struct ember_function *fn)
 	for (char **v = fn->envp; v && *v; v++)
 		XXH64_update(x, *v, strlen(*v) + 1);
 	XXH64_update(x, fn->code ? (const void *)fn->code : "", fn->code_len);
-	XXH64_update(x, fn->guest ? "guest" : "trap", 5); /* the runtime is part of the snapshot */
+	XXH64_update(x, fn->rt->name, 5); /* the runtime is part of the snapshot */
 	uint64_t files = fn->bundle ? fn->bundle->digest : 0; /* what it may have opened */
 	XXH64_update(x, &files, sizeof(files));
 	uint64_t h = XXH64_digest(x);

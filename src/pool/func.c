@@ -92,9 +92,8 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 		return BAD_CONFIG("keep_alive_s must not be negative");
 	fn->use_snapshot = !cfg->no_snapshot;
 	fn->strict_init = cfg->strict_init;
-	if (cfg->syscalls && strcmp(cfg->syscalls, "trap") && strcmp(cfg->syscalls, "guest"))
+	if (!(fn->rt = sys_rt_named(cfg->syscalls)))
 		return BAD_CONFIG("syscalls must be trap or guest, not '%s'", cfg->syscalls);
-	fn->guest = cfg->syscalls && !strcmp(cfg->syscalls, "guest");
 	fn->share = SNAP_SHARE_UPM;
 	if (cfg->sharing && snap_share_parse(cfg->sharing, &fn->share))
 		return BAD_CONFIG("sharing must be upm, off or ksm, not '%s'", cfg->sharing);
@@ -103,8 +102,7 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	int rc = func_share_open(fn, cfg->sharing_domain, err, errlen);
 	if (rc)
 		return rc;
-	if (fn->guest)
-		sys_rt_prepare(); /* its clock calibration runs now, not in the first request */
+	fn->rt->prepare(); /* the runtime's clock calibration runs now, not in the first request */
 	fn->restore = SNAP_REAP;
 	if (cfg->restore && !strcmp(cfg->restore, "lazy"))
 		fn->restore = SNAP_LAZY;
@@ -248,8 +246,8 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	memset(info, 0, sizeof(*info));
 	info->backend = vm_backend_name(fn->vmcfg.backend);
 	info->rewritten_sites = fn->img->sites.n;
-	info->syscalls = fn->guest ? "guest" : "trap";
-	info->sites_call = fn->guest ? fn->img->sites.ncallable : 0;
+	info->syscalls = fn->rt->name;
+	info->sites_call = fn->rt->guest ? fn->img->sites.ncallable : 0;
 	info->sites_trap = fn->img->sites.n - info->sites_call;
 	info->image_bytes = fn->img->len;
 	info->snapshot = fn->snapshot;

@@ -16,7 +16,7 @@ static int load_image(struct ember_function *fn, struct virtine *v, char *err, s
 {
 	struct img_layout l;
 	int rc = img_load(fn->img, v->vm, (const char *const *)fn->argv,
-			  (const char *const *)fn->envp, fn->guest, &l, err, errlen);
+			  (const char *const *)fn->envp, fn->rt->guest, &l, err, errlen);
 	if (rc)
 		return rc;
 	struct sys_process proc = {.brk_start = l.brk_start,
@@ -34,7 +34,7 @@ static int load_image(struct ember_function *fn, struct virtine *v, char *err, s
 	for (int i = 0; i < l.nmaps; i++)
 		if (sys_vma_map(&v->st, l.maps[i].start, l.maps[i].end, l.maps[i].prot))
 			return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
-	if (proc.guest && sys_rt_setup(&v->st))
+	if (v->st.rt->setup(&v->st))
 		return snprintf(err, errlen, "cannot set up the in-guest runtime's memory"),
 		       EMBER_ERR;
 	if (fn->code)
@@ -67,7 +67,7 @@ static void run_on_vcpu(void *p)
 	/* the in-guest runtime gets its clocks, entropy and first piece of the request */
 	if (vm_set_deadline(a->v->vm, st->start_ns + a->timeout_ns))
 		sys_stop(st, SYS_ERROR, 0, "cannot arm the invocation's deadline timer");
-	else if (st->proc.guest && sys_rt_begin(st))
+	else if (st->rt->begin(st))
 		sys_stop(st, SYS_ERROR, 0, "cannot prepare the in-guest runtime");
 	else
 		sys_run(st);

@@ -50,17 +50,6 @@ static int collect_page(void *ctx, uint64_t addr)
 	return 0;
 }
 
-/* stopped in the in-guest runtime's input hypercall, which saved the function's FPU state in
- * guest memory and restores it from there when resumed (src/guest/rt.c): the snapshot's memory
- * carries that state, and no restore or reset needs to set it */
-static int fpu_in_guest(struct vm *vm, const struct sys_state *st, const struct vm_regs *r)
-{
-	const struct ember_rt_ctl *c = vm_guest(vm, EMBER_RT_CTL, sizeof(*c));
-	return st->proc.guest && st->pending == EMBER_HC_INPUT && r->rip > EMBER_RT_BASE &&
-	       r->rip <= EMBER_RT_BASE + EMBER_RT_CODE_SIZE && c && c->magic == EMBER_RT_MAGIC &&
-	       c->fpu_saved == EMBER_RT_FPU_SAVED;
-}
-
 int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st)
 {
 	memset(s, 0, sizeof(*s));
@@ -68,8 +57,9 @@ int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st)
 	if ((rc = vm_get_regs(vm, &s->regs)) || (rc = vm_get_fs_base(vm, &s->fs_base)) ||
 	    (rc = vm_get_fpu(vm, s->fpu, &s->fpu_len)) || (rc = sys_save(st, &s->sys)))
 		goto fail;
-	if (fpu_in_guest(vm, st, &s->regs))
-		s->fpu_len = 0; /* nothing for the host to set */
+	if (st->rt->fpu_saved(st, &s->regs))
+		s->fpu_len =
+		    0; /* the runtime saved it in guest memory: nothing for the host to set */
 	s->proc = st->proc;
 	struct collect c = {s, 0, vm};
 	for (size_t i = 0; i < st->nvma; i++)

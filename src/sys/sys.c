@@ -37,6 +37,7 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 	memset(st, 0, sizeof(*st));
 	st->vm = vm;
 	st->proc = *proc;
+	st->rt = sys_rt_of(proc->guest);
 	st->brk_cur = proc->brk_start;
 	st->out_limit = 6ULL << 20;
 	st->open_fds = 0x7; /* 0, 1, 2; 3 only with code */
@@ -186,7 +187,7 @@ static int serve_syscall(struct sys_state *st)
 		return 0;
 	}
 	st->pending = 0;
-	if (st->proc.guest && sys_rt_bounce(st, &r)) { /* the runtime serves it, on the same exit */
+	if (st->rt->bounce(st, &r)) { /* the runtime serves it, on the same exit */
 		if (vm_set_regs(st->vm, &r) < 0) {
 			sys_stop(st, SYS_ERROR, 0, "cannot write the vCPU registers");
 			return -1;
@@ -195,7 +196,7 @@ static int serve_syscall(struct sys_state *st)
 	}
 	const uint64_t a[6] = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
 	long ret;
-	int own = sys_rt_own_call(st, &r); /* the runtime's own, not the program's */
+	int own = st->rt->own_call(st, &r); /* the runtime's own, not the program's */
 	if (r.rax == EMBER_SYS_SNAPSHOT)
 		ret = 0;
 	else if (r.rax == EMBER_SYS_POOL && own)
@@ -218,17 +219,14 @@ static int serve_syscall(struct sys_state *st)
 void sys_handle_exit(struct sys_state *st, const struct vm_exit *e)
 {
 	st->stats.exits[e->kind]++;
-	if (st->proc.guest)
-		sys_rt_exit(st); /* whatever the exit, the runtime's buffers are collected */
+	st->rt->exit(st); /* whatever the exit, the runtime's buffers are collected */
 	if (st->outcome != SYS_RUNNING)
 		return;
 	switch (e->kind) {
 	case VM_EXIT_HYPERCALL:
 		if (e->port == EMBER_HC_SYSCALL)
 			serve_syscall(st);
-		else if (e->port == EMBER_HC_INPUT && st->proc.guest)
-			sys_rt_input(st);
-		else if (e->port != EMBER_HC_NOP && !(e->port == EMBER_HC_FLUSH && st->proc.guest))
+		else if (e->port != EMBER_HC_NOP && !st->rt->hypercall(st, e->port))
 			sys_stop(st, SYS_SIGNALED, 11, "unknown hypercall port %#x", e->port);
 		break;
 	case VM_EXIT_FAULT:
@@ -249,7 +247,8 @@ enum sys_outcome sys_run(struct sys_state *st)
 	if (st->pending == EMBER_HC_SYSCALL)
 		serve_syscall(st);
 	else if (st->pending == EMBER_HC_INPUT)
-		st->pending = 0; /* sys_rt_begin put the request in the runtime's buffer already */
+		st->pending =
+		    0; /* the runtime's begin put the request in the runtime's buffer already */
 	while (st->outcome == SYS_RUNNING) {
 		struct vm_exit e;
 		vm_run(st->vm, &e);

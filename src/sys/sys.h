@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "bundle/bnd.h"
+#include "sys/sys_rt.h"
 #include "vm/vm.h"
 
 #define SYS_NR_MAX 512 /* Linux x86-64 numbers below this are counted one by one */
@@ -36,7 +37,7 @@ struct sys_process {
 	uint64_t mmap_hi; /* the mmap area grows down from here */
 	uint64_t stack_lo, stack_hi;
 	uint64_t stack_size;
-	int guest; /* the in-guest runtime serves the common syscalls (sys_rt.c) */
+	int guest; /* the in-guest runtime serves the common syscalls: sys_rt_of(guest) */
 };
 
 struct sys_stats {
@@ -62,6 +63,7 @@ struct sys_sig {
 struct sys_state {
 	struct vm *vm;
 	struct sys_process proc;
+	const struct sys_rt_ops *rt; /* the syscall mode, sys_rt_of(proc.guest) */
 	/* memory bookkeeping */
 	uint64_t brk_cur;
 	struct sys_vma *vmas;
@@ -110,7 +112,8 @@ struct sys_state {
 	struct sys_stats stats;
 };
 
-/* Prepares st for a guest loaded into vm; in/code stay owned by the caller. */
+/* Prepares st for a guest loaded into vm, in proc's syscall mode; in/code stay owned by the
+ * caller. */
 int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc);
 void sys_free(struct sys_state *st);
 void sys_set_input(struct sys_state *st, const void *in, size_t len);
@@ -158,22 +161,8 @@ int sys_save(const struct sys_state *st, struct sys_saved *out);
 int sys_restore(struct sys_state *st, const struct sys_saved *s);
 void sys_saved_free(struct sys_saved *s);
 
-/* the in-guest runtime's host side (sys_rt.c): its control block at the start of a run, after
- * every exit (deferred munmaps, buffered output) and its request for input */
-int sys_rt_begin(struct sys_state *st);
-void sys_rt_prepare(void); /* the TSC calibration, once per process, at load */
-size_t sys_rt_unread(struct sys_state *st);
-size_t sys_rt_take(struct sys_state *st, uint8_t *dst, size_t n);
-void sys_rt_exit(struct sys_state *st);
-void sys_rt_input(struct sys_state *st);
-/* at load, in guest mode: the runtime's view of the break and its first pool */
-int sys_rt_setup(struct sys_state *st);
-/* a call from a trapping site that the runtime serves (EMBER_RT_OWNED): 1 if r was sent there */
-int sys_rt_bounce(struct sys_state *st, struct vm_regs *r);
 /* brk as the syscall does it (sys_mem.c): the break it has afterwards */
 long sys_brk_to(struct sys_state *st, uint64_t want);
-/* 1 when the call in r comes from the in-guest runtime's code and is one it makes for itself */
-int sys_rt_own_call(struct sys_state *st, const struct vm_regs *r);
 /* EMBER_SYS_POOL (sys_mem.c): fresh writable memory for the runtime's pool */
 long sys_pool_grow(struct sys_state *st, uint64_t len);
 /* shared with sys_rt.c: output appended within the limit */

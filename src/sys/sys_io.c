@@ -78,11 +78,8 @@ static long read_into(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t
 {
 	if (sys_fs_is(st, fd))
 		return sys_fs_read(st, fd, addr, len, -1);
-	if (fd == 0 && st->proc.guest) { /* the runtime may hold part of the request already */
-		size_t n = sys_rt_unread(st) < len ? sys_rt_unread(st) : len;
-		uint8_t *dst = sys_user(st, addr, n, PROT_WRITE);
-		return dst ? (long)sys_rt_take(st, dst, n) : -EFAULT;
-	}
+	if (fd == 0) /* the in-guest runtime may hold part of the request already */
+		return st->rt->read_input(st, addr, len);
 	size_t total, *pos;
 	const uint8_t *src = source(st, fd, &total, &pos);
 	size_t n = total - *pos < len ? total - *pos : len;

@@ -1,8 +1,10 @@
 /* The host side of the in-guest runtime: its control block, its memory at load, the request and
- * output buffers, and the calls sent to it from trapping sites. Every value read back is checked.
- */
+ * output buffers, the calls sent to it from trapping sites, and the two modes' tables (the end of
+ * this file). Every value read back is checked. */
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 #include <x86intrin.h>
@@ -34,7 +36,7 @@ static void calibrate(void)
 	tsc_mult = (uint64_t)(((unsigned __int128)(n1 - n0) << tsc_shift) / (t1 - t0));
 }
 
-void sys_rt_prepare(void)
+static void rt_prepare(void)
 {
 	pthread_once(&calibrated, calibrate);
 }
@@ -45,7 +47,7 @@ static struct ember_rt_ctl *ctl(struct sys_state *st)
 	return c && c->magic == EMBER_RT_MAGIC ? c : NULL;
 }
 
-int sys_rt_setup(struct sys_state *st)
+static int rt_setup(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = ctl(st);
 	struct ember_rt_seg *seg = vm_guest(st->vm, EMBER_RT_MAP, sizeof(*seg));
@@ -75,13 +77,13 @@ static int from_runtime(const struct vm_regs *r)
 	return r->rip > EMBER_RT_BASE && r->rip <= EMBER_RT_BASE + EMBER_RT_CODE_SIZE;
 }
 
-int sys_rt_own_call(struct sys_state *st, const struct vm_regs *r)
+static int rt_own_call(struct sys_state *st, const struct vm_regs *r)
 {
 	struct ember_rt_ctl *c;
-	return st->proc.guest && from_runtime(r) && (c = ctl(st)) && c->internal == 1;
+	return from_runtime(r) && (c = ctl(st)) && c->internal == 1;
 }
 
-int sys_rt_bounce(struct sys_state *st, struct vm_regs *r)
+static int rt_bounce(struct sys_state *st, struct vm_regs *r)
 {
 	static const uint64_t owned[] = EMBER_RT_OWNED;
 	int hit = 0;
@@ -148,7 +150,7 @@ static int fresh_key(uint8_t key[32])
 	return 0;
 }
 
-int sys_rt_begin(struct sys_state *st)
+static int rt_begin(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = ctl(st);
 	if (!c)
@@ -181,7 +183,7 @@ int sys_rt_begin(struct sys_state *st)
 	return 0;
 }
 
-void sys_rt_exit(struct sys_state *st)
+static void rt_exit(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = ctl(st);
 	if (!c) {
@@ -208,7 +210,7 @@ void sys_rt_exit(struct sys_state *st)
 		sys_append_out(st, 2, vm_guest(st->vm, EMBER_RT_LOG, log), log);
 }
 
-void sys_rt_input(struct sys_state *st)
+static void rt_input(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = ctl(st);
 	if (!c) {
@@ -226,7 +228,7 @@ void sys_rt_input(struct sys_state *st)
 }
 
 /* request bytes not yet read: what the runtime's buffer still holds, then the rest */
-size_t sys_rt_unread(struct sys_state *st)
+static size_t rt_unread(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = ctl(st);
 	size_t in_buf = 0;
@@ -237,7 +239,7 @@ size_t sys_rt_unread(struct sys_state *st)
 
 /* A read of fd 0 served by the host in guest mode (a site left trapping, say): it takes the
  * bytes the runtime's buffer still holds first, so none is skipped or read twice. */
-size_t sys_rt_take(struct sys_state *st, uint8_t *dst, size_t n)
+static size_t rt_take(struct sys_state *st, uint8_t *dst, size_t n)
 {
 	struct ember_rt_ctl *c = ctl(st);
 	size_t done = 0;
@@ -253,4 +255,106 @@ size_t sys_rt_take(struct sys_state *st, uint8_t *dst, size_t n)
 	if (c)
 		c->in_eof = st->in_pos == st->in_len;
 	return done + k;
+}
+
+/* read(0) served by the host: the bytes the runtime's buffer still holds come first */
+static long rt_read_input(struct sys_state *st, uint64_t addr, uint64_t len)
+{
+	size_t n = rt_unread(st) < len ? rt_unread(st) : len;
+	uint8_t *dst = sys_user(st, addr, n, PROT_WRITE);
+	return dst ? (long)rt_take(st, dst, n) : -EFAULT;
+}
+
+static int rt_hypercall(struct sys_state *st, int port)
+{
+	if (port == EMBER_HC_INPUT)
+		rt_input(st);
+	/* EMBER_HC_FLUSH only asks for the exit, whose buffers rt_exit collected already */
+	return port == EMBER_HC_INPUT || port == EMBER_HC_FLUSH;
+}
+
+/* stopped in the runtime's input hypercall, which saved the function's FPU state in guest
+ * memory and restores it from there when resumed (src/guest/rt.c): the snapshot's memory
+ * carries that state, and no restore or reset needs to set it */
+static int rt_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
+{
+	const struct ember_rt_ctl *c = vm_guest(st->vm, EMBER_RT_CTL, sizeof(*c));
+	return st->pending == EMBER_HC_INPUT && from_runtime(r) && c &&
+	       c->magic == EMBER_RT_MAGIC && c->fpu_saved == EMBER_RT_FPU_SAVED;
+}
+
+static void trap_prepare(void)
+{
+}
+
+static int trap_none(struct sys_state *st)
+{
+	(void)st;
+	return 0;
+}
+
+static void trap_exit(struct sys_state *st)
+{
+	(void)st;
+}
+
+static int trap_hypercall(struct sys_state *st, int port)
+{
+	(void)st;
+	(void)port;
+	return 0;
+}
+
+static int trap_bounce(struct sys_state *st, struct vm_regs *r)
+{
+	(void)st;
+	(void)r;
+	return 0;
+}
+
+static int trap_own_call(struct sys_state *st, const struct vm_regs *r)
+{
+	(void)st;
+	(void)r;
+	return 0;
+}
+
+static long trap_read_input(struct sys_state *st, uint64_t addr, uint64_t len)
+{
+	size_t n = st->in_len - st->in_pos < len ? st->in_len - st->in_pos : len;
+	uint8_t *dst = sys_user(st, addr, n, PROT_WRITE);
+	if (!dst)
+		return -EFAULT;
+	if (n)
+		memcpy(dst, st->in + st->in_pos, n);
+	st->in_pos += n;
+	return (long)n;
+}
+
+static int trap_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
+{
+	(void)st;
+	(void)r;
+	return 0;
+}
+
+/* indexed by sys_process.guest */
+static const struct sys_rt_ops modes[] = {
+    {"trap", 0, trap_prepare, trap_none, trap_none, trap_exit, trap_hypercall, trap_bounce,
+     trap_own_call, trap_read_input, trap_fpu_saved},
+    {"guest", 1, rt_prepare, rt_setup, rt_begin, rt_exit, rt_hypercall, rt_bounce, rt_own_call,
+     rt_read_input, rt_fpu_saved},
+};
+
+const struct sys_rt_ops *sys_rt_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(name ? name : "trap", modes[i].name))
+			return &modes[i];
+	return NULL;
+}
+
+const struct sys_rt_ops *sys_rt_of(int guest)
+{
+	return &modes[guest != 0];
 }

@@ -256,7 +256,7 @@ static void run(void *p)
 	st->start_ns = vm_now_ns();
 	st->outcome = SYS_RUNNING;
 	FZ_CHECK(vm_set_deadline(vm, st->start_ns + DEADLINE_NS) == 0, "deadline");
-	FZ_CHECK(!st->proc.guest || sys_rt_begin(st) == 0, "sys_rt_begin");
+	FZ_CHECK(st->rt->begin(st) == 0, "the runtime's begin");
 	for (int k = 0; k < MAX_STEPS && st->outcome == SYS_RUNNING && j->f.n; k++) {
 		step(j->t, &j->f);
 		check_state(st);

@@ -1,0 +1,48 @@
+/* The in-guest runtime's host side as one table: the syscall mode (trap or guest), chosen once. */
+#ifndef EMBER_SYS_RT_H
+#define EMBER_SYS_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sys_state;
+struct vm_regs;
+
+/* What the host does for the in-guest runtime, per mode (sys_rt.c). In "trap" mode every
+ * syscall site exits to the host and each entry does what a machine without the runtime needs
+ * (mostly nothing); in "guest" mode the runtime is mapped at EMBER_RT_BASE and serves the common
+ * calls itself. The mode is chosen once per function (sys_rt_named, from its configuration) and
+ * once per machine (sys_init, from sys_process.guest, which snapshots keep): nothing else tests
+ * it. */
+struct sys_rt_ops {
+	const char *name; /* "trap" or "guest", as --syscalls and ember_info name it */
+	int guest;	  /* img_load maps the runtime and calls it from the sites proven safe */
+	/* once per function, at configure: the TSC calibration runs then, not in a request */
+	void (*prepare)(void);
+	/* once per machine, after the image is loaded: the runtime's break and first pool */
+	int (*setup)(struct sys_state *st);
+	/* at the start of every run: clocks, entropy, metadata and the first piece of input */
+	int (*begin)(struct sys_state *st);
+	/* after every exit of the machine: the runtime's syscall counts and buffered output */
+	void (*exit)(struct sys_state *st);
+	/* a hypercall port other than EMBER_HC_SYSCALL: 1 if it is the runtime's and was served */
+	int (*hypercall)(struct sys_state *st, int port);
+	/* a call from a trapping site that the runtime serves (EMBER_RT_OWNED): 1 if r was sent
+	 * there, to be served on the same exit */
+	int (*bounce)(struct sys_state *st, struct vm_regs *r);
+	/* 1 when the call in r is one the runtime makes for itself (not counted, may grow its
+	 * pool) */
+	int (*own_call)(struct sys_state *st, const struct vm_regs *r);
+	/* read(0) served by the host into [addr, addr+len): the bytes read or -errno */
+	long (*read_input)(struct sys_state *st, uint64_t addr, uint64_t len);
+	/* stopped at the snapshot point with the function's FPU state saved in guest memory by
+	 * the runtime: the snapshot needs no FPU state of its own */
+	int (*fpu_saved)(const struct sys_state *st, const struct vm_regs *r);
+};
+
+/* the mode named so ("trap" when name is NULL); NULL when it is neither */
+const struct sys_rt_ops *sys_rt_named(const char *name);
+/* the mode of a machine whose sys_process.guest is guest */
+const struct sys_rt_ops *sys_rt_of(int guest);
+
+#endif
