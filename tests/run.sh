@@ -1,8 +1,12 @@
 #!/bin/sh
 # Runs every test: unit programs and integration suites on KVM and on ptrace, natively where
 # /dev/kvm works and inside a QEMU guest with nested AMD SVM (scripts/qemu-kvm.sh) on every
-# machine. One line per suite names its backend, route and syscall mode; the last line is
-# "N passed, N failed". Fails, never skips, when KVM cannot be reached by either route.
+# machine. One line per suite names its backend, route and syscall mode and how many checks it
+# made ("ok   LABEL: N checks", "FAIL LABEL: F of N checks failed ..."); the last line sums the
+# checks, not only the suites: "N suites (N failed), N checks passed, N failed". A suite fails
+# when a check fails, when it exits non-zero (one failed check more when it named none), and
+# when it reports no check at all. Fails, never skips, when KVM cannot be reached by either
+# route.
 #   tests/run.sh                 the whole plan for this machine
 #   tests/run.sh --here ROUTE SUITE...   the given suites here, labelled ROUTE (the QEMU guest
 #                                runs its share this way); SUITE is KIND:NAME:BACKEND:MODE
@@ -14,6 +18,8 @@ LOGS=${LOGS:-$B/tests}
 export B
 pass=0
 fail=0
+checks_pass=0
+checks_fail=0
 failed=""
 
 have_kvm()
@@ -21,19 +27,52 @@ have_kvm()
 	[ -c /dev/kvm ] && (exec 3<>/dev/kvm) 2>/dev/null
 }
 
-# record LABEL STATUS LOG
+# checks KIND LOG: the checks one suite reported, as "PASSED FAILED": cmocka's totals for a
+# unit program, an integration script's closing "N passed, N failed" (lib.sh's finish), else
+# its "ok" and "FAIL" lines (tests/fuzz/run.sh prints one per harness)
+checks()
+{
+	if [ "$1" = unit ]; then
+		sed -n -e 's/^\[  PASSED  \] \([0-9]*\) test.*/\1 0/p' \
+			-e 's/^\[  FAILED  \] \([0-9]*\) test(s), listed.*/0 \1/p' "$2" |
+			awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }'
+		return
+	fi
+	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1)
+	if [ -n "$last" ]; then
+		echo "$last" | sed 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/'
+	else
+		echo "$(grep -c '^ok ' "$2") $(grep -c '^FAIL ' "$2")"
+	fi
+}
+
+# record LABEL STATUS LOG KIND
 record()
 {
-	if [ "$2" = 0 ]; then
+	read -r cp cf <<EOF
+$(checks "$4" "$3")
+EOF
+	[ "$2" != 0 ] && [ "$cf" = 0 ] && cf=1 # it failed without naming a check
+	[ "$((cp + cf))" = 0 ] && cf=1         # it checked nothing: that is no pass
+	checks_pass=$((checks_pass + cp))
+	checks_fail=$((checks_fail + cf))
+	if [ "$cf" = 0 ]; then
 		pass=$((pass + 1))
-		echo "ok   $1"
+		echo "ok   $1: $cp checks"
 	else
 		fail=$((fail + 1))
 		failed="$failed
   $1"
-		echo "FAIL $1"
+		echo "FAIL $1: $cf of $((cp + cf)) checks failed (exit $2)"
 		sed 's/^/   | /' "$3"
 	fi
+}
+
+# totals [ROUTE]: the closing line
+totals()
+{
+	echo "$((pass + fail)) suites ($fail failed), $checks_pass checks passed," \
+		"$checks_fail failed${1:+ ($1)}"
 }
 
 # suite KIND:NAME:BACKEND:MODE ROUTE: one unit program (KIND unit), integration script (int) or
@@ -55,7 +94,7 @@ EOF
 		EMBER_BACKEND=$backend EMBER_SYSCALLS=${mode:-trap} \
 			sh "tests/integration/$name.sh" >"$log" 2>&1
 	fi
-	record "$label" $? "$log"
+	record "$label" $? "$log" "$kind"
 }
 
 # The suites of one backend, natively. Unit programs that need no machine run once; test_kvm
@@ -97,7 +136,7 @@ if [ "${1:-}" = --here ]; then
 	route=$2
 	shift 2
 	for s in "$@"; do suite "$s" "$route"; done
-	echo "$pass passed, $fail failed ($route)"
+	totals "$route"
 	[ "$fail" = 0 ]
 	exit
 fi
@@ -126,9 +165,18 @@ qemu_collect()
 	q_fail=$(grep -c '^FAIL ' "$qlog")
 	pass=$((pass + $(grep -c '^ok ' "$qlog")))
 	fail=$((fail + q_fail))
+	# the guest's suite lines carry their checks: "ok   L: N checks", "FAIL L: F of N checks"
+	read -r qp qf <<EOF
+$(sed -n -e 's/^ok   .*: \([0-9]*\) checks$/\1 0/p' \
+		-e 's/^FAIL .*: \([0-9]*\) of \([0-9]*\) checks failed.*/\2 \1/p' "$qlog" |
+		awk '{ p += $1 - $2; f += $2 } END { print p + 0, f + 0 }')
+EOF
+	checks_pass=$((checks_pass + qp))
+	checks_fail=$((checks_fail + qf))
 	if [ "$qrc" != 0 ] && [ "$q_fail" = 0 ]; then
 		# the guest itself failed (no KVM inside, no boot, timeout): loud, never a skip
 		fail=$((fail + 1))
+		checks_fail=$((checks_fail + 1))
 		failed="$failed
   QEMU guest $1 (exit $qrc)"
 		echo "FAIL QEMU guest $1 with nested SVM (exit $qrc):"
@@ -146,6 +194,7 @@ trap 'kill $qpids 2>/dev/null' EXIT
 # the kernel and initramfs once (cached under build/qemu), before guests that share them
 if ! scripts/qemu-kvm.sh prepare >"$LOGS/qemu-prepare.log" 2>&1; then
 	fail=$((fail + 1))
+	checks_fail=$((checks_fail + 1))
 	failed="$failed
   preparing the QEMU guest"
 	echo "FAIL preparing the QEMU guest's kernel and initramfs:"
@@ -170,6 +219,7 @@ for f in tests/unit/test_*.c tests/integration/test_*.sh; do
 	*" $n "*) ;;
 	*)
 		fail=$((fail + 1))
+		checks_fail=$((checks_fail + 1))
 		failed="$failed
   $f: in no list of tests/run.sh"
 		echo "FAIL $f: in no list of tests/run.sh, so make test would never run it"
@@ -198,5 +248,5 @@ for n in $guests; do qemu_collect "$n"; done
 trap - EXIT
 
 [ -n "$failed" ] && printf 'failed:%s\n' "$failed"
-echo "$pass passed, $fail failed"
+totals
 [ "$fail" = 0 ]
