@@ -1,6 +1,6 @@
 /* The host side of the in-guest runtime: its control block, its memory at load, the request and
- * output buffers, the calls sent to it from trapping sites, and the two modes' tables (the end of
- * this file). Every value read back is checked. */
+ * output buffers, the calls sent to it from trapping sites, as the guest mode's row of the
+ * runtime's table (sys_rt.h). Every value read back is checked. */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -283,78 +283,17 @@ static int rt_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
 	       c->magic == EMBER_RT_MAGIC && c->fpu_saved == EMBER_RT_FPU_SAVED;
 }
 
-static void trap_prepare(void)
-{
-}
-
-static int trap_none(struct sys_state *st)
-{
-	(void)st;
-	return 0;
-}
-
-static void trap_exit(struct sys_state *st)
-{
-	(void)st;
-}
-
-static int trap_hypercall(struct sys_state *st, int port)
-{
-	(void)st;
-	(void)port;
-	return 0;
-}
-
-static int trap_bounce(struct sys_state *st, struct vm_regs *r)
-{
-	(void)st;
-	(void)r;
-	return 0;
-}
-
-static int trap_own_call(struct sys_state *st, const struct vm_regs *r)
-{
-	(void)st;
-	(void)r;
-	return 0;
-}
-
-static long trap_read_input(struct sys_state *st, uint64_t addr, uint64_t len)
-{
-	size_t n = st->in_len - st->in_pos < len ? st->in_len - st->in_pos : len;
-	uint8_t *dst = sys_user(st, addr, n, PROT_WRITE);
-	if (!dst)
-		return -EFAULT;
-	if (n)
-		memcpy(dst, st->in + st->in_pos, n);
-	st->in_pos += n;
-	return (long)n;
-}
-
-static int trap_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
-{
-	(void)st;
-	(void)r;
-	return 0;
-}
-
-/* indexed by sys_process.guest */
-static const struct sys_rt_ops modes[] = {
-    {"trap", 0, trap_prepare, trap_none, trap_none, trap_exit, trap_hypercall, trap_bounce,
-     trap_own_call, trap_read_input, trap_fpu_saved},
-    {"guest", 1, rt_prepare, rt_setup, rt_begin, rt_exit, rt_hypercall, rt_bounce, rt_own_call,
-     rt_read_input, rt_fpu_saved},
+/* the guest mode's row of the table (the trap mode's and the choice: sys_rt_mode.c) */
+const struct sys_rt_ops sys_rt_guest = {
+    .name = "guest",
+    .guest = 1,
+    .prepare = rt_prepare,
+    .setup = rt_setup,
+    .begin = rt_begin,
+    .exit = rt_exit,
+    .hypercall = rt_hypercall,
+    .bounce = rt_bounce,
+    .own_call = rt_own_call,
+    .read_input = rt_read_input,
+    .fpu_saved = rt_fpu_saved,
 };
-
-const struct sys_rt_ops *sys_rt_named(const char *name)
-{
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-		if (!strcmp(name ? name : "trap", modes[i].name))
-			return &modes[i];
-	return NULL;
-}
-
-const struct sys_rt_ops *sys_rt_of(int guest)
-{
-	return &modes[guest != 0];
-}

@@ -8,8 +8,8 @@
 struct sys_state;
 struct vm_regs;
 
-/* What the host does for the in-guest runtime, per mode (sys_rt.c). In "trap" mode every
- * syscall site exits to the host and each entry does what a machine without the runtime needs
+/* What the host does for the in-guest runtime, per mode (sys_rt.c, sys_rt_mode.c). In "trap" mode
+ * every syscall site exits to the host and each entry does what a machine without the runtime needs
  * (mostly nothing); in "guest" mode the runtime is mapped at EMBER_RT_BASE and serves the common
  * calls itself. The mode is chosen once per function (sys_rt_named, from its configuration) and
  * once per machine (sys_init, from sys_process.guest, which snapshots keep): nothing else tests
@@ -39,6 +39,9 @@ struct sys_rt_ops {
 	 * the runtime: the snapshot needs no FPU state of its own */
 	int (*fpu_saved)(const struct sys_state *st, const struct vm_regs *r);
 };
+
+/* the guest mode's row (sys_rt.c); callers take a mode from the two below (sys_rt_mode.c) */
+extern const struct sys_rt_ops sys_rt_guest;
 
 /* the mode named so ("trap" when name is NULL); NULL when it is neither */
 const struct sys_rt_ops *sys_rt_named(const char *name);

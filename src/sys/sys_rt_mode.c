@@ -1,0 +1,92 @@
+/* The syscall modes: the trap mode's row of the runtime's table (no runtime: every syscall site
+ * exits to the host), and the one place a mode is chosen, by name or by a process's flag. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sys/sys.h"
+
+static void trap_prepare(void)
+{
+}
+
+static int trap_none(struct sys_state *st)
+{
+	(void)st;
+	return 0;
+}
+
+static void trap_exit(struct sys_state *st)
+{
+	(void)st;
+}
+
+static int trap_hypercall(struct sys_state *st, int port)
+{
+	(void)st;
+	(void)port;
+	return 0;
+}
+
+static int trap_bounce(struct sys_state *st, struct vm_regs *r)
+{
+	(void)st;
+	(void)r;
+	return 0;
+}
+
+static int trap_own_call(struct sys_state *st, const struct vm_regs *r)
+{
+	(void)st;
+	(void)r;
+	return 0;
+}
+
+static long trap_read_input(struct sys_state *st, uint64_t addr, uint64_t len)
+{
+	size_t n = st->in_len - st->in_pos < len ? st->in_len - st->in_pos : len;
+	uint8_t *dst = sys_user(st, addr, n, PROT_WRITE);
+	if (!dst)
+		return -EFAULT;
+	if (n)
+		memcpy(dst, st->in + st->in_pos, n);
+	st->in_pos += n;
+	return (long)n;
+}
+
+static int trap_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
+{
+	(void)st;
+	(void)r;
+	return 0;
+}
+
+static const struct sys_rt_ops sys_rt_trap = {
+    .name = "trap",
+    .guest = 0,
+    .prepare = trap_prepare,
+    .setup = trap_none,
+    .begin = trap_none,
+    .exit = trap_exit,
+    .hypercall = trap_hypercall,
+    .bounce = trap_bounce,
+    .own_call = trap_own_call,
+    .read_input = trap_read_input,
+    .fpu_saved = trap_fpu_saved,
+};
+
+/* indexed by sys_process.guest */
+static const struct sys_rt_ops *const modes[] = {&sys_rt_trap, &sys_rt_guest};
+
+const struct sys_rt_ops *sys_rt_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(name ? name : "trap", modes[i]->name))
+			return modes[i];
+	return NULL;
+}
+
+const struct sys_rt_ops *sys_rt_of(int guest)
+{
+	return modes[guest != 0];
+}
