@@ -45,9 +45,10 @@ struct ember_function {
 	unsigned pool_size;
 	/* the pool's capacity: pool_size, or pool_max when it follows demand */
 	unsigned pool_slots;
-	int use_snapshot;	     /* asked for */
-	int strict_init;	     /* a failed init fails the load (ember_config.strict_init) */
-	const struct sys_rt_ops *rt; /* the syscall mode: trap, or guest (the in-guest runtime) */
+	int use_snapshot; /* asked for */
+	int strict_init;  /* a failed init fails the load (ember_config.strict_init) */
+	/* the syscall mode: trap, or guest (the in-guest runtime serves the common ones) */
+	const struct sys_rt_ops *rt;
 	size_t sites_call, sites_trap;
 	int snapshot; /* taken: invocations restore from snap */
 	char **argv, **envp;

@@ -58,8 +58,7 @@ int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st)
 	    (rc = vm_get_fpu(vm, s->fpu, &s->fpu_len)) || (rc = sys_save(st, &s->sys)))
 		goto fail;
 	if (st->rt->fpu_saved(st, &s->regs))
-		s->fpu_len =
-		    0; /* the runtime saved it in guest memory: nothing for the host to set */
+		s->fpu_len = 0; /* in guest memory (the runtime): nothing for the host to set */
 	s->proc = st->proc;
 	struct collect c = {s, 0, vm};
 	for (size_t i = 0; i < st->nvma; i++)

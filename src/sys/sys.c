@@ -247,8 +247,7 @@ enum sys_outcome sys_run(struct sys_state *st)
 	if (st->pending == EMBER_HC_SYSCALL)
 		serve_syscall(st);
 	else if (st->pending == EMBER_HC_INPUT)
-		st->pending =
-		    0; /* the runtime's begin put the request in the runtime's buffer already */
+		st->pending = 0; /* the runtime's begin put the request in its buffer already */
 	while (st->outcome == SYS_RUNNING) {
 		struct vm_exit e;
 		vm_run(st->vm, &e);
