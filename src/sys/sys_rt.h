@@ -8,12 +8,13 @@
 struct sys_state;
 struct vm_regs;
 
-/* What the host does for the in-guest runtime, per mode (sys_rt.c, sys_rt_mode.c). In "trap" mode
- * every syscall site exits to the host and each entry does what a machine without the runtime needs
- * (mostly nothing); in "guest" mode the runtime is mapped at EMBER_RT_BASE and serves the common
- * calls itself. The mode is chosen once per function (sys_rt_named, from its configuration) and
- * once per machine (sys_init, from sys_process.guest, which snapshots keep): nothing else tests
- * it. */
+/* What the host does for the in-guest runtime, per mode (sys_rt.c, sys_rt_mode.c). In "trap"
+ * mode every syscall site exits to the host and each entry does what a machine without the
+ * runtime needs (mostly nothing); in "guest" mode the runtime is mapped at EMBER_RT_BASE and
+ * serves the common calls itself. The mode is chosen once per function (sys_rt_named, from its
+ * configuration) and once per machine (sys_init, from sys_process.guest, which snapshots keep);
+ * the callers call through the table and never test the mode. The image layer, which sys does
+ * not reach, gets it as the one flag guest. */
 struct sys_rt_ops {
 	const char *name; /* "trap" or "guest", as --syscalls and ember_info name it */
 	int guest;	  /* img_load maps the runtime and calls it from the sites proven safe */
