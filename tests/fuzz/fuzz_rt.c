@@ -162,7 +162,7 @@ long rt_hc_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 	}
 }
 
-/* a fresh start: everything unmapped, the control block as sys_rt_setup leaves it */
+/* a fresh start: everything unmapped, the control block as the guest mode's setup leaves it */
 static void reset(void)
 {
 	static int reserved;
