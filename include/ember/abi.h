@@ -73,6 +73,11 @@
  * written by the host */
 #define EMBER_RT_BOUNCE_ENTRY (EMBER_RT_BASE + 0x100)
 #define EMBER_RT_BOUNCE	      (EMBER_RT_CTL + 0xf00ULL)
+/* struct ember_rt_file[EMBER_RT_NFILES], in the control block's page: the bundle's files open on
+ * fds EMBER_RT_FD0 and up that the runtime reads itself (the host publishes them) */
+#define EMBER_RT_FILES	(EMBER_RT_CTL + 0x800ULL)
+#define EMBER_RT_FD0	5
+#define EMBER_RT_NFILES 59
 /* the calls whose state the runtime keeps in guest mode: the memory map and the signal mask */
 #define EMBER_RT_OWNED                                                                             \
 	{                                                                                          \
@@ -135,6 +140,14 @@ struct ember_rt_seg {
 	uint64_t start, end, state;
 };
 enum { EMBER_RT_SEG_USED = 1, EMBER_RT_SEG_FREE = 2, EMBER_RT_SEG_DIRTY = 3 };
+
+/* A file of the bundle open on fd EMBER_RT_FD0 + its index whose bytes are mapped read-only at
+ * addr (its first byte) in the guest: the runtime serves read, pread64, readv and lseek there,
+ * moving pos. addr 0: the host serves it. The host publishes addr and size, takes pos back
+ * (checked) whenever it serves a call on the file itself, and never reads addr or size back. */
+struct ember_rt_file {
+	uint64_t addr, size, pos;
+};
 #endif
 
 #endif

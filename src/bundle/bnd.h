@@ -23,10 +23,21 @@ struct bnd_node {
 	uint64_t data_off; /* where they are in data */
 };
 
-/* The packed tree: one block of memory, read-only once packed. Node 0 is the root. */
+/* A file of at least a page starts on a page of the data and has the pages up to its end to
+ * itself (zero past it): guest memory maps them copy-on-write. */
+#define BND_PAGE 4096ULL
+static inline uint64_t bnd_page_up(uint64_t x)
+{
+	return (x + BND_PAGE - 1) & ~(BND_PAGE - 1);
+}
+
+/* The packed tree: one block, a sealed memfd (fd) mapped read-only at mem, whose data start at
+ * data_at (a page boundary). Node 0 is the root. */
 struct bnd {
 	uint8_t *mem;
 	size_t mem_len;
+	int fd;
+	uint64_t data_at;
 	const struct bnd_node *nodes;
 	uint32_t nnodes;
 	const char *names;

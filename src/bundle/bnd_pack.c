@@ -1,11 +1,13 @@
 /* Building a bundle: entries checked and gathered into a tree, then packed into one read-only
  * block whose folders list their children contiguously, by name. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "bundle/bnd.h"
@@ -187,10 +189,12 @@ static void place(struct packer *pk, struct bnode *n, uint32_t i, uint32_t paren
 	memcpy(pk->names + pk->names_len, n->name ? n->name : "", o->name_len + 1);
 	pk->names_len += o->name_len + 1;
 	o->size = n->len;
+	if (n->len >= BND_PAGE) /* mappable as it is: its own pages, zero past its end */
+		pk->data_len = bnd_page_up(pk->data_len);
 	o->data_off = pk->data_len;
 	if (n->len)
 		memcpy(pk->data + pk->data_len, n->data, n->len);
-	pk->data_len += (n->len + 7) & ~7ULL;
+	pk->data_len += n->len >= BND_PAGE ? bnd_page_up(n->len) : (n->len + 7) & ~7ULL;
 	if (n->nkids)
 		qsort(n->kids, n->nkids, sizeof(*n->kids), by_name);
 	o->first = pk->next;
@@ -210,9 +214,35 @@ static void place_kids(struct packer *pk, struct bnode *n, uint32_t i)
 static void sizes(const struct bnode *n, size_t *names, size_t *data)
 {
 	*names += (n->name ? strlen(n->name) : 0) + 1;
-	*data += (n->len + 7) & ~7ULL;
+	*data += n->len >= BND_PAGE ? bnd_page_up(n->len) + BND_PAGE : (n->len + 7) & ~7ULL;
 	for (size_t i = 0; i < n->nkids; i++)
 		sizes(n->kids[i], names, data);
+}
+
+/* the block in a sealed memfd, so that guest memory can map its pages copy-on-write */
+static void *block_new(size_t total, int *fd)
+{
+	*fd = memfd_create("ember-bundle", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (*fd < 0)
+		return MAP_FAILED;
+	void *mem = ftruncate(*fd, (off_t)total)
+			? MAP_FAILED
+			: mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (mem == MAP_FAILED) {
+		close(*fd);
+		*fd = -1;
+	}
+	return mem;
+}
+
+/* read-only from now on, for this process and every machine that maps it */
+static void *block_seal(void *mem, size_t total, int fd)
+{
+	munmap(mem, total);
+	mem = mmap(NULL, total, PROT_READ, MAP_SHARED, fd, 0);
+	if (mem != MAP_FAILED)
+		fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	return mem;
 }
 
 struct bnd *bnd_pack(struct bnd_builder *bb, char *err, size_t errlen)
@@ -220,12 +250,11 @@ struct bnd *bnd_pack(struct bnd_builder *bb, char *err, size_t errlen)
 	size_t names = 0, data = 0;
 	sizes(&bb->root, &names, &data);
 	size_t nodes_len = bb->nodes * sizeof(struct bnd_node);
-	size_t names_at = nodes_len, data_at = (names_at + names + 7) & ~7ULL;
-	size_t total = data_at + data;
+	size_t names_at = nodes_len, data_at = bnd_page_up(names_at + names);
+	size_t total = bnd_page_up(data_at + data + 1);
+	int fd = -1;
 	struct bnd *b = calloc(1, sizeof(*b));
-	void *mem = b ? mmap(NULL, total ? total : 1, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-		      : MAP_FAILED;
+	void *mem = b ? block_new(total, &fd) : MAP_FAILED;
 	if (mem == MAP_FAILED) {
 		free(b);
 		bnd_builder_free(bb);
@@ -238,15 +267,23 @@ struct bnd *bnd_pack(struct bnd_builder *bb, char *err, size_t errlen)
 			    .next = 1};
 	place(&pk, &bb->root, 0, 0);
 	place_kids(&pk, &bb->root, 0);
+	bnd_builder_free(bb);
+	uint64_t digest = XXH3_64bits(mem, total);
+	if ((mem = block_seal(mem, total, fd)) == MAP_FAILED) {
+		close(fd);
+		free(b);
+		snprintf(err, errlen, "cannot map the packed files: %s", strerror(errno));
+		return NULL;
+	}
 	b->mem = mem;
 	b->mem_len = total;
-	b->nodes = pk.nodes;
-	b->nnodes = (uint32_t)bb->nodes;
-	b->names = pk.names;
-	b->data = pk.data;
-	b->digest = XXH3_64bits(mem, total);
-	mprotect(mem, total ? total : 1, PROT_READ); /* served as it is from now on */
-	bnd_builder_free(bb);
+	b->fd = fd;
+	b->data_at = data_at;
+	b->nodes = mem;
+	b->nnodes = (uint32_t)(nodes_len / sizeof(struct bnd_node));
+	b->names = (const char *)mem + names_at;
+	b->data = (const uint8_t *)mem + data_at;
+	b->digest = digest;
 	return b;
 }
 
@@ -254,6 +291,8 @@ void bnd_free(struct bnd *b)
 {
 	if (!b)
 		return;
-	munmap(b->mem, b->mem_len ? b->mem_len : 1);
+	munmap(b->mem, b->mem_len);
+	if (b->fd >= 0)
+		close(b->fd);
 	free(b);
 }

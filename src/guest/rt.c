@@ -140,6 +140,8 @@ static long sys_read(long fd, long buf, long n, long a3, long a4, long a5)
 {
 	if (fd == EMBER_META_FD && RT_CTL->meta_len != EMBER_RT_META_FORWARD && n >= 0)
 		return read_meta((uint8_t *)buf, (uint64_t)n);
+	if (fd >= EMBER_RT_FD0)
+		return rt_file_read(fd, buf, n, a3, a4, a5);
 	if (fd != 0)
 		return rt_forward(__NR_read, fd, buf, n, a3, a4, a5);
 	return read_in((uint8_t *)buf, (uint64_t)n);
@@ -154,6 +156,8 @@ static long sys_write(long fd, long buf, long n, long a3, long a4, long a5)
 
 static long sys_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
 {
+	if (fd >= EMBER_RT_FD0)
+		return rt_file_readv(fd, iov, cnt, a3, a4, a5);
 	if (fd != 0 || cnt < 0 || cnt > 1024)
 		return rt_forward(__NR_readv, fd, iov, cnt, a3, a4, a5);
 	const struct iov *v = (const struct iov *)iov;
@@ -266,6 +270,8 @@ static const rt_fn table[NR_MAX] = {
     [__NR_readv] = sys_readv,
     [__NR_writev] = sys_writev,
     [__NR_ioctl] = sys_ioctl,
+    [__NR_pread64] = rt_file_pread,
+    [__NR_lseek] = rt_file_lseek,
     [__NR_brk] = rt_brk,
     [__NR_mmap] = rt_mmap,
     [__NR_munmap] = rt_munmap,

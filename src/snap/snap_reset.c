@@ -134,6 +134,9 @@ int snap_reset(const struct snap *s, struct vm *vm, struct sys_state *st, size_t
 	*touched = 0;
 	size_t keep = KEEP_PAGES, words, compared = 0;
 	const uint64_t *bits;
+	/* the files the run mapped go first: private zero memory in their place, written */
+	if ((rc = vm_drop_files(vm, 0, UINT64_MAX)))
+		return rc;
 	int tracked = vm_take_written(vm, &bits, &words) == 0;
 	if (tracked && (rc = put_back_written(s, vm, st, bits, words, touched, &keep)))
 		return rc;

@@ -103,6 +103,8 @@ int sys_get(struct sys_state *st, void *dst, uint64_t addr, size_t len)
 
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)
 {
+	if (o == SYS_SNAPSHOT)
+		sys_fs_rt_snapshot(st);
 	st->outcome = o;
 	st->status = status;
 	va_list ap;

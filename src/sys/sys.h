@@ -82,6 +82,8 @@ struct sys_state {
 	const struct bnd *bundle;
 	uint32_t cwd;
 	struct sys_file files[SYS_FS_FILES];
+	/* in guest mode on KVM: where a file's read-only window is, 0 if none (sys_fs_rt.c) */
+	uint64_t fs_win[SYS_FS_FILES];
 	/* process bookkeeping */
 	uint64_t tid_addr;
 	uint64_t sigmask;
@@ -149,6 +151,9 @@ struct sys_saved {
 	unsigned open_fds;
 	uint32_t cwd;
 	struct sys_file files[SYS_FS_FILES];
+	/* the windows the in-guest runtime reads files from (not in a disk snapshot: its state
+	 * has the positions, and the first run after loading forgets the windows) */
+	uint64_t fs_win[SYS_FS_FILES];
 	uint64_t tid_addr, sigmask;
 	struct sys_sig sig[65];
 	uint64_t altstack[3];
@@ -181,6 +186,23 @@ long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, ui
 int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, uint64_t off);
 /* a restored state's descriptors name nodes of st's bundle: 0 or -EINVAL */
 int sys_fs_check(const struct sys_state *st);
+/* the files the in-guest runtime reads itself (sys_fs_rt.c): a window made for f (after the
+ * host served it a read), f's position taken back from the runtime and given to it, f closed,
+ * [start, end) of guest memory unmapped or remapped (the windows there are forgotten); at the
+ * snapshot point every position taken back (the state saved has them) and the files still open
+ * given windows; at the start of a run,
+ * entries the host does not know of (a disk snapshot's) forgotten */
+void sys_fs_rt_window(struct sys_state *st, struct sys_file *f);
+void sys_fs_rt_pull(struct sys_state *st, struct sys_file *f);
+void sys_fs_rt_push(struct sys_state *st, struct sys_file *f);
+void sys_fs_rt_close(struct sys_state *st, struct sys_file *f);
+void sys_fs_rt_unmapped(struct sys_state *st, uint64_t start, uint64_t end);
+void sys_fs_rt_snapshot(struct sys_state *st);
+void sys_fs_rt_begin(struct sys_state *st);
+/* sys_mem.c: len bytes mapped where the program's next mmap would go, with prot (zero: made to
+ * read as zero first); the address or -errno; and a range unmapped as munmap does */
+long sys_map_fresh(struct sys_state *st, uint64_t len, int prot, int zero);
+int sys_unmap_range(struct sys_state *st, uint64_t addr, uint64_t len);
 
 /* notes that [start, end) became writable (sys_vma.c) */
 void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end);

@@ -17,6 +17,7 @@ void sys_set_bundle(struct sys_state *st, const struct bnd *b)
 	st->bundle = b;
 	st->cwd = 0;
 	memset(st->files, 0, sizeof(st->files));
+	memset(st->fs_win, 0, sizeof(st->fs_win));
 }
 
 struct sys_file *sys_fs_file(struct sys_state *st, uint64_t fd)
@@ -24,6 +25,8 @@ struct sys_file *sys_fs_file(struct sys_state *st, uint64_t fd)
 	if (fd < SYS_FS_FD0 || fd >= SYS_FS_FD0 + SYS_FS_FILES)
 		return NULL;
 	struct sys_file *f = &st->files[fd - SYS_FS_FD0];
+	if (f->open)
+		sys_fs_rt_pull(st, f); /* the in-guest runtime may have moved it */
 	return f->open ? f : NULL;
 }
 
@@ -156,6 +159,7 @@ long sys_fs_close(struct sys_state *st, uint64_t fd)
 	struct sys_file *f = sys_fs_file(st, fd);
 	if (!f)
 		return -EBADF;
+	sys_fs_rt_close(st, f);
 	f->open = 0;
 	return 0;
 }
@@ -177,6 +181,8 @@ long sys_fs_read(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len,
 		memcpy(dst, st->bundle->data + n->data_off + pos, k);
 	if (offset < 0)
 		f->pos = pos + k;
+	sys_fs_rt_window(st, f); /* the runtime reads the next ones itself */
+	sys_fs_rt_push(st, f);
 	return (long)k;
 }
 
@@ -204,6 +210,7 @@ long sys_fs_lseek(struct sys_state *st, uint64_t fd, int64_t off, int whence)
 	if (off > INT64_MAX - base || base + off < 0)
 		return -EINVAL;
 	f->pos = (uint64_t)(base + off);
+	sys_fs_rt_push(st, f);
 	return (long)f->pos;
 }
 

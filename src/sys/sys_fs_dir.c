@@ -91,10 +91,17 @@ long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, ui
 
 int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, uint64_t off)
 {
-	const struct bnd_node *n = &st->bundle->nodes[st->files[fd - SYS_FS_FD0].node];
+	const struct bnd *b = st->bundle;
+	const struct bnd_node *n = &b->nodes[st->files[fd - SYS_FS_FD0].node];
 	uint64_t k = off < n->size ? n->size - off : 0;
 	k = k < len ? k : len;
 	if (!k)
+		return 0;
+	/* a file with pages of its own: those of the bundle, shared copy-on-write (KVM); else, and
+	 * wherever that fails, a copy */
+	uint64_t pages = bnd_page_up(k);
+	if (n->size >= BND_PAGE && b->fd >= 0 &&
+	    !vm_map_file(st->vm, addr, pages, b->fd, b->data_at + n->data_off + off))
 		return 0;
 	uint8_t *dst = vm_guest(st->vm, addr, k); /* the range was just mapped: checked there */
 	if (!dst)

@@ -215,16 +215,26 @@ static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 
 /* EMBER_SYS_POOL, from the in-guest runtime: fresh writable memory for its pool, placed as an
  * mmap would be */
+long sys_map_fresh(struct sys_state *st, uint64_t len, int prot, int zero)
+{
+	uint64_t addr = sys_vma_find_gap(st, len);
+	if (!addr)
+		return -ENOMEM;
+	int rc = map_range(st, addr, len, prot, zero);
+	return rc ? rc : (long)addr;
+}
+
+int sys_unmap_range(struct sys_state *st, uint64_t addr, uint64_t len)
+{
+	return unmap_range(st, addr, len);
+}
+
 long sys_pool_grow(struct sys_state *st, uint64_t len0)
 {
 	uint64_t len = page_up(len0);
 	if (len0 == 0 || len < len0)
 		return -EINVAL;
-	uint64_t addr = sys_vma_find_gap(st, len);
-	if (!addr)
-		return -ENOMEM;
-	int rc = map_range(st, addr, len, PROT_READ | PROT_WRITE, 1);
-	return rc ? rc : (long)addr;
+	return sys_map_fresh(st, len, PROT_READ | PROT_WRITE, 1);
 }
 
 const struct sys_entry sys_mem_table[] = {

@@ -167,6 +167,7 @@ static int rt_begin(struct sys_state *st)
 	if (fresh_key(c->key))
 		return -1;
 	c->key_gen++;
+	sys_fs_rt_begin(st);
 	/* the metadata goes to the runtime's buffer when it fits; else fd 4 reads exit to us */
 	c->meta_pos = 0;
 	int meta_open = (st->open_fds >> EMBER_META_FD) & 1; /* closed until the snapshot point */

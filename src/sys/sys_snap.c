@@ -37,6 +37,7 @@ int sys_save(const struct sys_state *st, struct sys_saved *out)
 	out->open_fds = st->open_fds;
 	out->cwd = st->cwd;
 	memcpy(out->files, st->files, sizeof(out->files));
+	memcpy(out->fs_win, st->fs_win, sizeof(out->fs_win));
 	out->tid_addr = st->tid_addr;
 	out->sigmask = st->sigmask;
 	memcpy(out->sig, st->sig, sizeof(out->sig));
@@ -61,6 +62,7 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	st->open_fds = s->open_fds;
 	st->cwd = s->cwd;
 	memcpy(st->files, s->files, sizeof(st->files));
+	memcpy(st->fs_win, s->fs_win, sizeof(st->fs_win)); /* 0 from a disk snapshot */
 	if (sys_fs_check(st))
 		return -EINVAL; /* descriptors of another bundle */
 	st->tid_addr = s->tid_addr;

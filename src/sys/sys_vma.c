@@ -47,6 +47,7 @@ int sys_vma_unmap(struct sys_state *st, uint64_t start, uint64_t end)
 {
 	if (reserve(st, 1))
 		return -ENOMEM;
+	sys_fs_rt_unmapped(st, start, end); /* a file's window there no longer is one */
 	size_t i = first_above(st, start);
 	while (i < st->nvma && st->vmas[i].start < end) {
 		struct sys_vma *v = &st->vmas[i];

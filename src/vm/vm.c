@@ -255,6 +255,11 @@ int vm_zero(struct vm *vm, uint64_t addr, uint64_t len)
 	uint8_t vec[ZERO_IN_PLACE_PAGES];
 	if (!protect_ok(vm, addr, len))
 		return -EINVAL;
+	int rc = addr % EMBER_PAGE_SIZE || len % EMBER_PAGE_SIZE
+		     ? 0
+		     : vm_drop_files(vm, addr, addr + len); /* a file's pages: not copied to zero */
+	if (rc)
+		return rc;
 	if (len > ZERO_IN_PLACE_PAGES * EMBER_PAGE_SIZE || addr % EMBER_PAGE_SIZE ||
 	    len % EMBER_PAGE_SIZE || vm_resident(vm, addr, len, vec))
 		return vm_discard(vm, addr, len);
@@ -303,6 +308,9 @@ int vm_discard(struct vm *vm, uint64_t addr, uint64_t len)
 		return -EINVAL;
 	if (!len)
 		return 0;
+	int rc = vm_drop_files(vm, addr, addr + len); /* zero without a copy of each page */
+	if (rc)
+		return rc;
 	vm_mark_host(vm, addr, len);
 	return vm_each_cow(vm, addr, addr + len, discard_piece, NULL);
 }

@@ -138,6 +138,11 @@ int vm_get_uffds(struct vm *vm, struct vm_uffds *u, char *err, size_t errlen);
  * instead, zero, which KSM may merge (vm_mergeable). */
 int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off);
 size_t vm_cow_runs(const struct vm *vm);
+/* The same for a file's pages (fd: a sealed memfd, a bundle's): the program's MAP_PRIVATE
+ * mapping of a file, one copy for every machine, a write making a private page. Such a run lasts
+ * until vm_drop_files or vm_discard over it, which put private zero memory in its place. */
+int vm_map_file(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off);
+int vm_drop_files(struct vm *vm, uint64_t lo, uint64_t hi);
 /* The pages written since the last call (or vm_forget_written): by the guest (KVM's dirty log)
  * or touched by the host through vm_guest, vm_copy_to, vm_discard or vm_zero; a bitmap of
  * *words 64-bit words, bit p for guest page p, valid until the next call. -EOPNOTSUPP when the

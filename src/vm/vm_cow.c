@@ -131,7 +131,7 @@ static void cow_cut(struct vm *vm, uint64_t lo, uint64_t hi)
 	}
 }
 
-int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
+static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off, int file)
 {
 	if (!vm->host_w || vm->backend != VM_BACKEND_KVM)
 		return -EOPNOTSUPP; /* the ptrace stub sees guest memory through the memfd only */
@@ -153,12 +153,57 @@ int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
 		return -errno;
 	/* the memfd's pages there are out of sight now: their memory goes back */
 	fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)addr, (off_t)len);
-	vm_mark_host(vm, addr, len);
+	if (!file) /* a file's run holds what the machine had nowhere: nothing to put back yet */
+		vm_mark_host(vm, addr, len);
 	cow_cut(vm, addr, addr + len);
 	size_t i = cow_at(vm, addr);
 	memmove(&vm->cow[i + 1], &vm->cow[i], (vm->ncow - i) * sizeof(vm->cow[0]));
-	vm->cow[i] = (struct vm_range){addr, addr + len};
+	vm->cow[i] = (struct vm_range){addr, addr + len, file};
 	vm->ncow++;
+	return 0;
+}
+
+int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
+{
+	return map_run(vm, addr, len, fd, off, 0);
+}
+
+int vm_map_file(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
+{
+	if (fd < 0)
+		return -EINVAL;
+	int rc = map_run(vm, addr, len, fd, off, 1);
+	vm->files |= !rc;
+	return rc;
+}
+
+/* the first file run in [lo, hi), cut to it: 1, or 0 when there is none */
+static int next_file(const struct vm *vm, uint64_t lo, uint64_t hi, uint64_t *a, uint64_t *b)
+{
+	for (size_t i = cow_at(vm, lo); i < vm->ncow && vm->cow[i].lo < hi; i++) {
+		if (!vm->cow[i].file)
+			continue;
+		*a = vm->cow[i].lo > lo ? vm->cow[i].lo : lo;
+		*b = vm->cow[i].hi < hi ? vm->cow[i].hi : hi;
+		return 1;
+	}
+	return 0;
+}
+
+int vm_drop_files(struct vm *vm, uint64_t lo, uint64_t hi)
+{
+	uint64_t a, b;
+	if (!vm->files)
+		return 0;
+	while (next_file(vm, lo, hi, &a, &b)) {
+		/* private anonymous memory in their place (it reads as zero), written as far as a
+		 * reset knows: the snapshot's pages there are put back */
+		int rc = map_run(vm, a, b - a, -1, 0, 0);
+		if (rc)
+			return rc;
+	}
+	if (!lo && hi >= vm->mem_size)
+		vm->files = 0; /* none left */
 	return 0;
 }
 

@@ -40,6 +40,7 @@ struct vm_ops {
 
 struct vm_range {
 	uint64_t lo, hi;
+	int file; /* a copy-on-write run: a file's (vm_map_file), not a snapshot's */
 };
 
 struct vm_thread;
@@ -61,6 +62,7 @@ struct vm {
 	/* vm_cow.c: runs of guest memory mapped copy-on-write from a snapshot, sorted */
 	struct vm_range *cow;
 	size_t ncow, cow_cap;
+	int files; /* some of them may be files' runs (vm_map_file) */
 	/* pages the host touched through the accessor since the last vm_take_written, and the
 	 * bitmap that call returns; NULL when the backend cannot record the guest's writes */
 	uint64_t *host_w, *written;

@@ -1,0 +1,149 @@
+/* The bundle's files the in-guest runtime reads itself: a read-only window of the file's pages
+ * in guest memory and its entry in the runtime's table, made when the host serves a read. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "sys/sys_fs.h"
+
+/* a file still open at the snapshot point gets its window there, when it is at most this large:
+ * the snapshot then holds its bytes (one copy for the function's virtines, docs/memory.md), and
+ * every invocation reads it without an exit or a fault on a fresh window */
+#define SYS_FS_SNAP_WINDOW (16ULL << 20)
+
+_Static_assert(SYS_FS_FD0 == EMBER_RT_FD0 && SYS_FS_FILES == EMBER_RT_NFILES,
+	       "the runtime's file table and the host's descriptors differ");
+_Static_assert(EMBER_RT_FILES + EMBER_RT_NFILES * sizeof(struct ember_rt_file) <= EMBER_RT_BOUNCE &&
+		   EMBER_RT_FILES >= EMBER_RT_CTL + sizeof(struct ember_rt_ctl),
+	       "the runtime's file table overlaps the control block or the bounce slot");
+
+static struct ember_rt_file *entry(struct sys_state *st, size_t i)
+{
+	return vm_guest(st->vm, EMBER_RT_FILES + i * sizeof(struct ember_rt_file),
+			sizeof(struct ember_rt_file));
+}
+
+static size_t index_of(const struct sys_state *st, const struct sys_file *f)
+{
+	return (size_t)(f - st->files);
+}
+
+/* where the file's bytes are in the bundle's memfd: the page they start in, and their offset
+ * in it */
+static void place_of(const struct sys_state *st, const struct sys_file *f, uint64_t *page,
+		     uint64_t *in_page)
+{
+	uint64_t at = st->bundle->data_at + st->bundle->nodes[f->node].data_off;
+	*page = at & ~(EMBER_PAGE_SIZE - 1);
+	*in_page = at - *page;
+}
+
+static uint64_t window_len(const struct sys_state *st, const struct sys_file *f)
+{
+	uint64_t page, in_page;
+	place_of(st, f, &page, &in_page);
+	return bnd_page_up(in_page + st->bundle->nodes[f->node].size);
+}
+
+void sys_fs_rt_pull(struct sys_state *st, struct sys_file *f)
+{
+	size_t i = index_of(st, f);
+	if (!st->fs_win[i])
+		return;
+	struct ember_rt_file *e = entry(st, i);
+	/* guest memory: any value is the program's own doing, but a position stays one Linux
+	 * could have (below 2^63) */
+	uint64_t pos = e ? e->pos : f->pos;
+	f->pos = pos > INT64_MAX ? INT64_MAX : pos;
+}
+
+void sys_fs_rt_push(struct sys_state *st, struct sys_file *f)
+{
+	size_t i = index_of(st, f);
+	if (!st->fs_win[i])
+		return;
+	uint64_t page, in_page;
+	place_of(st, f, &page, &in_page);
+	struct ember_rt_file *e = entry(st, i);
+	if (e)
+		*e = (struct ember_rt_file){st->fs_win[i] + in_page,
+					    st->bundle->nodes[f->node].size, f->pos};
+}
+
+/* the window's entry gone (the runtime hands the file's calls to the host again) */
+static void forget(struct sys_state *st, size_t i)
+{
+	sys_fs_rt_pull(st, &st->files[i]);
+	st->fs_win[i] = 0;
+	struct ember_rt_file *e = entry(st, i);
+	if (e)
+		memset(e, 0, sizeof(*e));
+}
+
+void sys_fs_rt_window(struct sys_state *st, struct sys_file *f)
+{
+	size_t i = index_of(st, f);
+	const struct bnd_node *n = &st->bundle->nodes[f->node];
+	/* guest mode only, a file with bytes, where guest memory can map the bundle's pages (KVM:
+	 * the ptrace stub sees guest memory through its memfd only) */
+	if (!st->proc.guest || st->fs_win[i] || !n->size || st->bundle->fd < 0 ||
+	    vm_backend_of(st->vm) != VM_BACKEND_KVM || !bnd_is(st->bundle, f->node, S_IFREG))
+		return;
+	uint64_t len = window_len(st, f), page, in_page;
+	place_of(st, f, &page, &in_page);
+	long addr = sys_map_fresh(st, len, PROT_READ, 0);
+	if (addr < 0)
+		return;
+	if (vm_map_file(st->vm, (uint64_t)addr, len, st->bundle->fd, page)) {
+		sys_unmap_range(st, (uint64_t)addr, len);
+		return;
+	}
+	st->fs_win[i] = (uint64_t)addr;
+	sys_fs_rt_push(st, f);
+}
+
+void sys_fs_rt_unmapped(struct sys_state *st, uint64_t start, uint64_t end)
+{
+	if (!st->bundle)
+		return;
+	for (size_t i = 0; i < SYS_FS_FILES; i++) {
+		uint64_t w = st->fs_win[i];
+		if (w && w < end && start < w + window_len(st, &st->files[i]))
+			forget(st, i);
+	}
+}
+
+void sys_fs_rt_close(struct sys_state *st, struct sys_file *f)
+{
+	size_t i = index_of(st, f);
+	uint64_t w = st->fs_win[i];
+	if (w)
+		sys_unmap_range(st, w, window_len(st, f)); /* forgets it (sys_fs_rt_unmapped) */
+	if (st->fs_win[i])
+		forget(st, i);
+}
+
+void sys_fs_rt_snapshot(struct sys_state *st)
+{
+	for (size_t i = 0; i < SYS_FS_FILES; i++) {
+		struct sys_file *f = &st->files[i];
+		if (!f->open)
+			continue;
+		sys_fs_rt_pull(st, f);
+		if (st->bundle->nodes[f->node].size <= SYS_FS_SNAP_WINDOW)
+			sys_fs_rt_window(st, f);
+	}
+}
+
+void sys_fs_rt_begin(struct sys_state *st)
+{
+	if (!st->bundle)
+		return;
+	for (size_t i = 0; i < SYS_FS_FILES; i++) {
+		struct ember_rt_file *e = st->fs_win[i] ? NULL : entry(st, i);
+		if (e && (e->addr || e->size || e->pos))
+			memset(e, 0, sizeof(*e));
+	}
+}
