@@ -37,6 +37,14 @@ for mode in trap guest; do
 		same "$tmp/out" "$what: 3 invocations from the snapshot with files open" 3
 		stats "all(i['warm'] for i in j['invocations'][1:])" "$what: warm after the first"
 	done
+	# the reads of a file open across the snapshot: served by the in-guest runtime on KVM (a
+	# window of the bundle's pages), by the host elsewhere
+	if [ "$mode" = guest ]; then
+		er --syscalls guest --files "$T" --repeat 3 --stats "$P"
+		if [ "$EMBER_BACKEND" = kvm ]; then want='n > 0'; else want='n == 0'; fi
+		stats "(lambda n: $want)(sum(s['in_guest'] for s in j['syscalls'] if s['name'] in ('read', 'pread64', 'readv', 'lseek')) - 3)" \
+			"guest: file reads inside the virtine where it maps the bundle ($want)"
+	fi
 	# the snapshot on disk holds the open files; a cold start restores them
 	for restore in reap lazy; do
 		S=$tmp/state-$mode-$restore
