@@ -31,12 +31,13 @@ static inline uint64_t bnd_page_up(uint64_t x)
 	return (x + BND_PAGE - 1) & ~(BND_PAGE - 1);
 }
 
-/* The packed tree: one block, a sealed memfd (fd) mapped read-only at mem, whose data start at
- * data_at (a page boundary). Node 0 is the root. */
+/* The packed tree: one block, read-only at mem, from fd_off of fd (a sealed memfd, or a file kept
+ * in the state folder), whose data start at data_at (a page boundary). Node 0 is the root. */
 struct bnd {
 	uint8_t *mem;
 	size_t mem_len;
 	int fd;
+	uint64_t fd_off;
 	uint64_t data_at;
 	const struct bnd_node *nodes;
 	uint32_t nnodes;
@@ -67,6 +68,28 @@ int bnd_add_tar(struct bnd_builder *bb, const void *tar, size_t len, char *err, 
 /* the packed tree; the builder is freed either way */
 struct bnd *bnd_pack(struct bnd_builder *bb, char *err, size_t errlen);
 void bnd_builder_free(struct bnd_builder *bb);
+
+/* The packed block (bnd_pack.c): total bytes of a memfd mapped writable (MAP_FAILED when it
+ * cannot be made), then sealed and mapped read-only for this process and every machine that
+ * maps it (MAP_FAILED, the block unmapped, when that fails) */
+void *bnd_block_new(size_t total, int *fd);
+void *bnd_block_seal(void *mem, size_t total, int fd);
+
+/* Packed trees kept on disk (bnd_cache.c), under STATE/bundles/. The key of a tree made of the
+ * folders or archive files at paths (NULL ones skipped) and an archive in memory (tar, may be
+ * NULL): a folder's names, types, sizes and modification times, an archive file's identity and
+ * time, an archive in memory's bytes; 0 or -1 when a source cannot be read. */
+int bnd_key(const char *const *paths, size_t npaths, const void *tar, size_t tar_len,
+	    uint64_t *key);
+/* the tree kept under key, read and checked in full (its digest, every index and range); NULL
+ * when there is none or it is not sound */
+struct bnd *bnd_cache_load(const char *state, uint64_t key);
+/* keeps b under key (written whole to a temporary file, then renamed): 0 or -1 */
+int bnd_cache_save(const char *state, uint64_t key, const struct bnd *b);
+/* The tree of those sources, packed, or read from STATE/bundles when state is not NULL and it
+ * was kept there (then kept there once packed); NULL with the reason in err. */
+struct bnd *bnd_build(const char *const *paths, size_t npaths, const void *tar, size_t tar_len,
+		      const char *state, char *err, size_t errlen);
 
 /* Path lookup inside the tree only (bnd_path.c): an absolute path starts at the root, a
  * relative one at dir; ".." of the root is the root, and links are followed inside the tree

@@ -108,6 +108,40 @@ static const struct {
 	char t;
 } entry_types[] = {{AE_IFREG, 'f'}, {AE_IFDIR, 'd'}, {AE_IFLNK, 'l'}};
 
+/* An entry's bytes as they come, in a buffer grown as they arrive (never sized by what the entry
+ * declares), at most BND_MAX_BYTES; NULL with the reason in *why. */
+static uint8_t *entry_data(struct archive *a, size_t *len, const char **why)
+{
+	size_t cap = 0, got = 0;
+	uint8_t *buf = NULL;
+	for (;;) {
+		if (got == cap) {
+			size_t next = cap ? cap * 2 : 65536;
+			uint8_t *b = cap >= BND_MAX_BYTES ? NULL : realloc(buf, next);
+			if (!b) {
+				*why = cap >= BND_MAX_BYTES ? "larger than the files may be"
+							    : "out of memory";
+				free(buf);
+				return NULL;
+			}
+			buf = b;
+			cap = next;
+		}
+		la_ssize_t r = archive_read_data(a, buf + got, cap - got);
+		if (r < 0) {
+			*why = archive_error_string(a);
+			*why = *why ? *why : "cannot be read";
+			free(buf);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	*len = got;
+	return buf;
+}
+
 static int add_entry(struct bnd_builder *bb, struct archive *a, struct archive_entry *e, char *err,
 		     size_t errlen)
 {
@@ -132,17 +166,17 @@ static int add_entry(struct bnd_builder *bb, struct archive *a, struct archive_e
 	}
 	if (t == 'd')
 		return bnd_add(bb, path, 'd', perm, NULL, 0, err, errlen);
-	int64_t size = archive_entry_size(e);
-	if (size < 0 || (uint64_t)size > BND_MAX_BYTES)
+	int64_t size = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
+	if (size > 0 && (uint64_t)size > BND_MAX_BYTES)
 		return snprintf(err, errlen, "%.200s: larger than the files may be", path), -1;
-	uint8_t *data = malloc(size ? (size_t)size : 1);
-	if (!data)
-		return snprintf(err, errlen, "out of memory"), -1;
-	la_ssize_t r = size ? archive_read_data(a, data, (size_t)size) : 0;
-	int rc = r != size ? (snprintf(err, errlen, "%.200s: %s", path,
-				       r < 0 ? archive_error_string(a) : "truncated"),
-			      -1)
-			   : bnd_add(bb, path, 'f', perm, data, (size_t)size, err, errlen);
+	size_t len = 0;
+	const char *why = NULL;
+	uint8_t *data = entry_data(a, &len, &why);
+	/* the entry's size, when it declares one, is what it holds */
+	if (data && size >= 0 && len != (uint64_t)size)
+		why = "truncated";
+	int rc = why ? (snprintf(err, errlen, "%.200s: %s", path, why), -1)
+		     : bnd_add(bb, path, 'f', perm, data, len, err, errlen);
 	free(data);
 	return rc;
 }

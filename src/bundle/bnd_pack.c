@@ -219,8 +219,7 @@ static void sizes(const struct bnode *n, size_t *names, size_t *data)
 		sizes(n->kids[i], names, data);
 }
 
-/* the block in a sealed memfd, so that guest memory can map its pages copy-on-write */
-static void *block_new(size_t total, int *fd)
+void *bnd_block_new(size_t total, int *fd)
 {
 	*fd = memfd_create("ember-bundle", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (*fd < 0)
@@ -235,8 +234,7 @@ static void *block_new(size_t total, int *fd)
 	return mem;
 }
 
-/* read-only from now on, for this process and every machine that maps it */
-static void *block_seal(void *mem, size_t total, int fd)
+void *bnd_block_seal(void *mem, size_t total, int fd)
 {
 	munmap(mem, total);
 	mem = mmap(NULL, total, PROT_READ, MAP_SHARED, fd, 0);
@@ -254,7 +252,7 @@ struct bnd *bnd_pack(struct bnd_builder *bb, char *err, size_t errlen)
 	size_t total = bnd_page_up(data_at + data + 1);
 	int fd = -1;
 	struct bnd *b = calloc(1, sizeof(*b));
-	void *mem = b ? block_new(total, &fd) : MAP_FAILED;
+	void *mem = b ? bnd_block_new(total, &fd) : MAP_FAILED;
 	if (mem == MAP_FAILED) {
 		free(b);
 		bnd_builder_free(bb);
@@ -269,7 +267,7 @@ struct bnd *bnd_pack(struct bnd_builder *bb, char *err, size_t errlen)
 	place_kids(&pk, &bb->root, 0);
 	bnd_builder_free(bb);
 	uint64_t digest = XXH3_64bits(mem, total);
-	if ((mem = block_seal(mem, total, fd)) == MAP_FAILED) {
+	if ((mem = bnd_block_seal(mem, total, fd)) == MAP_FAILED) {
 		close(fd);
 		free(b);
 		snprintf(err, errlen, "cannot map the packed files: %s", strerror(errno));

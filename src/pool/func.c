@@ -52,17 +52,13 @@ static int bundle(struct ember_function *fn, const struct ember_config *cfg, cha
 		return BAD_CONFIG("give files or files_tar, not both");
 	if (!cfg->files && !cfg->files_tar && !cfg->runtime_files)
 		return 0;
-	struct bnd_builder *bb = bnd_builder_new();
+	const char *paths[] = {cfg->runtime_files, cfg->files};
 	char why[300] = "out of memory";
-	if (!bb || (cfg->runtime_files && bnd_add_path(bb, cfg->runtime_files, why, sizeof(why))) ||
-	    (cfg->files && bnd_add_path(bb, cfg->files, why, sizeof(why))) ||
-	    (cfg->files_tar &&
-	     bnd_add_tar(bb, cfg->files_tar, cfg->files_tar_len, why, sizeof(why)))) {
-		bnd_builder_free(bb);
+	/* kept packed in the state folder: a load of the same tree reads it back (bnd_cache.c) */
+	fn->bundle = bnd_build(paths, 2, cfg->files_tar, cfg->files_tar_len, cfg->state_dir, why,
+			       sizeof(why));
+	if (!fn->bundle)
 		return BAD_CONFIG("%s%s", cfg->files_tar ? "files: " : "", why);
-	}
-	if (!(fn->bundle = bnd_pack(bb, why, sizeof(why))))
-		return BAD_CONFIG("%s", why);
 	return 0;
 }
 

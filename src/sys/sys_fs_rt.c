@@ -35,7 +35,8 @@ static size_t index_of(const struct sys_state *st, const struct sys_file *f)
 static void place_of(const struct sys_state *st, const struct sys_file *f, uint64_t *page,
 		     uint64_t *in_page)
 {
-	uint64_t at = st->bundle->data_at + st->bundle->nodes[f->node].data_off;
+	const struct bnd *b = st->bundle;
+	uint64_t at = b->fd_off + b->data_at + b->nodes[f->node].data_off;
 	*page = at & ~(EMBER_PAGE_SIZE - 1);
 	*in_page = at - *page;
 }

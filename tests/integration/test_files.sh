@@ -76,6 +76,45 @@ fi
 er --state "$S" --cold --files "$tmp/other" "$P"
 has "$tmp/out" '^read rest: 5 \[nged' "a cold start with the other files reads them"
 
+# the packed tree is kept in the state folder (STATE/bundles/KEY.bnd) and read back, checked: a
+# damaged one is packed again and replaced; a changed tree has another key
+S=$tmp/state-cache
+er --state "$S" --files "$T" "$P"
+expect_rc 0 "a run with a state folder"
+n=$(ls "$S"/bundles/*.bnd 2>/dev/null | wc -l)
+[ "$n" = 1 ] && ok "the packed tree is kept in the state folder" || bad "$n packed trees kept, not 1"
+cp "$S"/bundles/*.bnd "$tmp/kept.bnd"
+er --state "$S" --files "$T" "$P"
+same "$tmp/out" "the packed tree read back from the state folder"
+python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(4096 + 64); f.write(b"damaged!")' \
+	"$S"/bundles/*.bnd
+rm -rf "$S/snapshots"
+er --state "$S" --files "$T" "$P"
+same "$tmp/out" "a damaged packed tree in the state folder is not used"
+cmp -s "$S"/bundles/*.bnd "$tmp/kept.bnd" && ok "the damaged packed tree is replaced" ||
+	bad "the damaged packed tree is not replaced"
+cp -a "$T" "$tmp/changed"
+printf 'other!!!\n' >"$tmp/changed/data/a.txt"
+er --state "$S" --files "$tmp/changed" "$P"
+has "$tmp/out" '^read rest: 6 \[er!!!' "a changed tree is packed again, not read back"
+
+# an archive's entry declaring more bytes than it holds: refused as truncated, without memory
+# for what it declares (900 MiB, more than the process may have here)
+python3 -c '
+import sys, tarfile
+i = tarfile.TarInfo("big.bin")
+i.size = 900 << 20
+f = open(sys.argv[1], "wb")
+f.write(i.tobuf(format=tarfile.GNU_FORMAT) + b"x" * 512)' "$tmp/huge.tar"
+(
+	ulimit -v 800000
+	er --sharing off --files "$tmp/huge.tar" "$P"
+	echo "$rc" >"$tmp/rc"
+)
+rc=$(cat "$tmp/rc")
+expect_rc 125 "an entry larger than its archive"
+has "$tmp/err" 'big.bin: Truncated' "an entry larger than its archive: truncated, not out of memory"
+
 # the table of descriptors is bounded: init left 2 open
 req emfile
 er --files "$T" "$P"
