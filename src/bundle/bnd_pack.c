@@ -236,11 +236,10 @@ void *bnd_block_new(size_t total, int *fd)
 
 void *bnd_block_seal(void *mem, size_t total, int fd)
 {
-	munmap(mem, total);
-	mem = mmap(NULL, total, PROT_READ, MAP_SHARED, fd, 0);
-	if (mem != MAP_FAILED)
-		fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-	return mem;
+	munmap(mem, total); /* no writable mapping may remain for the seal */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		return MAP_FAILED;
+	return mmap(NULL, total, PROT_READ, MAP_SHARED, fd, 0);
 }
 
 struct bnd *bnd_pack(struct bnd_builder *bb, char *err, size_t errlen)
