@@ -40,6 +40,7 @@ static const char run_help[] =
     "                    each from the snapshot taken after initialisation (default 1)\n"
     "  --no-snapshot     load and initialise the program again for every invocation\n"
     "  --state DIR       keep the snapshot on disk in DIR/snapshots/ and reuse it later\n"
+    "                    (and --files packed in DIR/bundles/, read back when unchanged)\n"
     "  --cold            start the first invocation from the snapshot on disk, with its\n"
     "                    files dropped from the page cache (needs --state)\n"
     "  --restore MODE    how a cold start brings memory in: reap (default; prefetch the\n"
