@@ -136,6 +136,8 @@ void sys_fs_rt_snapshot(struct sys_state *st)
 		if (st->bundle->nodes[f->node].size <= SYS_FS_SNAP_WINDOW)
 			sys_fs_rt_window(st, f);
 	}
+	/* the files mapped so far (windows, the program's mmaps) are the snapshot's pages now */
+	vm_keep_files(st->vm);
 }
 
 void sys_fs_rt_begin(struct sys_state *st)

@@ -143,6 +143,9 @@ size_t vm_cow_runs(const struct vm *vm);
  * until vm_drop_files or vm_discard over it, which put private zero memory in its place. */
 int vm_map_file(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off);
 int vm_drop_files(struct vm *vm, uint64_t lo, uint64_t hi);
+/* the file runs there are now become the snapshot's content (the snapshot point): a reset
+ * keeps them, copying into what was written, as it does with the snapshot's own runs */
+void vm_keep_files(struct vm *vm);
 /* The pages written since the last call (or vm_forget_written): by the guest (KVM's dirty log)
  * or touched by the host through vm_guest, vm_copy_to, vm_discard or vm_zero; a bitmap of
  * *words 64-bit words, bit p for guest page p, valid until the next call. -EOPNOTSUPP when the

@@ -190,6 +190,13 @@ static int next_file(const struct vm *vm, uint64_t lo, uint64_t hi, uint64_t *a,
 	return 0;
 }
 
+void vm_keep_files(struct vm *vm)
+{
+	for (size_t i = 0; i < vm->ncow; i++)
+		vm->cow[i].file = 0;
+	vm->files = 0;
+}
+
 int vm_drop_files(struct vm *vm, uint64_t lo, uint64_t hi)
 {
 	uint64_t a, b;

@@ -76,6 +76,22 @@ fi
 er --state "$S" --cold --files "$tmp/other" "$P"
 has "$tmp/out" '^read rest: 5 \[nged' "a cold start with the other files reads them"
 
+# a file kept open across the snapshot, read in every invocation from its window, in every
+# sharing mode (off and ksm copy the snapshot: the virtine that ran the initialisation keeps
+# the window's pages, which its reset must not drop)
+mkdir -p "$tmp/big/data"
+head -c 2097152 /dev/urandom >"$tmp/big/data/big.bin"
+for sharing in upm off ksm; do
+	printf '100' >"$tmp/in"
+	er --syscalls guest --sharing "$sharing" --files "$tmp/big" --repeat 4 "$G/fileread.musl"
+	expect_rc 0 "guest, $sharing: 4 invocations reading a file open across the snapshot"
+	n=$(sort -u "$tmp/out" | wc -l)
+	[ "$n" = 1 ] && [ "$(wc -l <"$tmp/out")" = 4 ] &&
+		ok "guest, $sharing: every invocation reads the same bytes" ||
+		bad "guest, $sharing: the invocations read different bytes: $(sort "$tmp/out" | uniq -c)"
+done
+req request
+
 # the packed tree is kept in the state folder (STATE/bundles/KEY.bnd) and read back, checked: a
 # damaged one is packed again and replaced; a changed tree has another key
 S=$tmp/state-cache
