@@ -21,6 +21,7 @@ struct bnd_node {
 	uint32_t name_off, name_len;
 	uint64_t size;	   /* bytes of a file, or of a link's target */
 	uint64_t data_off; /* where they are in data */
+	int64_t mtime_ns;  /* its modification time (ns since the epoch; 0 if none was given) */
 };
 
 /* A file of at least a page starts on a page of the data and has the pages up to its end to
@@ -58,6 +59,8 @@ void bnd_free(struct bnd *b);
 /* Building one (bnd_pack.c): entries added by path in any order, folders made as needed. */
 struct bnd_builder;
 struct bnd_builder *bnd_builder_new(void);
+/* the modification time of the entry bnd_add adds next (ns since the epoch), once */
+void bnd_builder_time(struct bnd_builder *bb, int64_t mtime_ns);
 /* type: 'f', 'd' or 'l'; data: a file's bytes or a link's target; 0 or -1 with err */
 int bnd_add(struct bnd_builder *bb, const char *path, int type, unsigned perm, const void *data,
 	    size_t len, char *err, size_t errlen);

@@ -47,6 +47,11 @@ static int bad(char *err, size_t errlen, const char *path, const char *why)
 }
 
 /* the entries below folder fd, path its name inside the tree */
+static int64_t ns_of(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
 static int walk(struct bnd_builder *bb, int fd, char *path, size_t plen, int depth, char *err,
 		size_t errlen)
 {
@@ -68,7 +73,10 @@ static int walk(struct bnd_builder *bb, int fd, char *path, size_t plen, int dep
 		path[plen] = '/';
 		memcpy(path + plen + 1, e->d_name, n + 1);
 		struct stat s;
-		if (fstatat(dirfd(d), e->d_name, &s, AT_SYMLINK_NOFOLLOW) < 0) {
+		int st = fstatat(dirfd(d), e->d_name, &s, AT_SYMLINK_NOFOLLOW);
+		if (!st)
+			bnd_builder_time(bb, ns_of(&s.st_mtim));
+		if (st < 0) {
 			rc = bad(err, errlen, path, strerror(errno));
 		} else if (S_ISDIR(s.st_mode)) {
 			int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
@@ -159,6 +167,10 @@ static int add_entry(struct bnd_builder *bb, struct archive *a, struct archive_e
 				path),
 		       -1;
 	unsigned perm = archive_entry_perm(e);
+	bnd_builder_time(bb, archive_entry_mtime_is_set(e)
+				 ? (int64_t)archive_entry_mtime(e) * 1000000000LL +
+				       archive_entry_mtime_nsec(e)
+				 : 0);
 	if (t == 'l') {
 		const char *target = archive_entry_symlink(e);
 		return bnd_add(bb, path, 'l', 0777, target, target ? strlen(target) : 0, err,
@@ -257,7 +269,9 @@ int bnd_add_path(struct bnd_builder *bb, const char *path, char *err, size_t err
 		free(p);
 		return -1;
 	}
-	int rc = walk(bb, fd, p, 0, 0, err, errlen);
+	bnd_builder_time(bb, ns_of(&s.st_mtim)); /* the root's */
+	int rc = bnd_add(bb, ".", 'd', s.st_mode, NULL, 0, err, errlen);
+	rc = rc ? (close(fd), rc) : walk(bb, fd, p, 0, 0, err, errlen);
 	free(p);
 	return rc;
 }

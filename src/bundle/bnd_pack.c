@@ -18,6 +18,7 @@ struct bnode {
 	unsigned perm;
 	uint8_t *data;
 	size_t len;
+	int64_t mtime_ns;
 	struct bnode **kids;
 	size_t nkids, cap;
 };
@@ -26,7 +27,13 @@ struct bnd_builder {
 	struct bnode root;
 	size_t nodes;
 	uint64_t bytes;
+	int64_t next_time; /* for the next entry added */
 };
+
+void bnd_builder_time(struct bnd_builder *bb, int64_t mtime_ns)
+{
+	bb->next_time = mtime_ns;
+}
 
 struct bnd_builder *bnd_builder_new(void)
 {
@@ -113,6 +120,8 @@ int bnd_add(struct bnd_builder *bb, const char *path, int type, unsigned perm, c
 	struct bnode *d = &bb->root;
 	const char *p = path;
 	int depth = 0;
+	int64_t mtime_ns = bb->next_time;
+	bb->next_time = 0;
 	if (strlen(path) >= BND_PATH_MAX)
 		return FAIL("%.200s: path too long", path);
 	if (type == 'l' && (len == 0 || len >= BND_PATH_MAX || memchr(data, 0, len)))
@@ -132,8 +141,10 @@ int bnd_add(struct bnd_builder *bb, const char *path, int type, unsigned perm, c
 			p = e + 1;
 			continue;
 		}
-		if (n == 1 && p[0] == '.' && last && d == &bb->root && type == 'd')
+		if (n == 1 && p[0] == '.' && last && d == &bb->root && type == 'd') {
+			bb->root.mtime_ns = mtime_ns ? mtime_ns : bb->root.mtime_ns;
 			return 0; /* the root itself */
+		}
 		const char *why = bad_name(p, n);
 		if (why)
 			return FAIL("%.200s: %s", path, why);
@@ -150,6 +161,7 @@ int bnd_add(struct bnd_builder *bb, const char *path, int type, unsigned perm, c
 		if (last) {
 			c->type = type;
 			c->perm = perm & 07777;
+			c->mtime_ns = mtime_ns;
 			if (type != 'd' && len && !(c->data = malloc(len)))
 				return FAIL("out of memory");
 			if (type != 'd' && len)
@@ -189,6 +201,7 @@ static void place(struct packer *pk, struct bnode *n, uint32_t i, uint32_t paren
 	memcpy(pk->names + pk->names_len, n->name ? n->name : "", o->name_len + 1);
 	pk->names_len += o->name_len + 1;
 	o->size = n->len;
+	o->mtime_ns = n->mtime_ns;
 	if (n->len >= BND_PAGE) /* mappable as it is: its own pages, zero past its end */
 		pk->data_len = bnd_page_up(pk->data_len);
 	o->data_off = pk->data_len;

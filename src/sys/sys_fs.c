@@ -226,6 +226,11 @@ static void stat_of(const struct bnd *b, uint32_t node, struct stat *s)
 	s->st_size = (off_t)n->size;
 	s->st_blksize = 4096;
 	s->st_blocks = (blkcnt_t)((n->size + 511) / 512);
+	/* the tree's time for all three: it never changes, nor is it accessed as Linux counts */
+	s->st_mtim = (struct timespec){n->mtime_ns / 1000000000LL, n->mtime_ns % 1000000000LL};
+	if (s->st_mtim.tv_nsec < 0) /* before 1970 */
+		s->st_mtim.tv_sec--, s->st_mtim.tv_nsec += 1000000000LL;
+	s->st_atim = s->st_ctim = s->st_mtim;
 }
 
 long sys_fs_fstat(struct sys_state *st, uint64_t fd, uint64_t addr)
@@ -288,6 +293,8 @@ static long sys_statx(struct sys_state *st, const uint64_t a[6])
 	x.stx_ino = s.st_ino;
 	x.stx_size = (uint64_t)s.st_size;
 	x.stx_blocks = (uint64_t)s.st_blocks;
+	x.stx_mtime = (struct statx_timestamp){s.st_mtim.tv_sec, (uint32_t)s.st_mtim.tv_nsec, 0};
+	x.stx_atime = x.stx_ctime = x.stx_mtime;
 	x.stx_dev_major = FS_DEV >> 8;
 	x.stx_dev_minor = FS_DEV & 0xff;
 	return sys_put(st, a[4], &x, sizeof(x));

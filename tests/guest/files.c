@@ -54,8 +54,9 @@ static void show_stat(const char *what, int rc, const struct stat *s)
 		return;
 	}
 	int dir = S_ISDIR(s->st_mode);
-	printf("%s: type %o perm %o size %lld\n", what, (unsigned)(s->st_mode & S_IFMT),
-	       (unsigned)(s->st_mode & 07777), dir ? -1LL : (long long)s->st_size);
+	printf("%s: type %o perm %o size %lld mtime %lld\n", what, (unsigned)(s->st_mode & S_IFMT),
+	       (unsigned)(s->st_mode & 07777), dir ? -1LL : (long long)s->st_size,
+	       (long long)s->st_mtime);
 }
 
 static int by_name(const void *a, const void *b)
