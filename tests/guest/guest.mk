@@ -14,7 +14,7 @@ GUEST_PROGS := hello workout args exitcode crash_null crash_abort crash_stack cr
 	crash_hlt crash_int3 crash_fpe loop membomb outbomb forbidden sleepy nap bad_int80 bad_sysenter
 # snapshot, pool and metadata guests (tests/integration/test_snapshot.sh and test_server.sh,
 # tests/unit/test_pool.c)
-GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys meta redzone clockrand \
+GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys meta redzone filemix clockrand \
 	memcalls memfuzz
 GUEST_PROGS += fpustate rodontneed isolation unaligned dirtier
 # stderr for the server's logs (tests/integration/test_logs.sh)

@@ -92,6 +92,24 @@ for sharing in upm off ksm; do
 done
 req request
 
+# one file read by the runtime and by the host (tests/guest/filemix.c: a site left trapping)
+# in turn, across the snapshot: positions agree with a native run, every invocation
+printf x >"$tmp/mix.in"
+unshare -rm sh -c 'exec "$1" "$2"' sh "$G/filemix.musl" "$T" <"$tmp/mix.in" >"$tmp/mix.native"
+for mode in trap guest; do
+	cp "$tmp/mix.in" "$tmp/in"
+	er --syscalls "$mode" --files "$T" --repeat 3 --stats "$G/filemix.musl"
+	expect_rc 0 "$mode: runtime and host reads of one file"
+	cat "$tmp/mix.native" "$tmp/mix.native" "$tmp/mix.native" >"$tmp/mix.want"
+	cmp -s "$tmp/out" "$tmp/mix.want" && ok "$mode: runtime and host reads agree on the position" ||
+		bad "$mode: runtime and host reads disagree: $(diff "$tmp/mix.want" "$tmp/out" | head -n 4)"
+done
+if [ "$EMBER_BACKEND" = kvm ]; then
+	stats "[(s['served'] - s['in_guest'], s['in_guest']) for s in j['syscalls'] if s['name'] == 'read'] == [(9, 12)]" \
+		"guest: 3 reads a run by the host (the trapping site), 3 by the runtime and the request"
+fi
+req request
+
 # the packed tree is kept in the state folder (STATE/bundles/KEY.bnd) and read back, checked: a
 # damaged one is packed again and replaced; a changed tree has another key
 S=$tmp/state-cache
