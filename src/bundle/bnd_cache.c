@@ -186,8 +186,9 @@ int bnd_cache_save(const char *state, uint64_t key, const struct bnd *b)
 	    (mkdir(dir, 0700) < 0 && errno != EEXIST))
 		return -1;
 	cache_path(path, sizeof(path), state, key);
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* a name of its own (mkstemp): two loads of one tree at once each write theirs */
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld-XXXXXX", path, (long)getpid());
+	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	struct cache_hdr h = {CACHE_MAGIC, CACHE_VERSION, sizeof(h), key, b->digest,
