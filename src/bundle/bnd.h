@@ -87,6 +87,11 @@ int bnd_key(const char *const *paths, size_t npaths, const void *tar, size_t tar
 /* the tree kept under key, read and checked in full (its digest, every index and range); NULL
  * when there is none or it is not sound */
 struct bnd *bnd_cache_load(const char *state, uint64_t key);
+/* 0 when every index and range of b's packed form (nodes at mem, names after them, data at
+ * data_at) stays inside it, links are shorter than a path, children follow their folder and
+ * parents come before their children (no cycle), the root is a folder, and a file of a page or
+ * more starts on a page; else -1. A tree read from disk is used only then. */
+int bnd_check(const struct bnd *b);
 /* keeps b under key (written whole to a temporary file, then renamed): 0 or -1 */
 int bnd_cache_save(const char *state, uint64_t key, const struct bnd *b);
 /* The tree of those sources, packed, or read from STATE/bundles when state is not NULL and it

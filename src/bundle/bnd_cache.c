@@ -109,8 +109,12 @@ static void cache_path(char *buf, size_t len, const char *state, uint64_t key)
 }
 
 /* every index and range of the packed form inside it: a tree read from disk is used as is */
-static int check_tree(const struct bnd *b, size_t names_len, size_t data_len)
+int bnd_check(const struct bnd *b)
 {
+	size_t names_at = b->nnodes * sizeof(struct bnd_node);
+	if (names_at > b->data_at || b->data_at > b->mem_len)
+		return -1;
+	size_t names_len = b->data_at - names_at, data_len = b->mem_len - b->data_at;
 	for (uint32_t i = 0; i < b->nnodes; i++) {
 		const struct bnd_node *n = &b->nodes[i];
 		uint32_t type = n->mode & 0170000;
@@ -164,7 +168,7 @@ struct bnd *bnd_cache_load(const char *state, uint64_t key)
 			  .names = (const char *)mem + names_at,
 			  .data = mem + h.data_at,
 			  .digest = h.digest};
-	if (check_tree(b, h.data_at - names_at, h.mem_len - h.data_at)) {
+	if (bnd_check(b)) {
 		free(b);
 		b = NULL;
 		goto out;

@@ -1,8 +1,10 @@
 /* A function's files from a tar or zip archive (src/bundle/): the input is the archive, as a tenant
  * deploys it. An accepted tree must be well formed (every folder's children in range, sorted,
  * their parent the folder; contents inside the block) and every entry found again by its path;
- * lookups of the input's own bytes as paths stay inside the tree. */
+ * lookups of the input's own bytes as paths stay inside the tree. The input is also tried as a
+ * packed block read back from the state folder: what bnd_check accepts is safe to use. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -36,9 +38,46 @@ FZ_UNTRACED static void check(const struct bnd *b)
 	}
 }
 
+/* The input as a packed block read back from the state folder (bnd_cache.c), its first 8 bytes
+ * the node count and where the data start: what bnd_check accepts is safe to look paths up in
+ * and to name folders of (ASan watches every access) */
+FZ_UNTRACED static void as_block(const uint8_t *data, size_t size)
+{
+	if (size < 8)
+		return;
+	uint32_t hdr[2];
+	memcpy(hdr, data, sizeof(hdr));
+	uint8_t *mem = malloc(size - 8 ? size - 8 : 1);
+	if (!mem)
+		return;
+	memcpy(mem, data + 8, size - 8);
+	struct bnd b = {.mem = mem,
+			.mem_len = size - 8,
+			.fd = -1,
+			.data_at = hdr[1] % (size - 8 + 1),
+			.nodes = (const struct bnd_node *)mem,
+			.nnodes = hdr[0] % 64,
+			.names = (const char *)mem + (hdr[0] % 64) * sizeof(struct bnd_node),
+			.data = mem + hdr[1] % (size - 8 + 1)};
+	if (!bnd_check(&b)) {
+		char path[BND_PATH_MAX];
+		static const char *const paths[] = {"/", "a", "a/b", "../a/../b", "/a/b/c"};
+		for (uint32_t i = 0; i < b.nnodes; i++)
+			if (bnd_is(&b, i, S_IFDIR))
+				bnd_path_of(&b, i, path, sizeof(path));
+		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+			uint32_t node;
+			if (bnd_lookup(&b, 0, paths[i], 1, &node, NULL) == 0)
+				FZ_CHECK(node < b.nnodes, "a checked block's lookup stays in it");
+		}
+	}
+	free(mem);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[300];
+	as_block(data, size);
 	struct bnd *b = bnd_from_tar(data, size, err, sizeof(err));
 	if (!b)
 		return 0;
