@@ -10,34 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "bundle/bnd.h"
-
-/* the whole of an open file, at most max bytes */
-static uint8_t *slurp(int fd, size_t max, size_t *len)
-{
-	size_t cap = 4096, got = 0;
-	uint8_t *buf = malloc(cap);
-	for (ssize_t r = 1; buf && r > 0;) {
-		if (got == cap) {
-			uint8_t *b = cap > max ? NULL : realloc(buf, cap * 2);
-			if (!b) {
-				free(buf);
-				errno = EFBIG;
-				return NULL;
-			}
-			buf = b;
-			cap *= 2;
-		}
-		r = read(fd, buf + got, cap - got);
-		if (r < 0) {
-			free(buf);
-			return NULL;
-		}
-		got += (size_t)r;
-	}
-	*len = got;
-	return buf;
-}
 
 /* an entry that cannot be read or bundled: -1, the reason in err */
 static int bad(char *err, size_t errlen, const char *path, const char *why)
@@ -92,9 +66,10 @@ static int walk(struct bnd_builder *bb, int fd, char *path, size_t plen, int dep
 		} else if (S_ISREG(s.st_mode)) {
 			int f = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW);
 			size_t len = 0;
-			uint8_t *data = f < 0 ? NULL : slurp(f, BND_MAX_BYTES, &len);
-			if (!data)
-				rc = bad(err, errlen, path, strerror(errno));
+			uint8_t *data = NULL;
+			int e = f < 0 ? errno : -base_read_fd(f, BND_MAX_BYTES, &data, &len);
+			if (e)
+				rc = bad(err, errlen, path, strerror(e));
 			else
 				rc = bnd_add(bb, path, 'f', s.st_mode, data, len, err, errlen);
 			free(data);
@@ -252,10 +227,11 @@ int bnd_add_path(struct bnd_builder *bb, const char *path, char *err, size_t err
 	}
 	if (S_ISREG(s.st_mode)) {
 		size_t len = 0;
-		uint8_t *tar = slurp(fd, 2 * BND_MAX_BYTES, &len);
+		uint8_t *tar = NULL;
+		int e = -base_read_fd(fd, 2 * BND_MAX_BYTES, &tar, &len);
 		close(fd);
-		if (!tar)
-			return snprintf(err, errlen, "files %.200s: %s", path, strerror(errno)), -1;
+		if (e)
+			return snprintf(err, errlen, "files %.200s: %s", path, strerror(e)), -1;
 		int rc = bnd_add_tar(bb, tar, len, err, errlen);
 		free(tar);
 		return rc;

@@ -34,9 +34,7 @@ double bench_quantile(double *us, size_t n, double q)
 
 double bench_now_us(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+	return (double)base_now_ns() / 1e3;
 }
 
 const char *bench_build_dir(void)
@@ -71,7 +69,7 @@ double bench_spawn(const char *path, const void *req, size_t len)
 	int spawned = !posix_spawn(&pid, path, &fa, NULL, argv, environ);
 	close(in[0]);
 	close(out[1]);
-	int wrote = spawned && !cli_write_all(in[1], req, len);
+	int wrote = spawned && !base_write_all(in[1], req, len);
 	close(in[1]);
 	char buf[4096];
 	while (read(out[0], buf, sizeof(buf)) > 0)

@@ -76,11 +76,11 @@ static int fork_sample(struct lrow *r, double *us, char *err, size_t errlen)
 			n--;
 		n = n < 0 ? 0 : n;
 		memcpy(buf + 7 + n, "!\n", 2);
-		_exit(cli_write_all(out[1], buf, (size_t)n + 9) ? 1 : 0);
+		_exit(base_write_all(out[1], buf, (size_t)n + 9) ? 1 : 0);
 	}
 	close(in[0]);
 	close(out[1]);
-	cli_write_all(in[1], r->p->req, r->p->len);
+	base_write_all(in[1], r->p->req, r->p->len);
 	close(in[1]);
 	char got[256] = "";
 	size_t n = 0;

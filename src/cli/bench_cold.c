@@ -68,11 +68,7 @@ static int read_in(const struct cold_ctx *x, const char *dir, const char *file, 
 {
 	char path[4400];
 	snprintf(path, sizeof(path), "%s/%s/%s", x->src, dir, file);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int rc = fd < 0 ? -1 : cli_read_all(fd, buf, len, 64 << 20);
-	if (fd >= 0)
-		close(fd);
-	return rc;
+	return base_read_file(path, 64 << 20, buf, len);
 }
 
 static int fn_open(const struct cold_ctx *x, size_t k, struct cold_fn *f, char *err, size_t errlen)

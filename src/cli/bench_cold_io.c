@@ -30,7 +30,7 @@ double cold_disk_mb_s(const char *dir)
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	int ok = fd >= 0;
 	for (uint64_t off = 0; ok && off < DISK_FILE; off += DISK_CHUNK)
-		ok = !cli_write_all(fd, buf, DISK_CHUNK);
+		ok = !base_write_all(fd, buf, DISK_CHUNK);
 	ok = ok && fsync(fd) == 0 && !posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	if (fd >= 0)
 		close(fd);

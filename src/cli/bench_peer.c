@@ -135,7 +135,7 @@ double peer_run(const struct peer_cmd *c, const void *req, size_t len, char *err
 	}
 	signal(SIGPIPE, SIG_IGN);
 	if (in >= 0) {
-		cli_write_all(in, req, len);
+		base_write_all(in, req, len);
 		close(in);
 	}
 	size_t got = 0;

@@ -60,12 +60,7 @@ static int read_file(const char *dir, const char *name, const char *file, uint8_
 {
 	char path[4400];
 	snprintf(path, sizeof(path), "%s/%s/%s", dir, name, file);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int rc = cli_read_all(fd, buf, len, 64 << 20);
-	close(fd);
-	return rc;
+	return base_read_file(path, 64 << 20, buf, len);
 }
 
 /* N warm invocations after the warm-up: latency, exits and pages touched per invocation */

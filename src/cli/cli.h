@@ -9,6 +9,8 @@
 
 #include <jansson.h>
 
+#include "base/base.h"
+
 /* exit statuses of Ember's own outcomes (shell conventions) */
 #define CLI_EXIT_TIMEOUT 124
 #define CLI_EXIT_EMBER	 125
@@ -23,11 +25,6 @@ int cli_invoke(int argc, char **argv);
 int cli_list(int argc, char **argv);
 int cli_lb_config(int argc, char **argv);
 
-/* "64M", "1G", "512K", "4096" -> bytes; -1 on a malformed size */
-int cli_parse_size(const char *s, uint64_t *out);
-/* reads all of fd into a malloc'd buffer; -1 on error */
-int cli_read_all(int fd, uint8_t **buf, size_t *len, size_t max);
-int cli_write_all(int fd, const void *buf, size_t len);
 /* the file at path (at most max bytes) into a malloc'd buffer; -1 with why */
 int cli_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, char *why,
 		  size_t whylen);

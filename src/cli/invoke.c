@@ -130,7 +130,7 @@ int cli_invoke(int argc, char **argv)
 		return fprintf(stderr, "ember invoke: %s\n", why), CLI_EXIT_EMBER;
 	if (isatty(0))
 		fprintf(stderr, "ember invoke: reading the request from stdin (Ctrl-D ends it)\n");
-	if (cli_read_all(0, &req, &len, MAX_REQUEST)) {
+	if (base_read_fd(0, MAX_REQUEST, &req, &len)) {
 		cli_client_close(&c);
 		return fprintf(stderr, "ember invoke: cannot read stdin\n"), CLI_EXIT_EMBER;
 	}
@@ -149,10 +149,10 @@ int cli_invoke(int argc, char **argv)
 	if (rc)
 		return fprintf(stderr, "ember invoke: %s\n", why), CLI_EXIT_EMBER;
 	if (cli_resp_ok(&r)) {
-		rc = cli_write_all(1, r.body, r.len) ? CLI_EXIT_EMBER : 0;
+		rc = base_write_all(1, r.body, r.len) ? CLI_EXIT_EMBER : 0;
 	} else {
 		fprintf(stderr, "ember invoke: %s: status %ld\n", name, r.status);
-		cli_write_all(2, r.body, r.len);
+		base_write_all(2, r.body, r.len);
 		if (r.len && r.body[r.len - 1] != '\n')
 			fputc('\n', stderr);
 		rc = 1;

@@ -168,11 +168,6 @@ static json_t *stats_json(struct ember_function *fn, struct run_stats *rs, int e
 	    "invocations", rs->invocations, "time_us", time, "starts", starts, "memory", mem);
 }
 
-static uint64_t now_us(void)
-{
-	return vm_now_ns() / 1000;
-}
-
 static int usage_error(const char *msg)
 {
 	fprintf(stderr, "ember run: %s\n(see 'ember run --help')\n", msg);
@@ -225,7 +220,7 @@ int cli_run(int argc, char **argv)
 				return usage_error(why);
 			break;
 		case 'o':
-			if (cli_parse_size(optarg, &cfg.output_limit) || cfg.output_limit == 0)
+			if (base_parse_size(optarg, &cfg.output_limit) || cfg.output_limit == 0)
 				return usage_error("--output-limit needs a size such as 6M");
 			break;
 		case 'b':
@@ -307,9 +302,9 @@ int cli_run(int argc, char **argv)
 		return CLI_EXIT_EMBER;
 	}
 	pool_shell_target(0); /* one program, run now: no shells to prepare ahead */
-	uint64_t t0 = now_us();
+	uint64_t t0 = base_now_ns();
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));
-	uint64_t load_us = now_us() - t0;
+	uint64_t load_us = base_us_since(t0);
 	free(prog.code);
 	if (rc) {
 		cli_load_error("ember", rc, err);
@@ -317,7 +312,7 @@ int cli_run(int argc, char **argv)
 	}
 	uint8_t *req;
 	size_t req_len;
-	if (cli_read_all(0, &req, &req_len, MAX_REQUEST)) {
+	if (base_read_fd(0, MAX_REQUEST, &req, &req_len)) {
 		ember_unload(fn);
 		fprintf(stderr, "ember: cannot read the request from stdin\n");
 		return CLI_EXIT_EMBER;
@@ -333,8 +328,8 @@ int cli_run(int argc, char **argv)
 	for (long i = 0; i < repeat; i++) {
 		struct ember_result res;
 		ember_invoke(fn, req, req_len, &res);
-		cli_write_all(1, res.out, res.out_len);
-		cli_write_all(2, res.log, res.log_len);
+		base_write_all(1, res.out, res.out_len);
+		base_write_all(2, res.log, res.log_len);
 		if (res.outcome != EMBER_OK)
 			fprintf(stderr, "ember: %s\n", res.message);
 		if (res.prefetch_buffered)

@@ -130,7 +130,7 @@ static int config_size(json_t *cfg, const char *key, uint64_t *out)
 		return 0;
 	if (json_is_integer(v) && json_integer_value(v) > 0)
 		return *out = (uint64_t)json_integer_value(v), 0;
-	if (json_is_string(v) && !cli_parse_size(json_string_value(v), out) && *out)
+	if (json_is_string(v) && !base_parse_size(json_string_value(v), out) && *out)
 		return 0;
 	fprintf(stderr, "ember serve: config: %s must be a size such as \"6M\"\n", key);
 	return -1;
@@ -356,11 +356,11 @@ int cli_serve(int argc, char **argv)
 			config = optarg;
 			break;
 		case 'm':
-			if (cli_parse_size(optarg, &o.max_body) || !o.max_body)
+			if (base_parse_size(optarg, &o.max_body) || !o.max_body)
 				return usage_error("--max-body needs a size such as 6M");
 			break;
 		case 'M':
-			if (cli_parse_size(optarg, &o.memory_budget) || !o.memory_budget)
+			if (base_parse_size(optarg, &o.memory_budget) || !o.memory_budget)
 				return usage_error("--memory-budget needs a size such as 8G");
 			break;
 		case 'S':

@@ -12,79 +12,21 @@
 #include "image/img.h"
 #include "server/srv_serve.h"
 
-int cli_parse_size(const char *s, uint64_t *out)
-{
-	return srv_parse_size(s, out); /* one parser for sizes, the server's */
-}
-
-int cli_read_all(int fd, uint8_t **buf, size_t *len, size_t max)
-{
-	size_t cap = 65536, n = 0;
-	uint8_t *b = malloc(cap);
-	if (!b)
-		return -1;
-	for (;;) {
-		if (n == cap) {
-			if (cap >= max)
-				break;
-			uint8_t *nb = realloc(b, cap * 2);
-			if (!nb)
-				goto fail;
-			b = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, b + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto fail;
-		if (r == 0) {
-			*buf = b;
-			*len = n;
-			return 0;
-		}
-		n += (size_t)r;
-	}
-fail:
-	free(b);
-	return -1;
-}
-
 int cli_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, char *why,
 		  size_t whylen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno)), -1;
-	errno = 0;
-	int rc = cli_read_all(fd, buf, len, max);
-	if (rc && errno)
-		snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
-	else if (rc)
+	int rc = base_read_file(path, max, buf, len);
+	if (rc == -EFBIG)
 		snprintf(why, whylen, "%s is larger than %zu bytes", path, max);
-	close(fd);
-	return rc;
+	else if (rc)
+		snprintf(why, whylen, "cannot read %s: %s", path, strerror(-rc));
+	return rc ? -1 : 0;
 }
 
 int cli_usage_error(const char *cmd, const char *msg)
 {
 	fprintf(stderr, "ember %s: %s\n(see 'ember %s --help')\n", cmd, msg, cmd);
 	return CLI_EXIT_EMBER;
-}
-
-int cli_write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
 }
 
 int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size_t whylen)
@@ -121,7 +63,7 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 	if (cli_runtime_path(runtime, p->image, sizeof(p->image), why, whylen))
 		return -1;
 	int fd = open(program, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || cli_read_all(fd, &p->code, &p->code_len, 64 << 20)) {
+	if (fd < 0 || base_read_fd(fd, 64 << 20, &p->code, &p->code_len)) {
 		snprintf(why, whylen, "%s: cannot read the source", program);
 		if (fd >= 0)
 			close(fd);
@@ -177,7 +119,7 @@ const char *cli_parse_mem(const char *s, uint64_t *out)
 {
 	static char why[96];
 	uint64_t size;
-	if (cli_parse_size(s, &size) || size < EMBER_MEM_MIN || size > EMBER_MEM_MAX) {
+	if (base_parse_size(s, &size) || size < EMBER_MEM_MIN || size > EMBER_MEM_MAX) {
 		snprintf(why, sizeof(why), "--mem needs a size from %lluM to %lluG, such as 64M",
 			 EMBER_MEM_MIN >> 20, EMBER_MEM_MAX >> 30);
 		return why;

@@ -54,7 +54,7 @@ int mem_merge(struct mem_refs *r, struct vm *vm, uint64_t addr, uint64_t len)
 	if (vm_backend_of(vm) != VM_BACKEND_KVM)
 		return 0; /* the ptrace stub sees guest memory only through its memfd: advice taken
 			   */
-	uint64_t t0 = vm_now_ns();
+	uint64_t t0 = base_now_ns();
 	struct run run = {0, 0, 0};
 	size_t merged = 0;
 	int rc = 0;
@@ -74,6 +74,6 @@ int mem_merge(struct mem_refs *r, struct vm *vm, uint64_t addr, uint64_t len)
 	}
 	if (!rc && run.n)
 		rc = flush(r, vm, &run, &merged);
-	mem_store_count_merge(r->st, merged, vm_now_ns() - t0);
+	mem_store_count_merge(r->st, merged, base_now_ns() - t0);
 	return rc == -EOPNOTSUPP ? 0 : rc;
 }

@@ -223,7 +223,7 @@ int mem_store_intern(struct mem_store *st, const uint8_t *page, uint64_t *off)
 			rc = -ENOMEM;
 			goto out;
 		}
-		if ((rc = snap_write_all(st->fd, page, PAGE, (off_t)i * PAGE))) {
+		if ((rc = base_pwrite_all(st->fd, page, PAGE, (off_t)i * PAGE))) {
 			give_back(st, i);
 			goto out;
 		}

@@ -10,11 +10,7 @@ struct ember_budget *ember_budget_new(uint64_t bytes)
 	if (!b)
 		return NULL;
 	pthread_mutex_init(&b->mu, NULL);
-	pthread_condattr_t a;
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&b->cv, &a);
-	pthread_condattr_destroy(&a);
+	base_cond_init(&b->cv);
 	b->limit = bytes;
 	return b;
 }
@@ -112,7 +108,7 @@ int budget_take(struct ember_budget *b, uint64_t bytes, uint64_t deadline_ns)
 			pthread_mutex_lock(&b->mu);
 			continue;
 		}
-		if (vm_now_ns() >= deadline_ns) {
+		if (base_now_ns() >= deadline_ns) {
 			atomic_fetch_sub(&b->waiters, 1);
 			rc = -1;
 			break;

@@ -9,11 +9,6 @@
 
 #include "pool/func.h"
 
-static uint64_t us_since(uint64_t t0)
-{
-	return (vm_now_ns() - t0) / 1000;
-}
-
 /* what init saw: a snapshot made with other arguments, environment or code is not reused */
 static uint64_t config_hash(const struct ember_function *fn)
 {
@@ -91,9 +86,9 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 	char why[256] = "";
 	if (cfg->cold)
 		snap_drop_cache(fn->snap_dir); /* honest: the start reads the files from disk */
-	uint64_t t0 = vm_now_ns();
+	uint64_t t0 = base_now_ns();
 	int rc = snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, why, sizeof(why));
-	fn->snap_load_us = us_since(t0); /* read and checked once: every cold start keeps it */
+	fn->snap_load_us = base_us_since(t0); /* read and checked once: every cold start keeps it */
 	if (rc == 0) {
 		fn->snapshot = fn->from_disk = 1;
 		atomic_store(&fn->cold_pending, 1);
@@ -173,12 +168,12 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 		     size_t meta_len, struct ember_result *res)
 {
 	char err[256] = "";
-	uint64_t t0 = vm_now_ns();
+	uint64_t t0 = base_now_ns();
 	int kind;
 	struct virtine *v = func_new_virtine(fn, 1, &kind, err, sizeof(err));
 	if (!v)
 		goto fail;
-	res->wait_us = us_since(t0);
+	res->wait_us = base_us_since(t0);
 	res->start = EMBER_START_COLD;
 	fn->proc = fn->snap.proc;
 	sys_init(&v->st, v->vm, &fn->proc);
@@ -189,7 +184,7 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 	sys_set_bundle(&v->st, fn->bundle);
 	int record = fn->restore == SNAP_REAP && !snap_ws_exists(fn->snap_dir);
 	struct snap_cold c;
-	uint64_t t1 = vm_now_ns();
+	uint64_t t1 = base_now_ns();
 	if (snap_cold_start(&c, &fn->snap, v->vm, &v->st, fn->snap_dir, fn->restore, record, err,
 			    sizeof(err))) {
 		virtine_destroy(v);
@@ -197,7 +192,7 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 		snprintf(why, sizeof(why), "snapshot %.200s refused: %s", fn->snap_dir, err);
 		return invoke_rebuilt(fn, in, len, meta, meta_len, res, why);
 	}
-	res->setup_us = us_since(t1);
+	res->setup_us = base_us_since(t1);
 	res->cold = 1;
 	res->recorded = c.record == 1; /* also when a damaged working set was dropped */
 	func_run_invocation(fn, v, in, len, meta, meta_len, res);
@@ -222,9 +217,9 @@ int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, cons
 	func_share_snapshot(fn);
 	atomic_store(&fn->cold_pending,
 		     0); /* the snapshot is whole in memory: warm starts can go */
-	uint64_t t2 = vm_now_ns();
+	uint64_t t2 = base_now_ns();
 	broken = broken || fill_missing(&fn->snap, v->vm) || func_reset(fn, v, &res->pages_touched);
-	res->reset_us = us_since(t2);
+	res->reset_us = base_us_since(t2);
 	if (broken || pool_put(&fn->pool, v))
 		virtine_destroy(v);
 	return 0;

@@ -156,11 +156,7 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	pthread_mutex_init(&fn->cold_lock, NULL);
 	pthread_mutex_init(&fn->dm.mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&fn->dm.cv, &ca);
-	pthread_condattr_destroy(&ca);
+	base_cond_init(&fn->dm.cv);
 	int rc = configure(fn, cfg, err, errlen);
 	if (!rc)
 		rc = load(fn, cfg, err, errlen);

@@ -6,11 +6,6 @@
 
 #include "pool/func.h"
 
-static uint64_t us_since(uint64_t t0)
-{
-	return (vm_now_ns() - t0) / 1000;
-}
-
 /* Loads the image into a clean machine and sets up the start of the program; 0 or a kind. */
 static int load_image(struct ember_function *fn, struct virtine *v, char *err, size_t errlen)
 {
@@ -62,7 +57,7 @@ static void run_on_vcpu(void *p)
 {
 	struct run_args *a = p;
 	struct sys_state *st = &a->v->st;
-	st->start_ns = vm_now_ns();
+	st->start_ns = base_now_ns();
 	uint64_t cpu0 = vm_machine_cpu_ns(a->v->vm);
 	/* the in-guest runtime gets its clocks, entropy and first piece of the request */
 	if (vm_set_deadline(a->v->vm, st->start_ns + a->timeout_ns))
@@ -176,14 +171,14 @@ int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	}
 	v->vm = vm;
-	if (budget_take(fn->budget, fn->vmcfg.mem_size, vm_now_ns() + fn->timeout_ns)) {
+	if (budget_take(fn->budget, fn->vmcfg.mem_size, base_now_ns() + fn->timeout_ns)) {
 		virtine_destroy(v);
 		return snprintf(err, errlen, "the memory budget is full: no virtine ended in time"),
 		       EMBER_ERR_NOMEM;
 	}
 	v->budget = fn->budget;
 	v->charged = fn->vmcfg.mem_size;
-	uint64_t t0 = vm_now_ns();
+	uint64_t t0 = base_now_ns();
 	int rc = load_image(fn, v, err, errlen);
 	if (rc)
 		goto fail;
@@ -193,7 +188,7 @@ int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen
 	}
 	v->st.snap_armed = 1;
 	run(fn, v);
-	fn->init_us = us_since(t0);
+	fn->init_us = base_us_since(t0);
 	for (int k = 0; k < VM_EXIT_KINDS; k++)
 		fn->init_exits += v->st.stats.exits[k];
 	if (v->st.outcome != SYS_SNAPSHOT) {
@@ -274,7 +269,7 @@ struct virtine *func_new_virtine(struct ember_function *fn, int wait, int *kind,
 		return NULL;
 	}
 	uint64_t bytes = fn->vmcfg.mem_size;
-	if (budget_take(fn->budget, bytes, wait ? vm_now_ns() + fn->timeout_ns : 0)) {
+	if (budget_take(fn->budget, bytes, wait ? base_now_ns() + fn->timeout_ns : 0)) {
 		free(v);
 		*kind = FUNC_BUDGET_FULL;
 		snprintf(err, errlen, "the memory budget is full: no virtine ended in time");
@@ -317,9 +312,9 @@ struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, ch
  * request's own path (what the refiller is there to spare it) */
 static struct virtine *get_warm(struct ember_function *fn, struct ember_result *res)
 {
-	uint64_t t0 = vm_now_ns();
+	uint64_t t0 = base_now_ns();
 	struct virtine *v = pool_take(&fn->pool);
-	res->wait_us = us_since(t0);
+	res->wait_us = base_us_since(t0);
 	if (v) {
 		res->warm = 1;
 		res->start = EMBER_START_WARM;
@@ -329,11 +324,11 @@ static struct virtine *get_warm(struct ember_function *fn, struct ember_result *
 	res->start = EMBER_START_RESTORE;
 	atomic_fetch_add(&fn->dm.restores, 1);
 	func_demand_took(fn, atomic_fetch_add(&fn->dm.in_use, 1) + 1);
-	uint64_t t1 = vm_now_ns();
+	uint64_t t1 = base_now_ns();
 	char err[200];
 	int kind;
 	v = func_restored(fn, 1, &kind, err, sizeof(err));
-	res->setup_us = us_since(t1);
+	res->setup_us = base_us_since(t1);
 	if (!v) {
 		atomic_fetch_sub(&fn->dm.in_use, 1);
 		fail_result(res, err);
@@ -382,28 +377,28 @@ int ember_trim(struct ember_function *fn, unsigned n)
 static int invoke_shell(struct ember_function *fn, const void *in, size_t len, const char *meta,
 			size_t meta_len, struct ember_result *res)
 {
-	uint64_t t0 = vm_now_ns();
+	uint64_t t0 = base_now_ns();
 	char err[200];
 	int kind;
 	struct virtine *v = func_new_virtine(fn, 1, &kind, err, sizeof(err));
-	res->wait_us = us_since(t0);
+	res->wait_us = base_us_since(t0);
 	res->start = EMBER_START_INIT;
 	if (!v) {
 		fail_result(res, err);
 		return -1;
 	}
-	uint64_t t1 = vm_now_ns();
+	uint64_t t1 = base_now_ns();
 	if (load_image(fn, v, err, sizeof(err))) {
 		virtine_destroy(v);
 		fail_result(res, err);
 		return -1;
 	}
-	res->load_us = us_since(t1);
+	res->load_us = base_us_since(t1);
 	sys_set_input(&v->st, in, len);
 	sys_set_meta(&v->st, meta, meta_len);
-	uint64_t t2 = vm_now_ns();
+	uint64_t t2 = base_now_ns();
 	res->cpu_us += run(fn, v) / 1000;
-	res->run_us = us_since(t2);
+	res->run_us = base_us_since(t2);
 	fill_result(res, &v->st);
 	virtine_destroy(v);
 	return 0;
@@ -414,9 +409,9 @@ void func_run_invocation(struct ember_function *fn, struct virtine *v, const voi
 {
 	sys_set_input(&v->st, in, len);
 	sys_set_meta(&v->st, meta, meta_len);
-	uint64_t t0 = vm_now_ns();
+	uint64_t t0 = base_now_ns();
 	res->cpu_us += run(fn, v) / 1000;
-	res->run_us = us_since(t0);
+	res->run_us = base_us_since(t0);
 	fill_result(res, &v->st);
 }
 
@@ -440,19 +435,19 @@ static void warm_on_vcpu(void *p)
 	struct warm_args *a = p;
 	struct virtine *v = a->v;
 	struct run_args r = {v, a->fn->timeout_ns, 0};
-	uint64_t t0 = vm_now_ns();
+	uint64_t t0 = base_now_ns();
 	run_on_vcpu(&r);
 	a->res->cpu_us += r.machine_ns / 1000;
-	a->res->run_us = us_since(t0);
+	a->res->run_us = base_us_since(t0);
 	fill_result(a->res, &v->st);
-	uint64_t t1 = vm_now_ns();
+	uint64_t t1 = base_now_ns();
 	/* a crash leaves the machine usable (the reset puts it back), unless it shut down */
 	size_t touched = 0;
 	a->res->dirty_log = vm_logging(v->vm);
 	a->broken = v->st.outcome == SYS_ERROR || !vm_usable(v->vm) ||
 		    snap_reset(&a->fn->snap, v->vm, &v->st, &touched);
 	a->res->pages_touched = touched;
-	a->res->reset_us = us_since(t1);
+	a->res->reset_us = base_us_since(t1);
 }
 
 int func_run_warm(struct ember_function *fn, struct virtine *v, const void *in, size_t len,

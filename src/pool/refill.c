@@ -18,7 +18,7 @@ static unsigned retarget(struct ember_function *fn, uint64_t *next_ns)
 	struct fn_demand *dm = &fn->dm;
 	unsigned u = atomic_load(&dm->in_use);
 	demand_seen(&dm->d, atomic_exchange(&dm->seen, u));
-	demand_tick(&dm->d, u, vm_now_ns(), next_ns);
+	demand_tick(&dm->d, u, base_now_ns(), next_ns);
 	unsigned t = demand_target(&dm->d, u);
 	unsigned peak = dm->d.peak > dm->d.prev_peak ? dm->d.peak : dm->d.prev_peak;
 	atomic_store(&dm->target, t);
@@ -84,7 +84,7 @@ static void *refill(void *arg)
 		if (rc > 0)
 			continue;
 		if (rc < 0 || atomic_load(&fn->cold_pending)) {
-			uint64_t retry = vm_now_ns() + RETRY_NS;
+			uint64_t retry = base_now_ns() + RETRY_NS;
 			next_ns = next_ns && next_ns < retry ? next_ns : retry;
 		}
 		if (!dm->kicked && !dm->stop)
@@ -119,7 +119,7 @@ int func_refiller_start(struct ember_function *fn, const struct ember_config *cf
 		cap = (unsigned)(fn->budget->limit / fn->vmcfg.mem_size);
 	dm->capacity = cap ? cap : 1;
 	uint64_t window = cfg->keep_alive_s > 0 ? (uint64_t)(cfg->keep_alive_s * 1e9) : 0;
-	demand_init(&dm->d, fn->pool_size, dm->capacity, window, vm_now_ns());
+	demand_init(&dm->d, fn->pool_size, dm->capacity, window, base_now_ns());
 	atomic_store(&dm->target, demand_target(&dm->d, 0));
 	if (!dm->on)
 		return 0;

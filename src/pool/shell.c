@@ -77,7 +77,7 @@ static void wait_until(uint64_t wake_ns)
 		return;
 	}
 	struct timespec ts = {(time_t)(wake_ns / 1000000000), (long)(wake_ns % 1000000000)};
-	pthread_cond_clockwait(&cv, &mu, CLOCK_MONOTONIC, &ts);
+	pthread_cond_clockwait(&cv, &mu, CLOCK_MONOTONIC, &ts); /* base_now_ns's clock */
 }
 
 /* keeps every kind asked for at its target, creating machines outside the lock; a kind that
@@ -89,7 +89,7 @@ static void *refill(void *arg)
 	pthread_mutex_lock(&mu);
 	for (;;) {
 		uint64_t wake_ns;
-		struct shell_kind *k = next_kind(vm_now_ns(), &wake_ns);
+		struct shell_kind *k = next_kind(base_now_ns(), &wake_ns);
 		if (!k) {
 			wait_until(wake_ns);
 			continue;
@@ -104,7 +104,7 @@ static void *refill(void *arg)
 			k->backoff_ns = k->backoff_ns ? k->backoff_ns * 2 : BACKOFF_MIN_NS;
 			if (k->backoff_ns > BACKOFF_MAX_NS)
 				k->backoff_ns = BACKOFF_MAX_NS;
-			k->retry_ns = vm_now_ns() + k->backoff_ns;
+			k->retry_ns = base_now_ns() + k->backoff_ns;
 			continue;
 		}
 		k->retry_ns = k->backoff_ns = 0;

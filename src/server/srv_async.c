@@ -109,9 +109,9 @@ int async_init(struct srv *s, char *err, size_t errlen)
 		return snprintf(err, errlen, "cannot initialise libcurl"), -1;
 	}
 	pthread_mutex_init(&q->mu, NULL);
-	srv_cond_init(&q->work);
-	srv_cond_init(&q->stop);
-	srv_cond_init(&q->idle);
+	base_cond_init(&q->work);
+	base_cond_init(&q->stop);
+	base_cond_init(&q->idle);
 	q->cap = s->opt.async_queue ? s->opt.async_queue : DEFAULT_QUEUE;
 	s->async = q;
 	/* the calls accepted before a restart, oldest first; they may exceed the queue's size */
@@ -206,7 +206,7 @@ int async_nap(struct srv *s, double secs)
 {
 	struct srv_async *q = s->async;
 	struct timespec ts;
-	srv_deadline(&ts, secs);
+	base_deadline(&ts, secs);
 	pthread_mutex_lock(&q->mu);
 	while (!q->stopping && pthread_cond_timedwait(&q->stop, &q->mu, &ts) != ETIMEDOUT)
 		;

@@ -48,20 +48,11 @@ static int read_secret(const char *dir, const char *file, char *buf, size_t len,
 static int write_secret(const char *dir, const char *file, const char *value, char *err,
 			size_t errlen)
 {
-	char path[SRV_PATH_MAX], tmp[SRV_PATH_MAX];
+	char path[SRV_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%d", dir, file, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	size_t n = strlen(value);
-	int ok = fd >= 0 && write(fd, value, n) == (ssize_t)n && !fsync(fd);
-	int saved = errno;
-	if (fd >= 0)
-		close(fd);
-	if (!ok || rename(tmp, path)) {
-		saved = ok ? errno : saved;
-		unlink(tmp);
-		return snprintf(err, errlen, "cannot write %s: %s", path, strerror(saved)), -1;
-	}
+	int rc = base_replace(path, value, strlen(value), 0600);
+	if (rc)
+		return snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc)), -1;
 	return 0;
 }
 

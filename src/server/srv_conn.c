@@ -109,7 +109,7 @@ static void *watch(void *p)
 	pthread_mutex_lock(&s->mu);
 	while (!s->stopping) {
 		struct timespec ts;
-		srv_deadline(&ts, WATCH_INTERVAL_S);
+		base_deadline(&ts, WATCH_INTERVAL_S);
 		pthread_cond_timedwait(&s->reaper_cv, &s->mu, &ts);
 		pthread_mutex_unlock(&s->mu);
 		cut_slow(s);

@@ -16,7 +16,7 @@ uint64_t cpu_score(uint64_t score, uint64_t took_us, int failed, uint64_t limit_
 void cpu_start(struct srv *s)
 {
 	pthread_mutex_init(&s->cpu_mu, NULL);
-	srv_cond_init(&s->cpu_cv);
+	base_cond_init(&s->cpu_cv);
 	if (!s->opt.costly_slots) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
 		s->opt.costly_slots = n > 1 ? (unsigned)n : 1;

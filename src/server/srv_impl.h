@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "ember/ember.h"
 #include "server/srv_serve.h"
 
@@ -53,11 +54,7 @@ struct srv_spec *spec_get(struct srv_spec *sp);
 void spec_put(struct srv_spec *sp);
 /* srv_parse.c */
 int srv_parse_duration(const json_t *v, double *out);
-double srv_now(void); /* monotonic seconds */
-/* ts = secs from now on CLOCK_MONOTONIC, the clock of the condition variables srv_cond_init
- * makes (for pthread_cond_timedwait) */
-void srv_deadline(struct timespec *ts, double secs);
-void srv_cond_init(pthread_cond_t *cv);
+double srv_now(void); /* monotonic seconds (base_now_ns) */
 void srv_rfc3339(char *buf, size_t len);
 void srv_call_id(char *buf, size_t len); /* a random UUID */
 

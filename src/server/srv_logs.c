@@ -30,11 +30,7 @@ struct srv_logs *logs_new(uint64_t max_bytes, unsigned max_lines)
 	struct srv_logs *l = calloc(1, sizeof(*l));
 	if (!l || !max_lines)
 		return free(l), NULL;
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&l->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	base_cond_init(&l->cv);
 	pthread_mutex_init(&l->mu, NULL);
 	atomic_init(&l->refs, 1);
 	l->max_bytes = max_bytes;
@@ -246,10 +242,7 @@ struct log_line *logs_next(struct srv_logs *l, uint64_t *seq, uint64_t end,
 int logs_wait(struct srv_logs *l, uint64_t seq, double secs)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	long ns = ts.tv_nsec + (long)(secs * 1e9);
-	ts.tv_sec += ns / 1000000000L;
-	ts.tv_nsec = ns % 1000000000L;
+	base_deadline(&ts, secs);
 	pthread_mutex_lock(&l->mu);
 	int rc = 0;
 	while (!l->closed && l->next <= seq && rc != ETIMEDOUT)

@@ -30,7 +30,7 @@ static void *reaper(void *p)
 	pthread_mutex_lock(&s->mu);
 	while (!s->stopping) {
 		struct timespec ts;
-		srv_deadline(&ts, REAP_INTERVAL_S);
+		base_deadline(&ts, REAP_INTERVAL_S);
 		pthread_cond_timedwait(&s->reaper_cv, &s->mu, &ts);
 		if (s->stopping)
 			break;
@@ -113,8 +113,8 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->admin, NULL);
 	pthread_mutex_init(&s->conn_mu, NULL);
-	srv_cond_init(&s->idle);
-	srv_cond_init(&s->reaper_cv);
+	base_cond_init(&s->idle);
+	base_cond_init(&s->reaper_cv);
 	s->started = srv_now();
 	if (set_options(s, opt, err, errlen) || store_init(s, err, errlen) ||
 	    store_seed(s, err, errlen) || auth_init(s, err, errlen))
@@ -172,7 +172,7 @@ unsigned srv_shutdown(struct srv *s)
 	async_stop(s);	  /* the calls still queued stay on disk for the next start */
 	MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
 	struct timespec ts;
-	srv_deadline(&ts, s->opt.shutdown_s);
+	base_deadline(&ts, s->opt.shutdown_s);
 	pthread_mutex_lock(&s->mu);
 	while (s->active && pthread_cond_timedwait(&s->idle, &s->mu, &ts) != ETIMEDOUT)
 		;

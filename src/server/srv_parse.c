@@ -9,41 +9,6 @@
 
 #include "server/srv_impl.h"
 
-/* "128M", "128Mi", "128MB", "1G", "512K", "4096" -> bytes */
-int srv_parse_size(const char *s, uint64_t *out)
-{
-	static const struct {
-		char suffix;
-		int shift;
-	} units[] = {{'K', 10}, {'k', 10}, {'M', 20}, {'m', 20}, {'G', 30}, {'g', 30}};
-	char *end;
-	errno = 0;
-	if (!s || s[0] < '0' || s[0] > '9')
-		return -1;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	int shift = 0;
-	if (*end) {
-		size_t i;
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (*end == units[i].suffix)
-				break;
-		if (i == sizeof(units) / sizeof(units[0]))
-			return -1;
-		shift = units[i].shift;
-		end++;
-		if (!strcmp(end, "i") || !strcmp(end, "B") || !strcmp(end, "iB"))
-			end += strlen(end);
-		if (*end)
-			return -1;
-	}
-	if (v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 /* a number of seconds, or a string: "10", "10s", "500ms", "2m", "1h" */
 int srv_parse_duration(const json_t *v, double *out)
 {
@@ -76,31 +41,9 @@ int srv_parse_duration(const json_t *v, double *out)
 	return 0;
 }
 
-void srv_deadline(struct timespec *ts, double secs)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += (time_t)secs;
-	ts->tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
-void srv_cond_init(pthread_cond_t *cv)
-{
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(cv, &ca);
-	pthread_condattr_destroy(&ca);
-}
-
 double srv_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)base_now_ns() / 1e9;
 }
 
 void srv_rfc3339(char *buf, size_t len)

@@ -45,27 +45,17 @@ static int copy_file(const struct srv *s, const char *seed, const char *dir, con
 			 src);
 		goto out;
 	}
-	if (!(buf = malloc(st.st_size ? (size_t)st.st_size : 1))) {
-		snprintf(err, errlen, "--seed: %s: out of memory", src);
-		goto out;
-	}
 	size_t got = 0;
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) { /* shorter than it was: not the file the peer writes (by rename) */
-			snprintf(err, errlen, "--seed: %s: %s", src,
-				 r < 0 ? strerror(errno) : "shorter than its size");
-			goto out;
-		}
-		got += (size_t)r;
+	int e = -base_read_fd(fd, s->opt.max_image, &buf, &got);
+	if (e || got != (uint64_t)st.st_size) { /* not the file the peer writes (by rename) */
+		snprintf(err, errlen, "--seed: %s: %s", src,
+			 e ? strerror(e) : "not as long as its size");
+		goto out;
 	}
 	if (store_temp(s, dir, buf, got, (int)(st.st_mode & 0755), tmp, sizeof(tmp), err, errlen))
 		goto out;
-	if (rename(tmp, dst)) {
-		snprintf(err, errlen, "%s: %s", dst, strerror(errno));
-		unlink(tmp);
+	if ((e = -base_commit(tmp, dst))) {
+		snprintf(err, errlen, "%s: %s", dst, strerror(e));
 		goto out;
 	}
 	rc = 1;
@@ -127,9 +117,7 @@ static int seed_dir(struct srv *s, const char *seed, const char *dir, seed_fn fn
 	while (rc >= 0 && (de = readdir(d)))
 		if (de->d_name[0] != '.')
 			n += (rc = fn(s, seed, de->d_name, err, errlen)) > 0;
-	closedir(d);
-	if (n)
-		store_sync(s, dir);
+	closedir(d); /* each copy's name made durable by base_commit */
 	return rc < 0 ? -1 : n;
 }
 

@@ -49,9 +49,6 @@ struct srv_options {
 
 struct srv;
 
-/* "128M", "128Mi", "128MB", "1G", "512K", "4096" -> bytes; -1 when malformed */
-int srv_parse_size(const char *s, uint64_t *out);
-
 /* a function or image name: [a-z0-9][a-z0-9-_.]{0,62}, no ".." */
 int srv_name_ok(const char *s);
 /* An image reference as faas-cli writes it ("hello", "hello:latest", "ghcr.io/org/hello:1.2",

@@ -180,7 +180,7 @@ static int limits(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	if (!m)
 		return 0;
 	/* the virtine's own minimum: its page tables, the in-guest runtime, a stack and a heap */
-	if (!json_is_string(m) || srv_parse_size(json_string_value(m), &sp->mem_bytes) ||
+	if (!json_is_string(m) || base_parse_size(json_string_value(m), &sp->mem_bytes) ||
 	    sp->mem_bytes < EMBER_MEM_MIN || sp->mem_bytes > EMBER_MEM_MAX)
 		return snprintf(err, errlen,
 				"limits.memory must be a size from %lluM (a virtine's minimum) to "

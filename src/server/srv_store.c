@@ -35,12 +35,7 @@ int store_sync(const struct srv *s, const char *dir)
 {
 	char path[SRV_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", s->state, dir);
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int rc = fsync(fd);
-	close(fd);
-	return rc;
+	return base_fsync_path(path) ? -1 : 0;
 }
 
 /* removes what an interrupted write left behind: .tmp-* files; returns how many */
@@ -100,33 +95,10 @@ int store_temp(const struct srv *s, const char *dir, const void *data, size_t le
 {
 	if (snprintf(path, pathlen, "%s/%s/.tmp-XXXXXX", s->state, dir) >= (int)pathlen)
 		return snprintf(err, errlen, "state path too long"), EMBER_ERR_IO;
-	int fd = mkostemp(path, O_CLOEXEC), e = 0;
-	if (fd < 0) {
-		e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		return store_kind(e);
-	}
-	const uint8_t *p = data;
-	size_t left = len;
-	while (left && !e) {
-		ssize_t w = write(fd, p, left);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) { /* no progress without an error: the disk's */
-			e = w < 0 ? errno : EIO;
-			break;
-		}
-		p += w;
-		left -= (size_t)w;
-	}
-	if (!e && (fchmod(fd, (mode_t)mode) || fsync(fd)))
-		e = errno;
-	if (close(fd) && !e)
-		e = errno;
+	int e = -base_temp_write(path, data, len, mode);
 	if (!e)
 		return 0;
 	snprintf(err, errlen, "writing %s: %s", path, strerror(e));
-	unlink(path);
 	return store_kind(e);
 }
 
@@ -143,14 +115,13 @@ int store_commit(const struct srv *s, const char *dir, const char *tmp, const ch
 	struct stat a, b;
 	if (!stat(tmp, &a) && !stat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
 		unlink(tmp);
-	} else if (rename(tmp, path)) {
-		int e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		unlink(tmp);
-		return store_kind(e);
+		store_sync(s, dir);
+		return 0;
 	}
-	store_sync(s, dir);
-	return 0;
+	int e = -base_commit(tmp, path); /* the rename, then the folder's fsync */
+	if (e)
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+	return e ? store_kind(e) : 0;
 }
 
 int store_write(const struct srv *s, const char *dir, const char *name, const char *ext,

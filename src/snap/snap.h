@@ -40,8 +40,6 @@ const char *snap_share_name(enum snap_share m);
 /* Moves data into a sealed memfd, mapped read-only in its place: the one copy every machine
  * restored from s maps. Nothing to do when sealed already or empty. */
 int snap_seal(struct snap *s);
-/* pwrite of all len bytes at off: 0 or -errno (no progress is the disk's: EIO) (snap_file.c) */
-int snap_write_all(int fd, const void *buf, size_t len, off_t off);
 void snap_data_free(struct snap *s);
 /* The machine s was captured from, its memory still equal to s, made to hold it in mode m
  * (upm: its own copies of the snapshot's pages given up for the shared one). */

@@ -40,12 +40,12 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 	static __thread uint8_t page[4096] __attribute__((aligned(4096)));
 	const struct snap *s = c->s;
 	size_t i = snap_page_index(s, addr);
-	uint64_t pg = addr / PAGE, t0 = vm_now_ns();
+	uint64_t pg = addr / PAGE, t0 = base_now_ns();
 	if (snap_pf_wait_page(&c->pf, pg)) { /* on its way: in now, its waiter is woken */
 		struct uffdio_range r = {addr + c->u.off[which], PAGE};
 		ioctl(c->u.fd[which], UFFDIO_WAKE, &r);
 		c->waits++;
-		c->wait_ns += vm_now_ns() - t0;
+		c->wait_ns += base_now_ns() - t0;
 		return 0;
 	}
 	int zeroed = __atomic_load_n(&c->zeroed[pg / 8], __ATOMIC_ACQUIRE) & (1 << (pg % 8));
@@ -76,7 +76,7 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 		ioctl(c->u.fd[which], UFFDIO_WAKE, &r);
 	}
 	c->faults++;
-	c->fault_ns += vm_now_ns() - t0;
+	c->fault_ns += base_now_ns() - t0;
 	uint64_t pn = addr / PAGE;
 	/* a page the run gave back or mapped afresh is not recorded: a prefetch of it would be
 	 * punched away by that same munmap or mmap before it is touched */
@@ -169,11 +169,11 @@ static int seed(struct snap_cold *c)
 /* the concurrent prefetch: started, and waited for until its first chunk is in */
 static int reap(struct snap_cold *c, const char *dir, char *err, size_t errlen)
 {
-	uint64_t t = vm_now_ns(); /* the first piece is read on this thread */
+	uint64_t t = base_now_ns(); /* the first piece is read on this thread */
 	if (snap_pf_start(c, dir, err, errlen))
 		return -1;
 	snap_pf_wait_first(&c->pf);
-	c->first_ns = vm_now_ns() - t;
+	c->first_ns = base_now_ns() - t;
 	if (c->pf.fd < 0)
 		return 0; /* nothing recorded yet: everything is served on demand */
 	pthread_mutex_lock(&c->pf.mu);
@@ -208,7 +208,7 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, st
 	c->record = record;
 	c->stop[0] = c->stop[1] = c->memfd = c->pf.fd = -1;
 	err[0] = 0;
-	uint64_t t0 = vm_now_ns();
+	uint64_t t0 = base_now_ns();
 	char path[4200];
 	snprintf(path, sizeof(path), "%.4090s/mem", dir);
 	int rc = 0; /* each step's own error (errno or -rc), never a stale errno */
@@ -252,7 +252,7 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, st
 			goto fail;
 		}
 	}
-	c->open_ns = vm_now_ns() - t0;
+	c->open_ns = base_now_ns() - t0;
 	if (mode == SNAP_REAP && reap(c, dir, err, errlen))
 		goto fail;
 	if ((rc = pthread_create(&c->th, NULL, fault_server, c))) {

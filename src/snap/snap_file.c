@@ -70,33 +70,6 @@ static int get(const uint8_t **p, const uint8_t *end, void *dst, size_t n)
 	return 0;
 }
 
-/* 0 or -errno (a write that made no progress is the disk's: EIO) */
-int snap_write_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const uint8_t *p = buf;
-	while (len) {
-		ssize_t w = pwrite(fd, p, len, off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		len -= (size_t)w;
-		off += w;
-	}
-	return 0;
-}
-
-int snap_fsync(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int rc = fsync(fd) < 0 ? -errno : 0;
-	close(fd);
-	return rc;
-}
-
 /* the creating open, then the ftruncate (mem) or nothing: 0 or -errno */
 static int create(const char *tmp, const char *name, uint64_t size, int *fd)
 {
@@ -122,7 +95,7 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 	}
 	for (size_t i = 0; i < s->npages && !rc; i++) {
 		hashes[i] = snap_page_hash(s->data + i * PAGE);
-		rc = snap_write_all(fd, s->data + i * PAGE, PAGE, (off_t)s->pages[i]);
+		rc = base_pwrite_all(fd, s->data + i * PAGE, PAGE, (off_t)s->pages[i]);
 	}
 	if (rc || (fsync(fd) < 0 && (rc = -errno)))
 		goto fail;
@@ -174,12 +147,12 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 	XXH64_update(x, b.p, b.len);
 	h.body_hash = XXH64_digest(x);
 	XXH64_freeState(x);
-	if ((rc = create(tmp, "state", 0, &fd)) || (rc = snap_write_all(fd, &h, sizeof(h), 0)) ||
-	    (rc = snap_write_all(fd, b.p, b.len, sizeof(h))) || (fsync(fd) < 0 && (rc = -errno)))
+	if ((rc = create(tmp, "state", 0, &fd)) || (rc = base_pwrite_all(fd, &h, sizeof(h), 0)) ||
+	    (rc = base_pwrite_all(fd, b.p, b.len, sizeof(h))) || (fsync(fd) < 0 && (rc = -errno)))
 		goto fail_body;
 	close(fd);
 	free(b.p);
-	return snap_fsync(tmp);
+	return base_fsync_path(tmp);
 fail_body:
 	free(b.p);
 fail:
@@ -295,7 +268,7 @@ int snap_save(const struct snap *s, const struct snap_meta *m, const char *dir, 
 		remove_dir(tmp);
 		return vm_errno_kind(rc, EMBER_ERR_IO);
 	}
-	snap_fsync(parent);
+	base_fsync_path(parent);
 	return 0;
 }
 

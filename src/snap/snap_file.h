@@ -15,8 +15,14 @@ struct snap_meta {
 };
 
 /* what a snapshot being written is called until it is whole: DIR.tmp-PID-XXXXXX (a folder) and
- * DIR/ws.tmp-PID-XXXXXX (a working set) */
-#define SNAP_TMP ".tmp-"
+ * DIR/ws.tmp-PID-XXXXXX (a working set, base_replace's temporary name) */
+#define SNAP_TMP BASE_TMP
+
+/* the names on disk: STATE/snapshots/KEY/{mem,state,ws} */
+#define SNAP_DIR   "snapshots"
+#define SNAP_MEM   "mem"   /* each page at its guest address, holes elsewhere */
+#define SNAP_STATE "state" /* the header and body of snap_file.c */
+#define SNAP_WS	   "ws"	   /* the working set a cold start recorded (snap_cold.c) */
 
 /* Writes s into dir (created or replaced as a whole: a crash leaves the old one). Returns 0 or a
  * kind of failure of ember.h: EMBER_ERR_IO (the disk refused it), EMBER_ERR_NOMEM. */
@@ -41,9 +47,6 @@ int snap_sweep(const char *root);
 /* Removes the snapshot folder dir: first renamed to a temporary name (readers never see half of
  * it; a crash leaves what snap_sweep removes), then emptied and removed. */
 int snap_remove(const char *dir);
-
-/* fsync of a file or folder by its path (a folder: the names in it are on disk); 0 or -errno */
-int snap_fsync(const char *path);
 
 /* the per-page checksums kept beside a loaded snapshot's page list */
 uint64_t snap_page_hash(const void *page);

@@ -44,7 +44,7 @@ int snap_seal(struct snap *s)
 	int fd = memfd_create("ember-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	int rc = snap_write_all(fd, s->data, len, 0);
+	int rc = base_pwrite_all(fd, s->data, len, 0);
 	if (!rc && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL))
 		rc = -errno;
 	void *m = rc ? MAP_FAILED : mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);

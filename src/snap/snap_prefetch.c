@@ -20,7 +20,7 @@ static ssize_t read_piece(struct snap_pf *p, uint64_t off)
 	uint64_t want = off ? PIECE : FIRST_PIECE;
 	if (want > p->size - off)
 		want = p->size - off;
-	uint64_t t = vm_now_ns();
+	uint64_t t = base_now_ns();
 	ssize_t got = pread(p->fd, p->buf + off, want, (off_t)off);
 	if (got < 0 && errno == EINVAL && !p->buffered) {
 		/* the open took O_DIRECT, the read did not: this and the rest through the cache */
@@ -30,7 +30,7 @@ static ssize_t read_piece(struct snap_pf *p, uint64_t off)
 		p->buffered = 1;
 		got = pread(p->fd, p->buf + off, want, (off_t)off);
 	}
-	p->read_ns += vm_now_ns() - t;
+	p->read_ns += base_now_ns() - t;
 	return got;
 }
 
@@ -109,7 +109,7 @@ static int install_chunk(struct snap_cold *c, struct snap_pf *p, uint64_t k)
 	pthread_mutex_unlock(&p->mu);
 	if (rc)
 		return -1;
-	uint64_t t = vm_now_ns();
+	uint64_t t = base_now_ns();
 	const uint8_t *data = p->buf + w->data_off;
 	if (!snap_ws_chunk_ok(w, data, k))
 		return -1;
@@ -122,7 +122,7 @@ static int install_chunk(struct snap_cold *c, struct snap_pf *p, uint64_t k)
 		p->pages += j - i;
 		i = j;
 	}
-	p->install_ns += vm_now_ns() - t;
+	p->install_ns += base_now_ns() - t;
 	return 0;
 }
 
@@ -157,7 +157,7 @@ static void finished(struct snap_pf *p, int bad)
 	if (p->bad)
 		unlink(p->path);
 	p->done = 1;
-	p->wall_ns = vm_now_ns() - p->t0;
+	p->wall_ns = base_now_ns() - p->t0;
 	pthread_cond_broadcast(&p->cv);
 }
 
@@ -202,7 +202,7 @@ int snap_pf_start(struct snap_cold *c, const char *dir, char *err, size_t errlen
 {
 	struct snap_pf *p = &c->pf;
 	struct stat sb;
-	p->t0 = vm_now_ns();
+	p->t0 = base_now_ns();
 	if (open_ws(p, dir) < 0)
 		return errno == ENOENT
 			   ? 0

@@ -118,38 +118,20 @@ static uint8_t *build(const struct snap *s, int memfd, const uint64_t *trace, ui
 int snap_ws_write(const char *dir, const struct snap *s, int memfd, const uint64_t *trace,
 		  uint64_t n, char *err, size_t errlen)
 {
-	char path[4200], tmp[4300];
+	char path[4200];
 	snap_ws_path(path, sizeof(path), dir);
-	/* a name of its own: two functions of one configuration may record at once */
-	snprintf(tmp, sizeof(tmp), "%s" SNAP_TMP "%d-XXXXXX", path, (int)getpid());
 	uint64_t len = 0;
 	uint8_t *buf = build(s, memfd, trace, n, &len);
 	if (!buf)
 		return snprintf(err, errlen, "reading the memory file: %s",
 				strerror(errno ? errno : ENOMEM)),
 		       -1;
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	int e = fd < 0 ? errno : 0;
-	size_t done = 0;
-	while (!e && done < len) {
-		ssize_t w = write(fd, buf + done, len - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) /* no progress without an error: the disk's */
-			e = w < 0 ? errno : EIO;
-		else
-			done += (size_t)w;
-	}
-	if (!e && (fsync(fd) || rename(tmp, path)))
-		e = errno;
-	if (fd >= 0)
-		close(fd);
+	/* a temporary name of its own (PATH.tmp-PID-XXXXXX, as snap_sweep knows it): two
+	 * functions of one configuration may record at once */
+	int e = -base_replace(path, buf, len, 0600);
 	free(buf);
-	if (!e) {
-		snap_fsync(dir); /* the new name survives a crash of the machine too */
+	if (!e)
 		return 0;
-	}
-	unlink(tmp);
 	return snprintf(err, errlen, "writing %s: %s", path, strerror(e)), -1;
 }
 

@@ -224,7 +224,7 @@ static long sys_sysinfo(struct sys_state *st, const uint64_t a[6])
 {
 	struct sysinfo si;
 	memset(&si, 0, sizeof(si));
-	si.uptime = (long)((vm_now_ns() - st->start_ns) / 1000000000ULL);
+	si.uptime = (long)((base_now_ns() - st->start_ns) / 1000000000ULL);
 	si.totalram = vm_user_top(st->vm);
 	si.freeram = vm_user_top(st->vm) / 2;
 	si.procs = 1;

@@ -28,7 +28,7 @@ static int host_clock(uint64_t id, clockid_t *out)
 
 static void cputime(const struct sys_state *st, struct timespec *ts)
 {
-	uint64_t ns = vm_now_ns() - st->start_ns;
+	uint64_t ns = base_now_ns() - st->start_ns;
 	ts->tv_sec = (time_t)(ns / 1000000000ULL);
 	ts->tv_nsec = (long)(ns % 1000000000ULL);
 }

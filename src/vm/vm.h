@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base.h"
 #include "ember/abi.h"
 #include "ember/ember.h"
 
@@ -197,6 +198,5 @@ uint64_t vm_machine_cpu_ns(struct vm *vm);
 /* Arms a wall-clock deadline (CLOCK_MONOTONIC, ns) for the runs that follow on this thread; 0
  * disarms. A run past it returns VM_EXIT_TIMEOUT promptly. */
 int vm_set_deadline(struct vm *vm, uint64_t deadline_ns);
-uint64_t vm_now_ns(void);
 
 #endif

@@ -31,7 +31,7 @@ static void on_deadline(int sig)
 {
 	(void)sig;
 	struct vm *vm = tl_vm;
-	if (vm && vm->deadline && vm_now_ns() >= vm->deadline) {
+	if (vm && vm->deadline && base_now_ns() >= vm->deadline) {
 		vm->expired = 1;
 		vm->ops->kick(vm);
 	}
@@ -46,13 +46,6 @@ static void install_handler(void)
 	sa.sa_flags = 0; /* no SA_RESTART: a blocked wait must come back with EINTR */
 	sigaction(VM_TIMER_SIGNAL, &sa, NULL);
 	pthread_key_create(&timer_key, delete_timer);
-}
-
-uint64_t vm_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 void vm_timer_running(struct vm *vm)

@@ -1,4 +1,4 @@
-/* The server's small parsers (src/server): sizes (srv_parse_size) and names (srv_name_ok)
+/* The small parsers: sizes (base_parse_size, src/base) and names (srv_name_ok)
  * against reference parsers written here from their documented grammar, durations
  * (srv_parse_duration) as strings and numbers, and the router's path matching (srv_route).
  *   input: WHICH TEXT... (0 size, 1 duration string, 2 duration number: 8 bytes, 3 name,
@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t got, want;
 	switch (which & 15) {
 	case 0: {
-		int rc = srv_parse_size(text, &got), ref = ref_size(text, &want);
+		int rc = base_parse_size(text, &got), ref = ref_size(text, &want);
 		FZ_CHECK(rc == ref && (rc || got == want), "'%s': %d %lu, expected %d %lu", text,
 			 rc, got, ref, want);
 		break;

@@ -253,7 +253,7 @@ static void run(void *p)
 	sys_set_input(st, in, n);
 	const uint8_t *meta = fz_bytes(&j->f, fz_u8(&j->f), &n);
 	sys_set_meta(st, meta, n);
-	st->start_ns = vm_now_ns();
+	st->start_ns = base_now_ns();
 	st->outcome = SYS_RUNNING;
 	FZ_CHECK(vm_set_deadline(vm, st->start_ns + DEADLINE_NS) == 0, "deadline");
 	FZ_CHECK(st->rt->begin(st) == 0, "the runtime's begin");

@@ -117,7 +117,7 @@ static void budget_never_exceeded(void **state)
 	assert_int_equal(u.peak, 100);
 	assert_int_equal(u.refused, 1);
 	/* a request with a deadline and nothing to give it: waits, then gives up */
-	assert_int_equal(budget_take(b, 1, vm_now_ns() + 20 * 1000 * 1000), -1);
+	assert_int_equal(budget_take(b, 1, base_now_ns() + 20 * 1000 * 1000), -1);
 	budget_give(b, 60);
 	assert_int_equal(budget_take(b, 60, 0), 0);
 	ember_budget_usage(b, &u);
@@ -143,7 +143,7 @@ static void budget_wait_for_memory(void **state)
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, give_later, b), 0);
 	/* memory given back while it waits: it gets it, well before its deadline */
-	assert_int_equal(budget_take(b, 50, vm_now_ns() + 10ULL * 1000 * 1000 * 1000), 0);
+	assert_int_equal(budget_take(b, 50, base_now_ns() + 10ULL * 1000 * 1000 * 1000), 0);
 	pthread_join(th, NULL);
 	struct ember_budget_usage u;
 	ember_budget_usage(b, &u);

@@ -1,0 +1,53 @@
+/* The lowest layer: what several layers need alike (whole-file I/O, atomic replace, clocks, sizes).
+ * libc only; every layer may include it, it includes none of them. */
+#ifndef EMBER_BASE_H
+#define EMBER_BASE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* the number of entries of a true array */
+#define BASE_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* x rounded up to a multiple of align (a power of two) */
+#define BASE_ROUND_UP(x, align) (((x) + (align)-1) & ~((uint64_t)(align)-1))
+
+/* what a file being written is called until it is whole: PATH.tmp-PID-XXXXXX */
+#define BASE_TMP ".tmp-"
+
+/* base_io.c. Every call returns 0 or -errno; a write or read that makes no progress without an
+ * error (a full disk, a file that shrank) is EIO. */
+/* all of buf, at the file position (off < 0) or at off */
+int base_write_all(int fd, const void *buf, size_t len);
+int base_pwrite_all(int fd, const void *buf, size_t len, off_t off);
+/* everything up to the end of fd (a pipe too), at most max bytes (more: EFBIG), into a new
+ * buffer with a NUL after its len bytes */
+int base_read_fd(int fd, size_t max, uint8_t **buf, size_t *len);
+/* the same, of the file at path */
+int base_read_file(const char *path, size_t max, uint8_t **buf, size_t *len);
+/* fsync of a file or folder by its path (a folder: the names in it are on disk) */
+int base_fsync_path(const char *path);
+/* a new file from tmpl (ending in XXXXXX, replaced by mkostemp; the name is left there)
+ * holding data with mode, on disk (fsync) before this returns; removed on failure */
+int base_temp_write(char *tmpl, const void *data, size_t len, int mode);
+/* tmp renamed to path, then the folder of path made durable; tmp removed on failure */
+int base_commit(const char *tmp, const char *path);
+/* path replaced by data as a whole: a crash or a failure leaves the old file (or none) and
+ * never half of the new one. The temporary name is PATH.tmp-PID-XXXXXX. */
+int base_replace(const char *path, const void *data, size_t len, int mode);
+
+/* base_time.c: CLOCK_MONOTONIC, the clock of every duration and deadline in Ember */
+uint64_t base_now_ns(void);
+/* microseconds since t0 (a base_now_ns() value) */
+uint64_t base_us_since(uint64_t t0);
+/* ts = secs from now, for pthread_cond_timedwait on a condition from base_cond_init */
+void base_deadline(struct timespec *ts, double secs);
+/* a condition variable that waits on CLOCK_MONOTONIC */
+void base_cond_init(pthread_cond_t *cv);
+
+/* base_parse.c: "128M", "128Mi", "128MB", "1G", "512K", "4096" -> bytes; 0 or -1 */
+int base_parse_size(const char *s, uint64_t *out);
+
+#endif
