@@ -8,6 +8,9 @@
  * rdi, rsi, rdx, r10, r8, r9, and writes the result to rax, exactly like the kernel would.
  */
 #define EMBER_HC_SYSCALL 0x10
+/* the hypercall instruction: `out %al,$port`, this opcode then the port (vm_hypercall_at) */
+#define EMBER_HC_OPCODE 0xe6
+#define EMBER_HC_LEN	2
 /* the port a test guest uses to leave at once (the exit floor benchmark) */
 #define EMBER_HC_NOP 0x11
 /* from the in-guest runtime: it needs (more) request bytes in its input buffer; the first one is

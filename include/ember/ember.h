@@ -35,8 +35,14 @@ extern "C" {
 
 /* Guest memory: a multiple of 2 MiB in [EMBER_MEM_MIN, EMBER_MEM_MAX]. The minimum is what a
  * virtine needs for its page tables, the in-guest runtime, a stack and a heap. */
-#define EMBER_MEM_MIN (8ULL << 20)
-#define EMBER_MEM_MAX (64ULL << 30)
+#define EMBER_MEM_MIN	  (8ULL << 20)
+#define EMBER_MEM_MAX	  (64ULL << 30)
+#define EMBER_MEM_ALIGN	  (2ULL << 20)	/* sizes are rounded up to it where a caller may round */
+#define EMBER_MEM_DEFAULT (64ULL << 20) /* ember_config.mem_bytes 0 */
+/* ember_config.output_limit 0: stdout + stderr bytes */
+#define EMBER_OUTPUT_DEFAULT (6ULL << 20)
+/* the kinds of exit counted in ember_result.exits_by_reason: hypercall, fault, timeout, error */
+#define EMBER_EXIT_KINDS 4
 
 enum ember_outcome {
 	EMBER_OK,      /* the function exited by itself; status is its exit status */
@@ -139,8 +145,8 @@ struct ember_result {
 	size_t out_len;
 	uint8_t *log; /* its stderr */
 	size_t log_len;
-	uint64_t exits;		     /* all exits of this invocation */
-	uint64_t exits_by_reason[4]; /* hypercall, fault, timeout, error */
+	uint64_t exits;				    /* all exits of this invocation */
+	uint64_t exits_by_reason[EMBER_EXIT_KINDS]; /* hypercall, fault, timeout, error */
 	/* guest pages the invocation wrote or added (restored by the reset) */
 	uint64_t pages_touched;
 	/* 1: the reset found them in KVM's dirty log (the virtine records its writes), 0: it

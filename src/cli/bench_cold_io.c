@@ -12,6 +12,7 @@
 #include "cli/bench.h"
 #include "cli/bench_cold.h"
 #include "cli/cli.h"
+#include "snap/snap_file.h"
 #include "snap/snap_ws.h"
 
 #define DISK_FILE  (256ULL << 20)
@@ -64,13 +65,13 @@ static int cmp_u64(const void *a, const void *b)
 int cold_ws_pages(const char *state, uint64_t **pages, size_t *n)
 {
 	char path[4200];
-	snprintf(path, sizeof(path), "%s/snapshots", state);
+	snprintf(path, sizeof(path), "%s/" SNAP_DIR, state);
 	DIR *d = opendir(path);
 	struct dirent *e;
 	int rc = -1;
 	while (d && rc && (e = readdir(d)))
 		if (e->d_name[0] != '.' && !strchr(e->d_name, '.')) {
-			snprintf(path, sizeof(path), "%s/snapshots/%.100s", state, e->d_name);
+			snprintf(path, sizeof(path), "%s/" SNAP_DIR "/%.100s", state, e->d_name);
 			rc = snap_ws_pages(path, pages, n);
 		}
 	if (d)

@@ -64,7 +64,7 @@ static struct vm *lat_vm(const char *backend)
 {
 	char err[256];
 	struct vm *vm;
-	struct vm_config cfg = {.mem_size = 64ULL << 20, .backend = VM_BACKEND_KVM};
+	struct vm_config cfg = {.mem_size = EMBER_MEM_DEFAULT, .backend = VM_BACKEND_KVM};
 	vm_backend_parse(backend, &cfg.backend);
 	if (vm_create(&cfg, &vm, err, sizeof(err)) == VM_OK)
 		return vm;

@@ -65,7 +65,7 @@ static const char run_help[] =
 
 /* counters of a whole `ember run`: summed over its invocations */
 struct run_stats {
-	uint64_t exits[4], total_exits, run_us;
+	uint64_t exits[EMBER_EXIT_KINDS], total_exits, run_us;
 	uint64_t starts[EMBER_START_INIT + 1]; /* by enum ember_start */
 	uint64_t served[1024], denied[1024], in_guest[1024];
 	const char *names[1024];

@@ -124,7 +124,7 @@ const char *cli_parse_mem(const char *s, uint64_t *out)
 			 EMBER_MEM_MIN >> 20, EMBER_MEM_MAX >> 30);
 		return why;
 	}
-	*out = (size + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
+	*out = BASE_ROUND_UP(size, EMBER_MEM_ALIGN);
 	return NULL;
 }
 

@@ -225,7 +225,7 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 			p[1] = 0xd0;
 			l->sites_call++;
 		} else {
-			p[0] = 0xe6; /* out %al,$EMBER_HC_SYSCALL */
+			p[0] = EMBER_HC_OPCODE; /* out %al,$EMBER_HC_SYSCALL */
 			p[1] = EMBER_HC_SYSCALL;
 			l->sites_trap++;
 		}

@@ -32,7 +32,7 @@ static uint64_t config_hash(const struct ember_function *fn)
 static int make_dirs(const char *state, char *out, size_t outlen, uint64_t key)
 {
 	char d[4096];
-	snprintf(d, sizeof(d), "%.4000s/snapshots", state);
+	snprintf(d, sizeof(d), "%.4000s/" SNAP_DIR, state);
 	if ((mkdir(state, 0700) < 0 && errno != EEXIST) || (mkdir(d, 0700) < 0 && errno != EEXIST))
 		return -1;
 	/* a state "folder" that is a file: the mkdir of snapshots says ENOTDIR; one we may not
@@ -46,7 +46,7 @@ static int make_dirs(const char *state, char *out, size_t outlen, uint64_t key)
 int ember_sweep(const char *state_dir)
 {
 	char d[4096];
-	snprintf(d, sizeof(d), "%.4000s/snapshots", state_dir);
+	snprintf(d, sizeof(d), "%.4000s/" SNAP_DIR, state_dir);
 	return snap_sweep(d);
 }
 

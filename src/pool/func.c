@@ -13,9 +13,7 @@
 #include "pool/pool.h"
 #include "snap/snap.h"
 
-#define DEFAULT_MEM	(64ULL << 20)
 #define DEFAULT_TIMEOUT 10.0
-#define DEFAULT_OUTPUT	(6ULL << 20)
 
 static char **dup_vec(const char *const *v, const char *fallback)
 {
@@ -65,9 +63,9 @@ static int bundle(struct ember_function *fn, const struct ember_config *cfg, cha
 static int configure(struct ember_function *fn, const struct ember_config *cfg, char *err,
 		     size_t errlen)
 {
-	fn->vmcfg.mem_size = cfg->mem_bytes ? cfg->mem_bytes : DEFAULT_MEM;
+	fn->vmcfg.mem_size = cfg->mem_bytes ? cfg->mem_bytes : EMBER_MEM_DEFAULT;
 	if (fn->vmcfg.mem_size < EMBER_MEM_MIN || fn->vmcfg.mem_size > EMBER_MEM_MAX ||
-	    fn->vmcfg.mem_size % (2ULL << 20))
+	    fn->vmcfg.mem_size % EMBER_MEM_ALIGN)
 		return BAD_CONFIG("guest memory must be a multiple of 2 MiB from %llu MiB to %llu "
 				  "GiB, not %llu bytes",
 				  EMBER_MEM_MIN >> 20, EMBER_MEM_MAX >> 30,
@@ -79,7 +77,7 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	if (t > 86400)
 		return BAD_CONFIG("timeout must be at most 86400 seconds");
 	fn->timeout_ns = (uint64_t)(t * 1e9);
-	fn->output_limit = cfg->output_limit ? cfg->output_limit : DEFAULT_OUTPUT;
+	fn->output_limit = cfg->output_limit ? cfg->output_limit : EMBER_OUTPUT_DEFAULT;
 	fn->pool_size = cfg->pool_size ? cfg->pool_size : 1;
 	fn->dm.on = cfg->pool_max > fn->pool_size;
 	fn->pool_slots = fn->dm.on ? cfg->pool_max : fn->pool_size;

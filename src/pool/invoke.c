@@ -112,7 +112,7 @@ static void fill_result(struct ember_result *res, struct sys_state *st)
 	res->log_len = st->log.len;
 	memset(&st->out, 0, sizeof(st->out));
 	memset(&st->log, 0, sizeof(st->log));
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < EMBER_EXIT_KINDS; k++) {
 		res->exits_by_reason[k] = st->stats.exits[k];
 		res->exits += st->stats.exits[k];
 	}

@@ -6,7 +6,6 @@
 
 #include "server/srv_impl.h"
 
-#define DEFAULT_MEM	     (64ULL << 20)
 #define DEFAULT_POOL	     2
 #define POOL_FOR_CONCURRENCY 8
 #define MAX_POOL	     64
@@ -128,7 +127,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	cfg.files_tar = sp->files;
 	cfg.files_tar_len = sp->files_len;
 	cfg.backend = s->backend;
-	cfg.mem_bytes = (sp->mem_bytes + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
+	cfg.mem_bytes = BASE_ROUND_UP(sp->mem_bytes, EMBER_MEM_ALIGN);
 	cfg.timeout_s = sp->timeout_s;
 	cfg.syscalls = sp->syscalls;
 	cfg.sharing = sp->sharing[0] ? sp->sharing : s->sharing;
@@ -151,7 +150,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	}
 	in->refs = 1;
 	in->srv = s;
-	in->mem_bytes = cfg.mem_bytes ? cfg.mem_bytes : DEFAULT_MEM;
+	in->mem_bytes = cfg.mem_bytes ? cfg.mem_bytes : EMBER_MEM_DEFAULT;
 	*out = in;
 	return 0;
 }

@@ -84,7 +84,7 @@ static int create(const char *tmp, const char *name, uint64_t size, int *fd)
 /* 0 or -errno */
 static int write_files(const struct snap *s, const struct snap_meta *m, const char *tmp)
 {
-	int fd = -1, rc = create(tmp, "mem", m->mem_size, &fd);
+	int fd = -1, rc = create(tmp, SNAP_MEM, m->mem_size, &fd);
 	uint64_t *hashes = NULL;
 	if (rc)
 		goto fail;
@@ -147,7 +147,8 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 	XXH64_update(x, b.p, b.len);
 	h.body_hash = XXH64_digest(x);
 	XXH64_freeState(x);
-	if ((rc = create(tmp, "state", 0, &fd)) || (rc = base_pwrite_all(fd, &h, sizeof(h), 0)) ||
+	if ((rc = create(tmp, SNAP_STATE, 0, &fd)) ||
+	    (rc = base_pwrite_all(fd, &h, sizeof(h), 0)) ||
 	    (rc = base_pwrite_all(fd, b.p, b.len, sizeof(h))) || (fsync(fd) < 0 && (rc = -errno)))
 		goto fail_body;
 	close(fd);
@@ -180,7 +181,7 @@ static void remove_dir(const char *dir)
 static int stale(const char *name)
 {
 	const char *t = strstr(name, SNAP_TMP);
-	if (!strcmp(name, "ws.tmp"))
+	if (!strcmp(name, SNAP_WS ".tmp"))
 		return 1;
 	if (!t)
 		return 0;
@@ -226,7 +227,7 @@ int snap_sweep(const char *root)
 		DIR *sd = opendir(path); /* a snapshot: a working set that was being written */
 		struct dirent *f;
 		while (sd && (f = readdir(sd)))
-			if (!strncmp(f->d_name, "ws", 2) && stale(f->d_name))
+			if (!strncmp(f->d_name, SNAP_WS, strlen(SNAP_WS)) && stale(f->d_name))
 				n += unlinkat(dirfd(sd), f->d_name, 0) == 0;
 		if (sd)
 			closedir(sd);
@@ -355,7 +356,7 @@ int snap_load(struct snap *s, const struct snap_meta *m, const char *dir, int pa
 {
 	memset(s, 0, sizeof(*s));
 	char path[4200];
-	snprintf(path, sizeof(path), "%.4096s/state", dir);
+	snprintf(path, sizeof(path), "%.4096s/" SNAP_STATE, dir);
 	size_t len = 0;
 	uint8_t *buf = read_file(path, &len);
 	if (!buf && errno == ENOENT)
@@ -406,7 +407,7 @@ int snap_load(struct snap *s, const struct snap_meta *m, const char *dir, int pa
 int snap_load_pages(struct snap *s, const char *dir, char *err, size_t errlen)
 {
 	char path[4200];
-	snprintf(path, sizeof(path), "%.4096s/mem", dir);
+	snprintf(path, sizeof(path), "%.4096s/" SNAP_MEM, dir);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	snap_data_free(s);
 	s->data = malloc((s->npages ? s->npages : 1) * PAGE);
@@ -436,7 +437,7 @@ int snap_load_pages(struct snap *s, const char *dir, char *err, size_t errlen)
 
 int snap_drop_cache(const char *dir)
 {
-	static const char *const names[] = {"mem", "state", "ws"};
+	static const char *const names[] = {SNAP_MEM, SNAP_STATE, SNAP_WS};
 	char path[4200];
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(path, sizeof(path), "%.4096s/%s", dir, names[i]);

@@ -82,7 +82,7 @@ int snap_ws_chunk_ok(const struct snap_ws *w, const uint8_t *data, uint64_t k)
 
 int snap_ws_path(char *out, size_t len, const char *dir)
 {
-	return snprintf(out, len, "%.4090s/ws", dir) >= (int)len ? -1 : 0;
+	return snprintf(out, len, "%.4090s/" SNAP_WS, dir) >= (int)len ? -1 : 0;
 }
 
 /* the whole file in memory: header, trace, chunk hashes, the snapshot's bytes for each page */

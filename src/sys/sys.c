@@ -39,7 +39,7 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 	st->proc = *proc;
 	st->rt = sys_rt_of(proc->guest);
 	st->brk_cur = proc->brk_start;
-	st->out_limit = 6ULL << 20;
+	st->out_limit = EMBER_OUTPUT_DEFAULT;
 	st->open_fds = 0x7; /* 0, 1, 2; 3 only with code */
 	return 0;
 }

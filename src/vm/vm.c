@@ -90,7 +90,7 @@ static int try_create(struct vm *vm, enum vm_backend b, char *err, size_t errlen
 
 int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
 {
-	if (cfg->mem_size < EMBER_MEM_MIN || cfg->mem_size % (2ULL << 20) ||
+	if (cfg->mem_size < EMBER_MEM_MIN || cfg->mem_size % EMBER_MEM_ALIGN ||
 	    cfg->mem_size > EMBER_MEM_MAX) {
 		snprintf(err, errlen,
 			 "guest memory must be a multiple of 2 MiB from %llu MiB to %llu GiB",
@@ -326,6 +326,12 @@ void *vm_guest(struct vm *vm, uint64_t addr, uint64_t len)
 		return NULL;
 	vm_mark_host(vm, addr, len);
 	return vm->mem + addr;
+}
+
+int vm_hypercall_at(struct vm *vm, uint64_t at)
+{
+	const uint8_t *insn = vm_guest(vm, at, EMBER_HC_LEN);
+	return insn && insn[0] == EMBER_HC_OPCODE ? insn[1] : -1;
 }
 
 int vm_copy_to(struct vm *vm, uint64_t addr, const void *src, uint64_t len)

@@ -44,6 +44,7 @@ enum vm_exit_kind {
 	VM_EXIT_ERROR,	   /* the machine itself failed; msg says why */
 	VM_EXIT_KINDS,
 };
+_Static_assert(VM_EXIT_KINDS == EMBER_EXIT_KINDS, "ember.h counts the exit kinds of vm.h");
 
 /* Guest exceptions, named after the signal a process would have died of. */
 enum vm_fault {
@@ -184,6 +185,9 @@ int vm_zero(struct vm *vm, uint64_t addr, uint64_t len);
 /* The one checked door: a host pointer to guest [addr, addr+len), or NULL when any byte of it
  * (or the sum itself) lies outside guest RAM. */
 void *vm_guest(struct vm *vm, uint64_t addr, uint64_t len);
+/* the port of the hypercall (`out %al,$port`, EMBER_HC_LEN bytes) at guest address at, or -1
+ * when something else is there (vm.c): the one decoder both backends use */
+int vm_hypercall_at(struct vm *vm, uint64_t at);
 int vm_copy_to(struct vm *vm, uint64_t addr, const void *src, uint64_t len);
 int vm_copy_from(struct vm *vm, void *dst, uint64_t addr, uint64_t len);
 uint64_t vm_mem_size(const struct vm *vm);

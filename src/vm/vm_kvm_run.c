@@ -47,7 +47,7 @@ static int handler_exit(struct vm *vm, struct vm_exit *e)
 		       1;
 	}
 	if (raw.rip == out_at) { /* run on, the handler returns to the faulting instruction */
-		raw.rip += 2;
+		raw.rip += EMBER_HC_LEN; /* the `out` to X86_PORT_FAULT */
 		k->out_pending = 1;
 		k->out_rip = out_at;
 		int rc = kvm_raw_set(k, &raw);
@@ -79,16 +79,15 @@ static int io_exit(struct vm *vm, struct vm_exit *e)
 	int rc = kvm_get_regs(vm, &r);
 	if (rc)
 		return vm_fail(e, "KVM_GET_REGS: %s", strerror(-rc)), 1;
-	uint64_t at = out_past == 1 ? r.rip - 2 : r.rip;
-	const uint8_t *insn = vm_guest(vm, at, 2);
+	uint64_t at = out_past == 1 ? r.rip - EMBER_HC_LEN : r.rip;
 	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.count != 1 || run->io.size != 1 ||
-	    !insn || insn[0] != 0xe6 || insn[1] != run->io.port)
+	    vm_hypercall_at(vm, at) != run->io.port)
 		return fault_unfinished(vm, e, 13); /* `in`, a string or wider `out` */
 	if (out_past != 1) {
 		/* moved by us, so the state seen (and snapshotted) at a hypercall is the state
 		 * after it, as on ptrace; KVM then skips nothing on the next entry unless RIP is
 		 * set back to the `out` (kvm_regs_flush sees to that) */
-		r.rip += 2;
+		r.rip += EMBER_HC_LEN;
 		kvm_set_regs(vm, &r);
 		k->out_pending = 1;
 		k->out_rip = at;
@@ -216,7 +215,7 @@ static int probe(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_vm *k = KV(vm);
 	const uint64_t page = EMBER_IMAGE_BASE;
-	const uint8_t code[] = {0xe6, EMBER_HC_NOP}; /* out %al,$EMBER_HC_NOP */
+	const uint8_t code[] = {EMBER_HC_OPCODE, EMBER_HC_NOP}; /* out %al,$EMBER_HC_NOP */
 	uint64_t lo = 0, hi = 0;
 	vm_x86_protect(vm, page, EMBER_PAGE_SIZE, PROT_READ | PROT_EXEC, &lo, &hi);
 	memcpy(vm->mem + page, code, sizeof(code));
@@ -244,12 +243,13 @@ static int probe(struct vm *vm, char *err, size_t errlen)
 		return snprintf(err, errlen, "probing KVM's I/O exits: %s", strerror(-rc)), -1;
 	if (reason == KVM_EXIT_IO && port == X86_PORT_FAULT)
 		return 1;
-	if (reason != KVM_EXIT_IO || port != EMBER_HC_NOP || (kr.rip != page && kr.rip != page + 2))
+	if (reason != KVM_EXIT_IO || port != EMBER_HC_NOP ||
+	    (kr.rip != page && kr.rip != page + EMBER_HC_LEN))
 		return snprintf(err, errlen,
 				"probing KVM's I/O exits: exit reason %u at rip %#llx, not an out",
 				reason, (unsigned long long)kr.rip),
 		       -1;
-	out_past = kr.rip == page + 2;
+	out_past = kr.rip == page + EMBER_HC_LEN;
 	kvm_regs_exited(k);
 	return kvm_raw_set(k, &saved) ? (snprintf(err, errlen, "KVM_SET_REGS failed"), -1) : 0;
 }

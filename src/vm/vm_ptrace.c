@@ -202,11 +202,11 @@ static void run_hop(struct vm *vm, void *arg)
 	e->vector = -1; /* a signal, not an exception: the vector is not known */
 	if (sig == SIGSEGV && si.si_code == SI_KERNEL) {
 		/* `out` at CPL3 without I/O permission: a #GP the kernel reports as SI_KERNEL */
-		const uint8_t *insn = vm_guest(vm, p->regs.rip, 2);
-		if (insn && insn[0] == 0xe6) {
+		int port = vm_hypercall_at(vm, p->regs.rip);
+		if (port >= 0) {
 			e->kind = VM_EXIT_HYPERCALL;
-			e->port = insn[1];
-			p->regs.rip += 2;
+			e->port = port;
+			p->regs.rip += EMBER_HC_LEN;
 			p->regs_dirty = 1;
 			e->rip = p->regs.rip;
 			return;
