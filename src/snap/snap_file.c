@@ -14,60 +14,16 @@
 
 #include "ember/ember.h"
 #include "snap/snap_file.h"
+#include "snap/snap_fmt.h"
 #include "vm/vm.h"
 
 #define PAGE EMBER_PAGE_SIZE
-
-struct snap_hdr {
-	char magic[8];
-	uint32_t version, hdr_size;
-	char ember[16];
-	uint64_t image_digest, mem_size, config_hash;
-	uint64_t npages, nvma, out_len, log_len, fpu_len;
-	uint64_t body_len, body_hash; /* the hash covers this header (with body_hash 0) and body */
-};
 
 static const char magic[8] = "EMBERSNP";
 
 uint64_t snap_page_hash(const void *page)
 {
 	return XXH3_64bits(page, PAGE);
-}
-
-/* the body: fixed fields, then arrays, in this order */
-struct body {
-	uint8_t *p;
-	size_t len, cap;
-	int bad;
-};
-
-static void put(struct body *b, const void *src, size_t n)
-{
-	if (b->bad || n == 0)
-		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 65536;
-		while (cap < b->len + n)
-			cap *= 2;
-		uint8_t *p = realloc(b->p, cap);
-		if (!p) {
-			b->bad = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, src, n);
-	b->len += n;
-}
-
-static int get(const uint8_t **p, const uint8_t *end, void *dst, size_t n)
-{
-	if ((size_t)(end - *p) < n)
-		return -1;
-	memcpy(dst, *p, n);
-	*p += n;
-	return 0;
 }
 
 /* the creating open, then the ftruncate (mem) or nothing: 0 or -errno */
@@ -79,6 +35,40 @@ static int create(const char *tmp, const char *name, uint64_t size, int *fd)
 	if (*fd < 0 || (size && ftruncate(*fd, (off_t)size) < 0))
 		return -errno;
 	return 0;
+}
+
+/* the state file: the header, then the body (snap_fmt.c); 0 or -errno */
+static int write_state(const struct snap *s, const struct snap_meta *m, uint64_t *hashes,
+		       const char *tmp)
+{
+	struct snap c = *s; /* its page hashes: those just computed */
+	c.hashes = hashes;
+	struct snap_hdr h = {.version = SNAP_FILE_VERSION,
+			     .hdr_size = SNAP_HDR_LEN,
+			     .image_digest = m->image_digest,
+			     .mem_size = m->mem_size,
+			     .config_hash = m->config_hash};
+	memcpy(h.magic, magic, sizeof(magic));
+	snprintf(h.ember, sizeof(h.ember), "%s", EMBER_VERSION);
+	snap_fmt_counts(&c, &h);
+	if (snap_fmt_body_len(&c, &h.body_len) || h.body_len > SIZE_MAX - SNAP_HDR_LEN)
+		return -EFBIG;
+	uint8_t *buf = malloc(SNAP_HDR_LEN + h.body_len);
+	if (!buf)
+		return -ENOMEM;
+	snap_fmt_put_body(buf + SNAP_HDR_LEN, &c);
+	snap_fmt_put_hdr(buf, &h); /* body_hash 0 */
+	h.body_hash = XXH64(buf, SNAP_HDR_LEN + h.body_len, 0);
+	snap_fmt_put_hdr(buf, &h);
+	int fd = -1, rc = create(tmp, SNAP_STATE, 0, &fd);
+	if (!rc)
+		rc = base_pwrite_all(fd, buf, SNAP_HDR_LEN + h.body_len, 0);
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return rc;
 }
 
 /* 0 or -errno */
@@ -102,60 +92,9 @@ static int write_files(const struct snap *s, const struct snap_meta *m, const ch
 	close(fd);
 	fd = -1;
 
-	struct snap_hdr h = {.version = SNAP_FILE_VERSION,
-			     .hdr_size = sizeof(h),
-			     .image_digest = m->image_digest,
-			     .mem_size = m->mem_size,
-			     .config_hash = m->config_hash,
-			     .npages = s->npages,
-			     .nvma = s->sys.nvma,
-			     .out_len = s->sys.out.len,
-			     .log_len = s->sys.log.len,
-			     .fpu_len = s->fpu_len};
-	memcpy(h.magic, magic, sizeof(magic));
-	snprintf(h.ember, sizeof(h.ember), "%s", EMBER_VERSION);
-	struct body b = {0};
-	const struct sys_saved *y = &s->sys;
-	put(&b, &s->proc, sizeof(s->proc));
-	put(&b, &s->regs, sizeof(s->regs));
-	put(&b, &s->fs_base, 8);
-	put(&b, s->fpu, s->fpu_len);
-	put(&b, &y->brk_cur, 8);
-	put(&b, &y->code_pos, sizeof(y->code_pos));
-	put(&b, &y->open_fds, sizeof(y->open_fds));
-	put(&b, &y->cwd, sizeof(y->cwd));
-	put(&b, y->files, sizeof(y->files));
-	put(&b, &y->tid_addr, 8);
-	put(&b, &y->sigmask, 8);
-	put(&b, y->sig, sizeof(y->sig));
-	put(&b, y->altstack, sizeof(y->altstack));
-	put(&b, &y->pending, sizeof(y->pending));
-	put(&b, y->vmas, y->nvma * sizeof(*y->vmas));
-	put(&b, s->pages, s->npages * 8);
-	put(&b, hashes, s->npages * 8);
-	put(&b, y->out.data, y->out.len);
-	put(&b, y->log.data, y->log.len);
+	rc = write_state(s, m, hashes, tmp);
 	free(hashes);
-	hashes = NULL;
-	rc = -ENOMEM;
-	if (b.bad)
-		goto fail_body;
-	h.body_len = b.len;
-	XXH64_state_t *x = XXH64_createState();
-	XXH64_reset(x, 0);
-	XXH64_update(x, &h, sizeof(h));
-	XXH64_update(x, b.p, b.len);
-	h.body_hash = XXH64_digest(x);
-	XXH64_freeState(x);
-	if ((rc = create(tmp, SNAP_STATE, 0, &fd)) ||
-	    (rc = base_pwrite_all(fd, &h, sizeof(h), 0)) ||
-	    (rc = base_pwrite_all(fd, b.p, b.len, sizeof(h))) || (fsync(fd) < 0 && (rc = -errno)))
-		goto fail_body;
-	close(fd);
-	free(b.p);
-	return base_fsync_path(tmp);
-fail_body:
-	free(b.p);
+	return rc ? rc : base_fsync_path(tmp);
 fail:
 	free(hashes);
 	if (fd >= 0)
@@ -273,82 +212,56 @@ int snap_save(const struct snap *s, const struct snap_meta *m, const char *dir, 
 	return 0;
 }
 
-/* the whole file, or NULL with errno saying why */
-static uint8_t *read_file(const char *path, size_t *len)
+/* the pages and mappings a restore relies on: in the machine, ascending, not empty */
+static int check_body(const struct snap *s, uint64_t mem_size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e = 0;
-	struct stat sb;
-	uint8_t *buf = NULL;
-	size_t got = 0;
-	if (fd < 0 || fstat(fd, &sb) < 0)
-		e = errno;
-	else if (sb.st_size > (1LL << 32))
-		e = EFBIG;
-	else if (!(buf = malloc((size_t)sb.st_size + 1)))
-		e = ENOMEM;
-	while (!e && got < (size_t)sb.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			e = r < 0 ? errno : EIO; /* an error, or a file that shrank */
-		else
-			got += (size_t)r;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (e) {
-		free(buf);
-		errno = e;
-		return NULL;
-	}
-	*len = got;
-	return buf;
-}
-
-static int parse_body(struct snap *s, const struct snap_hdr *h, const uint8_t *p,
-		      const uint8_t *end)
-{
-	struct sys_saved *y = &s->sys;
-	/* every array is in the body: nothing larger than the body is allocated */
-	uint64_t room = h->body_len;
-	if (h->fpu_len > VM_FPU_MAX || h->nvma > room / sizeof(*y->vmas) || h->npages > room / 16 ||
-	    h->out_len > room || h->log_len > room)
-		return -1;
-	s->fpu_len = h->fpu_len;
-	y->nvma = h->nvma;
-	s->npages = h->npages;
-	y->vmas = malloc((y->nvma ? y->nvma : 1) * sizeof(*y->vmas));
-	s->pages = malloc((s->npages ? s->npages : 1) * 8);
-	s->hashes = malloc((s->npages ? s->npages : 1) * 8);
-	y->out.data = malloc(h->out_len + 1);
-	y->log.data = malloc(h->log_len + 1);
-	if (!y->vmas || !s->pages || !s->hashes || !y->out.data || !y->log.data)
-		return -1;
-	y->out.len = y->out.cap = h->out_len;
-	y->log.len = y->log.cap = h->log_len;
-	if (get(&p, end, &s->proc, sizeof(s->proc)) || get(&p, end, &s->regs, sizeof(s->regs)) ||
-	    get(&p, end, &s->fs_base, 8) || get(&p, end, s->fpu, s->fpu_len) ||
-	    get(&p, end, &y->brk_cur, 8) || get(&p, end, &y->code_pos, sizeof(y->code_pos)) ||
-	    get(&p, end, &y->open_fds, sizeof(y->open_fds)) ||
-	    get(&p, end, &y->cwd, sizeof(y->cwd)) || get(&p, end, y->files, sizeof(y->files)) ||
-	    get(&p, end, &y->tid_addr, 8) || get(&p, end, &y->sigmask, 8) ||
-	    get(&p, end, y->sig, sizeof(y->sig)) ||
-	    get(&p, end, y->altstack, sizeof(y->altstack)) ||
-	    get(&p, end, &y->pending, sizeof(y->pending)) ||
-	    get(&p, end, y->vmas, y->nvma * sizeof(*y->vmas)) ||
-	    get(&p, end, s->pages, s->npages * 8) || get(&p, end, s->hashes, s->npages * 8) ||
-	    get(&p, end, y->out.data, h->out_len) || get(&p, end, y->log.data, h->log_len) ||
-	    p != end)
-		return -1;
+	const struct sys_saved *y = &s->sys;
 	for (size_t i = 0; i < s->npages; i++)
-		if (s->pages[i] % PAGE || s->pages[i] >= h->mem_size ||
+		if (s->pages[i] % PAGE || s->pages[i] >= mem_size ||
 		    (i && s->pages[i] <= s->pages[i - 1]))
 			return -1;
 	for (size_t i = 0; i < y->nvma; i++)
-		if (y->vmas[i].start >= y->vmas[i].end || y->vmas[i].end > h->mem_size)
+		if (y->vmas[i].start >= y->vmas[i].end || y->vmas[i].end > mem_size)
 			return -1;
 	return 0;
+}
+
+/* why buf (the state file) is refused, or NULL; s filled when it is not */
+static const char *parse_state(struct snap *s, const struct snap_meta *m, const uint8_t *buf,
+			       size_t len)
+{
+	struct snap_hdr h;
+	if (len < SNAP_HDR_LEN)
+		return "truncated state file";
+	snap_fmt_get_hdr(buf, &h);
+	if (memcmp(h.magic, magic, sizeof(magic)))
+		return "not an Ember snapshot";
+	if (h.version != SNAP_FILE_VERSION || h.hdr_size != SNAP_HDR_LEN)
+		return "made by an incompatible Ember version";
+	if (h.body_len != len - SNAP_HDR_LEN)
+		return "truncated state file";
+	uint8_t zero[SNAP_HDR_LEN];
+	uint64_t want = h.body_hash;
+	h.body_hash = 0;
+	snap_fmt_put_hdr(zero, &h);
+	XXH64_state_t *x = XXH64_createState();
+	if (!x)
+		return "out of memory";
+	XXH64_reset(x, 0);
+	XXH64_update(x, zero, SNAP_HDR_LEN);
+	XXH64_update(x, buf + SNAP_HDR_LEN, h.body_len);
+	int bad = XXH64_digest(x) != want;
+	XXH64_freeState(x);
+	if (bad)
+		return "bad checksum in the state file";
+	if (h.image_digest != m->image_digest)
+		return "made from a different image";
+	if (h.mem_size != m->mem_size || h.config_hash != m->config_hash)
+		return "made with a different configuration";
+	if (snap_fmt_set_counts(s, &h) || snap_fmt_get_body(s, buf + SNAP_HDR_LEN, h.body_len) ||
+	    check_body(s, h.mem_size))
+		return "malformed state file";
+	return NULL;
 }
 
 int snap_load(struct snap *s, const struct snap_meta *m, const char *dir, int pages, char *err,
@@ -358,42 +271,15 @@ int snap_load(struct snap *s, const struct snap_meta *m, const char *dir, int pa
 	char path[4200];
 	snprintf(path, sizeof(path), "%.4096s/" SNAP_STATE, dir);
 	size_t len = 0;
-	uint8_t *buf = read_file(path, &len);
-	if (!buf && errno == ENOENT)
+	uint8_t *buf = NULL;
+	int e = -base_read_file(path, 1ULL << 32, &buf, &len);
+	if (e == ENOENT)
 		return snprintf(err, errlen, "no snapshot at %s", dir), SNAP_MISSING;
-	if (!buf)
+	if (e)
 		return snprintf(err, errlen, "snapshot %s refused: cannot read its state file: %s",
-				dir, strerror(errno)),
+				dir, strerror(e)),
 		       SNAP_REFUSED;
-	struct snap_hdr h;
-	const char *why = NULL;
-	if (len < sizeof(h))
-		why = "truncated state file";
-	else
-		memcpy(&h, buf, sizeof(h));
-	if (!why && memcmp(h.magic, magic, sizeof(magic)))
-		why = "not an Ember snapshot";
-	else if (!why && (h.version != SNAP_FILE_VERSION || h.hdr_size != sizeof(h)))
-		why = "made by an incompatible Ember version";
-	else if (!why && h.body_len != len - sizeof(h))
-		why = "truncated state file";
-	if (!why) {
-		uint64_t want = h.body_hash;
-		h.body_hash = 0;
-		XXH64_state_t *x = XXH64_createState();
-		XXH64_reset(x, 0);
-		XXH64_update(x, &h, sizeof(h));
-		XXH64_update(x, buf + sizeof(h), h.body_len);
-		if (XXH64_digest(x) != want)
-			why = "bad checksum in the state file";
-		XXH64_freeState(x);
-	}
-	if (!why && h.image_digest != m->image_digest)
-		why = "made from a different image";
-	else if (!why && (h.mem_size != m->mem_size || h.config_hash != m->config_hash))
-		why = "made with a different configuration";
-	else if (!why && parse_body(s, &h, buf + sizeof(h), buf + len))
-		why = "malformed state file";
+	const char *why = parse_state(s, m, buf, len);
 	free(buf);
 	if (!why && pages && snap_load_pages(s, dir, err, errlen))
 		return snap_free(s), SNAP_REFUSED;
