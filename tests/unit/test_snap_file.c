@@ -1,0 +1,385 @@
+/* The snapshot state file (src/snap/snap_file.c, snap_fmt.c): a snapshot written and read back
+ * whole; its layout pinned (fixed-width little-endian fields, whatever the compiler does); and
+ * the parser on damaged files: every truncation, every single-bit flip (with the checksum left
+ * as it is and made to match), absurd counts and page or mapping addresses. Each is refused with
+ * a reason, never a crash or a read out of bounds (the sanitizer build checks the latter). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "base/base.h"
+#include "snap/snap_file.h"
+#include "snap/snap_fmt.h"
+
+#define PAGE EMBER_PAGE_SIZE
+#define MEM  (8ULL << 20)
+#define FPU  512
+/* the layout of version 6 (docs/architecture.md): the header, then the body's fixed part
+ * (process 44 bytes, registers 144, fs_base 8, emulation state 68), the open files, the
+ * signals, then the variable parts */
+#define H_NPAGES   56
+#define H_NVMA	   64
+#define H_OUT	   72
+#define H_LOG	   80
+#define H_FPU	   88
+#define H_BODY_LEN 96
+#define H_HASH	   104
+#define B_FIXED	   (44 + 144 + 8 + 68)
+#define B_VMAS	   (SNAP_HDR_LEN + B_FIXED + SYS_FS_FILES * 16 + 65 * 32 + FPU)
+#define B_PAGES	   (B_VMAS + 2 * 20)
+
+static char dir[64], snapdir[96];
+static const struct snap_meta meta = {0x1122334455667788ULL, MEM, 0x99};
+static uint8_t *file; /* the state file snap_save wrote */
+static size_t file_len;
+
+static const uint64_t addrs[] = {0x400000, 0x401000, 0x600000};
+
+/* a snapshot as a capture would leave it, every field of a value of its own */
+static void make(struct snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	uint64_t *r = (uint64_t *)&s->regs;
+	for (size_t i = 0; i < sizeof(s->regs) / 8; i++)
+		r[i] = 0x0101010101010101ULL * (i + 1);
+	s->fs_base = 0x7fff0000;
+	s->fpu_len = FPU;
+	for (size_t i = 0; i < FPU; i++)
+		s->fpu[i] = (uint8_t)(i ^ 0x5a);
+	s->proc = (struct sys_process){0x500000, 0x700000, 0x780000, 0x7f0000, 0x70000, 1};
+	struct sys_saved *y = &s->sys;
+	y->brk_cur = 0x501000;
+	y->code_pos = 7;
+	y->open_fds = 0x2f;
+	y->cwd = 3;
+	y->files[0] = (struct sys_file){1, 4, 99};
+	y->files[SYS_FS_FILES - 1] = (struct sys_file){1, 2, 1ULL << 40};
+	y->tid_addr = 0x7f0100;
+	y->sigmask = 1ULL << 63;
+	y->sig[64] = (struct sys_sig){0x401234, 4, 0x401300, 0xff};
+	y->altstack[0] = 0x600000;
+	y->altstack[2] = 8192;
+	y->pending = 0x12;
+	y->nvma = 2;
+	y->vmas = calloc(2, sizeof(*y->vmas));
+	y->vmas[0] = (struct sys_vma){0x400000, 0x402000, 5};
+	y->vmas[1] = (struct sys_vma){0x600000, 0x601000, 3};
+	y->out.data = (uint8_t *)strdup("init's stdout\n");
+	y->out.len = y->out.cap = strlen("init's stdout\n");
+	y->log.data = (uint8_t *)strdup("err");
+	y->log.len = y->log.cap = 3;
+	s->npages = BASE_LEN(addrs);
+	s->pages = malloc(sizeof(addrs));
+	memcpy(s->pages, addrs, sizeof(addrs));
+	s->data = malloc(s->npages * PAGE);
+	for (size_t i = 0; i < s->npages * PAGE; i++)
+		s->data[i] = (uint8_t)(i * 13 + i / PAGE);
+}
+
+static void put_state(const uint8_t *buf, size_t len)
+{
+	char path[160];
+	snprintf(path, sizeof(path), "%s/" SNAP_STATE, snapdir);
+	/* no fsync: thousands of these */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(base_write_all(fd, buf, len), 0);
+	close(fd);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	/* in memory where there is a tmpfs: thousands of state files are written */
+	snprintf(dir, sizeof(dir), "/dev/shm/ember-test-snap-XXXXXX");
+	if (!mkdtemp(dir)) {
+		snprintf(dir, sizeof(dir), "/tmp/ember-test-snap-XXXXXX");
+		if (!mkdtemp(dir))
+			return -1;
+	}
+	snprintf(snapdir, sizeof(snapdir), "%s/snap", dir);
+	struct snap s;
+	char err[256], path[160];
+	make(&s);
+	int rc = snap_save(&s, &meta, snapdir, err, sizeof(err));
+	snap_free(&s);
+	snprintf(path, sizeof(path), "%s/" SNAP_STATE, snapdir);
+	return rc || base_read_file(path, 1 << 20, &file, &file_len) ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	free(file);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* the checksum made to match, as a writer would: the parser sees the damage itself */
+static void fix_hash(uint8_t *buf, size_t len)
+{
+	put64(buf + H_HASH, 0);
+	put64(buf + H_HASH, XXH64(buf, len, 0));
+}
+
+/* what the writer promises and a restore relies on */
+static void check_sane(const struct snap *s)
+{
+	for (size_t i = 0; i < s->npages; i++)
+		assert_true(s->pages[i] % PAGE == 0 && s->pages[i] < MEM &&
+			    (i == 0 || s->pages[i - 1] < s->pages[i]));
+	for (size_t i = 0; i < s->sys.nvma; i++)
+		assert_true(s->sys.vmas[i].start < s->sys.vmas[i].end && s->sys.vmas[i].end <= MEM);
+	assert_true(s->fpu_len <= VM_FPU_MAX);
+}
+
+/* buf as the state file: 0 when accepted (then sane), or SNAP_REFUSED with a reason */
+static int load(const uint8_t *buf, size_t len, int pages)
+{
+	put_state(buf, len);
+	struct snap s;
+	char err[512] = "";
+	int rc = snap_load(&s, &meta, snapdir, pages, err, sizeof(err));
+	if (rc) {
+		assert_int_equal(rc, SNAP_REFUSED);
+		assert_true(strstr(err, "refused") != NULL);
+		return rc;
+	}
+	check_sane(&s);
+	snap_free(&s);
+	return 0;
+}
+
+static void round_trip(void **state)
+{
+	(void)state;
+	put_state(file, file_len);
+	struct snap want, got;
+	char err[256];
+	make(&want);
+	assert_int_equal(snap_load(&got, &meta, snapdir, 1, err, sizeof(err)), 0);
+	assert_memory_equal(&got.regs, &want.regs, sizeof(want.regs));
+	assert_int_equal(got.fs_base, want.fs_base);
+	assert_int_equal(got.fpu_len, FPU);
+	assert_memory_equal(got.fpu, want.fpu, FPU);
+	assert_memory_equal(&got.proc, &want.proc, sizeof(want.proc));
+	const struct sys_saved *a = &got.sys, *b = &want.sys;
+	assert_int_equal(a->brk_cur, b->brk_cur);
+	assert_int_equal(a->code_pos, b->code_pos);
+	assert_int_equal(a->open_fds, b->open_fds);
+	assert_int_equal(a->cwd, b->cwd);
+	assert_memory_equal(a->files, b->files, sizeof(b->files));
+	assert_int_equal(a->tid_addr, b->tid_addr);
+	assert_int_equal(a->sigmask, b->sigmask);
+	assert_memory_equal(a->sig, b->sig, sizeof(b->sig));
+	assert_memory_equal(a->altstack, b->altstack, sizeof(b->altstack));
+	assert_int_equal(a->pending, b->pending);
+	assert_int_equal(a->nvma, 2);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(a->vmas[i].start, b->vmas[i].start);
+		assert_int_equal(a->vmas[i].end, b->vmas[i].end);
+		assert_int_equal(a->vmas[i].prot, b->vmas[i].prot);
+	}
+	assert_int_equal(a->out.len, b->out.len);
+	assert_memory_equal(a->out.data, b->out.data, b->out.len);
+	assert_int_equal(a->log.len, 3);
+	assert_memory_equal(a->log.data, "err", 3);
+	assert_int_equal(got.npages, want.npages);
+	assert_memory_equal(got.pages, want.pages, sizeof(addrs));
+	assert_memory_equal(got.data, want.data, want.npages * PAGE);
+	snap_free(&got);
+	snap_free(&want);
+}
+
+/* the fields where the format says, little-endian, whatever the struct layout */
+static void layout_is_pinned(void **state)
+{
+	(void)state;
+	const uint8_t *b = file + SNAP_HDR_LEN;
+	assert_memory_equal(file, "EMBERSNP", 8);
+	assert_int_equal(file[8] | file[9] << 8, SNAP_FILE_VERSION);
+	assert_int_equal(file[12], SNAP_HDR_LEN);
+	assert_int_equal(get64(file + 32), meta.image_digest);
+	assert_int_equal(get64(file + 40), MEM);
+	assert_int_equal(get64(file + H_NPAGES), 3);
+	assert_int_equal(get64(file + H_NVMA), 2);
+	assert_int_equal(get64(file + H_FPU), FPU);
+	assert_int_equal(get64(file + H_BODY_LEN), file_len - SNAP_HDR_LEN);
+	assert_int_equal(get64(b), 0x500000);				 /* proc.brk_start */
+	assert_int_equal(get64(b + 40) & 0xffffffff, 1);		 /* proc.guest, 4 bytes */
+	assert_int_equal(get64(b + 44), 0x0101010101010101ULL);		 /* rax */
+	assert_int_equal(get64(b + 44 + 16 * 8), 0x1111111111111111ULL); /* rip */
+	assert_int_equal(get64(b + 44 + 144), 0x7fff0000);		 /* fs_base */
+	assert_int_equal(get64(file + B_VMAS), 0x400000);
+	assert_int_equal(get64(file + B_PAGES + 16), 0x600000);
+}
+
+static void every_truncation_refused(void **state)
+{
+	(void)state;
+	for (size_t len = 0; len < file_len; len++)
+		if (load(file, len, 0) != SNAP_REFUSED)
+			fail_msg("accepted the first %zu of %zu bytes", len, file_len);
+	assert_int_equal(load(file, file_len, 1), 0);
+}
+
+/* with the checksum as it was, every flip is caught; with it made to match, each flip is either
+ * refused or gives a snapshot as sane as a writer's */
+static void every_bit_flip(void **state)
+{
+	(void)state;
+	uint8_t *buf = malloc(file_len);
+	int fixed_refused = 0;
+	for (size_t bit = 0; bit < file_len * 8; bit++) {
+		memcpy(buf, file, file_len);
+		buf[bit / 8] ^= (uint8_t)(1 << (bit % 8));
+		if (load(buf, file_len, 0) != SNAP_REFUSED)
+			fail_msg("bit %zu flipped: accepted", bit);
+		/* the header and the tables (mappings, pages, hashes) with a matching checksum */
+		if (bit / 8 >= SNAP_HDR_LEN && bit / 8 < B_VMAS)
+			continue;
+		fix_hash(buf, file_len);
+		fixed_refused += load(buf, file_len, 1) == SNAP_REFUSED;
+	}
+	assert_true(fixed_refused > 0);
+	free(buf);
+}
+
+static void absurd_counts_refused(void **state)
+{
+	(void)state;
+	static const size_t at[] = {H_NPAGES, H_NVMA, H_OUT, H_LOG, H_FPU, H_BODY_LEN};
+	uint8_t *buf = malloc(file_len);
+	for (size_t i = 0; i < BASE_LEN(at); i++) {
+		const uint64_t v = get64(file + at[i]);
+		const uint64_t bad[] = {UINT64_MAX,	 1ULL << 63,   1ULL << 62, 1ULL << 32,
+					UINT64_MAX / 16, file_len * 2, v + 1,	   v ? v - 1 : 7};
+		for (size_t k = 0; k < BASE_LEN(bad); k++) {
+			memcpy(buf, file, file_len);
+			put64(buf + at[i], bad[k]);
+			fix_hash(buf, file_len);
+			if (load(buf, file_len, 0) != SNAP_REFUSED)
+				fail_msg("header field at %zu = %#llx: accepted", at[i],
+					 (unsigned long long)bad[k]);
+		}
+	}
+	free(buf);
+}
+
+/* pages unaligned, outside the machine, out of order; mappings empty or past its end */
+static void absurd_addresses_refused(void **state)
+{
+	(void)state;
+	static const struct {
+		size_t at;
+		uint64_t v;
+	} bad[] = {
+	    {B_PAGES, 0x400001},
+	    {B_PAGES, MEM},
+	    {B_PAGES, UINT64_MAX & ~(PAGE - 1)},
+	    {B_PAGES + 8, 0x400000},
+	    {B_PAGES + 8, 0x3ff000},
+	    {B_PAGES + 16, 0x401000},
+	    {B_VMAS, 0x402000},
+	    {B_VMAS + 8, 0x400000},
+	    {B_VMAS + 8, MEM + PAGE},
+	    {B_VMAS + 20 + 8, UINT64_MAX},
+	};
+	uint8_t *buf = malloc(file_len);
+	for (size_t i = 0; i < BASE_LEN(bad); i++) {
+		memcpy(buf, file, file_len);
+		put64(buf + bad[i].at, bad[i].v);
+		fix_hash(buf, file_len);
+		if (load(buf, file_len, 0) != SNAP_REFUSED)
+			fail_msg("%#llx at %zu: accepted", (unsigned long long)bad[i].v, bad[i].at);
+	}
+	free(buf);
+}
+
+/* a state file an Ember run wrote for counter.musl (the fuzzing corpus's seed, after its flags
+ * byte), each truncation of it refused */
+static void real_file_truncations(void **state)
+{
+	(void)state;
+	char exe[4096], path[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	/* B/tests/unit/test_snap_file: the tree is three folders up */
+	for (int i = 0; i < 4; i++)
+		*strrchr(exe, '/') = 0;
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/snap/seed-trap", exe);
+	uint8_t *seed;
+	size_t len;
+	assert_int_equal(base_read_file(path, 1 << 24, &seed, &len), 0);
+	assert_true(len > SNAP_HDR_LEN + 1);
+	const uint8_t *st = seed + 1;
+	len--;
+	struct snap_meta m = {get64(st + 32), get64(st + 40), get64(st + 48)};
+	struct snap s;
+	char err[512];
+	put_state(st, len);
+	assert_int_equal(snap_load(&s, &m, snapdir, 0, err, sizeof(err)), 0);
+	snap_free(&s);
+	for (size_t k = 0; k < len; k += k < 4096 ? 1 : 61) {
+		put_state(st, k);
+		err[0] = 0;
+		if (snap_load(&s, &m, snapdir, 0, err, sizeof(err)) != SNAP_REFUSED || !err[0])
+			fail_msg("accepted the first %zu of %zu bytes", k, len);
+	}
+	free(seed);
+}
+
+static void old_version_refused(void **state)
+{
+	(void)state;
+	uint8_t *buf = malloc(file_len);
+	memcpy(buf, file, file_len);
+	buf[8] = 5;
+	fix_hash(buf, file_len);
+	put_state(buf, file_len);
+	struct snap s;
+	char err[512];
+	assert_int_equal(snap_load(&s, &meta, snapdir, 0, err, sizeof(err)), SNAP_REFUSED);
+	assert_non_null(strstr(err, "incompatible Ember version"));
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(round_trip),
+	    cmocka_unit_test(layout_is_pinned),
+	    cmocka_unit_test(every_truncation_refused),
+	    cmocka_unit_test(every_bit_flip),
+	    cmocka_unit_test(absurd_counts_refused),
+	    cmocka_unit_test(absurd_addresses_refused),
+	    cmocka_unit_test(real_file_truncations),
+	    cmocka_unit_test(old_version_refused),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
