@@ -13,26 +13,29 @@
 
 #include "common.h"
 #include "snap/snap_file.h"
+#include "snap/snap_fmt.h"
 
 #define PAGE EMBER_PAGE_SIZE
-/* where snap_file.c's header keeps what the harness fixes up, and its size */
+/* where the header (snap_fmt.c, little-endian) keeps what the harness fixes up, and its size */
 #define HDR_MEM_SIZE  40
 #define HDR_IMAGE     32
 #define HDR_CONFIG    48
 #define HDR_BODY_LEN  96
 #define HDR_BODY_HASH 104
-#define HDR_SIZE      112
+#define HDR_SIZE      SNAP_HDR_LEN
 
 static uint64_t get64(const uint8_t *p)
 {
-	uint64_t v;
-	memcpy(&v, p, 8);
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
 	return v;
 }
 
 static void put64(uint8_t *p, uint64_t v)
 {
-	memcpy(p, &v, 8);
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* what the writer promises and what a restore relies on */
