@@ -1,4 +1,4 @@
-/* Small helpers the subcommands share: sizes, reading and writing whole streams. */
+/* Small helpers the subcommands share: files read with a reason, runtimes and programs, --mem. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,7 +10,6 @@
 #include "cli/cli.h"
 #include "ember/ember.h"
 #include "image/img.h"
-#include "server/srv_serve.h"
 
 int cli_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, char *why,
 		  size_t whylen)
