@@ -88,7 +88,7 @@ static json_t *cold_parts(const struct ember_result *r)
 
 static void add_result(struct run_stats *rs, const struct ember_result *r)
 {
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < EMBER_EXIT_KINDS; k++)
 		rs->exits[k] += r->exits_by_reason[k];
 	rs->total_exits += r->exits;
 	rs->run_us += r->run_us;
