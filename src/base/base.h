@@ -38,6 +38,10 @@ int base_commit(const char *tmp, const char *path);
  * never half of the new one. The temporary name is PATH.tmp-PID-XXXXXX. */
 int base_replace(const char *path, const void *data, size_t len, int mode);
 
+/* base_le.c: width bytes (1 to 8) at p, least significant first */
+void base_put_le(uint8_t *p, uint64_t v, unsigned width);
+uint64_t base_get_le(const uint8_t *p, unsigned width);
+
 /* base_time.c: CLOCK_MONOTONIC, the clock of every duration and deadline in Ember */
 uint64_t base_now_ns(void);
 /* microseconds since t0 (a base_now_ns() value) */

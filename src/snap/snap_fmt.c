@@ -95,20 +95,6 @@ static const struct part parts[] = {
     {"stderr", AT(sys.log.data), 1, NULL, 0, 1, COUNT(sys.log.len), 0},
 };
 
-static void put_le(uint8_t *p, uint64_t v, unsigned width)
-{
-	for (unsigned i = 0; i < width; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, unsigned width)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < width; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
 /* an unsigned member of 4 or 8 bytes (int members are stored as their 32 bits) */
 static uint64_t load(const uint8_t *m, size_t size)
 {
@@ -152,8 +138,8 @@ static int walk(const struct field *f, size_t n, uint8_t *rec, uint8_t *disk, in
 		if (!f[i].width)
 			memcpy(get ? m : disk, get ? disk : m, f[i].size);
 		else if (!get)
-			put_le(disk, load(m, f[i].size), f[i].width);
-		else if (store(m, f[i].size, get_le(disk, f[i].width)))
+			base_put_le(disk, load(m, f[i].size), f[i].width);
+		else if (store(m, f[i].size, base_get_le(disk, f[i].width)))
 			return -1;
 		disk += width_of(&f[i]);
 	}

@@ -1,5 +1,4 @@
 /* The working-set file: its little-endian format, checked chunk by chunk, written atomically. */
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,15 +15,12 @@
 
 static uint64_t get64(const uint8_t *p)
 {
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return le64toh(v);
+	return base_get_le(p, 8);
 }
 
 static void put64(uint8_t *p, uint64_t v)
 {
-	v = htole64(v);
-	memcpy(p, &v, 8);
+	base_put_le(p, v, 8);
 }
 
 static uint64_t nchunks_of(uint64_t npages, uint64_t chunk_pages)

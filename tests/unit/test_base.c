@@ -1,6 +1,6 @@
 /* The base layer (src/base): write-all over short writes, whole-file reads and their limit,
- * atomic replace (the old file stays when the new one cannot be written), size parsing, the
- * monotonic clock and deadlines. */
+ * atomic replace (the old file stays when the new one cannot be written), size parsing,
+ * little-endian fields, the monotonic clock and deadlines. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -270,6 +270,22 @@ static void deadline_ends_a_wait(void **state)
 	pthread_cond_destroy(&cv);
 }
 
+static void little_endian_fields(void **state)
+{
+	(void)state;
+	uint8_t b[9] = {0};
+	base_put_le(b, 0x0102030405060708ULL, 8);
+	const uint8_t want[8] = {8, 7, 6, 5, 4, 3, 2, 1};
+	assert_memory_equal(b, want, 8);
+	assert_int_equal(b[8], 0); /* nothing past its width */
+	assert_int_equal(base_get_le(b, 8), 0x0102030405060708ULL);
+	assert_int_equal(base_get_le(b, 4), 0x05060708);
+	base_put_le(b, 0xaabbccddeeULL, 4); /* the low four bytes */
+	assert_int_equal(base_get_le(b, 4), 0xbbccddee);
+	assert_int_equal(b[4], 4);
+	assert_int_equal(base_get_le(b, 0), 0);
+}
+
 static void round_up_to_alignment(void **state)
 {
 	(void)state;
@@ -291,6 +307,7 @@ int main(void)
 	    cmocka_unit_test(parse_size_accepts_and_refuses),
 	    cmocka_unit_test(clock_moves_forward),
 	    cmocka_unit_test(deadline_ends_a_wait),
+	    cmocka_unit_test(little_endian_fields),
 	    cmocka_unit_test(round_up_to_alignment),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -127,16 +127,12 @@ static int teardown(void **state)
 
 static uint64_t get64(const uint8_t *p)
 {
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
+	return base_get_le(p, 8);
 }
 
 static void put64(uint8_t *p, uint64_t v)
 {
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	base_put_le(p, v, 8);
 }
 
 /* the checksum made to match, as a writer would: the parser sees the damage itself */
