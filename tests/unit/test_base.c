@@ -1,6 +1,6 @@
 /* The base layer (src/base): write-all over short writes, whole-file reads and their limit,
- * atomic replace (the old file stays when the new one cannot be written), size parsing,
- * little-endian fields, the monotonic clock and deadlines. */
+ * atomic replace (the old file stays when the new one cannot be written), little-endian fields,
+ * the monotonic clock and deadlines. Size parsing (base_parse_size): test_spec.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -191,53 +191,6 @@ static void replace_failure_leaves_the_old_file(void **state)
 	assert_int_equal(base_replace(file, "x", 1, 0644), -ENOTDIR);
 }
 
-static void parse_size_accepts_and_refuses(void **state)
-{
-	(void)state;
-	static const struct {
-		const char *in;
-		uint64_t want;
-	} ok[] = {{"0", 0},
-		  {"4096", 4096},
-		  {"512K", 512ULL << 10},
-		  {"512k", 512ULL << 10},
-		  {"64M", 64ULL << 20},
-		  {"64Mi", 64ULL << 20},
-		  {"64MB", 64ULL << 20},
-		  {"64MiB", 64ULL << 20},
-		  {"1G", 1ULL << 30},
-		  {"1g", 1ULL << 30},
-		  {"17179869183G", 17179869183ULL << 30}};
-	static const char *const bad[] = {"",
-					  "M",
-					  "-1",
-					  "+1",
-					  "1T",
-					  "1MM",
-					  "1 M",
-					  " 1",
-					  "1Mb",
-					  "1.5G",
-					  "0x10",
-					  "1Gi ",
-					  "18446744073709551616",
-					  "17179869184G",
-					  "99999999999999999999K"};
-	uint64_t v;
-	for (size_t i = 0; i < BASE_LEN(ok); i++) {
-		v = 1;
-		assert_int_equal(base_parse_size(ok[i].in, &v), 0);
-		assert_int_equal(v, ok[i].want);
-	}
-	for (size_t i = 0; i < BASE_LEN(bad); i++) {
-		v = 12345;
-		if (base_parse_size(bad[i], &v) != -1)
-			fail_msg("accepted \"%s\"", bad[i]);
-		assert_int_equal(v, 12345); /* untouched */
-	}
-	assert_int_equal(base_parse_size(NULL, &v), -1);
-}
-
 static void clock_moves_forward(void **state)
 {
 	(void)state;
@@ -304,7 +257,6 @@ int main(void)
 	    cmocka_unit_test(read_file_keeps_to_its_limit),
 	    cmocka_unit_test(replace_swaps_the_whole_file),
 	    cmocka_unit_test(replace_failure_leaves_the_old_file),
-	    cmocka_unit_test(parse_size_accepts_and_refuses),
 	    cmocka_unit_test(clock_moves_forward),
 	    cmocka_unit_test(deadline_ends_a_wait),
 	    cmocka_unit_test(little_endian_fields),

@@ -1,6 +1,7 @@
-/* The server's parsers without a server: sizes, durations, names, callback URLs
- * (src/server/srv_parse.c, srv_spec.c, srv_callback.c) and deployments (spec_parse): what each
- * takes, what it gives, and what it refuses, at the edges and past them. */
+/* The server's parsers without a server: sizes (base_parse_size, src/base, which the server and
+ * the CLI share), durations, names, callback URLs (src/server/srv_parse.c, srv_spec.c,
+ * srv_callback.c) and deployments (spec_parse): what each takes, what it gives, and what it
+ * refuses, at the edges and past them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,7 +35,7 @@ static void sizes(void **state)
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		uint64_t v = 1;
-		if (srv_parse_size(good[i].s, &v))
+		if (base_parse_size(good[i].s, &v))
 			fail_msg("'%s' refused", good[i].s);
 		assert_int_equal(v, good[i].want);
 	}
@@ -60,7 +61,7 @@ static void sizes(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		uint64_t v = 77;
-		if (!srv_parse_size(bad[i], &v))
+		if (!base_parse_size(bad[i], &v))
 			fail_msg("'%s' accepted as %llu", bad[i] ? bad[i] : "(null)",
 				 (unsigned long long)v);
 		assert_int_equal(v, 77); /* a refusal writes nothing */
