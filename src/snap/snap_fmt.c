@@ -69,6 +69,14 @@ static const struct field snap_fields[] = {
 };
 _Static_assert(sizeof(struct vm_regs) == 18 * 8, "every register has its field");
 _Static_assert(sizeof(((struct sys_saved *)0)->altstack) == 3 * 8, "altstack has 3 fields");
+/* A member added to a struct saved here needs its field in these tables and a new
+ * SNAP_FILE_VERSION: on x86-64 these sizes change with it, and the build says so. */
+#if defined(__x86_64__) && defined(__LP64__)
+_Static_assert(sizeof(struct sys_process) == 48 && sizeof(struct sys_saved) == 3160 &&
+		   sizeof(struct sys_file) == 16 && sizeof(struct sys_sig) == 32 &&
+		   sizeof(struct sys_vma) == 24,
+	       "a saved struct changed: its fields here, and SNAP_FILE_VERSION, must follow");
+#endif
 
 static const struct field file_fields[] = {
     INT(struct sys_file, open, 4), INT(struct sys_file, node, 4), INT(struct sys_file, pos, 8)};
