@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "base/base.h"
 #include "bundle/bnd.h"
 
 #define CACHE_MAGIC   0x31444e4252424d45ULL /* "EMBRBND1" */
@@ -198,22 +199,20 @@ int bnd_cache_save(const char *state, uint64_t key, const struct bnd *b)
 	struct cache_hdr h = {CACHE_MAGIC, CACHE_VERSION, sizeof(h), key, b->digest,
 			      b->mem_len,  b->data_at,	  b->nnodes, 0};
 	static const uint8_t pad[HDR_PAGE];
-	int rc = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
-			 write(fd, pad, HDR_PAGE - sizeof(h)) == (ssize_t)(HDR_PAGE - sizeof(h))
-		     ? 0
-		     : -1;
-	for (size_t done = 0; !rc && done < b->mem_len;) {
-		ssize_t w = write(fd, b->mem + done, b->mem_len - done);
-		rc = w > 0 ? 0 : -1;
-		done += w > 0 ? (size_t)w : 0;
-	}
-	if (close(fd) < 0)
-		rc = -1;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -1;
-	if (rc)
+	int rc = base_write_all(fd, &h, sizeof(h));
+	if (!rc)
+		rc = base_write_all(fd, pad, HDR_PAGE - sizeof(h));
+	if (!rc)
+		rc = base_write_all(fd, b->mem, b->mem_len);
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (rc) {
 		unlink(tmp);
-	return rc;
+		return -1;
+	}
+	return base_commit(tmp, path) ? -1 : 0; /* the rename, then the folder's fsync */
 }
 
 struct bnd *bnd_build(const char *const *paths, size_t npaths, const void *tar, size_t tar_len,

@@ -60,20 +60,11 @@ int img_open(const char *path, struct img **out, char *err, size_t errlen)
 		close(fd);
 		return EMBER_ERR_IMAGE;
 	}
-	size_t len = (size_t)sb.st_size;
-	uint8_t *buf = malloc(len ? len : 1);
-	size_t got = 0;
-	int rc = buf ? 0 : EMBER_ERR_NOMEM;
-	while (!rc && got < len) {
-		ssize_t r = read(fd, buf + got, len - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) /* a read error is the disk's; a file that shrank, the image's */
-			rc = r < 0 ? vm_errno_kind(errno, EMBER_ERR_IO) : EMBER_ERR_IMAGE;
-		else
-			got += (size_t)r;
-	}
-	int e = errno;
+	size_t len = (size_t)sb.st_size, got = 0;
+	uint8_t *buf = NULL;
+	int e = -base_read_fd(fd, IMG_MAX_FILE, &buf, &got);
+	/* a read error is the disk's; a file that changed size, the image's */
+	int rc = e ? vm_errno_kind(e, EMBER_ERR_IO) : got != len ? EMBER_ERR_IMAGE : 0;
 	close(fd);
 	if (rc) {
 		free(buf);

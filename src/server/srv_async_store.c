@@ -57,29 +57,8 @@ static int call_path(const struct srv *s, uint64_t seq, char *path, size_t len)
 
 static char *read_all(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0)
-		return NULL;
-	char *buf = NULL;
-	if (fstat(fd, &st) || !(buf = malloc((size_t)st.st_size + 1)))
-		goto out;
-	size_t got = 0;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			free(buf);
-			buf = NULL;
-			goto out;
-		}
-		got += (size_t)n;
-	}
-	*len = got;
-out:
-	close(fd);
-	return buf;
+	uint8_t *buf = NULL;
+	return base_read_file(path, SIZE_MAX / 2, &buf, len) ? NULL : (char *)buf;
 }
 
 /* the JSON line's fields into j; 0 or -1 with why */
