@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "pool/func.h"
+#include "func/func.h"
 
 struct ember_budget *ember_budget_new(uint64_t bytes)
 {

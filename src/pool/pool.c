@@ -1,7 +1,7 @@
 /* Pools of ready virtines: slots claimed with compare-and-swap, so takers never wait on a lock. */
 #include <stdlib.h>
 
-#include "pool/func.h"
+#include "func/func.h"
 
 int pool_init(struct pool *p, size_t cap)
 {

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "pool/func.h"
+#include "func/func.h"
 
 #define RETRY_NS (100ULL * 1000 * 1000) /* after the budget refused a spare, or a failure */
 

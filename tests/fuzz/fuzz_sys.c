@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 
 #include "common.h"
-#include "pool/func.h"
+#include "func/func.h"
 
 #define PAGE	    EMBER_PAGE_SIZE
 #define MAX_STEPS   8

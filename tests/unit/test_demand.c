@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "pool/demand.h"
-#include "pool/func.h"
+#include "func/func.h"
 
 #define S 1000000000ULL /* one second in ns */
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool/func.h"
+#include "func/func.h"
 
 static uint64_t us_since(uint64_t t0)
 {

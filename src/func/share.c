@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pool/func.h"
+#include "func/func.h"
 
 int func_share_open(struct ember_function *fn, const char *domain, char *err, size_t errlen)
 {

@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "pool/func.h"
+#include "func/func.h"
 
 static uint64_t us_since(uint64_t t0)
 {

@@ -1,7 +1,7 @@
 /* What a function's warm virtines hold in memory, and a warm-up run in each of them. */
 #include <string.h>
 
-#include "pool/func.h"
+#include "func/func.h"
 
 struct measure {
 	struct ember_memory *m;

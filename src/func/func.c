@@ -8,7 +8,7 @@
 
 #include "ember/ember.h"
 #include "image/img.h"
-#include "pool/func.h"
+#include "func/func.h"
 #include "sys/sys.h"
 #include "pool/pool.h"
 #include "snap/snap.h"
