@@ -1,40 +1,29 @@
-/* The function structure behind the public API, shared by loading and invoking. */
+/* A loaded function: the structure behind the public API, its state, and its lifecycle's steps. */
 #ifndef EMBER_FUNC_H
 #define EMBER_FUNC_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "ember/ember.h"
 #include "image/img.h"
+#include "pool/budget.h"
 #include "pool/pool.h"
-#include <pthread.h>
-
-#include "pool/demand.h"
+#include "pool/refill.h"
 #include "snap/snap.h"
 #include "snap/snap_cold.h"
 #include "snap/snap_file.h"
 
-struct ember_budget {
-	pthread_mutex_t mu;
-	pthread_cond_t cv; /* memory given back */
-	uint64_t limit, used, peak, waits, refused;
-	atomic_int waiters;	     /* in budget_take, waiting for memory */
-	struct ember_function **fns; /* whose spares may be given up */
-	size_t nfns, capfns, next;
-};
-
-/* A function's capacity following demand: counters the invoke path keeps without a lock, and
- * the refiller thread's state under mu. */
-struct fn_demand {
-	int on;			  /* pool_max > pool_size: a refiller runs */
-	atomic_uint in_use, seen; /* seen: the most in use since the refiller last looked */
-	atomic_uint target, peak; /* as the refiller last computed them */
-	atomic_ulong refills, trims, restores;
-	unsigned capacity;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int kicked, stop;
-	pthread_t thread;
-	int started;
-	struct demand d;
+/* Where a function is in its lifecycle: which invoke path its next invocation takes (one table
+ * in invoke.c). Every change goes through func_move (state.c), which holds the allowed ones. */
+enum func_state {
+	FUNC_SCRATCH, /* no snapshot: each invocation loads the image into a clean shell */
+	FUNC_FIRST,   /* init ended before its snapshot point: that run is the first invocation's
+			 result, later ones are FUNC_SCRATCH */
+	FUNC_COLD,    /* the snapshot only on disk: the next invocation starts cold from it, the
+			 others wait for it (cold_lock) */
+	FUNC_WARM,    /* the snapshot in memory: from the pool, or restored into a clean shell */
+	FUNC_STATES
 };
 
 struct ember_function {
@@ -45,17 +34,16 @@ struct ember_function {
 	unsigned pool_size;
 	/* the pool's capacity: pool_size, or pool_max when it follows demand */
 	unsigned pool_slots;
-	int use_snapshot; /* asked for */
-	int strict_init;  /* a failed init fails the load (ember_config.strict_init) */
+	int strict_init; /* a failed init fails the load (ember_config.strict_init) */
 	/* the syscall mode: trap, or guest (the in-guest runtime serves the common ones) */
 	const struct sys_rt_ops *rt;
 	size_t sites_call, sites_trap;
-	int snapshot; /* taken: invocations restore from snap */
+	atomic_int state; /* enum func_state */
 	char **argv, **envp;
 	uint8_t *code;
 	size_t code_len;
 	struct bnd *bundle; /* its files, shared by its virtines; NULL: none */
-	struct snap snap;
+	struct snap snap;   /* FUNC_WARM: whole; FUNC_COLD: what was read of the disk's */
 	/* on disk */
 	char *snap_dir;
 	struct snap_meta meta;
@@ -63,73 +51,100 @@ struct ember_function {
 	enum snap_share share;	 /* ember_config.sharing */
 	struct mem_store *store; /* upm: the domain's page store, which holds the snapshot */
 	struct mem_refs snap_refs;
-	int from_disk;
+	int from_disk;		   /* reported only (ember_info): the snapshot was read, not made */
 	uint64_t snap_load_us;	   /* reading and checking the state file on disk, at load */
-	atomic_int cold_pending;   /* the next invocation starts from disk */
 	pthread_mutex_t cold_lock; /* invocations wait while one cold start runs */
-	char rebuilt[200];
+	char rebuilt[EMBER_ERR_MAX];
 	struct sys_process proc; /* where the image put things */
 	struct pool pool;
 	struct ember_budget *budget;
-	struct fn_demand dm;
+	struct pool_refiller refill;
 	uint64_t init_us, init_exits;
-	/* a function that ended during init (it never read its request) has its first result here
-	 */
+	/* FUNC_FIRST: the result of the init that ended without reading its request */
 	struct ember_result first;
-	int first_pending;
-	atomic_int first_taken;
 };
 
-/* The functions below that return int give 0 or a kind of failure of ember.h (EMBER_ERR_*),
- * with the reason in err. */
+/* one invocation's input: the request and its metadata */
+struct func_call {
+	const void *in;
+	size_t len;
+	const char *meta;
+	size_t meta_len;
+};
 
-/* Loads the image into vm and runs the initialisation up to the snapshot point. */
-int func_init(struct ember_function *fn, struct vm *vm, char *err, size_t errlen);
-/* Finds the snapshot on disk: 0 when it is there and usable, 1 when not (the caller runs init
- * and calls func_disk_save), or a kind of failure (the state folder cannot be made). */
+static inline uint64_t func_us_since(uint64_t t0)
+{
+	return (vm_now_ns() - t0) / 1000;
+}
+
+/* The functions below that return int give 0 or a kind of failure of ember.h (EMBER_ERR_*),
+ * with the reason in err (EMBER_ERR_MAX bytes are enough). */
+
+/* state.c */
+enum func_state func_state(const struct ember_function *fn);
+/* from -> to when the state is from and the move is one of the lifecycle's: 0, else -1 (the
+ * state is left as it is). Racing movers: one wins. */
+int func_move(struct ember_function *fn, enum func_state from, enum func_state to);
+/* a snapshot exists, in memory or on disk */
+int func_has_snapshot(const struct ember_function *fn);
+
+/* init.c: loads the image into vm and runs the initialisation up to the snapshot point (with
+ * snapshot 0 only the load is checked); moves the state to FUNC_WARM or FUNC_FIRST */
+int func_init(struct ember_function *fn, struct vm *vm, int snapshot, char *err, size_t errlen);
+/* the image loaded into v's clean machine, the program's start set up (an invocation from
+ * scratch runs it so) */
+int func_load_image(struct ember_function *fn, struct virtine *v, char *err, size_t errlen);
+
+/* disk.c: the snapshot on disk. func_disk finds it: 0 when it is there and usable (the state is
+ * FUNC_COLD), 1 when not (the caller runs init and calls func_disk_save), or a kind of failure
+ * (the state folder cannot be made). */
 int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen);
 int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen);
-/* ember_warm with the reason of a failure: how many virtines were added, or a kind of failure */
-int func_warm(struct ember_function *fn, unsigned n, char *err, size_t errlen);
-/* runs one invocation in v (at the snapshot state) and fills res */
-void func_run_invocation(struct ember_function *fn, struct virtine *v, const void *in, size_t len,
-			 const char *meta, size_t meta_len, struct ember_result *res);
-/* puts v back to the snapshot; 0 on success */
-int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched);
-/* a kind of failure of func_new_virtine beside ember.h's: the budget had no room */
+/* The snapshot on disk proved damaged (why says how): init runs again in a new machine and a new
+ * snapshot is written over it. Leaves the state out of FUNC_COLD whatever happens. */
+void func_rebuild(struct ember_function *fn, const char *why);
+
+/* cold.c: the cold start of one invocation from the snapshot on disk, with cold_lock held; 0,
+ * FUNC_AGAIN (the request is to be dispatched again, in the state it left) or -1 */
+#define FUNC_AGAIN 1
+int func_invoke_cold(struct ember_function *fn, const struct func_call *c,
+		     struct ember_result *res);
+
+/* virtine.c: building virtines. A kind of failure beside ember.h's: the budget had no room */
 #define FUNC_BUDGET_FULL 1
-/* a clean shell with its emulation state prepared for this function, charged to its budget;
- * NULL with *kind and the reason in err */
-struct virtine *func_new_virtine(struct ember_function *fn, int wait, int *kind, char *err,
-				 size_t errlen);
-/* refill.c: the refiller of a function whose capacity follows demand */
-int func_refiller_start(struct ember_function *fn, const struct ember_config *cfg);
-void func_refiller_stop(struct ember_function *fn);
-/* the invoke path took a virtine (in_use is now n): wakes the refiller when demand grew */
-void func_demand_took(struct ember_function *fn, unsigned n);
-/* a virtine at the snapshot state, made now; wait: may wait for the budget (a request, a load)
- * rather than give up at once (a spare). NULL with *kind and the reason in err. */
+/* A virtine around vm (NULL: a clean shell from the cache), charged to the function's budget;
+ * wait: may wait for the budget (a request, a load) rather than give up at once (a spare).
+ * NULL with *kind and the reason in err (vm is destroyed then). */
+struct virtine *virtine_new(struct ember_function *fn, struct vm *vm, int wait, int *kind,
+			    char *err, size_t errlen);
+/* Sets v's emulation state up for fn's program laid out as proc: its output limit, code, files,
+ * page sharing. The one place a virtine is made ready for a function. */
+void virtine_prepare(struct ember_function *fn, struct virtine *v, const struct sys_process *proc);
+/* a virtine at the snapshot state, made now; NULL with *kind and the reason in err */
 struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, char *err,
 			      size_t errlen);
+/* puts v back to the snapshot; 0 on success */
+int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched);
 
-/* budget.c: NULL budgets allow everything */
-int budget_join(struct ember_budget *b, struct ember_function *fn);
-void budget_leave(struct ember_budget *b, struct ember_function *fn);
-/* Charges bytes: 0, or -1 when they do not fit. deadline_ns 0: at once (a spare); else spares
- * of any function are given up, then it waits for memory until then. */
-int budget_take(struct ember_budget *b, uint64_t bytes, uint64_t deadline_ns);
-void budget_give(struct ember_budget *b, uint64_t bytes);
-/* a virtine was put back ready: those waiting for memory may take it as a spare */
-void budget_kick(struct ember_budget *b);
-
-/* The cold start of one invocation from the snapshot on disk. */
-int func_invoke_cold(struct ember_function *fn, const void *in, size_t len, const char *meta,
-		     size_t meta_len, struct ember_result *res);
-
+/* run.c: running a virtine */
+/* runs one invocation in v and fills res */
+void func_run_invocation(struct ember_function *fn, struct virtine *v, const struct func_call *c,
+			 struct ember_result *res);
 /* One invocation in the ready (or restored) virtine v, reset afterwards; 1 when v is broken and
  * must be destroyed. */
-int func_run_warm(struct ember_function *fn, struct virtine *v, const void *in, size_t len,
-		  const char *meta, size_t meta_len, struct ember_result *res);
+int func_run_warm(struct ember_function *fn, struct virtine *v, const struct func_call *c,
+		  struct ember_result *res);
+/* the run until the snapshot point or the end, with its outcome in v->st */
+void func_run_init(struct ember_function *fn, struct virtine *v);
+/* res from the emulation state's outcome, output and counters */
+void func_fill_result(struct ember_result *res, struct sys_state *st);
+/* res: an invocation that failed in Ember, for msg */
+void func_fail_result(struct ember_result *res, const char *msg);
+
+/* invoke.c: ember_warm with the reason of a failure: how many virtines were added, or a kind */
+int func_warm(struct ember_function *fn, unsigned n, char *err, size_t errlen);
+/* the pool's refiller: its gate and maker (the function's state, func_restored) */
+extern const struct pool_refill_ops func_refill_ops;
 
 /* share.c: the domain's store (upm), the snapshot moved into it once taken or loaded, a virtine's
  * madvise(MADV_MERGEABLE) served by it, and all of it given back at unload */

@@ -20,7 +20,7 @@ void func_share_snapshot(struct ember_function *fn)
 {
 	/* without room in the store the snapshot keeps its own sealed copy: shared by the
 	 * function's virtines still, not with other functions */
-	if (fn->store && fn->snapshot)
+	if (fn->store) /* called once the snapshot is whole in memory */
 		mem_snap_share(fn->store, &fn->snap, &fn->snap_refs);
 }
 
