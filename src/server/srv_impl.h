@@ -269,7 +269,7 @@ enum { BODY_REQUEST, BODY_IMAGE };
 /* a request answered without its handler (bad route, too large): what to answer */
 struct srv_early {
 	unsigned status;
-	char msg[160];
+	char msg[SRV_ERR_MAX];
 };
 struct srv_req {
 	struct MHD_Connection *conn;

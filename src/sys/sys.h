@@ -110,7 +110,7 @@ struct sys_state {
 	enum sys_outcome outcome;
 	int status;	      /* exit status or signal number */
 	struct vm_exit fault; /* the fault that ended the run, if any */
-	char msg[200];
+	char msg[EMBER_ERR_MAX];
 	struct sys_stats stats;
 };
 
