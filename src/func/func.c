@@ -125,6 +125,7 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 	if ((rc = pool_shell(&fn->vmcfg, &vm, err, errlen)) != VM_OK)
 		return rc;
 	fn->vmcfg.backend = vm_backend_of(vm);
+	func_share_files(fn); /* before init: its mappings of files come from the store */
 	int snapshot = !cfg->no_snapshot;
 	int on_disk = cfg->state_dir && snapshot ? func_disk(fn, cfg, err, errlen) : 1;
 	if (on_disk <= 0) { /* found on disk (the first invocation starts cold from it), or not */

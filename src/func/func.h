@@ -51,6 +51,7 @@ struct ember_function {
 	enum snap_share share;	 /* ember_config.sharing */
 	struct mem_store *store; /* upm: the domain's page store, which holds the snapshot */
 	struct mem_refs snap_refs;
+	struct mem_refs file_refs; /* upm on KVM: its bundle's file pages held by the store */
 	int from_disk;		   /* reported only (ember_info): the snapshot was read, not made */
 	uint64_t snap_load_us;	   /* reading and checking the state file on disk, at load */
 	pthread_mutex_t cold_lock; /* invocations wait while one cold start runs */
@@ -150,6 +151,8 @@ extern const struct pool_refill_ops func_refill_ops;
  * madvise(MADV_MERGEABLE) served by it, and all of it given back at unload */
 int func_share_open(struct ember_function *fn, const char *domain, char *err, size_t errlen);
 void func_share_snapshot(struct ember_function *fn);
+/* upm on KVM: the bundle's file pages held by the store, mapped from there (mem_bnd_share) */
+void func_share_files(struct ember_function *fn);
 void func_share_virtine(struct ember_function *fn, struct virtine *v);
 void func_share_close(struct ember_function *fn);
 
