@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 	}
 	cfg.argv = args;
 
-	char err[256];
+	char err[EMBER_ERR_MAX];
 	struct ember_function *fn;
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));
 	free(code);

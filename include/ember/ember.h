@@ -33,6 +33,10 @@ extern "C" {
 	(-7) /* the disk or the file table: ENOSPC, EDQUOT, EIO, EFBIG, EROFS,                     \
 		EMFILE/ENFILE, or a state folder that cannot be written */
 
+/* The size of a reason: an err buffer this large holds any the API writes (ember_load's, a
+ * result's message), and every message buffer of Ember's own is this size. */
+#define EMBER_ERR_MAX 320
+
 /* Guest memory: a multiple of 2 MiB in [EMBER_MEM_MIN, EMBER_MEM_MAX]. The minimum is what a
  * virtine needs for its page tables, the in-guest runtime, a stack and a heap. */
 #define EMBER_MEM_MIN	  (8ULL << 20)
@@ -140,7 +144,7 @@ struct ember_result {
 	int status;	   /* EMBER_OK: the exit status */
 	int signal;	   /* EMBER_CRASH: the signal a process would have died of */
 	int exit_code;	   /* shell convention: status, 124, 125, 126 or 128+signal */
-	char message[256]; /* why, for anything but EMBER_OK */
+	char message[EMBER_ERR_MAX]; /* why, for anything but EMBER_OK */
 	uint8_t *out;	   /* the function's stdout */
 	size_t out_len;
 	uint8_t *log; /* its stderr */
@@ -234,7 +238,9 @@ int ember_invoke_meta(struct ember_function *fn, const void *in, size_t len, con
 		      size_t meta_len, struct ember_result *res);
 void ember_result_free(struct ember_result *res);
 /* Fills the pool up to n ready virtines (at most its size), restored from the snapshot. Returns
- * how many were added, or -1. Does nothing for a function without a snapshot in memory. */
+ * how many were added (fewer when the memory budget is full), or a kind of failure (EMBER_ERR_*,
+ * negative) when a virtine could not be made. Does nothing for a function without a snapshot in
+ * memory. */
 int ember_warm(struct ember_function *fn, unsigned n);
 /* Drops ready virtines until at most n are left: the next invocations restore the snapshot into
  * a fresh one (a clean shell) on their own path, as with no spare. Returns how many it dropped. */

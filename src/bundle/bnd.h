@@ -45,7 +45,14 @@ struct bnd {
 	const char *names;
 	const uint8_t *data;
 	uint64_t digest; /* of the whole packed form: a snapshot made with it needs the same */
+	/* set while a page store holds the pages of its files of a page or more (mem_bnd_share):
+	 * page i of data is mapped from shared_off[i] of shared_fd (the store's memfd), or from fd
+	 * when shared_off[i] is BND_NOT_SHARED; NULL: every page from fd */
+	uint64_t *shared_off;
+	uint64_t shared_pages;
+	int shared_fd;
 };
+#define BND_NOT_SHARED UINT64_MAX
 
 /* Packs the tree at path: a folder, or a tar (plain or compressed) or zip archive. NULL with the
  * reason in err when it cannot be read or breaks a rule: only files, folders and links, names

@@ -304,5 +304,6 @@ void bnd_free(struct bnd *b)
 	munmap(b->mem, b->mem_len);
 	if (b->fd >= 0)
 		close(b->fd);
+	free(b->shared_off);
 	free(b);
 }

@@ -112,7 +112,7 @@ static int load_prog(const struct all_ctx *c, struct prog *p, const char *tag, c
 	p->tag = tag;
 	snprintf(p->path, sizeof(p->path), "%s/%s", c->build, path);
 	snprintf(file, sizeof(file), "%s/../functions/%s/small.req", c->build, src);
-	char why[300];
+	char why[EMBER_ERR_MAX];
 	uint8_t *want;
 	size_t wl, n = 0;
 	if (cli_read_file(file, 1 << 20, &p->req, &p->len, why, sizeof(why)))
@@ -159,7 +159,7 @@ static void ember_row(struct lat *l, const char *name, const char *backend, enum
 	struct lrow *r = add_row(l, name, backend, k, p, l->c->iters);
 	if (!r)
 		return;
-	char err[300] = "";
+	char err[EMBER_ERR_MAX] = "";
 	r->cfg = (struct ember_config){.image = p->path,
 				       .backend = backend,
 				       .pool_size = 1,
@@ -192,7 +192,7 @@ static void peer_rows(struct lat *l, const struct peer *pe)
 	snprintf(e.tmp, sizeof(e.tmp), "%s", c->tmp);
 	snprintf(e.build, sizeof(e.build), "%s", c->build);
 	int count = pe->slow == 2 ? 1 + c->iters / 25 : pe->slow ? 2 + c->iters / 5 : c->iters;
-	char why[300] = "";
+	char why[EMBER_ERR_MAX] = "";
 	for (int k = 0; k < 2; k++) {
 		const struct prog *p = &l->progs[k];
 		struct lrow *r = add_row(l, pe->name, "native", K_PEER, p, count);
@@ -251,7 +251,7 @@ static void run_rounds(struct lat *l)
 			if (r->set.reason[0] || (i * r->count) / n == ((i + 1) * r->count) / n)
 				continue;
 			double us;
-			char err[300] = "";
+			char err[EMBER_ERR_MAX] = "";
 			if (sample(r, &us, err, sizeof(err)))
 				bench_set_fail(&r->set, "failed at sample %zu: %s", r->set.n + 1,
 					       err);

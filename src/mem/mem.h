@@ -53,6 +53,15 @@ void mem_refs_release(struct mem_refs *r);
  * references go into r. */
 int mem_snap_share(struct mem_store *st, struct snap *s, struct mem_refs *r);
 
+/* The pages of b's files of a page or more (those guest memory maps: windows, the program's
+ * mmaps) moved into the store (mem_files.c): identical pages of every function of the domain held
+ * once, and b then maps them from there (b->shared_off, sys_fs_map_pages). The references go
+ * into r. On failure (-ENOMEM: no room) none are taken and b maps its own block. */
+struct bnd;
+int mem_bnd_share(struct mem_store *st, struct bnd *b, struct mem_refs *r);
+/* after every mapping of them is gone: b maps its own block again, r released */
+void mem_bnd_unshare(struct bnd *b, struct mem_refs *r);
+
 /* UPM: madvise(MADV_MERGEABLE) of [addr, addr+len) by a virtine's program, served at once:
  * each page that holds data hashed, compared byte for byte with the store's pages of that hash,
  * and mapped copy-on-write onto the identical one (added when new); r gets the references.

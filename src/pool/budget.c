@@ -2,7 +2,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "pool/func.h"
+#include "ember/ember.h"
+#include "pool/budget.h"
+#include "pool/pool.h"
 
 struct ember_budget *ember_budget_new(uint64_t bytes)
 {
@@ -21,7 +23,7 @@ void ember_budget_free(struct ember_budget *b)
 		return;
 	pthread_mutex_destroy(&b->mu);
 	pthread_cond_destroy(&b->cv);
-	free(b->fns);
+	free(b->pools);
 	free(b);
 }
 
@@ -32,53 +34,51 @@ void ember_budget_usage(struct ember_budget *b, struct ember_budget_usage *u)
 	pthread_mutex_unlock(&b->mu);
 }
 
-int budget_join(struct ember_budget *b, struct ember_function *fn)
+int budget_join(struct ember_budget *b, struct pool *p)
 {
 	if (!b)
 		return 0;
 	pthread_mutex_lock(&b->mu);
 	int rc = 0;
-	if (b->nfns == b->capfns) {
-		size_t cap = b->capfns ? b->capfns * 2 : 16;
-		struct ember_function **v = realloc(b->fns, cap * sizeof(*v));
+	if (b->npools == b->cappools) {
+		size_t cap = b->cappools ? b->cappools * 2 : 16;
+		struct pool **v = realloc(b->pools, cap * sizeof(*v));
 		if (v) {
-			b->fns = v;
-			b->capfns = cap;
+			b->pools = v;
+			b->cappools = cap;
 		} else {
 			rc = -1;
 		}
 	}
 	if (!rc)
-		b->fns[b->nfns++] = fn;
+		b->pools[b->npools++] = p;
 	pthread_mutex_unlock(&b->mu);
 	return rc;
 }
 
-void budget_leave(struct ember_budget *b, struct ember_function *fn)
+void budget_leave(struct ember_budget *b, struct pool *p)
 {
 	if (!b)
 		return;
 	pthread_mutex_lock(&b->mu);
-	for (size_t i = 0; i < b->nfns; i++) {
-		if (b->fns[i] == fn) {
-			b->fns[i] = b->fns[--b->nfns];
+	for (size_t i = 0; i < b->npools; i++) {
+		if (b->pools[i] == p) {
+			b->pools[i] = b->pools[--b->npools];
 			break;
 		}
 	}
 	pthread_mutex_unlock(&b->mu);
 }
 
-/* with b->mu held: a ready virtine of some function, taken out of its pool (round robin, so no
- * one function loses all its spares first); NULL when no pool has one */
+/* with b->mu held: a ready virtine of some pool, taken out of it (round robin, so no one
+ * function loses all its spares first); NULL when no pool has one. A pool stays joined, its
+ * slots in place, until its function is unloaded (a cold start drains it, never remakes it). */
 static struct virtine *spare(struct ember_budget *b)
 {
-	for (size_t k = 0; k < b->nfns; k++) {
-		struct ember_function *fn = b->fns[(b->next + k) % b->nfns];
-		if (atomic_load(&fn->cold_pending)) /* its pool may be remade meanwhile */
-			continue;
-		struct virtine *v = pool_take(&fn->pool);
+	for (size_t k = 0; k < b->npools; k++) {
+		struct virtine *v = pool_take(b->pools[(b->next + k) % b->npools]);
 		if (v) {
-			b->next = (b->next + k + 1) % b->nfns;
+			b->next = (b->next + k + 1) % b->npools;
 			return v;
 		}
 	}
@@ -146,4 +146,11 @@ void budget_give(struct ember_budget *b, uint64_t bytes)
 	b->used -= bytes < b->used ? bytes : b->used;
 	pthread_cond_broadcast(&b->cv);
 	pthread_mutex_unlock(&b->mu);
+}
+
+unsigned budget_fits(const struct ember_budget *b, uint64_t bytes, unsigned max)
+{
+	if (!b || !bytes || b->limit / bytes >= max)
+		return max;
+	return (unsigned)(b->limit / bytes);
 }

@@ -1,7 +1,8 @@
 /* Pools of ready virtines: slots claimed with compare-and-swap, so takers never wait on a lock. */
 #include <stdlib.h>
 
-#include "pool/func.h"
+#include "pool/budget.h"
+#include "pool/pool.h"
 
 int pool_init(struct pool *p, size_t cap)
 {
@@ -22,16 +23,16 @@ void virtine_destroy(struct virtine *v)
 	free(v);
 }
 
+void pool_drain(struct pool *p)
+{
+	struct virtine *v;
+	while (p->slots && (v = pool_take(p)))
+		virtine_destroy(v);
+}
+
 void pool_fini(struct pool *p)
 {
-	for (size_t i = 0; p->slots && i < p->cap; i++) {
-		int ready = POOL_READY;
-		if (atomic_compare_exchange_strong(&p->slots[i].state, &ready, POOL_BUSY)) {
-			virtine_destroy(p->slots[i].v);
-			p->slots[i].v = NULL;
-			atomic_store(&p->slots[i].state, POOL_EMPTY);
-		}
-	}
+	pool_drain(p);
 	free(p->slots);
 	p->slots = NULL;
 }

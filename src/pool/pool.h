@@ -5,19 +5,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "mem/mem.h"
-#include "sys/sys.h"
-#include "vm/vm.h"
-
-/* a machine with its guest's emulation state: one function instance */
-struct ember_budget;
-struct virtine {
-	struct vm *vm;
-	struct sys_state st;
-	struct ember_budget *budget; /* what it holds of it: charged bytes */
-	uint64_t charged;
-	struct mem_refs merged; /* the store's pages its program merged with (madvise) */
-};
+#include "pool/virtine.h"
 
 struct pool_slot {
 	atomic_int state; /* POOL_EMPTY, POOL_READY or POOL_BUSY */
@@ -42,8 +30,8 @@ int pool_put(struct pool *p, struct virtine *v);
 /* fn(v, ctx) for each ready virtine, held meanwhile (a pool_take passes it by); a non-zero
  * return from fn drops v from the pool, destroyed. Returns how many were visited. */
 size_t pool_visit(struct pool *p, int (*fn)(struct virtine *v, void *ctx), void *ctx);
-/* destroys v and gives its memory back to its budget */
-void virtine_destroy(struct virtine *v);
+/* destroys every ready virtine, the slots kept (a pool_take meanwhile finds none) */
+void pool_drain(struct pool *p);
 
 /* A clean machine of the given configuration: from the shell cache when one is there (which is
  * then refilled in the background), otherwise created now. */

@@ -1,65 +1,61 @@
-/* The refiller: one thread per function whose capacity follows demand, off the request path. */
-#include <stdio.h>
+/* The refiller: one thread per pool whose capacity follows demand, off the request path. */
 #include <time.h>
 
-#include "pool/func.h"
+#include "pool/refill.h"
 
 #define RETRY_NS (100ULL * 1000 * 1000) /* after the budget refused a spare, or a failure */
 
 /* the virtines ready and in use */
-static unsigned have(struct ember_function *fn)
+static unsigned have(struct pool_refiller *r)
 {
-	return (unsigned)atomic_load(&fn->pool.ready) + atomic_load(&fn->dm.in_use);
+	return (unsigned)atomic_load(&r->pool->ready) + atomic_load(&r->in_use);
 }
 
-/* with dm->mu held: the policy applied to what was seen, published for the invoke path */
-static unsigned retarget(struct ember_function *fn, uint64_t *next_ns)
+/* with r->mu held: the policy applied to what was seen, published for the invoke path */
+static unsigned retarget(struct pool_refiller *r, uint64_t *next_ns)
 {
-	struct fn_demand *dm = &fn->dm;
-	unsigned u = atomic_load(&dm->in_use);
-	demand_seen(&dm->d, atomic_exchange(&dm->seen, u));
-	demand_tick(&dm->d, u, base_now_ns(), next_ns);
-	unsigned t = demand_target(&dm->d, u);
-	unsigned peak = dm->d.peak > dm->d.prev_peak ? dm->d.peak : dm->d.prev_peak;
-	atomic_store(&dm->target, t);
-	atomic_store(&dm->peak, peak);
+	unsigned u = atomic_load(&r->in_use);
+	demand_seen(&r->d, atomic_exchange(&r->seen, u));
+	demand_tick(&r->d, u, base_now_ns(), next_ns);
+	unsigned t = demand_target(&r->d, u);
+	unsigned peak = r->d.peak > r->d.prev_peak ? r->d.peak : r->d.prev_peak;
+	atomic_store(&r->target, t);
+	atomic_store(&r->peak, peak);
 	return t;
 }
 
-static void wait_until(struct fn_demand *dm, uint64_t wake_ns)
+static void wait_until(struct pool_refiller *r, uint64_t wake_ns)
 {
 	if (!wake_ns) {
-		pthread_cond_wait(&dm->cv, &dm->mu);
+		pthread_cond_wait(&r->cv, &r->mu);
 		return;
 	}
 	struct timespec ts = {(time_t)(wake_ns / 1000000000), (long)(wake_ns % 1000000000)};
-	pthread_cond_timedwait(&dm->cv, &dm->mu, &ts);
+	pthread_cond_timedwait(&r->cv, &r->mu, &ts);
 }
 
 /* one step towards the target outside the lock: 1 when it changed something, 0 when there was
  * nothing to do, -1 when a spare could not be made (the budget, a failure) */
-static int step(struct ember_function *fn, unsigned target)
+static int step(struct pool_refiller *r, unsigned target)
 {
-	unsigned n = have(fn);
-	if (n < target && n < fn->dm.capacity) {
-		char err[200];
-		int kind;
-		struct virtine *v = func_restored(fn, 0, &kind, err, sizeof(err));
+	unsigned n = have(r);
+	if (n < target && n < r->capacity) {
+		struct virtine *v = r->ops->make(r->ctx);
 		if (!v)
 			return -1;
-		if (pool_put(&fn->pool, v)) {
+		if (pool_put(r->pool, v)) {
 			virtine_destroy(v);
 			return 0;
 		}
-		atomic_fetch_add(&fn->dm.refills, 1);
+		atomic_fetch_add(&r->refills, 1);
 		return 1;
 	}
 	if (n > target) {
-		struct virtine *v = pool_take(&fn->pool);
+		struct virtine *v = pool_take(r->pool);
 		if (!v)
 			return 0;
 		virtine_destroy(v);
-		atomic_fetch_add(&fn->dm.trims, 1);
+		atomic_fetch_add(&r->trims, 1);
 		return 1;
 	}
 	return 0;
@@ -67,77 +63,86 @@ static int step(struct ember_function *fn, unsigned target)
 
 static void *refill(void *arg)
 {
-	struct ember_function *fn = arg;
-	struct fn_demand *dm = &fn->dm;
+	struct pool_refiller *r = arg;
 	pthread_setname_np(pthread_self(), "ember-refill");
-	pthread_mutex_lock(&dm->mu);
-	while (!dm->stop) {
+	pthread_mutex_lock(&r->mu);
+	while (!r->stop) {
 		uint64_t next_ns;
-		unsigned t = retarget(fn, &next_ns);
+		unsigned t = retarget(r, &next_ns);
 		int rc = 0;
-		/* while the snapshot is only on disk the pool is not to be touched */
-		if (fn->snapshot && !atomic_load(&fn->cold_pending)) {
-			pthread_mutex_unlock(&dm->mu);
-			rc = step(fn, t);
-			pthread_mutex_lock(&dm->mu);
+		enum pool_gate g = r->ops->gate(r->ctx);
+		if (g == POOL_GATE_OPEN) {
+			pthread_mutex_unlock(&r->mu);
+			rc = step(r, t);
+			pthread_mutex_lock(&r->mu);
 		}
 		if (rc > 0)
 			continue;
-		if (rc < 0 || atomic_load(&fn->cold_pending)) {
+		if (rc < 0 || g == POOL_GATE_LATER) {
 			uint64_t retry = base_now_ns() + RETRY_NS;
 			next_ns = next_ns && next_ns < retry ? next_ns : retry;
 		}
-		if (!dm->kicked && !dm->stop)
-			wait_until(dm, next_ns);
-		dm->kicked = 0;
+		if (!r->kicked && !r->stop)
+			wait_until(r, next_ns);
+		r->kicked = 0;
 	}
-	pthread_mutex_unlock(&dm->mu);
+	pthread_mutex_unlock(&r->mu);
 	return NULL;
 }
 
-void func_demand_took(struct ember_function *fn, unsigned n)
+void pool_refiller_took(struct pool_refiller *r, unsigned n)
 {
-	struct fn_demand *dm = &fn->dm;
-	unsigned seen = atomic_load(&dm->seen);
-	while (n > seen && !atomic_compare_exchange_weak(&dm->seen, &seen, n))
+	unsigned seen = atomic_load(&r->seen);
+	while (n > seen && !atomic_compare_exchange_weak(&r->seen, &seen, n))
 		;
 	/* beyond the peak the target was made for, or short of it: the refiller has work */
-	if (!dm->on || (n <= atomic_load(&dm->peak) &&
-			atomic_load(&fn->pool.ready) + n >= atomic_load(&dm->target)))
+	if (!r->on || (n <= atomic_load(&r->peak) &&
+		       atomic_load(&r->pool->ready) + n >= atomic_load(&r->target)))
 		return;
-	pthread_mutex_lock(&dm->mu);
-	dm->kicked = 1;
-	pthread_cond_signal(&dm->cv);
-	pthread_mutex_unlock(&dm->mu);
+	pthread_mutex_lock(&r->mu);
+	r->kicked = 1;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
 }
 
-int func_refiller_start(struct ember_function *fn, const struct ember_config *cfg)
+void pool_refiller_init(struct pool_refiller *r, struct pool *p, const struct pool_refill_ops *ops,
+			void *ctx)
 {
-	struct fn_demand *dm = &fn->dm;
-	unsigned cap = (unsigned)fn->pool.cap;
-	if (fn->budget && fn->budget->limit / fn->vmcfg.mem_size < cap)
-		cap = (unsigned)(fn->budget->limit / fn->vmcfg.mem_size);
-	dm->capacity = cap ? cap : 1;
-	uint64_t window = cfg->keep_alive_s > 0 ? (uint64_t)(cfg->keep_alive_s * 1e9) : 0;
-	demand_init(&dm->d, fn->pool_size, dm->capacity, window, base_now_ns());
-	atomic_store(&dm->target, demand_target(&dm->d, 0));
-	if (!dm->on)
+	r->pool = p;
+	r->ops = ops;
+	r->ctx = ctx;
+	pthread_mutex_init(&r->mu, NULL);
+	base_cond_init(&r->cv);
+}
+
+int pool_refiller_start(struct pool_refiller *r, unsigned floor, unsigned capacity,
+			uint64_t window_ns)
+{
+	r->capacity = capacity ? capacity : 1;
+	demand_init(&r->d, floor, r->capacity, window_ns, base_now_ns());
+	atomic_store(&r->target, demand_target(&r->d, 0));
+	if (!r->on)
 		return 0;
-	if (pthread_create(&dm->thread, NULL, refill, fn))
+	if (pthread_create(&r->thread, NULL, refill, r))
 		return -1;
-	dm->started = 1;
+	r->started = 1;
 	return 0;
 }
 
-void func_refiller_stop(struct ember_function *fn)
+void pool_refiller_stop(struct pool_refiller *r)
 {
-	struct fn_demand *dm = &fn->dm;
-	if (!dm->started)
+	if (!r->started)
 		return;
-	pthread_mutex_lock(&dm->mu);
-	dm->stop = 1;
-	pthread_cond_signal(&dm->cv);
-	pthread_mutex_unlock(&dm->mu);
-	pthread_join(dm->thread, NULL);
-	dm->started = 0;
+	pthread_mutex_lock(&r->mu);
+	r->stop = 1;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->thread, NULL);
+	r->started = 0;
+}
+
+void pool_refiller_fini(struct pool_refiller *r)
+{
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
 }

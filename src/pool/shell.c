@@ -97,7 +97,7 @@ static void *refill(void *arg)
 		struct vm_config cfg = k->cfg;
 		pthread_mutex_unlock(&mu);
 		struct vm *vm = NULL;
-		char err[160];
+		char err[EMBER_ERR_MAX];
 		int rc = vm_create(&cfg, &vm, err, sizeof(err));
 		pthread_mutex_lock(&mu);
 		if (rc != VM_OK) {

@@ -15,7 +15,7 @@
 #include "server/srv_serve.h"
 
 #define SRV_NAME_MAX	   64 /* a name is [a-z0-9][a-z0-9-_.]{0,62} */
-#define SRV_ERR_MAX	   320
+#define SRV_ERR_MAX	   EMBER_ERR_MAX
 #define SRV_PATH_MAX	   (PATH_MAX + 128) /* the state dir (< PATH_MAX) and a file in it */
 #define SRV_CALL_ID_MAX	   72
 #define SRV_BUDGET_DEFAULT (8ULL << 30) /* --memory-budget */
@@ -266,7 +266,7 @@ enum { BODY_REQUEST, BODY_IMAGE };
 /* a request answered without its handler (bad route, too large): what to answer */
 struct srv_early {
 	unsigned status;
-	char msg[160];
+	char msg[SRV_ERR_MAX];
 };
 struct srv_req {
 	struct MHD_Connection *conn;

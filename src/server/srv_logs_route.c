@@ -244,7 +244,7 @@ static unsigned parse_query(struct srv_req *r, struct follower *f, char *msg, si
 
 enum MHD_Result h_logs(struct srv *s, struct srv_req *r)
 {
-	char msg[160];
+	char msg[SRV_ERR_MAX];
 	struct follower *f = calloc(1, sizeof(*f));
 	if (!f)
 		return srv_reply_error(r, 500, "out of memory");

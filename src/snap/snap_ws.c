@@ -97,9 +97,13 @@ static uint8_t *build(const struct snap *s, int memfd, const uint64_t *trace, ui
 		/* the snapshot's bytes for the page (the run may have written it since); a page
 		 * the snapshot does not hold stays zero */
 		size_t k = snap_page_index(s, trace[i]);
-		if (k < s->npages && s->pages[k] == trace[i] &&
-		    pread(memfd, buf + off + i * PAGE, PAGE, (off_t)trace[i]) != (ssize_t)PAGE) {
+		if (k >= s->npages || s->pages[k] != trace[i])
+			continue;
+		ssize_t r = pread(memfd, buf + off + i * PAGE, PAGE, (off_t)trace[i]);
+		if (r != (ssize_t)PAGE) { /* a short read sets no errno: the file ends early */
+			int e = r < 0 ? errno : EIO;
 			free(buf);
+			errno = e;
 			return NULL;
 		}
 	}

@@ -110,7 +110,7 @@ struct sys_state {
 	enum sys_outcome outcome;
 	int status;	      /* exit status or signal number */
 	struct vm_exit fault; /* the fault that ended the run, if any */
-	char msg[200];
+	char msg[EMBER_ERR_MAX];
 	struct sys_stats stats;
 };
 
@@ -126,6 +126,10 @@ void sys_set_meta(struct sys_state *st, const void *meta, size_t len);
 
 /* the function's files, shared by its virtines and kept by the caller (sys_fs.c) */
 void sys_set_bundle(struct sys_state *st, const struct bnd *b);
+/* Maps guest [addr, addr+len) copy-on-write (vm_map_file) onto the pages of b's data from at
+ * (page-aligned): from the page store where it holds them all (b->shared_off), in runs of
+ * consecutive store pages, else from the bundle's block. 0 or what vm_map_file says. */
+int sys_fs_map_pages(struct vm *vm, const struct bnd *b, uint64_t addr, uint64_t len, uint64_t at);
 
 /* Runs the guest until it exits, crashes, times out or exceeds a limit. */
 enum sys_outcome sys_run(struct sys_state *st);

@@ -20,6 +20,34 @@ void sys_set_bundle(struct sys_state *st, const struct bnd *b)
 	memset(st->fs_win, 0, sizeof(st->fs_win));
 }
 
+/* pages [first, first + n) of b's data all held by the page store */
+static int all_shared(const struct bnd *b, uint64_t first, uint64_t n)
+{
+	if (!b->shared_off || first > b->shared_pages || n > b->shared_pages - first)
+		return 0;
+	for (uint64_t i = first; i < first + n; i++)
+		if (b->shared_off[i] == BND_NOT_SHARED)
+			return 0;
+	return 1;
+}
+
+int sys_fs_map_pages(struct vm *vm, const struct bnd *b, uint64_t addr, uint64_t len, uint64_t at)
+{
+	uint64_t first = at / EMBER_PAGE_SIZE, n = len / EMBER_PAGE_SIZE;
+	if (at % EMBER_PAGE_SIZE || len % EMBER_PAGE_SIZE || !all_shared(b, first, n))
+		return vm_map_file(vm, addr, len, b->fd, b->fd_off + b->data_at + at);
+	const uint64_t *o = b->shared_off + first;
+	for (uint64_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && o[j] == o[i] + (j - i) * EMBER_PAGE_SIZE; j++)
+			;
+		int rc = vm_map_file(vm, addr + i * EMBER_PAGE_SIZE, (j - i) * EMBER_PAGE_SIZE,
+				     b->shared_fd, o[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 struct sys_file *sys_fs_file(struct sys_state *st, uint64_t fd)
 {
 	if (fd < SYS_FS_FD0 || fd >= SYS_FS_FD0 + SYS_FS_FILES)

@@ -101,7 +101,7 @@ int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t l
 	 * wherever that fails, a copy */
 	uint64_t pages = bnd_page_up(k);
 	if (n->size >= BND_PAGE && b->fd >= 0 &&
-	    !vm_map_file(st->vm, addr, pages, b->fd, b->fd_off + b->data_at + n->data_off + off))
+	    !sys_fs_map_pages(st->vm, b, addr, pages, n->data_off + off))
 		return 0;
 	uint8_t *dst = vm_guest(st->vm, addr, k); /* the range was just mapped: checked there */
 	if (!dst)

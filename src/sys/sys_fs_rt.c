@@ -97,7 +97,8 @@ void sys_fs_rt_window(struct sys_state *st, struct sys_file *f)
 	long addr = sys_map_fresh(st, len, PROT_READ, 0);
 	if (addr < 0)
 		return;
-	if (vm_map_file(st->vm, (uint64_t)addr, len, st->bundle->fd, page)) {
+	const struct bnd *b = st->bundle;
+	if (sys_fs_map_pages(st->vm, b, (uint64_t)addr, len, page - b->fd_off - b->data_at)) {
 		sys_unmap_range(st, (uint64_t)addr, len);
 		return;
 	}

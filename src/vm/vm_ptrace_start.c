@@ -28,7 +28,7 @@ static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static int stub_fd = -1;
 static uint8_t *bpf;
 static size_t bpf_len;
-static char setup_err[128];
+static char setup_err[EMBER_ERR_MAX];
 
 /* Built once: the stub as an executable memfd and the seccomp program that locks it. The filter
  * traps every syscall; the stub puts in front of it the one exception, mprotect from its gadget,

@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 
 #include "common.h"
-#include "pool/func.h"
+#include "func/func.h"
 
 #define PAGE	    EMBER_PAGE_SIZE
 #define MAX_STEPS   8
@@ -33,7 +33,7 @@ static struct target *target(int guest)
 	char err[256];
 	pool_shell_target(0); /* no machines made ahead in the background */
 	FZ_CHECK(ember_load(&cfg, &t->fn, err, sizeof(err)) == 0, "ember_load: %s", err);
-	FZ_CHECK(t->fn->snapshot, "%s has no snapshot point", cfg.image);
+	FZ_CHECK(func_state(t->fn) == FUNC_WARM, "%s has no snapshot point", cfg.image);
 	t->v = pool_take(&t->fn->pool);
 	FZ_CHECK(t->v, "no virtine in the pool");
 	return t;

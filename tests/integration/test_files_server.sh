@@ -2,6 +2,8 @@
 # A deployment with files over HTTP: "files" is a tar or zip archive in base64; the function reads the
 # tree as natively, after a restart too (the deployment keeps it); the status shows its size, not
 # the archive; a damaged or forbidden tree is refused at deploy (400, kind config) with the reason.
+# The same 1 MiB file in two different trees of one sharing domain is held once by its page
+# store (KVM, upm), and by each domain that has it.
 set -u
 . "$(dirname "$0")/lib.sh"
 pick_backend
@@ -77,5 +79,50 @@ expect "not base64: 400" 400 "$(http POST /system/functions --data-binary @"$tmp
 contains "not base64: the reason" "base64" "$tmp/body"
 expect "the refused ones are not deployed" 404 "$(http GET /system/function/bad1)"
 expect "the refused zip is not deployed" 404 "$(http GET /system/function/badzip)"
+
+# shared_body NAME DOMAIN TREE: a deployment of files.musl with TREE's files in DOMAIN
+shared_body()
+{
+	tar -C "$3" -czf "$tmp/t.tgz" .
+	printf '{"service":"%s","image":"files","files":"%s","ember":{"sharingDomain":"%s"}}' \
+		"$1" "$(base64 -w0 "$tmp/t.tgz")" "$2" >"$tmp/deploy.json"
+}
+# domain_bytes NAME: the bytes its domain's page store holds, once a call loaded it
+domain_bytes()
+{
+	NOAUTH=1 http POST "/function/$1" --data-binary request >/dev/null
+	http GET "/system/function/$1" >/dev/null
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ember"]["memory"]["domainBytes"])' \
+		"$tmp/body"
+}
+mkdir -p "$tmp/sa" "$tmp/sb" "$tmp/sz"
+head -c 1048576 /dev/urandom >"$tmp/sa/big.bin"
+cp "$tmp/sa/big.bin" "$tmp/sb/big.bin"
+echo a >"$tmp/sa/a.txt"
+echo b >"$tmp/sb/b.txt"
+echo z >"$tmp/sz/a.txt"
+# deploy_in NAME DOMAIN TREE
+deploy_in()
+{
+	shared_body "$1" "$2" "$tmp/$3"
+	expect "deploy $1 in $2" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+}
+deploy_in z0 fz sz
+deploy_in s1 fa sa
+deploy_in s2 fa sb
+deploy_in s3 fb sb
+dz=$(domain_bytes z0)
+da=$(domain_bytes s1)
+da2=$(domain_bytes s2)
+db=$(domain_bytes s3)
+check "s2 with a different tree in s1's domain adds less than the file ($da -> $da2)" \
+	[ $((da2 - da)) -lt 524288 ]
+if [ "$EMBER_BACKEND" = kvm ]; then
+	check "s3's domain holds the file besides the snapshot ($db >= $dz + 1 MiB - 64 KiB)" \
+		[ "$db" -ge $((dz + 1048576 - 65536)) ]
+	check "so does s1's ($da)" [ "$da" -ge $((dz + 1048576 - 65536)) ]
+else # ptrace maps no files: nothing of them goes into the store
+	check "ptrace: s3's domain holds the snapshot only ($db, $dz)" [ $((db - dz)) -lt 524288 ]
+fi
 stop
 finish

@@ -12,7 +12,9 @@
 #include <time.h>
 
 #include "pool/demand.h"
-#include "pool/func.h"
+#include "ember/ember.h"
+#include "pool/budget.h"
+#include "vm/vm.h"
 
 #define S 1000000000ULL /* one second in ns */
 

@@ -6,12 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ember/ember.h"
-#include "image/img.h"
-#include "pool/func.h"
-#include "sys/sys.h"
-#include "pool/pool.h"
-#include "snap/snap.h"
+#include "func/func.h"
 
 #define DEFAULT_TIMEOUT 10.0
 
@@ -51,7 +46,7 @@ static int bundle(struct ember_function *fn, const struct ember_config *cfg, cha
 	if (!cfg->files && !cfg->files_tar && !cfg->runtime_files)
 		return 0;
 	const char *paths[] = {cfg->runtime_files, cfg->files};
-	char why[300] = "out of memory";
+	char why[EMBER_ERR_MAX] = "out of memory";
 	/* kept packed in the state folder: a load of the same tree reads it back (bnd_cache.c) */
 	fn->bundle = bnd_build(paths, 2, cfg->files_tar, cfg->files_tar_len, cfg->state_dir, why,
 			       sizeof(why));
@@ -79,12 +74,11 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	fn->timeout_ns = (uint64_t)(t * 1e9);
 	fn->output_limit = cfg->output_limit ? cfg->output_limit : EMBER_OUTPUT_DEFAULT;
 	fn->pool_size = cfg->pool_size ? cfg->pool_size : 1;
-	fn->dm.on = cfg->pool_max > fn->pool_size;
-	fn->pool_slots = fn->dm.on ? cfg->pool_max : fn->pool_size;
+	fn->refill.on = cfg->pool_max > fn->pool_size;
+	fn->pool_slots = fn->refill.on ? cfg->pool_max : fn->pool_size;
 	fn->budget = cfg->budget;
 	if (cfg->keep_alive_s < 0)
 		return BAD_CONFIG("keep_alive_s must not be negative");
-	fn->use_snapshot = !cfg->no_snapshot;
 	fn->strict_init = cfg->strict_init;
 	if (!(fn->rt = sys_rt_named(cfg->syscalls)))
 		return BAD_CONFIG("syscalls must be trap or guest, not '%s'", cfg->syscalls);
@@ -129,19 +123,25 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 	if ((rc = pool_shell(&fn->vmcfg, &vm, err, errlen)) != VM_OK)
 		return rc;
 	fn->vmcfg.backend = vm_backend_of(vm);
-	int on_disk = cfg->state_dir && fn->use_snapshot ? func_disk(fn, cfg, err, errlen) : 1;
+	func_share_files(fn); /* before init: its mappings of files come from the store */
+	int snapshot = !cfg->no_snapshot;
+	int on_disk = cfg->state_dir && snapshot ? func_disk(fn, cfg, err, errlen) : 1;
 	if (on_disk <= 0) { /* found on disk (the first invocation starts cold from it), or not */
 		vm_destroy(vm);
 		if (on_disk < 0)
 			return on_disk;
-	} else if ((rc = func_init(fn, vm, err, errlen)) ||
+	} else if ((rc = func_init(fn, vm, snapshot, err, errlen)) ||
 		   (cfg->state_dir && (rc = func_disk_save(fn, cfg->cold, err, errlen)))) {
 		return rc;
 	}
 	rc = func_warm(fn, fn->pool_size, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (budget_join(fn->budget, fn) || func_refiller_start(fn, cfg))
+	unsigned cap = budget_fits(fn->budget, fn->vmcfg.mem_size, (unsigned)fn->pool.cap);
+	uint64_t window = cfg->keep_alive_s > 0 ? (uint64_t)(cfg->keep_alive_s * 1e9) : 0;
+	if (budget_join(fn->budget, &fn->pool))
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
+	if (pool_refiller_start(&fn->refill, fn->pool_size, cap, window))
 		return snprintf(err, errlen, "cannot start the refiller thread"), EMBER_ERR_NOMEM;
 	return 0;
 }
@@ -153,8 +153,7 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	if (!fn)
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	pthread_mutex_init(&fn->cold_lock, NULL);
-	pthread_mutex_init(&fn->dm.mu, NULL);
-	base_cond_init(&fn->dm.cv);
+	pool_refiller_init(&fn->refill, &fn->pool, &func_refill_ops, fn);
 	int rc = configure(fn, cfg, err, errlen);
 	if (!rc)
 		rc = load(fn, cfg, err, errlen);
@@ -212,18 +211,17 @@ void ember_unload(struct ember_function *fn)
 {
 	if (!fn)
 		return;
-	func_refiller_stop(fn);
-	budget_leave(fn->budget, fn); /* no one gives up its spares any more */
+	pool_refiller_stop(&fn->refill);
+	budget_leave(fn->budget, &fn->pool); /* no one gives up its spares any more */
 	pool_fini(&fn->pool);
-	if (fn->snapshot)
+	if (func_has_snapshot(fn))
 		snap_free(&fn->snap);
 	func_share_close(fn);
 	ember_result_free(&fn->first);
 	img_close(fn->img);
 	free(fn->snap_dir);
 	pthread_mutex_destroy(&fn->cold_lock);
-	pthread_mutex_destroy(&fn->dm.mu);
-	pthread_cond_destroy(&fn->dm.cv);
+	pool_refiller_fini(&fn->refill);
 	free_vec(fn->argv);
 	free_vec(fn->envp);
 	free(fn->code);
@@ -240,16 +238,16 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	info->sites_call = fn->rt->guest ? fn->img->sites.ncallable : 0;
 	info->sites_trap = fn->img->sites.n - info->sites_call;
 	info->image_bytes = fn->img->len;
-	info->snapshot = fn->snapshot;
+	info->snapshot = func_has_snapshot(fn);
 	info->init_us = fn->init_us;
 	info->init_exits = fn->init_exits;
-	info->snapshot_pages = fn->snapshot ? fn->snap.npages : 0;
+	info->snapshot_pages = info->snapshot ? fn->snap.npages : 0;
 	info->ready = (unsigned)atomic_load(&fn->pool.ready);
 	info->snapshot_path = fn->snap_dir;
 	info->rebuilt = fn->rebuilt[0] ? fn->rebuilt : NULL;
 	info->from_disk = fn->from_disk;
-	info->cold_pending = atomic_load(&fn->cold_pending);
-	struct fn_demand *dm = (struct fn_demand *)&fn->dm; /* atomics read, nothing changed */
+	info->cold_pending = func_state(fn) == FUNC_COLD;
+	struct pool_refiller *dm = (struct pool_refiller *)&fn->refill; /* atomics read only */
 	info->in_use = atomic_load(&dm->in_use);
 	info->target = atomic_load(&dm->target);
 	info->peak = atomic_load(&dm->peak);

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pool/func.h"
+#include "func/func.h"
 
 int func_share_open(struct ember_function *fn, const char *domain, char *err, size_t errlen)
 {
@@ -20,8 +20,16 @@ void func_share_snapshot(struct ember_function *fn)
 {
 	/* without room in the store the snapshot keeps its own sealed copy: shared by the
 	 * function's virtines still, not with other functions */
-	if (fn->store && fn->snapshot)
+	if (fn->store) /* called once the snapshot is whole in memory */
 		mem_snap_share(fn->store, &fn->snap, &fn->snap_refs);
+}
+
+void func_share_files(struct ember_function *fn)
+{
+	/* only where guest memory maps files (KVM); without room in the store the bundle maps its
+	 * own block: shared by the function's virtines still, not with other functions */
+	if (fn->store && fn->bundle && fn->vmcfg.backend == VM_BACKEND_KVM)
+		mem_bnd_share(fn->store, fn->bundle, &fn->file_refs);
 }
 
 static int merge(void *ctx, struct vm *vm, uint64_t start, uint64_t len)
@@ -40,6 +48,7 @@ void func_share_virtine(struct ember_function *fn, struct virtine *v)
 void func_share_close(struct ember_function *fn)
 {
 	mem_refs_release(&fn->snap_refs); /* after snap_free: nothing maps them any more */
+	mem_bnd_unshare(fn->bundle, &fn->file_refs); /* after pool_fini: its virtines are gone */
 	mem_store_put(fn->store);
 	fn->store = NULL;
 }

@@ -1,7 +1,7 @@
 /* What a function's warm virtines hold in memory, and a warm-up run in each of them. */
 #include <string.h>
 
-#include "pool/func.h"
+#include "func/func.h"
 
 struct measure {
 	struct ember_memory *m;
@@ -27,7 +27,7 @@ int ember_memory(struct ember_function *fn, struct ember_memory *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->sharing = snap_share_name(fn->share);
-	m->snapshot_bytes = fn->snapshot ? fn->snap.npages * EMBER_PAGE_SIZE : 0;
+	m->snapshot_bytes = func_has_snapshot(fn) ? fn->snap.npages * EMBER_PAGE_SIZE : 0;
 	if (fn->store) {
 		struct mem_store_stats s;
 		mem_store_stats(fn->store, &s);
@@ -52,14 +52,15 @@ static int prime_one(struct virtine *v, void *ctx)
 	struct prime *p = ctx;
 	struct ember_result res;
 	memset(&res, 0, sizeof(res));
-	int broken = func_run_warm(p->fn, v, p->in, p->len, NULL, 0, &res);
+	struct func_call c = {p->in, p->len, NULL, 0};
+	int broken = func_run_warm(p->fn, v, &c, &res);
 	ember_result_free(&res);
 	return broken;
 }
 
 int ember_prime(struct ember_function *fn, const void *in, size_t len)
 {
-	if (!fn->snapshot || atomic_load(&fn->cold_pending))
+	if (func_state(fn) != FUNC_WARM)
 		return -1;
 	struct prime p = {fn, in, len};
 	return (int)pool_visit(&fn->pool, prime_one, &p);

@@ -1,0 +1,130 @@
+/* A function's snapshot on disk: found or made at load, and cold starts from it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "func/func.h"
+
+/* what init saw: a snapshot made with other arguments, environment or code is not reused */
+static uint64_t config_hash(const struct ember_function *fn)
+{
+	XXH64_state_t *x = XXH64_createState();
+	XXH64_reset(x, 1);
+	for (char **v = fn->argv; v && *v; v++)
+		XXH64_update(x, *v, strlen(*v) + 1);
+	XXH64_update(x, "\0env", 4);
+	for (char **v = fn->envp; v && *v; v++)
+		XXH64_update(x, *v, strlen(*v) + 1);
+	XXH64_update(x, fn->code ? (const void *)fn->code : "", fn->code_len);
+	XXH64_update(x, fn->rt->name, 5); /* the runtime is part of the snapshot */
+	uint64_t files = fn->bundle ? fn->bundle->digest : 0; /* what it may have opened */
+	XXH64_update(x, &files, sizeof(files));
+	uint64_t h = XXH64_digest(x);
+	XXH64_freeState(x);
+	return h;
+}
+
+/* STATE/snapshots, made when missing; the folder for key in it goes to out */
+static int make_dirs(const char *state, char *out, size_t outlen, uint64_t key)
+{
+	char d[4096];
+	snprintf(d, sizeof(d), "%.4000s/" SNAP_DIR, state);
+	if ((mkdir(state, 0700) < 0 && errno != EEXIST) || (mkdir(d, 0700) < 0 && errno != EEXIST))
+		return -1;
+	/* a state "folder" that is a file: the mkdir of snapshots says ENOTDIR; one we may not
+	 * write into (not root, a read-only mount) is told now, not at the first save */
+	if (access(d, W_OK | X_OK) < 0)
+		return -1;
+	snprintf(out, outlen, "%s/%016llx", d, (unsigned long long)key);
+	return 0;
+}
+
+int ember_sweep(const char *state_dir)
+{
+	char d[4096];
+	snprintf(d, sizeof(d), "%.4000s/" SNAP_DIR, state_dir);
+	return snap_sweep(d);
+}
+
+int ember_snapshot_remove(struct ember_function *fn)
+{
+	return fn->snap_dir ? snap_remove(fn->snap_dir) : -1;
+}
+
+/* drops what is in memory and reads the state back from disk: the next start is cold */
+static int go_cold(struct ember_function *fn, char *err, size_t errlen)
+{
+	pool_drain(&fn->pool);
+	snap_free(&fn->snap);
+	/* it was written a moment ago: not reading it back is the disk's failure */
+	if (snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, err, errlen))
+		return EMBER_ERR_IO;
+	snap_drop_cache(fn->snap_dir);
+	func_move(fn, FUNC_WARM, FUNC_COLD);
+	return 0;
+}
+
+int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen)
+{
+	fn->meta = (struct snap_meta){fn->img->digest, fn->vmcfg.mem_size, config_hash(fn)};
+	char dir[4200];
+	XXH64_hash_t key = XXH64(&fn->meta, sizeof(fn->meta), 0);
+	if (make_dirs(cfg->state_dir, dir, sizeof(dir), key)) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot create the state folder: %s", cfg->state_dir,
+			 strerror(e));
+		return vm_errno_kind(e, EMBER_ERR_IO); /* the folder's fault, whatever errno */
+	}
+	if (!(fn->snap_dir = strdup(dir)))
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
+	char why[EMBER_ERR_MAX] = "";
+	if (cfg->cold)
+		snap_drop_cache(fn->snap_dir); /* honest: the start reads the files from disk */
+	uint64_t t0 = base_now_ns();
+	int rc = snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, why, sizeof(why));
+	fn->snap_load_us = base_us_since(t0); /* read and checked once: every cold start keeps it */
+	if (rc == 0) {
+		fn->from_disk = 1;
+		func_move(fn, FUNC_SCRATCH, FUNC_COLD);
+		pool_shell_want(&fn->vmcfg); /* the cold start takes a shell made meanwhile */
+		return 0;
+	}
+	if (rc != SNAP_MISSING) /* a first start is no rebuild */
+		snprintf(fn->rebuilt, sizeof(fn->rebuilt), "%s", why);
+	return 1; /* not usable: the caller runs init and calls func_disk_save */
+}
+
+int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen)
+{
+	if (func_state(fn) != FUNC_WARM)
+		return 0; /* no snapshot point: nothing to keep */
+	int rc = snap_save(&fn->snap, &fn->meta, fn->snap_dir, err, errlen);
+	if (rc)
+		return rc;
+	return cold ? go_cold(fn, err, errlen) : 0;
+}
+
+/* With cold_lock held, in FUNC_COLD. When it fails, fn is left without a snapshot (invocations
+ * load from scratch) or with one only in memory, and rebuilt says so. */
+void func_rebuild(struct ember_function *fn, const char *why)
+{
+	char err[EMBER_ERR_MAX] = "out of memory";
+	struct vm *vm;
+	pool_drain(&fn->pool);
+	snap_free(&fn->snap);
+	fn->from_disk = 0;
+	fn->init_us = fn->init_exits = 0;
+	if (pool_shell(&fn->vmcfg, &vm, err, sizeof(err)) != VM_OK ||
+	    func_init(fn, vm, 1, err, sizeof(err)) || func_disk_save(fn, 0, err, sizeof(err)))
+		snprintf(fn->rebuilt, sizeof(fn->rebuilt), "%.120s; rebuilding it failed: %s", why,
+			 err);
+	else
+		snprintf(fn->rebuilt, sizeof(fn->rebuilt), "%s", why);
+	/* the invocations waiting run in what init left (warm, first, scratch); an init that
+	 * failed before either leaves no snapshot */
+	func_move(fn, FUNC_COLD, FUNC_SCRATCH);
+}

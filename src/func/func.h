@@ -1,0 +1,154 @@
+/* A loaded function: the structure behind the public API, its state, and its lifecycle's steps. */
+#ifndef EMBER_FUNC_H
+#define EMBER_FUNC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "ember/ember.h"
+#include "image/img.h"
+#include "pool/budget.h"
+#include "pool/pool.h"
+#include "pool/refill.h"
+#include "snap/snap.h"
+#include "snap/snap_cold.h"
+#include "snap/snap_file.h"
+
+/* Where a function is in its lifecycle: which invoke path its next invocation takes (one table
+ * in invoke.c). Every change goes through func_move (state.c), which holds the allowed ones. */
+enum func_state {
+	FUNC_SCRATCH, /* no snapshot: each invocation loads the image into a clean shell */
+	FUNC_FIRST,   /* init ended before its snapshot point: that run is the first invocation's
+			 result, later ones are FUNC_SCRATCH */
+	FUNC_COLD,    /* the snapshot only on disk: the next invocation starts cold from it, the
+			 others wait for it (cold_lock) */
+	FUNC_WARM,    /* the snapshot in memory: from the pool, or restored into a clean shell */
+	FUNC_STATES
+};
+
+struct ember_function {
+	struct img *img;
+	struct vm_config vmcfg;
+	uint64_t timeout_ns;
+	uint64_t output_limit;
+	unsigned pool_size;
+	/* the pool's capacity: pool_size, or pool_max when it follows demand */
+	unsigned pool_slots;
+	int strict_init; /* a failed init fails the load (ember_config.strict_init) */
+	/* the syscall mode: trap, or guest (the in-guest runtime serves the common ones) */
+	const struct sys_rt_ops *rt;
+	size_t sites_call, sites_trap;
+	atomic_int state; /* enum func_state */
+	char **argv, **envp;
+	uint8_t *code;
+	size_t code_len;
+	struct bnd *bundle; /* its files, shared by its virtines; NULL: none */
+	struct snap snap;   /* FUNC_WARM: whole; FUNC_COLD: what was read of the disk's */
+	/* on disk */
+	char *snap_dir;
+	struct snap_meta meta;
+	enum snap_restore_mode restore;
+	enum snap_share share;	 /* ember_config.sharing */
+	struct mem_store *store; /* upm: the domain's page store, which holds the snapshot */
+	struct mem_refs snap_refs;
+	struct mem_refs file_refs; /* upm on KVM: its bundle's file pages held by the store */
+	int from_disk;		   /* reported only (ember_info): the snapshot was read, not made */
+	uint64_t snap_load_us;	   /* reading and checking the state file on disk, at load */
+	pthread_mutex_t cold_lock; /* invocations wait while one cold start runs */
+	char rebuilt[EMBER_ERR_MAX];
+	struct sys_process proc; /* where the image put things */
+	struct pool pool;
+	struct ember_budget *budget;
+	struct pool_refiller refill;
+	uint64_t init_us, init_exits;
+	/* FUNC_FIRST: the result of the init that ended without reading its request */
+	struct ember_result first;
+};
+
+/* one invocation's input: the request and its metadata */
+struct func_call {
+	const void *in;
+	size_t len;
+	const char *meta;
+	size_t meta_len;
+};
+
+/* The functions below that return int give 0 or a kind of failure of ember.h (EMBER_ERR_*),
+ * with the reason in err (EMBER_ERR_MAX bytes are enough). */
+
+/* state.c */
+enum func_state func_state(const struct ember_function *fn);
+/* from -> to when the state is from and the move is one of the lifecycle's: 0, else -1 (the
+ * state is left as it is). Racing movers: one wins. */
+int func_move(struct ember_function *fn, enum func_state from, enum func_state to);
+/* a snapshot exists, in memory or on disk */
+int func_has_snapshot(const struct ember_function *fn);
+
+/* init.c: loads the image into vm and runs the initialisation up to the snapshot point (with
+ * snapshot 0 only the load is checked); moves the state to FUNC_WARM or FUNC_FIRST */
+int func_init(struct ember_function *fn, struct vm *vm, int snapshot, char *err, size_t errlen);
+/* the image loaded into v's clean machine, the program's start set up (an invocation from
+ * scratch runs it so) */
+int func_load_image(struct ember_function *fn, struct virtine *v, char *err, size_t errlen);
+
+/* disk.c: the snapshot on disk. func_disk finds it: 0 when it is there and usable (the state is
+ * FUNC_COLD), 1 when not (the caller runs init and calls func_disk_save), or a kind of failure
+ * (the state folder cannot be made). */
+int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen);
+int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen);
+/* The snapshot on disk proved damaged (why says how): init runs again in a new machine and a new
+ * snapshot is written over it. Leaves the state out of FUNC_COLD whatever happens. */
+void func_rebuild(struct ember_function *fn, const char *why);
+
+/* cold.c: the cold start of one invocation from the snapshot on disk, with cold_lock held; 0,
+ * FUNC_AGAIN (the request is to be dispatched again, in the state it left) or -1 */
+#define FUNC_AGAIN 1
+int func_invoke_cold(struct ember_function *fn, const struct func_call *c,
+		     struct ember_result *res);
+
+/* virtine.c: building virtines. A kind of failure beside ember.h's: the budget had no room */
+#define FUNC_BUDGET_FULL 1
+/* A virtine around vm (NULL: a clean shell from the cache), charged to the function's budget;
+ * wait: may wait for the budget (a request, a load) rather than give up at once (a spare).
+ * NULL with *kind and the reason in err (vm is destroyed then). */
+struct virtine *virtine_new(struct ember_function *fn, struct vm *vm, int wait, int *kind,
+			    char *err, size_t errlen);
+/* Sets v's emulation state up for fn's program laid out as proc: its output limit, code, files,
+ * page sharing. The one place a virtine is made ready for a function. */
+void virtine_prepare(struct ember_function *fn, struct virtine *v, const struct sys_process *proc);
+/* a virtine at the snapshot state, made now; NULL with *kind and the reason in err */
+struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, char *err,
+			      size_t errlen);
+/* puts v back to the snapshot; 0 on success */
+int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched);
+
+/* run.c: running a virtine */
+/* runs one invocation in v and fills res */
+void func_run_invocation(struct ember_function *fn, struct virtine *v, const struct func_call *c,
+			 struct ember_result *res);
+/* One invocation in the ready (or restored) virtine v, reset afterwards; 1 when v is broken and
+ * must be destroyed. */
+int func_run_warm(struct ember_function *fn, struct virtine *v, const struct func_call *c,
+		  struct ember_result *res);
+/* the run until the snapshot point or the end, with its outcome in v->st */
+void func_run_init(struct ember_function *fn, struct virtine *v);
+/* res from the emulation state's outcome, output and counters */
+void func_fill_result(struct ember_result *res, struct sys_state *st);
+/* res: an invocation that failed in Ember, for msg */
+void func_fail_result(struct ember_result *res, const char *msg);
+
+/* invoke.c: ember_warm with the reason of a failure: how many virtines were added, or a kind */
+int func_warm(struct ember_function *fn, unsigned n, char *err, size_t errlen);
+/* the pool's refiller: its gate and maker (the function's state, func_restored) */
+extern const struct pool_refill_ops func_refill_ops;
+
+/* share.c: the domain's store (upm), the snapshot moved into it once taken or loaded, a virtine's
+ * madvise(MADV_MERGEABLE) served by it, and all of it given back at unload */
+int func_share_open(struct ember_function *fn, const char *domain, char *err, size_t errlen);
+void func_share_snapshot(struct ember_function *fn);
+/* upm on KVM: the bundle's file pages held by the store, mapped from there (mem_bnd_share) */
+void func_share_files(struct ember_function *fn);
+void func_share_virtine(struct ember_function *fn, struct virtine *v);
+void func_share_close(struct ember_function *fn);
+
+#endif
