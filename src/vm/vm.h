@@ -61,12 +61,12 @@ enum vm_fault {
 
 struct vm_exit {
 	enum vm_exit_kind kind;
-	int port;	     /* VM_EXIT_HYPERCALL */
-	enum vm_fault fault; /* VM_EXIT_FAULT */
-	uint64_t rip;	     /* VM_EXIT_FAULT: the faulting instruction */
-	uint64_t addr;	     /* VM_FAULT_PAGE: the faulting address */
-	int vector;	     /* VM_EXIT_FAULT on KVM: the exception vector, -1 if unknown */
-	char msg[160];	     /* VM_EXIT_ERROR */
+	int port;		 /* VM_EXIT_HYPERCALL */
+	enum vm_fault fault;	 /* VM_EXIT_FAULT */
+	uint64_t rip;		 /* VM_EXIT_FAULT: the faulting instruction */
+	uint64_t addr;		 /* VM_FAULT_PAGE: the faulting address */
+	int vector;		 /* VM_EXIT_FAULT on KVM: the exception vector, -1 if unknown */
+	char msg[EMBER_ERR_MAX]; /* VM_EXIT_ERROR */
 };
 
 struct vm_config {
