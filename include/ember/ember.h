@@ -187,6 +187,10 @@ struct ember_result {
 	 * the run. */
 	uint64_t snapshot_us, open_us, first_chunk_us, ws_read_us, install_us, fault_us;
 	uint64_t fault_waits, fault_wait_us;
+	/* A REAP start on KVM reads the snapshot whole before the run and restores it as a warm
+	 * start does (no fault server: faults 0): the pages it read from the memory file beside
+	 * the working set (outside_pages), and how many of them the run touched (mispredicted) */
+	uint64_t outside_pages, mispredicted;
 	enum ember_start start;
 };
 

@@ -75,15 +75,16 @@ struct run_stats {
 /* where a cold start's time went (ember_result's breakdown), in the order it happens */
 static json_t *cold_parts(const struct ember_result *r)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "shell_us",
-			 (json_int_t)r->wait_us, "snapshot_us", (json_int_t)r->snapshot_us,
-			 "open_us", (json_int_t)r->open_us, "first_chunk_us",
-			 (json_int_t)r->first_chunk_us, "ws_read_us", (json_int_t)r->ws_read_us,
-			 "ws_bytes", (json_int_t)r->prefetch_bytes, "install_us",
-			 (json_int_t)r->install_us, "run_us", (json_int_t)r->run_us, "faults",
-			 (json_int_t)r->faults, "fault_us", (json_int_t)r->fault_us, "fault_waits",
-			 (json_int_t)r->fault_waits, "fault_wait_us", (json_int_t)r->fault_wait_us,
-			 "rerecorded", r->rerecorded);
+	return json_pack(
+	    "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "shell_us",
+	    (json_int_t)r->wait_us, "snapshot_us", (json_int_t)r->snapshot_us, "open_us",
+	    (json_int_t)r->open_us, "first_chunk_us", (json_int_t)r->first_chunk_us, "ws_read_us",
+	    (json_int_t)r->ws_read_us, "ws_bytes", (json_int_t)r->prefetch_bytes, "install_us",
+	    (json_int_t)r->install_us, "run_us", (json_int_t)r->run_us, "faults",
+	    (json_int_t)r->faults, "fault_us", (json_int_t)r->fault_us, "fault_waits",
+	    (json_int_t)r->fault_waits, "fault_wait_us", (json_int_t)r->fault_wait_us,
+	    "outside_pages", (json_int_t)r->outside_pages, "mispredicted",
+	    (json_int_t)r->mispredicted, "rerecorded", r->rerecorded);
 }
 
 static void add_result(struct run_stats *rs, const struct ember_result *r)

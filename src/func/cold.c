@@ -1,8 +1,11 @@
-/* A cold start: one invocation run from the snapshot on disk, the snapshot then read whole. */
+/* A cold start: one invocation run from the snapshot on disk, the snapshot then read whole (or
+ * first, for REAP on KVM). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "func/func.h"
+#include "snap/snap_cold_read.h"
 
 /* After a cold start the pages it never brought in are holes, zero once the fault server is
  * gone; the reset puts back only what the run could have changed, so the snapshot's content
@@ -36,6 +39,69 @@ static int rebuilt(struct ember_function *fn, struct ember_result *res, const ch
 	return FUNC_AGAIN;
 }
 
+/* the figures of a start from snap_read_whole into res */
+static void read_result(const struct snap_read *r, struct ember_result *res)
+{
+	res->prefetched_pages = r->ws_pages;
+	res->prefetch_bytes = r->ws_bad ? 0 : r->ws_bytes;
+	res->prefetch_us = r->wall_ns / 1000;
+	res->prefetch_buffered = r->buffered;
+	res->ws_read_us = r->read_ns / 1000;
+	res->install_us = r->check_ns / 1000;
+	res->outside_pages = r->outside;
+	res->mispredicted = r->mispredicted;
+	res->rerecorded = r->rerecorded;
+}
+
+/* REAP on KVM: the snapshot read whole (the working set, then the pages it lacks), checked,
+ * sealed in a memfd of its own and mapped into v copy-on-write as a warm restore maps it; no
+ * fault server. After the run it moves into the domain's store (func_share_snapshot).
+ * NOT_READ when the working set is unusable (v untouched: the caller starts lazily and records
+ * it); else as func_invoke_cold. */
+#define NOT_READ 2
+static int invoke_read(struct ember_function *fn, struct virtine *v, const struct func_call *call,
+		       struct ember_result *res)
+{
+	char err[EMBER_ERR_MAX] = "";
+	struct snap_read r;
+	uint64_t t1 = vm_now_ns();
+	int rc = snap_read_whole(&fn->snap, fn->snap_dir, &r, err, sizeof(err));
+	if (rc == 1)
+		return NOT_READ;
+	if (!rc && (rc = snap_restore(&fn->snap, v->vm, &v->st, fn->share)))
+		snprintf(err, sizeof(err), "restoring the snapshot: %s",
+			 strerror(rc < 0 ? -rc : EIO));
+	if (rc) {
+		snap_read_free(&r);
+		virtine_destroy(v);
+		return rebuilt(fn, res, err);
+	}
+	func_move(fn, FUNC_COLD, FUNC_WARM); /* the snapshot is whole in memory: warm starts go */
+	res->setup_us = func_us_since(t1);
+	res->cold = 1;
+	func_run_invocation(fn, v, call, res);
+	int broken = v->st.outcome == SYS_ERROR;
+	snap_read_missed(&fn->snap, v->vm, &r, fn->snap_dir, err, sizeof(err));
+	read_result(&r, res);
+	res->snapshot_us = fn->snap_load_us;
+	/* the memory file's copies of what the working set brought: a damaged one is found here,
+	 * the result stands, the snapshot is made again */
+	rc = snap_read_check_mem(&fn->snap, &r, fn->snap_dir, err, sizeof(err));
+	snap_read_free(&r);
+	if (rc) {
+		virtine_destroy(v);
+		func_rebuild(fn, err);
+		return 0;
+	}
+	func_share_snapshot(fn); /* into the domain's store now, off the request's start */
+	uint64_t t2 = vm_now_ns();
+	broken = broken || func_reset(fn, v, &res->pages_touched);
+	res->reset_us = func_us_since(t2);
+	if (broken || pool_put(&fn->pool, v))
+		virtine_destroy(v);
+	return 0;
+}
+
 int func_invoke_cold(struct ember_function *fn, const struct func_call *call,
 		     struct ember_result *res)
 {
@@ -53,6 +119,12 @@ int func_invoke_cold(struct ember_function *fn, const struct func_call *call,
 	fn->proc = fn->snap.proc;
 	virtine_prepare(fn, v, &fn->proc);
 	int record = fn->restore == SNAP_REAP && !snap_ws_exists(fn->snap_dir);
+	if (fn->restore == SNAP_REAP && !record && vm_backend_of(v->vm) == VM_BACKEND_KVM) {
+		int rc = invoke_read(fn, v, call, res);
+		if (rc != NOT_READ)
+			return rc;
+		record = 1; /* the working set was dropped: this start records it again */
+	}
 	struct snap_cold c;
 	uint64_t t1 = base_now_ns();
 	if (snap_cold_start(&c, &fn->snap, v->vm, &v->st, fn->snap_dir, fn->restore, record, err,

@@ -144,11 +144,6 @@ int snap_ws_exists(const char *dir)
 	return access(path, R_OK) == 0;
 }
 
-/* A REAP start whose faults on demand (mispredictions) are this many, and at least 1/REREC_DIV
- * of its working set, writes it again with them appended */
-#define REREC_MIN 8
-#define REREC_DIV 16
-
 /* seeds the trace with the working set's pages: the run's misses come after them */
 static int seed(struct snap_cold *c)
 {
@@ -296,7 +291,8 @@ static int to_write(struct snap_cold *c)
 	if (c->record == 1)
 		return 1;
 	size_t miss = c->ntrace - c->nseed;
-	c->rerecorded = c->record == 2 && miss >= REREC_MIN && miss * REREC_DIV >= c->nseed;
+	c->rerecorded =
+	    c->record == 2 && miss >= SNAP_REREC_MIN && miss * SNAP_REREC_DIV >= c->nseed;
 	return c->rerecorded;
 }
 

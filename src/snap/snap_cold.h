@@ -10,6 +10,11 @@
 
 enum snap_restore_mode { SNAP_LAZY, SNAP_REAP };
 
+/* A REAP start whose mispredictions (pages outside its working set it needed) are this many,
+ * and at least 1/SNAP_REREC_DIV of its working set, writes it again with them appended */
+#define SNAP_REREC_MIN 8
+#define SNAP_REREC_DIV 16
+
 struct snap_cold {
 	const struct snap *s; /* loaded without its pages */
 	struct vm *vm;

@@ -170,6 +170,9 @@ void vm_forget_written(struct vm *vm);
  * pages, mapped copy-on-write), and bytes of its own (its memfd's pages, and the copies it
  * made of the shared ones). Reads the host's page map: for reports, not for hot paths. */
 int vm_memory(struct vm *vm, uint64_t *shared, uint64_t *priv);
+/* out[i] 1 when guest page addrs[i] is in the host's page map (the guest or the host touched it
+ * since it was mapped), from /proc/self/pagemap: for a cold start's accounting, not hot paths */
+int vm_present(struct vm *vm, const uint64_t *addrs, size_t n, uint8_t *out);
 /* madvise(MADV_MERGEABLE) on the private anonymous runs: KSM may merge their pages */
 int vm_mergeable(struct vm *vm);
 

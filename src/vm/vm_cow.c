@@ -283,6 +283,25 @@ static int count_run(int pm, const struct vm *vm, const struct vm_range *r, uint
 	return 0;
 }
 
+int vm_present(struct vm *vm, const uint64_t *addrs, size_t n, uint8_t *out)
+{
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (pm < 0)
+		return -errno;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < n; i++) {
+		uint64_t e = 0;
+		off_t off = (off_t)((uintptr_t)(vm->mem + addrs[i]) / PAGE * sizeof(e));
+		if (addrs[i] >= vm->mem_size)
+			rc = -EINVAL;
+		else if (pread(pm, &e, sizeof(e), off) != (ssize_t)sizeof(e))
+			rc = -EIO;
+		out[i] = (e & (PM_PRESENT | PM_SWAP)) != 0;
+	}
+	close(pm);
+	return rc;
+}
+
 int vm_memory(struct vm *vm, uint64_t *shared, uint64_t *priv)
 {
 	*shared = *priv = 0;

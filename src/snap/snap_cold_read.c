@@ -1,0 +1,255 @@
+/* REAP on KVM without a fault server: the snapshot read whole, checked, then restored as warm. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "snap/snap_cold.h"
+#include "snap/snap_cold_read.h"
+#include "snap/snap_file.h"
+#include "snap/snap_ws.h"
+
+#define PAGE  EMBER_PAGE_SIZE
+#define PIECE (4ULL << 20) /* large sequential reads, at the disk's rate */
+#define RUN   256	   /* pages of the memory file per read */
+
+/* the whole working-set file into *buf (page aligned), O_DIRECT where the file system takes it */
+static int read_ws(const char *path, struct snap_read *r, uint8_t **buf)
+{
+	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) { /* tmpfs on older kernels, some overlays: said */
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		r->buffered = fd >= 0;
+	}
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) || sb.st_size < SNAP_WS_HDR ||
+	    posix_memalign((void **)buf, PAGE, (size_t)sb.st_size)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	r->ws_bytes = (uint64_t)sb.st_size;
+	uint64_t t = vm_now_ns(), off = 0;
+	while (off < r->ws_bytes) {
+		uint64_t want = r->ws_bytes - off < PIECE ? r->ws_bytes - off : PIECE;
+		ssize_t got = pread(fd, *buf + off, want, (off_t)off);
+		if (got < 0 && errno == EINVAL && !r->buffered) { /* the read refused O_DIRECT */
+			int fl = fcntl(fd, F_GETFL);
+			if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT))
+				break;
+			r->buffered = 1;
+			continue;
+		}
+		if (got <= 0)
+			break;
+		off += (uint64_t)got;
+	}
+	close(fd);
+	r->read_ns = vm_now_ns() - t;
+	return off == r->ws_bytes ? 0 : -1;
+}
+
+/* the working set's pages into s->data, chunk by chunk, while the chunks are intact; the number
+ * of intact chunks */
+static uint64_t take_ws(struct snap *s, struct snap_read *r, const struct snap_ws *w,
+			const uint8_t *data)
+{
+	uint64_t k = 0;
+	for (; k < w->nchunks && snap_ws_chunk_ok(w, data, k); k++) {
+		uint64_t end =
+		    (k + 1) * w->chunk_pages < w->npages ? (k + 1) * w->chunk_pages : w->npages;
+		for (uint64_t i = k * w->chunk_pages; i < end; i++) {
+			uint64_t a = snap_ws_addr(w, i);
+			size_t j = snap_page_index(s, a);
+			const uint8_t *p = data + i * PAGE;
+			/* a page the snapshot does not hold was served as zeros: nothing to take;
+			 * one that is not the snapshot's content comes from the memory file */
+			if (j >= s->npages || s->pages[j] != a || snap_page_hash(p) != s->hashes[j])
+				continue;
+			memcpy(s->data + j * PAGE, p, PAGE);
+			r->from_ws[j] = 1;
+			r->ws_pages++;
+		}
+	}
+	return k;
+}
+
+/* the working set: read, parsed, its intact chunks taken; 1 when none could be */
+static int use_ws(struct snap *s, const char *dir, struct snap_read *r)
+{
+	char path[4200];
+	snap_ws_path(path, sizeof(path), dir);
+	uint8_t *buf = NULL;
+	struct snap_ws w;
+	int rc = 1;
+	if (read_ws(path, r, &buf) || snap_ws_parse(&w, buf, r->ws_bytes, r->ws_bytes))
+		goto out;
+	uint64_t t = vm_now_ns();
+	uint64_t good = take_ws(s, r, &w, buf + w.data_off);
+	r->check_ns += vm_now_ns() - t;
+	r->ws_bad = good < w.nchunks;
+	if (!good && w.nchunks)
+		goto out;
+	if (!(r->ws = malloc((w.npages ? w.npages : 1) * sizeof(uint64_t))))
+		goto out;
+	for (uint64_t i = 0; i < w.npages; i++)
+		r->ws[i] = snap_ws_addr(&w, i);
+	r->nws = w.npages;
+	rc = 0;
+out:
+	if (rc || r->ws_bad) /* damaged: dropped, the next start records it again */
+		unlink(path);
+	free(buf);
+	return rc;
+}
+
+/* the run of pages from index i the working set did not bring, consecutive in the guest */
+static size_t missing_run(const struct snap *s, const struct snap_read *r, size_t i)
+{
+	size_t n = 1;
+	while (n < RUN && i + n < s->npages && !r->from_ws[i + n] &&
+	       s->pages[i + n] == s->pages[i] + n * PAGE)
+		n++;
+	return n;
+}
+
+/* pages [i, i+n) of s read from the memory file into buf and checked; -1 at a damaged one */
+static int read_checked(const struct snap *s, int fd, size_t i, size_t n, uint8_t *buf,
+			uint64_t *bad)
+{
+	if (pread(fd, buf, n * PAGE, (off_t)s->pages[i]) != (ssize_t)(n * PAGE))
+		return *bad = s->pages[i], -1;
+	for (size_t k = 0; k < n; k++)
+		if (snap_page_hash(buf + k * PAGE) != s->hashes[i + k])
+			return *bad = s->pages[i + k], -1;
+	return 0;
+}
+
+static int damaged(const char *dir, uint64_t page, char *err, size_t errlen)
+{
+	return snprintf(err, errlen, "snapshot %s refused: page %#llx is damaged", dir,
+			(unsigned long long)page),
+	       -1;
+}
+
+static int open_mem(const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%.4096s/mem", dir);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int snap_read_whole(struct snap *s, const char *dir, struct snap_read *r, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	uint64_t t0 = vm_now_ns();
+	snap_data_free(s);
+	s->data = malloc((s->npages ? s->npages : 1) * PAGE);
+	r->from_ws = calloc(s->npages ? s->npages : 1, 1);
+	if (!s->data || !r->from_ws)
+		return snprintf(err, errlen, "out of memory"), -1;
+	if (use_ws(s, dir, r))
+		return snap_read_free(r), snap_data_free(s), 1;
+	int fd = open_mem(dir);
+	if (fd < 0)
+		return snprintf(err, errlen, "snapshot %s refused: no memory file", dir), -1;
+	uint64_t bad = 0, t = vm_now_ns();
+	int rc = 0;
+	for (size_t i = 0; !rc && i < s->npages;) {
+		size_t n = r->from_ws[i] ? 1 : missing_run(s, r, i);
+		if (!r->from_ws[i]) {
+			rc = read_checked(s, fd, i, n, s->data + i * PAGE, &bad);
+			r->outside += n;
+		}
+		i += n;
+	}
+	close(fd);
+	r->read_ns += vm_now_ns() - t;
+	if (rc)
+		return damaged(dir, bad, err, errlen);
+	if ((rc = snap_seal(s)))
+		return snprintf(err, errlen, "snapshot %s: keeping its memory: %s", dir,
+				strerror(-rc)),
+		       -1;
+	r->wall_ns = vm_now_ns() - t0;
+	return 0;
+}
+
+/* the pages outside the working set, for the misprediction count: their addresses */
+static uint64_t *outside_pages(const struct snap *s, const struct snap_read *r, size_t *n)
+{
+	uint64_t *a = malloc((r->outside ? r->outside : 1) * sizeof(*a));
+	*n = 0;
+	for (size_t i = 0; a && i < s->npages; i++)
+		if (!r->from_ws[i])
+			a[(*n)++] = s->pages[i];
+	return a;
+}
+
+int snap_read_missed(const struct snap *s, struct vm *vm, struct snap_read *r, const char *dir,
+		     char *err, size_t errlen)
+{
+	size_t n = 0;
+	uint64_t *out = outside_pages(s, r, &n);
+	uint64_t *trace = out ? malloc((r->nws + n + 1) * sizeof(*trace)) : NULL;
+	uint8_t *in = trace ? malloc(n + 1) : NULL;
+	int rc = -1;
+	if (!in || vm_present(vm, out, n, in)) {
+		snprintf(err, errlen, "counting mispredictions: %s", strerror(errno));
+		goto done;
+	}
+	memcpy(trace, r->ws, r->nws * sizeof(*trace));
+	size_t nt = r->nws;
+	for (size_t i = 0; i < n; i++)
+		if (in[i] && snap_cold_program_page(vm, out[i]))
+			trace[nt++] = out[i];
+	r->mispredicted = nt - r->nws;
+	rc = 0;
+	if (r->mispredicted >= SNAP_REREC_MIN && r->mispredicted * SNAP_REREC_DIV >= r->nws) {
+		int fd = open_mem(dir);
+		rc = fd < 0 ? -1 : snap_ws_write(dir, s, fd, trace, nt, err, errlen);
+		r->rerecorded = !rc;
+		if (fd >= 0)
+			close(fd);
+	}
+done:
+	free(in);
+	free(trace);
+	free(out);
+	return rc;
+}
+
+int snap_read_check_mem(const struct snap *s, const struct snap_read *r, const char *dir, char *err,
+			size_t errlen)
+{
+	int fd = open_mem(dir);
+	uint8_t *buf = malloc(RUN * PAGE);
+	uint64_t bad = 0;
+	int rc = fd < 0 || !buf ? -1 : 0;
+	for (size_t i = 0; !rc && i < s->npages;) {
+		size_t n = 1;
+		while (n < RUN && i + n < s->npages && r->from_ws[i + n] == r->from_ws[i] &&
+		       s->pages[i + n] == s->pages[i] + n * PAGE)
+			n++;
+		if (r->from_ws[i])
+			rc = read_checked(s, fd, i, n, buf, &bad);
+		i += n;
+	}
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	if (rc && !bad)
+		return snprintf(err, errlen, "snapshot %s refused: no memory file", dir), -1;
+	return rc ? damaged(dir, bad, err, errlen) : 0;
+}
+
+void snap_read_free(struct snap_read *r)
+{
+	free(r->ws);
+	free(r->from_ws);
+	r->ws = NULL;
+	r->from_ws = NULL;
+}

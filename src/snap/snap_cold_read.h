@@ -1,0 +1,40 @@
+/* Cold starts that read the snapshot whole before the run (REAP on KVM): no fault server. */
+#ifndef EMBER_SNAP_COLD_READ_H
+#define EMBER_SNAP_COLD_READ_H
+
+#include "snap/snap.h"
+
+/* what the read brought and where its time went */
+struct snap_read {
+	uint64_t ws_pages; /* snapshot pages taken from the working-set file */
+	uint64_t outside;  /* snapshot pages read from the memory file beside it */
+	uint64_t ws_bytes; /* the working-set file's size */
+	uint64_t read_ns, check_ns, wall_ns;
+	int buffered; /* the file system refused O_DIRECT: the working set came through the cache */
+	int ws_bad;   /* the working set was damaged from some chunk on: dropped */
+	uint64_t *ws; /* the working set's page addresses, in file order */
+	size_t nws;
+	uint8_t *from_ws;      /* per snapshot page: 1 when its content came from the working set */
+	uint64_t mispredicted; /* pages outside the working set the run touched */
+	int rerecorded;
+};
+
+/* Reads the snapshot's pages into s (sealed, as snap_load_pages leaves it): the working set of
+ * dir with large O_DIRECT reads, each chunk checked against its checksum and each page against
+ * the snapshot's; the pages it lacks from the memory file in runs, each checked. 0 when s holds
+ * every page; 1 when the working set is missing or unusable from its first chunk (dropped: the
+ * caller starts lazily and records it); -1 with the reason in err when the memory file is
+ * damaged (the snapshot is refused). */
+int snap_read_whole(struct snap *s, const char *dir, struct snap_read *r, char *err, size_t errlen);
+/* After the run of a start from snap_read_whole in vm: the snapshot pages outside the working
+ * set that the run touched (r->mispredicted); when they pass the threshold, the working set is
+ * written again with them appended. 0, or -1 with the reason in err. */
+int snap_read_missed(const struct snap *s, struct vm *vm, struct snap_read *r, const char *dir,
+		     char *err, size_t errlen);
+/* The memory file's copies of the pages the working set supplied: checked (the run did not need
+ * them; a damaged memory file still has its snapshot made again). 0, or -1 with err. */
+int snap_read_check_mem(const struct snap *s, const struct snap_read *r, const char *dir, char *err,
+			size_t errlen);
+void snap_read_free(struct snap_read *r);
+
+#endif
