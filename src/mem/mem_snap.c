@@ -8,25 +8,6 @@
 
 #define PAGE EMBER_PAGE_SIZE
 
-/* a dense read-only view of the pages at offs: one mapping per run of consecutive offsets */
-static uint8_t *view_of(int fd, const uint64_t *offs, size_t n)
-{
-	uint8_t *v =
-	    mmap(NULL, n * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (v == MAP_FAILED)
-		return NULL;
-	for (size_t i = 0, k; i < n; i += k) {
-		for (k = 1; i + k < n && offs[i + k] == offs[i] + k * PAGE; k++)
-			;
-		if (mmap(v + i * PAGE, k * PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, fd,
-			 (off_t)offs[i]) == MAP_FAILED) {
-			munmap(v, n * PAGE);
-			return NULL;
-		}
-	}
-	return v;
-}
-
 int mem_snap_share(struct mem_store *st, struct snap *s, struct mem_refs *r)
 {
 	if (!s->npages || !s->data || s->store_fd)
@@ -44,7 +25,7 @@ int mem_snap_share(struct mem_store *st, struct snap *s, struct mem_refs *r)
 			goto fail;
 		}
 	}
-	uint8_t *view = view_of(mem_store_fd(st), offs, s->npages);
+	uint8_t *view = snap_view(mem_store_fd(st), offs, s->npages);
 	if (!view) {
 		rc = -errno;
 		goto fail;

@@ -37,6 +37,9 @@ enum snap_share {
 int snap_share_parse(const char *s, enum snap_share *out);
 const char *snap_share_name(enum snap_share m);
 
+/* a dense read-only view of n pages of fd, page i at offs[i]: one mapping per run of consecutive
+ * offsets; NULL and errno */
+uint8_t *snap_view(int fd, const uint64_t *offs, size_t n);
 /* Moves data into a sealed memfd, mapped read-only in its place: the one copy every machine
  * restored from s maps. Nothing to do when sealed already or empty. */
 int snap_seal(struct snap *s);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,8 +17,18 @@
 #define PIECE (4ULL << 20) /* large sequential reads, at the disk's rate */
 #define RUN   256	   /* pages of the memory file per read */
 
-/* the whole working-set file into *buf (page aligned), O_DIRECT where the file system takes it */
-static int read_ws(const char *path, struct snap_read *r, uint8_t **buf)
+/* a shared writable mapping of [off, off+len) of fd, grown to hold it; NULL on failure */
+static uint8_t *grow_map(int fd, uint64_t off, uint64_t len)
+{
+	if (!len || ftruncate(fd, (off_t)(off + len)))
+		return NULL;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* the whole working-set file read into the start of the snapshot's new memfd (r->map), with
+ * O_DIRECT where the file system takes it: no copy afterwards, its pages stay where they landed */
+static int read_ws(const char *path, struct snap_read *r)
 {
 	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (fd < 0 && errno == EINVAL) { /* tmpfs on older kernels, some overlays: said */
@@ -26,16 +37,16 @@ static int read_ws(const char *path, struct snap_read *r, uint8_t **buf)
 	}
 	struct stat sb;
 	if (fd < 0 || fstat(fd, &sb) || sb.st_size < SNAP_WS_HDR ||
-	    posix_memalign((void **)buf, PAGE, (size_t)sb.st_size)) {
+	    !(r->map = grow_map(r->fd, 0, (uint64_t)sb.st_size))) {
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
-	r->ws_bytes = (uint64_t)sb.st_size;
+	r->ws_bytes = r->map_len = (uint64_t)sb.st_size;
 	uint64_t t = vm_now_ns(), off = 0;
 	while (off < r->ws_bytes) {
 		uint64_t want = r->ws_bytes - off < PIECE ? r->ws_bytes - off : PIECE;
-		ssize_t got = pread(fd, *buf + off, want, (off_t)off);
+		ssize_t got = pread(fd, r->map + off, want, (off_t)off);
 		if (got < 0 && errno == EINVAL && !r->buffered) { /* the read refused O_DIRECT */
 			int fl = fcntl(fd, F_GETFL);
 			if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT))
@@ -52,11 +63,12 @@ static int read_ws(const char *path, struct snap_read *r, uint8_t **buf)
 	return off == r->ws_bytes ? 0 : -1;
 }
 
-/* the working set's pages into s->data, chunk by chunk, while the chunks are intact; the number
- * of intact chunks */
-static uint64_t take_ws(struct snap *s, struct snap_read *r, const struct snap_ws *w,
-			const uint8_t *data)
+/* the working set's intact chunks taken, page by page where it is the snapshot's content (its
+ * place in the memfd noted in offs); the number of intact chunks */
+static uint64_t take_ws(const struct snap *s, struct snap_read *r, const struct snap_ws *w,
+			uint64_t *offs)
 {
+	const uint8_t *data = r->map + w->data_off;
 	uint64_t k = 0;
 	for (; k < w->nchunks && snap_ws_chunk_ok(w, data, k); k++) {
 		uint64_t end =
@@ -64,12 +76,12 @@ static uint64_t take_ws(struct snap *s, struct snap_read *r, const struct snap_w
 		for (uint64_t i = k * w->chunk_pages; i < end; i++) {
 			uint64_t a = snap_ws_addr(w, i);
 			size_t j = snap_page_index(s, a);
-			const uint8_t *p = data + i * PAGE;
 			/* a page the snapshot does not hold was served as zeros: nothing to take;
 			 * one that is not the snapshot's content comes from the memory file */
-			if (j >= s->npages || s->pages[j] != a || snap_page_hash(p) != s->hashes[j])
+			if (j >= s->npages || s->pages[j] != a ||
+			    snap_page_hash(data + i * PAGE) != s->hashes[j])
 				continue;
-			memcpy(s->data + j * PAGE, p, PAGE);
+			offs[j] = w->data_off + i * PAGE;
 			r->from_ws[j] = 1;
 			r->ws_pages++;
 		}
@@ -78,17 +90,16 @@ static uint64_t take_ws(struct snap *s, struct snap_read *r, const struct snap_w
 }
 
 /* the working set: read, parsed, its intact chunks taken; 1 when none could be */
-static int use_ws(struct snap *s, const char *dir, struct snap_read *r)
+static int use_ws(const struct snap *s, const char *dir, struct snap_read *r, uint64_t *offs)
 {
 	char path[4200];
 	snap_ws_path(path, sizeof(path), dir);
-	uint8_t *buf = NULL;
 	struct snap_ws w;
 	int rc = 1;
-	if (read_ws(path, r, &buf) || snap_ws_parse(&w, buf, r->ws_bytes, r->ws_bytes))
+	if (read_ws(path, r) || snap_ws_parse(&w, r->map, r->ws_bytes, r->ws_bytes))
 		goto out;
 	uint64_t t = vm_now_ns();
-	uint64_t good = take_ws(s, r, &w, buf + w.data_off);
+	uint64_t good = take_ws(s, r, &w, offs);
 	r->check_ns += vm_now_ns() - t;
 	r->ws_bad = good < w.nchunks;
 	if (!good && w.nchunks)
@@ -102,7 +113,6 @@ static int use_ws(struct snap *s, const char *dir, struct snap_read *r)
 out:
 	if (rc || r->ws_bad) /* damaged: dropped, the next start records it again */
 		unlink(path);
-	free(buf);
 	return rc;
 }
 
@@ -142,40 +152,85 @@ static int open_mem(const char *dir)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-int snap_read_whole(struct snap *s, const char *dir, struct snap_read *r, char *err, size_t errlen)
+/* the pages the working set lacks, from the memory file into the memfd after it, checked */
+static int read_rest(const struct snap *s, const char *dir, struct snap_read *r, uint64_t *offs,
+		     uint64_t *bad)
 {
-	memset(r, 0, sizeof(*r));
-	uint64_t t0 = vm_now_ns();
-	snap_data_free(s);
-	s->data = malloc((s->npages ? s->npages : 1) * PAGE);
-	r->from_ws = calloc(s->npages ? s->npages : 1, 1);
-	if (!s->data || !r->from_ws)
-		return snprintf(err, errlen, "out of memory"), -1;
-	if (use_ws(s, dir, r))
-		return snap_read_free(r), snap_data_free(s), 1;
+	uint64_t need = s->npages - r->ws_pages, at = r->map_len, t = vm_now_ns();
+	if (!need)
+		return 0;
 	int fd = open_mem(dir);
-	if (fd < 0)
-		return snprintf(err, errlen, "snapshot %s refused: no memory file", dir), -1;
-	uint64_t bad = 0, t = vm_now_ns();
-	int rc = 0;
+	uint8_t *m = fd < 0 ? NULL : grow_map(r->fd, at, need * PAGE);
+	int rc = m ? 0 : -1;
 	for (size_t i = 0; !rc && i < s->npages;) {
 		size_t n = r->from_ws[i] ? 1 : missing_run(s, r, i);
 		if (!r->from_ws[i]) {
-			rc = read_checked(s, fd, i, n, s->data + i * PAGE, &bad);
+			uint8_t *dst = m + r->outside * PAGE;
+			rc = read_checked(s, fd, i, n, dst, bad);
+			for (size_t k = 0; k < n; k++)
+				offs[i + k] = at + (r->outside + k) * PAGE;
 			r->outside += n;
 		}
 		i += n;
 	}
-	close(fd);
+	if (m)
+		munmap(m, need * PAGE);
+	if (fd >= 0)
+		close(fd);
 	r->read_ns += vm_now_ns() - t;
-	if (rc)
-		return damaged(dir, bad, err, errlen);
-	if ((rc = snap_seal(s)))
-		return snprintf(err, errlen, "snapshot %s: keeping its memory: %s", dir,
-				strerror(-rc)),
-		       -1;
+	return rc;
+}
+
+int snap_read_whole(struct snap *s, const char *dir, struct snap_read *r, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	uint64_t t0 = vm_now_ns(), bad = 0;
+	snap_data_free(s);
+	uint64_t *offs = malloc((s->npages ? s->npages : 1) * sizeof(*offs));
+	r->from_ws = calloc(s->npages ? s->npages : 1, 1);
+	r->fd = memfd_create("ember-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int rc = -1;
+	if (!offs || !r->from_ws || r->fd < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (use_ws(s, dir, r, offs)) {
+		rc = 1;
+		goto out;
+	}
+	if (read_rest(s, dir, r, offs, &bad)) {
+		if (bad)
+			damaged(dir, bad, err, errlen);
+		else
+			snprintf(err, errlen, "snapshot %s refused: no memory file", dir);
+		goto out;
+	}
+	munmap(r->map, r->map_len);
+	r->map = NULL;
+	/* sealed as snap_seal leaves a snapshot: machines map it copy-on-write */
+	if (fcntl(r->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) ||
+	    !(s->data = snap_view(r->fd, offs, s->npages))) {
+		snprintf(err, errlen, "snapshot %s: keeping its memory: %s", dir, strerror(errno));
+		goto out;
+	}
+	s->offs = offs;
+	s->memfd = r->fd;
+	s->sealed = 1;
+	offs = NULL;
+	r->fd = -1;
+	rc = 0;
 	r->wall_ns = vm_now_ns() - t0;
-	return 0;
+out:
+	if (r->map)
+		munmap(r->map, r->map_len);
+	r->map = NULL;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	free(offs);
+	if (rc == 1)
+		snap_read_free(r);
+	return rc;
 }
 
 /* the pages outside the working set, for the misprediction count: their addresses */
@@ -184,7 +239,7 @@ static uint64_t *outside_pages(const struct snap *s, const struct snap_read *r, 
 	uint64_t *a = malloc((r->outside ? r->outside : 1) * sizeof(*a));
 	*n = 0;
 	for (size_t i = 0; a && i < s->npages; i++)
-		if (!r->from_ws[i])
+		if (!(r->from_ws[i] & 1))
 			a[(*n)++] = s->pages[i];
 	return a;
 }
@@ -202,13 +257,23 @@ int snap_read_missed(const struct snap *s, struct vm *vm, struct snap_read *r, c
 		goto done;
 	}
 	memcpy(trace, r->ws, r->nws * sizeof(*trace));
+	for (size_t i = 0; i < r->nws; i++) { /* a page of the trace is no misprediction */
+		size_t j = snap_page_index(s, r->ws[i]);
+		if (j < s->npages && s->pages[j] == r->ws[i])
+			r->from_ws[j] |= 2;
+	}
 	size_t nt = r->nws;
-	for (size_t i = 0; i < n; i++)
-		if (in[i] && snap_cold_program_page(vm, out[i]))
+	for (size_t i = 0, j = 0; i < n; i++) {
+		while (s->pages[j] != out[i])
+			j++;
+		if (in[i] && !(r->from_ws[j] & 2) && snap_cold_program_page(vm, out[i]))
 			trace[nt++] = out[i];
+	}
 	r->mispredicted = nt - r->nws;
 	rc = 0;
-	if (r->mispredicted >= SNAP_REREC_MIN && r->mispredicted * SNAP_REREC_DIV >= r->nws) {
+	/* a damaged working set is dropped instead: the next start records it whole */
+	if (!r->ws_bad && r->mispredicted >= SNAP_REREC_MIN &&
+	    r->mispredicted * SNAP_REREC_DIV >= r->nws) {
 		int fd = open_mem(dir);
 		rc = fd < 0 ? -1 : snap_ws_write(dir, s, fd, trace, nt, err, errlen);
 		r->rerecorded = !rc;
@@ -231,10 +296,11 @@ int snap_read_check_mem(const struct snap *s, const struct snap_read *r, const c
 	int rc = fd < 0 || !buf ? -1 : 0;
 	for (size_t i = 0; !rc && i < s->npages;) {
 		size_t n = 1;
-		while (n < RUN && i + n < s->npages && r->from_ws[i + n] == r->from_ws[i] &&
+		while (n < RUN && i + n < s->npages &&
+		       (r->from_ws[i + n] & 1) == (r->from_ws[i] & 1) &&
 		       s->pages[i + n] == s->pages[i] + n * PAGE)
 			n++;
-		if (r->from_ws[i])
+		if (r->from_ws[i] & 1)
 			rc = read_checked(s, fd, i, n, buf, &bad);
 		i += n;
 	}

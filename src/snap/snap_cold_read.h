@@ -14,12 +14,16 @@ struct snap_read {
 	int ws_bad;   /* the working set was damaged from some chunk on: dropped */
 	uint64_t *ws; /* the working set's page addresses, in file order */
 	size_t nws;
-	uint8_t *from_ws;      /* per snapshot page: 1 when its content came from the working set */
+	uint8_t *from_ws; /* per snapshot page: 1 when its content came from the working set */
+	int fd;		  /* while reading: the snapshot's new memfd, and its start mapped */
+	uint8_t *map;
+	uint64_t map_len;
 	uint64_t mispredicted; /* pages outside the working set the run touched */
 	int rerecorded;
 };
 
-/* Reads the snapshot's pages into s (sealed, as snap_load_pages leaves it): the working set of
+/* Reads the snapshot's pages into a sealed memfd of its own, s->data its view (as snap_seal
+ * leaves a snapshot; the domain's store can take them after the run): the working set of
  * dir with large O_DIRECT reads, each chunk checked against its checksum and each page against
  * the snapshot's; the pages it lacks from the memory file in runs, each checked. 0 when s holds
  * every page; 1 when the working set is missing or unusable from its first chunk (dropped: the

@@ -61,6 +61,24 @@ int snap_seal(struct snap *s)
 	return 0;
 }
 
+uint8_t *snap_view(int fd, const uint64_t *offs, size_t n)
+{
+	uint8_t *v =
+	    mmap(NULL, n * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (v == MAP_FAILED)
+		return NULL;
+	for (size_t i = 0, k; i < n; i += k) {
+		for (k = 1; i + k < n && offs[i + k] == offs[i] + k * PAGE; k++)
+			;
+		if (mmap(v + i * PAGE, k * PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, fd,
+			 (off_t)offs[i]) == MAP_FAILED) {
+			munmap(v, n * PAGE);
+			return NULL;
+		}
+	}
+	return v;
+}
+
 void snap_data_free(struct snap *s)
 {
 	if (s->sealed) {

@@ -197,7 +197,9 @@ for name in sha256 json; do
 	expect_rc 0 "$name: REAP on large.req"
 	cmp -s "$tmp/out" $F/$name/large.out && ok "$name: REAP on large.req: output" ||
 		bad "$name: REAP on large.req: output differs from large.out"
-	stats "j['invocations'][0]['prefetched_pages'] > 0 and j['invocations'][0]['faults'] > 0" \
+	# (KVM reads the snapshot whole: what small.req did not touch is counted as mispredicted)
+	stats "j['invocations'][0]['prefetched_pages'] > 0 and j['invocations'][0]['faults'] + \
+j['invocations'][0]['cold_parts']['mispredicted'] > 0" \
 		"$name: REAP on large.req: prefetched, and faults for what small.req did not touch"
 done
 
@@ -236,7 +238,7 @@ cp $F/model/large.req "$tmp/in"
 er --state "$s" --cold --stats "$model"
 cmp -s "$tmp/out" $F/model/large.out && ok "model: mispredicted REAP: output" ||
 	bad "model: mispredicted REAP: output differs from large.out"
-part "i['faults'] > 1000 and p['rerecorded']" \
+part "i['faults'] + p['mispredicted'] > 1000 and p['rerecorded']" \
 	"model: working set of small.req, run on large.req: faults on demand, recorded again"
 er --state "$s" --cold --stats "$model"
 part "i['prefetched_pages'] > 2000 and i['faults'] < 16" \
@@ -246,8 +248,8 @@ flip "$ws" "$(ws_at "$ws" 10)"
 er --state "$s" --cold --stats "$model"
 cmp -s "$tmp/out" $F/model/large.out && ok "model: a damaged chunk of the working set: output" ||
 	bad "model: a damaged chunk of the working set: output differs from large.out"
-part "0 < i['prefetched_pages'] < 2000 and i['faults'] > 1000" \
-	"model: a damaged chunk: the chunks before it installed, the rest served on demand"
+part "0 < i['prefetched_pages'] < 2000 and i['faults'] + p['outside_pages'] > 1000" \
+	"model: a damaged chunk: the chunks before it installed, the rest served on demand or read"
 er --state "$s" --cold --stats "$model"
 part "i['recorded'] and i['prefetched_pages'] == 0" \
 	"model: the damaged working set was dropped: the next start records it again"
