@@ -1,4 +1,5 @@
-/* The helpers of `ember bench cold`: disk bandwidth, working-set files, clean-up, its output. */
+/* The helpers of `ember bench cold`: disk bandwidth, working-set files, clean-up, its series and
+ * output. */
 #ifndef EMBER_CLI_BENCH_COLD_H
 #define EMBER_CLI_BENCH_COLD_H
 
@@ -6,6 +7,8 @@
 #include <stdint.h>
 
 #include <jansson.h>
+
+#include "cli/cli.h"
 
 /* sequential O_DIRECT read bandwidth of the disk holding dir, in MB/s (a 256 MiB file written,
  * synced, dropped from the page cache, read in 4 MiB chunks, removed); < 0 on failure */
@@ -52,5 +55,33 @@ json_t *cold_json(const char *const *names, double disk, const struct cold_row *
 		  double mean);
 void cold_print_table(const char *const *names, const char *backend, int iters, double disk,
 		      const struct cold_row *rows, size_t n, double mean);
+
+/* one run of the bench: its backend, starts per series and folders */
+struct cold_ctx {
+	const char *backend;
+	int iters;
+	char build[4096], src[4200], tmp[4096];
+};
+
+/* one function: how to load it, its requests and expected output */
+struct cold_fn {
+	const char *name;
+	struct cli_program p;
+	char files[4400]; /* the files the build made for it (functions/NAME/files.py), or "" */
+	uint8_t *small, *large, *want; /* want: small.out, or NULL */
+	size_t small_len, large_len, want_len;
+};
+
+/* the series (bench_cold_run.c), each -1 when a start failed (said on stderr): a snapshot made
+ * in a fresh state folder, then one recording REAP start (to its return in *ms); N cold starts in
+ * mode (lazy or reap; ms: 3 * N samples, p50s to the return, to the response, the request's own
+ * start; faults: their mean; row: the working set, the prefetch rate, the breakdown); N warm
+ * invocations after a warm-up (ms); N restores from the snapshot in memory (p50 in *p50) */
+int cold_record(const struct cold_ctx *x, const struct cold_fn *f, const char *state, int large,
+		double *ms);
+int cold_series(const struct cold_ctx *x, const struct cold_fn *f, const char *state,
+		const char *mode, double *ms, double p50[3], double *faults, struct cold_row *row);
+int cold_warm_series(const struct cold_ctx *x, const struct cold_fn *f, double *ms);
+int cold_restore_series(const struct cold_ctx *x, const struct cold_fn *f, double *ms, double *p50);
 
 #endif
