@@ -99,6 +99,10 @@ static void *refill(void *arg)
 		struct vm *vm = NULL;
 		char err[EMBER_ERR_MAX];
 		int rc = vm_create(&cfg, &vm, err, sizeof(err));
+		struct vm_uffds
+		    u; /* made now, kept by the machine: a cold start finds them ready */
+		if (rc == VM_OK)
+			vm_get_uffds(vm, &u, err, sizeof(err));
 		pthread_mutex_lock(&mu);
 		if (rc != VM_OK) {
 			k->backoff_ns = k->backoff_ns ? k->backoff_ns * 2 : BACKOFF_MIN_NS;

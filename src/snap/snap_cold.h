@@ -19,9 +19,10 @@ struct snap_cold {
 	const struct snap *s; /* loaded without its pages */
 	struct vm *vm;
 	struct vm_uffds u;
-	int memfd;   /* the snapshot's memory file */
-	int stop[2]; /* a pipe that ends the fault server */
-	pthread_t th;
+	int memfd;	       /* the snapshot's memory file */
+	int stop[2];	       /* a pipe that ends the fault server */
+	pthread_t th;	       /* the fault server's own thread, when no parked one was free */
+	struct server *server; /* else the parked one serving this start */
 	int running;
 	/* keep the order of the faulting pages: 1 from nothing, 2 after the working set's own
 	 * (a REAP start: its mispredictions, written back when they are too many) */
@@ -53,6 +54,8 @@ struct snap_cold {
 int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, struct sys_state *st,
 		    const char *dir, enum snap_restore_mode mode, int record, char *err,
 		    size_t errlen);
+/* a fault server parked ahead of the first cold start (snap_cold_start takes it) */
+void snap_cold_prepare(void);
 /* Stops serving faults (memory stays as installed) and writes the working-set file when
  * recording. */
 int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t errlen);

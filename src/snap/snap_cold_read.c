@@ -162,6 +162,13 @@ static int read_rest(const struct snap *s, const char *dir, struct snap_read *r,
 	int fd = open_mem(dir);
 	uint8_t *m = fd < 0 ? NULL : grow_map(r->fd, at, need * PAGE);
 	int rc = m ? 0 : -1;
+	/* every run asked of the disk at once, then read in order: one wait, not one per run */
+	for (size_t i = 0; !rc && i < s->npages;) {
+		size_t n = r->from_ws[i] ? 1 : missing_run(s, r, i);
+		if (!r->from_ws[i])
+			posix_fadvise(fd, (off_t)s->pages[i], (off_t)(n * PAGE), POSIX_FADV_WILLNEED);
+		i += n;
+	}
 	for (size_t i = 0; !rc && i < s->npages;) {
 		size_t n = r->from_ws[i] ? 1 : missing_run(s, r, i);
 		if (!r->from_ws[i]) {
