@@ -157,7 +157,9 @@ static const char cold_help[] =
     "µs: shell, snap (the state file, read once at the load), open (memory file, registering\n"
     "guest memory), first (until the first chunk is in: the vCPU starts), read and install\n"
     "(the working set's, mostly beside the run), fault (served on demand), waits (faults that\n"
-    "waited for a page on its way) and run. --json adds these to each function's object.\n"
+    "waited for a page on its way), run and mis (REAP on KVM, which reads the snapshot whole\n"
+    "and maps it: the pages outside the working set the run touched; its faults are 0).\n"
+    "--json adds these to each function's object.\n"
     "A function whose files the build made (functions/NAME/files) starts with them as its\n"
     "--files.\n"
     "\n" BENCH_HELP_BACKEND

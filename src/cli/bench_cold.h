@@ -33,6 +33,7 @@ struct cold_row {
 	double ws_mib, read_mb_s; /* the working set; the rate of its reads alone */
 	/* REAP's mean breakdown in µs (ember_result's), and lazy's time serving faults */
 	double p_shell, p_snapshot, p_open, p_first, p_read, p_install, p_run, p_fault, p_waits;
+	double p_mis; /* REAP on KVM: pages outside the working set the run touched (mean) */
 	double lazy_fault_us;
 };
 

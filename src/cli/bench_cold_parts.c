@@ -70,6 +70,7 @@ void cold_add_parts(struct cold_row *row, const struct ember_result *r, int reap
 	row->p_run += (double)r->run_us * k;
 	row->p_fault += (double)r->fault_us * k;
 	row->p_waits += (double)r->fault_waits * k;
+	row->p_mis += (double)r->mispredicted * k;
 }
 
 void cold_print_parts(const char *const *names, double disk, const struct cold_row *rows, size_t n)
@@ -77,18 +78,18 @@ void cold_print_parts(const char *const *names, double disk, const struct cold_r
 	printf(
 	    "\nthe request's own start (a clean shell ready before it): restore from memory into "
 	    "a fresh virtine next to cold starts, p50 ms; REAP's mean breakdown in µs\n");
-	printf("%-12s %8s %8s %8s %7s %6s %7s %5s %6s %6s %6s %7s %7s %7s %6s %5s %7s\n", "name",
-	       "restore", "st_lazy", "st_reap", "reap/rs", "ws_MiB", "rd_MB/s", "rd/dk", "shell",
-	       "snap", "open", "first", "read", "install", "fault", "waits", "run");
+	printf("%-12s %8s %8s %8s %7s %6s %7s %5s %6s %6s %6s %7s %7s %7s %6s %5s %7s %5s\n",
+	       "name", "restore", "st_lazy", "st_reap", "reap/rs", "ws_MiB", "rd_MB/s", "rd/dk",
+	       "shell", "snap", "open", "first", "read", "install", "fault", "waits", "run", "mis");
 	for (size_t i = 0; i < n; i++) {
 		const struct cold_row *r = &rows[i];
 		printf(
 		    "%-12s %8.2f %8.2f %8.2f %7.2f %6.2f %7.0f %5.2f %6.0f %6.0f %6.0f %7.0f %7.0f "
-		    "%7.0f %6.0f %5.1f %7.0f\n",
+		    "%7.0f %6.0f %5.1f %7.0f %5.1f\n",
 		    names[i], r->restore_p50_ms, r->lazy_start_ms, r->reap_start_ms,
 		    r->reap_over_restore, r->ws_mib, r->read_mb_s, r->read_mb_s / disk, r->p_shell,
 		    r->p_snapshot, r->p_open, r->p_first, r->p_read, r->p_install, r->p_fault,
-		    r->p_waits, r->p_run);
+		    r->p_waits, r->p_run, r->p_mis);
 	}
 }
 
@@ -107,6 +108,7 @@ void cold_json_parts(json_t *o, const struct cold_row *r, double disk)
 	    {"ws_read_over_disk", r->read_mb_s / disk},
 	    {"faults_eliminated", r->faults_lazy > 0 ? 1 - r->faults_reap / r->faults_lazy : NAN},
 	    {"lazy_fault_us", r->lazy_fault_us},
+	    {"reap_mispredicted", r->p_mis},
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		json_object_set_new(o, f[i].key, bench_json_num(f[i].v));
