@@ -16,6 +16,11 @@
 #define PAGE  EMBER_PAGE_SIZE
 #define PIECE (4ULL << 20) /* large sequential reads, at the disk's rate */
 #define RUN   256	   /* pages of the memory file per read */
+/* pages outside the working set worth reading with it rather than serving on demand */
+#define OUTSIDE_SLACK 64
+/* a working set larger than this (4 MiB) is better read beside the run (snap_prefetch.c): its
+ * read overlaps the run there, here it precedes it */
+#define WHOLE_MAX 1024
 
 /* a shared writable mapping of [off, off+len) of fd, grown to hold it; NULL on failure */
 static uint8_t *grow_map(int fd, uint64_t off, uint64_t len)
@@ -166,7 +171,8 @@ static int read_rest(const struct snap *s, const char *dir, struct snap_read *r,
 	for (size_t i = 0; !rc && i < s->npages;) {
 		size_t n = r->from_ws[i] ? 1 : missing_run(s, r, i);
 		if (!r->from_ws[i])
-			posix_fadvise(fd, (off_t)s->pages[i], (off_t)(n * PAGE), POSIX_FADV_WILLNEED);
+			posix_fadvise(fd, (off_t)s->pages[i], (off_t)(n * PAGE),
+				      POSIX_FADV_WILLNEED);
 		i += n;
 	}
 	for (size_t i = 0; !rc && i < s->npages;) {
@@ -186,6 +192,17 @@ static int read_rest(const struct snap *s, const char *dir, struct snap_read *r,
 		close(fd);
 	r->read_ns += vm_now_ns() - t;
 	return rc;
+}
+
+int snap_read_pays(const struct snap *s, const char *dir)
+{
+	char path[4200];
+	struct stat sb;
+	snap_ws_path(path, sizeof(path), dir);
+	if (stat(path, &sb) || sb.st_size < SNAP_WS_HDR)
+		return 0;
+	uint64_t ws = (uint64_t)sb.st_size / PAGE; /* its pages, and its header's few */
+	return ws <= WHOLE_MAX && s->npages <= ws + ws / 4 + OUTSIDE_SLACK;
 }
 
 int snap_read_whole(struct snap *s, const char *dir, struct snap_read *r, char *err, size_t errlen)

@@ -22,6 +22,11 @@ struct snap_read {
 	int rerecorded;
 };
 
+/* Whether reading s whole beats the concurrent prefetch with the rest on demand: the working
+ * set in dir is at most 4 MiB (a larger one's read overlaps the run there, here it would come
+ * first) and the snapshot holds at most a quarter more pages than it, plus 64 (C functions: a
+ * few pages past it; a Python or JS heap of many MiB the run never touches is not read). */
+int snap_read_pays(const struct snap *s, const char *dir);
 /* Reads the snapshot's pages into a sealed memfd of its own, s->data its view (as snap_seal
  * leaves a snapshot; the domain's store can take them after the run): the working set of
  * dir with large O_DIRECT reads, each chunk checked against its checksum and each page against
