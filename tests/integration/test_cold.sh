@@ -63,6 +63,14 @@ j['invocations'][0]['recorded']" "second process: from disk, cold, working set r
 er --state "$s" --stats --repeat 3 "$hello"
 stats "j['init']['from_disk'] and j['invocations'][0]['prefetched_pages'] > 0 and \
 all(i['warm'] for i in j['invocations'][1:])" "third process: REAP prefetch, then warm"
+if [ "$EMBER_BACKEND" = kvm ]; then
+	er --state "$s" --cold --stats "$hello"
+	out_is "Hello, Ember!" "KVM: REAP read whole"
+	stats "(lambda i, p: i['cold'] and i['prefetched_pages'] > 0 and i['faults'] == 0 and \
+p['open_us'] == 0 and p['outside_pages'] + i['prefetched_pages'] >= j['init']['snapshot_pages'])\
+(j['invocations'][0], j['invocations'][0]['cold_parts'])" \
+		"KVM: hello's REAP start reads the snapshot whole and maps it, no userfaultfd"
+fi
 
 # --- ember snapshot --------------------------------------------------------------------------
 s=$tmp/ahead
