@@ -137,92 +137,6 @@ static void *fault_server(void *p)
 	return NULL;
 }
 
-/* Fault servers parked between cold starts (made ahead by snap_cold_prepare): a start hands
- * one its context rather than creating a thread (~50-130 us here); past SERVERS at once, a
- * start creates its own. */
-#define SERVERS 4
-static pthread_mutex_t park_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t park_cv = PTHREAD_COND_INITIALIZER;
-static struct server {
-	struct snap_cold *job; /* the start it serves, NULL when parked */
-	int started, busy;
-} servers[SERVERS];
-
-static void *server_main(void *arg)
-{
-	struct server *sv = arg;
-	pthread_setname_np(pthread_self(), "ember-faults");
-	pthread_mutex_lock(&park_mu);
-	for (;;) {
-		while (!sv->job)
-			pthread_cond_wait(&park_cv, &park_mu);
-		struct snap_cold *c = sv->job;
-		pthread_mutex_unlock(&park_mu);
-		fault_server(c);
-		pthread_mutex_lock(&park_mu);
-		sv->job = NULL;
-		pthread_cond_broadcast(&park_cv);
-	}
-	return NULL;
-}
-
-/* with park_mu held: a parked server not taken, else one started now, else NULL */
-static struct server *idle_server(void)
-{
-	for (int i = 0; i < SERVERS; i++)
-		if (servers[i].started && !servers[i].busy)
-			return &servers[i];
-	for (int i = 0; i < SERVERS; i++) {
-		if (servers[i].started)
-			continue;
-		pthread_t th;
-		pthread_attr_t attr;
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		servers[i].started = pthread_create(&th, &attr, server_main, &servers[i]) == 0;
-		pthread_attr_destroy(&attr);
-		return servers[i].started ? &servers[i] : NULL;
-	}
-	return NULL;
-}
-
-void snap_cold_prepare(void)
-{
-	pthread_mutex_lock(&park_mu);
-	idle_server();
-	pthread_mutex_unlock(&park_mu);
-}
-
-static int server_start(struct snap_cold *c)
-{
-	pthread_mutex_lock(&park_mu);
-	struct server *sv = idle_server();
-	if (sv) {
-		sv->busy = 1;
-		sv->job = c;
-		pthread_cond_broadcast(&park_cv);
-	}
-	pthread_mutex_unlock(&park_mu);
-	c->server = sv;
-	return sv ? 0 : pthread_create(&c->th, NULL, fault_server, c);
-}
-
-/* after the stop pipe was written: until the server is done with c */
-static void server_stop(struct snap_cold *c)
-{
-	struct server *sv = c->server;
-	if (!sv) {
-		pthread_join(c->th, NULL);
-		return;
-	}
-	pthread_mutex_lock(&park_mu);
-	while (sv->job)
-		pthread_cond_wait(&park_cv, &park_mu);
-	sv->busy = 0;
-	pthread_mutex_unlock(&park_mu);
-	c->server = NULL;
-}
-
 int snap_ws_exists(const char *dir)
 {
 	char path[4200];
@@ -336,7 +250,7 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, st
 	c->open_ns = base_now_ns() - t0;
 	if (mode == SNAP_REAP && reap(c, dir, err, errlen))
 		goto fail;
-	if ((rc = server_start(c))) {
+	if ((rc = snap_park_start(c, fault_server))) {
 		step_failed(err, errlen, "starting the fault server", rc);
 		goto fail;
 	}
@@ -391,7 +305,7 @@ int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t err
 	if (c->running) {
 		if (write(c->stop[1], "x", 1) < 0)
 			c->failed = 1;
-		server_stop(c);
+		snap_park_stop(c);
 		c->running = 0;
 	}
 	for (int i = 0; i < c->u.n; i++) {

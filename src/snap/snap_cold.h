@@ -56,6 +56,10 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, st
 		    size_t errlen);
 /* a fault server parked ahead of the first cold start (snap_cold_start takes it) */
 void snap_cold_prepare(void);
+/* snap_cold_park.c: serve(c) on a parked server (else on a thread of c's own, c->th); and,
+ * once c's stop pipe was written, the wait until it is done with c */
+int snap_park_start(struct snap_cold *c, void *(*serve)(void *));
+void snap_park_stop(struct snap_cold *c);
 /* Stops serving faults (memory stays as installed) and writes the working-set file when
  * recording. */
 int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t errlen);
