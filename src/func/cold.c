@@ -119,7 +119,8 @@ int func_invoke_cold(struct ember_function *fn, const struct func_call *call,
 	fn->proc = fn->snap.proc;
 	virtine_prepare(fn, v, &fn->proc);
 	int record = fn->restore == SNAP_REAP && !snap_ws_exists(fn->snap_dir);
-	if (fn->restore == SNAP_REAP && !record && vm_backend_of(v->vm) == VM_BACKEND_KVM) {
+	if (fn->restore == SNAP_REAP && !record && vm_backend_of(v->vm) == VM_BACKEND_KVM &&
+	    snap_read_pays(&fn->snap, fn->snap_dir)) {
 		int rc = invoke_read(fn, v, call, res);
 		if (rc != NOT_READ)
 			return rc;

@@ -91,6 +91,7 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 		fn->from_disk = 1;
 		func_move(fn, FUNC_SCRATCH, FUNC_COLD);
 		pool_shell_want(&fn->vmcfg); /* the cold start takes a shell made meanwhile */
+		snap_cold_prepare();	     /* and a fault server */
 		return 0;
 	}
 	if (rc != SNAP_MISSING) /* a first start is no rebuild */
