@@ -64,7 +64,7 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 {
 	char err[EMBER_ERR_MAX] = "";
 	struct snap_read r;
-	uint64_t t1 = vm_now_ns();
+	uint64_t t1 = base_now_ns();
 	int rc = snap_read_whole(&fn->snap, fn->snap_dir, &r, err, sizeof(err));
 	if (rc == 1)
 		return NOT_READ;
@@ -77,7 +77,7 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 		return rebuilt(fn, res, err);
 	}
 	func_move(fn, FUNC_COLD, FUNC_WARM); /* the snapshot is whole in memory: warm starts go */
-	res->setup_us = func_us_since(t1);
+	res->setup_us = base_us_since(t1);
 	res->cold = 1;
 	func_run_invocation(fn, v, call, res);
 	int broken = v->st.outcome == SYS_ERROR;
@@ -94,9 +94,9 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 		return 0;
 	}
 	func_share_snapshot(fn); /* into the domain's store now, off the request's start */
-	uint64_t t2 = vm_now_ns();
+	uint64_t t2 = base_now_ns();
 	broken = broken || func_reset(fn, v, &res->pages_touched);
-	res->reset_us = func_us_since(t2);
+	res->reset_us = base_us_since(t2);
 	if (broken || pool_put(&fn->pool, v))
 		virtine_destroy(v);
 	return 0;

@@ -48,7 +48,7 @@ static int read_ws(const char *path, struct snap_read *r)
 		return -1;
 	}
 	r->ws_bytes = r->map_len = (uint64_t)sb.st_size;
-	uint64_t t = vm_now_ns(), off = 0;
+	uint64_t t = base_now_ns(), off = 0;
 	while (off < r->ws_bytes) {
 		uint64_t want = r->ws_bytes - off < PIECE ? r->ws_bytes - off : PIECE;
 		ssize_t got = pread(fd, r->map + off, want, (off_t)off);
@@ -64,7 +64,7 @@ static int read_ws(const char *path, struct snap_read *r)
 		off += (uint64_t)got;
 	}
 	close(fd);
-	r->read_ns = vm_now_ns() - t;
+	r->read_ns = base_now_ns() - t;
 	return off == r->ws_bytes ? 0 : -1;
 }
 
@@ -103,9 +103,9 @@ static int use_ws(const struct snap *s, const char *dir, struct snap_read *r, ui
 	int rc = 1;
 	if (read_ws(path, r) || snap_ws_parse(&w, r->map, r->ws_bytes, r->ws_bytes))
 		goto out;
-	uint64_t t = vm_now_ns();
+	uint64_t t = base_now_ns();
 	uint64_t good = take_ws(s, r, &w, offs);
-	r->check_ns += vm_now_ns() - t;
+	r->check_ns += base_now_ns() - t;
 	r->ws_bad = good < w.nchunks;
 	if (!good && w.nchunks)
 		goto out;
@@ -161,7 +161,7 @@ static int open_mem(const char *dir)
 static int read_rest(const struct snap *s, const char *dir, struct snap_read *r, uint64_t *offs,
 		     uint64_t *bad)
 {
-	uint64_t need = s->npages - r->ws_pages, at = r->map_len, t = vm_now_ns();
+	uint64_t need = s->npages - r->ws_pages, at = r->map_len, t = base_now_ns();
 	if (!need)
 		return 0;
 	int fd = open_mem(dir);
@@ -190,7 +190,7 @@ static int read_rest(const struct snap *s, const char *dir, struct snap_read *r,
 		munmap(m, need * PAGE);
 	if (fd >= 0)
 		close(fd);
-	r->read_ns += vm_now_ns() - t;
+	r->read_ns += base_now_ns() - t;
 	return rc;
 }
 
@@ -208,7 +208,7 @@ int snap_read_pays(const struct snap *s, const char *dir)
 int snap_read_whole(struct snap *s, const char *dir, struct snap_read *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
-	uint64_t t0 = vm_now_ns(), bad = 0;
+	uint64_t t0 = base_now_ns(), bad = 0;
 	snap_data_free(s);
 	uint64_t *offs = malloc((s->npages ? s->npages : 1) * sizeof(*offs));
 	r->from_ws = calloc(s->npages ? s->npages : 1, 1);
@@ -243,7 +243,7 @@ int snap_read_whole(struct snap *s, const char *dir, struct snap_read *r, char *
 	offs = NULL;
 	r->fd = -1;
 	rc = 0;
-	r->wall_ns = vm_now_ns() - t0;
+	r->wall_ns = base_now_ns() - t0;
 out:
 	if (r->map)
 		munmap(r->map, r->map_len);
