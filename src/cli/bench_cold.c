@@ -39,10 +39,12 @@ static const struct {
     {"matmul-py", "matmul-py", "python", 0},
     {"compress-py", "compress-py", "python", 0},
     {"model-py", "model-py", "python", 0},
-    /* working sets of several to tens of MiB: the whole 8 MiB table, 32 MiB, a 16 MiB heap */
+    /* working sets of several to tens of MiB: the whole 8 MiB table, 32 MiB, a 16 MiB JS heap,
+     * a Python heap of 60,000 dicts */
     {"model", "model", NULL, 1},
     {"scan", "scan", NULL, 0},
     {"index-js", "index-js", "js", 0},
+    {"index-py", "index-py", "python", 0},
 };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
 
@@ -148,8 +150,9 @@ static const char cold_help[] =
     "the end of the first invocation. Shows p50s, on-demand faults per start and the share REAP\n"
     "eliminated, the working set (pages), REAP's prefetch rate (its wall time, beside the run)\n"
     "next to the disk's own (a 256 MiB O_DIRECT read), the warm p50, and ws_jacc: |A∩B|/|A∪B|\n"
-    "of the working sets recorded with small.req and large.req. model, scan and index-js have\n"
-    "working sets of 8 to 32 MiB (model's cold starts take its large.req, the whole table).\n"
+    "of the working sets recorded with small.req and large.req. model, scan, index-js and\n"
+    "index-py have working sets of several to 32 MiB (model's cold starts take its large.req,\n"
+    "the whole table).\n"
     "A second table times the request's own start (getting the shell, restoring, running: no\n"
     "load): N restores from the snapshot in memory into a fresh virtine (restore), the lazy and\n"
     "REAP cold starts (st_lazy, st_reap), reap/rs = st_reap / restore, the working set in MiB,\n"

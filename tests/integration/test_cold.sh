@@ -270,10 +270,16 @@ for dir in $F/*/; do
 		set -- --runtime js "$dir/handler.js"
 	elif [ -f "$dir/handler.lua" ]; then
 		set -- --runtime lua "$dir/handler.lua"
+	elif [ -f "$dir/handler.py" ]; then
+		set -- --runtime python "$dir/handler.py"
 	elif [ -f "$dir/main.c" ]; then
 		set -- "$B/functions/$name"
 	else
 		continue
+	fi
+	# files the build made for it (functions/NAME/files.py)
+	if [ -f "$dir/files.py" ]; then
+		set -- --files "$B/functions/$name/files" "$@"
 	fi
 	s=$tmp/suite-$name
 	cp "$dir/small.req" "$tmp/in"
