@@ -157,6 +157,8 @@ const struct sbx_arg sbx_args[] = {
     REQ(KVM_GET_VCPU_EVENTS, KVM),
     REQ(KVM_RUN, KVM),
     REQ(KVM_GET_DIRTY_LOG, KVM), /* the reset finds the pages the guest wrote */
+    REQ(KVM_GET_DEVICE_ATTR,
+	KVM), /* the vCPU's TSC offset: the guest's clock without an MSR read */
     /* cold starts */
     REQ(UFFDIO_API, BASE),
     REQ(UFFDIO_REGISTER, BASE),

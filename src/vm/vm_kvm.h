@@ -27,6 +27,10 @@ struct kvm_vm {
 	int fs_known;
 	int broken;   /* the vCPU shut down or failed: it is never entered again */
 	int tss_type; /* of TR, as last set: X86_TSS_BUSY or X86_TSS_AVAIL */
+	/* the guest's TSC is the host's plus tsc_off (KVM_VCPU_TSC_OFFSET, checked once against
+	 * the MSR): 1 known, -1 not (read the MSR each time), 0 not asked yet */
+	int tsc_known;
+	uint64_t tsc_off;
 };
 
 #define KV(vm) ((struct kvm_vm *)(vm)->priv)
