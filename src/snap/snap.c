@@ -8,19 +8,33 @@
 
 #define PAGE EMBER_PAGE_SIZE
 
-int snap_each_data(struct vm *vm, uint64_t start, uint64_t end, int (*fn)(void *ctx, uint64_t addr),
-		   void *ctx)
+typedef int (*next_fn)(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
+
+static int each_run(next_fn next, struct vm *vm, uint64_t start, uint64_t end,
+		    int (*fn)(void *ctx, uint64_t addr), void *ctx)
 {
 	uint64_t lo, hi;
 	int rc;
 	for (uint64_t a = start; a < end; a = hi) {
-		if ((rc = vm_next_data(vm, a, end, &lo, &hi)) <= 0)
+		if ((rc = next(vm, a, end, &lo, &hi)) <= 0)
 			return rc;
 		for (uint64_t p = lo; p < hi; p += PAGE)
 			if ((rc = fn(ctx, p)))
 				return rc;
 	}
 	return 0;
+}
+
+int snap_each_data(struct vm *vm, uint64_t start, uint64_t end, int (*fn)(void *ctx, uint64_t addr),
+		   void *ctx)
+{
+	return each_run(vm_next_data, vm, start, end, fn, ctx);
+}
+
+int snap_each_used(struct vm *vm, uint64_t start, uint64_t end, int (*fn)(void *ctx, uint64_t addr),
+		   void *ctx)
+{
+	return each_run(vm_next_used, vm, start, end, fn, ctx);
 }
 
 struct collect {

@@ -59,6 +59,9 @@ void snap_free(struct snap *s);
  * page swapped out counts: it still holds data) */
 int snap_each_data(struct vm *vm, uint64_t start, uint64_t end, int (*fn)(void *ctx, uint64_t addr),
 		   void *ctx);
+/* the same over the pages that may hold other than zeros (vm_next_used): for the reset */
+int snap_each_used(struct vm *vm, uint64_t start, uint64_t end, int (*fn)(void *ctx, uint64_t addr),
+		   void *ctx);
 /* index of the first snapshot page at or above addr */
 size_t snap_page_index(const struct snap *s, uint64_t addr);
 

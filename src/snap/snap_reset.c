@@ -71,7 +71,7 @@ static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t e
 		}
 	}
 	struct scrub c = {s, vm, first, 0, keep};
-	int rc = snap_each_data(vm, start, end, drop_extra, &c);
+	int rc = snap_each_used(vm, start, end, drop_extra, &c);
 	*touched += c.dropped;
 	return rc;
 }

@@ -291,11 +291,18 @@ static int discard_piece(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void 
 {
 	static const uint8_t zero[EMBER_PAGE_SIZE];
 	(void)ctx;
-	if (!cow)
-		return fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo,
-				 (off_t)(hi - lo)) < 0
-			   ? -errno
-			   : 0;
+	if (!cow) {
+		if (fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo,
+			      (off_t)(hi - lo)) < 0)
+			return -errno;
+		/* a hole reads zero: nothing there for the reset to look at (a logging virtine
+		 * keeps the mark: a snapshot's page given back must be put back) */
+		if (vm->ops->forget_used)
+			vm->ops->forget_used(vm, lo, hi);
+		if (!vm->logging)
+			vm_unmark_host(vm, lo, hi);
+		return 0;
+	}
 	for (uint64_t a = lo; a < hi; a += EMBER_PAGE_SIZE)
 		if (memcmp(vm->mem + a, zero, EMBER_PAGE_SIZE))
 			memset(vm->mem + a, 0, EMBER_PAGE_SIZE);
@@ -405,6 +412,24 @@ int vm_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint6
 	int rc = vm_memfd_next_data(vm, addr, cow ? clo : end, lo, hi);
 	if (rc || !cow)
 		return rc; /* the memfd's run comes first (the two never overlap) */
+	*lo = clo;
+	*hi = chi;
+	return 1;
+}
+
+int vm_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
+{
+	if (!vm->ops->next_used || !vm->host_w)
+		return vm_next_data(vm, addr, end, lo, hi);
+	if (addr % EMBER_PAGE_SIZE || end % EMBER_PAGE_SIZE || end < addr ||
+	    !in_ram(vm, addr, end - addr) || end > vm->user_top)
+		return -EINVAL;
+	uint64_t clo, chi;
+	int cow = vm_next_cow(vm, addr, end, &clo, &chi);
+	int rc =
+	    addr < (cow ? clo : end) ? vm->ops->next_used(vm, addr, cow ? clo : end, lo, hi) : 0;
+	if (rc || !cow)
+		return rc; /* as vm_next_data: the run before the copy-on-write one first */
 	*lo = clo;
 	*hi = chi;
 	return 1;

@@ -121,6 +121,11 @@ int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec);
  * one, 0 if none, or -errno. One lookup per run, whatever the size of the range. A run mapped
  * copy-on-write holds data (the shared file's) whether or not it was touched. */
 int vm_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
+/* As vm_next_data for the reset, which needs only the pages that may hold something other than
+ * zeros: those used since they were last emptied. On KVM the guest's accessed bits and the host's
+ * marks tell it without a system call (a superset: a page used and zeroed since counts); where
+ * the backend cannot tell, it is vm_next_data. */
+int vm_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
 
 /* The userfaultfds through which accesses to guest memory fault, for serving memory on demand:
  * n of them (1 or 2), each with the offset from a guest address to the faulting address it

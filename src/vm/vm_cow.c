@@ -27,13 +27,29 @@ void vm_track_free(struct vm *vm)
 	vm->cow = NULL;
 }
 
+/* the bits of pages [first, last] in the bitmap w, set (on) or cleared, a word at a time */
+static void bits_set(uint64_t *w, uint64_t first, uint64_t last, int on)
+{
+	for (uint64_t p = first; p <= last;) {
+		uint64_t n = 64 - p % 64 < last - p + 1 ? 64 - p % 64 : last - p + 1;
+		uint64_t m = (n == 64 ? ~0ULL : ((1ULL << n) - 1)) << (p % 64);
+		w[p / 64] = on ? w[p / 64] | m : w[p / 64] & ~m;
+		p += n;
+	}
+}
+
+/* read by the reset: a logging virtine's written pages, and on KVM the pages the host used
+ * besides those the guest's accessed bits show (vm_next_used); vm_written_done empties them */
 void vm_mark_host(struct vm *vm, uint64_t addr, uint64_t len)
 {
-	/* only a logging virtine reads the marks; vm_log_writes starts them empty */
-	if (!vm->logging || !len)
-		return;
-	for (uint64_t p = addr / PAGE, last = (addr + len - 1) / PAGE; p <= last; p++)
-		vm->host_w[p / 64] |= 1ULL << (p % 64);
+	if (vm->host_w && len)
+		bits_set(vm->host_w, addr / PAGE, (addr + len - 1) / PAGE, 1);
+}
+
+void vm_unmark_host(struct vm *vm, uint64_t lo, uint64_t hi)
+{
+	if (vm->host_w && hi > lo)
+		bits_set(vm->host_w, lo / PAGE, (hi - 1) / PAGE, 0);
 }
 
 int vm_take_written(struct vm *vm, const uint64_t **bits, size_t *words)

@@ -36,6 +36,11 @@ struct vm_ops {
 	int (*dirty_log)(struct vm *vm, uint64_t *bits);
 	/* dirty logging of guest memory on (1) or off (0) */
 	int (*log_writes)(struct vm *vm, int on);
+	/* the first run in [addr, end) of pages the guest may have used since they were last
+	 * emptied (vm_next_used); NULL when the backend cannot tell (ptrace: the memfd is asked) */
+	int (*next_used)(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
+	/* [lo, hi) emptied (a hole now, KVM's mappings of it gone): not used any more */
+	void (*forget_used)(struct vm *vm, uint64_t lo, uint64_t hi);
 };
 
 struct vm_range {
@@ -73,6 +78,7 @@ struct vm {
 int vm_track_init(struct vm *vm);
 void vm_track_free(struct vm *vm);
 void vm_mark_host(struct vm *vm, uint64_t addr, uint64_t len);
+void vm_unmark_host(struct vm *vm, uint64_t lo, uint64_t hi);
 /* fn over [lo, hi) cut where copy-on-write runs begin and end; cow says which a piece is */
 typedef int (*vm_cow_fn)(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void *ctx);
 int vm_each_cow(struct vm *vm, uint64_t lo, uint64_t hi, vm_cow_fn fn, void *ctx);
@@ -91,6 +97,9 @@ void vm_x86_build(struct vm *vm);
  * present and changed, which KVM may still hold cached */
 int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, uint64_t *zap_lo,
 		   uint64_t *zap_hi);
+/* the guest's accessed bits: the next run of used pages (with the host's marks), and forgetting */
+int vm_x86_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
+void vm_x86_forget_used(struct vm *vm, uint64_t lo, uint64_t hi);
 
 /* fills a VM_EXIT_FAULT for exception `vector` taken with the program's registers r (vm_fault.c) */
 void vm_fault_name(struct vm *vm, unsigned vector, uint64_t cr2, const struct vm_regs *r,

@@ -131,7 +131,47 @@ int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, uint64_
 				*zap_lo = a;
 			*zap_hi = a + 4096;
 		}
+		/* the accessed bit is the reset's record of what the guest used (vm_x86_next_used):
+		 * kept while the page stays mapped, handed to the host's marks when it goes */
+		if (new && (old & X86_PTE_P))
+			new |= old &X86_PTE_A;
+		else if (!new && (old & X86_PTE_A))
+			vm_mark_host(vm, a, 4096);
 		*pte = new;
 	}
 	return 0;
+}
+
+/* A page the guest used since it was last emptied has its accessed bit set: the CPU (or KVM's
+ * shadow MMU) sets it at the first access through the PTE, and nothing clears it while the page
+ * stays mapped (vm_x86_protect keeps it, or marks the page when it unmaps it). With the host's
+ * own marks that covers every page that may hold data: a page neither shows was never used or
+ * was emptied since, and reads zero. One pass over the PTEs, no system call. */
+int vm_x86_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
+{
+	const uint64_t *w = vm->host_w;
+	uint64_t a = addr;
+	for (; a < end; a += 4096) {
+		uint64_t p = a / 4096;
+		if ((*pte_of(vm, a) & X86_PTE_A) || (w[p / 64] >> (p % 64) & 1))
+			break;
+	}
+	if (a >= end)
+		return 0;
+	*lo = a;
+	for (a += 4096; a < end; a += 4096) {
+		uint64_t p = a / 4096;
+		if (!(*pte_of(vm, a) & X86_PTE_A) && !(w[p / 64] >> (p % 64) & 1))
+			break;
+	}
+	*hi = a;
+	return 1;
+}
+
+/* [lo, hi) is a hole again and KVM's mappings of it are gone (the hole punch zapped them), so
+ * the next access walks the PTE again and sets the bit anew */
+void vm_x86_forget_used(struct vm *vm, uint64_t lo, uint64_t hi)
+{
+	for (uint64_t a = lo; a < hi; a += 4096)
+		*pte_of(vm, a) &= ~X86_PTE_A;
 }

@@ -49,9 +49,11 @@
 #define X86_SEG_DB   (1ULL << 54)
 #define X86_SEG_G    (1ULL << 55)
 
-#define X86_PTE_P  (1ULL << 0)
-#define X86_PTE_W  (1ULL << 1)
-#define X86_PTE_U  (1ULL << 2)
+#define X86_PTE_P (1ULL << 0)
+#define X86_PTE_W (1ULL << 1)
+#define X86_PTE_U (1ULL << 2)
+#define X86_PTE_A (1ULL << 5) /* accessed: set by the CPU (or KVM's shadow MMU) at the first use   \
+			       */
 #define X86_PTE_NX (1ULL << 63)
 
 #define X86_CR0_PE (1ULL << 0)

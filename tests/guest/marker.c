@@ -1,4 +1,5 @@
-/* marker: checks that nothing written by one request is visible in the next, then writes some. */
+/* marker: checks that nothing written by one request is visible in the next, then writes some;
+ * three pages it writes are left read-only, inaccessible and unmapped for the reset to find. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,11 @@
 #define MARKER "EMBER-LEAK-MARKER-7f3a91"
 
 static char static_area[AREA];
+/* never written at init, so not in the snapshot: each request writes them and then changes them
+ * (the reset maps them as they were, and must find what was written all the same) */
+static char left_ro[4096] __attribute__((aligned(4096)));
+static char left_none[4096] __attribute__((aligned(4096)));
+static char left_gone[4096] __attribute__((aligned(4096)));
 static char *heap_before, *mmap_before;
 static volatile char *stack_area; /* an array in main's frame, which lives across requests */
 static int leaks;
@@ -75,6 +81,9 @@ int main(void)
 	check(big_after, BIG, "big-heap-after");
 	check(stack_area, AREA, "stack");
 	deep_stack(0);
+	check(left_ro, sizeof(left_ro), "left-read-only");
+	check(left_none, sizeof(left_none), "left-inaccessible");
+	check(left_gone, sizeof(left_gone), "left-unmapped");
 	if (!leaks)
 		puts("clean");
 
@@ -85,6 +94,13 @@ int main(void)
 	mark(big_after, BIG);
 	mark(stack_area, AREA);
 	deep_stack(1);
+	mark(left_ro, sizeof(left_ro));
+	mark(left_none, sizeof(left_none));
+	mark(left_gone, sizeof(left_gone));
+	if (mprotect(left_ro, sizeof(left_ro), PROT_READ) ||
+	    mprotect(left_none, sizeof(left_none), PROT_NONE) ||
+	    munmap(left_gone, sizeof(left_gone)))
+		return 1;
 	/* freed, so that without a reset the next request's malloc would hand them out again */
 	free(heap_after);
 	free(big_after);
