@@ -147,24 +147,33 @@ int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, uint64_
  * stays mapped (vm_x86_protect keeps it, or marks the page when it unmaps it). With the host's
  * own marks that covers every page that may hold data: a page neither shows was never used or
  * was emptied since, and reads zero. One pass over the PTEs, no system call. */
+static int used(const uint64_t *pte, const uint64_t *w, uint64_t p)
+{
+	return (pte[p] & X86_PTE_A) || (w[p / 64] >> (p % 64) & 1);
+}
+
 int vm_x86_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
 {
-	const uint64_t *w = vm->host_w;
-	uint64_t a = addr;
-	for (; a < end; a += 4096) {
-		uint64_t p = a / 4096;
-		if ((*pte_of(vm, a) & X86_PTE_A) || (w[p / 64] >> (p % 64) & 1))
-			break;
+	const uint64_t *w = vm->host_w, *pte = pte_of(vm, 0);
+	uint64_t p = addr / 4096, last = end / 4096;
+	while (p < last && !used(pte, w, p)) {
+		if (p % 64 == 0 && last - p >= 64 && !w[p / 64]) { /* 64 pages at once, mostly */
+			uint64_t any = 0;
+			for (int i = 0; i < 64; i++)
+				any |= pte[p + i];
+			if (!(any & X86_PTE_A)) {
+				p += 64;
+				continue;
+			}
+		}
+		p++;
 	}
-	if (a >= end)
+	if (p >= last)
 		return 0;
-	*lo = a;
-	for (a += 4096; a < end; a += 4096) {
-		uint64_t p = a / 4096;
-		if (!(*pte_of(vm, a) & X86_PTE_A) && !(w[p / 64] >> (p % 64) & 1))
-			break;
-	}
-	*hi = a;
+	*lo = p * 4096;
+	while (++p < last && used(pte, w, p))
+		;
+	*hi = p * 4096;
 	return 1;
 }
 
