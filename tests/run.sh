@@ -126,7 +126,7 @@ plan_native()
 # catch what SVM does differently; without one, every KVM suite that matters (the README says
 # which), so that KVM is tested at all, in two guests side by side (one emulated CPU each).
 QEMU_WITH_KVM="unit:test_kvm:kvm: unit:test_isolation:kvm: unit:test_share:kvm: unit:test_mem:kvm:
-int:test_run:kvm:trap int:test_backends:kvm:"
+int:test_run:kvm:trap int:test_snapshot:kvm:trap int:test_backends:kvm:"
 QEMU_WITHOUT_KVM_1="unit:test_kvm:kvm: unit:test_isolation:kvm: unit:test_pool:kvm: int:test_backends:kvm:
 unit:test_share:kvm: unit:test_mem:kvm: int:test_server:kvm:trap"
 QEMU_WITHOUT_KVM_2="int:test_run:kvm:trap int:test_snapshot:kvm:trap int:test_guest:kvm:trap
