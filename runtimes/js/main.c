@@ -171,7 +171,8 @@ int main(int argc, char **argv)
 		return EX_NOINPUT;
 	}
 	duk_push_lstring(ctx, req, reqlen);
-	free(req);
+	/* req is not freed: the run ends with this one request, and in a virtine the free would
+	 * give its pages back with a munmap (or brk), an exit per invocation in trap mode */
 	if (want_env)
 		push_meta(ctx);
 	else

@@ -366,7 +366,8 @@ int main(int argc, char **argv)
 	lua_pushcfunction(L, on_handler_error);
 	lua_getglobal(L, "handler");
 	lua_pushlstring(L, req, reqlen);
-	free(req);
+	/* req is not freed: the run ends with this one request, and in a virtine the free would
+	 * give its pages back with a munmap (or brk), an exit per invocation in trap mode */
 	if (want_env)
 		push_meta(L);
 	else
