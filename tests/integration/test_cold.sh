@@ -2,7 +2,8 @@
 # Snapshots on disk and cold starts: reuse across processes, `ember snapshot`, damaged, truncated,
 # foreign and outdated snapshots refused and rebuilt, crashes while writing, REAP with a working
 # set recorded on another request, model's 8 MiB working set prefetched beside the run (recorded
-# again after mispredictions, a damaged chunk), and lazy next to REAP on the whole function suite.
+# again after mispredictions, a damaged chunk), KVM's whole read of rnn recording its working set
+# again after mispredictions, and lazy next to REAP on the whole function suite.
 # Run from the repository root; B is the build directory.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -261,6 +262,54 @@ part "0 < i['prefetched_pages'] < 2000 and i['faults'] + p['outside_pages'] > 10
 er --state "$s" --cold --stats "$model"
 part "i['recorded'] and i['prefetched_pages'] == 0" \
 	"model: the damaged working set was dropped: the next start records it again"
+
+# --- KVM's whole read mispredicts: the working set is written again ---------------------------
+# rnn's working set fits the whole read (snap_read_pays); recorded on small.req, large.req touches
+# 30-odd pages more: past the threshold, the start writes the working set again with them, so the
+# file changes and the next start of large.req mispredicts nothing
+# wsid FILE: the file's sha256, size and mtime in ns
+wsid()
+{
+	python3 -c 'import hashlib, os, sys
+st = os.stat(sys.argv[1])
+print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest(), st.st_size, st.st_mtime_ns)' "$1"
+}
+if [ "$EMBER_BACKEND" = kvm ]; then
+	rnn=$B/functions/rnn
+	cp $F/rnn/large.req "$tmp/in"
+	er --state "$tmp/rnn-warm" "$rnn"
+	cp "$tmp/out" "$tmp/warm"
+	cmp -s "$tmp/warm" $F/rnn/large.out && ok "rnn: warm output on large.req" ||
+		bad "rnn: warm output on large.req differs from large.out"
+	s=$tmp/mis-rnn
+	cp $F/rnn/small.req "$tmp/in"
+	er --state "$s" "$rnn"
+	er --state "$s" --cold --stats "$rnn"
+	part "i['recorded']" "rnn: working set recorded on small.req"
+	ws=$(snapdir "$s")/ws
+	before=$(wsid "$ws")
+	cp $F/rnn/large.req "$tmp/in"
+	er --state "$s" --cold --stats "$rnn"
+	cmp -s "$tmp/out" "$tmp/warm" && ok "rnn: mispredicted whole read: output equals warm" ||
+		bad "rnn: mispredicted whole read: output differs from warm"
+	part "i['faults'] == 0 and p['open_us'] == 0 and i['prefetched_pages'] > 0 and \
+p['mispredicted'] >= 8 and p['rerecorded']" \
+		"rnn: whole read on large.req: no fault server, mispredicted past the threshold, recorded again"
+	after=$(wsid "$ws")
+	set -- $before
+	b_sum=$1 b_size=$2 b_mtime=$3
+	set -- $after
+	[ "$1" != "$b_sum" ] && [ "$2" -gt "$b_size" ] && [ "$3" != "$b_mtime" ] &&
+		ok "rnn: the working-set file was written again (content, size, mtime changed)" ||
+		bad "rnn: the working-set file was not rewritten ($before -> $after)"
+	er --state "$s" --cold --stats "$rnn"
+	cmp -s "$tmp/out" "$tmp/warm" && ok "rnn: the next whole read: output equals warm" ||
+		bad "rnn: the next whole read: output differs from warm"
+	part "i['faults'] == 0 and p['open_us'] == 0 and p['mispredicted'] == 0 and \
+not p['rerecorded']" "rnn: the working set recorded again covers large.req: nothing mispredicted"
+	[ "$(wsid "$ws")" = "$after" ] && ok "rnn: a start without mispredictions leaves the file" ||
+		bad "rnn: a start without mispredictions rewrote the working set"
+fi
 
 # --- lazy and REAP give the same outputs on the whole suite ---------------------------------
 # (SUITE_SIZES=small: the QEMU route, under emulation, leaves the large requests to native runs)
