@@ -3,7 +3,7 @@
 # foreign and outdated snapshots refused and rebuilt, crashes while writing, REAP with a working
 # set recorded on another request, model's 8 MiB working set prefetched beside the run (recorded
 # again after mispredictions, a damaged chunk), KVM's whole read of rnn recording its working set
-# again after mispredictions, and lazy next to REAP on the whole function suite.
+# again after mispredictions, a state folder on a ramfs (no O_DIRECT: said once), and lazy next to REAP on the whole function suite.
 # Run from the repository root; B is the build directory.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -309,6 +309,87 @@ p['mispredicted'] >= 8 and p['rerecorded']" \
 not p['rerecorded']" "rnn: the working set recorded again covers large.req: nothing mispredicted"
 	[ "$(wsid "$ws")" = "$after" ] && ok "rnn: a start without mispredictions leaves the file" ||
 		bad "rnn: a start without mispredictions rewrote the working set"
+fi
+
+# --- a file system without O_DIRECT: said once, read through the page cache ------------------
+# ramfs refuses O_DIRECT (tmpfs takes it on this kernel): the state folder on a ramfs mounted in a
+# private mount namespace (gone with it if the test dies), a snapshot made, its working set
+# recorded, then a cold start and a warm one; on KVM hello is read whole and model's 8 MiB through
+# the fault server's prefetch, on ptrace both through the prefetch
+cat >"$tmp/ramfs.sh" <<'EOS'
+# MNT IN RES PROGRAM...: on a ramfs at MNT, the runs of PROGRAM with stdin IN; RES.probe, .out,
+# .err, .rc: whether the ramfs took O_DIRECT, and the last run's output, errors and exit status
+mnt=$1 in=$2 res=$3
+shift 3
+mount -t ramfs ramfs "$mnt" || exit 97
+if dd if=/dev/zero of="$mnt/probe" bs=4096 count=1 oflag=direct 2>/dev/null; then
+	echo takes >"$res.probe"
+else
+	echo refuses >"$res.probe"
+fi
+e() { timeout -k 5 $((${EMBER_TEST_TIMEOUT:-10} + 50)) "$E" run --backend "$EMBER_BACKEND" \
+	${EMBER_TEST_TIMEOUT:+--timeout "$EMBER_TEST_TIMEOUT"} --state "$mnt/s" "$@" <"$in"; }
+e "$@" >/dev/null 2>&1
+e --cold "$@" >/dev/null 2>&1
+e --cold --stats --repeat 2 "$@" >"$res.out" 2>"$res.err"
+echo $? >"$res.rc"
+umount "$mnt"
+EOS
+# no_direct NAME WANT PATH PROGRAM...: PROGRAM's cold start with its state on a ramfs, checked: said
+# once, buffered in the JSON, outputs equal WANT (warm's, twice); PATH: whole or prefetch
+no_direct()
+{
+	name=$1 want=$2 path=$3
+	shift 3
+	mkdir -p "$tmp/ramfs"
+	E=$E unshare -m sh "$tmp/ramfs.sh" "$tmp/ramfs" "$tmp/in" "$tmp/rf" "$@"
+	urc=$?
+	rmdir "$tmp/ramfs"
+	if [ "$urc" = 97 ]; then
+		bad "$name: no ramfs could be mounted"
+		return
+	fi
+	[ "$(cat "$tmp/rf.probe")" = refuses ] && ok "$name: ramfs refuses O_DIRECT (dd oflag=direct)" ||
+		bad "$name: ramfs took O_DIRECT: this check proves nothing here"
+	rc=$(cat "$tmp/rf.rc")
+	cp "$tmp/rf.out" "$tmp/out"
+	cp "$tmp/rf.err" "$tmp/err"
+	expect_rc 0 "$name: cold start from a ramfs"
+	cmp -s "$tmp/out" "$want" && ok "$name: on a ramfs: cold and warm outputs equal warm's" ||
+		bad "$name: on a ramfs: outputs differ from warm's"
+	n=$(grep -c 'warning: the file system of .* has no O_DIRECT: the working set was read through the page cache' "$tmp/err")
+	[ "$n" = 1 ] && ok "$name: ember run says once that the file system has no O_DIRECT" ||
+		bad "$name: the no-O_DIRECT warning said $n times"
+	if [ "$path" = whole ]; then
+		cond="p['open_us'] == 0 and i['faults'] == 0"
+	else
+		cond="p['open_us'] > 0"
+	fi
+	part "i['cold'] and i['prefetch_buffered'] and i['prefetched_pages'] > 0 and $cond and \
+not j['invocations'][1]['prefetch_buffered']" \
+		"$name: on a ramfs: the cold start ($path read) reports prefetch_buffered, the warm one not"
+}
+req Ember
+printf 'Hello, Ember!\nHello, Ember!\n' >"$tmp/warm"
+[ "$EMBER_BACKEND" = kvm ] && hpath=whole || hpath=prefetch
+if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
+	echo "skip no-O_DIRECT checks: they mount a ramfs (root and unshare needed)"
+else
+	no_direct "hello" "$tmp/warm" $hpath "$hello"
+	msize=${SUITE_SIZES:-large}
+	msize=${msize##* }
+	copies 2 $F/model/$msize.out
+	cp $F/model/$msize.req "$tmp/in"
+	no_direct "model/$msize" "$tmp/want" prefetch "$model"
+	# and where O_DIRECT works, nothing is said
+	s=$tmp/direct
+	req Ember
+	er --state "$s" "$hello"
+	er --state "$s" "$hello"
+	er --state "$s" --cold --stats "$hello"
+	! grep -q 'no O_DIRECT' "$tmp/err" && ok "hello on $tmp's file system: no O_DIRECT warning" ||
+		bad "hello on $tmp's file system: an O_DIRECT warning"
+	stats "not j['invocations'][0]['prefetch_buffered']" "hello on $tmp's file system: not buffered"
 fi
 
 # --- lazy and REAP give the same outputs on the whole suite ---------------------------------
