@@ -65,7 +65,8 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 	char err[EMBER_ERR_MAX] = "";
 	struct snap_read r;
 	uint64_t t1 = base_now_ns();
-	int rc = snap_read_whole(&fn->snap, fn->snap_dir, &r, err, sizeof(err));
+	int rc = snap_read_whole(&fn->snap, fn->snap_dir, &fn->plan, &r, err, sizeof(err));
+	snap_read_plan_free(&fn->plan); /* one cold start per load */
 	if (rc == 1)
 		return NOT_READ;
 	if (!rc && (rc = snap_restore(&fn->snap, v->vm, &v->st, fn->share)))

@@ -220,6 +220,7 @@ void ember_unload(struct ember_function *fn)
 	ember_result_free(&fn->first);
 	img_close(fn->img);
 	free(fn->snap_dir);
+	snap_read_plan_free(&fn->plan);
 	pthread_mutex_destroy(&fn->cold_lock);
 	pool_refiller_fini(&fn->refill);
 	free_vec(fn->argv);

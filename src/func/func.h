@@ -12,6 +12,7 @@
 #include "pool/refill.h"
 #include "snap/snap.h"
 #include "snap/snap_cold.h"
+#include "snap/snap_cold_read.h"
 #include "snap/snap_file.h"
 
 /* Where a function is in its lifecycle: which invoke path its next invocation takes (one table
@@ -54,7 +55,8 @@ struct ember_function {
 	struct mem_refs file_refs; /* upm on KVM: its bundle's file pages held by the store */
 	int from_disk;		   /* reported only (ember_info): the snapshot was read, not made */
 	uint64_t snap_load_us;	   /* reading and checking the state file on disk, at load */
-	pthread_mutex_t cold_lock; /* invocations wait while one cold start runs */
+	struct snap_read_plan plan; /* the working set's page list read at load, for its start */
+	pthread_mutex_t cold_lock;  /* invocations wait while one cold start runs */
 	char rebuilt[EMBER_ERR_MAX];
 	struct sys_process proc; /* where the image put things */
 	struct pool pool;

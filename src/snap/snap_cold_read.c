@@ -13,69 +13,21 @@
 #include "snap/snap_file.h"
 #include "snap/snap_ws.h"
 
-#define PAGE  EMBER_PAGE_SIZE
-#define PIECE (4ULL << 20) /* large sequential reads, at the disk's rate */
-#define RUN   256	   /* pages of the memory file per read */
+#define PAGE EMBER_PAGE_SIZE
+#define RUN  256 /* pages of the memory file per read */
 /* pages outside the working set worth reading with it rather than serving on demand */
 #define OUTSIDE_SLACK 64
 /* a working set larger than this (4 MiB) is better read beside the run (snap_prefetch.c): its
  * read overlaps the run there, here it precedes it */
 #define WHOLE_MAX 1024
 
-/* a shared writable mapping of [off, off+len) of fd, grown to hold it; NULL on failure */
-static uint8_t *grow_map(int fd, uint64_t off, uint64_t len)
-{
-	if (!len || ftruncate(fd, (off_t)(off + len)))
-		return NULL;
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
-	return m == MAP_FAILED ? NULL : m;
-}
-
-/* the whole working-set file read into the start of the snapshot's new memfd (r->map), with
- * O_DIRECT where the file system takes it: no copy afterwards, its pages stay where they landed */
-static int read_ws(const char *path, struct snap_read *r)
-{
-	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (fd < 0 && errno == EINVAL) { /* tmpfs on older kernels, some overlays: said */
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		r->buffered = fd >= 0;
-	}
-	struct stat sb;
-	if (fd < 0 || fstat(fd, &sb) || sb.st_size < SNAP_WS_HDR ||
-	    !(r->map = grow_map(r->fd, 0, (uint64_t)sb.st_size))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	r->ws_bytes = r->map_len = (uint64_t)sb.st_size;
-	uint64_t t = base_now_ns(), off = 0;
-	while (off < r->ws_bytes) {
-		uint64_t want = r->ws_bytes - off < PIECE ? r->ws_bytes - off : PIECE;
-		ssize_t got = pread(fd, r->map + off, want, (off_t)off);
-		if (got < 0 && errno == EINVAL && !r->buffered) { /* the read refused O_DIRECT */
-			int fl = fcntl(fd, F_GETFL);
-			if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT))
-				break;
-			r->buffered = 1;
-			continue;
-		}
-		if (got <= 0)
-			break;
-		off += (uint64_t)got;
-	}
-	close(fd);
-	r->read_ns = base_now_ns() - t;
-	return off == r->ws_bytes ? 0 : -1;
-}
-
 /* the working set's intact chunks taken, page by page where it is the snapshot's content (its
- * place in the memfd noted in offs); the number of intact chunks */
+ * place in the memfd, r->pos, noted in offs); the number of intact chunks */
 static uint64_t take_ws(const struct snap *s, struct snap_read *r, const struct snap_ws *w,
 			uint64_t *offs)
 {
-	const uint8_t *data = r->map + w->data_off;
 	uint64_t k = 0;
-	for (; k < w->nchunks && snap_ws_chunk_ok(w, data, k); k++) {
+	for (; k < w->nchunks && snap_ws_chunk_at_ok(w, r->map, r->pos, k); k++) {
 		uint64_t end =
 		    (k + 1) * w->chunk_pages < w->npages ? (k + 1) * w->chunk_pages : w->npages;
 		for (uint64_t i = k * w->chunk_pages; i < end; i++) {
@@ -84,9 +36,9 @@ static uint64_t take_ws(const struct snap *s, struct snap_read *r, const struct 
 			/* a page the snapshot does not hold was served as zeros: nothing to take;
 			 * one that is not the snapshot's content comes from the memory file */
 			if (j >= s->npages || s->pages[j] != a ||
-			    snap_page_hash(data + i * PAGE) != s->hashes[j])
+			    snap_page_hash(r->map + r->pos[i]) != s->hashes[j])
 				continue;
-			offs[j] = w->data_off + i * PAGE;
+			offs[j] = r->pos[i];
 			r->from_ws[j] = 1;
 			r->ws_pages++;
 		}
@@ -94,14 +46,28 @@ static uint64_t take_ws(const struct snap *s, struct snap_read *r, const struct 
 	return k;
 }
 
+/* where each page of w went in the memfd: read as the file is, after its header */
+static int pos_in_file(struct snap_read *r, const struct snap_ws *w)
+{
+	if (r->pos)
+		return 0;
+	if (!(r->pos = malloc((w->npages ? w->npages : 1) * sizeof(*r->pos))))
+		return -1;
+	for (uint64_t i = 0; i < w->npages; i++)
+		r->pos[i] = w->data_off + i * PAGE;
+	return 0;
+}
+
 /* the working set: read, parsed, its intact chunks taken; 1 when none could be */
-static int use_ws(const struct snap *s, const char *dir, struct snap_read *r, uint64_t *offs)
+static int use_ws(const struct snap *s, const char *dir, const struct snap_read_plan *plan,
+		  struct snap_read *r, uint64_t *offs)
 {
 	char path[4200];
 	snap_ws_path(path, sizeof(path), dir);
 	struct snap_ws w;
 	int rc = 1;
-	if (read_ws(path, r) || snap_ws_parse(&w, r->map, r->ws_bytes, r->ws_bytes))
+	if (snap_read_ws(s, path, plan, r) ||
+	    snap_ws_parse(&w, r->map + r->meta_off, r->ws_bytes, r->ws_bytes) || pos_in_file(r, &w))
 		goto out;
 	uint64_t t = base_now_ns();
 	uint64_t good = take_ws(s, r, &w, offs);
@@ -157,29 +123,55 @@ static int open_mem(const char *dir)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-/* the pages the working set lacks, from the memory file into the memfd after it, checked */
-static int read_rest(const struct snap *s, const char *dir, struct snap_read *r, uint64_t *offs,
-		     uint64_t *bad)
+/* every run of pages the working set did not bring asked of the disk at once (read into the
+ * page cache in the background): one wait for them all, not one per run */
+static void ask_missing(const struct snap *s, const struct snap_read *r, int fd)
 {
-	uint64_t need = s->npages - r->ws_pages, at = r->map_len, t = base_now_ns();
-	if (!need)
-		return 0;
-	int fd = open_mem(dir);
-	uint8_t *m = fd < 0 ? NULL : grow_map(r->fd, at, need * PAGE);
-	int rc = m ? 0 : -1;
-	/* every run asked of the disk at once, then read in order: one wait, not one per run */
-	for (size_t i = 0; !rc && i < s->npages;) {
+	for (size_t i = 0; i < s->npages;) {
 		size_t n = r->from_ws[i] ? 1 : missing_run(s, r, i);
 		if (!r->from_ws[i])
 			posix_fadvise(fd, (off_t)s->pages[i], (off_t)(n * PAGE),
 				      POSIX_FADV_WILLNEED);
 		i += n;
 	}
+}
+
+/* the pages the load's plan says the working set lacks, asked of the disk before its read, so
+ * the two reads overlap; a working set written again since only makes the hint wrong */
+static void ask_planned(const struct snap *s, const struct snap_read_plan *plan,
+			struct snap_read *r, int fd)
+{
+	struct snap_ws w;
+	if (!plan || !plan->meta || fd < 0 ||
+	    snap_ws_parse(&w, plan->meta, plan->meta_len, plan->size))
+		return;
+	for (uint64_t i = 0; i < w.npages; i++) {
+		uint64_t a = snap_ws_addr(&w, i);
+		size_t j = snap_page_index(s, a);
+		if (j < s->npages && s->pages[j] == a)
+			r->from_ws[j] = 1;
+	}
+	ask_missing(s, r, fd);
+	memset(r->from_ws, 0, s->npages);
+}
+
+/* the pages the working set lacks, from the memory file (fd) into the memfd after it, checked */
+static int read_rest(const struct snap *s, int fd, struct snap_read *r, uint64_t *offs,
+		     uint64_t *bad)
+{
+	uint64_t need = s->npages - r->ws_pages, at = r->map_len, t = base_now_ns();
+	if (!need)
+		return 0;
+	/* after the working set, apart from it: a run touching one of them is seen (a fault maps
+	 * the pages around it in the same mapping too, and vm_present would count them) */
+	uint8_t *m = fd < 0 ? NULL : snap_read_grow(r->fd, at, need * PAGE);
+	int rc = m ? 0 : -1;
+	if (m)
+		ask_missing(s, r, fd);
 	for (size_t i = 0; !rc && i < s->npages;) {
 		size_t n = r->from_ws[i] ? 1 : missing_run(s, r, i);
 		if (!r->from_ws[i]) {
-			uint8_t *dst = m + r->outside * PAGE;
-			rc = read_checked(s, fd, i, n, dst, bad);
+			rc = read_checked(s, fd, i, n, m + r->outside * PAGE, bad);
 			for (size_t k = 0; k < n; k++)
 				offs[i + k] = at + (r->outside + k) * PAGE;
 			r->outside += n;
@@ -188,8 +180,6 @@ static int read_rest(const struct snap *s, const char *dir, struct snap_read *r,
 	}
 	if (m)
 		munmap(m, need * PAGE);
-	if (fd >= 0)
-		close(fd);
 	r->read_ns += base_now_ns() - t;
 	return rc;
 }
@@ -205,7 +195,8 @@ int snap_read_pays(const struct snap *s, const char *dir)
 	return ws <= WHOLE_MAX && s->npages <= ws + ws / 4 + OUTSIDE_SLACK;
 }
 
-int snap_read_whole(struct snap *s, const char *dir, struct snap_read *r, char *err, size_t errlen)
+int snap_read_whole(struct snap *s, const char *dir, const struct snap_read_plan *plan,
+		    struct snap_read *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
 	uint64_t t0 = base_now_ns(), bad = 0;
@@ -213,16 +204,17 @@ int snap_read_whole(struct snap *s, const char *dir, struct snap_read *r, char *
 	uint64_t *offs = malloc((s->npages ? s->npages : 1) * sizeof(*offs));
 	r->from_ws = calloc(s->npages ? s->npages : 1, 1);
 	r->fd = memfd_create("ember-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	int rc = -1;
+	int rc = -1, mem = open_mem(dir);
 	if (!offs || !r->from_ws || r->fd < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	if (use_ws(s, dir, r, offs)) {
+	ask_planned(s, plan, r, mem);
+	if (use_ws(s, dir, plan, r, offs)) {
 		rc = 1;
 		goto out;
 	}
-	if (read_rest(s, dir, r, offs, &bad)) {
+	if (read_rest(s, mem, r, offs, &bad)) {
 		if (bad)
 			damaged(dir, bad, err, errlen);
 		else
@@ -251,6 +243,8 @@ out:
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
+	if (mem >= 0)
+		close(mem);
 	free(offs);
 	if (rc == 1)
 		snap_read_free(r);
@@ -338,6 +332,8 @@ int snap_read_check_mem(const struct snap *s, const struct snap_read *r, const c
 
 void snap_read_free(struct snap_read *r)
 {
+	free(r->pos);
+	r->pos = NULL;
 	free(r->ws);
 	free(r->from_ws);
 	r->ws = NULL;

@@ -18,9 +18,27 @@ struct snap_read {
 	int fd;		  /* while reading: the snapshot's new memfd, and its start mapped */
 	uint8_t *map;
 	uint64_t map_len;
+	int sorted;	       /* the load's plan held: each page read straight to its place */
+	uint64_t meta_off;     /* where the working set's header is in the memfd */
+	uint64_t *pos;	       /* where each of its pages is */
 	uint64_t mispredicted; /* pages outside the working set the run touched */
 	int rerecorded;
 };
+
+/* What the load learns of the working set for a start that reads it whole: the bytes of its
+ * file before the pages (header, page list, chunk checksums), checked. With it the start asks
+ * the disk for the memory file's pages the working set lacks before the working set's own read
+ * (the two overlap), and reads each working-set page straight to its place in the snapshot's
+ * order (the snapshot then maps in a few runs, not page by page). Only a hint: a working set
+ * written again since is read as it is, and every page is checked either way. */
+struct snap_read_plan {
+	uint8_t *meta;
+	uint64_t meta_len; /* the header, page list and chunk checksums */
+	uint64_t size;	   /* the working-set file's size */
+};
+/* dir's working-set header into p; p empty when there is none or it is damaged */
+void snap_read_plan(struct snap_read_plan *p, const char *dir);
+void snap_read_plan_free(struct snap_read_plan *p);
 
 /* Whether reading s whole beats the concurrent prefetch with the rest on demand: the working
  * set in dir is at most 4 MiB (a larger one's read overlaps the run there, here it would come
@@ -29,12 +47,14 @@ struct snap_read {
 int snap_read_pays(const struct snap *s, const char *dir);
 /* Reads the snapshot's pages into a sealed memfd of its own, s->data its view (as snap_seal
  * leaves a snapshot; the domain's store can take them after the run): the working set of
- * dir with large O_DIRECT reads, each chunk checked against its checksum and each page against
- * the snapshot's; the pages it lacks from the memory file in runs, each checked. 0 when s holds
+ * dir with one O_DIRECT read (placed as plan, the load's, or NULL says), each chunk checked
+ * against its checksum and each page against the snapshot's; the pages it lacks from the
+ * memory file in runs, each checked. 0 when s holds
  * every page; 1 when the working set is missing or unusable from its first chunk (dropped: the
  * caller starts lazily and records it); -1 with the reason in err when the memory file is
  * damaged (the snapshot is refused). */
-int snap_read_whole(struct snap *s, const char *dir, struct snap_read *r, char *err, size_t errlen);
+int snap_read_whole(struct snap *s, const char *dir, const struct snap_read_plan *plan,
+		    struct snap_read *r, char *err, size_t errlen);
 /* After the run of a start from snap_read_whole in vm: the snapshot pages outside the working
  * set that the run touched (r->mispredicted); when they pass the threshold, the working set is
  * written again with them appended. 0, or -1 with the reason in err. */
@@ -45,5 +65,13 @@ int snap_read_missed(const struct snap *s, struct vm *vm, struct snap_read *r, c
 int snap_read_check_mem(const struct snap *s, const struct snap_read *r, const char *dir, char *err,
 			size_t errlen);
 void snap_read_free(struct snap_read *r);
+
+/* snap_cold_ws.c, for snap_cold_read.c: a shared writable mapping of [off, off+len) of fd, grown
+ * to hold it (NULL on failure); the working-set file at path read whole into r->fd (mapped at
+ * r->map, its header at meta_off), in the snapshot's order where plan still describes it (pos
+ * then set), else as it is from the start. 0, or -1. */
+uint8_t *snap_read_grow(int fd, uint64_t off, uint64_t len);
+int snap_read_ws(const struct snap *s, const char *path, const struct snap_read_plan *plan,
+		 struct snap_read *r);
 
 #endif

@@ -76,6 +76,21 @@ int snap_ws_chunk_ok(const struct snap_ws *w, const uint8_t *data, uint64_t k)
 	       get64(w->hashes + 8 * k);
 }
 
+int snap_ws_chunk_at_ok(const struct snap_ws *w, const uint8_t *base, const uint64_t *pos,
+			uint64_t k)
+{
+	XXH3_state_t *x = XXH3_createState();
+	if (!x)
+		return 0;
+	XXH3_64bits_reset(x);
+	uint64_t first = k * w->chunk_pages, n = chunk_len(w->npages, w->chunk_pages, k) / PAGE;
+	for (uint64_t i = first; i < first + n; i++)
+		XXH3_64bits_update(x, base + pos[i], PAGE);
+	int ok = XXH3_64bits_digest(x) == get64(w->hashes + 8 * k);
+	XXH3_freeState(x);
+	return ok;
+}
+
 int snap_ws_path(char *out, size_t len, const char *dir)
 {
 	return snprintf(out, len, "%.4090s/" SNAP_WS, dir) >= (int)len ? -1 : 0;

@@ -38,6 +38,9 @@ long snap_ws_parse(struct snap_ws *w, const uint8_t *buf, size_t have, uint64_t 
 uint64_t snap_ws_addr(const struct snap_ws *w, uint64_t i);
 /* whether chunk k of the page data (at data, the file's bytes from data_off) is intact */
 int snap_ws_chunk_ok(const struct snap_ws *w, const uint8_t *data, uint64_t k);
+/* the same with page i of the file at base + pos[i] */
+int snap_ws_chunk_at_ok(const struct snap_ws *w, const uint8_t *base, const uint64_t *pos,
+			uint64_t k);
 
 /* DIR/ws */
 int snap_ws_path(char *out, size_t len, const char *dir);

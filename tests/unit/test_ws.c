@@ -1,6 +1,8 @@
 /* The working-set file (src/snap/snap_ws.c): written from a snapshot's memory file, its
  * little-endian layout byte for byte, read back, a damaged chunk found in that chunk alone, and
- * a damaged header, a short file or a partial read told apart. */
+ * a damaged header, a short file or a partial read told apart; the load's plan of it and the
+ * whole read that puts each page at its place in the snapshot's order (snap_cold_ws.c), or
+ * reads the file as it is when the plan is out of date. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,9 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
+#include "snap/snap_cold_read.h"
 #include "snap/snap_ws.h"
 
 #define PAGE   EMBER_PAGE_SIZE
@@ -21,6 +27,7 @@
 static char dir[64];
 static uint8_t *file;
 static size_t file_len;
+static uint64_t pages[NPAGES];
 
 static uint64_t le(const uint8_t *p)
 {
@@ -41,7 +48,7 @@ static int setup(void **state)
 	snprintf(mem, sizeof(mem), "%s/mem", dir);
 	FILE *f = fopen(mem, "w+");
 	assert_non_null(f);
-	static uint64_t pages[NPAGES], trace[NPAGES];
+	static uint64_t trace[NPAGES];
 	static uint8_t buf[PAGE];
 	for (int i = 0; i < NPAGES; i++)
 		pages[i] = (1 << 20) + (uint64_t)i * 2 * PAGE;
@@ -130,11 +137,78 @@ static void damage(void **state)
 	file[7] = '2';
 }
 
+/* the plan read as at a load; the file read whole with it (or with stale, a plan of another
+ * file of the same size) into a memfd: where its pages went, each checked */
+static void read_with(struct snap_read_plan *plan, int sorted)
+{
+	struct snap s = {.pages = pages, .npages = NPAGES};
+	struct snap_read r = {0};
+	char path[128];
+	snprintf(path, sizeof(path), "%s/ws", dir);
+	r.fd = memfd_create("test-ws", MFD_CLOEXEC);
+	assert_true(r.fd >= 0);
+	assert_int_equal(snap_read_ws(&s, path, plan, &r), 0);
+	assert_int_equal(r.sorted, sorted);
+	assert_int_equal(r.ws_bytes, file_len);
+	assert_memory_equal(r.map + r.meta_off, file, 32 + 8 * 42);
+	struct snap_ws w;
+	assert_int_equal(snap_ws_parse(&w, r.map + r.meta_off, r.ws_bytes, r.ws_bytes), 0);
+	for (int i = 0; sorted && i < NPAGES; i++) {
+		/* trace page i is snapshot page NPAGES-1-i, filled with NPAGES-i: at its place */
+		assert_int_equal(r.pos[i], (uint64_t)(NPAGES - 1 - i) * PAGE);
+		assert_int_equal(r.map[r.pos[i] + 7], NPAGES - i);
+	}
+	assert_int_equal(r.meta_off, sorted ? NPAGES * PAGE : 0);
+	if (sorted) {
+		assert_true(snap_ws_chunk_at_ok(&w, r.map, r.pos, 0));
+		assert_true(snap_ws_chunk_at_ok(&w, r.map, r.pos, 1));
+		r.map[r.pos[33] + 5] ^= 1; /* a page of chunk 1, at its place */
+		assert_true(snap_ws_chunk_at_ok(&w, r.map, r.pos, 0));
+		assert_false(snap_ws_chunk_at_ok(&w, r.map, r.pos, 1));
+	} else {
+		assert_null(r.pos); /* the file as it is: its pages after its header */
+		assert_int_equal(r.map[PAGE + 7], NPAGES);
+	}
+	munmap(r.map, r.map_len);
+	close(r.fd);
+	snap_read_free(&r);
+}
+
+static void plan(void **state)
+{
+	(void)state;
+	struct snap_read_plan p;
+	snap_read_plan(&p, dir);
+	assert_non_null(p.meta);
+	assert_int_equal(p.size, file_len);
+	assert_int_equal(p.meta_len, 32 + 8 * 42);
+	assert_memory_equal(p.meta, file, p.meta_len);
+	read_with(&p, 1);
+	read_with(NULL, 0);
+	/* the file written again since the load (same size, its first two pages the other way
+	 * round, checksummed): read as it is */
+	uint8_t a[8];
+	memcpy(a, p.meta + 32, 8);
+	memmove(p.meta + 32, p.meta + 40, 8);
+	memcpy(p.meta + 40, a, 8);
+	uint64_t h = XXH3_64bits(p.meta + 32, p.meta_len - 32);
+	for (int i = 0; i < 8; i++)
+		p.meta[24 + i] = (uint8_t)(h >> (8 * i));
+	read_with(&p, 0);
+	snap_read_plan_free(&p);
+	/* no working set: an empty plan */
+	char other[96];
+	snprintf(other, sizeof(other), "%s/none", dir);
+	snap_read_plan(&p, other);
+	assert_null(p.meta);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(layout),
 	    cmocka_unit_test(damage),
+	    cmocka_unit_test(plan),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
