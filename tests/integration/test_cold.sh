@@ -373,7 +373,7 @@ req Ember
 printf 'Hello, Ember!\nHello, Ember!\n' >"$tmp/warm"
 [ "$EMBER_BACKEND" = kvm ] && hpath=whole || hpath=prefetch
 if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
-	echo "skip no-O_DIRECT checks: they mount a ramfs (root and unshare needed)"
+	bad "no-O_DIRECT checks: they mount a ramfs, which needs root and unshare (make test runs as root)"
 else
 	no_direct "hello" "$tmp/warm" $hpath "$hello"
 	msize=${SUITE_SIZES:-large}
