@@ -63,6 +63,8 @@ static int scrub(const struct snap *s, struct vm *vm, uint64_t start, uint64_t e
 {
 	size_t first = snap_page_index(s, start);
 	for (size_t i = first; i < s->npages && s->pages[i] < end; i++) {
+		if (vm_unwritten(vm, s->pages[i]))
+			continue; /* read, never written: the snapshot's still */
 		uint8_t *g = vm_guest(vm, s->pages[i], PAGE);
 		(*compared)++;
 		if (memcmp(g, s->data + i * PAGE, PAGE)) {

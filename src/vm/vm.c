@@ -295,12 +295,9 @@ static int discard_piece(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void 
 		if (fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo,
 			      (off_t)(hi - lo)) < 0)
 			return -errno;
-		/* a hole reads zero: nothing there for the reset to look at (a logging virtine
-		 * keeps the mark: a snapshot's page given back must be put back) */
 		if (vm->ops->forget_used)
-			vm->ops->forget_used(vm, lo, hi);
-		if (!vm->logging)
-			vm_unmark_host(vm, lo, hi);
+			vm->ops->forget_used(vm, lo, hi, 0);
+		vm_mark_hole(vm, lo, hi);
 		return 0;
 	}
 	for (uint64_t a = lo; a < hi; a += EMBER_PAGE_SIZE)
@@ -433,6 +430,12 @@ int vm_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint6
 	*lo = clo;
 	*hi = chi;
 	return 1;
+}
+
+int vm_unwritten(struct vm *vm, uint64_t addr)
+{
+	return vm->ops->unwritten && vm->host_w && addr % EMBER_PAGE_SIZE == 0 &&
+	       addr < vm->user_top && vm->ops->unwritten(vm, addr);
 }
 
 int vm_memfd_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)

@@ -126,6 +126,11 @@ int vm_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint6
  * marks tell it without a system call (a superset: a page used and zeroed since counts); where
  * the backend cannot tell, it is vm_next_data. */
 int vm_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
+/* 1 when the page at addr (aligned) certainly holds what it held at the end of the last reset
+ * (or the restore): on KVM, the guest wrote nothing there (its PTE's dirty bit), the host
+ * touched nothing (the accessor's marks) and made no hole of it; 0 when it may differ, or the
+ * backend cannot tell. The reset compares only the pages for which it says 0. */
+int vm_unwritten(struct vm *vm, uint64_t addr);
 
 /* The userfaultfds through which accesses to guest memory fault, for serving memory on demand:
  * n of them (1 or 2), each with the offset from a guest address to the faulting address it

@@ -15,15 +15,17 @@ int vm_track_init(struct vm *vm)
 {
 	vm->host_w = calloc(WORDS(vm), sizeof(uint64_t));
 	vm->written = calloc(WORDS(vm), sizeof(uint64_t));
-	return vm->host_w && vm->written ? 0 : -ENOMEM;
+	vm->holes = calloc(WORDS(vm), sizeof(uint64_t));
+	return vm->host_w && vm->written && vm->holes ? 0 : -ENOMEM;
 }
 
 void vm_track_free(struct vm *vm)
 {
 	free(vm->host_w);
 	free(vm->written);
+	free(vm->holes);
 	free(vm->cow);
-	vm->host_w = vm->written = NULL;
+	vm->host_w = vm->written = vm->holes = NULL;
 	vm->cow = NULL;
 }
 
@@ -46,10 +48,16 @@ void vm_mark_host(struct vm *vm, uint64_t addr, uint64_t len)
 		bits_set(vm->host_w, addr / PAGE, (addr + len - 1) / PAGE, 1);
 }
 
-void vm_unmark_host(struct vm *vm, uint64_t lo, uint64_t hi)
+/* [lo, hi) is a hole: it reads zero, so the reset's walk for data need not look there (a
+ * logging virtine keeps its marks: a snapshot's page given back must be put back), but its
+ * content changed without a write the dirty bits would show */
+void vm_mark_hole(struct vm *vm, uint64_t lo, uint64_t hi)
 {
-	if (vm->host_w && hi > lo)
+	if (!vm->host_w || hi <= lo)
+		return;
+	if (!vm->logging)
 		bits_set(vm->host_w, lo / PAGE, (hi - 1) / PAGE, 0);
+	bits_set(vm->holes, lo / PAGE, (hi - 1) / PAGE, 1);
 }
 
 int vm_take_written(struct vm *vm, const uint64_t **bits, size_t *words)
@@ -68,8 +76,10 @@ int vm_take_written(struct vm *vm, const uint64_t **bits, size_t *words)
 
 void vm_written_done(struct vm *vm)
 {
-	if (vm->host_w)
+	if (vm->host_w) {
 		memset(vm->host_w, 0, WORDS(vm) * sizeof(uint64_t));
+		memset(vm->holes, 0, WORDS(vm) * sizeof(uint64_t));
+	}
 }
 
 void vm_forget_written(struct vm *vm)
@@ -169,6 +179,8 @@ static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t 
 		return -errno;
 	/* the memfd's pages there are out of sight now: their memory goes back */
 	fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)addr, (off_t)len);
+	if (vm->ops->forget_used) /* KVM maps the new memory afresh: its bits start clear */
+		vm->ops->forget_used(vm, addr, addr + len, 1);
 	if (!file) /* a file's run holds what the machine had nowhere: nothing to put back yet */
 		vm_mark_host(vm, addr, len);
 	cow_cut(vm, addr, addr + len);

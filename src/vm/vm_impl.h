@@ -39,8 +39,11 @@ struct vm_ops {
 	/* the first run in [addr, end) of pages the guest may have used since they were last
 	 * emptied (vm_next_used); NULL when the backend cannot tell (ptrace: the memfd is asked) */
 	int (*next_used)(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
-	/* [lo, hi) emptied (a hole now, KVM's mappings of it gone): not used any more */
-	void (*forget_used)(struct vm *vm, uint64_t lo, uint64_t hi);
+	/* KVM's mappings of [lo, hi) gone: a hole now (not used any more), or new memory mapped
+	 * there (written_too: nor written) */
+	void (*forget_used)(struct vm *vm, uint64_t lo, uint64_t hi, int written_too);
+	/* 1 when the page certainly holds what it held at the last reset (vm_unwritten) */
+	int (*unwritten)(struct vm *vm, uint64_t addr);
 };
 
 struct vm_range {
@@ -71,6 +74,8 @@ struct vm {
 	/* pages the host touched through the accessor since the last vm_take_written, and the
 	 * bitmap that call returns; NULL when the backend cannot record the guest's writes */
 	uint64_t *host_w, *written;
+	/* pages made holes (vm_discard) since the last vm_written_done: changed without a write */
+	uint64_t *holes;
 	int logging; /* KVM's dirty log is on: vm_take_written can answer */
 };
 
@@ -78,7 +83,7 @@ struct vm {
 int vm_track_init(struct vm *vm);
 void vm_track_free(struct vm *vm);
 void vm_mark_host(struct vm *vm, uint64_t addr, uint64_t len);
-void vm_unmark_host(struct vm *vm, uint64_t lo, uint64_t hi);
+void vm_mark_hole(struct vm *vm, uint64_t lo, uint64_t hi);
 /* fn over [lo, hi) cut where copy-on-write runs begin and end; cow says which a piece is */
 typedef int (*vm_cow_fn)(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void *ctx);
 int vm_each_cow(struct vm *vm, uint64_t lo, uint64_t hi, vm_cow_fn fn, void *ctx);
@@ -99,7 +104,8 @@ int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, uint64_
 		   uint64_t *zap_hi);
 /* the guest's accessed bits: the next run of used pages (with the host's marks), and forgetting */
 int vm_x86_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
-void vm_x86_forget_used(struct vm *vm, uint64_t lo, uint64_t hi);
+void vm_x86_forget_used(struct vm *vm, uint64_t lo, uint64_t hi, int written_too);
+int vm_x86_unwritten(struct vm *vm, uint64_t addr);
 
 /* fills a VM_EXIT_FAULT for exception `vector` taken with the program's registers r (vm_fault.c) */
 void vm_fault_name(struct vm *vm, unsigned vector, uint64_t cr2, const struct vm_regs *r,

@@ -380,4 +380,5 @@ const struct vm_ops vm_kvm_ops = {
     .log_writes = kvm_log_writes,
     .next_used = vm_x86_next_used,
     .forget_used = vm_x86_forget_used,
+    .unwritten = vm_x86_unwritten,
 };

@@ -131,10 +131,11 @@ int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, uint64_
 				*zap_lo = a;
 			*zap_hi = a + 4096;
 		}
-		/* the accessed bit is the reset's record of what the guest used (vm_x86_next_used):
-		 * kept while the page stays mapped, handed to the host's marks when it goes */
+		/* the accessed and dirty bits are the reset's record of what the guest used and
+		 * wrote (vm_x86_next_used, vm_x86_unwritten): kept while the page stays mapped,
+		 * handed to the host's marks when it goes */
 		if (new && (old & X86_PTE_P))
-			new |= old &X86_PTE_A;
+			new |= old &(X86_PTE_A | X86_PTE_D);
 		else if (!new && (old & X86_PTE_A))
 			vm_mark_host(vm, a, 4096);
 		*pte = new;
@@ -177,10 +178,22 @@ int vm_x86_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, u
 	return 1;
 }
 
-/* [lo, hi) is a hole again and KVM's mappings of it are gone (the hole punch zapped them), so
- * the next access walks the PTE again and sets the bit anew */
-void vm_x86_forget_used(struct vm *vm, uint64_t lo, uint64_t hi)
+/* KVM's mappings of [lo, hi) are gone (a hole punched, or the host's memory mapped anew there):
+ * the next access walks the PTE again and sets the bits anew. A hole forgets that the page was
+ * used; new memory also forgets that it was written (its content is what was mapped: the caller
+ * marks it where that is not what the reset would compare it with). */
+void vm_x86_forget_used(struct vm *vm, uint64_t lo, uint64_t hi, int written_too)
 {
+	uint64_t bits = X86_PTE_A | (written_too ? X86_PTE_D : 0);
 	for (uint64_t a = lo; a < hi; a += 4096)
-		*pte_of(vm, a) &= ~X86_PTE_A;
+		*pte_of(vm, a) &= ~bits;
+}
+
+/* The page holds what it held at the end of the last reset: the guest never wrote it (the dirty
+ * bit is kept for the PTE's life, across permission changes; a page unmapped is marked), the
+ * host touched nothing there (its marks) and punched no hole (the holes bitmap). */
+int vm_x86_unwritten(struct vm *vm, uint64_t addr)
+{
+	uint64_t p = addr / 4096, w = p / 64, bit = 1ULL << (p % 64);
+	return !(*pte_of(vm, addr) & X86_PTE_D) && !((vm->host_w[w] | vm->holes[w]) & bit);
 }

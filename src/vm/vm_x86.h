@@ -52,8 +52,9 @@
 #define X86_PTE_P (1ULL << 0)
 #define X86_PTE_W (1ULL << 1)
 #define X86_PTE_U (1ULL << 2)
-#define X86_PTE_A (1ULL << 5) /* accessed: set by the CPU (or KVM's shadow MMU) at the first use   \
-			       */
+/* accessed and dirty: set by the CPU (or KVM's shadow MMU) at a page's first use and write */
+#define X86_PTE_A  (1ULL << 5)
+#define X86_PTE_D  (1ULL << 6)
 #define X86_PTE_NX (1ULL << 63)
 
 #define X86_CR0_PE (1ULL << 0)

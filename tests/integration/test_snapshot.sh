@@ -122,6 +122,12 @@ er --repeat 4 "$G/reprotect.musl"
 expect_rc 0 "reprotect --repeat 4"
 lines 1 4 "reprotect --repeat 4"
 
+# snapshot pages changed without a write the reset would see (given back and read, remapped,
+# written by the host, written and made read-only) are the snapshot's again in the next request
+er --repeat 3 "$G/giveback.musl"
+expect_rc 0 "giveback --repeat 3"
+lines intact 3 "giveback --repeat 3"
+
 # memory given back with madvise where the program cannot write (read-only data) is put back
 er --repeat 3 "$G/rodontneed.musl"
 expect_rc 0 "rodontneed --repeat 3"
