@@ -319,14 +319,9 @@ int vm_discard(struct vm *vm, uint64_t addr, uint64_t len)
 	return vm_each_cow(vm, addr, addr + len, discard_piece, NULL);
 }
 
-static int in_ram(const struct vm *vm, uint64_t addr, uint64_t len)
-{
-	return addr <= vm->mem_size && len <= vm->mem_size - addr;
-}
-
 void *vm_guest(struct vm *vm, uint64_t addr, uint64_t len)
 {
-	if (!in_ram(vm, addr, len))
+	if (!vm_in_ram(vm, addr, len))
 		return NULL;
 	vm_mark_host(vm, addr, len);
 	return vm->mem + addr;
@@ -349,7 +344,7 @@ int vm_copy_to(struct vm *vm, uint64_t addr, const void *src, uint64_t len)
 
 int vm_copy_from(struct vm *vm, void *dst, uint64_t addr, uint64_t len)
 {
-	if (!in_ram(vm, addr, len)) /* a read: not recorded as touched */
+	if (!vm_in_ram(vm, addr, len)) /* a read: not recorded as touched */
 		return -EFAULT;
 	memcpy(dst, vm->mem + addr, len);
 	return 0;
@@ -378,82 +373,6 @@ int vm_set_fpu(struct vm *vm, const void *buf, size_t len)
 void vm_call(struct vm *vm, void (*fn)(void *), void *arg)
 {
 	vm->ops->call(vm, fn, arg);
-}
-
-/* The memfd's own map of its data, run by run (lseek), not mincore: mincore takes the host
- * process's mmap_lock, which every machine's creation and every munmap of any tenant take for
- * writing, so a reset would wait behind them; lseek takes only this machine's file's lock. It
- * also counts a page swapped out as data, which mincore does not. */
-int vm_resident(struct vm *vm, uint64_t addr, uint64_t len, uint8_t *vec)
-{
-	if (addr % EMBER_PAGE_SIZE || len % EMBER_PAGE_SIZE || !in_ram(vm, addr, len))
-		return -EINVAL;
-	memset(vec, 0, len / EMBER_PAGE_SIZE);
-	uint64_t lo, hi, end = addr + len;
-	for (uint64_t a = addr; a < end; a = hi) {
-		int rc = vm_next_data(vm, a, end, &lo, &hi);
-		if (rc <= 0)
-			return rc;
-		memset(vec + (lo - addr) / EMBER_PAGE_SIZE, 1, (hi - lo) / EMBER_PAGE_SIZE);
-	}
-	return 0;
-}
-
-int vm_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
-{
-	if (addr % EMBER_PAGE_SIZE || end % EMBER_PAGE_SIZE || end < addr ||
-	    !in_ram(vm, addr, end - addr))
-		return -EINVAL;
-	uint64_t clo, chi;
-	int cow = vm_next_cow(vm, addr, end, &clo, &chi);
-	int rc = vm_memfd_next_data(vm, addr, cow ? clo : end, lo, hi);
-	if (rc || !cow)
-		return rc; /* the memfd's run comes first (the two never overlap) */
-	*lo = clo;
-	*hi = chi;
-	return 1;
-}
-
-int vm_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
-{
-	if (!vm->ops->next_used || !vm->host_w)
-		return vm_next_data(vm, addr, end, lo, hi);
-	if (addr % EMBER_PAGE_SIZE || end % EMBER_PAGE_SIZE || end < addr ||
-	    !in_ram(vm, addr, end - addr) || end > vm->user_top)
-		return -EINVAL;
-	uint64_t clo, chi;
-	int cow = vm_next_cow(vm, addr, end, &clo, &chi);
-	int rc =
-	    addr < (cow ? clo : end) ? vm->ops->next_used(vm, addr, cow ? clo : end, lo, hi) : 0;
-	if (rc || !cow)
-		return rc; /* as vm_next_data: the run before the copy-on-write one first */
-	*lo = clo;
-	*hi = chi;
-	return 1;
-}
-
-int vm_unwritten(struct vm *vm, uint64_t addr)
-{
-	return vm->ops->unwritten && vm->host_w && addr % EMBER_PAGE_SIZE == 0 &&
-	       addr < vm->user_top && vm->ops->unwritten(vm, addr);
-}
-
-int vm_memfd_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
-{
-	if (addr >= end)
-		return 0;
-	off_t d = lseek(vm->memfd, (off_t)addr, SEEK_DATA);
-	if (d < 0)
-		return errno == ENXIO ? 0 : -errno;
-	if ((uint64_t)d >= end)
-		return 0;
-	off_t h = lseek(vm->memfd, d, SEEK_HOLE);
-	if (h < 0)
-		return -errno;
-	*lo = (uint64_t)d & ~(EMBER_PAGE_SIZE - 1);
-	*hi =
-	    (uint64_t)h < end ? ((uint64_t)h + EMBER_PAGE_SIZE - 1) & ~(EMBER_PAGE_SIZE - 1) : end;
-	return 1;
 }
 
 int vm_uffd_api(int fd)

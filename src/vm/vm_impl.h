@@ -79,6 +79,12 @@ struct vm {
 	int logging; /* KVM's dirty log is on: vm_take_written can answer */
 };
 
+/* addr and len within guest RAM */
+static inline int vm_in_ram(const struct vm *vm, uint64_t addr, uint64_t len)
+{
+	return addr <= vm->mem_size && len <= vm->mem_size - addr;
+}
+
 /* vm_cow.c */
 int vm_track_init(struct vm *vm);
 void vm_track_free(struct vm *vm);
@@ -89,7 +95,7 @@ typedef int (*vm_cow_fn)(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void 
 int vm_each_cow(struct vm *vm, uint64_t lo, uint64_t hi, vm_cow_fn fn, void *ctx);
 /* the first copy-on-write run meeting [addr, end), clipped to it: 1, or 0 when none */
 int vm_next_cow(const struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
-/* vm_next_data of the memfd alone (vm.c) */
+/* vm_next_data of the memfd alone (vm_data.c) */
 int vm_memfd_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
 
 extern const struct vm_ops vm_kvm_ops;
