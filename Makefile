@@ -17,7 +17,7 @@ SOMAJOR   := $(firstword $(subst ., ,$(VERSION)))
 # scripts/setup.sh installed pkg-config (the first parse of `make run`) they are empty, and
 # pkg-check stops a build with the reason.
 CORE_PKGS  := capstone libseccomp libxxhash libarchive
-SRV_PKGS   := jansson libmicrohttpd libcurl libcrypto
+SRV_PKGS   := jansson libmicrohttpd libcurl libcrypto uuid
 CLI_PKGS   := libcurl yaml-0.1
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CORE_PKGS) $(SRV_PKGS) $(CLI_PKGS) 2>/dev/null)
 CORE_LIBS  := $(shell $(PKG_CONFIG) --libs $(CORE_PKGS) 2>/dev/null) -pthread

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "ember/ember.h"
@@ -109,12 +110,27 @@ static const char serve_help[] =
     "or when a shutdown gave up waiting for requests or async calls in flight (those async\n"
     "calls run again at the next start).\n";
 
-/* the server's log: one line each to stderr, warnings and errors named */
+/* the server's log: one line each to stderr, warnings and errors named; one write per line, so
+ * lines from concurrent requests never interleave (a REPORT per invocation is on the request's
+ * path: no stdio formatting pass of its own) */
 static void log_stderr(void *ctx, const char *level, const char *line)
 {
 	(void)ctx;
-	int plain = !strcmp(level, "info");
-	fprintf(stderr, "ember serve: %s%s%s\n", plain ? "" : level, plain ? "" : ": ", line);
+	static const char prefix[] = "ember serve: ";
+	char buf[SRV_LOG_LINE_MAX + 64];
+	size_t n = sizeof(prefix) - 1, ll = strlen(level), len = strlen(line);
+	memcpy(buf, prefix, n);
+	if (strcmp(level, "info") && ll + 2 < sizeof(buf) - n) {
+		memcpy(buf + n, level, ll);
+		memcpy(buf + n + ll, ": ", 2);
+		n += ll + 2;
+	}
+	if (len > sizeof(buf) - n - 1)
+		len = sizeof(buf) - n - 1;
+	memcpy(buf + n, line, len);
+	n += len;
+	buf[n++] = '\n';
+	(void)base_write_all(STDERR_FILENO, buf, n);
 }
 
 static int usage_error(const char *msg)

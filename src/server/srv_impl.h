@@ -56,7 +56,9 @@ void spec_put(struct srv_spec *sp);
 int srv_parse_duration(const json_t *v, double *out);
 double srv_now(void); /* monotonic seconds (base_now_ns) */
 void srv_rfc3339(char *buf, size_t len);
-void srv_call_id(char *buf, size_t len); /* a random UUID */
+void srv_call_id(char *buf, size_t len);		       /* a random UUID */
+void srv_fixed(char *buf, size_t len, double v, int decimals); /* "%.*f" of v >= 0 */
+void srv_copy(char *dst, size_t len, const char *src);	       /* bounded, terminated */
 
 /* One loaded version of a function. refs: the table's own plus one per invocation using it. */
 struct srv_inst {

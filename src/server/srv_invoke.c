@@ -40,7 +40,7 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 {
 	a->nh = 0;
 	a->error = 0;
-	snprintf(a->id, sizeof(a->id), "%s", id);
+	srv_copy(a->id, sizeof(a->id), id);
 	a->h[a->nh++] = (struct srv_header){"X-Call-Id", a->id};
 	double t0 = srv_now();
 	struct srv_call c;
@@ -74,7 +74,7 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 	cpu_leave(s, slot);
 	cpu_account(s, c.inst, &res);
 	const char *ctype = c.spec->content_type ? c.spec->content_type : DEFAULT_CONTENT_TYPE;
-	snprintf(a->ctype_buf, sizeof(a->ctype_buf), "%s", ctype);
+	srv_copy(a->ctype_buf, sizeof(a->ctype_buf), ctype);
 	/* not warm: it did not start from a ready virtine, or it waited for the function to load
 	 * (which ran its initialisation: a load from disk makes the start cold) */
 	if (c.load_us && res.start != EMBER_START_COLD)
@@ -90,14 +90,14 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 
 	unsigned st = http_status(&res);
 	a->status = st;
-	snprintf(a->dur, sizeof(a->dur), "%.6f", took);
+	srv_fixed(a->dur, sizeof(a->dur), took, 6);
 	snprintf(a->code, sizeof(a->code), "%d", res.exit_code);
 	a->h[a->nh++] = (struct srv_header){"X-Duration-Seconds", a->dur};
 	a->h[a->nh++] = (struct srv_header){"X-Ember-Start", ember_start_name(res.start)};
 	a->h[a->nh++] = (struct srv_header){"X-Ember-Outcome", ember_outcome_name(res.outcome)};
 	a->h[a->nh++] = (struct srv_header){"X-Ember-Exit-Code", a->code};
 	if (init_s >= 0) {
-		snprintf(a->init, sizeof(a->init), "%.3f", init_s * 1e3);
+		srv_fixed(a->init, sizeof(a->init), init_s * 1e3, 3);
 		a->h[a->nh++] = (struct srv_header){"X-Ember-Init-Ms", a->init};
 	}
 	metrics_invocation(s->metrics, fm, st, srv_now() - t0, &res, init_s);

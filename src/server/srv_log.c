@@ -4,13 +4,11 @@
 
 #include "server/srv_impl.h"
 
-#define LOG_LINE_MAX 1024
-
 void srv_log(const struct srv *s, const char *level, const char *fmt, ...)
 {
 	if (!s->opt.log)
 		return;
-	char line[LOG_LINE_MAX];
+	char line[SRV_LOG_LINE_MAX + 1];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);

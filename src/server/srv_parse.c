@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <uuid/uuid.h>
 
 #include "server/srv_impl.h"
 
@@ -87,7 +88,35 @@ void srv_call_id(char *buf, size_t len)
 	}
 	b[6] = (b[6] & 0x0f) | 0x40;
 	b[8] = (b[8] & 0x3f) | 0x80;
-	snprintf(buf, len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-		 b[13], b[14], b[15]);
+	char text[37];
+	uuid_unparse_lower(b, text); /* the standard 36-character form */
+	if (len >= sizeof(text))
+		memcpy(buf, text, sizeof(text));
+	else if (len) {
+		memcpy(buf, text, len - 1);
+		buf[len - 1] = 0;
+	}
+}
+
+/* v >= 0 with `decimals` (0 to 6) digits after the point, rounded half up, in integers: the text
+ * of "%.*f" but for a tie, without formatting a float (the request path formats a few per call) */
+void srv_fixed(char *buf, size_t len, double v, int decimals)
+{
+	static const unsigned long long scale[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+	int d = decimals < 0 ? 0 : decimals > 6 ? 6 : decimals;
+	unsigned long long x = v > 0 ? (unsigned long long)(v * (double)scale[d] + 0.5) : 0;
+	if (d)
+		snprintf(buf, len, "%llu.%0*llu", x / scale[d], d, x % scale[d]);
+	else
+		snprintf(buf, len, "%llu", x);
+}
+
+/* a bounded copy: at most len - 1 bytes of src, always terminated */
+void srv_copy(char *dst, size_t len, const char *src)
+{
+	if (!len)
+		return;
+	size_t n = strnlen(src, len - 1);
+	memcpy(dst, src, n);
+	dst[n] = 0;
 }

@@ -15,14 +15,17 @@ void srv_report(struct srv *s, const struct srv_call *c, const char *id,
 		return;
 	struct ember_info info;
 	ember_info(c->inst->fn, &info);
-	char init[48] = "";
-	if (init_s >= 0)
-		snprintf(init, sizeof(init), "\tInit Duration: %.3f ms", init_s * 1e3);
+	char init[64] = "", took[32], ms[24];
+	if (init_s >= 0) {
+		srv_fixed(ms, sizeof(ms), init_s * 1e3, 3);
+		snprintf(init, sizeof(init), "\tInit Duration: %s ms", ms);
+	}
+	srv_fixed(took, sizeof(took), took_s * 1e3, 3);
 	srv_log(s, "info",
-		"REPORT RequestId: %s\tFunction: %s\tDuration: %.3f ms%s\tExits: %llu\t"
+		"REPORT RequestId: %s\tFunction: %s\tDuration: %s ms%s\tExits: %llu\t"
 		"Pages Written: %llu\tMemory Size: %llu MB\tMax Memory Used: %llu KiB\t"
 		"Outcome: %s\tExit Code: %d",
-		id, c->spec->name, took_s * 1e3, init, (unsigned long long)res->exits,
+		id, c->spec->name, took, init, (unsigned long long)res->exits,
 		(unsigned long long)res->pages_touched,
 		(unsigned long long)(c->inst->mem_bytes >> 20),
 		(unsigned long long)((info.snapshot_pages + res->pages_touched) * PAGE_KIB),

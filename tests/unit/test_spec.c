@@ -316,6 +316,48 @@ static void spec_nulls_are_absent(void **state)
 	spec_put(sp);
 }
 
+/* the request path's formatters: the text "%.*f" gives (away from a tie, which srv_fixed rounds
+ * up), a copy that is always terminated, and
+ * a call id in the standard UUID form, version 4, different each time */
+static void formatters(void **state)
+{
+	(void)state;
+	static const struct {
+		double v;
+		int decimals;
+	} fixed[] = {{0, 3},	    {0.0004, 3}, {0.00051, 3}, {1.2346, 3}, {12.99951, 3},  {-1, 3},
+		     {0.000001, 6}, {3.25, 6},	 {42.4, 0},    {7, 1},	    {123456.789, 3}};
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		char got[32], want[32];
+		srv_fixed(got, sizeof(got), fixed[i].v, fixed[i].decimals);
+		snprintf(want, sizeof(want), "%.*f", fixed[i].decimals,
+			 fixed[i].v < 0 ? 0 : fixed[i].v);
+		assert_string_equal(got, want);
+	}
+	char small[4];
+	srv_fixed(small, sizeof(small), 1234.5, 1);
+	assert_string_equal(small, "123");
+	char cut[4] = "xyz";
+	srv_copy(cut, sizeof(cut), "abcdef");
+	assert_string_equal(cut, "abc");
+	srv_copy(cut, sizeof(cut), "");
+	assert_string_equal(cut, "");
+	char a[SRV_CALL_ID_MAX], b[SRV_CALL_ID_MAX];
+	srv_call_id(a, sizeof(a));
+	srv_call_id(b, sizeof(b));
+	assert_int_equal(strlen(a), 36);
+	assert_string_not_equal(a, b);
+	for (int i = 0; i < 36; i++)
+		assert_true(i == 8 || i == 13 || i == 18 || i == 23
+				? a[i] == '-'
+				: strchr("0123456789abcdef", a[i]) != NULL);
+	assert_int_equal(a[14], '4');
+	assert_non_null(strchr("89ab", a[19]));
+	char shortid[5];
+	srv_call_id(shortid, sizeof(shortid));
+	assert_int_equal(strlen(shortid), 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +365,7 @@ int main(void)
 	    cmocka_unit_test(names),	     cmocka_unit_test(callback_urls),
 	    cmocka_unit_test(spec_defaults), cmocka_unit_test(spec_fields),
 	    cmocka_unit_test(spec_refusals), cmocka_unit_test(spec_nulls_are_absent),
+	    cmocka_unit_test(formatters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
