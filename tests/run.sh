@@ -99,7 +99,7 @@ EOF
 
 # The suites of one backend, natively. Unit programs that need no machine run once; test_kvm
 # is the KVM backend's own and runs wherever KVM does.
-UNIT_VM="test_pool test_isolation test_errors test_shell test_sandbox test_share test_mem test_bundle_map"
+UNIT_VM="test_pool test_isolation test_errors test_shell test_sandbox test_share test_mem test_bundle_map test_deadline"
 UNIT_PURE="test_base test_snap_file test_elf test_sites test_x86 test_logs test_image_name test_demand test_cpu test_lb test_bench_samples test_ws test_vma test_spec test_rt_mode"
 # the fuzzing harnesses (make fuzz); those that make machines run on each backend there is
 FUZZ_PURE="snap spec parse stack rt bundle"
@@ -126,7 +126,7 @@ plan_native()
 # catch what SVM does differently; without one, every KVM suite that matters (the README says
 # which), so that KVM is tested at all, in two guests side by side (one emulated CPU each).
 QEMU_WITH_KVM="unit:test_kvm:kvm: unit:test_isolation:kvm: unit:test_share:kvm: unit:test_mem:kvm:
-int:test_run:kvm:trap int:test_snapshot:kvm:trap int:test_backends:kvm:"
+unit:test_deadline:kvm: int:test_run:kvm:trap int:test_snapshot:kvm:trap int:test_backends:kvm:"
 QEMU_WITHOUT_KVM_1="unit:test_kvm:kvm: unit:test_isolation:kvm: unit:test_pool:kvm: int:test_backends:kvm:
 unit:test_share:kvm: unit:test_mem:kvm: int:test_server:kvm:trap"
 QEMU_WITHOUT_KVM_2="int:test_run:kvm:trap int:test_snapshot:kvm:trap int:test_guest:kvm:trap

@@ -160,6 +160,7 @@ const struct sbx_arg sbx_args[] = {
     REQ(KVM_GET_DIRTY_LOG, KVM), /* the reset finds the pages the guest wrote */
     REQ(KVM_GET_DEVICE_ATTR,
 	KVM), /* the vCPU's TSC offset: the guest's clock without an MSR read */
+    REQ(KVM_SET_SIGNAL_MASK, KVM), /* the deadline timer's signal during KVM_RUN only */
     /* cold starts */
     REQ(UFFDIO_API, BASE),
     REQ(UFFDIO_REGISTER, BASE),

@@ -65,6 +65,10 @@ struct vm {
 	uint64_t user_top;
 	uint64_t deadline;
 	volatile sig_atomic_t expired;
+	/* 1: the backend's run unblocks the deadline timer's signal (KVM_SET_SIGNAL_MASK) and
+	 * takes it itself when its run is interrupted (vm_timer_fired); the thread keeps it
+	 * blocked otherwise, so the timer may stay armed between runs (vm_timer.c) */
+	int run_takes_timer;
 	void *priv;    /* the backend's own state */
 	int host_uffd; /* registered on vm->mem, made on first use */
 	/* vm_cow.c: runs of guest memory mapped copy-on-write from a snapshot, sorted */
@@ -120,6 +124,12 @@ void vm_fault_name(struct vm *vm, unsigned vector, uint64_t cr2, const struct vm
 int vm_uffd_api(int fd);
 void vm_timer_running(struct vm *vm);
 void vm_timer_forget(struct vm *vm);
+/* the signal the deadline timer sends */
+int vm_timer_signal(void);
+/* for a machine whose run takes the timer (run_takes_timer): its run came back interrupted.
+ * Takes the timer's signal if it is pending; 1 when the deadline has passed (vm->expired is
+ * set), 0 to enter again (the timer is armed again for the deadline if it fired early) */
+int vm_timer_fired(struct vm *vm);
 int vm_fail(struct vm_exit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

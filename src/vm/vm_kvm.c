@@ -1,5 +1,7 @@
 /* The KVM backend: a VM and one vCPU put straight into 64-bit mode at CPL3, no guest kernel. */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +143,25 @@ static int sync_regs(struct kvm_vm *k, char *err, size_t errlen)
 	return 0;
 }
 
+/* During KVM_RUN the deadline timer's signal is unblocked, and only then: the run comes back
+ * interrupted and takes it (vm_timer_fired), and the thread keeps it blocked otherwise, so the
+ * timer need not be disarmed between invocations. Every other signal stays as the creating
+ * thread has it (ember serve blocks its shutdown signals in every thread). Without the ioctl
+ * the timer is armed and disarmed around each run, as on ptrace. */
+static void take_timer(struct vm *vm, struct kvm_vm *k)
+{
+	sigset_t cur;
+	if (pthread_sigmask(SIG_BLOCK, NULL, &cur))
+		return;
+	sigdelset(&cur, vm_timer_signal());
+	struct {
+		struct kvm_signal_mask m;
+		uint8_t set[8]; /* the kernel's sigset: 64 signals, the first 8 bytes of glibc's */
+	} mask = {.m.len = 8};
+	memcpy(mask.set, &cur, sizeof(mask.set));
+	vm->run_takes_timer = ioctl(k->vcpufd, KVM_SET_SIGNAL_MASK, &mask) == 0;
+}
+
 static int kvm_create(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_vm *k = calloc(1, sizeof(*k));
@@ -202,6 +223,7 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 		return VM_ERR;
 	k->fs_known = 1; /* KVM_SET_SREGS set FS base 0 */
 	k->fs_base = 0;
+	take_timer(vm, k); /* after the probe's runs, which take no signal */
 	return VM_OK;
 }
 

@@ -132,6 +132,8 @@ static int mmio_exit(struct vm *vm, struct vm_exit *e)
 
 static int intr_exit(struct vm *vm, struct vm_exit *e)
 {
+	if (!vm->expired && vm->run_takes_timer)
+		vm_timer_fired(vm);
 	if (!vm->expired)
 		return 0; /* a signal meant for someone else: enter again */
 	e->kind = VM_EXIT_TIMEOUT;

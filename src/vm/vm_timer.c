@@ -15,6 +15,8 @@
 static __thread struct vm *tl_vm;
 static __thread timer_t tl_timer;
 static __thread int tl_timer_ok;
+static __thread uint64_t tl_armed; /* the timer's expiry as this file set it; 0: disarmed */
+static __thread int tl_blocked;	   /* the timer's signal is blocked on this thread */
 static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
 /* a thread's timer is deleted when the thread ends (every ptrace machine has its own thread;
  * callers on KVM come and go): without it, timers pile up until timer_create fails */
@@ -30,6 +32,7 @@ static void delete_timer(void *p)
 static void on_deadline(int sig)
 {
 	(void)sig;
+	tl_armed = 0; /* one-shot: it fired */
 	struct vm *vm = tl_vm;
 	if (vm && vm->deadline && base_now_ns() >= vm->deadline) {
 		vm->expired = 1;
@@ -59,36 +62,90 @@ void vm_timer_forget(struct vm *vm)
 		tl_vm = NULL;
 }
 
+int vm_timer_signal(void)
+{
+	return VM_TIMER_SIGNAL;
+}
+
+static int make_timer(void)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = VM_TIMER_SIGNAL;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	timer_t *box = malloc(sizeof(*box));
+	if (!box)
+		return -ENOMEM;
+	if (timer_create(CLOCK_MONOTONIC, &sev, box) < 0) {
+		free(box);
+		return -errno;
+	}
+	tl_timer = *box;
+	tl_timer_ok = 1;
+	pthread_setspecific(timer_key, box);
+	return 0;
+}
+
+/* the timer's expiry, absolute CLOCK_MONOTONIC ns; 0 disarms it */
+static int arm(uint64_t at_ns)
+{
+	struct itimerspec its;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(at_ns / 1000000000ULL);
+	its.it_value.tv_nsec = (long)(at_ns % 1000000000ULL);
+	if (timer_settime(tl_timer, TIMER_ABSTIME, &its, NULL) < 0)
+		return -errno;
+	tl_armed = at_ns;
+	return 0;
+}
+
+/* the timer's signal blocked (1) or not (0) on this thread, once per change */
+static void block_signal(int on)
+{
+	if (tl_blocked == on)
+		return;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, VM_TIMER_SIGNAL);
+	pthread_sigmask(on ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+	tl_blocked = on;
+}
+
+/* Two timer_settime calls per invocation cost about 3 us under PVM. Where the run takes the
+ * signal itself, the timer is left armed when an invocation ends: the next one arms it only if
+ * it would fire after its own deadline. An early expiry interrupts a run (or is pending, blocked,
+ * until the next run starts), and vm_timer_fired arms it again for the deadline then. */
 int vm_set_deadline(struct vm *vm, uint64_t deadline_ns)
 {
 	pthread_once(&handler_once, install_handler);
-	if (!tl_timer_ok) {
-		struct sigevent sev;
-		memset(&sev, 0, sizeof(sev));
-		sev.sigev_notify = SIGEV_THREAD_ID;
-		sev.sigev_signo = VM_TIMER_SIGNAL;
-		sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-		timer_t *box = malloc(sizeof(*box));
-		if (!box)
-			return -ENOMEM;
-		if (timer_create(CLOCK_MONOTONIC, &sev, box) < 0) {
-			free(box);
-			return -errno;
-		}
-		tl_timer = *box;
-		tl_timer_ok = 1;
-		pthread_setspecific(timer_key, box);
-	}
+	int rc;
+	if (!tl_timer_ok && (rc = make_timer()))
+		return rc;
+	block_signal(vm->run_takes_timer);
 	tl_vm = deadline_ns ? vm : NULL;
 	vm->deadline = deadline_ns;
 	vm->expired = 0;
-	struct itimerspec its;
-	memset(&its, 0, sizeof(its));
-	if (deadline_ns) {
-		its.it_value.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
-		its.it_value.tv_nsec = (long)(deadline_ns % 1000000000ULL);
+	if (vm->run_takes_timer && (!deadline_ns || (tl_armed && tl_armed <= deadline_ns)))
+		return 0;
+	return arm(deadline_ns);
+}
+
+int vm_timer_fired(struct vm *vm)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, VM_TIMER_SIGNAL);
+	const struct timespec now = {0, 0};
+	while (sigtimedwait(&set, NULL, &now) == VM_TIMER_SIGNAL)
+		tl_armed = 0; /* it fired: a one-shot timer is disarmed */
+	if (vm->deadline && base_now_ns() >= vm->deadline) {
+		vm->expired = 1;
+		return 1;
 	}
-	if (timer_settime(tl_timer, TIMER_ABSTIME, &its, NULL) < 0)
-		return -errno;
+	if (vm->deadline && (!tl_armed || tl_armed > vm->deadline) && arm(vm->deadline)) {
+		vm->expired = 1; /* no timer to stop the run: better stopped now than never */
+		return 1;
+	}
 	return 0;
 }
