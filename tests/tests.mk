@@ -32,3 +32,9 @@ $(B)/tests/unit/test_bench_samples: tests/unit/test_bench_samples.c $(B)/obj/src
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
 		$(B)/obj/src/cli/bench_samples.o $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
+
+# test_serve_log checks ember serve's log writer, a CLI object of its own
+$(B)/tests/unit/test_serve_log: tests/unit/test_serve_log.c $(B)/obj/src/cli/serve_log.o $(B)/libember.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
+		$(B)/obj/src/cli/serve_log.o $(B)/libember.a $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "ember/ember.h"
 #include "cli/sandbox.h"
+#include "cli/serve_log.h"
 #include "server/srv_serve.h"
 #include "vm/vm.h"
 
@@ -109,29 +109,6 @@ static const char serve_help[] =
     "(docs/server.md). Exit status: 0 after a clean shutdown, 125 when the server cannot start\n"
     "or when a shutdown gave up waiting for requests or async calls in flight (those async\n"
     "calls run again at the next start).\n";
-
-/* the server's log: one line each to stderr, warnings and errors named; one write per line, so
- * lines from concurrent requests never interleave (a REPORT per invocation is on the request's
- * path: no stdio formatting pass of its own) */
-static void log_stderr(void *ctx, const char *level, const char *line)
-{
-	(void)ctx;
-	static const char prefix[] = "ember serve: ";
-	char buf[SRV_LOG_LINE_MAX + 64];
-	size_t n = sizeof(prefix) - 1, ll = strlen(level), len = strlen(line);
-	memcpy(buf, prefix, n);
-	if (strcmp(level, "info") && ll + 2 < sizeof(buf) - n) {
-		memcpy(buf + n, level, ll);
-		memcpy(buf + n + ll, ": ", 2);
-		n += ll + 2;
-	}
-	if (len > sizeof(buf) - n - 1)
-		len = sizeof(buf) - n - 1;
-	memcpy(buf + n, line, len);
-	n += len;
-	buf[n++] = '\n';
-	(void)base_write_all(STDERR_FILENO, buf, n);
-}
 
 static int usage_error(const char *msg)
 {
@@ -346,7 +323,7 @@ int cli_serve(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct srv_options o = {.log = log_stderr};
+	struct srv_options o = {.log = serve_log_line};
 	struct serve_host h = {0};
 	const char *config = NULL;
 	int c;
@@ -456,22 +433,22 @@ int cli_serve(int argc, char **argv)
 	}
 	struct srv *s;
 	char err[512];
+	serve_log_start();
 	if (set_up(&o, &h, err, sizeof(err)) || srv_start(&o, &s, err, sizeof(err))) {
-		fprintf(stderr, "ember serve: %s\n", err);
+		serve_log("info", "%s", err);
+		serve_log_stop();
 		json_decref(cfg);
 		return CLI_EXIT_EMBER;
 	}
-	fprintf(stderr, "ember serve: listening on %s (Ember %s)\n", srv_address(s), EMBER_VERSION);
+	serve_log("info", "listening on %s (Ember %s)", srv_address(s), EMBER_VERSION);
 	json_decref(cfg);
 	int sig = wait_for_signal(&set);
-	fprintf(stderr, "ember serve: %s: shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	serve_log("info", "%s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	unsigned left = srv_shutdown(s);
-	if (left) {
-		/* requests were abandoned: not a clean shutdown */
-		fprintf(stderr, "ember serve: gave up waiting for %u requests and async calls\n",
-			left);
-		return CLI_EXIT_EMBER;
-	}
-	fprintf(stderr, "ember serve: stopped\n");
-	return 0;
+	if (left) /* requests were abandoned: not a clean shutdown */
+		serve_log("info", "gave up waiting for %u requests and async calls", left);
+	else
+		serve_log("info", "stopped");
+	serve_log_stop();
+	return left ? CLI_EXIT_EMBER : 0;
 }

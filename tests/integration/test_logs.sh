@@ -215,6 +215,11 @@ idle_unloaded() {
 await "idle to be unloaded" idle_unloaded
 expect "invoke idle, cold" 200 "$(call idle cold-1 'cold')"
 has "$tmp/headers" 'X-Ember-Start: cold' "idle started cold"
+# the server writes its log from a thread of its own, within about a millisecond: wait for
+# the last invocation's line
+# shellcheck disable=SC2317 # run by await
+all_reported() { [ "$(reports | wc -l)" -ge "$(wc -l <"$tmp/ids")" ]; }
+await "a REPORT line for each invocation" all_reported
 reports >"$tmp/reports"
 tab=$(printf '\t')
 sed -n "s/.*REPORT RequestId: \([^$tab]*\)$tab.*/\1/p" "$tmp/reports" | sort >"$tmp/report-ids"
