@@ -80,12 +80,14 @@ void func_fill_result(struct ember_result *res, struct sys_state *st)
 		res->exits_by_reason[k] = st->stats.exits[k];
 		res->exits += st->stats.exits[k];
 	}
+	const struct sys_stats *ss = &st->stats;
 	size_t n = 0;
-	for (int i = 0; i <= SYS_NR_MAX; i++)
-		n += st->stats.served[i] || st->stats.denied[i];
+	for (int i = sys_stats_next(ss, 0); i >= 0; i = sys_stats_next(ss, i + 1))
+		n += ss->served[i] || ss->denied[i];
 	res->syscalls = calloc(n ? n : 1, sizeof(*res->syscalls));
-	for (int i = 0; res->syscalls && i <= SYS_NR_MAX; i++) {
-		if (!st->stats.served[i] && !st->stats.denied[i])
+	for (int i = sys_stats_next(ss, 0); res->syscalls && i >= 0;
+	     i = sys_stats_next(ss, i + 1)) {
+		if (!ss->served[i] && !ss->denied[i])
 			continue;
 		res->syscalls[res->nsyscalls++] =
 		    (struct ember_syscall_count){i, sys_name(i), st->stats.served[i],

@@ -113,11 +113,20 @@ void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *
 	va_end(ap);
 }
 
+void sys_stats_clear(struct sys_stats *s)
+{
+	for (int i = sys_stats_next(s, 0); i >= 0; i = sys_stats_next(s, i + 1))
+		s->served[i] = s->denied[i] = s->in_guest[i] = 0;
+	memset(s->used, 0, sizeof(s->used));
+	memset(s->exits, 0, sizeof(s->exits));
+}
+
 /* count: 0 for the in-guest runtime's calls of its own, which are not the program's */
 static long dispatch(struct sys_state *st, uint64_t nr, const uint64_t a[6], int count)
 {
 	size_t slot = nr < SYS_NR_MAX ? nr : SYS_NR_MAX;
 	const struct sys_entry *e = nr < SYS_NR_MAX ? &table[nr] : NULL;
+	sys_stats_mark(&st->stats, slot);
 	if (e && e->fn && (!e->when || e->when(st))) {
 		st->stats.served[slot] += count;
 		return e->fn(st, a);

@@ -40,12 +40,36 @@ struct sys_process {
 	int guest; /* the in-guest runtime serves the common syscalls: sys_rt_of(guest) */
 };
 
+#define SYS_STATS_WORDS ((SYS_NR_MAX + 1 + 63) / 64)
 struct sys_stats {
 	uint64_t served[SYS_NR_MAX + 1]; /* last slot: numbers >= SYS_NR_MAX */
 	uint64_t denied[SYS_NR_MAX + 1];
 	uint64_t in_guest[SYS_NR_MAX + 1]; /* of served: by the in-guest runtime */
 	uint64_t exits[VM_EXIT_KINDS];
+	/* the slots counted since the last sys_stats_clear, a bit each: reading and clearing
+	 * cost what an invocation used, not 513 slots three times */
+	uint64_t used[SYS_STATS_WORDS];
 };
+
+/* marks slot as counted (every change of served/denied/in_guest goes with one) */
+static inline void sys_stats_mark(struct sys_stats *s, size_t slot)
+{
+	s->used[slot / 64] |= 1ULL << (slot % 64);
+}
+
+/* the next counted slot at or after from, or -1 */
+static inline int sys_stats_next(const struct sys_stats *s, int from)
+{
+	for (int w = from / 64; from <= SYS_NR_MAX && w < SYS_STATS_WORDS; w++) {
+		uint64_t bits = s->used[w] & (w == from / 64 ? ~0ULL << (from % 64) : ~0ULL);
+		if (bits)
+			return w * 64 + __builtin_ctzll(bits);
+	}
+	return -1;
+}
+
+/* every count zero again */
+void sys_stats_clear(struct sys_stats *s);
 
 /* a file or folder of the bundle open on fd SYS_FS_FD0 + its index (sys_fs.c) */
 #define SYS_FS_FD0   5

@@ -194,8 +194,11 @@ static void rt_exit(struct sys_state *st)
 	}
 	uint64_t *counts = vm_guest(st->vm, EMBER_RT_COUNTS, 512 * sizeof(uint64_t));
 	for (int i = 0; i < 512 && i < SYS_NR_MAX; i++) {
+		if (!counts[i])
+			continue;
 		st->stats.served[i] += counts[i];
 		st->stats.in_guest[i] += counts[i];
+		sys_stats_mark(&st->stats, (size_t)i);
 		counts[i] = 0;
 	}
 	uint64_t out = c->out_len, log = c->log_len;

@@ -82,7 +82,7 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	st->status = 0;
 	st->msg[0] = 0;
 	memset(&st->fault, 0, sizeof(st->fault));
-	memset(&st->stats, 0, sizeof(st->stats));
+	sys_stats_clear(&st->stats);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* The syscall modes' table (src/sys/sys_rt_mode.c) without a machine: a mode is found by its
  * exact name or by a process's flag, the two agree, and the trap mode's row claims nothing of
- * the runtime's: no hypercall port, no bounce, no call of its own, no saved FPU state. */
+ * the runtime's: no hypercall port, no bounce, no call of its own, no saved FPU state; and the
+ * syscall counts' bitmap (sys.h). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,13 +80,38 @@ static void trap_claims_nothing(void **state)
 	assert_int_equal(st.in_pos, 0);
 }
 
+/* the syscall counts' bitmap: the counted slots come back in order, edges of words included,
+ * and a clear leaves every count zero */
+static void stats_slots(void **state)
+{
+	(void)state;
+	static struct sys_stats st;
+	static const int slots[] = {0, 1, 63, 64, 200, 511, SYS_NR_MAX};
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+		st.served[slots[i]] = i + 1;
+		st.in_guest[slots[i]] = i;
+		sys_stats_mark(&st, (size_t)slots[i]);
+	}
+	st.denied[64] = 3;
+	st.exits[0] = 9;
+	size_t k = 0;
+	for (int i = sys_stats_next(&st, 0); i >= 0; i = sys_stats_next(&st, i + 1))
+		assert_int_equal(i, slots[k++]);
+	assert_int_equal(k, sizeof(slots) / sizeof(slots[0]));
+	assert_int_equal(sys_stats_next(&st, SYS_NR_MAX + 1), -1);
+	assert_int_equal(sys_stats_next(&st, 65), 200);
+	sys_stats_clear(&st);
+	static const struct sys_stats zero;
+	assert_memory_equal(&st, &zero, sizeof(st));
+	assert_int_equal(sys_stats_next(&st, 0), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(modes_by_name),
-	    cmocka_unit_test(modes_by_flag),
-	    cmocka_unit_test(every_entry_is_there),
-	    cmocka_unit_test(trap_claims_nothing),
+	    cmocka_unit_test(modes_by_name),	    cmocka_unit_test(modes_by_flag),
+	    cmocka_unit_test(every_entry_is_there), cmocka_unit_test(trap_claims_nothing),
+	    cmocka_unit_test(stats_slots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
