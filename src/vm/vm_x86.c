@@ -153,11 +153,31 @@ static int used(const uint64_t *pte, const uint64_t *w, uint64_t p)
 	return (pte[p] & X86_PTE_A) || (w[p / 64] >> (p % 64) & 1);
 }
 
+/* The CPU (or KVM's walker) sets the accessed bit of every paging entry it walks, so a page
+ * directory entry whose bit is clear has no page with its accessed bit under it: nothing clears
+ * that bit (vm_x86_build makes it clear, and CPL3 cannot reach the page directories), so it
+ * stays set once any page of those 2 MiB was used. 2 MiB without the host's marks are passed
+ * over at once there: most of a large stack or mapping never is used. */
+static int region_unused(struct vm *vm, const uint64_t *w, uint64_t p)
+{
+	const uint64_t *pde = (const uint64_t *)(vm->mem + X86_PD0);
+	if (pde[p / 512] & X86_PTE_A)
+		return 0;
+	uint64_t any = 0;
+	for (int i = 0; i < 8; i++)
+		any |= w[p / 64 + i];
+	return !any;
+}
+
 int vm_x86_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
 {
 	const uint64_t *w = vm->host_w, *pte = pte_of(vm, 0);
 	uint64_t p = addr / 4096, last = end / 4096;
 	while (p < last && !used(pte, w, p)) {
+		if (p % 512 == 0 && last - p >= 512 && region_unused(vm, w, p)) {
+			p += 512;
+			continue;
+		}
 		if (p % 64 == 0 && last - p >= 64 && !w[p / 64]) { /* 64 pages at once, mostly */
 			uint64_t any = 0;
 			for (int i = 0; i < 64; i++)

@@ -3,6 +3,9 @@
  *   unmap  a page written, then unmapped, is read again
  *   map    maps the page at A (free at init) and writes a secret there: exits 0
  *   peek   reads A, which no invocation has mapped as far as the snapshot knows
+ *   bigmap writes a secret into a page of every MiB of B, 8 MiB mapped at init and never
+ *          touched there (whole page directories of it hold no page of the snapshot)
+ *   bigpeek reads those pages again: prints "bigpeek 0" when all are zero, else LEAK
  * Each prints what it is about to do first, so the output before the fault is checked too.
  * Surviving prints LEAK and exits 3 when the secret is read, else prints what was read and
  * exits 4 (the in-guest runtime's pool keeps freed memory readable, zeroed: see run.md). */
@@ -15,6 +18,8 @@
 #define SECRET 0x5ec12e7u
 
 static volatile unsigned *a; /* chosen at init: free in the snapshot */
+#define BIG (8u << 20)
+static volatile unsigned char *big; /* mapped at init, untouched until an invocation */
 
 static volatile unsigned *fresh_page(void)
 {
@@ -30,6 +35,11 @@ static int survived(const char *what, unsigned v)
 
 int main(void)
 {
+	/* first, so that A below is not where this goes */
+	void *b = mmap(NULL, BIG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b == MAP_FAILED)
+		return 2;
+	big = b;
 	volatile unsigned *p = fresh_page();
 	if (!p)
 		return 2;
@@ -46,6 +56,21 @@ int main(void)
 			return 2;
 		*a = SECRET;
 		printf("mapped %u\n", *a == SECRET);
+		return 0;
+	}
+	if (strcmp(req, "bigmap") == 0) {
+		for (unsigned off = 0x3000; off < BIG; off += 1u << 20)
+			*(volatile unsigned *)(big + off) = SECRET;
+		printf("bigmap\n");
+		return 0;
+	}
+	if (strcmp(req, "bigpeek") == 0) {
+		unsigned seen = 0;
+		for (unsigned off = 0x3000; off < BIG; off += 1u << 20)
+			seen |= *(volatile unsigned *)(big + off);
+		if (seen)
+			return survived("bigpeek after another invocation wrote the pages", seen);
+		printf("bigpeek 0\n");
 		return 0;
 	}
 	if (strcmp(req, "peek") == 0) {
