@@ -85,7 +85,7 @@ static long do_sleep(struct sys_state *st, clockid_t c, int flags, uint64_t req_
 		return -EFAULT;
 	if (want.tv_nsec < 0 || want.tv_nsec >= 1000000000L || want.tv_sec < 0)
 		return -EINVAL;
-	int rc = clock_nanosleep(c, flags, &want, &left);
+	int rc = vm_sleep(st->vm, c, flags, &want, &left);
 	if (rc == EINTR && rem_addr && !(flags & TIMER_ABSTIME))
 		sys_put(st, rem_addr, &left, sizeof(left));
 	return rc ? -rc : 0;

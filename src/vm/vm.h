@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "base/base.h"
 #include "ember/abi.h"
@@ -215,5 +216,11 @@ uint64_t vm_machine_cpu_ns(struct vm *vm);
 /* Arms a wall-clock deadline (CLOCK_MONOTONIC, ns) for the runs that follow on this thread; 0
  * disarms. A run past it returns VM_EXIT_TIMEOUT promptly. */
 int vm_set_deadline(struct vm *vm, uint64_t deadline_ns);
+
+/* clock_nanosleep(c, flags, want, left) on the host for the machine's program, cut short by its
+ * deadline only: 0 when the time has passed, EINTR when the deadline came first (the next run
+ * returns VM_EXIT_TIMEOUT), or clock_nanosleep's error */
+int vm_sleep(struct vm *vm, clockid_t c, int flags, const struct timespec *want,
+	     struct timespec *left);
 
 #endif

@@ -34,7 +34,9 @@ static void on_deadline(int sig)
 	(void)sig;
 	tl_armed = 0; /* one-shot: it fired */
 	struct vm *vm = tl_vm;
-	if (vm && vm->deadline && base_now_ns() >= vm->deadline) {
+	if (!vm || !vm->deadline)
+		return;
+	if (base_now_ns() >= vm->deadline) {
 		vm->expired = 1;
 		vm->ops->kick(vm);
 	}
@@ -148,4 +150,67 @@ int vm_timer_fired(struct vm *vm)
 		return 1;
 	}
 	return 0;
+}
+
+static uint64_t ns_of(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000ULL + (uint64_t)t->tv_nsec;
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec t;
+	clock_gettime(c, &t);
+	return ns_of(&t);
+}
+
+static struct timespec ts_of(uint64_t ns)
+{
+	return (struct timespec){(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
+}
+
+/* The signal stays blocked and the sleep is a wait for it (sigtimedwait, no race with a firing
+ * just before it): the deadline ends it; an early firing, for an earlier invocation's deadline,
+ * arms the timer again and the sleep goes on. */
+static int sleep_taking_timer(struct vm *vm, clockid_t c, int flags, const struct timespec *want,
+			      struct timespec *left)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, VM_TIMER_SIGNAL);
+	uint64_t end = flags & TIMER_ABSTIME ? ns_of(want) : clock_ns(c) + ns_of(want);
+	for (;;) {
+		uint64_t now = clock_ns(c);
+		if (vm->deadline && base_now_ns() >= vm->deadline)
+			vm->expired = 1;
+		if (vm->expired) {
+			*left = ts_of(end > now ? end - now : 0);
+			return EINTR;
+		}
+		if (now >= end)
+			return 0;
+		struct timespec wait = ts_of(end - now);
+		int sig = sigtimedwait(&set, NULL, &wait);
+		if (sig == VM_TIMER_SIGNAL) {
+			tl_armed = 0;
+			if (vm->deadline && base_now_ns() < vm->deadline && arm(vm->deadline))
+				vm->expired =
+				    1; /* no timer to stop the run: better now than never */
+		} else if (sig < 0 && errno != EAGAIN && errno != EINTR) {
+			return errno;
+		}
+	}
+}
+
+/* A sleep on the host is the one wait of a run outside KVM_RUN that the deadline must cut
+ * short. Where the run takes the timer, its signal is blocked here too (sleep_taking_timer);
+ * elsewhere its handler stops the run and interrupts the sleep. */
+int vm_sleep(struct vm *vm, clockid_t c, int flags, const struct timespec *want,
+	     struct timespec *left)
+{
+	if (tl_blocked && tl_vm == vm)
+		return sleep_taking_timer(vm, c, flags, want, left);
+	if (vm->expired)
+		return EINTR;
+	return clock_nanosleep(c, flags, want, left);
 }

@@ -1,6 +1,7 @@
 /* Deadlines across invocations on one thread, on the backend in EMBER_BACKEND: a timeout is never
  * early and never missed, whatever deadline the thread's timer was left with by the invocation
- * before (on KVM it stays armed between runs, its signal blocked outside them). */
+ * before (on KVM it stays armed between runs, its signal blocked outside them); a sleep the host
+ * serves for the program is cut short by it too. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,19 +18,24 @@
 #include "ember/ember.h"
 #include "vm/vm_impl.h"
 
-static struct ember_function *load(double timeout_s)
+static struct ember_function *load_image(const char *image, double timeout_s)
 {
 	const char *backend = getenv("EMBER_BACKEND"), *dir = getenv("EMBER_GUEST_DIR");
 	char path[4096], err[256] = "";
 	struct ember_config cfg = {0};
 	struct ember_function *fn = NULL;
-	snprintf(path, sizeof(path), "%s/crashy.musl", dir && *dir ? dir : "build/guest");
+	snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : "build/guest", image);
 	cfg.image = path;
 	cfg.backend = backend && *backend ? backend : "auto";
 	cfg.timeout_s = timeout_s;
 	if (ember_load(&cfg, &fn, err, sizeof(err)))
 		fail_msg("ember_load(%s): %s", path, err);
 	return fn;
+}
+
+static struct ember_function *load(double timeout_s)
+{
+	return load_image("crashy.musl", timeout_s);
 }
 
 /* one invocation; its outcome must be want, and a timeout must not come before the deadline */
@@ -116,12 +122,36 @@ static void fires_between_runs(void **state)
 	ember_unload(quick);
 }
 
+/* a sleep on the host (nap's nanosleep, served by the host) ends at the deadline, not when
+ * the sleep would: also after a deadline left behind that comes earlier or later */
+static void sleep_cut_short(void **state)
+{
+	(void)state;
+	struct ember_function *nap = load_image("nap.musl", 0.3), *quick = load(0.05),
+			      *patient = load(60);
+	for (int round = 0; round < 3; round++) {
+		if (round == 1)
+			invoke(quick, "hi", EMBER_OK, 0.05); /* leaves an earlier expiry */
+		if (round == 2)
+			invoke(patient, "hi", EMBER_OK, 60); /* leaves a later one */
+		uint64_t us = invoke(nap, "30000 x", EMBER_TIMEOUT, 0.3);
+		if (us > 20 * 1000000ULL)
+			fail_msg("round %d: a 0.3 s timeout ended a 30 s sleep after %llu us",
+				 round, (unsigned long long)us);
+	}
+	invoke(nap, "20 x", EMBER_OK, 0.3); /* a sleep within its time still sleeps whole */
+	ember_unload(patient);
+	ember_unload(quick);
+	ember_unload(nap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(short_then_long),
 	    cmocka_unit_test(long_then_short),
 	    cmocka_unit_test(fires_between_runs),
+	    cmocka_unit_test(sleep_cut_short),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
