@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +18,15 @@
  * to take it (it cannot keep up: the callers wait, nothing is dropped) */
 #define LOG_BUF (256 << 10)
 /* an info line may wait this long for others to join it in one write; a warning or an error,
- * and everything before it, is written at once */
+ * and everything before it, is written before the call returns */
 #define GATHER_NS 1000000L
 
 static struct {
 	pthread_mutex_t mu;
-	pthread_cond_t more, room;
+	pthread_cond_t more, room; /* room: the writer took the buffer, or wrote it */
 	char *buf, *spare;
 	size_t len;
+	uint64_t queued, written; /* bytes ever put in the buffer, and written out */
 	int started, stop, waiting, urgent;
 	pthread_t thread;
 } lg = {.mu = PTHREAD_MUTEX_INITIALIZER,
@@ -73,6 +75,8 @@ static void *writer(void *arg)
 		pthread_mutex_unlock(&lg.mu);
 		write_out(out, n);
 		pthread_mutex_lock(&lg.mu);
+		lg.written += n;
+		pthread_cond_broadcast(&lg.room);
 	}
 	pthread_mutex_unlock(&lg.mu);
 	return NULL;
@@ -121,9 +125,14 @@ static void put(const char *line, size_t n, int urgent)
 	}
 	memcpy(lg.buf + lg.len, line, n);
 	lg.len += n;
+	lg.queued += n;
 	lg.urgent |= urgent;
 	if (lg.waiting || urgent)
 		pthread_cond_signal(&lg.more);
+	/* a warning or an error is on stderr when the call returns (an operator, or a test, may
+	 * look right after what it reports), with every line before it */
+	for (uint64_t mine = lg.queued; urgent && lg.written < mine && lg.started;)
+		pthread_cond_wait(&lg.room, &lg.mu);
 	pthread_mutex_unlock(&lg.mu);
 }
 

@@ -9,7 +9,8 @@ void serve_log_start(void);
 /* writes what is left and ends the writer; later lines are written at once */
 void serve_log_stop(void);
 /* the server's sink (srv_log_sink): "ember serve: [level: ]line"; a warning or an error is
- * written at once with everything before it, an info line within about a millisecond */
+ * written, with everything before it, before the call returns; an info line within about a
+ * millisecond */
 void serve_log_line(void *ctx, const char *level, const char *line);
 /* the same, formatted */
 void serve_log(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
