@@ -15,6 +15,12 @@
 
 /* the names, looked up before: the handler may only make async-signal-safe calls */
 static char names[NAMES][24];
+static void (*before_kill)(void);
+
+void sbx_on_kill(void (*fn)(void))
+{
+	before_kill = fn;
+}
 
 unsigned sbx_groups(const char *backend)
 {
@@ -55,6 +61,8 @@ static size_t put_num(char *buf, size_t at, unsigned long v, unsigned base)
 static void on_sigsys(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
+	if (before_kill)
+		before_kill();
 	char buf[256];
 	size_t n = put(buf, 0, "ember: sandbox: forbidden system call ");
 	unsigned nr = (unsigned)si->si_syscall;

@@ -45,5 +45,7 @@ unsigned sbx_groups(const char *backend);
  * writes "ember: sandbox: forbidden system call N (NAME) ..." to stderr and kills the process
  * with SIGSYS. -1 with a reason when it cannot be installed. */
 int sbx_install(unsigned groups, char *err, size_t errlen);
+/* fn (async-signal-safe) runs in that handler first: ember serve writes its buffered log */
+void sbx_on_kill(void (*fn)(void));
 
 #endif

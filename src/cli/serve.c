@@ -434,6 +434,7 @@ int cli_serve(int argc, char **argv)
 	struct srv *s;
 	char err[512];
 	serve_log_start();
+	sbx_on_kill(serve_log_emergency);
 	if (set_up(&o, &h, err, sizeof(err)) || srv_start(&o, &s, err, sizeof(err))) {
 		serve_log("info", "%s", err);
 		serve_log_stop();

@@ -27,7 +27,8 @@ static struct {
 	char *buf, *spare;
 	size_t len;
 	uint64_t queued, written; /* bytes ever put in the buffer, and written out */
-	int started, stop, waiting, urgent;
+	unsigned room_waiters;	  /* callers waiting for room: the writer does not end before */
+	int started, stop, waiting, urgent, monotonic;
 	pthread_t thread;
 } lg = {.mu = PTHREAD_MUTEX_INITIALIZER,
 	.more = PTHREAD_COND_INITIALIZER,
@@ -38,10 +39,11 @@ static void write_out(const char *p, size_t n)
 	(void)base_write_all(STDERR_FILENO, p, n);
 }
 
+/* waits up to GATHER_NS (on the monotonic clock, which no clock step moves) for more lines */
 static void gather(void)
 {
 	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
+	clock_gettime(lg.monotonic ? CLOCK_MONOTONIC : CLOCK_REALTIME, &until);
 	until.tv_nsec += GATHER_NS;
 	if (until.tv_nsec >= 1000000000L) {
 		until.tv_sec++;
@@ -57,13 +59,18 @@ static void *writer(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&lg.mu);
 	for (;;) {
-		while (!lg.len && !lg.stop) {
+		while (!lg.len && !(lg.stop && !lg.room_waiters)) {
 			lg.waiting = 1;
 			pthread_cond_wait(&lg.more, &lg.mu);
 			lg.waiting = 0;
 		}
-		if (!lg.len)
-			break; /* stopping, and all is written */
+		if (!lg.len) {
+			/* stopping, all written, nobody waiting to put a line: from now on a line
+			 * is written on its caller's thread, under the lock, after all of these */
+			lg.started = 0;
+			pthread_cond_broadcast(&lg.room);
+			break;
+		}
 		gather();
 		char *out = lg.buf;
 		size_t n = lg.len;
@@ -84,44 +91,77 @@ static void *writer(void *arg)
 
 void serve_log_start(void)
 {
+	pthread_mutex_lock(&lg.mu);
+	if (!lg.monotonic) { /* before any writer: nobody waits on it */
+		pthread_condattr_t attr;
+		pthread_condattr_init(&attr);
+		if (!pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)) {
+			pthread_cond_destroy(&lg.more);
+			pthread_cond_init(&lg.more, &attr);
+			lg.monotonic = 1;
+		}
+		pthread_condattr_destroy(&attr);
+	}
 	lg.buf = malloc(LOG_BUF);
 	lg.spare = malloc(LOG_BUF);
+	lg.len = 0;
+	lg.stop = lg.urgent = 0;
 	lg.started = lg.buf && lg.spare && !pthread_create(&lg.thread, NULL, writer, NULL);
 	if (!lg.started) { /* every line is then written on the caller's thread */
 		free(lg.buf);
 		free(lg.spare);
 		lg.buf = lg.spare = NULL;
 	}
+	pthread_mutex_unlock(&lg.mu);
 }
 
 void serve_log_stop(void)
 {
-	if (!lg.started)
-		return;
 	pthread_mutex_lock(&lg.mu);
+	if (!lg.started) {
+		pthread_mutex_unlock(&lg.mu);
+		return;
+	}
 	lg.stop = 1;
 	pthread_cond_signal(&lg.more);
 	pthread_mutex_unlock(&lg.mu);
-	pthread_join(lg.thread, NULL);
-	lg.started = 0;
+	pthread_join(lg.thread, NULL); /* it cleared started */
+	pthread_mutex_lock(&lg.mu);
 	free(lg.buf);
 	free(lg.spare);
 	lg.buf = lg.spare = NULL;
+	pthread_cond_broadcast(&lg.room);
+	pthread_mutex_unlock(&lg.mu);
 }
 
-/* one whole line, newline included */
+void serve_log_emergency(void)
+{
+	/* the process is dying (a forbidden system call): no lock, best effort, whatever the
+	 * buffer holds now */
+	char *b = lg.buf;
+	size_t n = lg.len;
+	if (b && n && n <= LOG_BUF) {
+		ssize_t w = write(STDERR_FILENO, b, n);
+		(void)w;
+	}
+}
+
+/* one whole line, newline included; the writer takes lines in the order they are put, and
+ * while it runs nothing is written past it */
 static void put(const char *line, size_t n, int urgent)
 {
 	pthread_mutex_lock(&lg.mu);
-	if (!lg.started || lg.stop) {
-		pthread_mutex_unlock(&lg.mu);
-		write_out(line, n);
-		return;
-	}
-	while (lg.len + n > LOG_BUF) {
+	while (lg.started && lg.len + n > LOG_BUF) {
 		lg.urgent = 1; /* no gathering: room is wanted */
+		lg.room_waiters++;
 		pthread_cond_signal(&lg.more);
 		pthread_cond_wait(&lg.room, &lg.mu);
+		lg.room_waiters--;
+	}
+	if (!lg.started) {
+		write_out(line, n);
+		pthread_mutex_unlock(&lg.mu);
+		return;
 	}
 	memcpy(lg.buf + lg.len, line, n);
 	lg.len += n;

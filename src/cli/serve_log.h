@@ -12,6 +12,9 @@ void serve_log_stop(void);
  * written, with everything before it, before the call returns; an info line within about a
  * millisecond */
 void serve_log_line(void *ctx, const char *level, const char *line);
+/* writes what waits in the buffer, without a lock: for a handler of a signal that ends the
+ * process (async-signal-safe, best effort) */
+void serve_log_emergency(void);
 /* the same, formatted */
 void serve_log(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

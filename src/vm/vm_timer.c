@@ -110,6 +110,10 @@ static void block_signal(int on)
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, VM_TIMER_SIGNAL);
+	/* a firing left pending is dropped, not handled for whatever machine tl_vm last named */
+	const struct timespec now = {0, 0};
+	while (!on && sigtimedwait(&set, NULL, &now) == VM_TIMER_SIGNAL)
+		tl_armed = 0;
 	pthread_sigmask(on ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 	tl_blocked = on;
 }
@@ -152,9 +156,13 @@ int vm_timer_fired(struct vm *vm)
 	return 0;
 }
 
+/* a valid timespec (tv_sec >= 0, tv_nsec < 1e9) in ns, UINT64_MAX past what 64 bits hold */
 static uint64_t ns_of(const struct timespec *t)
 {
-	return (uint64_t)t->tv_sec * 1000000000ULL + (uint64_t)t->tv_nsec;
+	uint64_t s = (uint64_t)t->tv_sec;
+	if (s > (UINT64_MAX - 999999999ULL) / 1000000000ULL)
+		return UINT64_MAX;
+	return s * 1000000000ULL + (uint64_t)t->tv_nsec;
 }
 
 static uint64_t clock_ns(clockid_t c)
@@ -178,7 +186,15 @@ static int sleep_taking_timer(struct vm *vm, clockid_t c, int flags, const struc
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, VM_TIMER_SIGNAL);
-	uint64_t end = flags & TIMER_ABSTIME ? ns_of(want) : clock_ns(c) + ns_of(want);
+	/* a clock the host's clock_nanosleep refuses is refused here too (a time in the past
+	 * returns at once where it is taken) */
+	const struct timespec past = {0, 0};
+	int rc = clock_nanosleep(c, TIMER_ABSTIME, &past, NULL);
+	if (rc)
+		return rc;
+	/* saturating: "sleep infinity" asks for LONG_MAX seconds */
+	uint64_t start = flags & TIMER_ABSTIME ? 0 : clock_ns(c), len = ns_of(want);
+	uint64_t end = len > UINT64_MAX - start ? UINT64_MAX : start + len;
 	for (;;) {
 		uint64_t now = clock_ns(c);
 		if (vm->deadline && base_now_ns() >= vm->deadline)

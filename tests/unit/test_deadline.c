@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -140,6 +141,19 @@ static void sleep_cut_short(void **state)
 				 round, (unsigned long long)us);
 	}
 	invoke(nap, "20 x", EMBER_OK, 0.3); /* a sleep within its time still sleeps whole */
+	/* "sleep infinity" (LONG_MAX seconds) sleeps until the deadline, not 0 s */
+	invoke(nap, "forever", EMBER_TIMEOUT, 0.3);
+	/* a clock Linux will not sleep on is refused as Linux refuses it, deadline or not */
+	struct ember_result res;
+	ember_invoke(nap, "raw", 3, &res);
+	char want[32];
+	snprintf(want, sizeof(want), "raw %d\n", EOPNOTSUPP);
+	if (res.outcome != EMBER_OK || res.out_len != strlen(want) ||
+	    memcmp(res.out, want, res.out_len))
+		fail_msg("CLOCK_MONOTONIC_RAW sleep: outcome %d, output '%.*s', want '%s'",
+			 (int)res.outcome, (int)res.out_len, res.out ? (const char *)res.out : "",
+			 want);
+	ember_result_free(&res);
 	ember_unload(patient);
 	ember_unload(quick);
 	ember_unload(nap);
