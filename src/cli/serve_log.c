@@ -23,16 +23,15 @@
 
 static struct {
 	pthread_mutex_t mu;
-	pthread_cond_t more, room; /* room: the writer took the buffer, or wrote it */
+	pthread_cond_t more, room; /* more: on the monotonic clock (base_cond_init); room: the
+				    * writer took the buffer, or wrote it */
 	char *buf, *spare;
 	size_t len;
 	uint64_t queued, written; /* bytes ever put in the buffer, and written out */
 	unsigned room_waiters;	  /* callers waiting for room: the writer does not end before */
 	int started, stop, waiting, urgent, monotonic;
 	pthread_t thread;
-} lg = {.mu = PTHREAD_MUTEX_INITIALIZER,
-	.more = PTHREAD_COND_INITIALIZER,
-	.room = PTHREAD_COND_INITIALIZER};
+} lg = {.mu = PTHREAD_MUTEX_INITIALIZER, .room = PTHREAD_COND_INITIALIZER};
 
 static void write_out(const char *p, size_t n)
 {
@@ -43,12 +42,7 @@ static void write_out(const char *p, size_t n)
 static void gather(void)
 {
 	struct timespec until;
-	clock_gettime(lg.monotonic ? CLOCK_MONOTONIC : CLOCK_REALTIME, &until);
-	until.tv_nsec += GATHER_NS;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	base_deadline(&until, GATHER_NS / 1e9);
 	while (!lg.stop && !lg.urgent && lg.len < LOG_BUF / 2 &&
 	       pthread_cond_timedwait(&lg.more, &lg.mu, &until) != ETIMEDOUT)
 		;
@@ -93,14 +87,8 @@ void serve_log_start(void)
 {
 	pthread_mutex_lock(&lg.mu);
 	if (!lg.monotonic) { /* before any writer: nobody waits on it */
-		pthread_condattr_t attr;
-		pthread_condattr_init(&attr);
-		if (!pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)) {
-			pthread_cond_destroy(&lg.more);
-			pthread_cond_init(&lg.more, &attr);
-			lg.monotonic = 1;
-		}
-		pthread_condattr_destroy(&attr);
+		base_cond_init(&lg.more);
+		lg.monotonic = 1;
 	}
 	lg.buf = malloc(LOG_BUF);
 	lg.spare = malloc(LOG_BUF);

@@ -2,10 +2,10 @@
 #ifndef EMBER_SRV_LOG_H
 #define EMBER_SRV_LOG_H
 
-/* where log lines go: the embedder's choice (ember serve writes them to stderr); NULL drops them */
 /* the longest line a sink is given, without its newline: longer messages are cut */
 #define SRV_LOG_LINE_MAX 1024
 
+/* where log lines go: the embedder's choice (ember serve writes them to stderr); NULL drops them */
 typedef void (*srv_log_sink)(void *ctx, const char *level, const char *line);
 
 struct srv;

@@ -102,18 +102,31 @@ static int arm(uint64_t at_ns)
 	return 0;
 }
 
+static sigset_t timer_set(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, VM_TIMER_SIGNAL);
+	return set;
+}
+
+/* takes the timer's signal if it is pending (blocked): the one-shot timer is then disarmed */
+static void take_pending(void)
+{
+	const sigset_t set = timer_set();
+	const struct timespec now = {0, 0};
+	while (sigtimedwait(&set, NULL, &now) == VM_TIMER_SIGNAL)
+		tl_armed = 0;
+}
+
 /* the timer's signal blocked (1) or not (0) on this thread, once per change */
 static void block_signal(int on)
 {
 	if (tl_blocked == on)
 		return;
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, VM_TIMER_SIGNAL);
-	/* a firing left pending is dropped, not handled for whatever machine tl_vm last named */
-	const struct timespec now = {0, 0};
-	while (!on && sigtimedwait(&set, NULL, &now) == VM_TIMER_SIGNAL)
-		tl_armed = 0;
+	const sigset_t set = timer_set();
+	if (!on)
+		take_pending(); /* dropped, not handled for whatever machine tl_vm last named */
 	pthread_sigmask(on ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 	tl_blocked = on;
 }
@@ -139,12 +152,7 @@ int vm_set_deadline(struct vm *vm, uint64_t deadline_ns)
 
 int vm_timer_fired(struct vm *vm)
 {
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, VM_TIMER_SIGNAL);
-	const struct timespec now = {0, 0};
-	while (sigtimedwait(&set, NULL, &now) == VM_TIMER_SIGNAL)
-		tl_armed = 0; /* it fired: a one-shot timer is disarmed */
+	take_pending();
 	if (vm->deadline && base_now_ns() >= vm->deadline) {
 		vm->expired = 1;
 		return 1;
@@ -183,9 +191,7 @@ static struct timespec ts_of(uint64_t ns)
 static int sleep_taking_timer(struct vm *vm, clockid_t c, int flags, const struct timespec *want,
 			      struct timespec *left)
 {
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, VM_TIMER_SIGNAL);
+	const sigset_t set = timer_set();
 	/* a clock the host's clock_nanosleep refuses is refused here too (a time in the past
 	 * returns at once where it is taken) */
 	const struct timespec past = {0, 0};
@@ -209,9 +215,9 @@ static int sleep_taking_timer(struct vm *vm, clockid_t c, int flags, const struc
 		int sig = sigtimedwait(&set, NULL, &wait);
 		if (sig == VM_TIMER_SIGNAL) {
 			tl_armed = 0;
+			/* no timer to stop the run: better stopped now than never */
 			if (vm->deadline && base_now_ns() < vm->deadline && arm(vm->deadline))
-				vm->expired =
-				    1; /* no timer to stop the run: better now than never */
+				vm->expired = 1;
 		} else if (sig < 0 && errno != EAGAIN && errno != EINTR) {
 			return errno;
 		}
