@@ -64,6 +64,8 @@ EOF
 		failed="$failed
   $1"
 		echo "FAIL $1: $cf of $((cp + cf)) checks failed (exit $2)"
+		# the failed checks first, so that a view cut to the start of the output names them
+		grep -E '^(FAIL |\[  (FAILED|ERROR) +\] )' "$3" | head -n 20 | sed 's/^/   ! /'
 		sed 's/^/   | /' "$3"
 	fi
 }
