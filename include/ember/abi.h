@@ -76,6 +76,9 @@
  * written by the host */
 #define EMBER_RT_BOUNCE_ENTRY (EMBER_RT_BASE + 0x100)
 #define EMBER_RT_BOUNCE	      (EMBER_RT_CTL + 0xf00ULL)
+/* where the host sends the runtime when its service of a call faulted on the program's memory
+ * (a bad buffer or iovec pointer): the call returns -EFAULT to its site, as Linux's would */
+#define EMBER_RT_EFAULT_ENTRY (EMBER_RT_BASE + 0x180)
 /* struct ember_rt_file[EMBER_RT_NFILES], in the control block's page: the bundle's files open on
  * fds EMBER_RT_FD0 and up that the runtime reads itself (the host publishes them) */
 #define EMBER_RT_FILES	(EMBER_RT_CTL + 0x800ULL)

@@ -1,35 +1,9 @@
 /* The in-guest runtime's entries: from a rewritten site's `call *%rax` via the page-0 sled, and
  * from the host, which sends here the calls of trapping sites whose state the runtime keeps. */
 
-/* a syscall keeps every register but rax, rcx and r11, and the flags; call rt_syscall(nr,
- * a0..a5) on the runtime's own stack (already in rsp) */
-.macro SERVE
-	pushfq
-	push %rdi
-	push %rsi
-	push %rdx
-	push %r8
-	push %r9
-	push %r10
-	cld
-	/* the sixth argument goes on the stack */
-	push %r9
-	mov %r8, %r9
-	mov %r10, %r8
-	mov %rdx, %rcx
-	mov %rsi, %rdx
-	mov %rdi, %rsi
-	mov %rax, %rdi
-	call rt_syscall
-	add $8, %rsp
-	pop %r10
-	pop %r9
-	pop %r8
-	pop %rdx
-	pop %rsi
-	pop %rdi
-	popfq
-.endm
+/* rt_serve's frame below the runtime's stack top when it calls rt_syscall: its own return
+ * address, the flags and twelve registers, 8 bytes of alignment and the sixth argument */
+.set RT_SERVE_FRAME, 128
 
 	.section .text.entry, "ax"
 	.globl rt_entry
@@ -42,7 +16,7 @@ rt_entry:
 	/* on the program's stack, [rsp] is the return address: switch to our own stack */
 	mov %rsp, rt_saved_rsp(%rip)
 	lea rt_stack_top(%rip), %rsp
-	SERVE
+	call rt_serve
 	mov rt_saved_rsp(%rip), %rsp
 	ret
 1:	ud2
@@ -53,13 +27,69 @@ rt_entry:
 	.globl rt_bounce
 rt_bounce:
 	lea rt_stack_top(%rip), %rsp
-	SERVE
+	call rt_serve
 	/* as after a syscall: rcx = the return address, r11 = the flags (slot 2) */
 	mov rt_bounce_slot(%rip), %r11
 	mov (%r11), %rcx
 	mov 8(%r11), %rsp
 	mov 16(%r11), %r11
 	jmp *%rcx
+
+	/* EMBER_RT_EFAULT_ENTRY: rt_syscall faulted on the program's memory (a bad buffer); the
+	 * host sent the vCPU here with whatever registers the fault left. rt_serve's frame is
+	 * intact above rt_syscall's: drop the latter and return -EFAULT from the call, with every
+	 * register rt_serve saved (the callee-saved ones too: rt_syscall never restored them). */
+	.org 0x180
+	.globl rt_efault
+rt_efault:
+	lea rt_stack_top - RT_SERVE_FRAME(%rip), %rsp
+	mov $-14, %rax
+	jmp rt_serve_done
+
+/* a syscall keeps every register but rax, rcx and r11, and the flags; calls rt_syscall(nr,
+ * a0..a5) on the runtime's own stack (rsp is at its top, less this call's return address).
+ * The callee-saved registers are saved here too, for the return from rt_efault. */
+rt_serve:
+	pushfq
+	push %rdi
+	push %rsi
+	push %rdx
+	push %r8
+	push %r9
+	push %r10
+	push %rbx
+	push %rbp
+	push %r12
+	push %r13
+	push %r14
+	push %r15
+	cld
+	/* the sixth argument goes on the stack, 16-byte aligned at the call */
+	sub $8, %rsp
+	push %r9
+	mov %r8, %r9
+	mov %r10, %r8
+	mov %rdx, %rcx
+	mov %rsi, %rdx
+	mov %rdi, %rsi
+	mov %rax, %rdi
+	call rt_syscall
+rt_serve_done:
+	add $16, %rsp
+	pop %r15
+	pop %r14
+	pop %r13
+	pop %r12
+	pop %rbp
+	pop %rbx
+	pop %r10
+	pop %r9
+	pop %r8
+	pop %rdx
+	pop %rsi
+	pop %rdi
+	popfq
+	ret
 
 	.bss
 	.balign 16

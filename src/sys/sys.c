@@ -241,7 +241,8 @@ void sys_handle_exit(struct sys_state *st, const struct vm_exit *e)
 			sys_stop(st, SYS_SIGNALED, 11, "unknown hypercall port %#x", e->port);
 		break;
 	case VM_EXIT_FAULT:
-		crashed(st, e);
+		if (!st->rt->fault(st, e))
+			crashed(st, e);
 		break;
 	case VM_EXIT_TIMEOUT:
 		sys_stop(st, SYS_TIMEOUT, 0, "timed out");

@@ -287,6 +287,26 @@ static int rt_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
 	       c->magic == EMBER_RT_MAGIC && c->fpu_saved == EMBER_RT_FPU_SAVED;
 }
 
+/* A page or protection fault in the runtime's code on an address outside its own area: it was
+ * copying from or to a buffer the program named (read, write, their iovecs, a clock's result).
+ * Linux answers such a call with EFAULT, so the runtime is sent to return that from the call
+ * (EMBER_RT_EFAULT_ENTRY, rt_entry.S). A fault on the runtime's own memory is its bug, or the
+ * program's overwriting it: that ends the run as a crash, as before. The registers are the
+ * guest's own; nothing here trusts what guest memory holds. */
+static int rt_fault(struct sys_state *st, const struct vm_exit *e)
+{
+	struct vm_regs r;
+	if ((e->fault != VM_FAULT_PAGE && e->fault != VM_FAULT_GP) || e->rip < EMBER_RT_BASE ||
+	    e->rip >= EMBER_RT_BASE + EMBER_RT_CODE_SIZE ||
+	    (e->fault == VM_FAULT_PAGE && e->addr >= EMBER_RT_BASE && e->addr < EMBER_RT_END) ||
+	    vm_get_regs(st->vm, &r) < 0)
+		return 0;
+	r.rip = EMBER_RT_EFAULT_ENTRY;
+	if (vm_set_regs(st->vm, &r) < 0)
+		return 0;
+	return 1;
+}
+
 /* the guest mode's row of the table (the trap mode's and the choice: sys_rt_mode.c) */
 const struct sys_rt_ops sys_rt_guest = {
     .name = "guest",
@@ -300,4 +320,5 @@ const struct sys_rt_ops sys_rt_guest = {
     .own_call = rt_own_call,
     .read_input = rt_read_input,
     .fpu_saved = rt_fpu_saved,
+    .fault = rt_fault,
 };

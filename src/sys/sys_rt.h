@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 struct sys_state;
+struct vm_exit;
 struct vm_regs;
 
 /* What the host does for the in-guest runtime, per mode (sys_rt.c, sys_rt_mode.c). In "trap"
@@ -39,6 +40,9 @@ struct sys_rt_ops {
 	/* stopped at the snapshot point with the function's FPU state saved in guest memory by
 	 * the runtime: the snapshot needs no FPU state of its own */
 	int (*fpu_saved)(const struct sys_state *st, const struct vm_regs *r);
+	/* a fault: 1 when it was the runtime's, serving a call, on the program's memory, and the
+	 * call was made to return -EFAULT (the run goes on); 0 when it ends the run */
+	int (*fault)(struct sys_state *st, const struct vm_exit *e);
 };
 
 /* the guest mode's row (sys_rt.c); callers take a mode from the two below (sys_rt_mode.c) */

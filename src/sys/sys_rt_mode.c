@@ -61,6 +61,13 @@ static int trap_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
 	return 0;
 }
 
+static int trap_fault(struct sys_state *st, const struct vm_exit *e)
+{
+	(void)st;
+	(void)e;
+	return 0;
+}
+
 static const struct sys_rt_ops sys_rt_trap = {
     .name = "trap",
     .guest = 0,
@@ -73,6 +80,7 @@ static const struct sys_rt_ops sys_rt_trap = {
     .own_call = trap_own_call,
     .read_input = trap_read_input,
     .fpu_saved = trap_fpu_saved,
+    .fault = trap_fault,
 };
 
 /* indexed by sys_process.guest */

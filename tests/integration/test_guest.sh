@@ -53,6 +53,22 @@ for mode in trap guest; do
 	expect_rc 0 "unaligned $mode"
 	check "unaligned $mode: output equals the native run's, twice" cmp -s "$tmp/out" "$tmp/native2"
 done
+# buffers the program cannot use (unmapped, non-canonical, read-only, in an iovec): EFAULT from
+# each call and nothing consumed or written, as natively; in guest mode the runtime's copy faults
+# and the host makes the call return EFAULT (EMBER_RT_EFAULT_ENTRY) instead of ending the run
+req "hi"
+"$G/badbuf.musl" <"$tmp/in" >"$tmp/native" 2>/dev/null
+check "badbuf native: every call fails with EFAULT" [ "$(grep -c ': Bad address$' "$tmp/native")" = 13 ]
+cat "$tmp/native" "$tmp/native" >"$tmp/native2"
+for mode in trap guest; do
+	er --syscalls "$mode" --repeat 2 --stats "$G/badbuf.musl"
+	expect_rc 0 "badbuf $mode"
+	check "badbuf $mode: output equals the native run's, twice" cmp -s "$tmp/out" "$tmp/native2"
+done
+stats "j['sites_call'] > 0 and any(s['name'] == 'read' and s['in_guest'] > 0 for s in j['syscalls'])" \
+	"badbuf guest: its reads were the runtime's"
+stats "j['exits']['fault'] == 26 and all(i['outcome'] == 'ok' for i in j['invocations'])" \
+	"badbuf guest: one fault exit per bad buffer (13 per invocation), and the runs went on"
 # the heap unmapped in part below the break, the break moved down over it and up: fresh pages
 "$G/memcalls.musl" heap <"$tmp/in" >"$tmp/native" 2>/dev/null
 check "memcalls heap native: fresh pages" grep -q 'up=1 fresh=1' "$tmp/native"
