@@ -14,7 +14,7 @@
 # seconds, 10), CONNS (steady connections, 8), STEP (seconds per bursty phase, 2), BURST
 # (connections per phase, "2 4 8 32 8 32 8 4 2"), THREADS (wrk threads, 2), BODY (the request
 # body, Ember), MIN_WARM (the deployments' ember.minWarm; unset: the server's default),
-# SYSCALLS (the deployments' ember.syscalls, trap or guest; unset: the server's default, trap),
+# SYSCALLS (the deployments' ember.syscalls, trap or guest; unset: the server's default, guest),
 # TARGETS (any of hello hello-js fork, default all three), FORK=1 (forkserver uses fork() rather
 # than posix_spawn), KEEP=1 keeps the temporary folder.
 set -eu
@@ -124,6 +124,8 @@ st=$(curl -s -u "$AUTH" -o "$tmp/resp" -w '%{http_code}' "$E/system/functions" \
 	-d "{\"service\": \"hello-js\", \"runtime\": \"js\", \"code\": \"$code\"$warm}")
 check "deploy hello-js" "$st" 202
 backend=$(curl -sf -u "$AUTH" "$E/system/function/hello" | grep -oE '"backend": *"[a-z]+"' |
+	grep -oE '[a-z]+"$' | tr -d '"')
+mode=$(curl -sf -u "$AUTH" "$E/system/function/hello" | grep -oE '"syscalls": *"[a-z]+"' |
 	grep -oE '[a-z]+"$' | tr -d '"')
 spawn=$(grep -oE '\((fork|posix_spawn)\)' "$tmp/fork.log" | tr -d '()')
 for u in "$E/function/hello" "$E/function/hello-js" "$F/"; do
@@ -247,7 +249,7 @@ others=$(echo "$b0 $b1 $(cat "$tmp/ours0") $(cat "$tmp/ours1")" | awk '{busy = (
 # --- the table
 steady_of() { awk -v t="$1" '$1 == t' "$tmp/results"; }
 echo
-echo "ember serve ($backend backend, syscalls ${SYSCALLS:-trap}) vs forkserver (a process per request, $spawn);" \
+echo "ember serve ($backend backend, syscalls $mode) vs forkserver (a process per request, $spawn);" \
 	"wrk, $THREADS threads, body '$BODY'"
 echo "steady: $CONNS connections for ${DURATION}s; bursty: connections $BURST, ${STEP}s each"
 echo "$(nproc) CPUs, ${idle0}% idle in the second before the first run; during the runs ${others}% of" \

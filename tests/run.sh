@@ -93,7 +93,7 @@ EOF
 	elif [ "$kind" = fuzz ]; then
 		EMBER_BACKEND=$backend LOGS="$LOGS/fuzz" sh tests/fuzz/run.sh "$name" >"$log" 2>&1
 	else
-		EMBER_BACKEND=$backend EMBER_SYSCALLS=${mode:-trap} \
+		EMBER_BACKEND=$backend EMBER_SYSCALLS=${mode:-guest} \
 			sh "tests/integration/$name.sh" >"$log" 2>&1
 	fi
 	record "$label" $? "$log" "$kind"
@@ -107,20 +107,21 @@ UNIT_PURE="test_base test_snap_file test_elf test_sites test_x86 test_logs test_
 FUZZ_PURE="snap spec parse stack rt bundle"
 FUZZ_VM="sys elf ws http"
 INT_ALL="test_run test_cpu test_snapshot test_guest test_cold test_server test_async test_auth test_status test_logs test_stack test_kill9 test_slow test_suite_virtine test_errors test_sandbox test_demand test_lb test_memory test_files test_files_server test_python test_bench_all"
-INT_GUEST="test_run test_snapshot test_suite_virtine test_cold" # also with syscalls=guest
+# every integration suite runs in the default syscall mode (guest); these also with syscalls=trap
+INT_TRAP="test_run test_snapshot test_suite_virtine test_cold"
 # also in the other sharing modes (upm is the default): the whole suite's outputs, fresh state
 UNIT_SHARING="test_isolation"
 INT_SHARING="test_snapshot test_suite_virtine"
 plan_native()
 {
 	for u in $UNIT_VM; do echo "unit:$u:$1:"; done
-	for t in $INT_ALL; do echo "int:$t:$1:trap"; done
-	for t in $INT_GUEST; do echo "int:$t:$1:guest"; done
+	for t in $INT_ALL; do echo "int:$t:$1:guest"; done
+	for t in $INT_TRAP; do echo "int:$t:$1:trap"; done
 	# ptrace holds private copies in every mode: the other modes are KVM's
 	[ "$1" = kvm ] || return 0
 	for m in off ksm; do
 		for u in $UNIT_SHARING; do echo "unit:$u:$1::$m"; done
-		for t in $INT_SHARING; do echo "int:$t:$1:trap:$m"; done
+		for t in $INT_SHARING; do echo "int:$t:$1:guest:$m"; done
 	done
 }
 
@@ -128,11 +129,12 @@ plan_native()
 # catch what SVM does differently; without one, every KVM suite that matters (the README says
 # which), so that KVM is tested at all, in two guests side by side (one emulated CPU each).
 QEMU_WITH_KVM="unit:test_kvm:kvm: unit:test_isolation:kvm: unit:test_share:kvm: unit:test_mem:kvm:
-unit:test_deadline:kvm: int:test_run:kvm:trap int:test_snapshot:kvm:trap int:test_backends:kvm:"
+unit:test_deadline:kvm: int:test_run:kvm:guest int:test_snapshot:kvm:guest int:test_guest:kvm:guest
+int:test_backends:kvm:"
 QEMU_WITHOUT_KVM_1="unit:test_kvm:kvm: unit:test_isolation:kvm: unit:test_pool:kvm: int:test_backends:kvm:
-unit:test_share:kvm: unit:test_mem:kvm: int:test_server:kvm:trap"
-QEMU_WITHOUT_KVM_2="int:test_run:kvm:trap int:test_snapshot:kvm:trap int:test_guest:kvm:trap
-int:test_cold:kvm:trap"
+unit:test_share:kvm: unit:test_mem:kvm: int:test_server:kvm:guest"
+QEMU_WITHOUT_KVM_2="int:test_run:kvm:guest int:test_snapshot:kvm:guest int:test_guest:kvm:guest
+int:test_cold:kvm:guest int:test_run:kvm:trap"
 
 if [ "${1:-}" = --here ]; then
 	route=$2

@@ -101,8 +101,10 @@ struct ember_config {
 	const char *state_dir; /* keep the snapshot on disk under STATE/snapshots/; NULL: not */
 	const char *restore;   /* cold starts from disk: "reap" (default) or "lazy" */
 	int cold;	       /* 1: the first invocation starts from disk, page cache dropped */
-	const char *syscalls;  /* "trap" (default): every syscall exits to the host; "guest":
-				  the in-guest runtime serves the common ones without an exit */
+	const char *syscalls;  /* "guest": the in-guest runtime serves the common syscalls without
+				  an exit; "trap": every syscall exits to the host. NULL (default):
+				  guest, or trap where the backend cannot give the program page 0
+				  (ptrace without CAP_SYS_RAWIO); ember_info says which */
 	/* 1: an initialisation that ends in a failure (a crash, the timeout, a limit, a non-zero
 	 * exit) before the snapshot point fails ember_load with EMBER_ERR_INIT. 0 (default): that
 	 * run becomes the first invocation's result, as a process that fails at start would (a
@@ -141,11 +143,11 @@ struct ember_syscall_count {
 
 struct ember_result {
 	enum ember_outcome outcome;
-	int status;	   /* EMBER_OK: the exit status */
-	int signal;	   /* EMBER_CRASH: the signal a process would have died of */
-	int exit_code;	   /* shell convention: status, 124, 125, 126 or 128+signal */
+	int status;		     /* EMBER_OK: the exit status */
+	int signal;		     /* EMBER_CRASH: the signal a process would have died of */
+	int exit_code;		     /* shell convention: status, 124, 125, 126 or 128+signal */
 	char message[EMBER_ERR_MAX]; /* why, for anything but EMBER_OK */
-	uint8_t *out;	   /* the function's stdout */
+	uint8_t *out;		     /* the function's stdout */
 	size_t out_len;
 	uint8_t *log; /* its stderr */
 	size_t log_len;

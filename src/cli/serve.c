@@ -63,6 +63,11 @@ static const char serve_help[] =
     "                      ember.sharing says: upm (default; one copy per sharing domain,\n"
     "                      mapped copy-on-write), off (a private copy each) or ksm (private\n"
     "                      copies KSM may merge); docs/memory.md\n"
+    "  --syscalls MODE     how a function's system calls are served, unless its\n"
+    "                      ember.syscalls says: guest (default; an in-guest runtime serves\n"
+    "                      the common ones without an exit; trap where the ptrace backend\n"
+    "                      cannot map page 0) or trap (every one exits to the host);\n"
+    "                      default $EMBER_SYSCALLS; docs/server.md\n"
     "  --max-body SIZE     largest invocation body, e.g. 6M (default 6M); larger ones get\n"
     "                      413 (deployments, which may carry files, and image uploads:\n"
     "                      maxImageSize)\n"
@@ -190,9 +195,9 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o, s
 	}
 	*cfgp = cfg;
 	static const char *const strs[] = {"listen",  "state", "backend", "runtimeDir",
-					   "secrets", "seed",  "sharing"};
+					   "secrets", "seed",  "sharing", "syscalls"};
 	const char **dst[] = {&o->listen,      &o->state_dir, &o->backend, &o->runtime_dir,
-			      &o->secrets_dir, &o->seed_dir,  &o->sharing};
+			      &o->secrets_dir, &o->seed_dir,  &o->sharing, &o->syscalls};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		json_t *v = json_object_get(cfg, strs[i]);
 		if (v && !json_is_string(v)) {
@@ -306,6 +311,7 @@ int cli_serve(int argc, char **argv)
 	    {"seed", required_argument, NULL, 'D'},
 	    {"backend", required_argument, NULL, 'b'},
 	    {"sharing", required_argument, NULL, 'H'},
+	    {"syscalls", required_argument, NULL, 'Y'},
 	    {"config", required_argument, NULL, 'c'},
 	    {"max-body", required_argument, NULL, 'm'},
 	    {"memory-budget", required_argument, NULL, 'M'},
@@ -344,6 +350,9 @@ int cli_serve(int argc, char **argv)
 			break;
 		case 'H':
 			o.sharing = optarg;
+			break;
+		case 'Y':
+			o.syscalls = optarg;
 			break;
 		case 'c':
 			config = optarg;

@@ -80,8 +80,12 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	if (cfg->keep_alive_s < 0)
 		return BAD_CONFIG("keep_alive_s must not be negative");
 	fn->strict_init = cfg->strict_init;
-	if (!(fn->rt = sys_rt_named(cfg->syscalls)))
-		return BAD_CONFIG("syscalls must be trap or guest, not '%s'", cfg->syscalls);
+	/* by default the in-guest runtime serves the common calls, wherever page 0 can be its */
+	const char *mode = cfg->syscalls		  ? cfg->syscalls
+			   : vm_low_ok(fn->vmcfg.backend) ? "guest"
+							  : "trap";
+	if (!(fn->rt = sys_rt_named(mode)))
+		return BAD_CONFIG("syscalls must be trap or guest, not '%s'", mode);
 	fn->share = SNAP_SHARE_UPM;
 	if (cfg->sharing && snap_share_parse(cfg->sharing, &fn->share))
 		return BAD_CONFIG("sharing must be upm, off or ksm, not '%s'", cfg->sharing);

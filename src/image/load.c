@@ -245,8 +245,9 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 				       "privilege to map below vm.mmap_min_addr; "
 				       "use --syscalls trap)"
 				     : "");
-			return vm_errno_kind(-rc,
-					     l->maps[i].start == 0 ? EMBER_ERR_CONFIG : EMBER_ERR);
+			/* page 0 refused is the mode's requirement, never a lack of memory */
+			return l->maps[i].start == 0 ? EMBER_ERR_CONFIG
+						     : vm_errno_kind(-rc, EMBER_ERR);
 		}
 	}
 	return build_stack(img, vm, l, argv, envp, err, errlen);

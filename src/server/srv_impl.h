@@ -26,7 +26,8 @@ struct srv_spec {
 	char name[SRV_NAME_MAX];
 	char image[SRV_NAME_MAX]; /* an uploaded image, or "" */
 	char runtime[8];	  /* "js", "lua" or "" */
-	char syscalls[8]; /* "trap" (every syscall exits) or "guest" (the in-guest runtime) */
+	char syscalls[8]; /* "trap" (every syscall exits), "guest" (the in-guest runtime) or "" (not
+			     given: the server's default) */
 	char sharing[8];  /* ember.sharing: "upm", "off", "ksm", or "" (the server's default) */
 	/* ember.sharingDomain, else the deployment's namespace, else "default": the tenant whose
 	 * functions' identical pages are held once (never across two domains) */
@@ -100,7 +101,8 @@ struct srv {
 	char state[PATH_MAX];
 	char runtime_dir[PATH_MAX];
 	char backend[16];
-	char sharing[8]; /* the default of ember.sharing */
+	char sharing[8];  /* the default of ember.sharing */
+	char syscalls[8]; /* the default of ember.syscalls; "": libember's */
 	char address[96];
 	struct MHD_Daemon *mhd;
 	pthread_mutex_t mu; /* the function table and the counters below */

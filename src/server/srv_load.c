@@ -129,7 +129,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	cfg.backend = s->backend;
 	cfg.mem_bytes = BASE_ROUND_UP(sp->mem_bytes, EMBER_MEM_ALIGN);
 	cfg.timeout_s = sp->timeout_s;
-	cfg.syscalls = sp->syscalls;
+	cfg.syscalls = sp->syscalls[0] ? sp->syscalls : s->syscalls[0] ? s->syscalls : NULL;
 	cfg.sharing = sp->sharing[0] ? sp->sharing : s->sharing;
 	cfg.sharing_domain = sp->domain;
 	cfg.pool_size = pool_size(sp);

@@ -92,6 +92,10 @@ static int set_options(struct srv *s, const struct srv_options *opt, char *err, 
 	if (strcmp(sh, "upm") && strcmp(sh, "off") && strcmp(sh, "ksm"))
 		return snprintf(err, errlen, "unknown sharing mode '%s' (upm, off or ksm)", sh), -1;
 	snprintf(s->sharing, sizeof(s->sharing), "%s", sh);
+	const char *sc = opt->syscalls ? opt->syscalls : getenv("EMBER_SYSCALLS");
+	if (sc && sc[0] && strcmp(sc, "guest") && strcmp(sc, "trap"))
+		return snprintf(err, errlen, "unknown syscalls mode '%s' (guest or trap)", sc), -1;
+	snprintf(s->syscalls, sizeof(s->syscalls), "%s", sc ? sc : "");
 	int kvm = strcmp(b, "kvm") ? 0 : vm_dev_kvm();
 	if (kvm < 0)
 		srv_log(s, "warning",

@@ -19,6 +19,9 @@ struct srv_options {
 				  lacks are copied from it at start (srv_seed.c); NULL = none */
 	const char *backend;   /* kvm, ptrace or auto; NULL = kvm */
 	const char *sharing;   /* a deployment's default ember.sharing: upm, off, ksm; NULL = upm */
+	const char
+	    *syscalls;		     /* a deployment's default ember.syscalls: guest or trap; NULL =
+					$EMBER_SYSCALLS, else libember's (guest where page 0 can be mapped) */
 	const char *runtime_dir;     /* holds the js and lua runtimes; NULL = img_runtime_dir() */
 	uint64_t max_body;	     /* invocation and deployment bodies; 0 = 6 MiB */
 	uint64_t max_image;	     /* image uploads; 0 = 128 MiB */

@@ -221,7 +221,7 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 				"ember.keepAlive must be a duration, such as 300 or \"5m\" (0: "
 				"never unload)"),
 		       -1;
-	strcpy(sp->syscalls, "trap");
+	sp->syscalls[0] = 0; /* the server's default */
 	if (e && (v = member(e, "syscalls"))) {
 		if (!json_is_string(v) ||
 		    (strcmp(json_string_value(v), "trap") && strcmp(json_string_value(v), "guest")))
@@ -259,11 +259,12 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 		  count(e, "maxConcurrency", 100000, &sp->max_concurrency, err, errlen) ||
 		  count(e, "queue", 100000, &sp->queue, err, errlen)))
 		return -1;
-	json_t *out =
-	    json_pack("{s:f,s:i,s:i,s:i,s:f,s:s,s:b,s:s}", "timeout", sp->timeout_s, "minWarm",
-		      (int)sp->min_warm, "maxConcurrency", (int)sp->max_concurrency, "queue",
-		      (int)sp->queue, "keepAlive", sp->keep_alive_s, "syscalls", sp->syscalls,
-		      "auth", sp->require_auth, "sharingDomain", sp->domain);
+	json_t *out = json_pack(
+	    "{s:f,s:i,s:i,s:i,s:f,s:b,s:s}", "timeout", sp->timeout_s, "minWarm", (int)sp->min_warm,
+	    "maxConcurrency", (int)sp->max_concurrency, "queue", (int)sp->queue, "keepAlive",
+	    sp->keep_alive_s, "auth", sp->require_auth, "sharingDomain", sp->domain);
+	if (out && sp->syscalls[0])
+		json_object_set_new(out, "syscalls", json_string(sp->syscalls));
 	if (out && sp->sharing[0])
 		json_object_set_new(out, "sharing", json_string(sp->sharing));
 	return json_object_set_new(sp->doc, "ember", out);

@@ -38,6 +38,8 @@ static json_t *status_locked(struct srv_entry *e)
 	json_object_set_new(em, "queued", json_integer(queued));
 	if (e->inst) {
 		json_object_set_new(em, "backend", json_string(info.backend));
+		/* what its virtines run with: the deployment's, else the server's default */
+		json_object_set_new(em, "syscalls", json_string(info.syscalls));
 		json_object_set_new(em, "snapshot", json_boolean(info.snapshot));
 		json_object_set_new(em, "initSeconds", json_real((double)info.init_us / 1e6));
 		/* its invocations wait for a costly slot (srv_cpu.c) */

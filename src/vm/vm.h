@@ -84,6 +84,10 @@ void vm_destroy(struct vm *vm);
 enum vm_backend vm_backend_of(const struct vm *vm);
 const char *vm_backend_name(enum vm_backend b);
 int vm_backend_parse(const char *s, enum vm_backend *out);
+/* 1 when machines of backend b can map page 0 for the program, as the in-guest runtime needs
+ * (--syscalls guest): always on KVM; on ptrace when this process may map below
+ * vm.mmap_min_addr, as its stubs will (vm_low.c) */
+int vm_low_ok(enum vm_backend b);
 
 /* vm_dev.c: /dev/kvm, opened by the first caller and kept for the process (fd or -errno);
  * vm_dev_open opens it and /dev/userfaultfd ahead of a drop of privileges (what cannot be

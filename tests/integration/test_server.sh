@@ -105,6 +105,15 @@ expect "hello-guest" 200 "$(http POST /function/hello-guest -d guest)" "Hello, g
 expect "hello-guest again (warm)" 200 "$(http POST /function/hello-guest -d again)" "Hello, again!"
 expect "hello-guest status" 200 "$(http GET /system/function/hello-guest)"
 contains "hello-guest status shows the mode" '"syscalls":"guest"' "$tmp/body"
+# without ember.syscalls: the server's default (its --syscalls, here $EMBER_SYSCALLS of the suite)
+expect "hello status" 200 "$(http GET /system/function/hello)"
+contains "hello runs in the server's default mode, ${EMBER_SYSCALLS:-guest}" \
+	"\"syscalls\":\"${EMBER_SYSCALLS:-guest}\"" "$tmp/body"
+expect "deploy hello-trap, ember.syscalls trap" 202 \
+	"$(http POST /system/functions -d '{"service":"hello-trap","image":"hello","ember":{"syscalls":"trap"}}')"
+expect "hello-trap" 200 "$(http POST /function/hello-trap -d trap)" "Hello, trap!"
+expect "hello-trap status" 200 "$(http GET /system/function/hello-trap)"
+contains "hello-trap status shows the mode" '"syscalls":"trap"' "$tmp/body"
 expect "ember.syscalls must be trap or guest: 400" 400 \
 	"$(http POST /system/functions -d '{"service":"badmode","image":"hello","ember":{"syscalls":"kernel"}}')"
 contains "the 400 names the field" "ember.syscalls" "$tmp/body"
