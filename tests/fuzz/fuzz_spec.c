@@ -15,8 +15,9 @@ FZ_UNTRACED static void check(const struct srv_spec *sp)
 		 sp->runtime);
 	FZ_CHECK(!sp->image[0] || srv_name_ok(sp->image), "image '%s'", sp->image);
 	FZ_CHECK(!sp->runtime[0] || (sp->code && sp->code_len > 0), "a runtime without code");
-	FZ_CHECK(!strcmp(sp->syscalls, "trap") || !strcmp(sp->syscalls, "guest"), "syscalls '%s'",
-		 sp->syscalls);
+	FZ_CHECK(!sp->syscalls[0] || !strcmp(sp->syscalls, "trap") ||
+		     !strcmp(sp->syscalls, "guest"),
+		 "syscalls '%s'", sp->syscalls);
 	FZ_CHECK(!sp->mem_bytes ||
 		     (sp->mem_bytes >= EMBER_MEM_MIN && sp->mem_bytes <= EMBER_MEM_MAX),
 		 "memory %lu", sp->mem_bytes);

@@ -193,7 +193,9 @@ static void spec_defaults(void **state)
 	assert_string_equal(sp->name, "hello");
 	assert_string_equal(sp->image, "hello");
 	assert_string_equal(sp->runtime, "");
-	assert_string_equal(sp->syscalls, "trap");
+	assert_string_equal(sp->syscalls, ""); /* not given: the server's default */
+	/* ... and not recorded, so that it follows the server's default */
+	assert_null(json_object_get(json_object_get(sp->doc, "ember"), "syscalls"));
 	assert_string_equal(sp->domain, "default");
 	assert_string_equal(sp->sharing, "");
 	assert_true(sp->timeout_s == 10 && sp->keep_alive_s == 600);
@@ -234,6 +236,9 @@ static void spec_fields(void **state)
 	assert_true(sp->timeout_s > 0.4999 && sp->timeout_s < 0.5001);
 	assert_true(sp->keep_alive_s == 0);
 	assert_string_equal(sp->syscalls, "guest");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(sp->doc, "ember"), "syscalls")),
+	    "guest");
 	assert_string_equal(sp->sharing, "off");
 	assert_true(sp->require_auth);
 	assert_int_equal(sp->min_warm, 64);
@@ -311,7 +316,7 @@ static void spec_nulls_are_absent(void **state)
 				    "\"envVars\":null,\"limits\":null,\"files\":null,"
 				    "\"ember\":{\"timeout\":null,\"syscalls\":null}}",
 				    NULL);
-	assert_string_equal(sp->syscalls, "trap");
+	assert_string_equal(sp->syscalls, "");
 	assert_true(sp->timeout_s == 10);
 	spec_put(sp);
 }
