@@ -1,7 +1,8 @@
 #!/bin/sh
 # The function suite inside virtines: every function on its requests, warm (--repeat 2, from the
-# snapshot) and on a clean shell (--no-snapshot), against the native run's output and the
-# checked-in .out files (and, for Python handlers, Debian's python3.11 running them), with the
+# snapshot), on a clean shell (--no-snapshot) and, in the sharing modes off and ksm, restored
+# from disk into a new virtine in that mode (--state --cold twice), against the native
+# run's output and the checked-in .out files (and, for Python handlers, Debian's python3.11 running them), with the
 # files the build made for a function (functions/NAME/files.py) as its --files; and the
 # load-time errors of bad JavaScript and Lua sources (exit 125).
 # Run from the repository root; B is the build directory (default build). One line per check.
@@ -20,6 +21,13 @@ same()
 	copies "$1" "$2"
 	cmp -s "$tmp/out" "$tmp/want"
 }
+
+# warm: invocations from the snapshot in the same virtine, reset in between; shell: a clean
+# machine each. In the sharing modes other than upm, restore: the snapshot written to disk and
+# restored into a new virtine in that mode (ksm: private anonymous copies, merged by KSM; off: a
+# copy in the machine's memfd), the path a server's new virtines take (snap_restore), then reset.
+modes="warm shell"
+case "${EMBER_SHARING:-upm}" in off | ksm) modes="$modes restore" ;; esac
 
 for dir in functions/*; do
 	name=${dir#functions/}
@@ -80,11 +88,21 @@ for dir in functions/*; do
 			bad "$name/$size: no expected output"
 			continue
 		fi
-		for mode in warm shell; do
+		for mode in $modes; do
 			t0=$(ms)
 			if [ "$mode" = warm ]; then
 				n=2
 				er --repeat 2 "$@"
+			elif [ "$mode" = restore ]; then
+				# the first cold start records the working set (its pages served on
+				# demand); the second reads the snapshot whole and restores it in
+				# the sharing mode (snap_restore), then resets it for the third run
+				n=3
+				rm -rf "$tmp/state"
+				er --state "$tmp/state" --cold "$@"
+				mv "$tmp/out" "$tmp/out1"
+				[ "$rc" = 0 ] && er --state "$tmp/state" --cold --repeat 2 --stats "$@"
+				cat "$tmp/out1" "$tmp/out" >"$tmp/out2" && mv "$tmp/out2" "$tmp/out"
 			else
 				n=1
 				er --no-snapshot "$@"
@@ -98,7 +116,14 @@ for dir in functions/*; do
 			for w in $wants; do
 				same "$n" "$w" || differ="${differ:+$differ and }${w#"$tmp"/}"
 			done
-			if [ -z "$differ" ]; then
+			if [ "$mode" = restore ] && ! tail -n 1 "$tmp/err" | python3 -c '
+import json, sys
+j = json.loads(sys.stdin.read())
+i = j["invocations"][0]
+sys.exit(not (j["memory"]["sharing"] == sys.argv[1] and i["start"] == "cold" and
+              i.get("cold_parts", {}).get("faults", 1) == 0))' "$EMBER_SHARING" 2>/dev/null; then
+				bad "$name/$size $mode: not a restore read whole in sharing mode $EMBER_SHARING"
+			elif [ -z "$differ" ]; then
 				ok "$name/$size $mode: $n output(s) equal to $what (${t} ms)"
 			else
 				bad "$name/$size $mode: output differs from $differ"
