@@ -68,8 +68,15 @@
 #define EMBER_RT_MAP_SIZE  0x20000ULL
 /* the function's FPU state, saved by the runtime around its input hypercall (XSAVE layout) */
 #define EMBER_RT_XSAVE	    (EMBER_RT_BASE + 0xf0000ULL)
-#define EMBER_RT_XSAVE_SIZE 0x10000ULL
-#define EMBER_RT_END	    (EMBER_RT_BASE + 0x100000ULL)
+#define EMBER_RT_XSAVE_SIZE 0x8000ULL
+/* uint32_t[EMBER_RT_SITES_MAX], ascending: the return address of every site rewritten to
+ * `call *%rax`, written by the host at load, read-only to the guest. A `call *%rax` that enters
+ * the runtime from anywhere else (a null or small function pointer held in rax) is no system
+ * call: the runtime ends it at EMBER_RT_BADCALL, which the host reports as the page fault a
+ * call to that address would be. */
+#define EMBER_RT_SITES	   (EMBER_RT_BASE + 0xf8000ULL)
+#define EMBER_RT_SITES_MAX 0x2000ULL
+#define EMBER_RT_END	   (EMBER_RT_BASE + 0x100000ULL)
 /* where the host sends a system call made at a site left trapping (`out`) when the runtime owns
  * the state it changes (EMBER_RT_OWNED): the runtime serves it on its own stack and returns to
  * EMBER_RT_BOUNCE[0] with rsp = EMBER_RT_BOUNCE[1] and r11 = EMBER_RT_BOUNCE[2] (the flags), all
@@ -79,6 +86,11 @@
 /* where the host sends the runtime when its service of a call faulted on the program's memory
  * (a bad buffer or iovec pointer): the call returns -EFAULT to its site, as Linux's would */
 #define EMBER_RT_EFAULT_ENTRY (EMBER_RT_BASE + 0x180)
+/* the runtime's `ud2` for a call into page 0 that is no rewritten site (rax: its target) */
+#define EMBER_RT_BADCALL (EMBER_RT_BASE + 0x1c0)
+/* [EMBER_RT_BASE, EMBER_RT_ENTRY_END): the entries and rt_serve, which never touch the program's
+ * memory for a call (a fault there is the program's own, such as a smashed return address) */
+#define EMBER_RT_ENTRY_END (EMBER_RT_BASE + 0x240)
 /* struct ember_rt_file[EMBER_RT_NFILES], in the control block's page: the bundle's files open on
  * fds EMBER_RT_FD0 and up that the runtime reads itself (the host publishes them) */
 #define EMBER_RT_FILES	(EMBER_RT_CTL + 0x800ULL)
@@ -135,6 +147,10 @@ struct ember_rt_ctl {
 	 * unmapped or remapped: while there is one, a break moved down is told to the host, so
 	 * that growing it again gets fresh pages there (as Linux maps them) */
 	uint64_t brk_hole;
+	/* the call being served, as its number + 1, while the runtime serves one; 0 otherwise */
+	uint64_t in_call;
+	/* entries at EMBER_RT_SITES */
+	uint64_t nsites;
 };
 #define EMBER_RT_MAGIC	   0x454d4245525254ULL /* "EMBERRT" */
 #define EMBER_RT_FPU_SAVED 0x4650555341564544ULL

@@ -28,6 +28,8 @@ int cli_lb_config(int argc, char **argv);
 /* the file at path (at most max bytes) into a malloc'd buffer; -1 with why */
 int cli_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, char *why,
 		  size_t whylen);
+/* the environment variable name, NULL when it is unset or empty (an empty one means the default) */
+const char *cli_env(const char *name);
 /* "ember CMD: msg (see 'ember CMD --help')" on stderr; returns CLI_EXIT_EMBER */
 int cli_usage_error(const char *cmd, const char *msg);
 /* the runtime image for a language ("js", "lua"): NAME in the folder img_runtime_dir finds */

@@ -295,7 +295,7 @@ int cli_run(int argc, char **argv)
 	if (!cfg.backend)
 		cfg.backend = getenv("EMBER_BACKEND");
 	if (!cfg.syscalls)
-		cfg.syscalls = getenv("EMBER_SYSCALLS");
+		cfg.syscalls = cli_env("EMBER_SYSCALLS");
 	if (!cfg.sharing && getenv("EMBER_SHARING") && *getenv("EMBER_SHARING"))
 		cfg.sharing = getenv("EMBER_SHARING");
 	/* before the image is read: ELF parsing and disassembly of untrusted code run inside it */

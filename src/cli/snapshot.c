@@ -35,6 +35,8 @@ static const char snapshot_help[] =
     "  --files PATH      the programs' read-only files (a folder or a tar or zip\n"
     "                    archive), as `ember run --files` gives them: part of what the\n"
     "                    snapshot needs\n"
+    "  --syscalls MODE   guest or trap, as `ember run --syscalls` (part of the snapshot;\n"
+    "                    default $EMBER_SYSCALLS, else ember run's default)\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 when every snapshot is on disk; 125 otherwise.\n";
@@ -94,10 +96,15 @@ static int snapshot_one(struct ember_config cfg, const char *runtime, const char
 int cli_snapshot(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"state", required_argument, NULL, 'S'},   {"mem", required_argument, NULL, 'm'},
-	    {"env", required_argument, NULL, 'e'},     {"backend", required_argument, NULL, 'b'},
-	    {"runtime", required_argument, NULL, 'R'}, {"files", required_argument, NULL, 'F'},
-	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0},
+	    {"state", required_argument, NULL, 'S'},
+	    {"mem", required_argument, NULL, 'm'},
+	    {"env", required_argument, NULL, 'e'},
+	    {"backend", required_argument, NULL, 'b'},
+	    {"runtime", required_argument, NULL, 'R'},
+	    {"files", required_argument, NULL, 'F'},
+	    {"syscalls", required_argument, NULL, 'Y'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	/* strict: an initialisation that fails is the reason there is no snapshot */
 	struct ember_config cfg = {.state_dir = "var", .pool_size = 1, .strict_init = 1};
@@ -127,6 +134,9 @@ int cli_snapshot(int argc, char **argv)
 		case 'F':
 			cfg.files = optarg;
 			break;
+		case 'Y':
+			cfg.syscalls = optarg;
+			break;
 		case 'h':
 			fputs(snapshot_help, stdout);
 			return 0;
@@ -141,7 +151,7 @@ int cli_snapshot(int argc, char **argv)
 	if (!cfg.backend)
 		cfg.backend = getenv("EMBER_BACKEND");
 	if (!cfg.syscalls) /* the mode is part of the snapshot: make the one `ember run` will use */
-		cfg.syscalls = getenv("EMBER_SYSCALLS");
+		cfg.syscalls = cli_env("EMBER_SYSCALLS");
 	pool_shell_target(0); /* nothing is invoked: no shells to prepare ahead */
 	int failed = 0;
 	for (int i = optind; i < argc; i++)

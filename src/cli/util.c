@@ -22,6 +22,12 @@ int cli_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, char
 	return rc ? -1 : 0;
 }
 
+const char *cli_env(const char *name)
+{
+	const char *v = getenv(name);
+	return v && v[0] ? v : NULL;
+}
+
 int cli_usage_error(const char *cmd, const char *msg)
 {
 	fprintf(stderr, "ember %s: %s\n(see 'ember %s --help')\n", cmd, msg, cmd);

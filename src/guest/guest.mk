@@ -1,5 +1,5 @@
 # The in-guest runtime: freestanding, linked at EMBER_RT_BASE, embedded in the ember binary.
-GRT_SRC    := src/guest/rt.c src/guest/rt_time.c src/guest/rt_random.c src/guest/rt_mem.c src/guest/rt_pool.c \
+GRT_SRC    := src/guest/rt.c src/guest/rt_io.c src/guest/rt_time.c src/guest/rt_random.c src/guest/rt_mem.c src/guest/rt_pool.c \
 	src/guest/rt_fs.c \
 	src/guest/rt_entry.S
 GRT_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -Iinclude -ffreestanding -nostdlib -static \

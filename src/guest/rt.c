@@ -3,9 +3,7 @@
 
 #include "rt.h"
 
-#define EBADF	  9
 #define EINVAL	  22
-#define ENOTTY	  25
 #define GUEST_PID 1
 #define GUEST_UID 1000
 
@@ -36,160 +34,6 @@ void *memset(void *dst, int c, size_t n)
 const uint64_t rt_bounce_slot = EMBER_RT_BOUNCE;
 
 typedef long (*rt_fn)(long a0, long a1, long a2, long a3, long a4, long a5);
-
-/* the state components XSAVE covers here (XCR0), 0 when it cannot be used; found once */
-static uint64_t xsave_mask(void)
-{
-	static uint64_t mask;
-	static int probed;
-	if (!probed) {
-		uint32_t a, b, c, d;
-		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
-		if (c & (1u << 27)) { /* OSXSAVE: XGETBV and XSAVE are usable at CPL3 */
-			uint32_t lo, hi;
-			__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-			__asm__ volatile("cpuid"
-					 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
-					 : "a"(0xd), "c"(0));
-			if (b <=
-			    EMBER_RT_XSAVE_SIZE) /* the area for every component XCR0 enables */
-				mask = ((uint64_t)hi << 32) | lo;
-		}
-		probed = 1;
-	}
-	return mask;
-}
-
-/* The input hypercall, with the function's FPU state saved in guest memory around it: an
- * invocation restored from a snapshot taken here gets that state back from the snapshot's
- * memory, so the host does not have to set it (EMBER_RT_FPU_SAVED). */
-static void input_hypercall(void)
-{
-	volatile struct ember_rt_ctl *c = RT_CTL;
-	uint64_t mask = xsave_mask();
-	uint32_t lo = (uint32_t)mask, hi = (uint32_t)(mask >> 32);
-	c->fpu_saved = 0;
-	if (mask) {
-		__asm__ volatile("xsave64 (%0)"
-				 :
-				 : "r"(EMBER_RT_XSAVE), "a"(lo), "d"(hi)
-				 : "memory");
-		c->fpu_saved = EMBER_RT_FPU_SAVED;
-	}
-	rt_hypercall(EMBER_HC_INPUT);
-	if (c->fpu_saved == EMBER_RT_FPU_SAVED)
-		__asm__ volatile("xrstor64 (%0)"
-				 :
-				 : "r"(EMBER_RT_XSAVE), "a"(lo), "d"(hi)
-				 : "memory");
-	c->fpu_saved = 0;
-}
-
-/* one contiguous read of the request; refills through the host when the buffer is used up */
-static long read_in(uint8_t *dst, uint64_t n)
-{
-	volatile struct ember_rt_ctl *c = RT_CTL;
-	while (c->in_pos >= c->in_len) {
-		if (c->in_eof)
-			return 0;
-		input_hypercall();
-	}
-	uint64_t avail = c->in_len - c->in_pos;
-	if (n > avail)
-		n = avail;
-	memcpy(dst, (const uint8_t *)EMBER_RT_IN + c->in_pos, n);
-	c->in_pos += n;
-	return (long)n;
-}
-
-/* appends to the stdout or stderr buffer, handing full buffers to the host */
-static long write_out(long fd, const uint8_t *src, uint64_t n)
-{
-	volatile struct ember_rt_ctl *c = RT_CTL;
-	volatile uint64_t *len = fd == 1 ? &c->out_len : &c->log_len;
-	uint8_t *buf = (uint8_t *)(fd == 1 ? EMBER_RT_OUT : EMBER_RT_LOG);
-	uint64_t size = fd == 1 ? EMBER_RT_OUT_SIZE : EMBER_RT_LOG_SIZE, done = 0;
-	while (done < n) {
-		if (*len >= size)
-			rt_hypercall(EMBER_HC_FLUSH); /* the host empties both buffers */
-		uint64_t k = size - *len < n - done ? size - *len : n - done;
-		memcpy(buf + *len, src + done, k);
-		*len += k;
-		done += k;
-	}
-	return (long)n;
-}
-
-struct iov {
-	uint64_t base, len;
-};
-
-/* fd 4, the request's metadata, from its buffer */
-static long read_meta(uint8_t *dst, uint64_t n)
-{
-	volatile struct ember_rt_ctl *c = RT_CTL;
-	uint64_t avail = c->meta_len - c->meta_pos;
-	if (n > avail)
-		n = avail;
-	memcpy(dst, (const uint8_t *)EMBER_RT_META + c->meta_pos, n);
-	c->meta_pos += n;
-	return (long)n;
-}
-
-static long sys_read(long fd, long buf, long n, long a3, long a4, long a5)
-{
-	if (fd == EMBER_META_FD && RT_CTL->meta_len != EMBER_RT_META_FORWARD && n >= 0)
-		return read_meta((uint8_t *)buf, (uint64_t)n);
-	if (fd >= EMBER_RT_FD0)
-		return rt_file_read(fd, buf, n, a3, a4, a5);
-	if (fd != 0)
-		return rt_forward(__NR_read, fd, buf, n, a3, a4, a5);
-	return read_in((uint8_t *)buf, (uint64_t)n);
-}
-
-static long sys_write(long fd, long buf, long n, long a3, long a4, long a5)
-{
-	if (fd != 1 && fd != 2)
-		return rt_forward(__NR_write, fd, buf, n, a3, a4, a5);
-	return write_out(fd, (const uint8_t *)buf, (uint64_t)n);
-}
-
-static long sys_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
-{
-	if (fd >= EMBER_RT_FD0)
-		return rt_file_readv(fd, iov, cnt, a3, a4, a5);
-	if (fd != 0 || cnt < 0 || cnt > 1024)
-		return rt_forward(__NR_readv, fd, iov, cnt, a3, a4, a5);
-	const struct iov *v = (const struct iov *)iov;
-	long total = 0;
-	for (long i = 0; i < cnt; i++) {
-		if (!v[i].len)
-			continue;
-		long k = read_in((uint8_t *)v[i].base, v[i].len);
-		total += k;
-		if ((uint64_t)k < v[i].len)
-			break;
-	}
-	return total;
-}
-
-static long sys_writev(long fd, long iov, long cnt, long a3, long a4, long a5)
-{
-	if ((fd != 1 && fd != 2) || cnt < 0 || cnt > 1024)
-		return rt_forward(__NR_writev, fd, iov, cnt, a3, a4, a5);
-	const struct iov *v = (const struct iov *)iov;
-	long total = 0;
-	for (long i = 0; i < cnt; i++)
-		total += write_out(fd, (const uint8_t *)v[i].base, v[i].len);
-	return total;
-}
-
-static long sys_ioctl(long fd, long req, long arg, long a3, long a4, long a5)
-{
-	if (fd >= 0 && fd <= 2)
-		return -ENOTTY;
-	return rt_forward(__NR_ioctl, fd, req, arg, a3, a4, a5);
-}
 
 static long sys_rt_sigprocmask(long how, long set, long old, long size, long a4, long a5)
 {
@@ -265,11 +109,11 @@ static long w_getrandom(long a0, long a1, long a2, long a3, long a4, long a5)
 #define NR_MAX 512
 
 static const rt_fn table[NR_MAX] = {
-    [__NR_read] = sys_read,
-    [__NR_write] = sys_write,
-    [__NR_readv] = sys_readv,
-    [__NR_writev] = sys_writev,
-    [__NR_ioctl] = sys_ioctl,
+    [__NR_read] = rt_read,
+    [__NR_write] = rt_write,
+    [__NR_readv] = rt_readv,
+    [__NR_writev] = rt_writev,
+    [__NR_ioctl] = rt_ioctl,
     [__NR_pread64] = rt_file_pread,
     [__NR_lseek] = rt_file_lseek,
     [__NR_brk] = rt_brk,
@@ -294,14 +138,55 @@ static const rt_fn table[NR_MAX] = {
     [__NR_getrandom] = w_getrandom,
 };
 
+/* the return address of the `call *%rax` being served (rt_entry.S); 0 when the host sent it */
+extern uint64_t rt_site;
+
+/* ret is the return address of a site the host rewrote (its table at EMBER_RT_SITES) */
+static int known_site(uint64_t ret)
+{
+	const volatile uint32_t *t = (const volatile uint32_t *)EMBER_RT_SITES;
+	uint64_t n = RT_CTL->nsites, lo = 0, hi = n < EMBER_RT_SITES_MAX ? n : EMBER_RT_SITES_MAX;
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+		if (t[mid] < ret)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && lo < EMBER_RT_SITES_MAX && t[lo] == ret;
+}
+
+/* a `call *%rax` to an address in page 0 that is no site: the program's own bug, ended as the
+ * call to rax would have ended */
+__attribute__((noreturn)) static void bad_call(long target)
+{
+	__asm__ volatile("jmp rt_badcall" : : "a"(target));
+	__builtin_unreachable();
+}
+
+/* rt_efault: the call being served faulted on the program's memory; it is counted as served
+ * here, and none is in progress any more */
+void rt_efaulted(void)
+{
+	volatile struct ember_rt_ctl *c = RT_CTL;
+	uint64_t nr = c->in_call - 1;
+	if (nr < NR_MAX)
+		((volatile uint64_t *)EMBER_RT_COUNTS)[nr]++;
+	c->in_call = 0;
+}
+
 long rt_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	volatile struct ember_rt_ctl *c = RT_CTL;
+	if (rt_site && !known_site(rt_site))
+		bad_call(nr);
 	rt_fn fn = nr >= 0 && nr < NR_MAX ? table[nr] : 0;
 	if (!fn)
 		return rt_forward(nr, a0, a1, a2, a3, a4, a5);
 	uint64_t forwarded = c->forwarded;
+	c->in_call = (uint64_t)nr + 1; /* a fault from here on may be a bad buffer (rt_fault) */
 	long r = fn(a0, a1, a2, a3, a4, a5);
+	c->in_call = 0;
 	/* served here, counted by number for the host; the host counts those it was handed */
 	if (c->forwarded == forwarded)
 		((volatile uint64_t *)EMBER_RT_COUNTS)[nr]++;

@@ -56,6 +56,11 @@ static inline uint64_t rt_rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/* the dispatcher, called by rt_serve (rt_entry.S) */
+long rt_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5);
+/* called by rt_efault: the call in progress faulted on the program's memory */
+void rt_efaulted(void);
+
 void *memcpy(void *dst, const void *src, size_t n);
 void *memset(void *dst, int c, size_t n);
 
@@ -64,6 +69,13 @@ long rt_gettimeofday(long tv, long tz);
 long rt_time(long t);
 long rt_clock_getres(long clk, long res);
 long rt_getrandom(long buf, long len, long flags);
+
+/* the request, its metadata, stdout and stderr (rt_io.c); the other descriptors forwarded */
+long rt_read(long fd, long buf, long n, long a3, long a4, long a5);
+long rt_write(long fd, long buf, long n, long a3, long a4, long a5);
+long rt_readv(long fd, long iov, long cnt, long a3, long a4, long a5);
+long rt_writev(long fd, long iov, long cnt, long a3, long a4, long a5);
+long rt_ioctl(long fd, long req, long arg, long a3, long a4, long a5);
 
 /* the bundle's files with a window (rt_fs.c); the others forwarded */
 long rt_file_read(long fd, long buf, long n, long a3, long a4, long a5);

@@ -8,18 +8,19 @@
 	.section .text.entry, "ax"
 	.globl rt_entry
 rt_entry:
-	/* only a rewritten site (ff d0, `call *%rax`) may come here: a call through a null function
-	 * pointer slides down the same sled and must fault, not make a system call */
+	/* only a `call *%rax` (ff d0) may come here: a call through a null function pointer in
+	 * another register slides down the same sled and must fault, not make a system call;
+	 * rt_syscall checks that this one is a rewritten site (rt_site) */
 	mov (%rsp), %r11
 	cmpw $0xd0ff, -2(%r11)
-	jne 1f
+	jne rt_badcall
 	/* on the program's stack, [rsp] is the return address: switch to our own stack */
 	mov %rsp, rt_saved_rsp(%rip)
 	lea rt_stack_top(%rip), %rsp
+	mov %r11, rt_site(%rip)
 	call rt_serve
 	mov rt_saved_rsp(%rip), %rsp
 	ret
-1:	ud2
 
 	/* EMBER_RT_BOUNCE_ENTRY: the host left the program's rsp alone (its red zone may be live)
 	 * and wrote where to return, and with which rsp, at EMBER_RT_BOUNCE */
@@ -27,6 +28,7 @@ rt_entry:
 	.globl rt_bounce
 rt_bounce:
 	lea rt_stack_top(%rip), %rsp
+	movq $0, rt_site(%rip) /* the host sent it from a trapping site: no site to check */
 	call rt_serve
 	/* as after a syscall: rcx = the return address, r11 = the flags (slot 2) */
 	mov rt_bounce_slot(%rip), %r11
@@ -37,14 +39,23 @@ rt_bounce:
 
 	/* EMBER_RT_EFAULT_ENTRY: rt_syscall faulted on the program's memory (a bad buffer); the
 	 * host sent the vCPU here with whatever registers the fault left. rt_serve's frame is
-	 * intact above rt_syscall's: drop the latter and return -EFAULT from the call, with every
-	 * register rt_serve saved (the callee-saved ones too: rt_syscall never restored them). */
+	 * intact above rt_syscall's: drop the latter, count the call (rt_efaulted) and return
+	 * -EFAULT from it, with every register rt_serve saved (the callee-saved ones too:
+	 * rt_syscall never restored them). */
 	.org 0x180
 	.globl rt_efault
 rt_efault:
 	lea rt_stack_top - RT_SERVE_FRAME(%rip), %rsp
+	call rt_efaulted
 	mov $-14, %rax
 	jmp rt_serve_done
+
+	/* EMBER_RT_BADCALL: a call into page 0 that is no rewritten site; rax is its target. The
+	 * host reports the page fault a call there would have been. */
+	.org 0x1c0
+	.globl rt_badcall
+rt_badcall:
+	ud2
 
 /* a syscall keeps every register but rax, rcx and r11, and the flags; calls rt_syscall(nr,
  * a0..a5) on the runtime's own stack (rsp is at its top, less this call's return address).
@@ -90,9 +101,14 @@ rt_serve_done:
 	pop %rdi
 	popfq
 	ret
+	.globl rt_entry_end
+rt_entry_end:
 
 	.bss
 	.balign 16
+	.globl rt_site
+rt_site:
+	.quad 0
 rt_saved_rsp:
 	.quad 0
 	.balign 16

@@ -1,7 +1,9 @@
 /* Loading an image into a machine: segments, syscall-site rewriting, the SysV start stack. */
 #include <cpuid.h>
 #include <elf.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -162,6 +164,12 @@ static int place(const struct img *img, struct vm *vm, struct img_layout *l, cha
 	return 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
 extern const uint8_t _binary_ember_rt_start[];
 extern const uint8_t _binary_ember_rt_end[];
 
@@ -196,7 +204,9 @@ static int map_runtime(struct vm *vm, struct img_layout *l, char *err, size_t er
 	l->maps[l->nmaps++] = (struct img_map){0, PAGE, PROT_READ | PROT_EXEC};
 	l->maps[l->nmaps++] = (struct img_map){EMBER_RT_BASE, EMBER_RT_BASE + EMBER_RT_CODE_SIZE,
 					       PROT_READ | PROT_EXEC};
-	l->maps[l->nmaps++] = (struct img_map){EMBER_RT_CTL, EMBER_RT_END, PROT_READ | PROT_WRITE};
+	l->maps[l->nmaps++] =
+	    (struct img_map){EMBER_RT_CTL, EMBER_RT_SITES, PROT_READ | PROT_WRITE};
+	l->maps[l->nmaps++] = (struct img_map){EMBER_RT_SITES, EMBER_RT_END, PROT_READ};
 	l->guest = 1;
 	return 0;
 }
@@ -216,11 +226,18 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 			return EMBER_ERR_CONFIG;
 		}
 	}
+	/* the call sites' return addresses, for the runtime to tell them from other calls into
+	 * page 0; a site past the table's reach keeps the trapping form */
+	uint32_t *tab = guest ? vm_guest(vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4) : NULL;
+	uint64_t ntab = 0;
 	for (size_t i = 0; i < img->sites.n; i++) {
-		uint8_t *p = vm_guest(vm, l->base + img->sites.addr[i], 2);
+		uint64_t at = l->base + img->sites.addr[i];
+		uint8_t *p = vm_guest(vm, at, 2);
 		if (!p || p[0] != 0x0f || p[1] != 0x05)
 			continue;
-		if (guest && img->sites.callable[i]) {
+		if (tab && img->sites.callable[i] && ntab < EMBER_RT_SITES_MAX &&
+		    at + 2 <= UINT32_MAX) {
+			tab[ntab++] = (uint32_t)(at + 2);
 			p[0] = 0xff; /* call *%rax: into the page-0 sled, on to the runtime */
 			p[1] = 0xd0;
 			l->sites_call++;
@@ -230,6 +247,11 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 			l->sites_trap++;
 		}
 		l->rewritten++;
+	}
+	if (tab) {
+		qsort(tab, ntab, sizeof(*tab), cmp_u32);
+		((struct ember_rt_ctl *)vm_guest(vm, EMBER_RT_CTL, sizeof(struct ember_rt_ctl)))
+		    ->nsites = ntab;
 	}
 	int runtime_maps = l->nmaps;
 	plan_maps(img, l->base, l, runtime_maps);

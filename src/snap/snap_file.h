@@ -5,9 +5,10 @@
 #include "snap/snap.h"
 
 /* 4: the in-guest runtime's control block changed; 5: the bundle's open files and cwd; 6: fixed-
- * width little-endian fields (snap_fmt.c) instead of the structs as the compiler laid them out.
+ * width little-endian fields (snap_fmt.c) instead of the structs as the compiler laid them out;
+ * 7: the runtime's table of call sites, its call in progress, a smaller XSAVE area.
  * A file of another version is refused, and the snapshot made again. */
-#define SNAP_FILE_VERSION 6
+#define SNAP_FILE_VERSION 7
 
 /* what a snapshot on disk must match to be used */
 struct snap_meta {

@@ -240,10 +240,12 @@ void sys_handle_exit(struct sys_state *st, const struct vm_exit *e)
 		else if (e->port != EMBER_HC_NOP && !st->rt->hypercall(st, e->port))
 			sys_stop(st, SYS_SIGNALED, 11, "unknown hypercall port %#x", e->port);
 		break;
-	case VM_EXIT_FAULT:
-		if (!st->rt->fault(st, e))
-			crashed(st, e);
+	case VM_EXIT_FAULT: {
+		struct vm_exit f = *e; /* the runtime's may say better what the program did */
+		if (!st->rt->fault(st, &f))
+			crashed(st, &f);
 		break;
+	}
 	case VM_EXIT_TIMEOUT:
 		sys_stop(st, SYS_TIMEOUT, 0, "timed out");
 		break;

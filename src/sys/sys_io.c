@@ -120,6 +120,23 @@ static long sys_write(struct sys_state *st, const uint64_t a[6])
 	return rc ? rc : write_from(st, a[0], a[1], a[2]);
 }
 
+/* fds 0 to 2 are pipes: a bad buffer among the iovecs that would take part fails the call before
+ * anything moves, as the kernel's pipe_read and pipe_write give EFAULT and move nothing (a
+ * file's read or write stops at the bad one instead) */
+static int pipe_iov_ok(struct sys_state *st, uint64_t fd, const struct iovec *iov, uint64_t n,
+		       int writing)
+{
+	uint64_t left = writing ? UINT64_MAX : st->in_len - st->in_pos;
+	for (uint64_t i = 0; fd <= 2 && i < n && left; i++) {
+		uint64_t len = iov[i].iov_len < left ? iov[i].iov_len : left;
+		if (len && !sys_user(st, (uint64_t)(uintptr_t)iov[i].iov_base, len,
+				     writing ? PROT_READ : PROT_WRITE))
+			return 0;
+		left -= len;
+	}
+	return 1;
+}
+
 /* readv and writev: each iovec in turn, stopping at a short transfer like the kernel */
 static long vector_io(struct sys_state *st, const uint64_t a[6], int writing)
 {
@@ -130,6 +147,8 @@ static long vector_io(struct sys_state *st, const uint64_t a[6], int writing)
 		return -EINVAL;
 	struct iovec iov[IOV_MAX_GUEST];
 	if (a[2] && sys_get(st, iov, a[1], a[2] * sizeof(iov[0])))
+		return -EFAULT;
+	if (!pipe_iov_ok(st, a[0], iov, a[2], writing))
 		return -EFAULT;
 	long total = 0;
 	for (uint64_t i = 0; i < a[2]; i++) {

@@ -287,24 +287,42 @@ static int rt_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
 	       c->magic == EMBER_RT_MAGIC && c->fpu_saved == EMBER_RT_FPU_SAVED;
 }
 
-/* A page or protection fault in the runtime's code on an address outside its own area: it was
- * copying from or to a buffer the program named (read, write, their iovecs, a clock's result).
- * Linux answers such a call with EFAULT, so the runtime is sent to return that from the call
- * (EMBER_RT_EFAULT_ENTRY, rt_entry.S). A fault on the runtime's own memory is its bug, or the
- * program's overwriting it: that ends the run as a crash, as before. The registers are the
- * guest's own; nothing here trusts what guest memory holds. */
-static int rt_fault(struct sys_state *st, const struct vm_exit *e)
+/* A page or protection fault in the runtime's code while it serves a call (its control block
+ * says which, its stack is in use), on an address outside its own area: it was copying from or
+ * to a buffer the program named (read, write, their iovecs, a clock's result). Linux answers
+ * such a call with EFAULT, so the runtime is sent to return that from the call
+ * (EMBER_RT_EFAULT_ENTRY, rt_entry.S). Any other fault ends the run as a crash: in the entries
+ * (a smashed return address into page 0), outside a call, on the runtime's own memory. A `call
+ * *%rax` into page 0 that is no site ends at EMBER_RT_BADCALL, and a fault in the entries
+ * outside a call came by the sled too: both are reported as the page fault at page 0 that the
+ * jump there is on Linux. The registers are the guest's own, and what guest memory
+ * says only decides whether the guest's RIP is moved. */
+static int rt_fault(struct sys_state *st, struct vm_exit *e)
 {
 	struct vm_regs r;
-	if ((e->fault != VM_FAULT_PAGE && e->fault != VM_FAULT_GP) || e->rip < EMBER_RT_BASE ||
-	    e->rip >= EMBER_RT_BASE + EMBER_RT_CODE_SIZE ||
-	    (e->fault == VM_FAULT_PAGE && e->addr >= EMBER_RT_BASE && e->addr < EMBER_RT_END) ||
-	    vm_get_regs(st->vm, &r) < 0)
+	struct ember_rt_ctl *c = ctl(st);
+	if (vm_get_regs(st->vm, &r) < 0)
+		return 0;
+	if (e->fault == VM_FAULT_INVALID && e->rip == EMBER_RT_BADCALL) {
+		uint64_t to = r.rax < EMBER_PAGE_SIZE ? r.rax : 0;
+		e->fault = VM_FAULT_PAGE;
+		e->addr = e->rip = to;
+		return 0;
+	}
+	if (e->rip >= EMBER_RT_BASE && e->rip < EMBER_RT_ENTRY_END && (!c || !c->in_call)) {
+		/* a jump into page 0 that the sled brought here (a return to a smashed address
+		 * checked at rt_entry): on Linux the jump itself faults at page 0 */
+		e->fault = VM_FAULT_PAGE;
+		e->addr = e->rip = 0;
+		return 0;
+	}
+	if ((e->fault != VM_FAULT_PAGE && e->fault != VM_FAULT_GP) || !c || !c->in_call ||
+	    e->rip < EMBER_RT_ENTRY_END || e->rip >= EMBER_RT_BASE + EMBER_RT_CODE_SIZE ||
+	    r.rsp < EMBER_RT_DATA || r.rsp >= EMBER_RT_COUNTS ||
+	    (e->fault == VM_FAULT_PAGE && e->addr >= EMBER_RT_BASE && e->addr < EMBER_RT_END))
 		return 0;
 	r.rip = EMBER_RT_EFAULT_ENTRY;
-	if (vm_set_regs(st->vm, &r) < 0)
-		return 0;
-	return 1;
+	return vm_set_regs(st->vm, &r) == 0;
 }
 
 /* the guest mode's row of the table (the trap mode's and the choice: sys_rt_mode.c) */

@@ -41,8 +41,9 @@ struct sys_rt_ops {
 	 * the runtime: the snapshot needs no FPU state of its own */
 	int (*fpu_saved)(const struct sys_state *st, const struct vm_regs *r);
 	/* a fault: 1 when it was the runtime's, serving a call, on the program's memory, and the
-	 * call was made to return -EFAULT (the run goes on); 0 when it ends the run */
-	int (*fault)(struct sys_state *st, const struct vm_exit *e);
+	 * call was made to return -EFAULT (the run goes on); 0 when it ends the run, e then
+	 * saying what the program did (a bad call into page 0 becomes the page fault it is) */
+	int (*fault)(struct sys_state *st, struct vm_exit *e);
 };
 
 /* the guest mode's row (sys_rt.c); callers take a mode from the two below (sys_rt_mode.c) */

@@ -61,7 +61,7 @@ static int trap_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
 	return 0;
 }
 
-static int trap_fault(struct sys_state *st, const struct vm_exit *e)
+static int trap_fault(struct sys_state *st, struct vm_exit *e)
 {
 	(void)st;
 	(void)e;

@@ -185,8 +185,10 @@ static const struct {
 	int sig;
 	enum vm_fault fault;
 } by_signal[] = {
-    {SIGFPE, VM_FAULT_DIVIDE},	{SIGILL, VM_FAULT_INVALID}, {SIGTRAP, VM_FAULT_BREAK},
-    {SIGSYS, VM_FAULT_SYSCALL}, {SIGBUS, VM_FAULT_PAGE},
+    {SIGFPE, VM_FAULT_DIVIDE},
+    {SIGILL, VM_FAULT_INVALID},
+    {SIGTRAP, VM_FAULT_BREAK},
+    {SIGSYS, VM_FAULT_SYSCALL},
 };
 
 static void run_hop(struct vm *vm, void *arg)
@@ -214,9 +216,13 @@ static void run_hop(struct vm *vm, void *arg)
 		e->fault = VM_FAULT_GP;
 		return;
 	}
-	if (sig == SIGSEGV) {
+	if (sig == SIGSEGV || (sig == SIGBUS && si.si_code != BUS_ADRALN)) {
 		e->fault = VM_FAULT_PAGE;
 		e->addr = (uint64_t)(uintptr_t)si.si_addr;
+		return;
+	}
+	if (sig == SIGBUS) { /* BUS_ADRALN: the alignment check (AC) a #AC is on KVM */
+		e->fault = VM_FAULT_ALIGN;
 		return;
 	}
 	e->fault = VM_FAULT_UNKNOWN;

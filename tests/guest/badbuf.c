@@ -1,5 +1,6 @@
-/* System calls given buffers the program cannot use (unmapped, non-canonical, read-only, in an
- * iovec): each must fail with EFAULT and change nothing, as on Linux, in both syscall modes. */
+/* System calls given buffers the program cannot use (unmapped, non-canonical, read-only, page 0,
+ * in an iovec, after a good one): each must fail with EFAULT and change nothing, as on Linux with
+ * stdin and stdout pipes, in both syscall modes. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,9 @@
 #define UNMAPPED ((void *)0x100000000ULL)
 /* not an address at all: a #GP, not a #PF */
 #define NONCANON ((void *)0x8000000000000000ULL)
+/* unmapped natively; in a virtine the runtime's sled (page 0) and its area (1 MiB) */
+#define PAGE0  ((void *)0x10)
+#define RTAREA ((void *)0x100000ULL)
 
 static const char rodata[16] = "read-only";
 
@@ -24,6 +28,8 @@ static void show(const char *what, long rc)
 int main(void)
 {
 	struct iovec bad_base = {UNMAPPED, 4}, odd_base = {NONCANON, 4};
+	char two[2], abc[] = "abc";
+	struct iovec good_bad[] = {{two, 2}, {UNMAPPED, 8}}, abc_bad[] = {{abc, 3}, {UNMAPPED, 4}};
 	struct timespec *ts = UNMAPPED;
 	show("read unmapped", read(0, UNMAPPED, 4));
 	show("read non-canonical", read(0, NONCANON, 4));
@@ -32,6 +38,13 @@ int main(void)
 	show("readv bad iovec", readv(0, UNMAPPED, 1));
 	show("write unmapped", write(1, UNMAPPED, 4));
 	show("write non-canonical", write(2, NONCANON, 4));
+	show("read into page 0", read(0, PAGE0, 4));
+	show("write from page 0", write(1, PAGE0, 4));
+	show("write from null", write(1, NULL, 8));
+	show("read into the runtime's area", read(0, RTAREA, 4));
+	show("write from the runtime's area", write(1, RTAREA, 4));
+	show("readv good then bad", readv(0, good_bad, 2));
+	show("writev good then bad", writev(1, abc_bad, 2));
 	show("writev bad base", writev(1, &odd_base, 1));
 	show("writev bad iovec", writev(1, UNMAPPED, 2));
 	show("clock_gettime", syscall(SYS_clock_gettime, CLOCK_MONOTONIC, ts));

@@ -16,7 +16,8 @@ GUEST_PROGS := hello workout args exitcode crash_null crash_abort crash_stack cr
 # tests/unit/test_pool.c)
 GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys meta redzone filemix clockrand \
 	memcalls memfuzz
-GUEST_PROGS += fpustate rodontneed isolation unaligned dirtier giveback badbuf
+GUEST_PROGS += fpustate rodontneed isolation unaligned dirtier giveback badbuf crash_nullcall \
+	crash_nullret
 # stderr for the server's logs (tests/integration/test_logs.sh)
 GUEST_PROGS += logger
 # the bundle's file calls (tests/integration/test_files.sh)

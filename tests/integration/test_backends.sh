@@ -33,8 +33,8 @@ same()
 }
 
 req x
-for p in crash_null crash_abort crash_stack crash_div crash_ud2 crash_hlt crash_int3 crash_fpe \
-	rawsys; do
+for p in crash_null crash_nullcall crash_nullret crash_abort crash_stack crash_div crash_ud2 crash_hlt \
+	crash_int3 crash_fpe rawsys; do
 	same "$p" "$G/$p.musl"
 done
 req ro

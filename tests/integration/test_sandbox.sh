@@ -197,6 +197,15 @@ start_user
 expect "--user: after a restart, the deployment is back" 200 \
 	"$(http POST /function/idle -d e)" "Hello, e!"
 stop
+if [ "$EMBER_BACKEND" = kvm ]; then
+	# --backend auto finds KVM through the /dev/kvm opened before root was given up: guest
+	start_user --backend auto
+	expect "--user --backend auto: invoke" 200 "$(http POST /function/idle -d f)" "Hello, f!"
+	expect "--user --backend auto: idle's status" 200 "$(http GET /system/function/idle)"
+	contains "--user --backend auto: on KVM, in guest mode" '"backend":"kvm"' "$tmp/body"
+	contains "--user --backend auto: ... guest mode" '"syscalls":"guest"' "$tmp/body"
+	stop
+fi
 others=$(find "$ustate" ! -user nobody | head -n 3)
 check "--user: everything in the state folder is nobody's ($others)" test -z "$others"
 

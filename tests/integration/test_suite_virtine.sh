@@ -116,17 +116,17 @@ for dir in functions/*; do
 			for w in $wants; do
 				same "$n" "$w" || differ="${differ:+$differ and }${w#"$tmp"/}"
 			done
-			if [ "$mode" = restore ] && ! tail -n 1 "$tmp/err" | python3 -c '
+			if [ -n "$differ" ]; then
+				bad "$name/$size $mode: output differs from $differ"
+			elif [ "$mode" = restore ] && ! tail -n 1 "$tmp/err" | python3 -c '
 import json, sys
 j = json.loads(sys.stdin.read())
 i = j["invocations"][0]
 sys.exit(not (j["memory"]["sharing"] == sys.argv[1] and i["start"] == "cold" and
               i.get("cold_parts", {}).get("faults", 1) == 0))' "$EMBER_SHARING" 2>/dev/null; then
 				bad "$name/$size $mode: not a restore read whole in sharing mode $EMBER_SHARING"
-			elif [ -z "$differ" ]; then
-				ok "$name/$size $mode: $n output(s) equal to $what (${t} ms)"
 			else
-				bad "$name/$size $mode: output differs from $differ"
+				ok "$name/$size $mode: $n output(s) equal to $what (${t} ms)"
 			fi
 		done
 	done
