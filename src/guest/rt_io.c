@@ -64,21 +64,23 @@ static int program_range(uint64_t p, uint64_t n)
 	       (p + n > p && p >= EMBER_PAGE_SIZE && (p + n <= EMBER_RT_BASE || p >= EMBER_RT_END));
 }
 
-/* Touches every page of [p, p+n) (writing back what it reads, to check that writing is allowed
- * too), so that a bad buffer faults before a call consumed or wrote anything: the fault sends
- * the runtime to rt_efault, and the call returns EFAULT, as a pipe's read or write would. */
-static void probe(uint64_t p, uint64_t n, int write)
+/* 0 when [p, p+n) is program memory the call may use, else -EFAULT. Every page is touched
+ * (written back what it holds, to check that writing is allowed too), so that a bad buffer
+ * faults before a call consumed or wrote anything: the fault sends the runtime to rt_efault,
+ * and the call returns EFAULT, as a pipe's read or write would. */
+static long usable(uint64_t p, uint64_t n, int write)
 {
-	if (!n)
-		return;
-	for (uint64_t a = p, last = p + n - 1;; a = (a | (EMBER_PAGE_SIZE - 1)) + 1) {
+	if (!program_range(p, n))
+		return -EFAULT;
+	for (uint64_t a = p, last = p + n - 1; n; a = (a | (EMBER_PAGE_SIZE - 1)) + 1) {
 		volatile uint8_t *q = (volatile uint8_t *)a;
 		uint8_t v = *q;
 		if (write)
 			*q = v;
 		if ((a | (EMBER_PAGE_SIZE - 1)) >= last)
-			return;
+			break;
 	}
+	return 0;
 }
 
 /* the request's next bytes are in the buffer, unless the request has ended: 0 at its end */
@@ -97,8 +99,6 @@ static int fill_in(void)
 static long read_in(uint8_t *dst, uint64_t n)
 {
 	volatile struct ember_rt_ctl *c = RT_CTL;
-	if (!n)
-		return 0;
 	if (!fill_in())
 		return 0;
 	uint64_t avail = c->in_len - c->in_pos;
@@ -160,9 +160,8 @@ long rt_write(long fd, long buf, long n, long a3, long a4, long a5)
 {
 	if (fd != 1 && fd != 2)
 		return rt_forward(__NR_write, fd, buf, n, a3, a4, a5);
-	if (!program_range((uint64_t)buf, (uint64_t)n))
+	if (usable((uint64_t)buf, (uint64_t)n, 0))
 		return -EFAULT;
-	probe((uint64_t)buf, (uint64_t)n, 0);
 	return write_out(fd, (const uint8_t *)buf, (uint64_t)n);
 }
 
@@ -186,9 +185,8 @@ long rt_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
 	uint64_t avail = c->in_len - c->in_pos, left = avail;
 	for (long i = 0; i < cnt && left; i++) {
 		uint64_t k = v[i].len < left ? v[i].len : left;
-		if (!program_range(v[i].base, k))
+		if (usable(v[i].base, k, 1))
 			return -EFAULT;
-		probe(v[i].base, k, 1);
 		left -= k;
 	}
 	uint64_t done = 0;
@@ -210,9 +208,8 @@ long rt_writev(long fd, long iov, long cnt, long a3, long a4, long a5)
 		return -EFAULT;
 	/* every piece checked before any is written: a bad one writes nothing */
 	for (long i = 0; i < cnt; i++) {
-		if (!program_range(v[i].base, v[i].len))
+		if (usable(v[i].base, v[i].len, 0))
 			return -EFAULT;
-		probe(v[i].base, v[i].len, 0);
 	}
 	long total = 0;
 	for (long i = 0; i < cnt; i++)
