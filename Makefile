@@ -24,7 +24,7 @@ CORE_LIBS  := $(shell $(PKG_CONFIG) --libs $(CORE_PKGS) 2>/dev/null) -pthread
 LDLIBS     += $(shell $(PKG_CONFIG) --libs $(CLI_PKGS) $(SRV_PKGS) 2>/dev/null) $(CORE_LIBS)
 
 .PHONY: all setup run test unit integration bench asan fuzz fuzz-long fuzz-cov clean format pkg-check lib install uninstall FORCE
-all: $(B)/ember guests lib
+all: $(B)/ember guests corpus lib
 
 setup:
 	@./scripts/setup.sh
@@ -133,6 +133,7 @@ uninstall:
 	rmdir $(D)$(RUNTIMEDIR) $(D)$(dir $(RUNTIMEDIR)) $(D)$(INCLUDEDIR)/ember 2>/dev/null || true
 
 include tests/guest/guest.mk
+include tests/corpus/corpus.mk
 -include functions/functions.mk
 -include runtimes/runtimes.mk
 include tests/tests.mk
