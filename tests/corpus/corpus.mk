@@ -1,14 +1,25 @@
-# The compatibility corpus: small real threaded programs built from source into $(B)/corpus/, to
-# be run natively and in virtines and their outputs compared byte for byte.
+# The compatibility corpus: small real threaded programs (pthreads with musl and glibc, C++, Rust)
+# built from source into $(B)/corpus/, to be run natively and in virtines and their outputs
+# compared byte for byte.
 CORPUS_SRC := tests/corpus
 CORPUS_OUT := $(B)/corpus
 CORPUS_CFLAGS   := -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -pthread -MMD -MP
+CORPUS_CXXFLAGS := -std=c++17 -O2 -Wall -Wextra -Werror -pthread -MMD -MP
+# rustc is no Debian package (rustup puts it in ~/.cargo/bin): rs_threads is built only when it
+# is on PATH. It runs without MAKEFLAGS, whose jobserver descriptors make does not hand to it (a
+# warning otherwise).
+RUSTC      ?= $(shell command -v rustc 2>/dev/null)
+
 # every C program is built twice, with musl and with glibc; c_single is the single-threaded control
 CORPUS_C   := c_single pt_create pt_mutex pt_tls pt_spin pt_signal pt_detach pt_pool
+CORPUS_CPP := cpp_thread cpp_async
 
 CORPUS_MUSL     := $(CORPUS_C:%=$(CORPUS_OUT)/%.musl)
 CORPUS_GLIBC    := $(CORPUS_C:%=$(CORPUS_OUT)/%.glibc)
-CORPUS_BINS     := $(CORPUS_MUSL) $(CORPUS_GLIBC)
+CORPUS_CPP_BINS := $(CORPUS_CPP:%=$(CORPUS_OUT)/%)
+CORPUS_RS_BINS  := $(if $(RUSTC),$(CORPUS_OUT)/rs_threads)
+CORPUS_BINS     := $(CORPUS_MUSL) $(CORPUS_GLIBC) $(CORPUS_CPP_BINS) \
+	$(CORPUS_RS_BINS)
 
 .PHONY: corpus
 corpus: $(CORPUS_BINS)
@@ -23,4 +34,13 @@ $(CORPUS_GLIBC): $(CORPUS_OUT)/%.glibc: $(CORPUS_SRC)/%.c $(CORPUS_SRC)/corpus.m
 	@mkdir -p $(dir $@)
 	$(CC) $(CORPUS_CFLAGS) $(CORPUS_DEP) -static -o $@ $<
 
--include $(CORPUS_MUSL:=.d) $(CORPUS_GLIBC:=.d)
+$(CORPUS_CPP_BINS): $(CORPUS_OUT)/%: $(CORPUS_SRC)/%.cpp $(CORPUS_SRC)/corpus.mk
+	@mkdir -p $(dir $@)
+	$(CXX) $(CORPUS_CXXFLAGS) $(CORPUS_DEP) -static -o $@ $<
+
+$(CORPUS_RS_BINS): $(CORPUS_OUT)/%: $(CORPUS_SRC)/%.rs $(CORPUS_SRC)/corpus.mk
+	@mkdir -p $(dir $@)
+	MAKEFLAGS= $(RUSTC) --edition 2021 -O -C target-feature=+crt-static \
+		--target x86_64-unknown-linux-gnu -o $@ $<
+
+-include $(CORPUS_MUSL:=.d) $(CORPUS_GLIBC:=.d) $(CORPUS_CPP_BINS:=.d)
