@@ -69,6 +69,14 @@
 /* the function's FPU state, saved by the runtime around its input hypercall (XSAVE layout) */
 #define EMBER_RT_XSAVE	    (EMBER_RT_BASE + 0xf0000ULL)
 #define EMBER_RT_XSAVE_SIZE 0x8000ULL
+/* Each vCPU's own area of the runtime (struct ember_rt_cpu, then its stack up to the area's end),
+ * in user memory below the runtime's code; GS base points at it (the host sets it once per vCPU,
+ * and the program cannot change it: ARCH_SET_GS is refused). A thread switches vCPU only outside
+ * the runtime, so a call the runtime serves keeps its vCPU's area to the end. */
+#define EMBER_CPUS_MAX	  16
+#define EMBER_RT_CPUS	  0xc0000ULL
+#define EMBER_RT_CPU_SIZE 0x4000ULL
+#define EMBER_RT_CPU(i)	  (EMBER_RT_CPUS + (unsigned long long)(i)*EMBER_RT_CPU_SIZE)
 /* uint32_t[EMBER_RT_SITES_MAX], ascending: the return address of every site rewritten to
  * `call *%rax`, written by the host at load, read-only to the guest. A `call *%rax` that enters
  * the runtime from anywhere else (a null or small function pointer held in rax) is no system
@@ -78,19 +86,24 @@
 #define EMBER_RT_SITES_MAX 0x2000ULL
 #define EMBER_RT_END	   (EMBER_RT_BASE + 0x100000ULL)
 /* where the host sends a system call made at a site left trapping (`out`) when the runtime owns
- * the state it changes (EMBER_RT_OWNED): the runtime serves it on its own stack and returns to
- * EMBER_RT_BOUNCE[0] with rsp = EMBER_RT_BOUNCE[1] and r11 = EMBER_RT_BOUNCE[2] (the flags), all
- * written by the host */
+ * the state it changes (EMBER_RT_OWNED): the runtime serves it on its vCPU's stack and returns to
+ * bounce[0] of its vCPU's area with rsp = bounce[1] and r11 = bounce[2] (the flags), all written
+ * by the host */
 #define EMBER_RT_BOUNCE_ENTRY (EMBER_RT_BASE + 0x100)
-#define EMBER_RT_BOUNCE	      (EMBER_RT_CTL + 0xf00ULL)
+#define EMBER_RT_BOUNCE	      (EMBER_RT_CTL + 0xf00ULL) /* the end of the control page's tables */
 /* where the host sends the runtime when its service of a call faulted on the program's memory
  * (a bad buffer or iovec pointer): the call returns -EFAULT to its site, as Linux's would */
 #define EMBER_RT_EFAULT_ENTRY (EMBER_RT_BASE + 0x180)
 /* the runtime's `ud2` for a call into page 0 that is no rewritten site (rax: its target) */
 #define EMBER_RT_BADCALL (EMBER_RT_BASE + 0x1c0)
+/* a call the runtime hands to the host as the program made it leaves from here, with the
+ * program's registers and its stack pointer at the return address of its `call *%rax` site
+ * (EMBER_HC_SYSCALL): the host serves it as if made at that site, so a call that waits, or
+ * that a signal interrupts, never waits inside the runtime */
+#define EMBER_RT_FORWARD_OUT (EMBER_RT_BASE + 0x200)
 /* [EMBER_RT_BASE, EMBER_RT_ENTRY_END): the entries and rt_serve, which never touch the program's
  * memory for a call (a fault there is the program's own, such as a smashed return address) */
-#define EMBER_RT_ENTRY_END (EMBER_RT_BASE + 0x240)
+#define EMBER_RT_ENTRY_END (EMBER_RT_BASE + 0x280)
 /* struct ember_rt_file[EMBER_RT_NFILES], in the control block's page: the bundle's files open on
  * fds EMBER_RT_FD0 and up that the runtime reads itself (the host publishes them) */
 #define EMBER_RT_FILES	(EMBER_RT_CTL + 0x800ULL)
@@ -142,15 +155,34 @@ struct ember_rt_ctl {
 	uint64_t internal;
 	/* the program's calls the runtime forwarded to the host (it counts the others) */
 	uint64_t forwarded;
-	uint64_t sigmask;
 	/* 0, or the lowest heap address below the break that a call forwarded to the host may have
 	 * unmapped or remapped: while there is one, a break moved down is told to the host, so
 	 * that growing it again gets fresh pages there (as Linux maps them) */
 	uint64_t brk_hole;
-	/* the call being served, as its number + 1, while the runtime serves one; 0 otherwise */
-	uint64_t in_call;
 	/* entries at EMBER_RT_SITES */
 	uint64_t nsites;
+	/* threads of the process: more than one makes sched_yield and gettid the host's */
+	uint64_t nthreads;
+	/* the runtime's shared state (pool, break, buffers, counts, files) is taken by one vCPU
+	 * at a time: 0 free, 1 held; the host takes it too before it touches that state */
+	uint64_t lock;
+};
+
+/* the start of each vCPU's area (EMBER_RT_CPU): what is per vCPU, or per the thread on it */
+struct ember_rt_cpu {
+	uint64_t self;	    /* the area's own address, for the entries: GS base is not readable */
+	uint64_t saved_rsp; /* the program's stack pointer during a call */
+	uint64_t site;	    /* the return address of the `call *%rax` being served; 0: bounced */
+	uint64_t forward;   /* 1: hand the call to the host as the program made it, on leaving */
+	uint64_t
+	    bounce[3]; /* a bounced call returns to bounce[0], rsp bounce[1], flags bounce[2] */
+	/* the call being served, as its number + 1, while the runtime serves one; 0 otherwise */
+	uint64_t in_call;
+	uint64_t tid;	  /* the thread on this vCPU (written by the host when it switches) */
+	uint64_t sigmask; /* that thread's signal mask, which the runtime keeps (EMBER_RT_OWNED) */
+	/* signals waiting for that thread (its own and the process's), written by the host: a
+	 * mask change that would unblock one is handed to the host, which delivers it */
+	uint64_t pending;
 };
 #define EMBER_RT_MAGIC	   0x454d4245525254ULL /* "EMBERRT" */
 #define EMBER_RT_FPU_SAVED 0x4650555341564544ULL

@@ -45,8 +45,10 @@ extern "C" {
 #define EMBER_MEM_DEFAULT (64ULL << 20) /* ember_config.mem_bytes 0 */
 /* ember_config.output_limit 0: stdout + stderr bytes */
 #define EMBER_OUTPUT_DEFAULT (6ULL << 20)
-/* the kinds of exit counted in ember_result.exits_by_reason: hypercall, fault, timeout, error */
-#define EMBER_EXIT_KINDS 4
+/* the kinds of exit counted in ember_result.exits_by_reason: hypercall, fault, timeout, error,
+ * interrupt (the host took the vCPU back: a thread's time slice ended, or another thread's
+ * signal or wake-up needed it) */
+#define EMBER_EXIT_KINDS 5
 
 enum ember_outcome {
 	EMBER_OK,      /* the function exited by itself; status is its exit status */
@@ -132,6 +134,13 @@ struct ember_config {
 	/* a runtime's own files (a folder or tar archive), in the same tree as the function's:
 	 * a file or link both give is refused (EMBER_ERR_CONFIG); NULL: none */
 	const char *runtime_files;
+	/* vCPUs of each virtine: up to this many of the program's threads run in parallel; more
+	 * threads share them, preempted by the host. 0 = 1; at most EMBER_CPUS_MAX (abi.h); the
+	 * ptrace backend runs 1 (more is EMBER_ERR_CONFIG) */
+	unsigned cpus;
+	/* threads an invocation may have at once, the first included: clone answers EAGAIN past
+	 * it. 0 = 256 */
+	unsigned threads;
 };
 
 struct ember_syscall_count {
@@ -151,8 +160,9 @@ struct ember_result {
 	size_t out_len;
 	uint8_t *log; /* its stderr */
 	size_t log_len;
-	uint64_t exits;				    /* all exits of this invocation */
-	uint64_t exits_by_reason[EMBER_EXIT_KINDS]; /* hypercall, fault, timeout, error */
+	uint64_t exits; /* all exits of this invocation */
+	uint64_t
+	    exits_by_reason[EMBER_EXIT_KINDS]; /* hypercall, fault, timeout, error, interrupt */
 	/* guest pages the invocation wrote or added (restored by the reset) */
 	uint64_t pages_touched;
 	/* 1: the reset found them in KVM's dirty log (the virtine records its writes), 0: it

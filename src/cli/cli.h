@@ -59,6 +59,8 @@ int cli_program_config(const struct cli_program *p, struct ember_config *cfg, ch
 		       size_t whylen);
 /* an --env NAME=VALUE added to envp (room for max); NULL, or why it was refused */
 const char *cli_add_env(const char **envp, int *n, int max, const char *kv);
+/* a count from 1 to max (a --cpus, a --threads): NULL, or why not */
+const char *cli_parse_count(const char *s, unsigned max, unsigned *out);
 /* a --mem SIZE: parsed, from EMBER_MEM_MIN to EMBER_MEM_MAX, rounded up to 2 MiB; NULL, or why
  * it was refused */
 const char *cli_parse_mem(const char *s, uint64_t *out);

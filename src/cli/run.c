@@ -52,6 +52,11 @@ static const char run_help[] =
     "  --sharing MODE    how virtines hold the snapshot's memory: upm (default; one copy\n"
     "                    mapped copy-on-write), off (a private copy each) or ksm (private\n"
     "                    copies KSM may merge); EMBER_SHARING sets the default\n"
+    "  --cpus N          vCPUs of the virtine, 1 to 16 (default 1): up to N of the\n"
+    "                    program's threads run in parallel, more share them, preempted;\n"
+    "                    the ptrace backend runs 1\n"
+    "  --threads N       threads an invocation may have at once (default 256): past it\n"
+    "                    clone fails with EAGAIN\n"
     "  --stats           write one JSON object with counters as the last line of stderr\n"
     "  --no-sandbox      no seccomp allow-list on this process: for debugging only\n"
     "                    (docs/security.md); the sandbox kills ember with SIGSYS and a line\n"
@@ -139,9 +144,10 @@ static json_t *stats_json(struct ember_function *fn, struct run_stats *rs, int e
 						(json_int_t)rs->denied[i]));
 	}
 	json_t *exits =
-	    json_pack("{s:I,s:I,s:I,s:I,s:I}", "total", (json_int_t)rs->total_exits, "hypercall",
-		      (json_int_t)rs->exits[0], "fault", (json_int_t)rs->exits[1], "timeout",
-		      (json_int_t)rs->exits[2], "error", (json_int_t)rs->exits[3]);
+	    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "total", (json_int_t)rs->total_exits,
+		      "hypercall", (json_int_t)rs->exits[0], "fault", (json_int_t)rs->exits[1],
+		      "timeout", (json_int_t)rs->exits[2], "error", (json_int_t)rs->exits[3],
+		      "interrupt", (json_int_t)rs->exits[4]);
 	json_t *init =
 	    json_pack("{s:I,s:I,s:I,s:b,s:b,s:s?,s:s?}", "us", (json_int_t)info.init_us, "exits",
 		      (json_int_t)info.init_exits, "snapshot_pages",
@@ -197,6 +203,8 @@ int cli_run(int argc, char **argv)
 	    {"sharing", required_argument, NULL, 'H'},
 	    {"no-sandbox", no_argument, NULL, 'X'},
 	    {"files", required_argument, NULL, 'F'},
+	    {"cpus", required_argument, NULL, 'c'},
+	    {"threads", required_argument, NULL, 'T'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct ember_config cfg = {0};
@@ -263,6 +271,14 @@ int cli_run(int argc, char **argv)
 			break;
 		case 'F':
 			cfg.files = optarg;
+			break;
+		case 'c':
+			if ((why = cli_parse_count(optarg, EMBER_CPUS_MAX, &cfg.cpus)))
+				return usage_error("--cpus needs a count from 1 to 16");
+			break;
+		case 'T':
+			if ((why = cli_parse_count(optarg, 4096, &cfg.threads)))
+				return usage_error("--threads needs a count from 1 to 4096");
 			break;
 		case 'h':
 			fputs(run_help, stdout);

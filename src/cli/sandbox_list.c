@@ -161,6 +161,7 @@ const struct sbx_arg sbx_args[] = {
     REQ(KVM_GET_DEVICE_ATTR,
 	KVM), /* the vCPU's TSC offset: the guest's clock without an MSR read */
     REQ(KVM_SET_SIGNAL_MASK, KVM), /* the deadline timer's signal during KVM_RUN only */
+    REQ(KVM_SET_DEVICE_ATTR, KVM), /* a later vCPU keeps the first one's TSC offset */
     /* cold starts */
     REQ(UFFDIO_API, BASE),
     REQ(UFFDIO_REGISTER, BASE),

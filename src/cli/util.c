@@ -175,3 +175,13 @@ void cli_print_json(FILE *f, json_t *o)
 	free(s);
 	json_decref(o);
 }
+
+const char *cli_parse_count(const char *s, unsigned max, unsigned *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*end || end == s || v < 1 || (unsigned long)v > max)
+		return "not a count in range";
+	*out = (unsigned)v;
+	return NULL;
+}

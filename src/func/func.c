@@ -68,6 +68,16 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	fn->vmcfg.backend = VM_BACKEND_KVM;
 	if (cfg->backend && vm_backend_parse(cfg->backend, &fn->vmcfg.backend))
 		return BAD_CONFIG("unknown backend '%s' (kvm, ptrace or auto)", cfg->backend);
+	fn->cpus = cfg->cpus ? (int)cfg->cpus : 1;
+	if (cfg->cpus > EMBER_CPUS_MAX)
+		return BAD_CONFIG("cpus must be 1 to %d, not %u", EMBER_CPUS_MAX, cfg->cpus);
+	if (fn->cpus > 1 && fn->vmcfg.backend == VM_BACKEND_PTRACE)
+		return BAD_CONFIG("the ptrace backend runs one vCPU per virtine: cpus must be 1");
+	fn->vmcfg.cpus = fn->cpus;
+	fn->max_threads = cfg->threads ? (int)cfg->threads : PROC_THREADS_DEFAULT;
+	if (cfg->threads > PROC_THREADS_MAX)
+		return BAD_CONFIG("threads must be 1 to %d, not %u", PROC_THREADS_MAX,
+				  cfg->threads);
 	double t = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT;
 	if (t > 86400)
 		return BAD_CONFIG("timeout must be at most 86400 seconds");

@@ -59,6 +59,7 @@ struct ember_function {
 	pthread_mutex_t cold_lock;  /* invocations wait while one cold start runs */
 	char rebuilt[EMBER_ERR_MAX];
 	struct sys_process proc; /* where the image put things */
+	int cpus, max_threads;	 /* ember_config.cpus, .threads */
 	struct pool pool;
 	struct ember_budget *budget;
 	struct pool_refiller refill;

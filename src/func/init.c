@@ -18,7 +18,9 @@ int func_load_image(struct ember_function *fn, struct virtine *v, char *err, siz
 				   .stack_lo = l.stack_lo,
 				   .stack_hi = l.stack_hi,
 				   .stack_size = l.stack_size,
-				   .guest = l.guest};
+				   .guest = l.guest,
+				   .cpus = fn->cpus,
+				   .max_threads = fn->max_threads};
 	fn->sites_call = l.sites_call;
 	fn->sites_trap = l.sites_trap;
 	fn->proc = proc;

@@ -2,7 +2,8 @@
 GRT_SRC    := src/guest/rt.c src/guest/rt_io.c src/guest/rt_time.c src/guest/rt_random.c src/guest/rt_mem.c src/guest/rt_pool.c \
 	src/guest/rt_fs.c \
 	src/guest/rt_entry.S
-GRT_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -Iinclude -ffreestanding -nostdlib -static \
+# every handler takes the six arguments of a system call, used or not: -Wno-unused-parameter
+GRT_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -ffreestanding -nostdlib -static \
 	-fno-pic -fno-pie -no-pie -mgeneral-regs-only -fno-stack-protector -mno-red-zone \
 	-fno-asynchronous-unwind-tables -fno-builtin -Wl,--build-id=none -Wl,-T,src/guest/rt.ld
 $(B)/guest-rt/ember-rt.elf: $(GRT_SRC) src/guest/rt.h src/guest/rt_pool.h src/guest/rt.ld include/ember/abi.h

@@ -30,32 +30,54 @@ void *memset(void *dst, int c, size_t n)
 	return dst;
 }
 
-/* where the host leaves the return address and stack pointer of a bounced call (rt_entry.S) */
-const uint64_t rt_bounce_slot = EMBER_RT_BOUNCE;
+_Static_assert(__builtin_offsetof(struct ember_rt_cpu, self) == 0 &&
+		   __builtin_offsetof(struct ember_rt_cpu, saved_rsp) == 8 &&
+		   __builtin_offsetof(struct ember_rt_cpu, site) == 16 &&
+		   __builtin_offsetof(struct ember_rt_cpu, forward) == 24 &&
+		   __builtin_offsetof(struct ember_rt_cpu, bounce) == 32 &&
+		   EMBER_RT_CPU_SIZE == 0x4000 && EMBER_HC_SYSCALL == 0x10 &&
+		   EMBER_RT_FORWARD_OUT == EMBER_RT_BASE + 0x200,
+	       "rt_entry.S's constants");
 
 typedef long (*rt_fn)(long a0, long a1, long a2, long a3, long a4, long a5);
 
 static long sys_rt_sigprocmask(long how, long set, long old, long size, long a4, long a5)
 {
 	(void)a4, (void)a5;
-	volatile struct ember_rt_ctl *c = RT_CTL;
+	volatile struct ember_rt_cpu *c = rt_cpu(); /* the mask of the thread on this vCPU */
 	if (size != 8)
 		return -EINVAL;
-	uint64_t s = set ? *(const uint64_t *)set : 0;
+	uint64_t s = set ? *(const uint64_t *)set : 0, m = c->sigmask;
+	if (set && how == 0)
+		m |= s;
+	else if (set && how == 1)
+		m &= ~s;
+	else if (set && how == 2)
+		m = s;
+	else if (set)
+		return -EINVAL;
+	m &= ~((1ULL << 8) | (1ULL << 18)); /* SIGKILL, SIGSTOP */
+	/* a signal this unblocks is delivered as the call returns: the host's to do */
+	if (c->pending & ~m)
+		return RT_FORWARD;
 	if (old)
 		*(uint64_t *)old = c->sigmask;
-	if (!set)
-		return 0;
-	if (how == 0)
-		c->sigmask |= s;
-	else if (how == 1)
-		c->sigmask &= ~s;
-	else if (how == 2)
-		c->sigmask = s;
-	else
-		return -EINVAL;
-	c->sigmask &= ~((1ULL << 8) | (1ULL << 18)); /* SIGKILL, SIGSTOP */
+	c->sigmask = m;
 	return 0;
+}
+
+static long ret_tid(long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	uint64_t tid = rt_cpu()->tid;
+	return tid ? (long)tid : GUEST_PID;
+}
+
+/* with one thread there is nobody to yield to; with more, the host schedules them */
+static long w_sched_yield(long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	return RT_CTL->nthreads > 1 ? RT_FORWARD : 0;
 }
 
 static long ret_pid(long a0, long a1, long a2, long a3, long a4, long a5)
@@ -78,8 +100,9 @@ static long ret_zero(long a0, long a1, long a2, long a3, long a4, long a5)
 
 static long w_clock_gettime(long a0, long a1, long a2, long a3, long a4, long a5)
 {
+	(void)a2, (void)a3, (void)a4, (void)a5;
 	long rc = rt_clock_gettime(a0, a1);
-	return rc == -EINVAL ? rt_forward(__NR_clock_gettime, a0, a1, a2, a3, a4, a5) : rc;
+	return rc == -EINVAL ? RT_FORWARD : rc;
 }
 
 static long w_gettimeofday(long a0, long a1, long a2, long a3, long a4, long a5)
@@ -96,8 +119,9 @@ static long w_time(long a0, long a1, long a2, long a3, long a4, long a5)
 
 static long w_clock_getres(long a0, long a1, long a2, long a3, long a4, long a5)
 {
+	(void)a2, (void)a3, (void)a4, (void)a5;
 	long rc = rt_clock_getres(a0, a1);
-	return rc == -EINVAL ? rt_forward(__NR_clock_getres, a0, a1, a2, a3, a4, a5) : rc;
+	return rc == -EINVAL ? RT_FORWARD : rc;
 }
 
 static long w_getrandom(long a0, long a1, long a2, long a3, long a4, long a5)
@@ -124,22 +148,19 @@ static const rt_fn table[NR_MAX] = {
     [__NR_madvise] = rt_madvise,
     [__NR_rt_sigprocmask] = sys_rt_sigprocmask,
     [__NR_getpid] = ret_pid,
-    [__NR_gettid] = ret_pid,
+    [__NR_gettid] = ret_tid,
     [__NR_getppid] = ret_zero,
     [__NR_getuid] = ret_uid,
     [__NR_geteuid] = ret_uid,
     [__NR_getgid] = ret_uid,
     [__NR_getegid] = ret_uid,
-    [__NR_sched_yield] = ret_zero,
+    [__NR_sched_yield] = w_sched_yield,
     [__NR_clock_gettime] = w_clock_gettime,
     [__NR_gettimeofday] = w_gettimeofday,
     [__NR_time] = w_time,
     [__NR_clock_getres] = w_clock_getres,
     [__NR_getrandom] = w_getrandom,
 };
-
-/* the return address of the `call *%rax` being served (rt_entry.S); 0 when the host sent it */
-extern uint64_t rt_site;
 
 /* ret is the return address of a site the host rewrote (its table at EMBER_RT_SITES) */
 static int known_site(uint64_t ret)
@@ -165,30 +186,45 @@ __attribute__((noreturn)) static void bad_call(long target)
 }
 
 /* rt_efault: the call being served faulted on the program's memory; it is counted as served
- * here, and none is in progress any more */
+ * here, none is in progress any more, and the shared state is free again */
 void rt_efaulted(void)
 {
-	volatile struct ember_rt_ctl *c = RT_CTL;
-	uint64_t nr = c->in_call - 1;
+	volatile struct ember_rt_cpu *me = rt_cpu();
+	uint64_t nr = me->in_call - 1;
 	if (nr < NR_MAX)
 		((volatile uint64_t *)EMBER_RT_COUNTS)[nr]++;
-	c->in_call = 0;
+	me->in_call = 0;
+	rt_unlock(me);
+}
+
+/* the program's call goes to the host as it made it: from EMBER_RT_FORWARD_OUT once the
+ * runtime has left (rt_entry), or from here for a call the host sent (no site to return to) */
+static long hand_over(volatile struct ember_rt_cpu *me, long nr, long a0, long a1, long a2, long a3,
+		      long a4, long a5)
+{
+	if (!me->site)
+		return rt_forward(nr, a0, a1, a2, a3, a4, a5);
+	me->forward = 1;
+	return nr;
 }
 
 long rt_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	volatile struct ember_rt_ctl *c = RT_CTL;
-	if (rt_site && !known_site(rt_site))
+	volatile struct ember_rt_cpu *me = rt_cpu();
+	if (me->site && !known_site(me->site))
 		bad_call(nr);
 	rt_fn fn = nr >= 0 && nr < NR_MAX ? table[nr] : 0;
 	if (!fn)
-		return rt_forward(nr, a0, a1, a2, a3, a4, a5);
+		return hand_over(me, nr, a0, a1, a2, a3, a4, a5);
+	rt_lock(me);
 	uint64_t forwarded = c->forwarded;
-	c->in_call = (uint64_t)nr + 1; /* a fault from here on may be a bad buffer (rt_fault) */
+	me->in_call = (uint64_t)nr + 1; /* a fault from here on may be a bad buffer (rt_fault) */
 	long r = fn(a0, a1, a2, a3, a4, a5);
-	c->in_call = 0;
+	me->in_call = 0;
 	/* served here, counted by number for the host; the host counts those it was handed */
-	if (c->forwarded == forwarded)
+	if (r != RT_FORWARD && c->forwarded == forwarded)
 		((volatile uint64_t *)EMBER_RT_COUNTS)[nr]++;
-	return r;
+	rt_unlock(me);
+	return r == RT_FORWARD ? hand_over(me, nr, a0, a1, a2, a3, a4, a5) : r;
 }

@@ -9,6 +9,49 @@
 
 #define RT_CTL ((volatile struct ember_rt_ctl *)EMBER_RT_CTL)
 
+/* what a handler returns to hand the program's call to the host unchanged: the runtime leaves
+ * first and the call exits from EMBER_RT_FORWARD_OUT as if made at its site, so that it may
+ * wait, or be interrupted by a signal, outside the runtime (never a value Linux returns) */
+#define RT_FORWARD (-100000L)
+
+#ifdef EMBER_RT_HOSTED
+struct ember_rt_cpu *rt_hosted_cpu(void);
+static inline volatile struct ember_rt_cpu *rt_cpu(void)
+{
+	return rt_hosted_cpu();
+}
+#else
+/* this vCPU's area (GS base: abi.h) */
+static inline volatile struct ember_rt_cpu *rt_cpu(void)
+{
+	uint64_t a;
+	__asm__ volatile("mov %%gs:0, %0" : "=r"(a));
+	return (volatile struct ember_rt_cpu *)a;
+}
+#endif
+
+/* the runtime's shared state, one vCPU at a time (struct ember_rt_ctl's lock) */
+static inline uint64_t rt_lock_id(volatile struct ember_rt_cpu *me)
+{
+	return (me->self - EMBER_RT_CPUS) / EMBER_RT_CPU_SIZE + 1;
+}
+
+static inline void rt_lock(volatile struct ember_rt_cpu *me)
+{
+	uint64_t id = rt_lock_id(me), free = 0;
+	while (!__atomic_compare_exchange_n(&RT_CTL->lock, &free, id, 0, __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		free = 0;
+		__asm__ volatile("pause");
+	}
+}
+
+static inline void rt_unlock(volatile struct ember_rt_cpu *me)
+{
+	uint64_t id = rt_lock_id(me);
+	__atomic_compare_exchange_n(&RT_CTL->lock, &id, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
 #ifdef EMBER_RT_HOSTED
 /* built into a host program (tests/fuzz/fuzz_rt.c, its memory calls), which plays the host */
 long rt_hc_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5);

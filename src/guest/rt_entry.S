@@ -1,40 +1,58 @@
 /* The in-guest runtime's entries: from a rewritten site's `call *%rax` via the page-0 sled, and
  * from the host, which sends here the calls of trapping sites whose state the runtime keeps. */
 
-/* rt_serve's frame below the runtime's stack top when it calls rt_syscall: its own return
+/* rt_serve's frame below its vCPU's stack top when it calls rt_syscall: its own return
  * address, the flags and twelve registers, 8 bytes of alignment and the sixth argument */
 .set RT_SERVE_FRAME, 128
+/* struct ember_rt_cpu (abi.h), at GS base: this vCPU's area, its stack ending with the area */
+.set CPU_SELF, 0
+.set CPU_SAVED_RSP, 8
+.set CPU_SITE, 16
+.set CPU_FORWARD, 24
+.set CPU_BOUNCE, 32
+.set CPU_SIZE, 0x4000 /* EMBER_RT_CPU_SIZE */
+.set HC_SYSCALL, 0x10 /* EMBER_HC_SYSCALL */
 
 	.section .text.entry, "ax"
 	.globl rt_entry
 rt_entry:
 	/* only a `call *%rax` (ff d0) may come here: a call through a null function pointer in
 	 * another register slides down the same sled and must fault, not make a system call;
-	 * rt_syscall checks that this one is a rewritten site (rt_site) */
+	 * rt_syscall checks that this one is a rewritten site (the area's site) */
 	mov (%rsp), %r11
 	cmpw $0xd0ff, -2(%r11)
 	jne rt_badcall
-	/* on the program's stack, [rsp] is the return address: switch to our own stack */
-	mov %rsp, rt_saved_rsp(%rip)
-	lea rt_stack_top(%rip), %rsp
-	mov %r11, rt_site(%rip)
+	/* on the program's stack, [rsp] is the return address: switch to this vCPU's stack (rcx
+	 * and r11 are the syscall's to clobber) */
+	mov %gs:CPU_SELF, %rcx
+	mov %rsp, CPU_SAVED_RSP(%rcx)
+	mov %r11, CPU_SITE(%rcx)
+	lea CPU_SIZE(%rcx), %rsp
 	call rt_serve
-	mov rt_saved_rsp(%rip), %rsp
-	ret
+	/* back on the program's stack, its flags as rt_serve restored them: nothing below may
+	 * change them (jrcxz tests without flags) */
+	mov %gs:CPU_SELF, %r11
+	mov CPU_SAVED_RSP(%r11), %rsp
+	mov CPU_FORWARD(%r11), %rcx
+	jrcxz 1f
+	movq $0, CPU_FORWARD(%r11)
+	jmp rt_forward_out
+1:	ret
 
 	/* EMBER_RT_BOUNCE_ENTRY: the host left the program's rsp alone (its red zone may be live)
-	 * and wrote where to return, and with which rsp, at EMBER_RT_BOUNCE */
+	 * and wrote where to return, and with which rsp, in this vCPU's area */
 	.org 0x100
 	.globl rt_bounce
 rt_bounce:
-	lea rt_stack_top(%rip), %rsp
-	movq $0, rt_site(%rip) /* the host sent it from a trapping site: no site to check */
+	mov %gs:CPU_SELF, %r11
+	lea CPU_SIZE(%r11), %rsp
+	movq $0, CPU_SITE(%r11) /* the host sent it from a trapping site: no site to check */
 	call rt_serve
-	/* as after a syscall: rcx = the return address, r11 = the flags (slot 2) */
-	mov rt_bounce_slot(%rip), %r11
-	mov (%r11), %rcx
-	mov 8(%r11), %rsp
-	mov 16(%r11), %r11
+	/* as after a syscall: rcx = the return address, r11 = the flags (bounce[2]) */
+	mov %gs:CPU_SELF, %r11
+	mov CPU_BOUNCE(%r11), %rcx
+	mov CPU_BOUNCE + 8(%r11), %rsp
+	mov CPU_BOUNCE + 16(%r11), %r11
 	jmp *%rcx
 
 	/* EMBER_RT_EFAULT_ENTRY: rt_syscall faulted on the program's memory (a bad buffer); the
@@ -45,7 +63,8 @@ rt_bounce:
 	.org 0x180
 	.globl rt_efault
 rt_efault:
-	lea rt_stack_top - RT_SERVE_FRAME(%rip), %rsp
+	mov %gs:CPU_SELF, %r11
+	lea CPU_SIZE - RT_SERVE_FRAME(%r11), %rsp
 	call rt_efaulted
 	mov $-14, %rax
 	jmp rt_serve_done
@@ -57,8 +76,17 @@ rt_efault:
 rt_badcall:
 	ud2
 
+	/* EMBER_RT_FORWARD_OUT: a call rt_syscall hands to the host as the program made it: rax
+	 * its number, every other register the program's, rsp at the site's return address. The
+	 * host serves it as if made at the site, and resumes the program there. */
+	.org 0x200
+	.globl rt_forward_out
+rt_forward_out:
+	out %al, $HC_SYSCALL
+	ret
+
 /* a syscall keeps every register but rax, rcx and r11, and the flags; calls rt_syscall(nr,
- * a0..a5) on the runtime's own stack (rsp is at its top, less this call's return address).
+ * a0..a5) on this vCPU's stack (rsp is at its top, less this call's return address).
  * The callee-saved registers are saved here too, for the return from rt_efault. */
 rt_serve:
 	pushfq
@@ -103,15 +131,4 @@ rt_serve_done:
 	ret
 	.globl rt_entry_end
 rt_entry_end:
-
-	.bss
-	.balign 16
-	.globl rt_site
-rt_site:
-	.quad 0
-rt_saved_rsp:
-	.quad 0
-	.balign 16
-	.space 32768
-rt_stack_top:
 	.section .note.GNU-stack,"",@progbits

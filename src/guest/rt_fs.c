@@ -36,7 +36,7 @@ long rt_file_read(long fd, long buf, long n, long a3, long a4, long a5)
 {
 	volatile struct ember_rt_file *f = file_of(fd);
 	if (!f || n < 0)
-		return rt_forward(__NR_read, fd, buf, n, a3, a4, a5);
+		return RT_FORWARD;
 	uint64_t k = copy_at(f, (uint8_t *)buf, (uint64_t)n, f->pos);
 	f->pos += k;
 	return (long)k;
@@ -46,7 +46,7 @@ long rt_file_pread(long fd, long buf, long n, long off, long a4, long a5)
 {
 	volatile struct ember_rt_file *f = file_of(fd);
 	if (!f || n < 0 || off < 0)
-		return rt_forward(__NR_pread64, fd, buf, n, off, a4, a5);
+		return RT_FORWARD;
 	return (long)copy_at(f, (uint8_t *)buf, (uint64_t)n, (uint64_t)off);
 }
 
@@ -54,7 +54,7 @@ long rt_file_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
 {
 	volatile struct ember_rt_file *f = file_of(fd);
 	if (!f || cnt < 0 || cnt > 1024)
-		return rt_forward(__NR_readv, fd, iov, cnt, a3, a4, a5);
+		return RT_FORWARD;
 	const struct iov *v = (const struct iov *)iov;
 	uint64_t total = 0;
 	for (long i = 0; i < cnt; i++) /* Linux's check first: the lengths' sum fits a ssize_t */
@@ -77,7 +77,7 @@ long rt_file_lseek(long fd, long off, long whence, long a3, long a4, long a5)
 {
 	volatile struct ember_rt_file *f = file_of(fd);
 	if (!f || (whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END))
-		return rt_forward(__NR_lseek, fd, off, whence, a3, a4, a5);
+		return RT_FORWARD;
 	uint64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? f->pos : f->size;
 	if (base > POS_MAX || (off > 0 && (uint64_t)off > POS_MAX - base) ||
 	    (off < 0 && (uint64_t) - (off + 1) + 1 > base))

@@ -61,7 +61,7 @@ static void input_hypercall(void)
 static int program_range(uint64_t p, uint64_t n)
 {
 	return !n ||
-	       (p + n > p && p >= EMBER_PAGE_SIZE && (p + n <= EMBER_RT_BASE || p >= EMBER_RT_END));
+	       (p + n > p && p >= EMBER_PAGE_SIZE && (p + n <= EMBER_RT_CPUS || p >= EMBER_RT_END));
 }
 
 /* 0 when [p, p+n) is program memory the call may use, else -EFAULT. Every page is touched
@@ -152,14 +152,14 @@ long rt_read(long fd, long buf, long n, long a3, long a4, long a5)
 	if (fd >= EMBER_RT_FD0)
 		return rt_file_read(fd, buf, n, a3, a4, a5);
 	if (fd != 0)
-		return rt_forward(__NR_read, fd, buf, n, a3, a4, a5);
+		return RT_FORWARD;
 	return read_in((uint8_t *)buf, (uint64_t)n);
 }
 
 long rt_write(long fd, long buf, long n, long a3, long a4, long a5)
 {
 	if (fd != 1 && fd != 2)
-		return rt_forward(__NR_write, fd, buf, n, a3, a4, a5);
+		return RT_FORWARD;
 	if (usable((uint64_t)buf, (uint64_t)n, 0))
 		return -EFAULT;
 	return write_out(fd, (const uint8_t *)buf, (uint64_t)n);
@@ -170,7 +170,7 @@ long rt_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
 	if (fd >= EMBER_RT_FD0)
 		return rt_file_readv(fd, iov, cnt, a3, a4, a5);
 	if (fd != 0 || cnt < 0 || cnt > 1024)
-		return rt_forward(__NR_readv, fd, iov, cnt, a3, a4, a5);
+		return RT_FORWARD;
 	volatile struct ember_rt_ctl *c = RT_CTL;
 	const struct iov *v = (const struct iov *)iov;
 	if (!program_range((uint64_t)iov, (uint64_t)cnt * sizeof(*v)))
@@ -202,7 +202,7 @@ long rt_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
 long rt_writev(long fd, long iov, long cnt, long a3, long a4, long a5)
 {
 	if ((fd != 1 && fd != 2) || cnt < 0 || cnt > 1024)
-		return rt_forward(__NR_writev, fd, iov, cnt, a3, a4, a5);
+		return RT_FORWARD;
 	const struct iov *v = (const struct iov *)iov;
 	if (!program_range((uint64_t)iov, (uint64_t)cnt * sizeof(*v)))
 		return -EFAULT;
@@ -221,5 +221,5 @@ long rt_ioctl(long fd, long req, long arg, long a3, long a4, long a5)
 {
 	if (fd >= 0 && fd <= 2)
 		return -ENOTTY;
-	return rt_forward(__NR_ioctl, fd, req, arg, a3, a4, a5);
+	return RT_FORWARD;
 }

@@ -78,7 +78,7 @@ int img_open(const char *path, struct img **out, char *err, size_t errlen);
 int img_from_bytes(const void *buf, size_t len, struct img **out, char *err, size_t errlen);
 void img_close(struct img *img);
 
-#define IMG_MAX_MAPS (IMG_MAX_SEGS * 2 + 5) /* the runtime's four, the stack */
+#define IMG_MAX_MAPS (IMG_MAX_SEGS * 2 + 6) /* the runtime's five, the stack */
 
 struct img_map {
 	uint64_t start, end;

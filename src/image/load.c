@@ -144,8 +144,10 @@ static int place(const struct img *img, struct vm *vm, struct img_layout *l, cha
 {
 	uint64_t top = vm_user_top(vm);
 	l->stack_size = img->elf.stack_size > STACK_MAX ? img->elf.stack_size : STACK_MAX;
-	if (l->stack_size > top / 8)
-		l->stack_size = up(top / 8);
+	/* a thirty-second of the memory at most: glibc gives every thread a stack of this size
+	 * (RLIMIT_STACK), so a small virtine still holds a few dozen of them */
+	if (l->stack_size > top / 32)
+		l->stack_size = up(top / 32);
 	l->stack_hi = top;
 	l->stack_lo = top - l->stack_size;
 	l->mmap_hi = l->stack_lo - EMBER_STACK_GUARD;
@@ -207,6 +209,9 @@ static int map_runtime(struct vm *vm, struct img_layout *l, char *err, size_t er
 	l->maps[l->nmaps++] =
 	    (struct img_map){EMBER_RT_CTL, EMBER_RT_SITES, PROT_READ | PROT_WRITE};
 	l->maps[l->nmaps++] = (struct img_map){EMBER_RT_SITES, EMBER_RT_END, PROT_READ};
+	/* each vCPU's area: its stack and what it keeps of the thread on it */
+	l->maps[l->nmaps++] =
+	    (struct img_map){EMBER_RT_CPUS, EMBER_RT_BASE, PROT_READ | PROT_WRITE};
 	l->guest = 1;
 	return 0;
 }

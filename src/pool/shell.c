@@ -38,7 +38,8 @@ void pool_shell_target(unsigned n)
 static struct shell_kind *find_kind(const struct vm_config *cfg)
 {
 	for (int i = 0; i < nkinds; i++)
-		if (kinds[i].cfg.mem_size == cfg->mem_size && kinds[i].cfg.backend == cfg->backend)
+		if (kinds[i].cfg.mem_size == cfg->mem_size &&
+		    kinds[i].cfg.backend == cfg->backend && kinds[i].cfg.cpus == cfg->cpus)
 			return &kinds[i];
 	return NULL;
 }

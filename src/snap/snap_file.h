@@ -8,7 +8,7 @@
  * width little-endian fields (snap_fmt.c) instead of the structs as the compiler laid them out;
  * 7: the runtime's table of call sites, its call in progress, a smaller XSAVE area.
  * A file of another version is refused, and the snapshot made again. */
-#define SNAP_FILE_VERSION 7
+#define SNAP_FILE_VERSION 8
 
 /* what a snapshot on disk must match to be used */
 struct snap_meta {

@@ -50,6 +50,7 @@ static const struct field hdr_fields[] = {
     HDR(out_len, 8),
     HDR(log_len, 8),
     HDR(fpu_len, 8),
+    HDR(nthreads, 8),
     HDR(body_len, 8),
     HDR(body_hash, 8),
 };
@@ -57,24 +58,69 @@ static const struct field hdr_fields[] = {
 /* the fixed part of the body: the process, registers and emulation state */
 #define S(m, w) INT(struct snap, m, w)
 static const struct field snap_fields[] = {
-    S(proc.brk_start, 8),  S(proc.mmap_hi, 8),	  S(proc.stack_lo, 8), S(proc.stack_hi, 8),
-    S(proc.stack_size, 8), S(proc.guest, 4),	  S(regs.rax, 8),      S(regs.rbx, 8),
-    S(regs.rcx, 8),	   S(regs.rdx, 8),	  S(regs.rsi, 8),      S(regs.rdi, 8),
-    S(regs.rsp, 8),	   S(regs.rbp, 8),	  S(regs.r8, 8),       S(regs.r9, 8),
-    S(regs.r10, 8),	   S(regs.r11, 8),	  S(regs.r12, 8),      S(regs.r13, 8),
-    S(regs.r14, 8),	   S(regs.r15, 8),	  S(regs.rip, 8),      S(regs.rflags, 8),
-    S(fs_base, 8),	   S(sys.brk_cur, 8),	  S(sys.code_pos, 8),  S(sys.open_fds, 4),
-    S(sys.cwd, 4),	   S(sys.tid_addr, 8),	  S(sys.sigmask, 8),   S(sys.altstack[0], 8),
-    S(sys.altstack[1], 8), S(sys.altstack[2], 8), S(sys.pending, 4),
+    S(proc.brk_start, 8),
+    S(proc.mmap_hi, 8),
+    S(proc.stack_lo, 8),
+    S(proc.stack_hi, 8),
+    S(proc.stack_size, 8),
+    S(proc.guest, 4),
+    S(proc.cpus, 4),
+    S(proc.max_threads, 4),
+    S(regs.rax, 8),
+    S(regs.rbx, 8),
+    S(regs.rcx, 8),
+    S(regs.rdx, 8),
+    S(regs.rsi, 8),
+    S(regs.rdi, 8),
+    S(regs.rsp, 8),
+    S(regs.rbp, 8),
+    S(regs.r8, 8),
+    S(regs.r9, 8),
+    S(regs.r10, 8),
+    S(regs.r11, 8),
+    S(regs.r12, 8),
+    S(regs.r13, 8),
+    S(regs.r14, 8),
+    S(regs.r15, 8),
+    S(regs.rip, 8),
+    S(regs.rflags, 8),
+    S(fs_base, 8),
+    S(sys.brk_cur, 8),
+    S(sys.code_pos, 8),
+    S(sys.open_fds, 4),
+    S(sys.cwd, 4),
+    S(sys.pending, 4),
+    S(sys.snap_tid, 4),
+    S(sys.threads.next_tid, 4),
+    S(sys.threads.pending, 8),
 };
 _Static_assert(sizeof(struct vm_regs) == 18 * 8, "every register has its field");
-_Static_assert(sizeof(((struct sys_saved *)0)->altstack) == 3 * 8, "altstack has 3 fields");
+
+/* a thread (proc_saved_thread): its vCPU, registers, signal state and FPU image */
+#define T(m, w) INT(struct proc_saved_thread, m, w)
+static const struct field thread_fields[] = {
+    T(tid, 4),	       T(cpu, 4),	  T(pin, 4),
+    T(regs.rax, 8),    T(regs.rbx, 8),	  T(regs.rcx, 8),
+    T(regs.rdx, 8),    T(regs.rsi, 8),	  T(regs.rdi, 8),
+    T(regs.rsp, 8),    T(regs.rbp, 8),	  T(regs.r8, 8),
+    T(regs.r9, 8),     T(regs.r10, 8),	  T(regs.r11, 8),
+    T(regs.r12, 8),    T(regs.r13, 8),	  T(regs.r14, 8),
+    T(regs.r15, 8),    T(regs.rip, 8),	  T(regs.rflags, 8),
+    T(fs_base, 8),     T(sigmask, 8),	  T(pending, 8),
+    T(clear_tid, 8),   T(altstack[0], 8), T(altstack[1], 8),
+    T(altstack[2], 8), T(fpu_len, 8),	  RAW(struct proc_saved_thread, fpu),
+};
+#define TM(m, w) INT(struct proc_timer, m, w)
+static const struct field timer_fields[] = {
+    TM(at, 8), TM(every, 8), TM(sig, 4), TM(armed, 4), TM(used, 4), TM(thread, 4),
+};
 /* A member added to a struct saved here needs its field in these tables and a new
  * SNAP_FILE_VERSION: on x86-64 these sizes change with it, and the build says so. Not on disk,
  * by design: sys_saved.fs_win (the in-guest runtime's file windows, forgotten by the first run
  * after a load), the pointers and capacities the parser sets itself. */
 #if defined(__x86_64__) && defined(__LP64__)
-_Static_assert(sizeof(struct sys_process) == 48 && sizeof(struct sys_saved) == 3632 &&
+_Static_assert(sizeof(struct sys_process) == 56 && sizeof(struct sys_saved) == 3880 &&
+		   sizeof(struct proc_saved_thread) == 16608 && sizeof(struct proc_timer) == 32 &&
 		   sizeof(struct sys_file) == 16 && sizeof(struct sys_sig) == 32 &&
 		   sizeof(struct sys_vma) == 24,
 	       "a saved struct changed: its fields here, and SNAP_FILE_VERSION, must follow");
@@ -98,6 +144,10 @@ static const struct part parts[] = {
     {"files", AT(sys.files), 0, FIELDS(file_fields), STRIDE(sys.files), FIXED(sys.files), 0},
     {"signals", AT(sys.sig), 0, FIELDS(sig_fields), STRIDE(sys.sig), FIXED(sys.sig), 0},
     {"fpu", AT(fpu), 0, NULL, 0, 1, COUNT(fpu_len), VM_FPU_MAX},
+    {"threads", AT(sys.threads.t), 1, FIELDS(thread_fields), sizeof(struct proc_saved_thread),
+     COUNT(sys.threads.nt), PROC_THREADS_MAX},
+    {"timers", AT(sys.threads.timers), 0, FIELDS(timer_fields), STRIDE(sys.threads.timers),
+     FIXED(sys.threads.timers), 0},
     {"mappings", AT(sys.vmas), 1, FIELDS(vma_fields), sizeof(struct sys_vma), COUNT(sys.nvma), 0},
     {"pages", AT(pages), 1, FIELDS(u64_field), 8, COUNT(npages), 0},
     {"hashes", AT(hashes), 1, FIELDS(u64_field), 8, COUNT(npages), 0},
@@ -166,7 +216,7 @@ void snap_fmt_get_hdr(const uint8_t *in, struct snap_hdr *h)
 	memset(h, 0, sizeof(*h));
 	walk(hdr_fields, BASE_LEN(hdr_fields), (uint8_t *)h, (uint8_t *)in, 1);
 }
-_Static_assert(SNAP_HDR_LEN == 8 + 4 + 4 + 16 + 10 * 8, "the header's fields fill SNAP_HDR_LEN");
+_Static_assert(SNAP_HDR_LEN == 8 + 4 + 4 + 16 + 11 * 8, "the header's fields fill SNAP_HDR_LEN");
 
 void snap_fmt_counts(const struct snap *s, struct snap_hdr *h)
 {
@@ -175,11 +225,12 @@ void snap_fmt_counts(const struct snap *s, struct snap_hdr *h)
 	h->out_len = s->sys.out.len;
 	h->log_len = s->sys.log.len;
 	h->fpu_len = s->fpu_len;
+	h->nthreads = s->sys.threads.nt;
 }
 
 int snap_fmt_set_counts(struct snap *s, const struct snap_hdr *h)
 {
-	const uint64_t v[] = {h->npages, h->nvma, h->out_len, h->log_len, h->fpu_len};
+	const uint64_t v[] = {h->npages, h->nvma, h->out_len, h->log_len, h->fpu_len, h->nthreads};
 	for (size_t i = 0; i < BASE_LEN(v); i++)
 		if (v[i] > SIZE_MAX / 64)
 			return -1;
@@ -188,6 +239,7 @@ int snap_fmt_set_counts(struct snap *s, const struct snap_hdr *h)
 	s->sys.out.len = s->sys.out.cap = h->out_len;
 	s->sys.log.len = s->sys.log.cap = h->log_len;
 	s->fpu_len = h->fpu_len;
+	s->sys.threads.nt = h->nthreads;
 	return 0;
 }
 

@@ -1,4 +1,5 @@
-/* The syscall table, built from the family tables, the guest-pointer door and the run loop. */
+/* The syscall table, built from the family tables, the guest-pointer door, and the service of
+ * each thread's exits for the scheduler (src/proc/). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -16,9 +17,10 @@ static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 static void build_table(void)
 {
 	/* a later family's entry replaces an earlier one's: the bundle's calls the refusals */
-	const struct sys_entry *families[] = {sys_deny_table,	sys_fs_table,  sys_fs_path_table,
-					      sys_fs_dir_table, sys_mem_table, sys_io_table,
-					      sys_time_table,	sys_proc_table};
+	const struct sys_entry *families[] = {sys_deny_table,	sys_fs_table,	sys_fs_path_table,
+					      sys_fs_dir_table, sys_mem_table,	sys_io_table,
+					      sys_time_table,	sys_proc_table, sys_thread_table,
+					      sys_signal_table, sys_timer_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)
@@ -31,21 +33,30 @@ const char *sys_name(int nr)
 	return nr >= 0 && nr < SYS_NR_MAX && table[nr].name ? table[nr].name : NULL;
 }
 
+static const struct proc_ops sys_proc_ops;
+
 int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc)
 {
 	pthread_once(&table_once, build_table);
 	memset(st, 0, sizeof(*st));
 	st->vm = vm;
 	st->proc = *proc;
+	if (st->proc.cpus < 1)
+		st->proc.cpus = 1;
+	if (st->proc.max_threads < 1)
+		st->proc.max_threads = PROC_THREADS_DEFAULT;
 	st->rt = sys_rt_of(proc->guest);
 	st->brk_cur = proc->brk_start;
 	st->out_limit = EMBER_OUTPUT_DEFAULT;
 	st->open_fds = 0x7; /* 0, 1, 2; 3 only with code */
-	return 0;
+	if (vm_cpus(vm) < st->proc.cpus)
+		return -EINVAL; /* the machine was made with fewer vCPUs (vm_add_cpu) */
+	return proc_init(&st->pr, vm, st->proc.cpus, st->proc.max_threads, &sys_proc_ops, st);
 }
 
 void sys_free(struct sys_state *st)
 {
+	proc_free(&st->pr);
 	free(st->vmas);
 	free(st->out.data);
 	free(st->log.data);
@@ -103,8 +114,11 @@ int sys_get(struct sys_state *st, void *dst, uint64_t addr, size_t len)
 
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)
 {
+	if (st->outcome != SYS_RUNNING)
+		return; /* the first end is the one reported */
 	if (o == SYS_SNAPSHOT)
 		sys_fs_rt_snapshot(st);
+	proc_stop(&st->pr);
 	st->outcome = o;
 	st->status = status;
 	va_list ap;
@@ -184,50 +198,83 @@ static int at_snapshot_point(const struct vm_regs *r)
 	return (r->rax == SYS_read || r->rax == SYS_readv) && r->rdi == 0;
 }
 
-static int serve_syscall(struct sys_state *st)
+long sys_wait(struct sys_state *st, uint64_t key, uint32_t bits, uint64_t deadline)
 {
-	struct vm_regs r;
-	if (vm_get_regs(st->vm, &r) < 0) {
-		sys_stop(st, SYS_ERROR, 0, "cannot read the vCPU registers");
-		return -1;
-	}
-	if (st->snap_armed && at_snapshot_point(&r)) {
-		/* stop with the call unserved: every invocation restored from here serves it */
-		st->pending = EMBER_HC_SYSCALL;
-		sys_stop(st, SYS_SNAPSHOT, 0, "snapshot point");
-		return 0;
-	}
-	st->pending = 0;
-	if (st->rt->bounce(st, &r)) { /* the runtime serves it, on the same exit */
-		if (vm_set_regs(st->vm, &r) < 0) {
-			sys_stop(st, SYS_ERROR, 0, "cannot write the vCPU registers");
-			return -1;
-		}
-		return 0;
-	}
-	const uint64_t a[6] = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
-	long ret;
-	int own = st->rt->own_call(st, &r); /* the runtime's own, not the program's */
-	if (r.rax == EMBER_SYS_SNAPSHOT)
-		ret = 0;
-	else if (r.rax == EMBER_SYS_POOL && own)
-		ret = sys_pool_grow(st, a[0]);
-	else
-		ret = dispatch(st, r.rax, a, !own);
-	if (st->outcome != SYS_RUNNING)
-		return 0;
-	r.rax = (uint64_t)ret;
-	/* the kernel clobbers rcx and r11 on syscall; programs expect nothing else to change */
-	r.rcx = r.rip;
-	r.r11 = r.rflags;
-	if (vm_set_regs(st->vm, &r) < 0) {
-		sys_stop(st, SYS_ERROR, 0, "cannot write the vCPU registers");
-		return -1;
-	}
-	return 0;
+	proc_wait(&st->pr, sys_cur(st), key, bits, deadline);
+	return SYS_WAITS;
 }
 
-void sys_handle_exit(struct sys_state *st, const struct vm_exit *e)
+uint64_t sys_deadline_in(struct sys_state *st, uint64_t ns)
+{
+	if (st->redo)
+		return sys_cur(st)->wdeadline;
+	if (ns == UINT64_MAX)
+		return 0;
+	uint64_t now = base_now_ns();
+	return ns > UINT64_MAX - now ? 0 : now + ns;
+}
+
+uint64_t sys_sigmask(struct sys_state *st, struct proc_thread *t)
+{
+	return *st->rt->mask(st, t);
+}
+
+void sys_set_sigmask(struct sys_state *st, struct proc_thread *t, uint64_t mask)
+{
+	const uint64_t never = (1ULL << (9 - 1)) | (1ULL << (19 - 1)); /* SIGKILL, SIGSTOP */
+	*st->rt->mask(st, t) = mask & ~never;
+}
+
+/* the call in t's registers, dispatched: its result in rax, rcx and r11 as a syscall leaves
+ * them, unless it waits (the registers untouched, to make it again) or set them all */
+static void make_call(struct sys_state *st, struct proc_thread *t)
+{
+	struct vm_regs *r = &t->regs;
+	const uint64_t a[6] = {r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9};
+	long ret;
+	int own = st->rt->own_call(st, r); /* the runtime's own, not the program's */
+	t->nr = r->rax;
+	if (r->rax == EMBER_SYS_SNAPSHOT)
+		ret = 0;
+	else if (r->rax == EMBER_SYS_POOL && own)
+		ret = sys_pool_grow(st, a[0]);
+	else
+		ret = dispatch(st, r->rax, a, !own && !t->counted); /* once, however often made */
+	t->counted = ret == SYS_WAITS;
+	if (ret == SYS_WAITS || ret == SYS_REGS || t->state == PROC_FREE)
+		return;
+	if (st->outcome != SYS_RUNNING && st->outcome != SYS_SNAPSHOT)
+		return;
+	r->rax = (uint64_t)ret;
+	/* the kernel clobbers rcx and r11 on syscall; programs expect nothing else to change */
+	r->rcx = r->rip;
+	r->r11 = r->rflags;
+	t->regs_dirty = 1;
+}
+
+static void serve_syscall(struct sys_state *st, struct proc_thread *t)
+{
+	int handed = st->rt->site(st, t);
+	struct vm_regs *r = &t->regs;
+	if (st->snap_armed && at_snapshot_point(r)) {
+		/* stop with the call unserved: every invocation restored from here serves it */
+		st->pending = EMBER_HC_SYSCALL;
+		st->snap_tid = t->tid;
+		sys_stop(st, SYS_SNAPSHOT, 0, "snapshot point");
+		return;
+	}
+	if (st->pending && t->tid == st->snap_tid)
+		st->pending = 0;
+	if (!handed && st->rt->bounce(st, r)) { /* the runtime serves it, on the same exit */
+		t->regs_dirty = 1;
+		return;
+	}
+	st->redo = 0;
+	make_call(st, t);
+}
+
+/* one exit of t, which the scheduler was running */
+static void handle_exit(struct sys_state *st, struct proc_thread *t, const struct vm_exit *e)
 {
 	st->stats.exits[e->kind]++;
 	st->rt->exit(st); /* whatever the exit, the runtime's buffers are collected */
@@ -235,19 +282,25 @@ void sys_handle_exit(struct sys_state *st, const struct vm_exit *e)
 		return;
 	switch (e->kind) {
 	case VM_EXIT_HYPERCALL:
-		if (e->port == EMBER_HC_SYSCALL)
-			serve_syscall(st);
-		else if (e->port != EMBER_HC_NOP && !st->rt->hypercall(st, e->port))
+		if (e->port == EMBER_HC_SYSCALL) {
+			serve_syscall(st, t);
+			break;
+		}
+		if (e->port == EMBER_HC_INPUT)
+			st->snap_tid = t->tid; /* the snapshot point, if this is it */
+		if (e->port != EMBER_HC_NOP && !st->rt->hypercall(st, e->port))
 			sys_stop(st, SYS_SIGNALED, 11, "unknown hypercall port %#x", e->port);
 		break;
 	case VM_EXIT_FAULT: {
 		struct vm_exit f = *e; /* the runtime's may say better what the program did */
-		if (!st->rt->fault(st, &f))
+		if (!st->rt->fault(st, &f) && !sys_fault_signal(st, t, &f))
 			crashed(st, &f);
 		break;
 	}
 	case VM_EXIT_TIMEOUT:
 		sys_stop(st, SYS_TIMEOUT, 0, "timed out");
+		break;
+	case VM_EXIT_INTERRUPT: /* the scheduler's: a slice's end, a signal, a wake */
 		break;
 	default:
 		sys_stop(st, SYS_ERROR, 0, "%s", e->msg);
@@ -255,17 +308,104 @@ void sys_handle_exit(struct sys_state *st, const struct vm_exit *e)
 	}
 }
 
+void sys_handle_exit(struct sys_state *st, const struct vm_exit *e)
+{
+	struct proc_thread *t = st->pr.cur ? st->pr.cur : st->pr.cpu[0].cur;
+	struct proc_thread *was = st->pr.cur;
+	if (!t)
+		return;
+	st->pr.cur = t;
+	if (vm_cpu_get_regs(st->vm, t->cpu >= 0 ? t->cpu : 0, &t->regs) == 0)
+		handle_exit(st, t, e);
+	if (t->regs_dirty && t->cpu >= 0)
+		vm_cpu_set_regs(st->vm, t->cpu, &t->regs), t->regs_dirty = 0;
+	st->pr.cur = was;
+}
+
+static void ops_exit(void *ctx, struct proc_thread *t, const struct vm_exit *e)
+{
+	handle_exit(ctx, t, e);
+}
+
+/* before t runs: a call that waited is made again, or interrupted by a signal it takes now;
+ * then its signals are delivered */
+static int ops_enter(void *ctx, struct proc_thread *t)
+{
+	struct sys_state *st = ctx;
+	if (t->retry) {
+		t->retry = 0;
+		if (sys_signal_ready(st, t)) {
+			sys_interrupt(st, t);
+		} else {
+			st->redo = 1;
+			make_call(st, t);
+			st->redo = 0;
+			if (t->state != PROC_RUNNING)
+				return 0;
+		}
+	}
+	if (t->pending || st->pr.pending)
+		sys_deliver(st, t);
+	return st->outcome == SYS_RUNNING && t->state == PROC_RUNNING;
+}
+
+static void ops_swap(void *ctx, int cpu, struct proc_thread *t, struct proc_thread *u)
+{
+	struct sys_state *st = ctx;
+	st->rt->swap(st, cpu, t, u);
+}
+
+static void ops_timer(void *ctx, struct proc_timer *tm)
+{
+	struct sys_state *st = ctx;
+	struct proc_thread *t = tm->thread ? proc_find(&st->pr, tm->thread) : NULL;
+	sys_send(st, t, tm->sig, -2 /* SI_TIMER */);
+}
+
+static void ops_timeout(void *ctx)
+{
+	sys_stop(ctx, SYS_TIMEOUT, 0, "timed out");
+}
+
+static const struct proc_ops sys_proc_ops = {
+    .exit = ops_exit,
+    .enter = ops_enter,
+    .swap = ops_swap,
+    .timer = ops_timer,
+    .timeout = ops_timeout,
+};
+
 enum sys_outcome sys_run(struct sys_state *st)
 {
 	st->outcome = SYS_RUNNING;
-	if (st->pending == EMBER_HC_SYSCALL)
-		serve_syscall(st);
-	else if (st->pending == EMBER_HC_INPUT)
-		st->pending = 0; /* the runtime's begin put the request in its buffer already */
-	while (st->outcome == SYS_RUNNING) {
-		struct vm_exit e;
-		vm_run(st->vm, &e);
-		sys_handle_exit(st, &e);
+	struct proc_thread *first = st->pr.cpu[0].cur;
+	pthread_mutex_lock(&st->pr.mu);
+	struct proc_thread *snap = st->pending ? proc_find(&st->pr, st->snap_tid) : NULL;
+	if (snap && snap != first) {
+		/* stopped on another vCPU: its call is made when it is first entered */
+		if (st->pending == EMBER_HC_SYSCALL)
+			snap->retry = 1;
+		st->pending = 0;
+		first = NULL;
 	}
+	if (first) {
+		st->pr.cur = first;
+		st->pr.cur_cpu = 0;
+		if (vm_get_regs(st->vm, &first->regs) == 0) {
+			if (st->pending == EMBER_HC_SYSCALL)
+				serve_syscall(st, first);
+			else if (st->pending == EMBER_HC_INPUT)
+				st->pending = 0; /* the runtime's begin put the request in its
+						    buffer already */
+		}
+		if (first->regs_dirty)
+			vm_set_regs(st->vm, &first->regs), first->regs_dirty = 0;
+		st->pr.cur = NULL;
+	}
+	pthread_mutex_unlock(&st->pr.mu);
+	if (st->outcome == SYS_RUNNING)
+		proc_run(&st->pr, vm_deadline(st->vm));
+	/* what the runtime still holds of any vCPU's output, now that none runs */
+	st->rt->exit(st);
 	return st->outcome;
 }

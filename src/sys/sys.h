@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "bundle/bnd.h"
+#include "proc/proc.h"
 #include "sys/sys_rt.h"
 #include "vm/vm.h"
 
@@ -37,7 +38,9 @@ struct sys_process {
 	uint64_t mmap_hi; /* the mmap area grows down from here */
 	uint64_t stack_lo, stack_hi;
 	uint64_t stack_size;
-	int guest; /* the in-guest runtime serves the common syscalls: sys_rt_of(guest) */
+	int guest;	 /* the in-guest runtime serves the common syscalls: sys_rt_of(guest) */
+	int cpus;	 /* vCPUs its threads run on (--cpus), 1 to VM_CPUS_MAX */
+	int max_threads; /* threads at most (--threads): clone answers EAGAIN past it */
 };
 
 #define SYS_STATS_WORDS ((SYS_NR_MAX + 1 + 63) / 64)
@@ -108,11 +111,14 @@ struct sys_state {
 	struct sys_file files[SYS_FS_FILES];
 	/* in guest mode on KVM: where a file's read-only window is, 0 if none (sys_fs_rt.c) */
 	uint64_t fs_win[SYS_FS_FILES];
-	/* process bookkeeping */
-	uint64_t tid_addr;
-	uint64_t sigmask;
+	/* process bookkeeping: the signal actions; the threads (each with its mask, alternate
+	 * stack and clear-child-tid address) and their scheduler */
 	struct sys_sig sig[65];
-	uint64_t altstack[3];
+	int sigcode[65]; /* the si_code of each signal sent and not yet delivered */
+	struct proc pr;
+	int redo;      /* the call being served is made again after a wait (sys_retrying) */
+	int snap_tid;  /* the thread that stopped at the snapshot point */
+	int exit_code; /* of the process when its last thread calls exit */
 	uint64_t start_ns;
 	/* ranges made writable since the snapshot: a page there may have been written even if it
 	 * is read-only again by the end (the reset puts them back) */
@@ -182,9 +188,11 @@ struct sys_saved {
 	/* the windows the in-guest runtime reads files from (not in a disk snapshot: its state
 	 * has the positions, and the first run after loading forgets the windows) */
 	uint64_t fs_win[SYS_FS_FILES];
-	uint64_t tid_addr, sigmask;
 	struct sys_sig sig[65];
-	uint64_t altstack[3];
+	/* every thread but the one the snapshot's registers are (snap_tid's on vCPU 0 in the
+	 * common case: proc_save keeps them all, and the snapshot layer the vCPU's) */
+	struct proc_saved threads;
+	int snap_tid;
 	int pending;
 	/* what init wrote: every invocation's output starts with it, as a process's would */
 	struct sys_buf out, log;
@@ -243,6 +251,43 @@ const struct sys_vma *sys_vma_find(const struct sys_state *st, uint64_t addr);
 int sys_vma_free_range(const struct sys_state *st, uint64_t start, uint64_t end);
 uint64_t sys_vma_find_gap(const struct sys_state *st, uint64_t len);
 
+/* what a handler returns instead of a value: the thread waits (sys_wait) and the call is made
+ * again when it is woken; the handler set every register itself (rt_sigreturn) */
+#define SYS_WAITS (-4097L)
+#define SYS_REGS  (-4098L)
+
+/* the thread whose call is being served (under the process's lock) */
+static inline struct proc_thread *sys_cur(struct sys_state *st)
+{
+	return st->pr.cur;
+}
+/* the call waits for a wake on key (with a futex bitset, else ~0), for deadline (CLOCK_MONOTONIC
+ * ns, 0: none), or for a signal; it is made again then, sys_retrying saying so, with the
+ * thread's woken or expired set. Returns SYS_WAITS, for the handler to return. */
+long sys_wait(struct sys_state *st, uint64_t key, uint32_t bits, uint64_t deadline);
+static inline int sys_retrying(const struct sys_state *st)
+{
+	return st->redo;
+}
+/* the deadline the first attempt of a waiting call set, or the one it sets now from a relative
+ * timeout of ns (UINT64_MAX: none, 0 returned) */
+uint64_t sys_deadline_in(struct sys_state *st, uint64_t ns);
+/* a thread's signal mask: where it is kept (the in-guest runtime's area while it is on a vCPU
+ * in guest mode), read and written */
+uint64_t sys_sigmask(struct sys_state *st, struct proc_thread *t);
+void sys_set_sigmask(struct sys_state *st, struct proc_thread *t, uint64_t mask);
+/* sys_signal.c: a signal sent by the program (kill, tgkill, a timer): to thread t, or to the
+ * process (t NULL); one whose action is to ignore it is dropped */
+void sys_send(struct sys_state *st, struct proc_thread *t, int sig, int code);
+/* before t runs: its pending signals delivered to their handlers, or the process killed by
+ * one; a fault e of t's that its handler takes (1), or 0: the process dies of it */
+void sys_deliver(struct sys_state *st, struct proc_thread *t);
+int sys_fault_signal(struct sys_state *st, struct proc_thread *t, const struct vm_exit *e);
+/* a call that waits was interrupted by a signal t is about to take: made again after the
+ * handler (SA_RESTART, a call that may be), or -EINTR */
+int sys_signal_ready(struct sys_state *st, struct proc_thread *t);
+void sys_interrupt(struct sys_state *st, struct proc_thread *t);
+
 /* one syscall handler: arguments in a[0..5], returns the value or -errno for rax */
 typedef long (*sys_fn)(struct sys_state *st, const uint64_t a[6]);
 struct sys_entry {
@@ -254,7 +299,8 @@ struct sys_entry {
 	int (*when)(const struct sys_state *st);
 };
 extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[], sys_proc_table[],
-    sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[];
+    sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
+    sys_signal_table[], sys_timer_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

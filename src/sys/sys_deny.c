@@ -25,8 +25,6 @@ const struct sys_entry sys_deny_table[] = {
     /* other processes */
     DENY(SYS_fork, "fork", EPERM),
     DENY(SYS_vfork, "vfork", EPERM),
-    DENY(SYS_clone, "clone", EPERM),
-    DENY(SYS_clone3, "clone3", EPERM),
     DENY(SYS_execve, "execve", EACCES),
     DENY(SYS_execveat, "execveat", EACCES),
     DENY(SYS_ptrace, "ptrace", EPERM),
@@ -42,6 +40,5 @@ const struct sys_entry sys_deny_table[] = {
     DENY(SYS_dup, "dup", EMFILE),
     DENY(SYS_dup2, "dup2", EMFILE),
     DENY(SYS_dup3, "dup3", EMFILE),
-    DENY(SYS_futex, "futex", ENOSYS),
     {0, NULL, NULL, 0, NULL},
 };

@@ -47,12 +47,29 @@ static struct ember_rt_ctl *ctl(struct sys_state *st)
 	return c && c->magic == EMBER_RT_MAGIC ? c : NULL;
 }
 
+/* vCPU cpu's area of the runtime (abi.h) */
+static struct ember_rt_cpu *area(struct sys_state *st, int cpu)
+{
+	if (cpu < 0 || cpu >= EMBER_CPUS_MAX)
+		return NULL;
+	return vm_guest(st->vm, EMBER_RT_CPU(cpu), sizeof(struct ember_rt_cpu));
+}
+
 static int rt_setup(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = ctl(st);
 	struct ember_rt_seg *seg = vm_guest(st->vm, EMBER_RT_MAP, sizeof(*seg));
 	if (!c || !seg)
 		return -1;
+	for (int i = 0; i < st->proc.cpus; i++) {
+		struct ember_rt_cpu *a = area(st, i);
+		if (!a)
+			return -1;
+		memset(a, 0, sizeof(*a));
+		a->self = EMBER_RT_CPU(i);
+	}
+	area(st, 0)->tid = 1;
+	c->nthreads = 1;
 	uint64_t start = st->brk_cur;
 	c->brk_start = c->brk_cur = start;
 	c->brk_dirty = (start + EMBER_PAGE_SIZE - 1) & ~(EMBER_PAGE_SIZE - 1);
@@ -92,9 +109,10 @@ static int rt_bounce(struct sys_state *st, struct vm_regs *r)
 	/* the runtime's own forwards (from its code) are served here, not sent back */
 	if (!hit || from_runtime(r))
 		return 0;
-	uint64_t *slot = vm_guest(st->vm, EMBER_RT_BOUNCE, 3 * sizeof(uint64_t));
-	if (!slot)
+	struct ember_rt_cpu *a = area(st, st->pr.cur_cpu);
+	if (!a)
 		return 0;
+	uint64_t *slot = a->bounce;
 	slot[0] = r->rip; /* past the `out` */
 	slot[1] = r->rsp;
 	slot[2] = r->rflags; /* a syscall leaves rcx = rip and r11 = rflags: so does the bounce */
@@ -184,6 +202,32 @@ static int rt_begin(struct sys_state *st)
 	return 0;
 }
 
+/* The host may touch the runtime's shared state when no vCPU that runs holds it: the lock is
+ * free (it takes it meanwhile, so that none does), or held by a vCPU stopped in the host, the
+ * one whose exit this is, say (it flushes its full buffers holding it). 0 when it may not: a
+ * later exit collects what is there. */
+static int rt_hold(struct sys_state *st, struct ember_rt_ctl *c, uint64_t *held)
+{
+	uint64_t free = 0, host = EMBER_CPUS_MAX + 1;
+	*held = 0;
+	if (__atomic_compare_exchange_n(&c->lock, &free, host, 0, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED)) {
+		*held = 1;
+		return 1;
+	}
+	uint64_t owner = free;
+	if (owner == host) /* a program that wrote the word: nothing holds it */
+		return 1;
+	return owner > 0 && owner <= (uint64_t)st->pr.ncpu && owner <= VM_CPUS_MAX &&
+	       !st->pr.cpu[owner - 1].running;
+}
+
+static void rt_give(struct ember_rt_ctl *c, uint64_t held)
+{
+	if (held)
+		__atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
+}
+
 static void rt_exit(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = ctl(st);
@@ -192,6 +236,9 @@ static void rt_exit(struct sys_state *st)
 			 "the in-guest runtime's control block was destroyed");
 		return;
 	}
+	uint64_t held;
+	if (!rt_hold(st, c, &held))
+		return;
 	uint64_t *counts = vm_guest(st->vm, EMBER_RT_COUNTS, 512 * sizeof(uint64_t));
 	for (int i = 0; i < 512 && i < SYS_NR_MAX; i++) {
 		if (!counts[i])
@@ -204,14 +251,18 @@ static void rt_exit(struct sys_state *st)
 	uint64_t out = c->out_len, log = c->log_len;
 	c->out_len = c->log_len = 0;
 	if (out > EMBER_RT_OUT_SIZE || log > EMBER_RT_LOG_SIZE) {
+		rt_give(c, held);
 		sys_stop(st, SYS_SIGNALED, 11,
 			 "the in-guest runtime's output buffers were destroyed");
 		return;
 	}
-	if (out && sys_append_out(st, 1, vm_guest(st->vm, EMBER_RT_OUT, out), out) < 0)
+	if (out && sys_append_out(st, 1, vm_guest(st->vm, EMBER_RT_OUT, out), out) < 0) {
+		rt_give(c, held);
 		return;
+	}
 	if (log)
 		sys_append_out(st, 2, vm_guest(st->vm, EMBER_RT_LOG, log), log);
+	rt_give(c, held);
 }
 
 static void rt_input(struct sys_state *st)
@@ -228,7 +279,9 @@ static void rt_input(struct sys_state *st)
 		return;
 	}
 	st->pending = 0;
-	refill(st, c);
+	/* a second reader's ask while the buffer still holds bytes takes nothing away */
+	if (c->in_pos >= c->in_len)
+		refill(st, c);
 }
 
 /* request bytes not yet read: what the runtime's buffer still holds, then the rest */
@@ -299,30 +352,85 @@ static int rt_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
  * says only decides whether the guest's RIP is moved. */
 static int rt_fault(struct sys_state *st, struct vm_exit *e)
 {
-	struct vm_regs r;
+	struct proc_thread *t = sys_cur(st);
+	struct vm_regs r = t->regs;
 	struct ember_rt_ctl *c = ctl(st);
-	if (vm_get_regs(st->vm, &r) < 0)
-		return 0;
+	struct ember_rt_cpu *a = area(st, st->pr.cur_cpu);
+	uint64_t in_call = a ? a->in_call : 0, stack = EMBER_RT_CPU(st->pr.cur_cpu);
 	if (e->fault == VM_FAULT_INVALID && e->rip == EMBER_RT_BADCALL) {
 		uint64_t to = r.rax < EMBER_PAGE_SIZE ? r.rax : 0;
 		e->fault = VM_FAULT_PAGE;
 		e->addr = e->rip = to;
 		return 0;
 	}
-	if (e->rip >= EMBER_RT_BASE && e->rip < EMBER_RT_ENTRY_END && (!c || !c->in_call)) {
+	if (e->rip >= EMBER_RT_BASE && e->rip < EMBER_RT_ENTRY_END && (!c || !in_call)) {
 		/* a jump into page 0 that the sled brought here (a return to a smashed address
 		 * checked at rt_entry): on Linux the jump itself faults at page 0 */
 		e->fault = VM_FAULT_PAGE;
 		e->addr = e->rip = 0;
 		return 0;
 	}
-	if ((e->fault != VM_FAULT_PAGE && e->fault != VM_FAULT_GP) || !c || !c->in_call ||
+	if ((e->fault != VM_FAULT_PAGE && e->fault != VM_FAULT_GP) || !c || !in_call ||
 	    e->rip < EMBER_RT_ENTRY_END || e->rip >= EMBER_RT_BASE + EMBER_RT_CODE_SIZE ||
-	    r.rsp < EMBER_RT_DATA || r.rsp >= EMBER_RT_COUNTS ||
-	    (e->fault == VM_FAULT_PAGE && e->addr >= EMBER_RT_BASE && e->addr < EMBER_RT_END))
+	    r.rsp < stack || r.rsp >= stack + EMBER_RT_CPU_SIZE ||
+	    (e->fault == VM_FAULT_PAGE && ((e->addr >= EMBER_RT_BASE && e->addr < EMBER_RT_END) ||
+					   (e->addr >= EMBER_RT_CPUS && e->addr < EMBER_RT_BASE))))
 		return 0;
-	r.rip = EMBER_RT_EFAULT_ENTRY;
-	return vm_set_regs(st->vm, &r) == 0;
+	t->regs.rip = EMBER_RT_EFAULT_ENTRY;
+	t->regs_dirty = 1;
+	return 1;
+}
+
+/* a call handed over at EMBER_RT_FORWARD_OUT: the program's stack pointer is at its site's
+ * return address, which the host pops, so the call is served, waits, restarts and is
+ * interrupted exactly as one made at a trapping site */
+static int rt_site(struct sys_state *st, struct proc_thread *t)
+{
+	uint64_t ret;
+	if (t->regs.rip != EMBER_RT_FORWARD_OUT + EMBER_HC_LEN ||
+	    vm_copy_from(st->vm, &ret, t->regs.rsp, sizeof(ret)))
+		return 0;
+	t->regs.rip = ret;
+	t->regs.rsp += sizeof(ret);
+	t->regs_dirty = 1;
+	return 1;
+}
+
+static void rt_swap(struct sys_state *st, int cpu, struct proc_thread *t, struct proc_thread *u)
+{
+	struct ember_rt_cpu *a = area(st, cpu);
+	if (!a)
+		return;
+	if (t)
+		t->sigmask = a->sigmask;
+	if (u) {
+		a->tid = (uint64_t)u->tid;
+		a->sigmask = u->sigmask;
+		a->pending = u->pending | st->pr.pending;
+	}
+}
+
+static void rt_signals(struct sys_state *st)
+{
+	for (int i = 0; i < st->pr.ncpu && i < VM_CPUS_MAX; i++) {
+		struct ember_rt_cpu *a = area(st, i);
+		const struct proc_thread *t = st->pr.cpu[i].cur;
+		if (a)
+			a->pending = t ? t->pending | st->pr.pending : 0;
+	}
+}
+
+static uint64_t *rt_mask(struct sys_state *st, struct proc_thread *t)
+{
+	struct ember_rt_cpu *a = t->cpu >= 0 ? area(st, t->cpu) : NULL;
+	return a ? &a->sigmask : &t->sigmask;
+}
+
+static void rt_threads(struct sys_state *st, int n)
+{
+	struct ember_rt_ctl *c = ctl(st);
+	if (c)
+		c->nthreads = (uint64_t)n;
 }
 
 /* the guest mode's row of the table (the trap mode's and the choice: sys_rt_mode.c) */
@@ -339,4 +447,9 @@ const struct sys_rt_ops sys_rt_guest = {
     .read_input = rt_read_input,
     .fpu_saved = rt_fpu_saved,
     .fault = rt_fault,
+    .site = rt_site,
+    .swap = rt_swap,
+    .mask = rt_mask,
+    .threads = rt_threads,
+    .signals = rt_signals,
 };

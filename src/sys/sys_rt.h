@@ -8,6 +8,7 @@
 struct sys_state;
 struct vm_exit;
 struct vm_regs;
+struct proc_thread;
 
 /* What the host does for the in-guest runtime, per mode (sys_rt.c, sys_rt_mode.c). In "trap"
  * mode every syscall site exits to the host and each entry does what a machine without the
@@ -44,6 +45,19 @@ struct sys_rt_ops {
 	 * call was made to return -EFAULT (the run goes on); 0 when it ends the run, e then
 	 * saying what the program did (a bad call into page 0 becomes the page fault it is) */
 	int (*fault)(struct sys_state *st, struct vm_exit *e);
+	/* a system call exit of t: one the runtime handed over from EMBER_RT_FORWARD_OUT becomes
+	 * the call of the site it came from (its return address popped), as a trapping site's,
+	 * and 1 is returned: the runtime gave it up, it is not sent back there (bounce) */
+	int (*site)(struct sys_state *st, struct proc_thread *t);
+	/* t leaves vCPU cpu, or u comes to it: the runtime's per-vCPU copy of the thread's tid and
+	 * signal mask follows (either may be NULL) */
+	void (*swap)(struct sys_state *st, int cpu, struct proc_thread *t, struct proc_thread *u);
+	/* where t's signal mask is kept now */
+	uint64_t *(*mask)(struct sys_state *st, struct proc_thread *t);
+	/* the process has n threads now */
+	void (*threads)(struct sys_state *st, int n);
+	/* the signals waiting for each vCPU's thread changed */
+	void (*signals)(struct sys_state *st);
 };
 
 /* the guest mode's row (sys_rt.c); callers take a mode from the two below (sys_rt_mode.c) */

@@ -68,6 +68,35 @@ static int trap_fault(struct sys_state *st, struct vm_exit *e)
 	return 0;
 }
 
+static int trap_site(struct sys_state *st, struct proc_thread *t)
+{
+	(void)st;
+	(void)t;
+	return 0;
+}
+
+static void trap_swap(struct sys_state *st, int cpu, struct proc_thread *t, struct proc_thread *u)
+{
+	(void)st, (void)cpu, (void)t, (void)u;
+}
+
+/* without the runtime the host keeps every thread's mask */
+static uint64_t *trap_mask(struct sys_state *st, struct proc_thread *t)
+{
+	(void)st;
+	return &t->sigmask;
+}
+
+static void trap_threads(struct sys_state *st, int n)
+{
+	(void)st, (void)n;
+}
+
+static void trap_signals(struct sys_state *st)
+{
+	(void)st;
+}
+
 static const struct sys_rt_ops sys_rt_trap = {
     .name = "trap",
     .guest = 0,
@@ -81,6 +110,11 @@ static const struct sys_rt_ops sys_rt_trap = {
     .read_input = trap_read_input,
     .fpu_saved = trap_fpu_saved,
     .fault = trap_fault,
+    .site = trap_site,
+    .swap = trap_swap,
+    .mask = trap_mask,
+    .threads = trap_threads,
+    .signals = trap_signals,
 };
 
 /* indexed by sys_process.guest */

@@ -22,9 +22,19 @@ static int copy_buf(struct sys_buf *dst, const struct sys_buf *src)
 	return 0;
 }
 
-int sys_save(const struct sys_state *st, struct sys_saved *out)
+static uint64_t mask_of(void *ctx, struct proc_thread *t)
 {
+	return sys_sigmask(ctx, t);
+}
+
+int sys_save(const struct sys_state *cst, struct sys_saved *out)
+{
+	/* the threads' masks may be in guest memory (the in-guest runtime's), read through the
+	 * machine; nothing else of st changes */
+	struct sys_state *st = (struct sys_state *)cst;
 	memset(out, 0, sizeof(*out));
+	if (proc_save(&st->pr, &out->threads, mask_of, st))
+		return -ENOMEM;
 	if (copy_buf(&out->out, &st->out) || copy_buf(&out->log, &st->log))
 		return -ENOMEM;
 	out->vmas = malloc((st->nvma ? st->nvma : 1) * sizeof(*out->vmas));
@@ -38,10 +48,8 @@ int sys_save(const struct sys_state *st, struct sys_saved *out)
 	out->cwd = st->cwd;
 	memcpy(out->files, st->files, sizeof(out->files));
 	memcpy(out->fs_win, st->fs_win, sizeof(out->fs_win));
-	out->tid_addr = st->tid_addr;
-	out->sigmask = st->sigmask;
 	memcpy(out->sig, st->sig, sizeof(out->sig));
-	memcpy(out->altstack, st->altstack, sizeof(out->altstack));
+	out->snap_tid = st->snap_tid;
 	out->pending = st->pending;
 	return 0;
 }
@@ -65,10 +73,12 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	memcpy(st->fs_win, s->fs_win, sizeof(st->fs_win)); /* 0 from a disk snapshot */
 	if (sys_fs_check(st))
 		return -EINVAL; /* descriptors of another bundle */
-	st->tid_addr = s->tid_addr;
-	st->sigmask = s->sigmask;
 	memcpy(st->sig, s->sig, sizeof(st->sig));
-	memcpy(st->altstack, s->altstack, sizeof(st->altstack));
+	memset(st->sigcode, 0, sizeof(st->sigcode));
+	if (proc_restore(&st->pr, &s->threads))
+		return -ENOMEM;
+	st->rt->threads(st, proc_threads(&st->pr));
+	st->snap_tid = s->snap_tid;
 	st->pending = s->pending;
 	st->nwr = 0;
 	st->snap_armed = 0;
@@ -88,6 +98,7 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 
 void sys_saved_free(struct sys_saved *s)
 {
+	proc_saved_free(&s->threads);
 	free(s->vmas);
 	free(s->out.data);
 	free(s->log.data);

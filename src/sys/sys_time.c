@@ -75,25 +75,47 @@ static long sys_time(struct sys_state *st, const uint64_t a[6])
 	return (long)now;
 }
 
-/* Sleeps on the host; the deadline signal cuts it short and the run loop then ends the
- * invocation as timed out. */
-static long do_sleep(struct sys_state *st, clockid_t c, int flags, uint64_t req_addr,
-		     uint64_t rem_addr)
+/* A sleep is a wait with a deadline: other threads run meanwhile, a handled signal ends it with
+ * EINTR and the time left (sys_interrupt), the invocation's deadline ends the invocation. */
+static long do_sleep(struct sys_state *st, clockid_t c, int flags, uint64_t req_addr)
 {
-	struct timespec want, left = {0, 0};
+	struct proc_thread *t = sys_cur(st);
+	if (sys_retrying(st))
+		return t->expired ? 0 : sys_wait(st, 0, 0, t->wdeadline);
+	struct timespec want;
+	/* a clock the host's clock_nanosleep refuses is refused here too (a time in the past
+	 * returns at once where it is taken) */
+	const struct timespec past = {0, 0};
+	int rc = clock_nanosleep(c, TIMER_ABSTIME, &past, NULL);
+	if (rc)
+		return -rc;
 	if (sys_get(st, &want, req_addr, sizeof(want)))
 		return -EFAULT;
 	if (want.tv_nsec < 0 || want.tv_nsec >= 1000000000L || want.tv_sec < 0)
 		return -EINVAL;
-	int rc = vm_sleep(st->vm, c, flags, &want, &left);
-	if (rc == EINTR && rem_addr && !(flags & TIMER_ABSTIME))
-		sys_put(st, rem_addr, &left, sizeof(left));
-	return rc ? -rc : 0;
+	uint64_t ns = (uint64_t)want.tv_sec > (UINT64_MAX - 999999999ULL) / 1000000000ULL
+			  ? UINT64_MAX
+			  : (uint64_t)want.tv_sec * 1000000000ULL + (uint64_t)want.tv_nsec;
+	uint64_t deadline;
+	if (flags & TIMER_ABSTIME) {
+		struct timespec now;
+		clock_gettime(c, &now);
+		uint64_t n = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+		if (ns <= n)
+			return 0;
+		deadline = sys_deadline_in(st, ns - n);
+	} else {
+		if (!ns)
+			return 0;
+		deadline = sys_deadline_in(st, ns);
+	}
+	/* no deadline (past 2^64 ns): a wait that only a signal or the invocation's end ends */
+	return sys_wait(st, 0, 0, deadline);
 }
 
 static long sys_nanosleep(struct sys_state *st, const uint64_t a[6])
 {
-	return do_sleep(st, CLOCK_MONOTONIC, 0, a[0], a[1]);
+	return do_sleep(st, CLOCK_MONOTONIC, 0, a[0]);
 }
 
 static long sys_clock_nanosleep(struct sys_state *st, const uint64_t a[6])
@@ -101,7 +123,7 @@ static long sys_clock_nanosleep(struct sys_state *st, const uint64_t a[6])
 	clockid_t c;
 	if (host_clock(a[0], &c) || c == CLOCK_PROCESS_CPUTIME_ID)
 		return -EINVAL;
-	return do_sleep(st, c, (int)a[1] & TIMER_ABSTIME, a[2], a[3]);
+	return do_sleep(st, c, (int)a[1] & TIMER_ABSTIME, a[2]);
 }
 
 const struct sys_entry sys_time_table[] = {

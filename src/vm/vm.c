@@ -1,5 +1,8 @@
 /* Machine creation through the backend table, guest memory and the one checked accessor. */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -138,6 +141,15 @@ int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t er
 		vm_destroy(vm);
 		return rc;
 	}
+	vm->ncpu = 1;
+	while (vm->ncpu < cfg->cpus) {
+		if (vm_add_cpu(vm, err, errlen) < 0) {
+			vm_destroy(vm);
+			return cfg->backend == VM_BACKEND_PTRACE || cfg->cpus > VM_CPUS_MAX
+				   ? EMBER_ERR_CONFIG
+				   : VM_ERR;
+		}
+	}
 	*out = vm;
 	return VM_OK;
 fail:
@@ -167,17 +179,68 @@ enum vm_backend vm_backend_of(const struct vm *vm)
 	return vm->backend;
 }
 
-void vm_run(struct vm *vm, struct vm_exit *exit)
+int vm_cpus(const struct vm *vm)
+{
+	return vm->ncpu;
+}
+
+int vm_add_cpu(struct vm *vm, char *err, size_t errlen)
+{
+	if (!vm->ops->add_cpu) {
+		snprintf(err, errlen, "the %s backend runs one vCPU per virtine", vm->ops->name);
+		return -1;
+	}
+	if (vm->ncpu >= VM_CPUS_MAX) {
+		snprintf(err, errlen, "a virtine has at most %d vCPUs", VM_CPUS_MAX);
+		return -1;
+	}
+	if (vm->ops->add_cpu(vm, err, errlen))
+		return -1;
+	return vm->ncpu++;
+}
+
+void vm_cpu_run(struct vm *vm, int cpu, uint64_t slice_ns, struct vm_exit *exit)
 {
 	memset(exit, 0, sizeof(*exit));
+	if (cpu < 0 || cpu >= vm->ncpu) {
+		vm_fail(exit, "no vCPU %d", cpu);
+		return;
+	}
 	if (vm->expired) {
 		exit->kind = VM_EXIT_TIMEOUT;
 		return;
 	}
-	vm_timer_running(vm);
-	vm->ops->run(vm, exit);
+	struct vm_cpu *c = &vm->cpu[cpu];
+	c->driver = pthread_self();
+	/* published before kicked is read: a kick either sees this thread driving (and signals
+	 * it) or is seen here */
+	atomic_store(&c->driving, 1);
+	vm_timer_running(vm, cpu, slice_ns);
+	if (atomic_load(&c->kicked))
+		exit->kind = VM_EXIT_INTERRUPT;
+	else
+		vm->ops->run(vm, cpu, exit);
+	atomic_store(&c->driving, 0);
+	/* the caller looks at what the kick was for once this run is over */
+	atomic_store(&c->kicked, 0);
+	c->slice = 0;
 	if (exit->kind != VM_EXIT_ERROR && vm->expired)
 		exit->kind = VM_EXIT_TIMEOUT;
+}
+
+void vm_run(struct vm *vm, struct vm_exit *exit)
+{
+	vm_cpu_run(vm, 0, 0, exit);
+}
+
+void vm_cpu_kick(struct vm *vm, int cpu)
+{
+	if (cpu < 0 || cpu >= vm->ncpu)
+		return;
+	struct vm_cpu *c = &vm->cpu[cpu];
+	atomic_store(&c->kicked, 1);
+	if (atomic_load(&c->driving))
+		pthread_kill(c->driver, vm_timer_signal());
 }
 
 uint64_t vm_thread_cpu_ns(void)
@@ -198,24 +261,55 @@ int vm_usable(const struct vm *vm)
 	return vm->ops->usable(vm);
 }
 
+/* a vCPU number the caller may name: the ops index arrays with it */
+static int cpu_ok(const struct vm *vm, int cpu)
+{
+	return cpu >= 0 && cpu < vm->ncpu;
+}
+
 int vm_get_regs(struct vm *vm, struct vm_regs *r)
 {
-	return vm->ops->get_regs(vm, r);
+	return vm->ops->get_regs(vm, 0, r);
 }
 
 int vm_set_regs(struct vm *vm, const struct vm_regs *r)
 {
-	return vm->ops->set_regs(vm, r);
+	return vm->ops->set_regs(vm, 0, r);
 }
 
 int vm_set_fs_base(struct vm *vm, uint64_t base)
 {
-	return vm->ops->set_fs_base(vm, base);
+	return vm->ops->set_fs_base(vm, 0, base);
 }
 
 int vm_get_fs_base(struct vm *vm, uint64_t *base)
 {
-	return vm->ops->get_fs_base(vm, base);
+	return vm->ops->get_fs_base(vm, 0, base);
+}
+
+int vm_cpu_get_regs(struct vm *vm, int cpu, struct vm_regs *r)
+{
+	return cpu_ok(vm, cpu) ? vm->ops->get_regs(vm, cpu, r) : -EINVAL;
+}
+
+int vm_cpu_set_regs(struct vm *vm, int cpu, const struct vm_regs *r)
+{
+	return cpu_ok(vm, cpu) ? vm->ops->set_regs(vm, cpu, r) : -EINVAL;
+}
+
+int vm_cpu_set_fs_base(struct vm *vm, int cpu, uint64_t base)
+{
+	return cpu_ok(vm, cpu) ? vm->ops->set_fs_base(vm, cpu, base) : -EINVAL;
+}
+
+int vm_cpu_get_fpu(struct vm *vm, int cpu, void *buf, size_t *len)
+{
+	return cpu_ok(vm, cpu) ? vm->ops->get_fpu(vm, cpu, buf, len) : -EINVAL;
+}
+
+int vm_cpu_set_fpu(struct vm *vm, int cpu, const void *buf, size_t len)
+{
+	return cpu_ok(vm, cpu) ? vm->ops->set_fpu(vm, cpu, buf, len) : -EINVAL;
 }
 
 static int user_range_ok(const struct vm *vm, uint64_t addr, uint64_t len)
@@ -224,15 +318,15 @@ static int user_range_ok(const struct vm *vm, uint64_t addr, uint64_t len)
 	       addr <= vm->user_top && len <= vm->user_top - addr;
 }
 
-/* page 0 (the sled) and the runtime's area may be given to the program too; the host's
- * structures in between never */
+/* page 0 (the sled) and the runtime's areas (its vCPUs' and its own) may be given to the program
+ * too; the host's structures in between never */
 static int protect_ok(const struct vm *vm, uint64_t addr, uint64_t len)
 {
 	if (user_range_ok(vm, addr, len))
 		return 1;
 	if (addr == 0 && len == EMBER_PAGE_SIZE)
 		return 1;
-	return addr % EMBER_PAGE_SIZE == 0 && len % EMBER_PAGE_SIZE == 0 && addr >= EMBER_RT_BASE &&
+	return addr % EMBER_PAGE_SIZE == 0 && len % EMBER_PAGE_SIZE == 0 && addr >= EMBER_RT_CPUS &&
 	       addr <= EMBER_SYS_END && len <= EMBER_SYS_END - addr;
 }
 
@@ -362,12 +456,12 @@ uint64_t vm_user_top(const struct vm *vm)
 
 int vm_get_fpu(struct vm *vm, void *buf, size_t *len)
 {
-	return vm->ops->get_fpu(vm, buf, len);
+	return vm->ops->get_fpu(vm, 0, buf, len);
 }
 
 int vm_set_fpu(struct vm *vm, const void *buf, size_t len)
 {
-	return vm->ops->set_fpu(vm, buf, len);
+	return vm->ops->set_fpu(vm, 0, buf, len);
 }
 
 void vm_call(struct vm *vm, void (*fn)(void *), void *arg)

@@ -1,4 +1,4 @@
-/* A virtine as a machine: guest memory, one vCPU in 64-bit CPL3, its exits and its deadline. */
+/* A virtine as a machine: guest memory, its vCPUs in 64-bit CPL3, their exits and deadline. */
 #ifndef EMBER_VM_H
 #define EMBER_VM_H
 
@@ -43,6 +43,7 @@ enum vm_exit_kind {
 	VM_EXIT_FAULT,	   /* the guest took an exception it cannot handle */
 	VM_EXIT_TIMEOUT,   /* the deadline passed */
 	VM_EXIT_ERROR,	   /* the machine itself failed; msg says why */
+	VM_EXIT_INTERRUPT, /* the host stopped the run: its time slice ended, or a kick */
 	VM_EXIT_KINDS,
 };
 _Static_assert(VM_EXIT_KINDS == EMBER_EXIT_KINDS, "ember.h counts the exit kinds of vm.h");
@@ -73,6 +74,7 @@ struct vm_exit {
 struct vm_config {
 	uint64_t mem_size; /* bytes of guest RAM, a multiple of 2 MiB, EMBER_MEM_MIN to _MAX */
 	enum vm_backend backend;
+	int cpus; /* vCPUs made at once (0: 1), up to VM_CPUS_MAX */
 };
 
 struct vm;
@@ -97,9 +99,28 @@ int vm_dev_kvm(void);
 void vm_dev_open(void);
 int vm_uffd_new(void);
 
+/* A machine starts with one vCPU, number 0; the calls without a vCPU number are about it. */
+#define VM_CPUS_MAX EMBER_CPUS_MAX
+/* vCPUs made so far */
+int vm_cpus(const struct vm *vm);
+/* Adds a vCPU sharing the machine's memory: its number, or -1 with err (EMBER_ERR_CONFIG where
+ * the backend runs one vCPU only, as ptrace does, or past VM_CPUS_MAX). */
+int vm_add_cpu(struct vm *vm, char *err, size_t errlen);
+
 /* Runs the vCPU until its next exit. After a fault the machine stays usable where the backend
  * allows: setting the registers (a snapshot's) starts it afresh. */
 void vm_run(struct vm *vm, struct vm_exit *exit);
+/* Runs vCPU cpu, on the thread that drives it, until its next exit; slice_ns (absolute
+ * CLOCK_MONOTONIC, 0: none) ends the run with VM_EXIT_INTERRUPT when it passes, as does
+ * vm_cpu_kick. Different vCPUs may run at once on different threads. */
+void vm_cpu_run(struct vm *vm, int cpu, uint64_t slice_ns, struct vm_exit *exit);
+/* from any thread: vCPU cpu's current run, or its next, returns VM_EXIT_INTERRUPT soon */
+void vm_cpu_kick(struct vm *vm, int cpu);
+int vm_cpu_get_regs(struct vm *vm, int cpu, struct vm_regs *r);
+int vm_cpu_set_regs(struct vm *vm, int cpu, const struct vm_regs *r);
+int vm_cpu_set_fs_base(struct vm *vm, int cpu, uint64_t base);
+int vm_cpu_get_fpu(struct vm *vm, int cpu, void *buf, size_t *len);
+int vm_cpu_set_fpu(struct vm *vm, int cpu, const void *buf, size_t len);
 /* 0 once the machine cannot be entered again (a KVM vCPU that shut down, a stub that died) */
 int vm_usable(const struct vm *vm);
 int vm_get_regs(struct vm *vm, struct vm_regs *r);
@@ -110,8 +131,11 @@ int vm_get_fs_base(struct vm *vm, uint64_t *base);
 /* The guest's time-stamp counter now (it may differ from the host's by an offset). */
 int vm_guest_tsc(struct vm *vm, uint64_t *tsc);
 
-/* The extended FPU state (x87, SSE, AVX), opaque, in XSAVE layout. */
-#define VM_FPU_MAX 4096
+/* The extended FPU state (x87, SSE, AVX), opaque, in XSAVE layout. Room for the host's whole
+ * XSAVE area, not only KVM's 4096 bytes: Linux takes a ptrace'd thread's state back only whole
+ * (PTRACE_SETREGSET of NT_X86_XSTATE is EFAULT for any other length) and AMX makes it 11008
+ * bytes. */
+#define VM_FPU_MAX 16384
 int vm_get_fpu(struct vm *vm, void *buf, size_t *len);
 int vm_set_fpu(struct vm *vm, const void *buf, size_t len);
 
@@ -220,6 +244,8 @@ uint64_t vm_machine_cpu_ns(struct vm *vm);
 /* Arms a wall-clock deadline (CLOCK_MONOTONIC, ns) for the runs that follow on this thread; 0
  * disarms. A run past it returns VM_EXIT_TIMEOUT promptly. */
 int vm_set_deadline(struct vm *vm, uint64_t deadline_ns);
+/* the deadline last armed (0: none) */
+uint64_t vm_deadline(const struct vm *vm);
 
 /* clock_nanosleep(c, flags, want, left) on the host for the machine's program, cut short by its
  * deadline only: 0 when the time has passed, EINTR when the deadline came first (the next run

@@ -2,30 +2,35 @@
 #ifndef EMBER_VM_IMPL_H
 #define EMBER_VM_IMPL_H
 
+#include <pthread.h>
 #include <signal.h>
 
 #include "vm/vm.h"
 
+/* The operations on one vCPU take its number; the others are the machine's. */
 struct vm_ops {
 	const char *name;
 	int (*create)(struct vm *vm, char *err, size_t errlen);
 	void (*destroy)(struct vm *vm);
-	void (*run)(struct vm *vm, struct vm_exit *exit);
-	int (*get_regs)(struct vm *vm, struct vm_regs *r);
-	int (*set_regs)(struct vm *vm, const struct vm_regs *r);
-	int (*set_fs_base)(struct vm *vm, uint64_t base);
-	int (*get_fs_base)(struct vm *vm, uint64_t *base);
+	/* one more vCPU, number vm->ncpu; NULL where the backend runs one only */
+	int (*add_cpu)(struct vm *vm, char *err, size_t errlen);
+	void (*run)(struct vm *vm, int cpu, struct vm_exit *exit);
+	int (*get_regs)(struct vm *vm, int cpu, struct vm_regs *r);
+	int (*set_regs)(struct vm *vm, int cpu, const struct vm_regs *r);
+	int (*set_fs_base)(struct vm *vm, int cpu, uint64_t base);
+	int (*get_fs_base)(struct vm *vm, int cpu, uint64_t *base);
 	int (*protect)(struct vm *vm, uint64_t addr, uint64_t len, int prot);
-	/* called from the deadline signal handler: make the current run return soon */
-	void (*kick)(struct vm *vm);
+	/* called from the timer's signal handler on the thread running cpu, or by a thread that
+	 * signalled it: make the current run return soon */
+	void (*kick)(struct vm *vm, int cpu);
 	/* the extended FPU state (XSAVE layout), at most VM_FPU_MAX bytes */
-	int (*get_fpu)(struct vm *vm, void *buf, size_t *len);
-	int (*set_fpu)(struct vm *vm, const void *buf, size_t len);
+	int (*get_fpu)(struct vm *vm, int cpu, void *buf, size_t *len);
+	int (*set_fpu)(struct vm *vm, int cpu, const void *buf, size_t len);
 	/* the guest's own userfaultfd, if its accesses do not go through vm->mem; -1 otherwise */
 	int (*guest_uffd)(struct vm *vm);
 	/* the guest's TSC; NULL when it is the host's own */
 	int (*guest_tsc)(struct vm *vm, uint64_t *tsc);
-	/* runs fn(arg) on the thread allowed to drive this machine */
+	/* runs fn(arg) on the thread allowed to drive this machine's vCPU 0 */
 	void (*call)(struct vm *vm, void (*fn)(void *), void *arg);
 	int (*usable)(const struct vm *vm);
 	/* CPU time of what runs the guest besides the caller's thread (ptrace: the stub and its
@@ -44,6 +49,14 @@ struct vm_ops {
 	void (*forget_used)(struct vm *vm, uint64_t lo, uint64_t hi, int written_too);
 	/* 1 when the page certainly holds what it held at the last reset (vm_unwritten) */
 	int (*unwritten)(struct vm *vm, uint64_t addr);
+};
+
+/* what every backend keeps per vCPU for the host's threads: who drives it, and its stops */
+struct vm_cpu {
+	pthread_t driver; /* the thread in vm_cpu_run, valid while driving */
+	_Atomic int driving;
+	_Atomic int kicked; /* vm_cpu_kick asked for the run to end */
+	uint64_t slice;	    /* the run in progress ends at this time (0: no end but the deadline) */
 };
 
 struct vm_range {
@@ -81,6 +94,8 @@ struct vm {
 	/* pages made holes (vm_discard) since the last vm_written_done: changed without a write */
 	uint64_t *holes;
 	int logging; /* KVM's dirty log is on: vm_take_written can answer */
+	int ncpu;    /* vCPUs made */
+	struct vm_cpu cpu[VM_CPUS_MAX];
 };
 
 /* addr and len within guest RAM */
@@ -122,14 +137,20 @@ void vm_fault_name(struct vm *vm, unsigned vector, uint64_t cr2, const struct vm
 		   struct vm_exit *e);
 
 int vm_uffd_api(int fd);
-void vm_timer_running(struct vm *vm);
+/* this thread runs vCPU cpu of vm now, its run to end at slice (0: at the deadline only) */
+void vm_timer_running(struct vm *vm, int cpu, uint64_t slice);
 void vm_timer_forget(struct vm *vm);
-/* the signal the deadline timer sends */
+/* the signal the deadline timer sends, and vm_cpu_kick too */
 int vm_timer_signal(void);
+/* what ends a run the timer's signal interrupted: 1 the deadline passed (vm->expired is set),
+ * 2 the slice ended or the vCPU was kicked, 0 none: enter again */
+enum { VM_STOP_NONE, VM_STOP_DEADLINE, VM_STOP_INTERRUPT };
+/* why the run on cpu should stop now, without taking a signal (the backend's own check) */
+int vm_stop_reason(struct vm *vm, int cpu);
 /* for a machine whose run takes the timer (run_takes_timer): its run came back interrupted.
- * Takes the timer's signal if it is pending; 1 when the deadline has passed (vm->expired is
- * set), 0 to enter again (the timer is armed again for the deadline if it fired early) */
-int vm_timer_fired(struct vm *vm);
+ * Takes the timer's signal if it is pending; then what vm_stop_reason says, the timer armed
+ * again for what is left when it fired early */
+int vm_timer_fired(struct vm *vm, int cpu);
 int vm_fail(struct vm_exit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -1,4 +1,4 @@
-/* The KVM backend: a VM and one vCPU put straight into 64-bit mode at CPL3, no guest kernel. */
+/* The KVM backend: a VM and its vCPUs put straight into 64-bit mode at CPL3, no guest kernel. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,7 +14,8 @@
 #include "vm/vm_kvm.h"
 #include "vm/vm_x86.h"
 
-static int set_cpuid(struct kvm_vm *k, uint64_t *xcr0, char *err, size_t errlen)
+static int set_cpuid(struct kvm_vm *k, struct kvm_cpu *cpu, uint64_t *xcr0, char *err,
+		     size_t errlen)
 {
 	struct kvm_cpuid2 *c = NULL;
 	/* the table size is not known in advance: grow until it fits (E2BIG) */
@@ -36,7 +37,7 @@ static int set_cpuid(struct kvm_vm *k, uint64_t *xcr0, char *err, size_t errlen)
 	for (uint32_t i = 0; i < c->nent; i++)
 		if (c->entries[i].function == 0xd && c->entries[i].index == 0)
 			*xcr0 = c->entries[i].eax & 0x7; /* x87, SSE, AVX where supported */
-	int rc = ioctl(k->vcpufd, KVM_SET_CPUID2, c);
+	int rc = ioctl(cpu->fd, KVM_SET_CPUID2, c);
 	if (rc < 0)
 		snprintf(err, errlen, "KVM_SET_CPUID2: %s", strerror(errno));
 	free(c);
@@ -58,18 +59,20 @@ static void user_seg(struct kvm_segment *s, uint16_t sel, int code)
 	s->g = 1;
 }
 
-int kvm_set_sregs(struct kvm_vm *k, int tss_type, char *err, size_t errlen)
+int kvm_set_sregs(struct kvm_cpu *c, int tss_type, char *err, size_t errlen)
 {
 	struct kvm_sregs sr;
-	if (ioctl(k->vcpufd, KVM_GET_SREGS, &sr) < 0)
+	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0)
 		return snprintf(err, errlen, "KVM_GET_SREGS: %s", strerror(errno)), -1;
 	user_seg(&sr.cs, X86_SEL_UCODE, 1);
 	user_seg(&sr.ds, X86_SEL_UDATA, 0);
 	sr.es = sr.fs = sr.gs = sr.ss = sr.ds;
+	/* GS base: the in-guest runtime's area of this vCPU (abi.h), never changed afterwards */
+	sr.gs.base = EMBER_RT_CPU(c->index);
 	memset(&sr.tr, 0, sizeof(sr.tr));
-	sr.tr.base = X86_TSS;
+	sr.tr.base = X86_TSS(c->index);
 	sr.tr.limit = X86_TSS_LIMIT;
-	sr.tr.selector = X86_SEL_TSS;
+	sr.tr.selector = X86_SEL_TSS(c->index);
 	sr.tr.type = (uint8_t)tss_type;
 	sr.tr.present = 1;
 	memset(&sr.ldt, 0, sizeof(sr.ldt));
@@ -85,25 +88,27 @@ int kvm_set_sregs(struct kvm_vm *k, int tss_type, char *err, size_t errlen)
 	/* no EFER.SCE: a stray `syscall` raises #UD instead of entering a kernel that is not there
 	 * (PVM ignores it: see X86_SYSCALL_TRAP) */
 	sr.efer = X86_EFER_LME | X86_EFER_LMA | X86_EFER_NXE;
-	if (ioctl(k->vcpufd, KVM_SET_SREGS, &sr) < 0)
+	if (ioctl(c->fd, KVM_SET_SREGS, &sr) < 0)
 		return snprintf(err, errlen, "KVM_SET_SREGS: %s", strerror(errno)), -1;
-	k->tss_type = tss_type;
+	c->tss_type = tss_type;
+	c->fs_known = 1; /* FS base 0 */
+	c->fs_base = 0;
 	return 0;
 }
 
-static int set_xcr0(struct kvm_vm *k, uint64_t xcr0, char *err, size_t errlen)
+static int set_xcr0(struct kvm_cpu *k, uint64_t xcr0, char *err, size_t errlen)
 {
 	struct kvm_xcrs x;
 	memset(&x, 0, sizeof(x));
 	x.nr_xcrs = 1;
 	x.xcrs[0].xcr = 0;
 	x.xcrs[0].value = xcr0;
-	if (ioctl(k->vcpufd, KVM_SET_XCRS, &x) < 0)
+	if (ioctl(k->fd, KVM_SET_XCRS, &x) < 0)
 		return snprintf(err, errlen, "KVM_SET_XCRS: %s", strerror(errno)), -1;
 	return 0;
 }
 
-static int kvm_msr(struct vm *vm, uint32_t index, uint64_t *val, int set)
+static int kvm_msr(struct kvm_cpu *c, uint32_t index, uint64_t *val, int set)
 {
 	struct {
 		struct kvm_msrs hdr;
@@ -113,33 +118,33 @@ static int kvm_msr(struct vm *vm, uint32_t index, uint64_t *val, int set)
 	m.hdr.nmsrs = 1;
 	m.e.index = index;
 	m.e.data = *val;
-	int rc = ioctl(KV(vm)->vcpufd, set ? KVM_SET_MSRS : KVM_GET_MSRS, &m);
+	int rc = ioctl(c->fd, set ? KVM_SET_MSRS : KVM_GET_MSRS, &m);
 	if (rc != 1)
 		return rc < 0 ? -errno : -EIO;
 	*val = m.e.data;
 	return 0;
 }
 
-static int set_lstar(struct vm *vm, char *err, size_t errlen)
+static int set_lstar(struct kvm_cpu *c, char *err, size_t errlen)
 {
 	uint64_t trap = X86_SYSCALL_TRAP;
-	int rc = kvm_msr(vm, X86_MSR_LSTAR, &trap, 1);
+	int rc = kvm_msr(c, X86_MSR_LSTAR, &trap, 1);
 	if (rc)
 		snprintf(err, errlen, "KVM_SET_MSRS (LSTAR): %s", strerror(-rc));
 	return rc;
 }
 
 /* registers through kvm_run where KVM offers it: an exit then costs no register ioctl */
-static int sync_regs(struct kvm_vm *k, char *err, size_t errlen)
+static int sync_regs(struct kvm_vm *k, struct kvm_cpu *c, char *err, size_t errlen)
 {
 	int caps = ioctl(k->kvm, KVM_CHECK_EXTENSION, KVM_CAP_SYNC_REGS);
 	if (caps <= 0 || !(caps & KVM_SYNC_X86_REGS))
 		return 0;
 	/* the current registers seed the shared copy, which KVM refreshes at every exit */
-	if (ioctl(k->vcpufd, KVM_GET_REGS, &k->run->s.regs.regs) < 0)
+	if (ioctl(c->fd, KVM_GET_REGS, &c->run->s.regs.regs) < 0)
 		return snprintf(err, errlen, "KVM_GET_REGS: %s", strerror(errno)), -1;
-	k->run->kvm_valid_regs = KVM_SYNC_X86_REGS;
-	k->sync_regs = 1;
+	c->run->kvm_valid_regs = KVM_SYNC_X86_REGS;
+	c->sync_regs = 1;
 	return 0;
 }
 
@@ -148,18 +153,80 @@ static int sync_regs(struct kvm_vm *k, char *err, size_t errlen)
  * timer need not be disarmed between invocations. Every other signal stays as the creating
  * thread has it (ember serve blocks its shutdown signals in every thread). Without the ioctl
  * the timer is armed and disarmed around each run, as on ptrace. */
-static void take_timer(struct vm *vm, struct kvm_vm *k)
+static int take_timer(struct kvm_cpu *c)
 {
 	sigset_t cur;
 	if (pthread_sigmask(SIG_BLOCK, NULL, &cur))
-		return;
+		return 0;
 	sigdelset(&cur, vm_timer_signal());
 	struct {
 		struct kvm_signal_mask m;
 		uint8_t set[8]; /* the kernel's sigset: 64 signals, the first 8 bytes of glibc's */
 	} mask = {.m.len = 8};
 	memcpy(mask.set, &cur, sizeof(mask.set));
-	vm->run_takes_timer = ioctl(k->vcpufd, KVM_SET_SIGNAL_MASK, &mask) == 0;
+	return ioctl(c->fd, KVM_SET_SIGNAL_MASK, &mask) == 0;
+}
+
+/* vCPU i's file, kvm_run and registers: 0, or a kind of failure with err */
+static int open_cpu(struct kvm_vm *k, int i, char *err, size_t errlen)
+{
+	struct kvm_cpu *c = &k->cpu[i];
+	c->index = i;
+	c->fd = ioctl(k->vmfd, KVM_CREATE_VCPU, (unsigned long)i);
+	if (c->fd < 0)
+		return snprintf(err, errlen, "KVM_CREATE_VCPU: %s", strerror(errno)),
+		       vm_errno_kind(errno, VM_ERR);
+	c->run = mmap(NULL, k->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+	if (c->run == MAP_FAILED) {
+		c->run = NULL;
+		return snprintf(err, errlen, "mmap kvm_run: %s", strerror(errno)),
+		       vm_errno_kind(errno, VM_ERR);
+	}
+	uint64_t xcr0;
+	if (set_cpuid(k, c, &xcr0, err, errlen) || kvm_set_sregs(c, kvm_tss_type(), err, errlen) ||
+	    set_xcr0(c, xcr0, err, errlen) || set_lstar(c, err, errlen) ||
+	    sync_regs(k, c, err, errlen))
+		return VM_ERR;
+	return VM_OK;
+}
+
+static void close_cpu(struct kvm_vm *k, int i)
+{
+	struct kvm_cpu *c = &k->cpu[i];
+	if (c->run)
+		munmap(c->run, k->run_size);
+	if (c->fd >= 0)
+		close(c->fd);
+	c->run = NULL;
+	c->fd = -1;
+}
+
+/* a later vCPU keeps the first one's TSC (KVM usually matches it itself at creation): the
+ * in-guest runtime's clocks read whichever vCPU they run on */
+static void same_tsc(struct kvm_cpu *first, struct kvm_cpu *c)
+{
+	uint64_t off;
+	struct kvm_device_attr a = {.group = KVM_VCPU_TSC_CTRL,
+				    .attr = KVM_VCPU_TSC_OFFSET,
+				    .addr = (uint64_t)(uintptr_t)&off};
+	if (ioctl(first->fd, KVM_GET_DEVICE_ATTR, &a) == 0)
+		ioctl(c->fd, KVM_SET_DEVICE_ATTR, &a);
+}
+
+static int kvm_add_cpu(struct vm *vm, char *err, size_t errlen)
+{
+	struct kvm_vm *k = KV(vm);
+	int i = vm->ncpu, rc = open_cpu(k, i, err, errlen);
+	if (rc == VM_OK && vm->run_takes_timer && !take_timer(&k->cpu[i])) {
+		snprintf(err, errlen, "KVM_SET_SIGNAL_MASK failed on a vCPU that is not the first");
+		rc = VM_ERR;
+	}
+	if (rc != VM_OK) {
+		close_cpu(k, i);
+		return rc;
+	}
+	same_tsc(&k->cpu[0], &k->cpu[i]);
+	return VM_OK;
 }
 
 static int kvm_create(struct vm *vm, char *err, size_t errlen)
@@ -167,7 +234,9 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 	struct kvm_vm *k = calloc(1, sizeof(*k));
 	if (!k)
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
-	k->kvm = k->vmfd = k->vcpufd = -1;
+	k->kvm = k->vmfd = -1;
+	for (int i = 0; i < VM_CPUS_MAX; i++)
+		k->cpu[i].fd = -1;
 	vm->priv = k;
 	/* shared by every machine, never closed (vm_dev.c); a full file table or no memory is
 	 * the host's state, not a missing KVM: ptrace would not help */
@@ -201,29 +270,18 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 	if (ioctl(k->vmfd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
 		return snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno)),
 		       vm_errno_kind(errno, VM_ERR);
-	k->vcpufd = ioctl(k->vmfd, KVM_CREATE_VCPU, 0);
-	if (k->vcpufd < 0)
-		return snprintf(err, errlen, "KVM_CREATE_VCPU: %s", strerror(errno)),
-		       vm_errno_kind(errno, VM_ERR);
 	int sz = ioctl(k->kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (sz <= 0)
 		return snprintf(err, errlen, "KVM_GET_VCPU_MMAP_SIZE failed"), VM_ERR;
 	k->run_size = (size_t)sz;
-	k->run = mmap(NULL, k->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, k->vcpufd, 0);
-	if (k->run == MAP_FAILED) {
-		k->run = NULL;
-		return snprintf(err, errlen, "mmap kvm_run: %s", strerror(errno)),
-		       vm_errno_kind(errno, VM_ERR);
-	}
 	vm_x86_build(vm);
-	uint64_t xcr0;
-	if (set_cpuid(k, &xcr0, err, errlen) || kvm_set_sregs(k, kvm_tss_type(), err, errlen) ||
-	    set_xcr0(k, xcr0, err, errlen) || set_lstar(vm, err, errlen) ||
-	    sync_regs(k, err, errlen) || kvm_probe_out(vm, err, errlen))
+	int rc = open_cpu(k, 0, err, errlen);
+	if (rc != VM_OK)
+		return rc;
+	if (kvm_probe_out(vm, &k->cpu[0], err, errlen))
 		return VM_ERR;
-	k->fs_known = 1; /* KVM_SET_SREGS set FS base 0 */
-	k->fs_base = 0;
-	take_timer(vm, k); /* after the probe's runs, which take no signal */
+	vm->run_takes_timer = take_timer(&k->cpu[0]); /* after the probe's runs, which take no
+							  signal */
 	return VM_OK;
 }
 
@@ -232,10 +290,8 @@ static void kvm_destroy(struct vm *vm)
 	struct kvm_vm *k = KV(vm);
 	if (!k)
 		return;
-	if (k->run)
-		munmap(k->run, k->run_size);
-	if (k->vcpufd >= 0)
-		close(k->vcpufd);
+	for (int i = 0; i < VM_CPUS_MAX; i++)
+		close_cpu(k, i);
 	if (k->vmfd >= 0)
 		close(k->vmfd);
 	free(k);
@@ -244,26 +300,26 @@ static void kvm_destroy(struct vm *vm)
 
 /* FS base through the MSR, never KVM_SET_SREGS (~5 us, and slower entries after). Only the
  * host changes it (CR4.FSGSBASE is off), so a value already there is not written again. */
-static int kvm_set_fs_base(struct vm *vm, uint64_t base)
+static int kvm_set_fs_base(struct vm *vm, int cpu, uint64_t base)
 {
-	struct kvm_vm *k = KV(vm);
-	if (k->fs_known && k->fs_base == base)
+	struct kvm_cpu *c = KC(vm, cpu);
+	if (c->fs_known && c->fs_base == base)
 		return 0;
-	int rc = kvm_msr(vm, X86_MSR_FS_BASE, &base, 1);
-	k->fs_known = rc == 0;
-	k->fs_base = base;
+	int rc = kvm_msr(c, X86_MSR_FS_BASE, &base, 1);
+	c->fs_known = rc == 0;
+	c->fs_base = base;
 	return rc;
 }
 
-static int kvm_get_fs_base(struct vm *vm, uint64_t *base)
+static int kvm_get_fs_base(struct vm *vm, int cpu, uint64_t *base)
 {
-	struct kvm_vm *k = KV(vm);
-	if (k->fs_known) {
-		*base = k->fs_base;
+	struct kvm_cpu *c = KC(vm, cpu);
+	if (c->fs_known) {
+		*base = c->fs_base;
 		return 0;
 	}
 	*base = 0;
-	return kvm_msr(vm, X86_MSR_FS_BASE, base, 0);
+	return kvm_msr(c, X86_MSR_FS_BASE, base, 0);
 }
 
 /* The host's writes to the page tables are invisible to KVM: its shadow MMU (PVM, no EPT/NPT)
@@ -311,17 +367,17 @@ static int kvm_dirty_log(struct vm *vm, uint64_t *bits)
 	return ioctl(KV(vm)->vmfd, KVM_GET_DIRTY_LOG, &d) < 0 ? -errno : 0;
 }
 
-static void kvm_kick(struct vm *vm)
+static void kvm_kick(struct vm *vm, int cpu)
 {
 	struct kvm_vm *k = KV(vm);
-	if (k && k->run)
-		k->run->immediate_exit = 1;
+	if (k && k->cpu[cpu].run)
+		k->cpu[cpu].run->immediate_exit = 1;
 }
 
-static int kvm_get_fpu(struct vm *vm, void *buf, size_t *len)
+static int kvm_get_fpu(struct vm *vm, int cpu, void *buf, size_t *len)
 {
 	struct kvm_xsave x;
-	if (ioctl(KV(vm)->vcpufd, KVM_GET_XSAVE, &x) < 0)
+	if (ioctl(KC(vm, cpu)->fd, KVM_GET_XSAVE, &x) < 0)
 		return -errno;
 	size_t n = sizeof(x) < VM_FPU_MAX ? sizeof(x) : VM_FPU_MAX;
 	memcpy(buf, &x, n);
@@ -329,27 +385,27 @@ static int kvm_get_fpu(struct vm *vm, void *buf, size_t *len)
 	return 0;
 }
 
-static int kvm_set_fpu(struct vm *vm, const void *buf, size_t len)
+static int kvm_set_fpu(struct vm *vm, int cpu, const void *buf, size_t len)
 {
 	struct kvm_xsave x;
 	memset(&x, 0, sizeof(x));
 	memcpy(&x, buf, len < sizeof(x) ? len : sizeof(x));
-	return ioctl(KV(vm)->vcpufd, KVM_SET_XSAVE, &x) < 0 ? -errno : 0;
+	return ioctl(KC(vm, cpu)->fd, KVM_SET_XSAVE, &x) < 0 ? -errno : 0;
 }
 
 /* the vCPU's TSC offset, if KVM tells it and the guest's TSC is the host's plus it (no scaling):
  * an MSR read between two host reads must land between them, shifted by the offset. Nothing in
  * Ember writes the guest's TSC and CPL3 code cannot, so it holds for the vCPU's life. */
-static int tsc_offset_holds(struct vm *vm, uint64_t *off)
+static int tsc_offset_holds(struct kvm_cpu *c, uint64_t *off)
 {
 	struct kvm_device_attr a = {.group = KVM_VCPU_TSC_CTRL,
 				    .attr = KVM_VCPU_TSC_OFFSET,
 				    .addr = (uint64_t)(uintptr_t)off};
 	uint64_t g = 0;
-	if (ioctl(KV(vm)->vcpufd, KVM_GET_DEVICE_ATTR, &a) < 0)
+	if (ioctl(c->fd, KVM_GET_DEVICE_ATTR, &a) < 0)
 		return 0;
 	uint64_t h0 = __rdtsc();
-	if (kvm_msr(vm, X86_MSR_TSC, &g, 0))
+	if (kvm_msr(c, X86_MSR_TSC, &g, 0))
 		return 0;
 	uint64_t h1 = __rdtsc();
 	return g - *off >= h0 && g - *off <= h1;
@@ -359,20 +415,24 @@ static int tsc_offset_holds(struct vm *vm, uint64_t *off)
  * KVM_GET_MSRS, ~5 us under PVM), else the MSR */
 static int kvm_guest_tsc(struct vm *vm, uint64_t *tsc)
 {
-	struct kvm_vm *k = KV(vm);
-	if (!k->tsc_known)
-		k->tsc_known = tsc_offset_holds(vm, &k->tsc_off) ? 1 : -1;
-	if (k->tsc_known > 0) {
-		*tsc = __rdtsc() + k->tsc_off;
+	struct kvm_cpu *c = KC(vm, 0);
+	if (!c->tsc_known)
+		c->tsc_known = tsc_offset_holds(c, &c->tsc_off) ? 1 : -1;
+	if (c->tsc_known > 0) {
+		*tsc = __rdtsc() + c->tsc_off;
 		return 0;
 	}
 	*tsc = 0;
-	return kvm_msr(vm, X86_MSR_TSC, tsc, 0);
+	return kvm_msr(c, X86_MSR_TSC, tsc, 0);
 }
 
+/* a machine one of whose vCPUs shut down or failed is not entered again */
 static int kvm_usable(const struct vm *vm)
 {
-	return !KV(vm)->broken;
+	for (int i = 0; i < vm->ncpu; i++)
+		if (KV(vm)->cpu[i].broken)
+			return 0;
+	return 1;
 }
 
 /* any thread may drive a KVM vCPU (one at a time): run on the caller's */
@@ -386,6 +446,7 @@ const struct vm_ops vm_kvm_ops = {
     .name = "kvm",
     .create = kvm_create,
     .destroy = kvm_destroy,
+    .add_cpu = kvm_add_cpu,
     .run = kvm_run,
     .get_regs = kvm_get_regs,
     .set_regs = kvm_set_regs,

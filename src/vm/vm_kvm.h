@@ -6,10 +6,10 @@
 
 #include "vm/vm_impl.h"
 
-struct kvm_vm {
-	int kvm, vmfd, vcpufd;
+/* one vCPU: its file, its kvm_run, and the register cache of the thread driving it */
+struct kvm_cpu {
+	int fd;
 	struct kvm_run *run;
-	size_t run_size;
 	int sync_regs; /* KVM_CAP_SYNC_REGS: registers travel in kvm_run, no ioctl per exit */
 	/* the program's registers, read once per exit and written back once before the next
 	 * entry; after a fault they come from the exception frame, not the vCPU */
@@ -27,35 +27,43 @@ struct kvm_vm {
 	int fs_known;
 	int broken;   /* the vCPU shut down or failed: it is never entered again */
 	int tss_type; /* of TR, as last set: X86_TSS_BUSY or X86_TSS_AVAIL */
+	int index;    /* its number: which TSS, stacks and runtime area are its own */
 	/* the guest's TSC is the host's plus tsc_off (KVM_VCPU_TSC_OFFSET, checked once against
 	 * the MSR): 1 known, -1 not (read the MSR each time), 0 not asked yet */
 	int tsc_known;
 	uint64_t tsc_off;
 };
 
-#define KV(vm) ((struct kvm_vm *)(vm)->priv)
+struct kvm_vm {
+	int kvm, vmfd;
+	size_t run_size;
+	struct kvm_cpu cpu[VM_CPUS_MAX];
+};
 
-/* vm_kvm_regs.c: the vCPU's general registers, raw (as KVM holds them now) or the program's */
-int kvm_raw_get(struct kvm_vm *k, struct kvm_regs *r);
-int kvm_raw_set(struct kvm_vm *k, const struct kvm_regs *r);
-int kvm_get_regs(struct vm *vm, struct vm_regs *r);
-int kvm_set_regs(struct vm *vm, const struct vm_regs *r);
+#define KV(vm)	  ((struct kvm_vm *)(vm)->priv)
+#define KC(vm, i) (&KV(vm)->cpu[i])
+
+/* vm_kvm_regs.c: a vCPU's general registers, raw (as KVM holds them now) or the program's */
+int kvm_raw_get(struct kvm_cpu *c, struct kvm_regs *r);
+int kvm_raw_set(struct kvm_cpu *c, const struct kvm_regs *r);
+int kvm_get_regs(struct vm *vm, int cpu, struct vm_regs *r);
+int kvm_set_regs(struct vm *vm, int cpu, const struct vm_regs *r);
 /* before an entry: the cached registers to the vCPU; after an exit: the cache is stale */
-int kvm_regs_flush(struct vm *vm);
-void kvm_regs_exited(struct kvm_vm *k);
+int kvm_regs_flush(struct vm *vm, struct kvm_cpu *c);
+void kvm_regs_exited(struct kvm_cpu *c);
 /* the program's registers as an exception frame left them; the vCPU waits in the handler */
-void kvm_regs_from_frame(struct kvm_vm *k, const struct kvm_regs *raw, const uint64_t frame[8]);
+void kvm_regs_from_frame(struct kvm_cpu *c, const struct kvm_regs *raw, const uint64_t frame[8]);
 
-/* vm_kvm.c: segments, control registers, GDT/IDT/TR, with TR of the given type */
-int kvm_set_sregs(struct kvm_vm *k, int tss_type, char *err, size_t errlen);
+/* vm_kvm.c: segments, control registers, GDT/IDT/TR (its own TSS), with TR of the given type */
+int kvm_set_sregs(struct kvm_cpu *c, int tss_type, char *err, size_t errlen);
 
 /* vm_kvm_run.c */
-void kvm_run(struct vm *vm, struct vm_exit *e);
+void kvm_run(struct vm *vm, int cpu, struct vm_exit *e);
 /* Two things found once per process by running one `out` at CPL3 on the first machine made,
  * and applied to every machine: whether KVM_EXIT_IO leaves RIP past the `out` (PVM) or at it
  * (VT-x, SVM), and which TSS type TR needs for the I/O bitmap to be honoured: busy, as LTR
  * leaves it and VT-x demands, or available, which QEMU's emulation of SVM insists on. */
-int kvm_probe_out(struct vm *vm, char *err, size_t errlen);
+int kvm_probe_out(struct vm *vm, struct kvm_cpu *c, char *err, size_t errlen);
 /* the TSS type found so far (busy until a probe finds otherwise) */
 int kvm_tss_type(void);
 

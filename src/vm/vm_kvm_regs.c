@@ -19,24 +19,24 @@ static int in_isr(uint64_t rip)
 	return rip >= X86_ISR && rip < X86_ISR + EMBER_PAGE_SIZE;
 }
 
-int kvm_raw_get(struct kvm_vm *k, struct kvm_regs *r)
+int kvm_raw_get(struct kvm_cpu *c, struct kvm_regs *r)
 {
-	if (k->sync_regs) {
-		*r = k->run->s.regs.regs;
+	if (c->sync_regs) {
+		*r = c->run->s.regs.regs;
 		return 0;
 	}
-	return ioctl(k->vcpufd, KVM_GET_REGS, r) < 0 ? -errno : 0;
+	return ioctl(c->fd, KVM_GET_REGS, r) < 0 ? -errno : 0;
 }
 
 /* with KVM_CAP_SYNC_REGS the registers are copied in at the next KVM_RUN: no ioctl */
-int kvm_raw_set(struct kvm_vm *k, const struct kvm_regs *r)
+int kvm_raw_set(struct kvm_cpu *c, const struct kvm_regs *r)
 {
-	if (k->sync_regs) {
-		k->run->s.regs.regs = *r;
-		k->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+	if (c->sync_regs) {
+		c->run->s.regs.regs = *r;
+		c->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
 		return 0;
 	}
-	return ioctl(k->vcpufd, KVM_SET_REGS, r) < 0 ? -errno : 0;
+	return ioctl(c->fd, KVM_SET_REGS, r) < 0 ? -errno : 0;
 }
 
 static void from_kvm(struct vm_regs *r, const struct kvm_regs *kr)
@@ -70,88 +70,88 @@ static void to_kvm(struct kvm_regs *kr, const struct vm_regs *r)
 	};
 }
 
-int kvm_get_regs(struct vm *vm, struct vm_regs *r)
+int kvm_get_regs(struct vm *vm, int cpu, struct vm_regs *r)
 {
-	struct kvm_vm *k = KV(vm);
-	if (!k->regs_valid) {
+	struct kvm_cpu *c = KC(vm, cpu);
+	if (!c->regs_valid) {
 		struct kvm_regs kr;
-		int rc = kvm_raw_get(k, &kr);
+		int rc = kvm_raw_get(c, &kr);
 		if (rc)
 			return rc;
-		from_kvm(&k->regs, &kr);
-		k->regs_valid = 1;
+		from_kvm(&c->regs, &kr);
+		c->regs_valid = 1;
 	}
-	*r = k->regs;
+	*r = c->regs;
 	return 0;
 }
 
-int kvm_set_regs(struct vm *vm, const struct vm_regs *r)
+int kvm_set_regs(struct vm *vm, int cpu, const struct vm_regs *r)
 {
-	struct kvm_vm *k = KV(vm);
-	k->regs = *r;
-	k->regs_valid = 1;
-	k->regs_dirty = 1;
+	struct kvm_cpu *c = KC(vm, cpu);
+	c->regs = *r;
+	c->regs_valid = 1;
+	c->regs_dirty = 1;
 	return 0;
 }
 
 /* Lets KVM finish the `out` it would skip at the next entry, so that the skip lands on the old
  * state and not on new registers that start at the same address. */
-static int retire_out(struct kvm_vm *k)
+static int retire_out(struct kvm_cpu *c)
 {
-	k->run->immediate_exit = 1;
-	int rc = ioctl(k->vcpufd, KVM_RUN, 0) < 0 && errno != EINTR ? -errno : 0;
-	k->run->immediate_exit = 0;
-	k->out_pending = 0;
+	c->run->immediate_exit = 1;
+	int rc = ioctl(c->fd, KVM_RUN, 0) < 0 && errno != EINTR ? -errno : 0;
+	c->run->immediate_exit = 0;
+	c->out_pending = 0;
 	return rc;
 }
 
-int kvm_regs_flush(struct vm *vm)
+int kvm_regs_flush(struct vm *vm, struct kvm_cpu *c)
 {
-	struct kvm_vm *k = KV(vm);
-	if (!k->regs_dirty)
+	if (!c->regs_dirty)
 		return 0;
 	struct kvm_regs kr;
 	int rc;
-	if (k->at_cpl0 < 0) {
-		if ((rc = kvm_raw_get(k, &kr)))
+	if (c->at_cpl0 < 0) {
+		if ((rc = kvm_raw_get(c, &kr)))
 			return rc;
-		k->at_cpl0 = in_isr(kr.rip);
+		c->at_cpl0 = in_isr(kr.rip);
 	}
-	to_kvm(&kr, &k->regs);
-	if (k->at_cpl0) {
+	to_kvm(&kr, &c->regs);
+	if (c->at_cpl0) {
 		/* the vCPU is at CPL0: the handler's iretq takes it to the new state at CPL3 */
 		const uint64_t frame[5] = {kr.rip, X86_SEL_UCODE, kr.rflags, kr.rsp, X86_SEL_UDATA};
-		if (vm_copy_to(vm, X86_STACK0 - sizeof(frame), frame, sizeof(frame)))
+		const uint64_t top = X86_STACK0(c->index);
+		if (vm_copy_to(vm, top - sizeof(frame), frame, sizeof(frame)))
 			return -EFAULT;
 		kr.rip = X86_ISR + (uint64_t)(vm_isr_iret - vm_isr_start);
-		kr.rsp = X86_STACK0 - sizeof(frame);
+		kr.rsp = top - sizeof(frame);
 		kr.rflags = X86_RFLAGS_FIXED;
 	}
-	if (k->out_pending && kr.rip == k->out_rip && (rc = retire_out(k)))
+	if (c->out_pending && kr.rip == c->out_rip && (rc = retire_out(c)))
 		return rc;
-	if ((rc = kvm_raw_set(k, &kr)))
+	if ((rc = kvm_raw_set(c, &kr)))
 		return rc;
-	k->regs_dirty = 0;
-	k->at_cpl0 = 0;
+	c->regs_dirty = 0;
+	c->at_cpl0 = 0;
 	return 0;
 }
 
-void kvm_regs_exited(struct kvm_vm *k)
+void kvm_regs_exited(struct kvm_cpu *c)
 {
-	k->regs_valid = 0;
-	k->out_pending = 0;
+	c->regs_valid = 0;
+	c->out_pending = 0;
 	/* a signal may stop the vCPU anywhere, the handlers included */
-	k->at_cpl0 = k->sync_regs ? in_isr(k->run->s.regs.regs.rip) : -1;
+	c->at_cpl0 = c->sync_regs ? in_isr(c->run->s.regs.regs.rip) : -1;
 }
 
-void kvm_regs_from_frame(struct kvm_vm *k, const struct kvm_regs *raw, const uint64_t frame[8])
+void kvm_regs_from_frame(struct kvm_cpu *c, const struct kvm_regs *raw, const uint64_t frame[8])
 {
-	from_kvm(&k->regs, raw);
-	k->regs.rax = frame[0];
-	k->regs.rip = frame[3];
-	k->regs.rflags = frame[5];
-	k->regs.rsp = frame[6];
-	k->regs_valid = 1;
-	k->regs_dirty = 0;
-	k->at_cpl0 = 1;
+	from_kvm(&c->regs, raw);
+	c->regs.rax = frame[0];
+	c->regs.rip = frame[3];
+	c->regs.rflags = frame[5];
+	c->regs.rsp = frame[6];
+	c->regs_valid = 1;
+	c->regs_dirty = 0;
+	c->at_cpl0 = 1;
 }

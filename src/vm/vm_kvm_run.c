@@ -21,11 +21,11 @@ static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
  * finished with: an `in`, a string or wide `out`, an MMIO access. KVM would complete the
  * instruction at the next entry, after the new registers, undoing the reset or writing guest
  * memory after it: such a vCPU is never entered again. */
-static int fault_unfinished(struct vm *vm, struct vm_exit *e, unsigned vector)
+static int fault_unfinished(struct vm *vm, struct kvm_cpu *c, struct vm_exit *e, unsigned vector)
 {
 	struct vm_regs r;
-	int rc = kvm_get_regs(vm, &r);
-	KV(vm)->broken = 1;
+	int rc = kvm_get_regs(vm, c->index, &r);
+	c->broken = 1;
 	if (rc)
 		return vm_fail(e, "KVM_GET_REGS: %s", strerror(-rc)), 1;
 	vm_fault_name(vm, vector, 0, &r, e);
@@ -33,9 +33,8 @@ static int fault_unfinished(struct vm *vm, struct vm_exit *e, unsigned vector)
 }
 
 /* an exception handler's report: the frame on its stack, CR2 in rax (vm_isr.S) */
-static int handler_exit(struct vm *vm, struct vm_exit *e)
+static int handler_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 {
-	struct kvm_vm *k = KV(vm);
 	const uint64_t out_at = X86_ISR + (uint64_t)(vm_isr_out - vm_isr_start);
 	struct kvm_regs raw;
 	uint64_t f[8];
@@ -56,7 +55,7 @@ static int handler_exit(struct vm *vm, struct vm_exit *e)
 	}
 	kvm_regs_from_frame(k, &raw, f);
 	struct vm_regs r;
-	kvm_get_regs(vm, &r);
+	kvm_get_regs(vm, k->index, &r);
 	vm_fault_name(vm, (unsigned)f[1], raw.rax, &r, e);
 	if ((f[4] & 3) != 3) {
 		/* an exception in Ember's own CPL0 code: nothing of it is the program's */
@@ -69,26 +68,25 @@ static int handler_exit(struct vm *vm, struct vm_exit *e)
 }
 
 /* `out %al,$port` (e6 port) to one of Ember's ports is a hypercall; rip ends past it */
-static int io_exit(struct vm *vm, struct vm_exit *e)
+static int io_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 {
-	struct kvm_vm *k = KV(vm);
 	const struct kvm_run *run = k->run;
 	if (run->io.port == X86_PORT_FAULT && run->io.direction == KVM_EXIT_IO_OUT)
-		return handler_exit(vm, e);
+		return handler_exit(vm, k, e);
 	struct vm_regs r;
-	int rc = kvm_get_regs(vm, &r);
+	int rc = kvm_get_regs(vm, k->index, &r);
 	if (rc)
 		return vm_fail(e, "KVM_GET_REGS: %s", strerror(-rc)), 1;
 	uint64_t at = out_past == 1 ? r.rip - EMBER_HC_LEN : r.rip;
 	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.count != 1 || run->io.size != 1 ||
 	    vm_hypercall_at(vm, at) != run->io.port)
-		return fault_unfinished(vm, e, 13); /* `in`, a string or wider `out` */
+		return fault_unfinished(vm, k, e, 13); /* `in`, a string or wider `out` */
 	if (out_past != 1) {
 		/* moved by us, so the state seen (and snapshotted) at a hypercall is the state
 		 * after it, as on ptrace; KVM then skips nothing on the next entry unless RIP is
 		 * set back to the `out` (kvm_regs_flush sees to that) */
 		r.rip += EMBER_HC_LEN;
-		kvm_set_regs(vm, &r);
+		kvm_set_regs(vm, k->index, &r);
 		k->out_pending = 1;
 		k->out_rip = at;
 	}
@@ -101,15 +99,14 @@ static int io_exit(struct vm *vm, struct vm_exit *e)
 /* Where the handlers could not run. PVM keeps the first exception in the vCPU events; AMD SVM
  * re-initialises the vCPU after a triple fault (RIP 0xfff0, paging off), leaving nothing to
  * name. Either way the vCPU is not entered again. */
-static int shutdown_exit(struct vm *vm, struct vm_exit *e)
+static int shutdown_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 {
-	struct kvm_vm *k = KV(vm);
 	k->broken = 1;
 	struct vm_regs r;
 	struct kvm_sregs sr;
 	struct kvm_vcpu_events ev;
-	if (kvm_get_regs(vm, &r) || ioctl(k->vcpufd, KVM_GET_SREGS, &sr) < 0 ||
-	    ioctl(k->vcpufd, KVM_GET_VCPU_EVENTS, &ev) < 0)
+	if (kvm_get_regs(vm, k->index, &r) || ioctl(k->fd, KVM_GET_SREGS, &sr) < 0 ||
+	    ioctl(k->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
 		return vm_fail(e, "reading the vCPU after a shutdown failed"), 1;
 	vm_fault_name(vm, 8, 0, &r, e); /* a triple fault */
 	if ((sr.cr0 & X86_CR0_PG) && sr.cs.selector == X86_SEL_UCODE)
@@ -117,41 +114,41 @@ static int shutdown_exit(struct vm *vm, struct vm_exit *e)
 	return 1;
 }
 
-static int hlt_exit(struct vm *vm, struct vm_exit *e)
+static int hlt_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 {
 	/* only CPL0 halts, and no code of the program's runs there */
-	return fault_unfinished(vm, e, 13);
+	return fault_unfinished(vm, k, e, 13);
 }
 
-static int mmio_exit(struct vm *vm, struct vm_exit *e)
+static int mmio_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 {
-	int done = fault_unfinished(vm, e, 14);
-	e->addr = KV(vm)->run->mmio.phys_addr;
+	int done = fault_unfinished(vm, k, e, 14);
+	e->addr = k->run->mmio.phys_addr;
 	return done;
 }
 
-static int intr_exit(struct vm *vm, struct vm_exit *e)
+/* a signal interrupted the run: the deadline's, the end of a slice, a kick, or someone else's */
+static int intr_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 {
-	if (!vm->expired && vm->run_takes_timer)
-		vm_timer_fired(vm);
-	if (!vm->expired)
-		return 0; /* a signal meant for someone else: enter again */
-	e->kind = VM_EXIT_TIMEOUT;
+	int why = vm->run_takes_timer ? vm_timer_fired(vm, k->index) : vm_stop_reason(vm, k->index);
+	if (why == VM_STOP_NONE)
+		return 0; /* enter again */
+	e->kind = why == VM_STOP_DEADLINE ? VM_EXIT_TIMEOUT : VM_EXIT_INTERRUPT;
 	return 1;
 }
 
-static int fail_entry_exit(struct vm *vm, struct vm_exit *e)
+static int fail_entry_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 {
-	struct kvm_vm *k = KV(vm);
+	(void)vm;
 	k->broken = 1;
 	return vm_fail(e, "KVM could not enter the guest (hardware reason %#llx)",
 		       (unsigned long long)k->run->fail_entry.hardware_entry_failure_reason),
 	       1;
 }
 
-static int internal_exit(struct vm *vm, struct vm_exit *e)
+static int internal_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 {
-	struct kvm_vm *k = KV(vm);
+	(void)vm;
 	k->broken = 1;
 	return vm_fail(e, "KVM internal error %u", k->run->internal.suberror), 1;
 }
@@ -159,7 +156,7 @@ static int internal_exit(struct vm *vm, struct vm_exit *e)
 /* each returns 1 when the run ends with e filled, 0 to enter the guest again */
 static const struct {
 	uint32_t reason;
-	int (*fn)(struct vm *vm, struct vm_exit *e);
+	int (*fn)(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e);
 } exits[] = {
     {KVM_EXIT_IO, io_exit},
     {KVM_EXIT_SHUTDOWN, shutdown_exit},
@@ -170,25 +167,25 @@ static const struct {
     {KVM_EXIT_INTERNAL_ERROR, internal_exit},
 };
 
-void kvm_run(struct vm *vm, struct vm_exit *e)
+void kvm_run(struct vm *vm, int cpu, struct vm_exit *e)
 {
-	struct kvm_vm *k = KV(vm);
+	struct kvm_cpu *k = KC(vm, cpu);
 	if (k->broken) {
 		vm_fail(e, "the vCPU shut down earlier and is not entered again");
 		return;
 	}
-	int rc = kvm_regs_flush(vm);
+	int rc = kvm_regs_flush(vm, k);
 	if (rc) {
 		vm_fail(e, "setting the vCPU registers: %s", strerror(-rc));
 		return;
 	}
 	for (;;) {
-		rc = ioctl(k->vcpufd, KVM_RUN, 0);
+		rc = ioctl(k->fd, KVM_RUN, 0);
 		int err = errno;
 		kvm_regs_exited(k);
 		if (rc < 0 && (err == EINTR || err == EAGAIN)) {
 			k->run->immediate_exit = 0;
-			if (intr_exit(vm, e))
+			if (intr_exit(vm, k, e))
 				return;
 			continue;
 		}
@@ -206,16 +203,15 @@ void kvm_run(struct vm *vm, struct vm_exit *e)
 			vm_fail(e, "unexpected KVM exit reason %u", k->run->exit_reason);
 			return;
 		}
-		if (exits[i].fn(vm, e))
+		if (exits[i].fn(vm, k, e))
 			return;
 	}
 }
 
 /* One `out` at CPL3 from a scratch page of the fresh machine, which is then put back as it was:
  * 0 with out_past found, 1 when the `out` was refused (an exception handler reported it), -1 */
-static int probe(struct vm *vm, char *err, size_t errlen)
+static int probe(struct vm *vm, struct kvm_cpu *k, char *err, size_t errlen)
 {
-	struct kvm_vm *k = KV(vm);
 	const uint64_t page = EMBER_IMAGE_BASE;
 	const uint8_t code[] = {EMBER_HC_OPCODE, EMBER_HC_NOP}; /* out %al,$EMBER_HC_NOP */
 	uint64_t lo = 0, hi = 0;
@@ -228,7 +224,7 @@ static int probe(struct vm *vm, char *err, size_t errlen)
 	kr.rflags = X86_RFLAGS_FIXED;
 	if (!rc)
 		rc = kvm_raw_set(k, &kr);
-	while (!rc && (rc = ioctl(k->vcpufd, KVM_RUN, 0) < 0 ? -errno : 0) == -EINTR)
+	while (!rc && (rc = ioctl(k->fd, KVM_RUN, 0) < 0 ? -errno : 0) == -EINTR)
 		rc = 0; /* a signal meant for someone else */
 	if (!rc)
 		rc = kvm_raw_get(k, &kr);
@@ -237,7 +233,7 @@ static int probe(struct vm *vm, char *err, size_t errlen)
 	/* VT-x and SVM complete the `out` at the next entry: let that happen now, not at the
 	 * first real run, which might start at the same address */
 	k->run->immediate_exit = 1;
-	ioctl(k->vcpufd, KVM_RUN, 0);
+	ioctl(k->fd, KVM_RUN, 0);
 	k->run->immediate_exit = 0;
 	vm_x86_protect(vm, page, EMBER_PAGE_SIZE, 0, &lo, &hi);
 	vm_discard(vm, page, EMBER_PAGE_SIZE); /* zero again, and gone from KVM's mappings */
@@ -264,15 +260,14 @@ int kvm_tss_type(void)
 	return t;
 }
 
-int kvm_probe_out(struct vm *vm, char *err, size_t errlen)
+int kvm_probe_out(struct vm *vm, struct kvm_cpu *k, char *err, size_t errlen)
 {
-	struct kvm_vm *k = KV(vm);
 	pthread_mutex_lock(&probe_mu);
 	int rc = 0;
-	if (out_past < 0 && (rc = probe(vm, err, errlen)) == 1) {
+	if (out_past < 0 && (rc = probe(vm, k, err, errlen)) == 1) {
 		tss_type = X86_TSS_AVAIL;
 		if (!(rc = kvm_set_sregs(k, tss_type, err, errlen)) &&
-		    (rc = probe(vm, err, errlen)) == 1) {
+		    (rc = probe(vm, k, err, errlen)) == 1) {
 			snprintf(err, errlen,
 				 "KVM refuses `out` at CPL3 through the TSS's I/O bitmap, "
 				 "with either TSS type");

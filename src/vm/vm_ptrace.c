@@ -168,11 +168,13 @@ static int resume(struct vm *vm, struct vm_exit *e, int *sig, siginfo_t *si)
 		}
 		*sig = WSTOPSIG(st);
 		if (*sig == SIGSTOP) {
-			if (vm->expired) {
-				e->kind = VM_EXIT_TIMEOUT;
+			int why = vm_stop_reason(vm, 0);
+			if (why != VM_STOP_NONE) {
+				e->kind =
+				    why == VM_STOP_DEADLINE ? VM_EXIT_TIMEOUT : VM_EXIT_INTERRUPT;
 				return 1;
 			}
-			continue; /* a late kick from an earlier deadline */
+			continue; /* a late kick from an earlier deadline or slice */
 		}
 		if (ptrace(PTRACE_GETSIGINFO, p->pid, 0, si) < 0 ||
 		    ptrace(PTRACE_GETREGS, p->pid, 0, &p->regs) < 0)
@@ -237,13 +239,15 @@ static void run_hop(struct vm *vm, void *arg)
 		e->rip -= 1;
 }
 
-static void pt_run(struct vm *vm, struct vm_exit *e)
+static void pt_run(struct vm *vm, int cpu, struct vm_exit *e)
 {
+	(void)cpu; /* one vCPU: the stub's thread */
 	on_thread(vm, run_hop, e);
 }
 
-static int pt_get_regs(struct vm *vm, struct vm_regs *r)
+static int pt_get_regs(struct vm *vm, int cpu, struct vm_regs *r)
 {
+	(void)cpu;
 	const struct user_regs_struct *u = &PT(vm)->regs;
 	*r = (struct vm_regs){u->rax, u->rbx, u->rcx, u->rdx, u->rsi, u->rdi,
 			      u->rsp, u->rbp, u->r8,  u->r9,  u->r10, u->r11,
@@ -251,8 +255,9 @@ static int pt_get_regs(struct vm *vm, struct vm_regs *r)
 	return 0;
 }
 
-static int pt_set_regs(struct vm *vm, const struct vm_regs *r)
+static int pt_set_regs(struct vm *vm, int cpu, const struct vm_regs *r)
 {
+	(void)cpu;
 	struct pt_vm *p = PT(vm);
 	struct user_regs_struct *u = &p->regs;
 	u->rax = r->rax, u->rbx = r->rbx, u->rcx = r->rcx, u->rdx = r->rdx;
@@ -267,15 +272,17 @@ static int pt_set_regs(struct vm *vm, const struct vm_regs *r)
 	return 0;
 }
 
-static int pt_set_fs_base(struct vm *vm, uint64_t base)
+static int pt_set_fs_base(struct vm *vm, int cpu, uint64_t base)
 {
+	(void)cpu;
 	PT(vm)->regs.fs_base = base;
 	PT(vm)->regs_dirty = 1;
 	return 0;
 }
 
-static int pt_get_fs_base(struct vm *vm, uint64_t *base)
+static int pt_get_fs_base(struct vm *vm, int cpu, uint64_t *base)
 {
+	(void)cpu;
 	*base = PT(vm)->regs.fs_base;
 	return 0;
 }
@@ -306,7 +313,7 @@ static int protect_now(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 	vm->expired = 0; /* a pending deadline stop must not cut the injection short */
 	int rc = resume(vm, &e, &sig, &si);
 	while (rc == 1) {
-		expired = 1;
+		expired |= e.kind == VM_EXIT_TIMEOUT;
 		rc = resume(vm, &e, &sig, &si);
 	}
 	vm->expired = vm->expired || expired;
@@ -345,16 +352,22 @@ static void fpu_hop(struct vm *vm, void *arg)
 	a->len = iov.iov_len;
 }
 
-static int pt_get_fpu(struct vm *vm, void *buf, size_t *len)
+static int pt_get_fpu(struct vm *vm, int cpu, void *buf, size_t *len)
 {
+	(void)cpu;
 	struct fpu_args a = {buf, VM_FPU_MAX, 0, 0};
 	on_thread(vm, fpu_hop, &a);
 	*len = a.len;
+	/* the kernel cuts the state to the buffer without a word, and a cut one cannot be set
+	 * again: refused here, not at every restore */
+	if (!a.rc && a.len == VM_FPU_MAX)
+		return -EOVERFLOW;
 	return a.rc;
 }
 
-static int pt_set_fpu(struct vm *vm, const void *buf, size_t len)
+static int pt_set_fpu(struct vm *vm, int cpu, const void *buf, size_t len)
 {
+	(void)cpu;
 	struct fpu_args a = {(void *)buf, len, 1, 0};
 	on_thread(vm, fpu_hop, &a);
 	return a.rc;
@@ -380,8 +393,9 @@ static int pt_guest_uffd(struct vm *vm)
 	return p->uffd;
 }
 
-static void pt_kick(struct vm *vm)
+static void pt_kick(struct vm *vm, int cpu)
 {
+	(void)cpu;
 	struct pt_vm *p = PT(vm);
 	if (p && p->pid > 0)
 		kill(p->pid, SIGSTOP);

@@ -157,5 +157,8 @@ int pt_start_stub(struct vm *vm, char *err, size_t errlen)
 	if (ptrace(PTRACE_GETREGS, p->pid, 0, &p->regs) < 0)
 		return snprintf(err, errlen, "PTRACE_GETREGS: %s", strerror(errno)), VM_ERR;
 	p->gadget = p->regs.rip;
+	/* GS base: the in-guest runtime's area of the one vCPU (abi.h), as KVM sets it */
+	p->regs.gs_base = EMBER_RT_CPU(0);
+	p->regs_dirty = 1;
 	return VM_OK;
 }

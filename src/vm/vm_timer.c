@@ -1,4 +1,5 @@
-/* Per-thread deadline timer: a signal to the running thread makes the current run return. */
+/* Per-thread deadline timer: a signal to the running thread makes the current run return, at the
+ * invocation's deadline, at the end of a thread's time slice, or when another thread kicks. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #define VM_TIMER_SIGNAL (SIGRTMIN + 3)
 
 static __thread struct vm *tl_vm;
+static __thread int tl_cpu;
 static __thread timer_t tl_timer;
 static __thread int tl_timer_ok;
 static __thread uint64_t tl_armed; /* the timer's expiry as this file set it; 0: disarmed */
@@ -29,17 +31,30 @@ static void delete_timer(void *p)
 	free(t);
 }
 
+int vm_stop_reason(struct vm *vm, int cpu)
+{
+	struct vm_cpu *c = &vm->cpu[cpu];
+	if (vm->expired)
+		return VM_STOP_DEADLINE;
+	if (!vm->deadline && !c->slice && !c->kicked)
+		return VM_STOP_NONE;
+	uint64_t now = vm->deadline || c->slice ? base_now_ns() : 0;
+	if (vm->deadline && now >= vm->deadline) {
+		vm->expired = 1;
+		return VM_STOP_DEADLINE;
+	}
+	if (c->kicked || (c->slice && now >= c->slice))
+		return VM_STOP_INTERRUPT;
+	return VM_STOP_NONE;
+}
+
 static void on_deadline(int sig)
 {
 	(void)sig;
 	tl_armed = 0; /* one-shot: it fired */
 	struct vm *vm = tl_vm;
-	if (!vm || !vm->deadline)
-		return;
-	if (base_now_ns() >= vm->deadline) {
-		vm->expired = 1;
-		vm->ops->kick(vm);
-	}
+	if (vm && vm_stop_reason(vm, tl_cpu) != VM_STOP_NONE)
+		vm->ops->kick(vm, tl_cpu);
 }
 
 static void install_handler(void)
@@ -53,9 +68,17 @@ static void install_handler(void)
 	pthread_key_create(&timer_key, delete_timer);
 }
 
-void vm_timer_running(struct vm *vm)
+static int arm(uint64_t at_ns);
+
+void vm_timer_running(struct vm *vm, int cpu, uint64_t slice)
 {
 	tl_vm = vm;
+	tl_cpu = cpu;
+	vm->cpu[cpu].slice = slice;
+	/* a slice shorter than what the timer holds: the timer fires at its end (and is armed
+	 * again for the deadline by the run it interrupts, vm_timer_fired) */
+	if (slice && tl_timer_ok && (!tl_armed || tl_armed > slice))
+		arm(slice);
 }
 
 void vm_timer_forget(struct vm *vm)
@@ -150,18 +173,25 @@ int vm_set_deadline(struct vm *vm, uint64_t deadline_ns)
 	return arm(deadline_ns);
 }
 
-int vm_timer_fired(struct vm *vm)
+uint64_t vm_deadline(const struct vm *vm)
+{
+	return vm->deadline;
+}
+
+int vm_timer_fired(struct vm *vm, int cpu)
 {
 	take_pending();
-	if (vm->deadline && base_now_ns() >= vm->deadline) {
-		vm->expired = 1;
-		return 1;
-	}
-	if (vm->deadline && (!tl_armed || tl_armed > vm->deadline) && arm(vm->deadline)) {
+	int why = vm_stop_reason(vm, cpu);
+	if (why != VM_STOP_NONE)
+		return why;
+	uint64_t slice = vm->cpu[cpu].slice, next = vm->deadline;
+	if (slice && (!next || slice < next))
+		next = slice;
+	if (next && (!tl_armed || tl_armed > next) && arm(next)) {
 		vm->expired = 1; /* no timer to stop the run: better stopped now than never */
-		return 1;
+		return VM_STOP_DEADLINE;
 	}
-	return 0;
+	return VM_STOP_NONE;
 }
 
 /* a valid timespec (tv_sec >= 0, tv_nsec < 1e9) in ns, UINT64_MAX past what 64 bits hold */

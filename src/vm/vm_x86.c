@@ -23,10 +23,10 @@ extern const uint8_t vm_isr_start[], vm_isr_end[];
 
 /* RSP0 for faults from CPL3, IST1 for a double fault (its own stack, whatever went wrong), and
  * an I/O bitmap that lets CPL3 use Ember's ports and no other */
-static void build_tss(uint8_t *tss)
+static void build_tss(uint8_t *tss, int i)
 {
-	memset(tss, 0, 4096);
-	uint64_t rsp0 = X86_STACK0, ist1 = X86_STACK_IST;
+	memset(tss, 0, 0x80);
+	uint64_t rsp0 = X86_STACK0(i), ist1 = X86_STACK_IST(i);
 	memcpy(tss + 4, &rsp0, 8);
 	memcpy(tss + 36, &ist1, 8);
 	uint16_t iomap = X86_TSS_IOMAP;
@@ -71,13 +71,18 @@ void vm_x86_build(struct vm *vm)
 		X86_SEG_P | X86_SEG_S | X86_SEG_DATA | X86_SEG_DPL3 | X86_SEG_DB | X86_SEG_G);
 	put_seg(gdt, X86_SEL_UCODE >> 3,
 		X86_SEG_P | X86_SEG_S | X86_SEG_CODE | X86_SEG_DPL3 | X86_SEG_L | X86_SEG_G);
-	/* 64-bit TSS descriptor, 16 bytes: base split over both words, type 0xb (busy). Nothing
-	 * loads TR from it (KVM_SET_SREGS sets TR, of the type the first machine's probe chose) */
-	uint64_t tss = X86_TSS, limit = X86_TSS_LIMIT;
-	gdt[X86_SEL_TSS >> 3] = (limit & 0xffff) | ((tss & 0xffffff) << 16) | (0xbULL << 40) |
-				X86_SEG_P | (((tss >> 24) & 0xff) << 56);
-	gdt[(X86_SEL_TSS >> 3) + 1] = tss >> 32;
-	build_tss(vm->mem + X86_TSS);
+	/* a 64-bit TSS descriptor per vCPU, 16 bytes: base split over both words, type 0xb
+	 * (busy). Nothing loads TR from it (KVM_SET_SREGS sets TR, of the type the first
+	 * machine's probe chose); each vCPU has its own, for its own CPL0 stacks */
+	memset(vm->mem + X86_TSS_PAGE, 0, 4096);
+	for (int i = 0; i < VM_CPUS_MAX; i++) {
+		uint64_t tss = X86_TSS(i), limit = X86_TSS_LIMIT;
+		gdt[X86_SEL_TSS(i) >> 3] = (limit & 0xffff) | ((tss & 0xffffff) << 16) |
+					   (0xbULL << 40) | X86_SEG_P |
+					   (((tss >> 24) & 0xff) << 56);
+		gdt[(X86_SEL_TSS(i) >> 3) + 1] = tss >> 32;
+		build_tss(vm->mem + tss, i);
+	}
 	build_idt(vm);
 	uint64_t *pml4 = (uint64_t *)(vm->mem + X86_PML4);
 	uint64_t *pdpt = (uint64_t *)(vm->mem + X86_PDPT);

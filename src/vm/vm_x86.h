@@ -2,17 +2,20 @@
 #ifndef EMBER_VM_X86_H
 #define EMBER_VM_X86_H
 
-#define X86_GDT	 0x1000ULL
-#define X86_TSS	 0x2000ULL
-#define X86_IDT	 0x3000ULL
-#define X86_PML4 0x4000ULL
-#define X86_PDPT 0x5000ULL
-#define X86_PD0	 0x6000ULL /* one page directory per GiB, up to 64 */
-/* the exception handlers (vm_isr.S), their CPL0 stack (RSP0) and the stack for a double fault
- * (IST1); all supervisor-only, the code page read-only */
-#define X86_ISR	      0x80000ULL
-#define X86_STACK0    0x82000ULL /* top of [0x81000, 0x82000) */
-#define X86_STACK_IST 0x83000ULL /* top of [0x82000, 0x83000) */
+#define X86_GDT 0x1000ULL
+/* each vCPU's TSS, 128 bytes apart in one page */
+#define X86_TSS_PAGE 0x2000ULL
+#define X86_TSS(i)   (X86_TSS_PAGE + 0x80ULL * (unsigned long long)(i))
+#define X86_IDT	     0x3000ULL
+#define X86_PML4     0x4000ULL
+#define X86_PDPT     0x5000ULL
+#define X86_PD0	     0x6000ULL /* one page directory per GiB, up to 64 */
+/* the exception handlers (vm_isr.S), and per vCPU their CPL0 stack (RSP0) and the stack for a
+ * double fault (IST1); all supervisor-only, the code page read-only */
+#define X86_ISR		 0x80000ULL
+#define X86_STACKS	 0x90000ULL /* two pages per vCPU, up to 0xb0000 */
+#define X86_STACK0(i)	 (X86_STACKS + 0x2000ULL * (unsigned long long)(i) + 0x1000ULL)
+#define X86_STACK_IST(i) (X86_STACKS + 0x2000ULL * (unsigned long long)(i) + 0x2000ULL)
 /* MSR_LSTAR: a supervisor-only, no-execute page. Where `syscall` at CPL3 jumps to LSTAR
  * without entering CPL0 (PVM, whatever EFER.SCE says), the fetch there faults and is named a
  * stray syscall; elsewhere EFER.SCE=0 makes it #UD. */
@@ -34,11 +37,11 @@
 #define X86_PORT_FAULT 0x14
 
 /* selectors as Linux lays them out, so a guest reading them sees familiar values */
-#define X86_SEL_KCODE 0x10
-#define X86_SEL_KDATA 0x18
-#define X86_SEL_UDATA 0x2b /* 0x28 | RPL 3 */
-#define X86_SEL_UCODE 0x33 /* 0x30 | RPL 3 */
-#define X86_SEL_TSS   0x40
+#define X86_SEL_KCODE  0x10
+#define X86_SEL_KDATA  0x18
+#define X86_SEL_UDATA  0x2b		 /* 0x28 | RPL 3 */
+#define X86_SEL_UCODE  0x33		 /* 0x30 | RPL 3 */
+#define X86_SEL_TSS(i) (0x40 + 16 * (i)) /* a 16-byte descriptor per vCPU */
 
 #define X86_SEG_P    (1ULL << 47)
 #define X86_SEG_DPL3 (3ULL << 45)
@@ -78,6 +81,7 @@
 #define X86_RFLAGS_FIXED 0x2ULL
 
 #define X86_MSR_FS_BASE 0xc0000100U
+#define X86_MSR_GS_BASE 0xc0000101U
 #define X86_MSR_LSTAR	0xc0000082U
 #define X86_MSR_TSC	0x10U
 

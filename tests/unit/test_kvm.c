@@ -30,7 +30,7 @@ static const struct {
 
 static struct vm *machine(void)
 {
-	struct vm_config c = {16ULL << 20, VM_BACKEND_KVM};
+	struct vm_config c = {16ULL << 20, VM_BACKEND_KVM, 1};
 	struct vm *vm = NULL;
 	char err[200];
 	if (vm_create(&c, &vm, err, sizeof(err)) != VM_OK)
@@ -104,10 +104,10 @@ static void signal_inside_the_handler(void **state)
 	start(vm, CODE + 0x200, 0);
 	expect(vm, VM_EXIT_FAULT, 6, CODE + 0x200);
 	start(vm, CODE + 0x300, 0);
-	KV(vm)->run->immediate_exit = 1; /* as the deadline's signal handler does */
+	KC(vm, 0)->run->immediate_exit = 1; /* as the deadline's signal handler does */
 	vm->expired = 1;
 	struct vm_exit e;
-	kvm_run(vm, &e);
+	kvm_run(vm, 0, &e);
 	assert_int_equal(e.kind, VM_EXIT_TIMEOUT);
 	vm->expired = 0;
 	start(vm, CODE + 0x300, 0);

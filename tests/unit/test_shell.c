@@ -143,7 +143,7 @@ static void test_refiller_backs_off(void **state)
 	struct vm *vm = NULL;
 	pool_shell_target(2);
 	/* a kind that can never be made: 6 MiB is below the minimum */
-	struct vm_config bad = {6ULL << 20, test_backend()};
+	struct vm_config bad = {6ULL << 20, test_backend(), 1};
 	assert_int_equal(pool_shell(&bad, &vm, err, sizeof(err)), EMBER_ERR_CONFIG);
 	int tid = 0;
 	for (uint64_t t0 = now_ns(); !(tid = refiller_tid()) && now_ns() - t0 < BOUND_NS;)
@@ -153,7 +153,7 @@ static void test_refiller_backs_off(void **state)
 	expect_idle(fd, "a kind that can never be made");
 
 	/* a kind that cannot be made for now: no file slot for its guest memory */
-	struct vm_config good = {EMBER_MEM_MIN, test_backend()};
+	struct vm_config good = {EMBER_MEM_MIN, test_backend(), 1};
 	struct rlimit old, lim;
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
 	lim = old;

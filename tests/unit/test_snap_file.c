@@ -23,18 +23,22 @@
 #define PAGE EMBER_PAGE_SIZE
 #define MEM  (8ULL << 20)
 #define FPU  512
-/* the layout of version 6 (docs/architecture.md): the header, then the body's fixed part
- * (process 44 bytes, registers 144, fs_base 8, emulation state 68), the open files, the
- * signals, then the variable parts */
+/* the layout of version 8 (docs/architecture.md): the header, then the body's fixed part
+ * (process 52 bytes, registers 144, fs_base 8, emulation state 44), the open files, the
+ * signals, the FPU state, the threads (16604 bytes each), the timers (32 each), then the
+ * variable parts */
 #define H_NPAGES   56
 #define H_NVMA	   64
 #define H_OUT	   72
 #define H_LOG	   80
 #define H_FPU	   88
-#define H_BODY_LEN 96
-#define H_HASH	   104
-#define B_FIXED	   (44 + 144 + 8 + 68)
-#define B_VMAS	   (SNAP_HDR_LEN + B_FIXED + SYS_FS_FILES * 16 + 65 * 32 + FPU)
+#define H_THREADS  96
+#define H_BODY_LEN 104
+#define H_HASH	   112
+#define B_FIXED	   (52 + 144 + 8 + 44)
+#define B_THREADS  (SNAP_HDR_LEN + B_FIXED + SYS_FS_FILES * 16 + 65 * 32 + FPU)
+#define THREAD_LEN (12 + 144 + 8 * 4 + 24 + 8 + VM_FPU_MAX)
+#define B_VMAS	   (B_THREADS + 2 * THREAD_LEN + PROC_TIMERS * 32)
 #define B_PAGES	   (B_VMAS + 2 * 20)
 
 static char dir[64], snapdir[96];
@@ -55,7 +59,7 @@ static void make(struct snap *s)
 	s->fpu_len = FPU;
 	for (size_t i = 0; i < FPU; i++)
 		s->fpu[i] = (uint8_t)(i ^ 0x5a);
-	s->proc = (struct sys_process){0x500000, 0x700000, 0x780000, 0x7f0000, 0x70000, 1};
+	s->proc = (struct sys_process){0x500000, 0x700000, 0x780000, 0x7f0000, 0x70000, 1, 2, 77};
 	struct sys_saved *y = &s->sys;
 	y->brk_cur = 0x501000;
 	y->code_pos = 7;
@@ -63,12 +67,27 @@ static void make(struct snap *s)
 	y->cwd = 3;
 	y->files[0] = (struct sys_file){1, 4, 99};
 	y->files[SYS_FS_FILES - 1] = (struct sys_file){1, 2, 1ULL << 40};
-	y->tid_addr = 0x7f0100;
-	y->sigmask = 1ULL << 63;
 	y->sig[64] = (struct sys_sig){0x401234, 4, 0x401300, 0xff};
-	y->altstack[0] = 0x600000;
-	y->altstack[2] = 8192;
 	y->pending = 0x12;
+	y->snap_tid = 3;
+	/* two threads: vCPU 0's (its FPU state is the snapshot's) and one waiting off a vCPU */
+	y->threads.nt = 2;
+	y->threads.t = calloc(2, sizeof(*y->threads.t));
+	y->threads.next_tid = 5;
+	y->threads.pending = 1ULL << 40;
+	y->threads.t[0] = (struct proc_saved_thread){.tid = 1, .cpu = 0, .pin = -1};
+	y->threads.t[0].sigmask = 1ULL << 63;
+	y->threads.t[0].clear_tid = 0x7f0100;
+	y->threads.t[0].altstack[0] = 0x600000;
+	y->threads.t[0].altstack[2] = 8192;
+	y->threads.t[1] = (struct proc_saved_thread){.tid = 3, .cpu = -1, .pin = 1};
+	y->threads.t[1].regs.rip = 0x401234;
+	y->threads.t[1].fs_base = 0x7ff000;
+	y->threads.t[1].fpu_len = 832;
+	for (size_t i = 0; i < 832; i++)
+		y->threads.t[1].fpu[i] = (uint8_t)(i * 7);
+	y->threads.timers[0] = (struct proc_timer){5000000, 1000000, 14, 1, 0, 0};
+	y->threads.timers[3] = (struct proc_timer){0, 0, 10, 0, 1, 3};
 	y->nvma = 2;
 	y->vmas = calloc(2, sizeof(*y->vmas));
 	y->vmas[0] = (struct sys_vma){0x400000, 0x402000, 5};
@@ -189,11 +208,14 @@ static void round_trip(void **state)
 	assert_int_equal(a->open_fds, b->open_fds);
 	assert_int_equal(a->cwd, b->cwd);
 	assert_memory_equal(a->files, b->files, sizeof(b->files));
-	assert_int_equal(a->tid_addr, b->tid_addr);
-	assert_int_equal(a->sigmask, b->sigmask);
 	assert_memory_equal(a->sig, b->sig, sizeof(b->sig));
-	assert_memory_equal(a->altstack, b->altstack, sizeof(b->altstack));
 	assert_int_equal(a->pending, b->pending);
+	assert_int_equal(a->snap_tid, b->snap_tid);
+	assert_int_equal(a->threads.nt, 2);
+	assert_int_equal(a->threads.next_tid, b->threads.next_tid);
+	assert_int_equal(a->threads.pending, b->threads.pending);
+	assert_memory_equal(a->threads.t, b->threads.t, 2 * sizeof(*b->threads.t));
+	assert_memory_equal(a->threads.timers, b->threads.timers, sizeof(b->threads.timers));
 	assert_int_equal(a->nvma, 2);
 	for (size_t i = 0; i < 2; i++) {
 		assert_int_equal(a->vmas[i].start, b->vmas[i].start);
@@ -224,12 +246,20 @@ static void layout_is_pinned(void **state)
 	assert_int_equal(get64(file + H_NPAGES), 3);
 	assert_int_equal(get64(file + H_NVMA), 2);
 	assert_int_equal(get64(file + H_FPU), FPU);
+	assert_int_equal(get64(file + H_THREADS), 2);
 	assert_int_equal(get64(file + H_BODY_LEN), file_len - SNAP_HDR_LEN);
 	assert_int_equal(get64(b), 0x500000);				 /* proc.brk_start */
 	assert_int_equal(get64(b + 40) & 0xffffffff, 1);		 /* proc.guest, 4 bytes */
-	assert_int_equal(get64(b + 44), 0x0101010101010101ULL);		 /* rax */
-	assert_int_equal(get64(b + 44 + 16 * 8), 0x1111111111111111ULL); /* rip */
-	assert_int_equal(get64(b + 44 + 144), 0x7fff0000);		 /* fs_base */
+	assert_int_equal(get64(b + 44) & 0xffffffff, 2);		 /* proc.cpus */
+	assert_int_equal(get64(b + 48) & 0xffffffff, 77);		 /* proc.max_threads */
+	assert_int_equal(get64(b + 52), 0x0101010101010101ULL);		 /* rax */
+	assert_int_equal(get64(b + 52 + 16 * 8), 0x1111111111111111ULL); /* rip */
+	assert_int_equal(get64(b + 52 + 144), 0x7fff0000);		 /* fs_base */
+	/* the second thread: its tid, its rip, its FPU state's length */
+	const uint8_t *t = file + B_THREADS + THREAD_LEN;
+	assert_int_equal(get64(t) & 0xffffffff, 3);
+	assert_int_equal(get64(t + 12 + 16 * 8), 0x401234);
+	assert_int_equal(get64(t + 12 + 144 + 32 + 24), 832);
 	assert_int_equal(get64(file + B_VMAS), 0x400000);
 	assert_int_equal(get64(file + B_PAGES + 16), 0x600000);
 }

@@ -122,32 +122,36 @@ static void descriptors(void **state)
 	assert_true(ucode & X86_SEG_P);
 	assert_int_equal((udata >> 45) & 3, 3);
 	assert_int_equal((udata >> 40) & 0xf, 3); /* read/write data */
-	uint64_t tss = gdt[X86_SEL_TSS >> 3];
-	uint64_t base = ((tss >> 16) & 0xffffff) | (((tss >> 56) & 0xff) << 24) |
-			(gdt[(X86_SEL_TSS >> 3) + 1] << 32);
-	assert_int_equal(base, X86_TSS);
-	assert_int_equal((tss >> 40) & 0xf, 0xb); /* busy 64-bit TSS */
-	/* the limit covers an I/O bitmap and its terminator: PVM drops IOPL, so CPL3 reaches a
-	 * port only through the bitmap, and exactly Ember's ports are open */
-	uint64_t limit = (tss & 0xffff) | (((tss >> 48) & 0xf) << 16);
-	assert_int_equal(limit, X86_TSS_LIMIT);
-	const uint8_t *t = vm->mem + X86_TSS;
-	uint16_t iomap;
-	memcpy(&iomap, t + 102, 2);
-	assert_true(iomap >= 0x68 && iomap + X86_TSS_IOMAP_BYTES <= limit);
-	for (int port = 0; port < (int)X86_TSS_IOMAP_BYTES * 8; port++) {
-		int open = !(t[iomap + port / 8] & (1 << (port % 8)));
-		assert_int_equal(open, port >= EMBER_HC_SYSCALL && port <= EMBER_HC_FLUSH);
+	/* each vCPU has its own TSS, so its own CPL0 stacks: two vCPUs fault at once */
+	for (int i = 0; i < VM_CPUS_MAX; i++) {
+		uint64_t tss = gdt[X86_SEL_TSS(i) >> 3];
+		uint64_t base = ((tss >> 16) & 0xffffff) | (((tss >> 56) & 0xff) << 24) |
+				(gdt[(X86_SEL_TSS(i) >> 3) + 1] << 32);
+		assert_int_equal(base, X86_TSS(i));
+		assert_int_equal((tss >> 40) & 0xf, 0xb); /* busy 64-bit TSS */
+		/* the limit covers an I/O bitmap and its terminator: PVM drops IOPL, so CPL3
+		 * reaches a port only through the bitmap, and exactly Ember's ports are open */
+		uint64_t limit = (tss & 0xffff) | (((tss >> 48) & 0xf) << 16);
+		assert_int_equal(limit, X86_TSS_LIMIT);
+		const uint8_t *t = vm->mem + X86_TSS(i);
+		uint16_t iomap;
+		memcpy(&iomap, t + 102, 2);
+		assert_true(iomap >= 0x68 && iomap + X86_TSS_IOMAP_BYTES <= limit);
+		for (int port = 0; port < (int)X86_TSS_IOMAP_BYTES * 8; port++) {
+			int open = !(t[iomap + port / 8] & (1 << (port % 8)));
+			assert_int_equal(open, port >= EMBER_HC_SYSCALL && port <= EMBER_HC_FLUSH);
+		}
+		assert_true(X86_PORT_FAULT >= 64 ||
+			    (t[iomap + X86_PORT_FAULT / 8] >> (X86_PORT_FAULT % 8)) & 1);
+		assert_int_equal(t[iomap + X86_TSS_IOMAP_BYTES], 0xff); /* the terminator */
+		/* faults from CPL3 land on the supervisor stack, a double fault on its own */
+		uint64_t rsp0, ist1;
+		memcpy(&rsp0, t + 4, 8);
+		memcpy(&ist1, t + 36, 8);
+		assert_int_equal(rsp0, X86_STACK0(i));
+		assert_int_equal(ist1, X86_STACK_IST(i));
+		assert_true(X86_STACK_IST(i) <= EMBER_RT_CPUS); /* below the runtime's areas */
 	}
-	assert_true(X86_PORT_FAULT >= 64 ||
-		    (t[iomap + X86_PORT_FAULT / 8] >> (X86_PORT_FAULT % 8)) & 1);
-	assert_int_equal(t[iomap + X86_TSS_IOMAP_BYTES], 0xff); /* the terminator */
-	/* faults from CPL3 land on the supervisor stack, a double fault on its own */
-	uint64_t rsp0, ist1;
-	memcpy(&rsp0, t + 4, 8);
-	memcpy(&ist1, t + 36, 8);
-	assert_int_equal(rsp0, X86_STACK0);
-	assert_int_equal(ist1, X86_STACK_IST);
 	free_vm(vm);
 }
 
@@ -174,8 +178,10 @@ static void exception_gates(void **state)
 	int u, w, nx;
 	uint64_t e = walk(vm, X86_ISR, &u, &w, &nx);
 	assert_true(e && !u && !w && !nx); /* CPL0 runs it; nobody writes it */
-	e = walk(vm, X86_STACK0 - 8, &u, &w, &nx);
-	assert_true(e && !u && w && nx);
+	for (int i = 0; i < VM_CPUS_MAX; i++) {
+		e = walk(vm, X86_STACK0(i) - 8, &u, &w, &nx);
+		assert_true(e && !u && w && nx);
+	}
 	e = walk(vm, X86_SYSCALL_TRAP, &u, &w, &nx);
 	assert_true(e && !u && nx); /* a jump there from CPL3 faults */
 	free_vm(vm);
