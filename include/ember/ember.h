@@ -43,6 +43,9 @@ extern "C" {
 #define EMBER_MEM_MAX	  (64ULL << 30)
 #define EMBER_MEM_ALIGN	  (2ULL << 20)	/* sizes are rounded up to it where a caller may round */
 #define EMBER_MEM_DEFAULT (64ULL << 20) /* ember_config.mem_bytes 0 */
+/* ... for a Go program: its runtime reserves some 700 MiB of address space at its start (the
+ * heap's page summaries), which must lie in guest memory to be used */
+#define EMBER_MEM_GO (1ULL << 30)
 /* ember_config.output_limit 0: stdout + stderr bytes */
 #define EMBER_OUTPUT_DEFAULT (6ULL << 20)
 /* the kinds of exit counted in ember_result.exits_by_reason: hypercall, fault, timeout, error,
@@ -83,7 +86,7 @@ void ember_budget_usage(struct ember_budget *b, struct ember_budget_usage *u);
 
 struct ember_config {
 	const char *image;	 /* path of a static x86-64 executable */
-	uint64_t mem_bytes;	 /* guest RAM; 0 = 64 MiB */
+	uint64_t mem_bytes;	 /* guest RAM; 0 = 64 MiB (EMBER_MEM_GO for a Go program) */
 	double timeout_s;	 /* per invocation; 0 = 10 s */
 	uint64_t output_limit;	 /* stdout + stderr bytes; 0 = 6 MiB */
 	const char *const *argv; /* argv[0] included; NULL = { image } */

@@ -130,6 +130,8 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 	int rc = img_open(cfg->image, &fn->img, err, errlen);
 	if (rc)
 		return rc;
+	if (fn->img->elf.go && !cfg->mem_bytes)
+		fn->vmcfg.mem_size = EMBER_MEM_GO;
 	if (pool_init(&fn->pool, fn->pool_slots))
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	/* the backend is settled here ("auto" picks one) and a missing KVM is told apart */

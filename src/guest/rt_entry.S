@@ -30,14 +30,18 @@ rt_entry:
 	lea CPU_SIZE(%rcx), %rsp
 	call rt_serve
 	/* back on the program's stack, its flags as rt_serve restored them: nothing below may
-	 * change them (jrcxz tests without flags) */
+	 * change them (jrcxz and lea test and move without flags). The return goes to the site
+	 * without reading the stack: a call may have unmapped it (musl's __unmapself frees a
+	 * thread's stack, then exits). rcx holds the return address, as after a syscall. */
 	mov %gs:CPU_SELF, %r11
 	mov CPU_SAVED_RSP(%r11), %rsp
 	mov CPU_FORWARD(%r11), %rcx
 	jrcxz 1f
 	movq $0, CPU_FORWARD(%r11)
 	jmp rt_forward_out
-1:	ret
+1:	mov CPU_SITE(%r11), %rcx
+	lea 8(%rsp), %rsp
+	jmp *%rcx
 
 	/* EMBER_RT_BOUNCE_ENTRY: the host left the program's rsp alone (its red zone may be live)
 	 * and wrote where to return, and with which rsp, in this vCPU's area */
@@ -77,8 +81,9 @@ rt_badcall:
 	ud2
 
 	/* EMBER_RT_FORWARD_OUT: a call rt_syscall hands to the host as the program made it: rax
-	 * its number, every other register the program's, rsp at the site's return address. The
-	 * host serves it as if made at the site, and resumes the program there. */
+	 * its number, every other register the program's, rsp at the site's return address (the
+	 * area's site). The host serves it as if made at the site, and resumes the program
+	 * there. */
 	.org 0x200
 	.globl rt_forward_out
 rt_forward_out:

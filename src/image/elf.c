@@ -135,6 +135,29 @@ static int prot_of(uint32_t flags)
 	       ((flags & PF_X) ? PROT_EXEC : 0);
 }
 
+/* 1 when the PT_NOTE segment p holds a note named "Go" (the Go toolchain's build id): a Go
+ * program, whose runtime relies on faults at page 0 and reserves much address space. Notes
+ * outside the file, or malformed, say nothing. */
+static int go_note(const uint8_t *buf, size_t len, const Elf64_Phdr *p)
+{
+	if (p->p_offset > len || p->p_filesz > len - p->p_offset)
+		return 0;
+	const uint8_t *n = buf + p->p_offset, *end = n + p->p_filesz;
+	while (end - n >= 12) {
+		uint32_t namesz, descsz;
+		memcpy(&namesz, n, 4);
+		memcpy(&descsz, n + 4, 4);
+		size_t name = ((size_t)namesz + 3) & ~(size_t)3,
+		       desc = ((size_t)descsz + 3) & ~(size_t)3;
+		if (name > (size_t)(end - n - 12) || desc > (size_t)(end - n - 12) - name)
+			return 0;
+		if ((namesz == 3 || namesz == 4) && !memcmp(n + 12, "Go", 3)) /* "Go\0", padded */
+			return 1;
+		n += 12 + name + desc;
+	}
+	return 0;
+}
+
 /* Validates one PT_LOAD (program header idx) and appends it to out->segs. */
 static int add_load(size_t len, const Elf64_Phdr *p, int idx, struct img_elf *out, int *segidx,
 		    char *err, size_t errlen)
@@ -262,6 +285,8 @@ static int parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err,
 		const Elf64_Phdr *p = &ph[i];
 		if (p->p_type == PT_GNU_STACK && !out->stack_size)
 			out->stack_size = p->p_memsz;
+		if (p->p_type == PT_NOTE && go_note(buf, len, p))
+			out->go = 1;
 		if (p->p_type != PT_LOAD || p->p_memsz == 0)
 			continue;
 		if (add_load(len, p, i, out, segidx, err, errlen) < 0)

@@ -27,6 +27,7 @@ struct img_elf {
 	int nsegs;
 	struct img_seg segs[IMG_MAX_SEGS]; /* PT_LOAD segments in ascending vaddr order */
 	uint64_t stack_size;		   /* from PT_GNU_STACK p_memsz, 0 if absent or 0 */
+	int go; /* a Go program (its note "Go" in a PT_NOTE): see ember_config.syscalls, mem_bytes */
 };
 
 /*

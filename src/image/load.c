@@ -177,20 +177,27 @@ extern const uint8_t _binary_ember_rt_end[];
 
 /* The in-guest runtime: its image at EMBER_RT_BASE, and page 0, a sled of no-ops that a
  * `call *%rax` lands in, ending in a jump to the runtime's entry. */
-static int map_runtime(struct vm *vm, struct img_layout *l, char *err, size_t errlen)
+/* page0: the sled is mapped and sites may call through it; without, every site traps and the
+ * runtime serves only the calls the host sends it (bounce) */
+static int map_runtime(struct vm *vm, struct img_layout *l, int page0_ok, char *err, size_t errlen)
 {
 	size_t n = (size_t)(_binary_ember_rt_end - _binary_ember_rt_start);
 	if (n > EMBER_RT_COUNTS - EMBER_RT_BASE ||
 	    vm_copy_to(vm, EMBER_RT_BASE, _binary_ember_rt_start, n))
 		return snprintf(err, errlen, "the in-guest runtime does not fit"), EMBER_ERR_CONFIG;
 	uint8_t *page0 = vm_guest(vm, 0, PAGE);
-	memset(page0, 0x90, EMBER_TRAMP_SLED);
+	if (!page0_ok)
+		page0 = NULL;
+	if (page0)
+		memset(page0, 0x90, EMBER_TRAMP_SLED);
 	/* movabs $EMBER_RT_BASE, %r11; jmp *%r11 (a syscall clobbers r11 anyway); then ud2 */
 	static const uint8_t jump[] = {0x49, 0xbb, 0,	 0,    0,    0,	   0,	0,
 				       0,    0,	   0x41, 0xff, 0xe3, 0x0f, 0x0b};
-	memcpy(page0 + EMBER_TRAMP_SLED, jump, sizeof(jump));
 	uint64_t entry = EMBER_RT_BASE;
-	memcpy(page0 + EMBER_TRAMP_SLED + 2, &entry, 8);
+	if (page0) {
+		memcpy(page0 + EMBER_TRAMP_SLED, jump, sizeof(jump));
+		memcpy(page0 + EMBER_TRAMP_SLED + 2, &entry, 8);
+	}
 	struct ember_rt_ctl *c = vm_guest(vm, EMBER_RT_CTL, sizeof(*c));
 	memset(c, 0, sizeof(*c));
 	c->magic = EMBER_RT_MAGIC;
@@ -203,7 +210,8 @@ static int map_runtime(struct vm *vm, struct img_layout *l, char *err, size_t er
 					  {EMBER_RT_LOG, 2 * PAGE}};
 	for (size_t i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
 		memset(vm_guest(vm, hot[i][0], hot[i][1]), 0, hot[i][1]);
-	l->maps[l->nmaps++] = (struct img_map){0, PAGE, PROT_READ | PROT_EXEC};
+	if (page0_ok)
+		l->maps[l->nmaps++] = (struct img_map){0, PAGE, PROT_READ | PROT_EXEC};
 	l->maps[l->nmaps++] = (struct img_map){EMBER_RT_BASE, EMBER_RT_BASE + EMBER_RT_CODE_SIZE,
 					       PROT_READ | PROT_EXEC};
 	l->maps[l->nmaps++] =
@@ -221,7 +229,10 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 {
 	memset(l, 0, sizeof(*l));
 	int rc;
-	if ((guest && (rc = map_runtime(vm, l, err, errlen))) ||
+	/* a Go program's nil checks are loads that must fault at page 0, which the sled would
+	 * answer with no-ops: its sites keep the trapping form and page 0 stays unmapped */
+	int page0 = guest && !img->elf.go;
+	if ((guest && (rc = map_runtime(vm, l, page0, err, errlen))) ||
 	    (rc = place(img, vm, l, err, errlen)))
 		return rc;
 	for (int i = 0; i < img->elf.nsegs; i++) {
@@ -233,7 +244,7 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 	}
 	/* the call sites' return addresses, for the runtime to tell them from other calls into
 	 * page 0; a site past the table's reach keeps the trapping form */
-	uint32_t *tab = guest ? vm_guest(vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4) : NULL;
+	uint32_t *tab = page0 ? vm_guest(vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4) : NULL;
 	uint64_t ntab = 0;
 	for (size_t i = 0; i < img->sites.n; i++) {
 		uint64_t at = l->base + img->sites.addr[i];
@@ -253,8 +264,9 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 		}
 		l->rewritten++;
 	}
-	if (tab) {
-		qsort(tab, ntab, sizeof(*tab), cmp_u32);
+	if (tab || guest) {
+		if (tab)
+			qsort(tab, ntab, sizeof(*tab), cmp_u32);
 		((struct ember_rt_ctl *)vm_guest(vm, EMBER_RT_CTL, sizeof(struct ember_rt_ctl)))
 		    ->nsites = ntab;
 	}

@@ -293,7 +293,10 @@ static void handle_exit(struct sys_state *st, struct proc_thread *t, const struc
 		break;
 	case VM_EXIT_FAULT: {
 		struct vm_exit f = *e; /* the runtime's may say better what the program did */
-		if (!st->rt->fault(st, &f) && !sys_fault_signal(st, t, &f))
+		int rt = st->rt->fault(st, &f);
+		if (rt == SYS_RT_CALL)
+			serve_syscall(st, t);
+		else if (!rt && !sys_fault_signal(st, t, &f))
 			crashed(st, &f);
 		break;
 	}

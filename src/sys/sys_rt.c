@@ -350,6 +350,40 @@ static int rt_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
  * outside a call came by the sled too: both are reported as the page fault at page 0 that the
  * jump there is on Linux. The registers are the guest's own, and what guest memory
  * says only decides whether the guest's RIP is moved. */
+/* ret is the return address of a site rewritten to `call *%rax` (the table at EMBER_RT_SITES,
+ * which the host wrote; the guest could change it, and gains nothing but its own call) */
+static int known_site(struct sys_state *st, uint64_t ret)
+{
+	const struct ember_rt_ctl *c = ctl(st);
+	const uint32_t *tab = vm_guest(st->vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4);
+	uint64_t n = c && c->nsites < EMBER_RT_SITES_MAX ? c->nsites : 0, lo = 0, hi = n;
+	while (tab && lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+		if (tab[mid] < ret)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return tab && lo < n && tab[lo] == ret;
+}
+
+/* A page fault at a rewritten site's `call *%rax` on the push of its return address: the
+ * program made a system call with no stack (a `syscall` needs none). The thread goes past the
+ * site and the call is served as a trapping site's. */
+static int stackless_call(struct sys_state *st, struct proc_thread *t, const struct vm_exit *e)
+{
+	uint8_t insn[2];
+	const struct vm_regs *r = &t->regs;
+	if (e->fault != VM_FAULT_PAGE || e->rip != r->rip || r->rsp < 8 ||
+	    (e->addr & ~(EMBER_PAGE_SIZE - 1)) != ((r->rsp - 8) & ~(EMBER_PAGE_SIZE - 1)) ||
+	    vm_copy_from(st->vm, insn, r->rip, sizeof(insn)) || insn[0] != 0xff ||
+	    insn[1] != 0xd0 || !known_site(st, r->rip + 2))
+		return 0;
+	t->regs.rip += 2;
+	t->regs_dirty = 1;
+	return 1;
+}
+
 static int rt_fault(struct sys_state *st, struct vm_exit *e)
 {
 	struct proc_thread *t = sys_cur(st);
@@ -357,6 +391,8 @@ static int rt_fault(struct sys_state *st, struct vm_exit *e)
 	struct ember_rt_ctl *c = ctl(st);
 	struct ember_rt_cpu *a = area(st, st->pr.cur_cpu);
 	uint64_t in_call = a ? a->in_call : 0, stack = EMBER_RT_CPU(st->pr.cur_cpu);
+	if (stackless_call(st, t, e))
+		return SYS_RT_CALL;
 	if (e->fault == VM_FAULT_INVALID && e->rip == EMBER_RT_BADCALL) {
 		uint64_t to = r.rax < EMBER_PAGE_SIZE ? r.rax : 0;
 		e->fault = VM_FAULT_PAGE;
@@ -382,16 +418,16 @@ static int rt_fault(struct sys_state *st, struct vm_exit *e)
 }
 
 /* a call handed over at EMBER_RT_FORWARD_OUT: the program's stack pointer is at its site's
- * return address, which the host pops, so the call is served, waits, restarts and is
- * interrupted exactly as one made at a trapping site */
+ * return address, which the host pops (the area's copy of it), so the call is served, waits,
+ * restarts and is interrupted exactly as one made at a trapping site */
 static int rt_site(struct sys_state *st, struct proc_thread *t)
 {
-	uint64_t ret;
-	if (t->regs.rip != EMBER_RT_FORWARD_OUT + EMBER_HC_LEN ||
-	    vm_copy_from(st->vm, &ret, t->regs.rsp, sizeof(ret)))
+	/* the return address as the entry saved it: the stack is not read (it may be gone) */
+	const struct ember_rt_cpu *a = area(st, st->pr.cur_cpu);
+	if (t->regs.rip != EMBER_RT_FORWARD_OUT + EMBER_HC_LEN || !a)
 		return 0;
-	t->regs.rip = ret;
-	t->regs.rsp += sizeof(ret);
+	t->regs.rip = a->site;
+	t->regs.rsp += sizeof(uint64_t);
 	t->regs_dirty = 1;
 	return 1;
 }

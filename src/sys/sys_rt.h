@@ -10,6 +10,8 @@ struct vm_exit;
 struct vm_regs;
 struct proc_thread;
 
+#define SYS_RT_CALL 2 /* sys_rt_ops.fault: a system call after all */
+
 /* What the host does for the in-guest runtime, per mode (sys_rt.c, sys_rt_mode.c). In "trap"
  * mode every syscall site exits to the host and each entry does what a machine without the
  * runtime needs (mostly nothing); in "guest" mode the runtime is mapped at EMBER_RT_BASE and
@@ -42,8 +44,11 @@ struct sys_rt_ops {
 	 * the runtime: the snapshot needs no FPU state of its own */
 	int (*fpu_saved)(const struct sys_state *st, const struct vm_regs *r);
 	/* a fault: 1 when it was the runtime's, serving a call, on the program's memory, and the
-	 * call was made to return -EFAULT (the run goes on); 0 when it ends the run, e then
-	 * saying what the program did (a bad call into page 0 becomes the page fault it is) */
+	 * call was made to return -EFAULT (the run goes on); SYS_RT_CALL when it was a rewritten
+	 * site's `call *%rax` that could not push its return address (the stack is gone, as
+	 * after musl's __unmapself): the thread is past the site, and its call is to be served
+	 * as a trapping site's; 0 when it ends the run, e then saying what the program did (a
+	 * bad call into page 0 becomes the page fault it is) */
 	int (*fault)(struct sys_state *st, struct vm_exit *e);
 	/* a system call exit of t: one the runtime handed over from EMBER_RT_FORWARD_OUT becomes
 	 * the call of the site it came from (its return address popped), as a trapping site's,
