@@ -51,6 +51,7 @@ static const struct field hdr_fields[] = {
     HDR(log_len, 8),
     HDR(fpu_len, 8),
     HDR(nthreads, 8),
+    HDR(nfar, 8),
     HDR(body_len, 8),
     HDR(body_hash, 8),
 };
@@ -119,7 +120,7 @@ static const struct field timer_fields[] = {
  * by design: sys_saved.fs_win (the in-guest runtime's file windows, forgotten by the first run
  * after a load), the pointers and capacities the parser sets itself. */
 #if defined(__x86_64__) && defined(__LP64__)
-_Static_assert(sizeof(struct sys_process) == 56 && sizeof(struct sys_saved) == 3880 &&
+_Static_assert(sizeof(struct sys_process) == 56 && sizeof(struct sys_saved) == 3896 &&
 		   sizeof(struct proc_saved_thread) == 16608 && sizeof(struct proc_timer) == 32 &&
 		   sizeof(struct sys_file) == 16 && sizeof(struct sys_sig) == 32 &&
 		   sizeof(struct sys_vma) == 24,
@@ -149,6 +150,8 @@ static const struct part parts[] = {
     {"timers", AT(sys.threads.timers), 0, FIELDS(timer_fields), STRIDE(sys.threads.timers),
      FIXED(sys.threads.timers), 0},
     {"mappings", AT(sys.vmas), 1, FIELDS(vma_fields), sizeof(struct sys_vma), COUNT(sys.nvma), 0},
+    {"reservations", AT(sys.far), 1, FIELDS(vma_fields), sizeof(struct sys_vma), COUNT(sys.nfar),
+     0},
     {"pages", AT(pages), 1, FIELDS(u64_field), 8, COUNT(npages), 0},
     {"hashes", AT(hashes), 1, FIELDS(u64_field), 8, COUNT(npages), 0},
     {"stdout", AT(sys.out.data), 1, NULL, 0, 1, COUNT(sys.out.len), 0},
@@ -216,7 +219,7 @@ void snap_fmt_get_hdr(const uint8_t *in, struct snap_hdr *h)
 	memset(h, 0, sizeof(*h));
 	walk(hdr_fields, BASE_LEN(hdr_fields), (uint8_t *)h, (uint8_t *)in, 1);
 }
-_Static_assert(SNAP_HDR_LEN == 8 + 4 + 4 + 16 + 11 * 8, "the header's fields fill SNAP_HDR_LEN");
+_Static_assert(SNAP_HDR_LEN == 8 + 4 + 4 + 16 + 12 * 8, "the header's fields fill SNAP_HDR_LEN");
 
 void snap_fmt_counts(const struct snap *s, struct snap_hdr *h)
 {
@@ -226,11 +229,13 @@ void snap_fmt_counts(const struct snap *s, struct snap_hdr *h)
 	h->log_len = s->sys.log.len;
 	h->fpu_len = s->fpu_len;
 	h->nthreads = s->sys.threads.nt;
+	h->nfar = s->sys.nfar;
 }
 
 int snap_fmt_set_counts(struct snap *s, const struct snap_hdr *h)
 {
-	const uint64_t v[] = {h->npages, h->nvma, h->out_len, h->log_len, h->fpu_len, h->nthreads};
+	const uint64_t v[] = {h->npages,  h->nvma,     h->out_len, h->log_len,
+			      h->fpu_len, h->nthreads, h->nfar};
 	for (size_t i = 0; i < BASE_LEN(v); i++)
 		if (v[i] > SIZE_MAX / 64)
 			return -1;
@@ -240,6 +245,7 @@ int snap_fmt_set_counts(struct snap *s, const struct snap_hdr *h)
 	s->sys.log.len = s->sys.log.cap = h->log_len;
 	s->fpu_len = h->fpu_len;
 	s->sys.threads.nt = h->nthreads;
+	s->sys.nfar = h->nfar;
 	return 0;
 }
 

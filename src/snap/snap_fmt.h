@@ -15,10 +15,10 @@ struct snap_hdr {
 	char ember[16];		    /* the Ember version that wrote it, for people */
 	uint64_t image_digest, mem_size, config_hash;
 	uint64_t npages, nvma, out_len, log_len, fpu_len; /* the body's variable parts */
-	uint64_t nthreads;				  /* and its threads */
+	uint64_t nthreads, nfar;      /* its threads, its reservations beyond guest memory */
 	uint64_t body_len, body_hash; /* the hash covers the header (with body_hash 0) and body */
 };
-#define SNAP_HDR_LEN 120
+#define SNAP_HDR_LEN 128
 
 /* h into out[SNAP_HDR_LEN], and back */
 void snap_fmt_put_hdr(uint8_t *out, const struct snap_hdr *h);

@@ -57,6 +57,7 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 void sys_free(struct sys_state *st)
 {
 	proc_free(&st->pr);
+	free(st->far);
 	free(st->vmas);
 	free(st->out.data);
 	free(st->log.data);

@@ -95,6 +95,9 @@ struct sys_state {
 	uint64_t brk_cur;
 	struct sys_vma *vmas;
 	size_t nvma, vma_cap;
+	/* PROT_NONE reservations beyond guest memory (sys_far.c), sorted: address space only */
+	struct sys_vma *far;
+	size_t nfar, far_cap;
 	/* the request (fd 0), a runtime's code (fd 3) and the two outputs */
 	const uint8_t *in;
 	size_t in_len, in_pos;
@@ -181,6 +184,8 @@ struct sys_saved {
 	uint64_t brk_cur;
 	struct sys_vma *vmas;
 	size_t nvma;
+	struct sys_vma *far; /* reservations beyond guest memory */
+	size_t nfar;
 	size_t code_pos;
 	unsigned open_fds;
 	uint32_t cwd;
@@ -239,6 +244,17 @@ void sys_fs_rt_begin(struct sys_state *st);
  * read as zero first); the address or -errno; and a range unmapped as munmap does */
 long sys_map_fresh(struct sys_state *st, uint64_t len, int prot, int zero);
 int sys_unmap_range(struct sys_state *st, uint64_t addr, uint64_t len);
+
+/* sys_far.c: reservations beyond guest memory, from SYS_FAR_BASE (1 TiB) to 2^47: a PROT_NONE
+ * mapping that does not fit in guest RAM goes there, costing nothing; nothing there can be
+ * made accessible (ENOMEM) */
+#define SYS_FAR_BASE (1ULL << 40)
+int sys_far_is(uint64_t addr, uint64_t len);
+/* at addr (fixed, replacing what is reserved there) or, addr 0, the first free range: the
+ * address or -ENOMEM */
+long sys_far_map(struct sys_state *st, uint64_t addr, uint64_t len);
+int sys_far_unmap(struct sys_state *st, uint64_t addr, uint64_t len);
+int sys_far_taken(const struct sys_state *st, uint64_t addr, uint64_t len);
 
 /* notes that [start, end) became writable (sys_vma.c) */
 void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end);

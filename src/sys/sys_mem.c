@@ -100,6 +100,14 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 			return -EINVAL;
 		addr = 0;
 	}
+	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) && sys_far_is(addr, len)) {
+		/* beyond guest memory only a reservation can be (it holds nothing) */
+		if (prot || file)
+			return -ENOMEM;
+		if ((flags & MAP_FIXED_NOREPLACE) && sys_far_taken(st, addr, len))
+			return -EEXIST;
+		return sys_far_map(st, addr, len);
+	}
 	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
 		if (!user_range(st, addr, len))
 			return -ENOMEM;
@@ -109,6 +117,9 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 	} else if (!addr || !user_range(st, addr, len) || addr + len > st->proc.mmap_hi ||
 		   addr < page_up(st->brk_cur) || !sys_vma_free_range(st, addr, addr + len)) {
 		addr = sys_vma_find_gap(st, len);
+		/* a reservation of more than guest memory holds: beyond it, costing nothing */
+		if (!addr && !prot && !file)
+			return sys_far_map(st, 0, len);
 		if (!addr)
 			return -ENOMEM;
 	}
@@ -121,6 +132,8 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 static long sys_munmap(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t len = page_up(a[1]);
+	if (a[1] && len >= a[1] && a[0] % PAGE == 0 && sys_far_is(a[0], len))
+		return sys_far_unmap(st, a[0], len) ? -ENOMEM : 0;
 	if (a[1] == 0 || !user_range(st, a[0], len))
 		return -EINVAL;
 	return unmap_range(st, a[0], len);
@@ -140,6 +153,8 @@ static long sys_mprotect(struct sys_state *st, const uint64_t a[6])
 	if (prot & ~(PROT_ALL | PROT_SEM))
 		return -EINVAL;
 	prot &= PROT_ALL;
+	if (sys_far_is(a[0], len)) /* a reservation stays one: nothing there can be accessed */
+		return prot || !sys_far_taken(st, a[0], len) ? -ENOMEM : 0;
 	if (!user_range(st, a[0], len))
 		return -ENOMEM;
 	int rc = sys_vma_protect(st, a[0], a[0] + len, prot);
@@ -199,6 +214,8 @@ static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 		return -EINVAL;
 	if (a[1] == 0)
 		return 0;
+	if (sys_far_is(a[0], len)) /* advice on a reservation changes nothing */
+		return sys_far_taken(st, a[0], len) ? 0 : -ENOMEM;
 	if (!user_range(st, a[0], len))
 		return -ENOMEM;
 	int advice = (int)a[2];

@@ -42,6 +42,11 @@ int sys_save(const struct sys_state *cst, struct sys_saved *out)
 		return -ENOMEM;
 	memcpy(out->vmas, st->vmas, st->nvma * sizeof(*out->vmas));
 	out->nvma = st->nvma;
+	out->far = malloc((st->nfar ? st->nfar : 1) * sizeof(*out->far));
+	if (!out->far)
+		return -ENOMEM;
+	memcpy(out->far, st->far, st->nfar * sizeof(*out->far));
+	out->nfar = st->nfar;
 	out->brk_cur = st->brk_cur;
 	out->code_pos = st->code_pos;
 	out->open_fds = st->open_fds;
@@ -65,6 +70,16 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	}
 	memcpy(st->vmas, s->vmas, s->nvma * sizeof(*s->vmas));
 	st->nvma = s->nvma;
+	if (st->far_cap < s->nfar) {
+		struct sys_vma *f = realloc(st->far, s->nfar * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		st->far = f;
+		st->far_cap = s->nfar;
+	}
+	if (s->nfar)
+		memcpy(st->far, s->far, s->nfar * sizeof(*s->far));
+	st->nfar = s->nfar;
 	st->brk_cur = s->brk_cur;
 	st->code_pos = s->code_pos;
 	st->open_fds = s->open_fds;
@@ -99,6 +114,7 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 void sys_saved_free(struct sys_saved *s)
 {
 	proc_saved_free(&s->threads);
+	free(s->far);
 	free(s->vmas);
 	free(s->out.data);
 	free(s->log.data);

@@ -33,13 +33,15 @@
 #define H_LOG	   80
 #define H_FPU	   88
 #define H_THREADS  96
-#define H_BODY_LEN 104
-#define H_HASH	   112
+#define H_FAR	   104
+#define H_BODY_LEN 112
+#define H_HASH	   120
 #define B_FIXED	   (52 + 144 + 8 + 44)
 #define B_THREADS  (SNAP_HDR_LEN + B_FIXED + SYS_FS_FILES * 16 + 65 * 32 + FPU)
 #define THREAD_LEN (12 + 144 + 8 * 4 + 24 + 8 + VM_FPU_MAX)
 #define B_VMAS	   (B_THREADS + 2 * THREAD_LEN + PROC_TIMERS * 32)
-#define B_PAGES	   (B_VMAS + 2 * 20)
+#define B_FAR	   (B_VMAS + 2 * 20)
+#define B_PAGES	   (B_FAR + 1 * 20)
 
 static char dir[64], snapdir[96];
 static const struct snap_meta meta = {0x1122334455667788ULL, MEM, 0x99};
@@ -92,6 +94,9 @@ static void make(struct snap *s)
 	y->vmas = calloc(2, sizeof(*y->vmas));
 	y->vmas[0] = (struct sys_vma){0x400000, 0x402000, 5};
 	y->vmas[1] = (struct sys_vma){0x600000, 0x601000, 3};
+	y->nfar = 1; /* a reservation beyond guest memory */
+	y->far = calloc(1, sizeof(*y->far));
+	y->far[0] = (struct sys_vma){1ULL << 40, (1ULL << 40) + (1ULL << 30), 0};
 	y->out.data = (uint8_t *)strdup("init's stdout\n");
 	y->out.len = y->out.cap = strlen("init's stdout\n");
 	y->log.data = (uint8_t *)strdup("err");
@@ -217,6 +222,10 @@ static void round_trip(void **state)
 	assert_memory_equal(a->threads.t, b->threads.t, 2 * sizeof(*b->threads.t));
 	assert_memory_equal(a->threads.timers, b->threads.timers, sizeof(b->threads.timers));
 	assert_int_equal(a->nvma, 2);
+	assert_int_equal(a->nfar, 1);
+	assert_int_equal(a->far[0].start, b->far[0].start);
+	assert_int_equal(a->far[0].end, b->far[0].end);
+	assert_int_equal(a->far[0].prot, 0);
 	for (size_t i = 0; i < 2; i++) {
 		assert_int_equal(a->vmas[i].start, b->vmas[i].start);
 		assert_int_equal(a->vmas[i].end, b->vmas[i].end);
@@ -247,6 +256,8 @@ static void layout_is_pinned(void **state)
 	assert_int_equal(get64(file + H_NVMA), 2);
 	assert_int_equal(get64(file + H_FPU), FPU);
 	assert_int_equal(get64(file + H_THREADS), 2);
+	assert_int_equal(get64(file + H_FAR), 1);
+	assert_int_equal(get64(file + B_FAR + 8), (1ULL << 40) + (1ULL << 30));
 	assert_int_equal(get64(file + H_BODY_LEN), file_len - SNAP_HDR_LEN);
 	assert_int_equal(get64(b), 0x500000);				 /* proc.brk_start */
 	assert_int_equal(get64(b + 40) & 0xffffffff, 1);		 /* proc.guest, 4 bytes */
