@@ -48,13 +48,31 @@ int vm_stop_reason(struct vm *vm, int cpu)
 	return VM_STOP_NONE;
 }
 
+static int arm(uint64_t at_ns);
+
+/* the first of the run's slice end and the deadline: when the timer must fire next */
+static uint64_t next_stop(const struct vm *vm, int cpu)
+{
+	uint64_t next = vm->deadline, slice = vm->cpu[cpu].slice;
+	return slice && (!next || slice < next) ? slice : next;
+}
+
 static void on_deadline(int sig)
 {
 	(void)sig;
 	tl_armed = 0; /* one-shot: it fired */
 	struct vm *vm = tl_vm;
-	if (vm && vm_stop_reason(vm, tl_cpu) != VM_STOP_NONE)
+	if (!vm)
+		return;
+	if (vm_stop_reason(vm, tl_cpu) != VM_STOP_NONE) {
 		vm->ops->kick(vm, tl_cpu);
+		return;
+	}
+	/* early, for an earlier run's slice or deadline: again for this run's (timer_settime
+	 * may be called here) */
+	uint64_t next = next_stop(vm, tl_cpu);
+	if (next)
+		arm(next);
 }
 
 static void install_handler(void)
@@ -68,17 +86,17 @@ static void install_handler(void)
 	pthread_key_create(&timer_key, delete_timer);
 }
 
-static int arm(uint64_t at_ns);
-
 void vm_timer_running(struct vm *vm, int cpu, uint64_t slice)
 {
 	tl_vm = vm;
 	tl_cpu = cpu;
 	vm->cpu[cpu].slice = slice;
-	/* a slice shorter than what the timer holds: the timer fires at its end (and is armed
-	 * again for the deadline by the run it interrupts, vm_timer_fired) */
-	if (slice && tl_timer_ok && (!tl_armed || tl_armed > slice))
-		arm(slice);
+	/* the timer fires at the first of the slice's end and the deadline: a slice shorter than
+	 * what it holds brings it forward, and one that fired earlier left it disarmed (an
+	 * earlier stop that fires first is taken as early, and the timer armed again) */
+	uint64_t next = next_stop(vm, cpu);
+	if (next && tl_timer_ok && (!tl_armed || tl_armed > next))
+		arm(next);
 }
 
 void vm_timer_forget(struct vm *vm)
@@ -184,9 +202,7 @@ int vm_timer_fired(struct vm *vm, int cpu)
 	int why = vm_stop_reason(vm, cpu);
 	if (why != VM_STOP_NONE)
 		return why;
-	uint64_t slice = vm->cpu[cpu].slice, next = vm->deadline;
-	if (slice && (!next || slice < next))
-		next = slice;
+	uint64_t next = next_stop(vm, cpu);
 	if (next && (!tl_armed || tl_armed > next) && arm(next)) {
 		vm->expired = 1; /* no timer to stop the run: better stopped now than never */
 		return VM_STOP_DEADLINE;
