@@ -36,7 +36,7 @@ static const char deploy_help[] =
     "  image, environment, environment_file, labels, annotations, limits.memory: as for\n"
     "             faas-cli (paths relative to the stack file)\n"
     "  ember      Ember's own settings: timeout, minWarm, maxConcurrency, queue, keepAlive,\n"
-    "             syscalls (see docs/server.md)\n"
+    "             syscalls, cpus (vCPUs of each virtine), threads (see docs/server.md)\n"
     "  secrets, requests, constraints, namespace, fprocess, limits.cpu: ignored, with a\n"
     "             warning\n"
     "\n"

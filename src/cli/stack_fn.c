@@ -144,8 +144,11 @@ static int limit_pair(struct cli_yaml *y, const char *key, yaml_node_t *k, yaml_
 	struct cli_stack_fn *fn = arg;
 	if (!strcmp(key, "memory"))
 		return cli_yaml_scalar(y, v, "limits.memory", fn->memory, sizeof(fn->memory));
-	cli_yaml_warn(y, k, "functions.%s.limits.%s is ignored (Ember limits memory only)",
-		      fn->name, key);
+	/* faas-cli's cpu is a share of CPU time (100m), not a count of vCPUs: not read as
+	 * ember.cpus */
+	cli_yaml_warn(y, k, "functions.%s.limits.%s is ignored (Ember limits memory only%s)",
+		      fn->name, key,
+		      strcmp(key, "cpu") ? "" : "; ember.cpus gives each virtine more vCPUs");
 	return 0;
 }
 

@@ -27,6 +27,10 @@ static uint64_t config_hash(const struct ember_function *fn)
 	 * vCPU hashes as before, so earlier snapshots of one still match) */
 	if (fn->cpus > 1)
 		XXH64_update(x, &fn->cpus, sizeof(fn->cpus));
+	/* and what init could create: a snapshot holds its own limit, which a cold start restores
+	 * (the default hashes as before) */
+	if (fn->max_threads != PROC_THREADS_DEFAULT)
+		XXH64_update(x, &fn->max_threads, sizeof(fn->max_threads));
 	uint64_t h = XXH64_digest(x);
 	XXH64_freeState(x);
 	return h;

@@ -20,6 +20,10 @@
 #define SRV_CALL_ID_MAX	   72
 #define SRV_BUDGET_DEFAULT (8ULL << 30) /* --memory-budget */
 
+/* ember_config.threads: what 0 means, and the most ember_load takes (src/proc's) */
+#define SRV_THREADS_DEFAULT 256
+#define SRV_THREADS_MAX	    4096
+
 /* A deployment, validated. Immutable once made; shared by reference (refs). */
 struct srv_spec {
 	atomic_int refs;
@@ -42,6 +46,9 @@ struct srv_spec {
 	double timeout_s;   /* 0: Ember's default */
 	double keep_alive_s;
 	unsigned min_warm, max_concurrency, queue;
+	/* ember.cpus, ember.threads: its virtines' vCPUs and an invocation's threads at most; 0
+	 * when not given (ember_config's defaults, 1 and SRV_THREADS_DEFAULT) */
+	unsigned cpus, threads;
 	int require_auth; /* ember.auth: invocations need the management credentials too */
 	char pin[SRV_NAME_MAX + 32]; /* functions/<pin>: this version's image ("" for none) */
 	json_t *doc;		     /* the deployment as stored, createdAt included */

@@ -129,6 +129,10 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	cfg.backend = s->backend;
 	cfg.mem_bytes = BASE_ROUND_UP(sp->mem_bytes, EMBER_MEM_ALIGN);
 	cfg.timeout_s = sp->timeout_s;
+	/* 0 when not given: ember_load's defaults. More than one vCPU on the ptrace backend is
+	 * its EMBER_ERR_CONFIG, a 400 naming cpus */
+	cfg.cpus = sp->cpus;
+	cfg.threads = sp->threads;
 	cfg.syscalls = sp->syscalls[0] ? sp->syscalls : s->syscalls[0] ? s->syscalls : NULL;
 	cfg.sharing = sp->sharing[0] ? sp->sharing : s->sharing;
 	cfg.sharing_domain = sp->domain;

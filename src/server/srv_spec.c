@@ -1,9 +1,11 @@
 /* Deployments: validating the JSON a client sends (or the state dir holds) into a srv_spec. */
 #include <openssl/evp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/abi.h"
 #include "server/srv_impl.h"
 
 #define DEFAULT_TIMEOUT	   10.0
@@ -190,16 +192,37 @@ static int limits(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	return json_object_set_new(out, "memory", json_string(json_string_value(m)));
 }
 
-static int count(const json_t *e, const char *key, unsigned max, unsigned *out, char *err,
-		 size_t errlen)
+/* The counts under "ember": integers from min to max, 0 when not given. cpus and threads are
+ * ember_config's own (0 there is Ember's default, 1 vCPU and 256 threads), so 0 is no value of
+ * theirs a deployment may give. */
+static const struct {
+	const char *key;
+	unsigned min, max;
+	size_t at; /* the srv_spec member it fills */
+	const char *what;
+} counts[] = {
+    {"minWarm", 0, 64, offsetof(struct srv_spec, min_warm), ""},
+    {"maxConcurrency", 0, 100000, offsetof(struct srv_spec, max_concurrency), ""},
+    {"queue", 0, 100000, offsetof(struct srv_spec, queue), ""},
+    {"cpus", 1, EMBER_CPUS_MAX, offsetof(struct srv_spec, cpus), ": the vCPUs of each virtine"},
+    {"threads", 1, SRV_THREADS_MAX, offsetof(struct srv_spec, threads),
+     ": the threads an invocation may have at once"},
+};
+
+static int count_fields(const json_t *e, struct srv_spec *sp, char *err, size_t errlen)
 {
-	const json_t *v = member(e, key);
-	if (!v)
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max)
-		return snprintf(err, errlen, "ember.%s must be an integer from 0 to %u", key, max),
-		       -1;
-	*out = (unsigned)json_integer_value(v);
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		const json_t *v = member(e, counts[i].key);
+		if (!v)
+			continue;
+		if (!json_is_integer(v) || json_integer_value(v) < counts[i].min ||
+		    json_integer_value(v) > counts[i].max)
+			return snprintf(err, errlen, "ember.%s must be an integer from %u to %u%s",
+					counts[i].key, counts[i].min, counts[i].max,
+					counts[i].what),
+			       -1;
+		*(unsigned *)((char *)sp + counts[i].at) = (unsigned)json_integer_value(v);
+	}
 	return 0;
 }
 
@@ -255,9 +278,7 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 			return snprintf(err, errlen, "ember.auth must be true or false"), -1;
 		sp->require_auth = json_is_true(v);
 	}
-	if (e && (count(e, "minWarm", 64, &sp->min_warm, err, errlen) ||
-		  count(e, "maxConcurrency", 100000, &sp->max_concurrency, err, errlen) ||
-		  count(e, "queue", 100000, &sp->queue, err, errlen)))
+	if (e && count_fields(e, sp, err, errlen))
 		return -1;
 	json_t *out = json_pack(
 	    "{s:f,s:i,s:i,s:i,s:f,s:b,s:s}", "timeout", sp->timeout_s, "minWarm", (int)sp->min_warm,
@@ -267,6 +288,12 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 		json_object_set_new(out, "syscalls", json_string(sp->syscalls));
 	if (out && sp->sharing[0])
 		json_object_set_new(out, "sharing", json_string(sp->sharing));
+	/* recorded only when given, as syscalls and sharing: a deployment without them keeps
+	 * following Ember's defaults */
+	if (out && sp->cpus)
+		json_object_set_new(out, "cpus", json_integer(sp->cpus));
+	if (out && sp->threads)
+		json_object_set_new(out, "threads", json_integer(sp->threads));
 	return json_object_set_new(sp->doc, "ember", out);
 }
 

@@ -33,6 +33,11 @@ static json_t *status_locked(struct srv_entry *e)
 	json_object_set_new(j, "usage",
 			    json_pack("{s:I}", "totalMemoryBytes", (json_int_t)(mem * replicas)));
 	json_t *em = json_object_get(j, "ember");
+	/* what its virtines run with, given or not (the stored deployment has them only when
+	 * given, so that one without them follows Ember's defaults) */
+	json_object_set_new(em, "cpus", json_integer(e->spec->cpus ? e->spec->cpus : 1));
+	json_object_set_new(
+	    em, "threads", json_integer(e->spec->threads ? e->spec->threads : SRV_THREADS_DEFAULT));
 	json_object_set_new(em, "loaded", json_boolean(e->inst != NULL));
 	json_object_set_new(em, "inflight", json_integer(inflight));
 	json_object_set_new(em, "queued", json_integer(queued));

@@ -2,9 +2,10 @@
 # faas-cli's world: `ember deploy -f stack.yml` with a C, a JS, a Lua and Python functions (one
 # with a folder of files: files: in the stack file, packed into the deployment), invoked with
 # `ember invoke` and listed with `ember list`; --filter; a redeploy that updates; stack files
-# with mistakes refused with their line and nothing deployed; the client's credentials; and
-# faas-cli's own requests (tests/integration/faas-cli/*.http) replayed with curl, the answers
-# checked as faas-cli decodes them.
+# with mistakes refused with their line and nothing deployed; threaded programs (pthreads with
+# ember.cpus and ember.threads, Go); the client's credentials; and faas-cli's own requests
+# (tests/integration/faas-cli/*.http) replayed with curl, the answers checked as faas-cli
+# decodes them.
 # Run from the repository root; B is the build directory (default build); EMBER_BACKEND is
 # kvm, ptrace or auto. Waits poll (AWAIT_POLLS polls 0.1 s apart, default 600), never sleep.
 set -u
@@ -402,6 +403,56 @@ done
 lacks "invoke: no credentials sent to a function" "Authorization" "$tmp/out"
 inv hello-c x --gateway http://127.0.0.1:1
 expect "invoke, nothing listening: exit 125" 125 "$rc"
+
+# --- threaded programs: executables of build/corpus as images, with ember.cpus, ember.threads
+# and limits.memory (Go needs 1G for now); one vCPU per virtine on ptrace
+if [ "$EMBER_BACKEND" = ptrace ]; then tcpus=1; else tcpus=2; fi
+cat >"$proj/threads.yml" <<EOF
+functions:
+  pt:
+    image: $BA/corpus/pt_create.musl
+    ember:
+      cpus: $tcpus
+      threads: 17
+  gohello:
+    image: $BA/corpus/go_hello
+    limits:
+      memory: 1G
+EOF
+em deploy -f threads.yml --gateway "$U"
+expect "pt_create and go_hello: exit 0" 0 "$rc"
+contains "pt_create uploaded" "pt: uploaded image pt (" "$tmp/out"
+inv pt pt
+expect "invoke pt_create ($tcpus vCPUs): the native output" \
+	"$(printf pt | "$B/corpus/pt_create.musl")" "$(cat "$tmp/out")"
+inv gohello Ember
+expect "invoke go_hello: the native output" "$(printf Ember | "$B/corpus/go_hello")" \
+	"$(cat "$tmp/out")"
+expect "status of pt" 200 "$(http GET /system/function/pt)"
+json "j['ember']['cpus'] == $tcpus and j['ember']['threads'] == 17" \
+	"pt: ember.cpus and ember.threads"
+expect "status of gohello" 200 "$(http GET /system/function/gohello)"
+json 'j["ember"]["cpus"] == 1 and j["ember"]["threads"] == 256 and j["limits"] == {"memory": "1G"}' \
+	"gohello: the defaults, limits.memory"
+# refused by the server, naming the field: the stack file passes ember: through as it is
+for val in 'cpus: 0' 'cpus: 17' 'cpus: x' 'threads: 0'; do
+	printf 'functions:\n  badcount:\n    image: %s\n    ember:\n      %s\n' \
+		"$BA/corpus/pt_create.musl" "$val" >"$proj/badcount.yml"
+	em deploy -f badcount.yml --gateway "$U"
+	expect "ember: {$val}: exit 1" 1 "$rc"
+	contains "ember: {$val}: the server's 400 names the field" \
+		"badcount: the server refused the deployment (400): ember.${val%%:*} must be an integer" \
+		"$tmp/err"
+done
+if [ "$EMBER_BACKEND" = ptrace ]; then
+	printf 'functions:\n  ptwo:\n    image: %s\n    ember:\n      cpus: 2\n' \
+		"$BA/corpus/pt_create.musl" >"$proj/ptwo.yml"
+	em deploy -f ptwo.yml --gateway "$U"
+	expect "ptrace: ember.cpus 2: exit 1" 1 "$rc"
+	contains "ptrace: ember.cpus 2: the server's 400 says why" \
+		"ptwo: the server refused the deployment (400): bad deployment: the ptrace backend runs one vCPU per virtine: cpus must be 1" \
+		"$tmp/err"
+fi
 
 # --- the client's credentials, seen by a fake gateway that records Authorization
 cat >"$tmp/fake.py" <<'EOF'

@@ -201,6 +201,10 @@ static void spec_defaults(void **state)
 	assert_true(sp->timeout_s == 10 && sp->keep_alive_s == 600);
 	assert_int_equal(sp->mem_bytes, 0);
 	assert_int_equal(sp->min_warm + sp->max_concurrency + sp->queue, 0);
+	/* ember_config's defaults, and nothing recorded: a later default is followed */
+	assert_int_equal(sp->cpus + sp->threads, 0);
+	assert_null(json_object_get(json_object_get(sp->doc, "ember"), "cpus"));
+	assert_null(json_object_get(json_object_get(sp->doc, "ember"), "threads"));
 	assert_false(sp->require_auth);
 	assert_null(sp->envp[0]);
 	assert_null(sp->code);
@@ -218,7 +222,8 @@ static void spec_fields(void **state)
 	    "\"envVars\":{\"B\":\"2\",\"A\":\"1\",\"content_type\":\"text/plain\"},"
 	    "\"limits\":{\"memory\":\"128Mi\"},\"files\":\"aGk=\",\"ember\":{\"timeout\":\"500ms\","
 	    "\"keepAlive\":0,\"syscalls\":\"guest\",\"sharing\":\"off\",\"auth\":true,"
-	    "\"minWarm\":64,\"maxConcurrency\":100000,\"queue\":0}}",
+	    "\"minWarm\":64,\"maxConcurrency\":100000,\"queue\":0,\"cpus\":16,"
+	    "\"threads\":4096}}",
 	    NULL);
 	assert_string_equal(sp->runtime, "js");
 	assert_int_equal(sp->code_len, 1);
@@ -243,6 +248,16 @@ static void spec_fields(void **state)
 	assert_true(sp->require_auth);
 	assert_int_equal(sp->min_warm, 64);
 	assert_int_equal(sp->max_concurrency, 100000);
+	assert_int_equal(sp->cpus, 16); /* EMBER_CPUS_MAX */
+	assert_int_equal(sp->threads, 4096);
+	json_t *em = json_object_get(sp->doc, "ember");
+	assert_int_equal(json_integer_value(json_object_get(em, "cpus")), 16);
+	assert_int_equal(json_integer_value(json_object_get(em, "threads")), 4096);
+	spec_put(sp);
+	sp =
+	    parse("{\"service\":\"g\",\"image\":\"g\",\"ember\":{\"cpus\":1,\"threads\":1}}", NULL);
+	assert_int_equal(sp->cpus, 1); /* the least of each */
+	assert_int_equal(sp->threads, 1);
 	spec_put(sp);
 	sp = parse("{\"service\":\"g\",\"image\":\"g\",\"namespace\":\"n\","
 		   "\"ember\":{\"sharingDomain\":\"d\"}}",
@@ -303,6 +318,15 @@ static void spec_refusals(void **state)
 	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"queue\":1.5}}", "ember.queue"},
 	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"maxConcurrency\":100001}}",
 	     "ember.maxConcurrency"},
+	    /* 0 is no value: ember_config's 0 is its default, said by leaving the field out */
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"cpus\":0}}", "ember.cpus"},
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"cpus\":17}}", "from 1 to 16"},
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"cpus\":-1}}", "ember.cpus"},
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"cpus\":\"2\"}}", "ember.cpus"},
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"cpus\":2.5}}", "ember.cpus"},
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"threads\":0}}", "ember.threads"},
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"threads\":4097}}", "from 1 to 4096"},
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"threads\":true}}", "ember.threads"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		parse(cases[i][0], cases[i][1]);
@@ -314,9 +338,11 @@ static void spec_nulls_are_absent(void **state)
 	(void)state;
 	struct srv_spec *sp = parse("{\"service\":\"h\",\"image\":\"h\",\"runtime\":null,"
 				    "\"envVars\":null,\"limits\":null,\"files\":null,"
-				    "\"ember\":{\"timeout\":null,\"syscalls\":null}}",
+				    "\"ember\":{\"timeout\":null,\"syscalls\":null,\"cpus\":null,"
+				    "\"threads\":null}}",
 				    NULL);
 	assert_string_equal(sp->syscalls, "");
+	assert_int_equal(sp->cpus + sp->threads, 0);
 	assert_true(sp->timeout_s == 10);
 	spec_put(sp);
 }
