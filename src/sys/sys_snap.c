@@ -45,7 +45,8 @@ int sys_save(const struct sys_state *cst, struct sys_saved *out)
 	out->far = malloc((st->nfar ? st->nfar : 1) * sizeof(*out->far));
 	if (!out->far)
 		return -ENOMEM;
-	memcpy(out->far, st->far, st->nfar * sizeof(*out->far));
+	if (st->nfar)
+		memcpy(out->far, st->far, st->nfar * sizeof(*out->far));
 	out->nfar = st->nfar;
 	out->brk_cur = st->brk_cur;
 	out->code_pos = st->code_pos;

@@ -59,7 +59,7 @@ FZ_UNTRACED static size_t check_layout(struct vm *vm, const struct img *img,
 			     v[i].end <= top,
 			 "map %#lx-%#lx", v[i].start, v[i].end);
 		FZ_CHECK(v[i].start >= EMBER_SYS_END ||
-			     (l->guest && (v[i].start == 0 || v[i].start >= EMBER_RT_BASE)),
+			     (l->guest && (v[i].start == 0 || v[i].start >= EMBER_RT_CPUS)),
 			 "map %#lx-%#lx among the host's structures", v[i].start, v[i].end);
 		FZ_CHECK(i == 0 || v[i - 1].end <= v[i].start, "maps overlap at %#lx", v[i].start);
 		entry_ok |=
