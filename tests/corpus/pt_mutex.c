@@ -8,7 +8,7 @@
 
 #define NPROD 3
 #define NCONS 3
-#define ITEMS 20000 /* per producer */
+#define ITEMS 2000 /* per producer: each handover is a futex call, an exit in a virtine */
 #define QLEN  8
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
