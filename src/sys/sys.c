@@ -234,6 +234,8 @@ static void make_call(struct sys_state *st, struct proc_thread *t)
 	long ret;
 	int own = st->rt->own_call(st, r); /* the runtime's own, not the program's */
 	t->nr = r->rax;
+	if (!st->redo)
+		t->wuntil = t->wdone = 0; /* a new call: nothing of an earlier one's wait */
 	if (r->rax == EMBER_SYS_SNAPSHOT)
 		ret = 0;
 	else if (r->rax == EMBER_SYS_POOL && own)
