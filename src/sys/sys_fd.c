@@ -13,10 +13,9 @@
 
 /* by kind; NONE has none */
 static const struct sys_fd_ops *const kinds[SYS_KINDS] = {
-    [SYS_KIND_STD] = &sys_std_ops,
-    [SYS_KIND_FILE] = &sys_file_ops,
-    [SYS_KIND_PIPE] = &sys_pipe_ops,
-    [SYS_KIND_EVENT] = &sys_event_ops,
+    [SYS_KIND_STD] = &sys_std_ops,     [SYS_KIND_FILE] = &sys_file_ops,
+    [SYS_KIND_PIPE] = &sys_pipe_ops,   [SYS_KIND_EVENT] = &sys_event_ops,
+    [SYS_KIND_TIMER] = &sys_timer_ops, [SYS_KIND_EPOLL] = &sys_epoll_ops,
 };
 
 const struct sys_fd_ops *sys_obj_ops(const struct sys_obj *o)
@@ -81,12 +80,13 @@ void sys_fd_set(struct sys_state *st, uint64_t fd, struct sys_obj *o, int cloexe
 	std_changed(st, fd);
 }
 
-/* the object's last descriptor is gone: its kind lets go of it */
+/* the object's last descriptor is gone: its kind lets go of it, epoll forgets it */
 static void obj_free(struct sys_state *st, struct sys_obj *o)
 {
 	const struct sys_fd_ops *ops = sys_obj_ops(o);
 	if (ops && ops->close)
 		ops->close(st, o);
+	sys_epoll_forget(st, sys_obj_slot(st, o));
 	memset(o, 0, sizeof(*o));
 }
 

@@ -163,7 +163,7 @@ int sys_fd_restore(struct sys_state *st, const struct sys_saved *s)
 	if (s->nepi)
 		memcpy(st->epi, s->epi, s->nepi * sizeof(*s->epi));
 	st->nepi = s->nepi;
-	return 0;
+	return sys_epoll_loops(st) ? -EINVAL : 0;
 }
 
 void sys_fd_saved_free(struct sys_saved *s)
