@@ -137,7 +137,10 @@ struct ember_rt_ctl {
 	uint64_t meta_len, meta_pos;
 	/* clocks: ns = base + ((tsc - tsc0) * mult >> shift), written at each invocation start */
 	uint64_t tsc0, mono0, real0, mult;
-	uint32_t shift, pad;
+	uint32_t shift;
+	/* a bit for each of fds 0 to 4 that no longer names what Ember opened there (closed, or
+	 * another descriptor dup2'd over it): the runtime hands its calls to the host */
+	uint32_t fd_moved;
 	/* entropy: a fresh key at each invocation start (key_gen changes with it) */
 	uint64_t key_gen;
 	uint8_t key[32];

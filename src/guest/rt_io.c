@@ -145,8 +145,17 @@ static long read_meta(uint8_t *dst, uint64_t n)
 	return (long)n;
 }
 
+/* fd is still what Ember opened there (0 to 4): else its calls are the host's (a pipe dup2'd
+ * over it, say) */
+static int ours(long fd)
+{
+	return fd >= 0 && fd <= EMBER_META_FD && !(RT_CTL->fd_moved >> fd & 1);
+}
+
 long rt_read(long fd, long buf, long n, long a3, long a4, long a5)
 {
+	if (fd >= 0 && fd <= EMBER_META_FD && !ours(fd))
+		return RT_FORWARD;
 	if (fd == EMBER_META_FD && RT_CTL->meta_len != EMBER_RT_META_FORWARD && n >= 0)
 		return read_meta((uint8_t *)buf, (uint64_t)n);
 	if (fd >= EMBER_RT_FD0)
@@ -158,7 +167,7 @@ long rt_read(long fd, long buf, long n, long a3, long a4, long a5)
 
 long rt_write(long fd, long buf, long n, long a3, long a4, long a5)
 {
-	if (fd != 1 && fd != 2)
+	if ((fd != 1 && fd != 2) || !ours(fd))
 		return RT_FORWARD;
 	if (usable((uint64_t)buf, (uint64_t)n, 0))
 		return -EFAULT;
@@ -169,7 +178,7 @@ long rt_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
 {
 	if (fd >= EMBER_RT_FD0)
 		return rt_file_readv(fd, iov, cnt, a3, a4, a5);
-	if (fd != 0 || cnt < 0 || cnt > 1024)
+	if (fd != 0 || !ours(fd) || cnt < 0 || cnt > 1024)
 		return RT_FORWARD;
 	volatile struct ember_rt_ctl *c = RT_CTL;
 	const struct iov *v = (const struct iov *)iov;
@@ -201,7 +210,7 @@ long rt_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
 
 long rt_writev(long fd, long iov, long cnt, long a3, long a4, long a5)
 {
-	if ((fd != 1 && fd != 2) || cnt < 0 || cnt > 1024)
+	if ((fd != 1 && fd != 2) || !ours(fd) || cnt < 0 || cnt > 1024)
 		return RT_FORWARD;
 	const struct iov *v = (const struct iov *)iov;
 	if (!program_range((uint64_t)iov, (uint64_t)cnt * sizeof(*v)))
@@ -219,7 +228,7 @@ long rt_writev(long fd, long iov, long cnt, long a3, long a4, long a5)
 
 long rt_ioctl(long fd, long req, long arg, long a3, long a4, long a5)
 {
-	if (fd >= 0 && fd <= 2)
+	if (fd >= 0 && fd <= 2 && ours(fd))
 		return -ENOTTY;
 	return RT_FORWARD;
 }

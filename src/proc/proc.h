@@ -51,6 +51,10 @@ struct proc_thread {
 	uint64_t wdeadline;
 	int woken, expired, retry;
 	int counted; /* the layer above counted the call it waits in */
+	/* the layer above's, kept across the retries of a call that waits: its own deadline (a
+	 * poll's timeout, when the wait's is a sooner timer's) and what it did so far (the bytes a
+	 * pipe's write wrote) */
+	uint64_t wuntil, wdone;
 	uint64_t nr;
 	uint64_t slice_end; /* when its vCPU goes to another thread that is ready */
 	uint64_t poke;	    /* 0, or when its run stops anyway (a signal waits for it) */

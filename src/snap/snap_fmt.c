@@ -52,6 +52,10 @@ static const struct field hdr_fields[] = {
     HDR(fpu_len, 8),
     HDR(nthreads, 8),
     HDR(nfar, 8),
+    HDR(nfd, 8),
+    HDR(nobj, 8),
+    HDR(nepi, 8),
+    HDR(pipe_len, 8),
     HDR(body_len, 8),
     HDR(body_hash, 8),
 };
@@ -88,7 +92,6 @@ static const struct field snap_fields[] = {
     S(fs_base, 8),
     S(sys.brk_cur, 8),
     S(sys.code_pos, 8),
-    S(sys.open_fds, 4),
     S(sys.cwd, 4),
     S(sys.pending, 4),
     S(sys.snap_tid, 4),
@@ -120,15 +123,26 @@ static const struct field timer_fields[] = {
  * by design: sys_saved.fs_win (the in-guest runtime's file windows, forgotten by the first run
  * after a load), the pointers and capacities the parser sets itself. */
 #if defined(__x86_64__) && defined(__LP64__)
-_Static_assert(sizeof(struct sys_process) == 56 && sizeof(struct sys_saved) == 3896 &&
+_Static_assert(sizeof(struct sys_process) == 56 && sizeof(struct sys_saved) == 3024 &&
 		   sizeof(struct proc_saved_thread) == 16608 && sizeof(struct proc_timer) == 32 &&
-		   sizeof(struct sys_file) == 16 && sizeof(struct sys_sig) == 32 &&
+		   sizeof(struct sys_saved_fd) == 12 && sizeof(struct sys_saved_obj) == 64 &&
+		   sizeof(struct sys_epi) == 32 && sizeof(struct sys_sig) == 32 &&
 		   sizeof(struct sys_vma) == 24,
 	       "a saved struct changed: its fields here, and SNAP_FILE_VERSION, must follow");
 #endif
 
-static const struct field file_fields[] = {
-    INT(struct sys_file, open, 4), INT(struct sys_file, node, 4), INT(struct sys_file, pos, 8)};
+/* the descriptor table: descriptors, objects (each kind's use of the fields: sys.h), epoll's
+ * entries */
+#define FD(m)	  INT(struct sys_saved_fd, m, 4)
+#define OBJ(m, w) INT(struct sys_saved_obj, m, w)
+#define EPI(m, w) INT(struct sys_epi, m, w)
+static const struct field fd_fields[] = {FD(fd), FD(obj), FD(cloexec)};
+static const struct field obj_fields[] = {
+    OBJ(slot, 4),  OBJ(o.kind, 4), OBJ(o.refs, 4), OBJ(o.flags, 4), OBJ(o.id, 4),
+    OBJ(o.pos, 8), OBJ(o.len, 8),  OBJ(o.at, 8),   OBJ(o.every, 8), OBJ(o.seq, 4),
+};
+static const struct field epi_fields[] = {EPI(ep, 4),	  EPI(obj, 4),	EPI(fd, 4),
+					  EPI(events, 4), EPI(data, 8), EPI(seen, 4)};
 static const struct field sig_fields[] = {
     INT(struct sys_sig, handler, 8), INT(struct sys_sig, flags, 8),
     INT(struct sys_sig, restorer, 8), INT(struct sys_sig, mask, 8)};
@@ -142,13 +156,19 @@ static const struct field u64_field[] = {{"", 0, 8, 8}};
 #define STRIDE(m) sizeof(((struct snap *)0)->m[0])
 static const struct part parts[] = {
     {"state", 0, 0, FIELDS(snap_fields), sizeof(struct snap), 1, 0, 0},
-    {"files", AT(sys.files), 0, FIELDS(file_fields), STRIDE(sys.files), FIXED(sys.files), 0},
     {"signals", AT(sys.sig), 0, FIELDS(sig_fields), STRIDE(sys.sig), FIXED(sys.sig), 0},
     {"fpu", AT(fpu), 0, NULL, 0, 1, COUNT(fpu_len), VM_FPU_MAX},
     {"threads", AT(sys.threads.t), 1, FIELDS(thread_fields), sizeof(struct proc_saved_thread),
      COUNT(sys.threads.nt), PROC_THREADS_MAX},
     {"timers", AT(sys.threads.timers), 0, FIELDS(timer_fields), STRIDE(sys.threads.timers),
      FIXED(sys.threads.timers), 0},
+    {"descriptors", AT(sys.fds), 1, FIELDS(fd_fields), sizeof(struct sys_saved_fd), COUNT(sys.nfd),
+     SYS_FDS},
+    {"objects", AT(sys.objs), 1, FIELDS(obj_fields), sizeof(struct sys_saved_obj), COUNT(sys.nobj),
+     SYS_FDS},
+    {"epoll", AT(sys.epi), 1, FIELDS(epi_fields), sizeof(struct sys_epi), COUNT(sys.nepi),
+     SYS_EPI_MAX},
+    {"pipes", AT(sys.pipes.data), 1, NULL, 0, 1, COUNT(sys.pipes.len), SYS_FDS * 65536ULL},
     {"mappings", AT(sys.vmas), 1, FIELDS(vma_fields), sizeof(struct sys_vma), COUNT(sys.nvma), 0},
     {"reservations", AT(sys.far), 1, FIELDS(vma_fields), sizeof(struct sys_vma), COUNT(sys.nfar),
      0},
@@ -219,7 +239,7 @@ void snap_fmt_get_hdr(const uint8_t *in, struct snap_hdr *h)
 	memset(h, 0, sizeof(*h));
 	walk(hdr_fields, BASE_LEN(hdr_fields), (uint8_t *)h, (uint8_t *)in, 1);
 }
-_Static_assert(SNAP_HDR_LEN == 8 + 4 + 4 + 16 + 12 * 8, "the header's fields fill SNAP_HDR_LEN");
+_Static_assert(SNAP_HDR_LEN == 8 + 4 + 4 + 16 + 16 * 8, "the header's fields fill SNAP_HDR_LEN");
 
 void snap_fmt_counts(const struct snap *s, struct snap_hdr *h)
 {
@@ -230,12 +250,16 @@ void snap_fmt_counts(const struct snap *s, struct snap_hdr *h)
 	h->fpu_len = s->fpu_len;
 	h->nthreads = s->sys.threads.nt;
 	h->nfar = s->sys.nfar;
+	h->nfd = s->sys.nfd;
+	h->nobj = s->sys.nobj;
+	h->nepi = s->sys.nepi;
+	h->pipe_len = s->sys.pipes.len;
 }
 
 int snap_fmt_set_counts(struct snap *s, const struct snap_hdr *h)
 {
-	const uint64_t v[] = {h->npages,  h->nvma,     h->out_len, h->log_len,
-			      h->fpu_len, h->nthreads, h->nfar};
+	const uint64_t v[] = {h->npages, h->nvma, h->out_len, h->log_len, h->fpu_len, h->nthreads,
+			      h->nfar,	 h->nfd,  h->nobj,    h->nepi,	  h->pipe_len};
 	for (size_t i = 0; i < BASE_LEN(v); i++)
 		if (v[i] > SIZE_MAX / 64)
 			return -1;
@@ -246,6 +270,10 @@ int snap_fmt_set_counts(struct snap *s, const struct snap_hdr *h)
 	s->fpu_len = h->fpu_len;
 	s->sys.threads.nt = h->nthreads;
 	s->sys.nfar = h->nfar;
+	s->sys.nfd = h->nfd;
+	s->sys.nobj = h->nobj;
+	s->sys.nepi = h->nepi;
+	s->sys.pipes.len = s->sys.pipes.cap = h->pipe_len;
 	return 0;
 }
 

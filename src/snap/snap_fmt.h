@@ -15,15 +15,16 @@ struct snap_hdr {
 	char ember[16];		    /* the Ember version that wrote it, for people */
 	uint64_t image_digest, mem_size, config_hash;
 	uint64_t npages, nvma, out_len, log_len, fpu_len; /* the body's variable parts */
-	uint64_t nthreads, nfar;      /* its threads, its reservations beyond guest memory */
+	uint64_t nthreads, nfar;	    /* its threads, its reservations beyond memory */
+	uint64_t nfd, nobj, nepi, pipe_len; /* and its descriptor table */
 	uint64_t body_len, body_hash; /* the hash covers the header (with body_hash 0) and body */
 };
-#define SNAP_HDR_LEN 128
+#define SNAP_HDR_LEN 160
 
 /* h into out[SNAP_HDR_LEN], and back */
 void snap_fmt_put_hdr(uint8_t *out, const struct snap_hdr *h);
 void snap_fmt_get_hdr(const uint8_t *in, struct snap_hdr *h);
-/* the counts of s's variable parts into h (npages ... nthreads), and back (-1: one is larger
+/* the counts of s's variable parts into h (npages ... pipe_len), and back (-1: one is larger
  * than this machine can hold or than the format allows) */
 void snap_fmt_counts(const struct snap *s, struct snap_hdr *h);
 int snap_fmt_set_counts(struct snap *s, const struct snap_hdr *h);

@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "sys/sys.h"
+#include "sys/sys_fd.h"
 
 static struct sys_entry table[SYS_NR_MAX];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
@@ -17,10 +17,12 @@ static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 static void build_table(void)
 {
 	/* a later family's entry replaces an earlier one's: the bundle's calls the refusals */
-	const struct sys_entry *families[] = {sys_deny_table,	sys_fs_table,	sys_fs_path_table,
-					      sys_fs_dir_table, sys_mem_table,	sys_io_table,
-					      sys_time_table,	sys_proc_table, sys_thread_table,
-					      sys_signal_table, sys_timer_table};
+	const struct sys_entry *families[] = {sys_deny_table,	 sys_fs_table,	 sys_fs_path_table,
+					      sys_fs_dir_table,	 sys_mem_table,	 sys_io_table,
+					      sys_fd_table,	 sys_pipe_table, sys_eventfd_table,
+					      sys_timerfd_table, sys_poll_table, sys_epoll_table,
+					      sys_time_table,	 sys_proc_table, sys_thread_table,
+					      sys_signal_table,	 sys_timer_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)
@@ -48,7 +50,7 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 	st->rt = sys_rt_of(proc->guest);
 	st->brk_cur = proc->brk_start;
 	st->out_limit = EMBER_OUTPUT_DEFAULT;
-	st->open_fds = 0x7; /* 0, 1, 2; 3 only with code */
+	sys_fd_init(st); /* 0, 1, 2; 3 only with code, 4 in invocations */
 	if (vm_cpus(vm) < st->proc.cpus)
 		return -EINVAL; /* the machine was made with fewer vCPUs (vm_add_cpu) */
 	return proc_init(&st->pr, vm, st->proc.cpus, st->proc.max_threads, &sys_proc_ops, st);
@@ -58,6 +60,7 @@ void sys_free(struct sys_state *st)
 {
 	proc_free(&st->pr);
 	free(st->far);
+	sys_fd_free(st);
 	free(st->vmas);
 	free(st->out.data);
 	free(st->log.data);
@@ -70,14 +73,6 @@ void sys_set_input(struct sys_state *st, const void *in, size_t len)
 	st->in = in;
 	st->in_len = len;
 	st->in_pos = 0;
-}
-
-void sys_set_code(struct sys_state *st, const void *code, size_t len)
-{
-	st->code = code;
-	st->code_len = len;
-	st->code_pos = 0;
-	st->open_fds |= 1u << EMBER_CODE_FD;
 }
 
 void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot)
@@ -192,11 +187,11 @@ static void crashed(struct sys_state *st, const struct vm_exit *e)
 }
 
 /* the first read of the request, or the explicit snapshot call, is where init ends */
-static int at_snapshot_point(const struct vm_regs *r)
+static int at_snapshot_point(struct sys_state *st, const struct vm_regs *r)
 {
 	if (r->rax == EMBER_SYS_SNAPSHOT)
 		return 1;
-	return (r->rax == SYS_read || r->rax == SYS_readv) && r->rdi == 0;
+	return (r->rax == SYS_read || r->rax == SYS_readv) && r->rdi == 0 && sys_fd_std(st, 0, 0);
 }
 
 long sys_wait(struct sys_state *st, uint64_t key, uint32_t bits, uint64_t deadline)
@@ -235,6 +230,8 @@ static void make_call(struct sys_state *st, struct proc_thread *t)
 	long ret;
 	int own = st->rt->own_call(st, r); /* the runtime's own, not the program's */
 	t->nr = r->rax;
+	if (!st->redo)
+		t->wuntil = t->wdone = 0; /* a new call: nothing of an earlier one's wait */
 	if (r->rax == EMBER_SYS_SNAPSHOT)
 		ret = 0;
 	else if (r->rax == EMBER_SYS_POOL && own)
@@ -242,6 +239,10 @@ static void make_call(struct sys_state *st, struct proc_thread *t)
 	else
 		ret = dispatch(st, r->rax, a, !own && !t->counted); /* once, however often made */
 	t->counted = ret == SYS_WAITS;
+	if (st->std_changed) { /* a dup2 over fd 1, say: the runtime hands those calls over */
+		st->std_changed = 0;
+		st->rt->fds(st, sys_fd_moved(st));
+	}
 	if (ret == SYS_WAITS || ret == SYS_REGS || t->state == PROC_FREE)
 		return;
 	if (st->outcome != SYS_RUNNING && st->outcome != SYS_SNAPSHOT)
@@ -257,7 +258,7 @@ static void serve_syscall(struct sys_state *st, struct proc_thread *t)
 {
 	int handed = st->rt->site(st, t);
 	struct vm_regs *r = &t->regs;
-	if (st->snap_armed && at_snapshot_point(r)) {
+	if (st->snap_armed && at_snapshot_point(st, r)) {
 		/* stop with the call unserved: every invocation restored from here serves it */
 		st->pending = EMBER_HC_SYSCALL;
 		st->snap_tid = t->tid;

@@ -74,14 +74,58 @@ static inline int sys_stats_next(const struct sys_stats *s, int from)
 /* every count zero again */
 void sys_stats_clear(struct sys_stats *s);
 
-/* a file or folder of the bundle open on fd SYS_FS_FD0 + its index (sys_fs.c) */
-#define SYS_FS_FD0   5
-#define SYS_FS_FILES 59 /* fds 5 to 63 */
-struct sys_file {
-	uint32_t open;
-	uint32_t node;
-	uint64_t pos; /* a file's offset, or a folder's next entry */
+/* Descriptors (sys_fd.c): fd n names obj[fd[n].obj - 1], an open file description, which dup
+ * shares; what each kind does is one table of operations (sys_fd.h). SYS_FDS is RLIMIT_NOFILE:
+ * a new descriptor past it is refused with EMFILE. */
+#define SYS_FDS 256
+enum sys_kind {
+	SYS_KIND_NONE,	/* a free slot */
+	SYS_KIND_STD,	/* Ember's: the request, stdout, stderr, code, metadata (sys_std.c) */
+	SYS_KIND_FILE,	/* a file or folder of the bundle (sys_fs.c) */
+	SYS_KIND_PIPE,	/* one end of a pipe (sys_pipe.c) */
+	SYS_KIND_EVENT, /* an eventfd (sys_eventfd.c) */
+	SYS_KIND_TIMER, /* a timerfd (sys_timerfd.c) */
+	SYS_KIND_EPOLL, /* an epoll instance; its interest list is sys_state.epi (sys_epoll.c) */
+	SYS_KINDS,
 };
+/* an open file description; what the fields hold is the kind's:
+ *   STD    id: which (its first fd: 0 request, 1 stdout, 2 stderr, 3 code, 4 metadata)
+ *   FILE   id: the bundle's node; pos: the offset, or a folder's next entry
+ *   PIPE   flags O_RDONLY (the read end) or O_WRONLY; id: the other end's slot + 1 (0: closed);
+ *          the read end's bytes: len of them in sys_state.pipe_buf[its slot] from pos
+ *   EVENT  pos: the counter; id: 1 for EFD_SEMAPHORE
+ *   TIMER  id: the clock; pos: expirations not read yet; at: the next one (CLOCK_MONOTONIC ns,
+ *          0: disarmed), every: the interval (ns, 0: once)
+ *   EPOLL  pos: the entry its next wait looks at first (each ready one gets its turn) */
+struct sys_obj {
+	uint32_t kind;	/* enum sys_kind */
+	uint32_t refs;	/* the descriptors naming it */
+	uint32_t flags; /* F_GETFL's: O_ACCMODE and O_NONBLOCK */
+	uint32_t id;
+	uint64_t pos, len, at, every;
+	/* counts the changes of its readiness: edge-triggered epoll reports each once */
+	uint32_t seq;
+};
+struct sys_fd {
+	uint32_t obj;	  /* the object's slot + 1; 0: the descriptor is closed */
+	uint32_t cloexec; /* FD_CLOEXEC (kept for F_GETFD: nothing is ever executed) */
+};
+/* an entry of an epoll's interest list: fd, naming obj when it was added */
+struct sys_epi {
+	uint32_t ep, obj; /* the slots of the epoll and of the object it watches */
+	uint32_t fd;
+	/* EPOLL*, with EPOLLERR and EPOLLHUP; after a one-shot report, its flags only */
+	uint32_t events;
+	uint64_t data;
+	uint32_t seen; /* edge-triggered: the object's seq when it was last reported */
+};
+/* the wait key of every call that waits for a descriptor to change (sys_fd_changed): no futex
+ * can wait on it (not a canonical address) */
+#define SYS_KEY_FD 0xeb000000000fd000ULL
+
+/* the bundle's files the in-guest runtime may read itself: fds SYS_FS_FD0 to 63 (sys_fs_rt.c) */
+#define SYS_FS_FD0   5
+#define SYS_FS_FILES 59
 
 struct sys_sig {
 	uint64_t handler, flags, restorer, mask;
@@ -107,12 +151,19 @@ struct sys_state {
 	size_t meta_len, meta_pos;
 	struct sys_buf out, log;
 	uint64_t out_limit; /* bytes of stdout + stderr together */
-	unsigned open_fds;  /* bit n: fd n is open */
-	/* the function's files (NULL: none; every path is refused) and what it has open there */
+	/* the descriptors, the objects they name, every epoll's interest list, and each pipe's
+	 * buffer by its read end's slot (NULL until it is written to) */
+	struct sys_fd fd[SYS_FDS];
+	struct sys_obj obj[SYS_FDS];
+	struct sys_epi *epi;
+	size_t nepi, epi_cap;
+	uint8_t *pipe_buf[SYS_FDS];
+	int std_changed; /* fds 0 to 4 changed since the runtime was told (sys_rt_ops.fds) */
+	/* the function's files (NULL: none; every path is refused) and the cwd there */
 	const struct bnd *bundle;
 	uint32_t cwd;
-	struct sys_file files[SYS_FS_FILES];
-	/* in guest mode on KVM: where a file's read-only window is, 0 if none (sys_fs_rt.c) */
+	/* in guest mode on KVM: where the file on fd SYS_FS_FD0 + i has its read-only window, 0 if
+	 * none (sys_fs_rt.c) */
 	uint64_t fs_win[SYS_FS_FILES];
 	/* process bookkeeping: the signal actions; the threads (each with its mask, alternate
 	 * stack and clear-child-tid address) and their scheduler */
@@ -179,6 +230,17 @@ void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot);
 int sys_put(struct sys_state *st, uint64_t addr, const void *src, size_t len);
 int sys_get(struct sys_state *st, void *dst, uint64_t addr, size_t len);
 
+/* a descriptor and an object as a snapshot keeps them */
+struct sys_saved_fd {
+	uint32_t fd, obj, cloexec; /* obj: the object's slot */
+};
+struct sys_saved_obj {
+	uint32_t slot;
+	struct sys_obj o;
+};
+/* epoll entries an invocation may hold at most (ENOSPC past it) */
+#define SYS_EPI_MAX 4096
+
 /* The emulation state a snapshot keeps (sys_snap.c): everything but the request and outputs. */
 struct sys_saved {
 	uint64_t brk_cur;
@@ -187,9 +249,17 @@ struct sys_saved {
 	struct sys_vma *far; /* reservations beyond guest memory */
 	size_t nfar;
 	size_t code_pos;
-	unsigned open_fds;
 	uint32_t cwd;
-	struct sys_file files[SYS_FS_FILES];
+	/* the descriptor table, compact: the open descriptors, the objects they name (each with its
+	 * slot), the epoll entries, and the pipes' bytes (each read end's len of them, in the order
+	 * of the objects); a timer's at is the time left (sys_fd_snap.c) */
+	struct sys_saved_fd *fds;
+	size_t nfd;
+	struct sys_saved_obj *objs;
+	size_t nobj;
+	struct sys_epi *epi;
+	size_t nepi;
+	struct sys_buf pipes;
 	/* the windows the in-guest runtime reads files from (not in a disk snapshot: its state
 	 * has the positions, and the first run after loading forgets the windows) */
 	uint64_t fs_win[SYS_FS_FILES];
@@ -219,24 +289,25 @@ long sys_append_out(struct sys_state *st, int fd, const void *p, size_t n);
 int sys_fs_is(const struct sys_state *st, uint64_t fd);
 long sys_fs_read(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, int64_t offset);
 long sys_fs_lseek(struct sys_state *st, uint64_t fd, int64_t off, int whence);
-long sys_fs_fstat(struct sys_state *st, uint64_t fd, uint64_t addr);
 long sys_fs_stat_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t addr, int flags);
-long sys_fs_close(struct sys_state *st, uint64_t fd);
 /* mmap of a file: 0 if it may be mapped so, or -errno; then its bytes copied into the range */
 long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, uint64_t off);
+/* mmap of a descriptor that is none of the bundle's files: -EBADF, or what its kind answers */
+long sys_fs_map_refused(struct sys_state *st, uint64_t fd);
 int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, uint64_t off);
-/* a restored state's descriptors name nodes of st's bundle: 0 or -EINVAL */
+/* a restored state's files name nodes of st's bundle: 0 or -EINVAL */
 int sys_fs_check(const struct sys_state *st);
-/* the files the in-guest runtime reads itself (sys_fs_rt.c): a window made for f (after the
- * host served it a read), f's position taken back from the runtime and given to it, f closed,
- * [start, end) of guest memory unmapped or remapped (the windows there are forgotten); at the
- * snapshot point every position taken back (the state saved has them) and the files still open
- * given windows; at the start of a run,
- * entries the host does not know of (a disk snapshot's) forgotten */
-void sys_fs_rt_window(struct sys_state *st, struct sys_file *f);
-void sys_fs_rt_pull(struct sys_state *st, struct sys_file *f);
-void sys_fs_rt_push(struct sys_state *st, struct sys_file *f);
-void sys_fs_rt_close(struct sys_state *st, struct sys_file *f);
+/* the files the in-guest runtime reads itself (sys_fs_rt.c), on fds SYS_FS_FD0 to 63 while one
+ * descriptor alone names them: a window made for file f on fd (after the host served it a
+ * read), f's position taken back from the runtime and given to it, fd's window gone (closed,
+ * or its file shared by dup: the position taken back first), [start, end) of guest memory
+ * unmapped or remapped (the windows there are forgotten); at the snapshot point every position
+ * taken back (the state saved has them) and the files still open given windows; at the start
+ * of a run, entries the host does not know of (a disk snapshot's) forgotten */
+void sys_fs_rt_window(struct sys_state *st, uint64_t fd, struct sys_obj *f);
+void sys_fs_rt_pull(struct sys_state *st, uint64_t fd, struct sys_obj *f);
+void sys_fs_rt_push(struct sys_state *st, uint64_t fd, struct sys_obj *f);
+void sys_fs_rt_close(struct sys_state *st, uint64_t fd);
 void sys_fs_rt_unmapped(struct sys_state *st, uint64_t start, uint64_t end);
 void sys_fs_rt_snapshot(struct sys_state *st);
 void sys_fs_rt_begin(struct sys_state *st);
@@ -316,7 +387,8 @@ struct sys_entry {
 };
 extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[], sys_proc_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
-    sys_signal_table[], sys_timer_table[];
+    sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
+    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

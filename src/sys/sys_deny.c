@@ -35,10 +35,5 @@ const struct sys_entry sys_deny_table[] = {
     DENY(SYS_mount, "mount", EPERM),
     DENY(SYS_reboot, "reboot", EPERM),
     DENY(SYS_memfd_create, "memfd_create", EACCES),
-    DENY(SYS_pipe, "pipe", EMFILE),
-    DENY(SYS_pipe2, "pipe2", EMFILE),
-    DENY(SYS_dup, "dup", EMFILE),
-    DENY(SYS_dup2, "dup2", EMFILE),
-    DENY(SYS_dup3, "dup3", EMFILE),
     {0, NULL, NULL, 0, NULL},
 };

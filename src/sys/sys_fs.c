@@ -7,6 +7,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include <sys/epoll.h>
+
+#include "sys/sys_fd.h"
 #include "sys/sys_fs.h"
 
 #define FS_DEV	 0xeb01 /* st_dev of every file of a bundle */
@@ -16,7 +19,6 @@ void sys_set_bundle(struct sys_state *st, const struct bnd *b)
 {
 	st->bundle = b;
 	st->cwd = 0;
-	memset(st->files, 0, sizeof(st->files));
 	memset(st->fs_win, 0, sizeof(st->fs_win));
 }
 
@@ -48,14 +50,13 @@ int sys_fs_map_pages(struct vm *vm, const struct bnd *b, uint64_t addr, uint64_t
 	return 0;
 }
 
-struct sys_file *sys_fs_file(struct sys_state *st, uint64_t fd)
+struct sys_obj *sys_fs_file(struct sys_state *st, uint64_t fd)
 {
-	if (fd < SYS_FS_FD0 || fd >= SYS_FS_FD0 + SYS_FS_FILES)
+	struct sys_obj *f = sys_fd_obj(st, fd);
+	if (!f || f->kind != SYS_KIND_FILE)
 		return NULL;
-	struct sys_file *f = &st->files[fd - SYS_FS_FD0];
-	if (f->open)
-		sys_fs_rt_pull(st, f); /* the in-guest runtime may have moved it */
-	return f->open ? f : NULL;
+	sys_fs_rt_pull(st, fd, f); /* the in-guest runtime may have moved it */
+	return f;
 }
 
 int sys_fs_is(const struct sys_state *st, uint64_t fd)
@@ -65,8 +66,9 @@ int sys_fs_is(const struct sys_state *st, uint64_t fd)
 
 int sys_fs_check(const struct sys_state *st)
 {
-	for (size_t i = 0; i < SYS_FS_FILES; i++)
-		if (st->files[i].open && (!st->bundle || st->files[i].node >= st->bundle->nnodes))
+	for (size_t i = 0; i < SYS_FDS; i++)
+		if (st->obj[i].kind == SYS_KIND_FILE &&
+		    (!st->bundle || st->obj[i].id >= st->bundle->nnodes))
 			return -EINVAL;
 	return st->bundle && st->cwd >= st->bundle->nnodes ? -EINVAL : 0;
 }
@@ -91,13 +93,12 @@ static long start_dir(struct sys_state *st, uint64_t dirfd, uint32_t *dir)
 		*dir = st->cwd;
 		return 0;
 	}
-	struct sys_file *f = sys_fs_file(st, dirfd);
+	struct sys_obj *f = sys_fs_file(st, dirfd);
 	if (!f)
-		return (int)dirfd >= 0 && dirfd < 32 && (st->open_fds & (1u << dirfd)) ? -ENOTDIR
-										       : -EBADF;
-	if (!bnd_is(st->bundle, f->node, S_IFDIR))
+		return sys_fd_obj(st, dirfd) ? -ENOTDIR : -EBADF;
+	if (!bnd_is(st->bundle, f->id, S_IFDIR))
 		return -ENOTDIR;
-	*dir = f->node;
+	*dir = f->id;
 	return 0;
 }
 
@@ -115,10 +116,10 @@ long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 			*node = st->cwd;
 			return 0;
 		}
-		struct sys_file *f = sys_fs_file(st, dirfd);
+		struct sys_obj *f = sys_fs_file(st, dirfd);
 		if (!f)
 			return -EBADF;
-		*node = f->node;
+		*node = f->id;
 		return 0;
 	}
 	if (!path[0])
@@ -158,13 +159,11 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 		return -EISDIR;
 	if (acc != O_RDONLY || (flags & O_TRUNC))
 		return -EROFS;
-	for (size_t i = 0; i < SYS_FS_FILES; i++) {
-		if (st->files[i].open)
-			continue;
-		st->files[i] = (struct sys_file){.open = 1, .node = node, .pos = 0};
-		return (long)(SYS_FS_FD0 + i);
-	}
-	return -EMFILE;
+	if (sys_fd_lowest(st, 0) < 0)
+		return -EMFILE;
+	struct sys_obj *f = sys_obj_new(st, SYS_KIND_FILE, O_RDONLY);
+	f->id = node;
+	return sys_fd_open(st, f, (flags & O_CLOEXEC) != 0);
 }
 
 static long sys_open(struct sys_state *st, const uint64_t a[6])
@@ -182,23 +181,13 @@ static long sys_creat(struct sys_state *st, const uint64_t a[6])
 	return open_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC);
 }
 
-long sys_fs_close(struct sys_state *st, uint64_t fd)
-{
-	struct sys_file *f = sys_fs_file(st, fd);
-	if (!f)
-		return -EBADF;
-	sys_fs_rt_close(st, f);
-	f->open = 0;
-	return 0;
-}
-
 long sys_fs_read(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, int64_t offset)
 {
-	struct sys_file *f = sys_fs_file(st, fd);
+	struct sys_obj *f = sys_fs_file(st, fd);
 	if (!f)
 		return -EBADF;
-	const struct bnd_node *n = &st->bundle->nodes[f->node];
-	if (bnd_is(st->bundle, f->node, S_IFDIR))
+	const struct bnd_node *n = &st->bundle->nodes[f->id];
+	if (bnd_is(st->bundle, f->id, S_IFDIR))
 		return -EISDIR;
 	uint64_t pos = offset < 0 ? f->pos : (uint64_t)offset;
 	uint64_t left = pos < n->size ? n->size - pos : 0, k = len < left ? len : left;
@@ -209,8 +198,8 @@ long sys_fs_read(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len,
 		memcpy(dst, st->bundle->data + n->data_off + pos, k);
 	if (offset < 0)
 		f->pos = pos + k;
-	sys_fs_rt_window(st, f); /* the runtime reads the next ones itself */
-	sys_fs_rt_push(st, f);
+	sys_fs_rt_window(st, fd, f); /* the runtime reads the next ones itself */
+	sys_fs_rt_push(st, fd, f);
 	return (long)k;
 }
 
@@ -219,26 +208,26 @@ static long sys_pread64(struct sys_state *st, const uint64_t a[6])
 	if ((int64_t)a[3] < 0)
 		return sys_fs_is(st, a[0]) ? -EINVAL : -EBADF;
 	if (!sys_fs_is(st, a[0]))
-		return a[0] < 32 && (st->open_fds & (1u << a[0])) ? -ESPIPE : -EBADF;
+		return sys_fd_obj(st, a[0]) ? -ESPIPE : -EBADF;
 	return sys_fs_read(st, a[0], a[1], a[2], (int64_t)a[3]);
 }
 
 long sys_fs_lseek(struct sys_state *st, uint64_t fd, int64_t off, int whence)
 {
-	struct sys_file *f = sys_fs_file(st, fd);
+	struct sys_obj *f = sys_fs_file(st, fd);
 	if (!f)
 		return -EBADF;
 	int64_t base = 0;
 	if (whence == SEEK_CUR)
 		base = (int64_t)f->pos;
 	else if (whence == SEEK_END)
-		base = (int64_t)st->bundle->nodes[f->node].size;
+		base = (int64_t)st->bundle->nodes[f->id].size;
 	else if (whence != SEEK_SET)
 		return -EINVAL;
 	if (off > INT64_MAX - base || base + off < 0)
 		return -EINVAL;
 	f->pos = (uint64_t)(base + off);
-	sys_fs_rt_push(st, f);
+	sys_fs_rt_push(st, fd, f);
 	return (long)f->pos;
 }
 
@@ -259,16 +248,6 @@ static void stat_of(const struct bnd *b, uint32_t node, struct stat *s)
 	if (s->st_mtim.tv_nsec < 0) /* before 1970 */
 		s->st_mtim.tv_sec--, s->st_mtim.tv_nsec += 1000000000LL;
 	s->st_atim = s->st_ctim = s->st_mtim;
-}
-
-long sys_fs_fstat(struct sys_state *st, uint64_t fd, uint64_t addr)
-{
-	struct sys_file *f = sys_fs_file(st, fd);
-	if (!f)
-		return -EBADF;
-	struct stat s;
-	stat_of(st->bundle, f->node, &s);
-	return sys_put(st, addr, &s, sizeof(s));
 }
 
 /* the node an *at call with AT_ flags names */
@@ -327,6 +306,49 @@ static long sys_statx(struct sys_state *st, const uint64_t a[6])
 	x.stx_dev_minor = FS_DEV & 0xff;
 	return sys_put(st, a[4], &x, sizeof(x));
 }
+
+/* the kind's operations: a read-only file, read piece by piece as a file is (stopping at a
+ * short or failed piece); polled always ready, as a regular file; not for epoll */
+static long file_read(struct sys_state *st, uint64_t fd, struct sys_obj *f, const struct sys_iov *v,
+		      int n)
+{
+	(void)f;
+	long total = 0;
+	for (int i = 0; i < n; i++) {
+		long k = sys_fs_read(st, fd, v[i].base, v[i].len, -1);
+		if (k < 0)
+			return total ? total : k;
+		total += k;
+		if ((uint64_t)k < v[i].len)
+			break;
+	}
+	return total;
+}
+
+static uint32_t file_poll(struct sys_state *st, struct sys_obj *f, uint64_t *next)
+{
+	(void)st, (void)f, (void)next;
+	return EPOLLIN | EPOLLRDNORM | EPOLLOUT | EPOLLWRNORM;
+}
+
+static void file_stat(struct sys_state *st, struct sys_obj *f, struct stat *s)
+{
+	stat_of(st->bundle, f->id, s);
+}
+
+/* a second descriptor shares its position: the runtime's window (one descriptor's) goes */
+static void file_share(struct sys_state *st, uint64_t fd, struct sys_obj *f)
+{
+	(void)f;
+	sys_fs_rt_close(st, fd);
+}
+
+const struct sys_fd_ops sys_file_ops = {
+    .read = file_read,
+    .poll = file_poll,
+    .stat = file_stat,
+    .share = file_share,
+};
 
 int sys_fs_has(const struct sys_state *st)
 {

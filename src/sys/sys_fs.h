@@ -4,8 +4,8 @@
 
 #include "sys/sys.h"
 
-/* the open file or folder on fd, or NULL */
-struct sys_file *sys_fs_file(struct sys_state *st, uint64_t fd);
+/* the open file or folder on fd (its position taken back from the in-guest runtime), or NULL */
+struct sys_obj *sys_fs_file(struct sys_state *st, uint64_t fd);
 /* the guest's path at addr looked up from dirfd (AT_FDCWD: the cwd); empty_ok: "" is dirfd */
 long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int follow, int empty_ok,
 		    uint32_t *node, int *parent_ok);

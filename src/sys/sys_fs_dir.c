@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "sys/sys_fd.h"
 #include "sys/sys_fs.h"
 
 struct dirent64_hdr {
@@ -46,18 +47,18 @@ static void entry(const struct bnd *b, uint32_t d, uint64_t i, uint32_t *node, c
 
 static long sys_getdents64(struct sys_state *st, const uint64_t a[6])
 {
-	if (!sys_fs_is(st, a[0]))
-		return a[0] < 32 && (st->open_fds & (1u << a[0])) ? -ENOTDIR : -EBADF;
-	struct sys_file *f = &st->files[a[0] - SYS_FS_FD0];
+	struct sys_obj *f = sys_fs_file(st, a[0]);
+	if (!f)
+		return sys_fd_obj(st, a[0]) ? -ENOTDIR : -EBADF;
 	const struct bnd *b = st->bundle;
-	if (!bnd_is(b, f->node, S_IFDIR))
+	if (!bnd_is(b, f->id, S_IFDIR))
 		return -ENOTDIR;
-	uint64_t total = 2 + b->nodes[f->node].count, done = 0;
+	uint64_t total = 2 + b->nodes[f->id].count, done = 0;
 	while (f->pos < total) {
 		uint32_t node;
 		const char *name;
 		size_t len;
-		entry(b, f->node, f->pos, &node, &name, &len);
+		entry(b, f->id, f->pos, &node, &name, &len);
 		size_t reclen = (sizeof(struct dirent64_hdr) + len + 1 + 7) & ~(size_t)7;
 		if (done + reclen > a[2])
 			return done ? (long)done : -EINVAL;
@@ -75,13 +76,23 @@ static long sys_getdents64(struct sys_state *st, const uint64_t a[6])
 	return (long)done;
 }
 
+long sys_fs_map_refused(struct sys_state *st, uint64_t fd)
+{
+	struct sys_obj *o = sys_fd_obj(st, fd);
+	if (!o)
+		return -EBADF;
+	/* Ember's own (pipes, and files it serves itself) as before; the others have no pages */
+	return o->kind == SYS_KIND_STD ? -EACCES : -ENODEV;
+}
+
 long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, uint64_t off)
 {
-	if (!sys_fs_is(st, fd))
+	struct sys_obj *f = sys_fs_file(st, fd);
+	if (!f)
 		return -EBADF;
 	if (off % EMBER_PAGE_SIZE)
 		return -EINVAL;
-	if (!bnd_is(st->bundle, st->files[fd - SYS_FS_FD0].node, S_IFREG))
+	if (!bnd_is(st->bundle, f->id, S_IFREG))
 		return -ENODEV;
 	/* the descriptor is read-only: a shared writable mapping could change the file */
 	if ((flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE))
@@ -92,7 +103,7 @@ long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, ui
 int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, uint64_t off)
 {
 	const struct bnd *b = st->bundle;
-	const struct bnd_node *n = &b->nodes[st->files[fd - SYS_FS_FD0].node];
+	const struct bnd_node *n = &b->nodes[sys_fs_file(st, fd)->id];
 	uint64_t k = off < n->size ? n->size - off : 0;
 	k = k < len ? k : len;
 	if (!k)

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sys/sys_fd.h"
 #include "sys/sys_fs.h"
 
 static long readlink_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t buf,
@@ -84,12 +85,12 @@ static long sys_chdir(struct sys_state *st, const uint64_t a[6])
 
 static long sys_fchdir(struct sys_state *st, const uint64_t a[6])
 {
-	struct sys_file *f = sys_fs_file(st, a[0]);
+	struct sys_obj *f = sys_fs_file(st, a[0]);
 	if (!f)
-		return -EBADF;
-	if (!bnd_is(st->bundle, f->node, S_IFDIR))
+		return sys_fd_obj(st, a[0]) ? -ENOTDIR : -EBADF;
+	if (!bnd_is(st->bundle, f->id, S_IFDIR))
 		return -ENOTDIR;
-	st->cwd = f->node;
+	st->cwd = f->id;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "sys/sys_fd.h"
 #include "sys/sys_fs.h"
 
 /* a file still open at the snapshot point gets its window there, when it is at most this large:
@@ -25,72 +26,77 @@ static struct ember_rt_file *entry(struct sys_state *st, size_t i)
 			sizeof(struct ember_rt_file));
 }
 
-static size_t index_of(const struct sys_state *st, const struct sys_file *f)
+/* the slot of fd in the runtime's table, or -1: it has none */
+static long index_of(uint64_t fd)
 {
-	return (size_t)(f - st->files);
+	return fd >= SYS_FS_FD0 && fd < SYS_FS_FD0 + SYS_FS_FILES ? (long)(fd - SYS_FS_FD0) : -1;
 }
 
 /* where the file's bytes are in the bundle's memfd: the page they start in, and their offset
  * in it */
-static void place_of(const struct sys_state *st, const struct sys_file *f, uint64_t *page,
+static void place_of(const struct sys_state *st, const struct sys_obj *f, uint64_t *page,
 		     uint64_t *in_page)
 {
 	const struct bnd *b = st->bundle;
-	uint64_t at = b->fd_off + b->data_at + b->nodes[f->node].data_off;
+	uint64_t at = b->fd_off + b->data_at + b->nodes[f->id].data_off;
 	*page = at & ~(EMBER_PAGE_SIZE - 1);
 	*in_page = at - *page;
 }
 
-static uint64_t window_len(const struct sys_state *st, const struct sys_file *f)
+static uint64_t window_len(const struct sys_state *st, const struct sys_obj *f)
 {
 	uint64_t page, in_page;
 	place_of(st, f, &page, &in_page);
-	return bnd_page_up(in_page + st->bundle->nodes[f->node].size);
+	return bnd_page_up(in_page + st->bundle->nodes[f->id].size);
 }
 
-void sys_fs_rt_pull(struct sys_state *st, struct sys_file *f)
+void sys_fs_rt_pull(struct sys_state *st, uint64_t fd, struct sys_obj *f)
 {
-	size_t i = index_of(st, f);
-	if (!st->fs_win[i])
+	long i = index_of(fd);
+	if (i < 0 || !st->fs_win[i])
 		return;
-	struct ember_rt_file *e = entry(st, i);
+	struct ember_rt_file *e = entry(st, (size_t)i);
 	/* guest memory: any value is the program's own doing, but a position stays one Linux
 	 * could have (below 2^63) */
 	uint64_t pos = e ? e->pos : f->pos;
 	f->pos = pos > INT64_MAX ? INT64_MAX : pos;
 }
 
-void sys_fs_rt_push(struct sys_state *st, struct sys_file *f)
+void sys_fs_rt_push(struct sys_state *st, uint64_t fd, struct sys_obj *f)
 {
-	size_t i = index_of(st, f);
-	if (!st->fs_win[i])
+	long i = index_of(fd);
+	if (i < 0 || !st->fs_win[i])
 		return;
 	uint64_t page, in_page;
 	place_of(st, f, &page, &in_page);
-	struct ember_rt_file *e = entry(st, i);
+	struct ember_rt_file *e = entry(st, (size_t)i);
 	if (e)
-		*e = (struct ember_rt_file){st->fs_win[i] + in_page,
-					    st->bundle->nodes[f->node].size, f->pos};
+		*e = (struct ember_rt_file){st->fs_win[i] + in_page, st->bundle->nodes[f->id].size,
+					    f->pos};
 }
 
 /* the window's entry gone (the runtime hands the file's calls to the host again) */
 static void forget(struct sys_state *st, size_t i)
 {
-	sys_fs_rt_pull(st, &st->files[i]);
+	struct sys_obj *f = sys_fd_obj(st, SYS_FS_FD0 + i);
+	if (f)
+		sys_fs_rt_pull(st, SYS_FS_FD0 + i, f);
 	st->fs_win[i] = 0;
 	struct ember_rt_file *e = entry(st, i);
 	if (e)
 		memset(e, 0, sizeof(*e));
 }
 
-void sys_fs_rt_window(struct sys_state *st, struct sys_file *f)
+void sys_fs_rt_window(struct sys_state *st, uint64_t fd, struct sys_obj *f)
 {
-	size_t i = index_of(st, f);
-	const struct bnd_node *n = &st->bundle->nodes[f->node];
-	/* guest mode only, a file with bytes, where guest memory can map the bundle's pages (KVM:
-	 * the ptrace stub sees guest memory through its memfd only) */
-	if (!st->proc.guest || st->fs_win[i] || !n->size || st->bundle->fd < 0 ||
-	    vm_backend_of(st->vm) != VM_BACKEND_KVM || !bnd_is(st->bundle, f->node, S_IFREG))
+	long i = index_of(fd);
+	const struct bnd_node *n = &st->bundle->nodes[f->id];
+	/* guest mode only, a file with bytes that no other descriptor shares (its position is the
+	 * entry's), where guest memory can map the bundle's pages (KVM: the ptrace stub sees guest
+	 * memory through its memfd only) */
+	if (i < 0 || f->refs != 1 || !st->proc.guest || st->fs_win[i] || !n->size ||
+	    st->bundle->fd < 0 || vm_backend_of(st->vm) != VM_BACKEND_KVM ||
+	    !bnd_is(st->bundle, f->id, S_IFREG))
 		return;
 	uint64_t len = window_len(st, f), page, in_page;
 	place_of(st, f, &page, &in_page);
@@ -103,7 +109,14 @@ void sys_fs_rt_window(struct sys_state *st, struct sys_file *f)
 		return;
 	}
 	st->fs_win[i] = (uint64_t)addr;
-	sys_fs_rt_push(st, f);
+	sys_fs_rt_push(st, fd, f);
+}
+
+/* the file on window i's descriptor */
+static struct sys_obj *file_of(struct sys_state *st, size_t i)
+{
+	struct sys_obj *f = sys_fd_obj(st, SYS_FS_FD0 + i);
+	return f && f->kind == SYS_KIND_FILE ? f : NULL;
 }
 
 void sys_fs_rt_unmapped(struct sys_state *st, uint64_t start, uint64_t end)
@@ -112,30 +125,32 @@ void sys_fs_rt_unmapped(struct sys_state *st, uint64_t start, uint64_t end)
 		return;
 	for (size_t i = 0; i < SYS_FS_FILES; i++) {
 		uint64_t w = st->fs_win[i];
-		if (w && w < end && start < w + window_len(st, &st->files[i]))
+		struct sys_obj *f = w ? file_of(st, i) : NULL;
+		if (f && w < end && start < w + window_len(st, f))
 			forget(st, i);
 	}
 }
 
-void sys_fs_rt_close(struct sys_state *st, struct sys_file *f)
+void sys_fs_rt_close(struct sys_state *st, uint64_t fd)
 {
-	size_t i = index_of(st, f);
-	uint64_t w = st->fs_win[i];
-	if (w)
-		sys_unmap_range(st, w, window_len(st, f)); /* forgets it (sys_fs_rt_unmapped) */
-	if (st->fs_win[i])
-		forget(st, i);
+	long i = index_of(fd);
+	struct sys_obj *f = i >= 0 && st->fs_win[i] ? file_of(st, (size_t)i) : NULL;
+	if (f)
+		sys_unmap_range(st, st->fs_win[i],
+				window_len(st, f)); /* forgets it (sys_fs_rt_unmapped) */
+	if (i >= 0 && st->fs_win[i])
+		forget(st, (size_t)i);
 }
 
 void sys_fs_rt_snapshot(struct sys_state *st)
 {
 	for (size_t i = 0; i < SYS_FS_FILES; i++) {
-		struct sys_file *f = &st->files[i];
-		if (!f->open)
+		struct sys_obj *f = file_of(st, i);
+		if (!f)
 			continue;
-		sys_fs_rt_pull(st, f);
-		if (st->bundle->nodes[f->node].size <= SYS_FS_SNAP_WINDOW)
-			sys_fs_rt_window(st, f);
+		sys_fs_rt_pull(st, SYS_FS_FD0 + i, f);
+		if (st->bundle->nodes[f->id].size <= SYS_FS_SNAP_WINDOW)
+			sys_fs_rt_window(st, SYS_FS_FD0 + i, f);
 	}
 	/* the files mapped so far (windows, the program's mmaps) are the snapshot's pages now */
 	vm_keep_files(st->vm);

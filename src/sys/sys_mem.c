@@ -89,7 +89,7 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 		return -ENOMEM;
 	int file = !(flags & MAP_ANONYMOUS);
 	if (file && !sys_fs_is(st, a[4]))
-		return (int)a[4] >= 0 && (int)a[4] <= 3 ? -EACCES : -EBADF;
+		return sys_fs_map_refused(st, a[4]);
 	long frc = file ? sys_fs_map_check(st, a[4], prot, flags, a[5]) : 0;
 	if (frc)
 		return frc;

@@ -85,7 +85,7 @@ static long sys_prlimit64(struct sys_state *st, const uint64_t a[6])
 	else if (a[1] == RLIMIT_AS || a[1] == RLIMIT_DATA)
 		old.rlim_cur = old.rlim_max = vm_user_top(st->vm);
 	else if (a[1] == RLIMIT_NOFILE)
-		old.rlim_cur = old.rlim_max = 4;
+		old.rlim_cur = old.rlim_max = SYS_FDS;
 	return sys_put(st, a[3], &old, sizeof(old));
 }
 

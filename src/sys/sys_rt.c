@@ -9,7 +9,7 @@
 #include <time.h>
 #include <x86intrin.h>
 
-#include "sys/sys.h"
+#include "sys/sys_fd.h"
 
 _Static_assert(sizeof(struct ember_rt_ctl) <= EMBER_RT_BOUNCE - EMBER_RT_CTL,
 	       "the control block overlaps the bounce slot");
@@ -188,7 +188,8 @@ static int rt_begin(struct sys_state *st)
 	sys_fs_rt_begin(st);
 	/* the metadata goes to the runtime's buffer when it fits; else fd 4 reads exit to us */
 	c->meta_pos = 0;
-	int meta_open = (st->open_fds >> EMBER_META_FD) & 1; /* closed until the snapshot point */
+	int meta_open = !(sys_fd_moved(st) & (1u << EMBER_META_FD)); /* closed until then */
+	c->fd_moved = sys_fd_moved(st);
 	c->meta_len =
 	    meta_open && st->meta_len <= EMBER_RT_META_SIZE ? st->meta_len : EMBER_RT_META_FORWARD;
 	if (meta_open && st->meta_len && st->meta_len <= EMBER_RT_META_SIZE)
@@ -462,6 +463,13 @@ static uint64_t *rt_mask(struct sys_state *st, struct proc_thread *t)
 	return a ? &a->sigmask : &t->sigmask;
 }
 
+static void rt_fds(struct sys_state *st, unsigned moved)
+{
+	struct ember_rt_ctl *c = ctl(st);
+	if (c)
+		c->fd_moved = moved;
+}
+
 static void rt_threads(struct sys_state *st, int n)
 {
 	struct ember_rt_ctl *c = ctl(st);
@@ -481,6 +489,7 @@ const struct sys_rt_ops sys_rt_guest = {
     .bounce = rt_bounce,
     .own_call = rt_own_call,
     .read_input = rt_read_input,
+    .unread = rt_unread,
     .fpu_saved = rt_fpu_saved,
     .fault = rt_fault,
     .site = rt_site,
@@ -488,4 +497,5 @@ const struct sys_rt_ops sys_rt_guest = {
     .mask = rt_mask,
     .threads = rt_threads,
     .signals = rt_signals,
+    .fds = rt_fds,
 };

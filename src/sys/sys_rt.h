@@ -40,6 +40,8 @@ struct sys_rt_ops {
 	int (*own_call)(struct sys_state *st, const struct vm_regs *r);
 	/* read(0) served by the host into [addr, addr+len): the bytes read or -errno */
 	long (*read_input)(struct sys_state *st, uint64_t addr, uint64_t len);
+	/* the request's bytes not read yet, wherever they are (poll's answer for fd 0) */
+	size_t (*unread)(struct sys_state *st);
 	/* stopped at the snapshot point with the function's FPU state saved in guest memory by
 	 * the runtime: the snapshot needs no FPU state of its own */
 	int (*fpu_saved)(const struct sys_state *st, const struct vm_regs *r);
@@ -63,6 +65,10 @@ struct sys_rt_ops {
 	void (*threads)(struct sys_state *st, int n);
 	/* the signals waiting for each vCPU's thread changed */
 	void (*signals)(struct sys_state *st);
+	/* fds 0 to 4 changed (told after the call that changed them; begin tells it too): moved
+	 * has a bit for each that no longer names what Ember opened there (the runtime hands their
+	 * calls to the host) */
+	void (*fds)(struct sys_state *st, unsigned moved);
 };
 
 /* the guest mode's row (sys_rt.c); callers take a mode from the two below (sys_rt_mode.c) */

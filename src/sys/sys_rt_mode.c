@@ -54,6 +54,11 @@ static long trap_read_input(struct sys_state *st, uint64_t addr, uint64_t len)
 	return (long)n;
 }
 
+static size_t trap_unread(struct sys_state *st)
+{
+	return st->in_len - st->in_pos;
+}
+
 static int trap_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
 {
 	(void)st;
@@ -97,6 +102,11 @@ static void trap_signals(struct sys_state *st)
 	(void)st;
 }
 
+static void trap_fds(struct sys_state *st, unsigned moved)
+{
+	(void)st, (void)moved;
+}
+
 static const struct sys_rt_ops sys_rt_trap = {
     .name = "trap",
     .guest = 0,
@@ -108,6 +118,7 @@ static const struct sys_rt_ops sys_rt_trap = {
     .bounce = trap_bounce,
     .own_call = trap_own_call,
     .read_input = trap_read_input,
+    .unread = trap_unread,
     .fpu_saved = trap_fpu_saved,
     .fault = trap_fault,
     .site = trap_site,
@@ -115,6 +126,7 @@ static const struct sys_rt_ops sys_rt_trap = {
     .mask = trap_mask,
     .threads = trap_threads,
     .signals = trap_signals,
+    .fds = trap_fds,
 };
 
 /* indexed by sys_process.guest */

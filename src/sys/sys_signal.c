@@ -116,7 +116,12 @@ void sys_interrupt(struct sys_state *st, struct proc_thread *t)
 	int sig = next_signal(st, t);
 	struct vm_regs *r = &t->regs;
 	t->counted = 0;
-	if (sig && st->sig[sig].flags & SA_RESTART && restartable(t->nr)) {
+	if (t->wdone) {
+		/* it moved bytes before it waited (a pipe's write): those are its result */
+		r->rax = t->wdone;
+		r->rcx = r->rip;
+		r->r11 = r->rflags;
+	} else if (sig && st->sig[sig].flags & SA_RESTART && restartable(t->nr)) {
 		/* the call is made again when the handler returns: rip back over the site */
 		r->rip -= EMBER_HC_LEN;
 		r->rax = t->nr;

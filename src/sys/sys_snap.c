@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sys/sys.h"
+#include "sys/sys_fd.h"
 
 static int copy_buf(struct sys_buf *dst, const struct sys_buf *src)
 {
@@ -33,7 +33,7 @@ int sys_save(const struct sys_state *cst, struct sys_saved *out)
 	 * machine; nothing else of st changes */
 	struct sys_state *st = (struct sys_state *)cst;
 	memset(out, 0, sizeof(*out));
-	if (proc_save(&st->pr, &out->threads, mask_of, st))
+	if (proc_save(&st->pr, &out->threads, mask_of, st) || sys_fd_save(st, out))
 		return -ENOMEM;
 	if (copy_buf(&out->out, &st->out) || copy_buf(&out->log, &st->log))
 		return -ENOMEM;
@@ -50,9 +50,7 @@ int sys_save(const struct sys_state *cst, struct sys_saved *out)
 	out->nfar = st->nfar;
 	out->brk_cur = st->brk_cur;
 	out->code_pos = st->code_pos;
-	out->open_fds = st->open_fds;
 	out->cwd = st->cwd;
-	memcpy(out->files, st->files, sizeof(out->files));
 	memcpy(out->fs_win, st->fs_win, sizeof(out->fs_win));
 	memcpy(out->sig, st->sig, sizeof(out->sig));
 	out->snap_tid = st->snap_tid;
@@ -83,9 +81,10 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	st->nfar = s->nfar;
 	st->brk_cur = s->brk_cur;
 	st->code_pos = s->code_pos;
-	st->open_fds = s->open_fds;
 	st->cwd = s->cwd;
-	memcpy(st->files, s->files, sizeof(st->files));
+	int rc = sys_fd_restore(st, s);
+	if (rc)
+		return rc;
 	memcpy(st->fs_win, s->fs_win, sizeof(st->fs_win)); /* 0 from a disk snapshot */
 	if (sys_fs_check(st))
 		return -EINVAL; /* descriptors of another bundle */
@@ -116,6 +115,7 @@ void sys_saved_free(struct sys_saved *s)
 {
 	proc_saved_free(&s->threads);
 	free(s->far);
+	sys_fd_saved_free(s);
 	free(s->vmas);
 	free(s->out.data);
 	free(s->log.data);

@@ -24,6 +24,8 @@ GUEST_PROGS += threadleak
 GUEST_PROGS += logger
 # the bundle's file calls (tests/integration/test_files.sh)
 GUEST_PROGS += files fileread
+# readiness and event calls between threads (tests/integration/test_guest.sh)
+GUEST_PROGS += events
 GUEST_MULTI := hello workout args counter marker
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)

@@ -152,7 +152,7 @@ has "$tmp/err" 'big.bin: Truncated' "an entry larger than its archive: truncated
 # the table of descriptors is bounded: init left 2 open
 req emfile
 er --files "$T" "$P"
-out_is "opened 57 more, then errno 24 (No file descriptors available)" "EMFILE when the table is full"
+out_is "opened 249 more, then errno 24 (No file descriptors available)" "EMFILE when the table is full"
 
 # without --files every path is refused as before
 req request

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The in-guest runtime (--syscalls guest): one exit per warm hello world, the red zone respected,
-# clocks that never go back and stay near the host's, fresh randomness in every invocation.
+# clocks that never go back and stay near the host's, fresh randomness in every invocation; and
+# the readiness and event calls (pipes, eventfd, timerfd, poll, select, epoll) in both modes.
 . "$(dirname "$0")/lib.sh"
 pick_backend
 G=$B/guest
@@ -146,6 +147,41 @@ for mode in trap guest; do
 	check "clockrand $mode: realtime within 1 ms of the host's" \
 		sh -c "grep '^real' '$tmp/out' | awk -v lo=$before -v hi=$after \
 			'\$2 < lo - 1000000 || \$2 > hi + 1000000 {exit 1}'"
+done
+
+# readiness and event calls over the program's own descriptors (tests/guest/events.c): pipes,
+# eventfd, timerfd, poll, ppoll, select, epoll between threads, as natively (fd 0 a pipe there
+# too), in both modes (and on two vCPUs on KVM), over invocations restored from one snapshot
+req Ember
+cat "$tmp/in" | "$G/events.musl" 2>/dev/null | cat >"$tmp/native"
+check "events native: every section ran" grep -q '^nested: 1 ready; a loop: ' "$tmp/native"
+cat "$tmp/native" "$tmp/native" >"$tmp/native2"
+for mode in trap guest; do
+	er --syscalls "$mode" --repeat 2 --stats "$G/events.musl"
+	expect_rc 0 "events $mode"
+	check "events $mode: output equals the native run's, twice" cmp -s "$tmp/out" "$tmp/native2"
+	stats "not any(s['denied'] for s in j['syscalls'])" "events $mode: no call refused"
+done
+if [ "$EMBER_BACKEND" = kvm ]; then # ptrace runs one vCPU
+	er --syscalls guest --cpus 2 --repeat 2 "$G/events.musl"
+	check "events guest --cpus 2: output equals the native run's, twice" \
+		cmp -s "$tmp/out" "$tmp/native2"
+fi
+# from a snapshot on disk: the descriptor table is in its state file, the pipe's bytes with it
+er --state "$tmp/events-state" "$G/events.musl"
+er --state "$tmp/events-state" --cold --repeat 2 "$G/events.musl"
+expect_rc 0 "events cold"
+check "events cold: output equals the native run's, twice" cmp -s "$tmp/out" "$tmp/native2"
+# isolation: the pipe, eventfd, epoll and timer init made are in every invocation as init left
+# them (the pipe's bytes, the count, the hour less the time since), though each invocation
+# reads and writes them; what an invocation makes (a pipe and an eventfd with bytes in them,
+# left open) is gone in the next
+er --repeat 3 "$G/events.musl"
+expect_rc 0 "events --repeat 3"
+for line in "leftover descriptors: 0" "init pipe: 'init-bytes'" "init eventfd: 5" \
+	"init epoll: 1 event, data 77" "init timer: between 59 and 60 minutes left: yes"; do
+	check "events isolation: '$line' in each of 3 invocations" \
+		[ "$(grep -c -x -F "$line" "$tmp/out")" = 3 ]
 done
 
 finish

@@ -23,10 +23,10 @@
 #define PAGE EMBER_PAGE_SIZE
 #define MEM  (8ULL << 20)
 #define FPU  512
-/* the layout of version 8 (docs/architecture.md): the header, then the body's fixed part
- * (process 52 bytes, registers 144, fs_base 8, emulation state 44), the open files, the
- * signals, the FPU state, the threads (16604 bytes each), the timers (32 each), then the
- * variable parts */
+/* the layout of version 9 (docs/architecture.md): the header, then the body's fixed part
+ * (process 52 bytes, registers 144, fs_base 8, emulation state 40), the signals, the FPU state,
+ * the threads (16604 bytes each), the timers (32 each), the descriptor table (descriptors 12
+ * bytes each, objects 56, epoll entries 28, the pipes' bytes), then the memory's parts */
 #define H_NPAGES   56
 #define H_NVMA	   64
 #define H_OUT	   72
@@ -34,14 +34,24 @@
 #define H_FPU	   88
 #define H_THREADS  96
 #define H_FAR	   104
-#define H_BODY_LEN 112
-#define H_HASH	   120
-#define B_FIXED	   (52 + 144 + 8 + 44)
-#define B_THREADS  (SNAP_HDR_LEN + B_FIXED + SYS_FS_FILES * 16 + 65 * 32 + FPU)
+#define H_NFD	   112
+#define H_NOBJ	   120
+#define H_NEPI	   128
+#define H_PIPES	   136
+#define H_BODY_LEN 144
+#define H_HASH	   152
+#define B_FIXED	   (52 + 144 + 8 + 40)
+#define B_THREADS  (SNAP_HDR_LEN + B_FIXED + 65 * 32 + FPU)
 #define THREAD_LEN (12 + 144 + 8 * 4 + 24 + 8 + VM_FPU_MAX)
-#define B_VMAS	   (B_THREADS + 2 * THREAD_LEN + PROC_TIMERS * 32)
+#define B_FDS	   (B_THREADS + 2 * THREAD_LEN + PROC_TIMERS * 32)
+#define B_OBJS	   (B_FDS + NFD * 12)
+#define B_EPI	   (B_OBJS + NOBJ * 56)
+#define B_BYTES	   (B_EPI + 28)
+#define B_VMAS	   (B_BYTES + 5)
 #define B_FAR	   (B_VMAS + 2 * 20)
 #define B_PAGES	   (B_FAR + 1 * 20)
+#define NFD	   6
+#define NOBJ	   6
 
 static char dir[64], snapdir[96];
 static const struct snap_meta meta = {0x1122334455667788ULL, MEM, 0x99};
@@ -65,10 +75,29 @@ static void make(struct snap *s)
 	struct sys_saved *y = &s->sys;
 	y->brk_cur = 0x501000;
 	y->code_pos = 7;
-	y->open_fds = 0x2f;
 	y->cwd = 3;
-	y->files[0] = (struct sys_file){1, 4, 99};
-	y->files[SYS_FS_FILES - 1] = (struct sys_file){1, 2, 1ULL << 40};
+	/* fds 0 to 2, an epoll on 3 watching a pipe's read end on 5 (its write end on 6) that
+	 * holds five bytes */
+	static const struct sys_saved_fd fds[NFD] = {{0, 0, 0}, {1, 1, 0}, {2, 2, 0},
+						     {3, 3, 1}, {5, 4, 1}, {6, 5, 1}};
+	y->nfd = NFD;
+	y->fds = malloc(sizeof(fds));
+	memcpy(y->fds, fds, sizeof(fds));
+	y->nobj = NOBJ;
+	y->objs = calloc(NOBJ, sizeof(*y->objs));
+	for (uint32_t i = 0; i < 3; i++)
+		y->objs[i] = (struct sys_saved_obj){i, {.kind = SYS_KIND_STD, .refs = 1, .id = i}};
+	y->objs[1].o.flags = y->objs[2].o.flags = 1; /* O_WRONLY */
+	y->objs[3] = (struct sys_saved_obj){3, {.kind = SYS_KIND_EPOLL, .refs = 1, .flags = 2}};
+	y->objs[4] = (struct sys_saved_obj){
+	    4, {.kind = SYS_KIND_PIPE, .refs = 1, .id = 6, .pos = 0, .len = 5, .seq = 9}};
+	y->objs[5] = (struct sys_saved_obj){
+	    5, {.kind = SYS_KIND_PIPE, .refs = 1, .flags = 1 | 04000, .id = 5, .at = 1ULL << 50}};
+	y->nepi = 1;
+	y->epi = calloc(1, sizeof(*y->epi));
+	y->epi[0] = (struct sys_epi){3, 4, 5, 0x80000019, 0x1122334455667788ULL, 8};
+	y->pipes.data = (uint8_t *)strdup("hello");
+	y->pipes.len = y->pipes.cap = 5;
 	y->sig[64] = (struct sys_sig){0x401234, 4, 0x401300, 0xff};
 	y->pending = 0x12;
 	y->snap_tid = 3;
@@ -210,9 +239,24 @@ static void round_trip(void **state)
 	const struct sys_saved *a = &got.sys, *b = &want.sys;
 	assert_int_equal(a->brk_cur, b->brk_cur);
 	assert_int_equal(a->code_pos, b->code_pos);
-	assert_int_equal(a->open_fds, b->open_fds);
 	assert_int_equal(a->cwd, b->cwd);
-	assert_memory_equal(a->files, b->files, sizeof(b->files));
+	assert_int_equal(a->nfd, NFD);
+	assert_memory_equal(a->fds, b->fds, NFD * sizeof(*b->fds));
+	assert_int_equal(a->nobj, NOBJ);
+	for (size_t i = 0; i < NOBJ; i++) { /* field by field: the structs have padding */
+		const struct sys_saved_obj *x = &a->objs[i], *w = &b->objs[i];
+		assert_int_equal(x->slot, w->slot);
+		assert_true(x->o.kind == w->o.kind && x->o.refs == w->o.refs &&
+			    x->o.flags == w->o.flags && x->o.id == w->o.id &&
+			    x->o.pos == w->o.pos && x->o.len == w->o.len && x->o.at == w->o.at &&
+			    x->o.every == w->o.every && x->o.seq == w->o.seq);
+	}
+	assert_int_equal(a->nepi, 1);
+	assert_true(a->epi[0].ep == 3 && a->epi[0].obj == 4 && a->epi[0].fd == 5 &&
+		    a->epi[0].events == 0x80000019 && a->epi[0].data == 0x1122334455667788ULL &&
+		    a->epi[0].seen == 8);
+	assert_int_equal(a->pipes.len, 5);
+	assert_memory_equal(a->pipes.data, "hello", 5);
 	assert_memory_equal(a->sig, b->sig, sizeof(b->sig));
 	assert_int_equal(a->pending, b->pending);
 	assert_int_equal(a->snap_tid, b->snap_tid);
@@ -258,6 +302,10 @@ static void layout_is_pinned(void **state)
 	assert_int_equal(get64(file + H_THREADS), 2);
 	assert_int_equal(get64(file + H_FAR), 1);
 	assert_int_equal(get64(file + B_FAR + 8), (1ULL << 40) + (1ULL << 30));
+	assert_int_equal(get64(file + H_NFD), NFD);
+	assert_int_equal(get64(file + H_NOBJ), NOBJ);
+	assert_int_equal(get64(file + H_NEPI), 1);
+	assert_int_equal(get64(file + H_PIPES), 5);
 	assert_int_equal(get64(file + H_BODY_LEN), file_len - SNAP_HDR_LEN);
 	assert_int_equal(get64(b), 0x500000);				 /* proc.brk_start */
 	assert_int_equal(get64(b + 40) & 0xffffffff, 1);		 /* proc.guest, 4 bytes */
@@ -271,6 +319,18 @@ static void layout_is_pinned(void **state)
 	assert_int_equal(get64(t) & 0xffffffff, 3);
 	assert_int_equal(get64(t + 12 + 16 * 8), 0x401234);
 	assert_int_equal(get64(t + 12 + 144 + 32 + 24), 832);
+	/* the descriptor table: fd 5's record, the write end's object (its O_NONBLOCK, its other
+	 * end, the at of 2^50), the epoll entry's data, the pipe's bytes */
+	assert_int_equal(get64(file + B_FDS + 4 * 12) & 0xffffffff, 5);
+	assert_int_equal(get64(file + B_FDS + 4 * 12 + 4) & 0xffffffff, 4);
+	const uint8_t *w = file + B_OBJS + 5 * 56;
+	assert_int_equal(get64(w) & 0xffffffff, 5);
+	assert_int_equal(get64(w + 4) & 0xffffffff, SYS_KIND_PIPE);
+	assert_int_equal(get64(w + 12) & 0xffffffff, 04001);
+	assert_int_equal(get64(w + 16) & 0xffffffff, 5);
+	assert_int_equal(get64(w + 36), 1ULL << 50);
+	assert_int_equal(get64(file + B_EPI + 16), 0x1122334455667788ULL);
+	assert_memory_equal(file + B_BYTES, "hello", 5);
 	assert_int_equal(get64(file + B_VMAS), 0x400000);
 	assert_int_equal(get64(file + B_PAGES + 16), 0x600000);
 }
@@ -309,7 +369,8 @@ static void every_bit_flip(void **state)
 static void absurd_counts_refused(void **state)
 {
 	(void)state;
-	static const size_t at[] = {H_NPAGES, H_NVMA, H_OUT, H_LOG, H_FPU, H_BODY_LEN};
+	static const size_t at[] = {H_NPAGES, H_NVMA, H_NFD, H_NOBJ, H_NEPI,
+				    H_PIPES,  H_OUT,  H_LOG, H_FPU,  H_BODY_LEN};
 	uint8_t *buf = malloc(file_len);
 	for (size_t i = 0; i < BASE_LEN(at); i++) {
 		const uint64_t v = get64(file + at[i]);

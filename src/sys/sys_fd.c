@@ -1,0 +1,236 @@
+/* The descriptor table: descriptors naming objects (open file descriptions) of every kind, and
+ * the calls on descriptors as such: close, dup, dup2, dup3, fcntl. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "sys/sys_fd.h"
+
+#define PIPE_SIZE 65536
+
+/* by kind; NONE has none */
+static const struct sys_fd_ops *const kinds[SYS_KINDS] = {
+    [SYS_KIND_STD] = &sys_std_ops,     [SYS_KIND_FILE] = &sys_file_ops,
+    [SYS_KIND_PIPE] = &sys_pipe_ops,   [SYS_KIND_EVENT] = &sys_event_ops,
+    [SYS_KIND_TIMER] = &sys_timer_ops, [SYS_KIND_EPOLL] = &sys_epoll_ops,
+};
+
+const struct sys_fd_ops *sys_obj_ops(const struct sys_obj *o)
+{
+	return kinds[o->kind < SYS_KINDS ? o->kind : SYS_KIND_NONE];
+}
+
+struct sys_obj *sys_fd_obj(struct sys_state *st, uint64_t fd)
+{
+	if (fd >= SYS_FDS || !st->fd[fd].obj)
+		return NULL;
+	return &st->obj[st->fd[fd].obj - 1];
+}
+
+int sys_fd_std(struct sys_state *st, uint64_t fd, uint32_t which)
+{
+	struct sys_obj *o = sys_fd_obj(st, fd);
+	return o && o->kind == SYS_KIND_STD && o->id == which;
+}
+
+unsigned sys_fd_moved(struct sys_state *st)
+{
+	unsigned moved = 0;
+	for (uint32_t fd = 0; fd <= EMBER_META_FD; fd++)
+		if (!sys_fd_std(st, fd, fd))
+			moved |= 1u << fd;
+	return moved;
+}
+
+/* fds 0 to 4 changed: the runtime learns which it may still serve after the call (sys.c), or
+ * at the start of the next run: not now, when guest memory may not be there yet (a cold start
+ * restores it after the machine is set up) */
+static void std_changed(struct sys_state *st, uint64_t fd)
+{
+	if (fd <= EMBER_META_FD)
+		st->std_changed = 1;
+}
+
+long sys_fd_lowest(const struct sys_state *st, uint64_t from)
+{
+	for (uint64_t fd = from; fd < SYS_FDS; fd++)
+		if (!st->fd[fd].obj && fd != EMBER_CODE_FD && fd != EMBER_META_FD)
+			return (long)fd;
+	return -EMFILE;
+}
+
+struct sys_obj *sys_obj_new(struct sys_state *st, enum sys_kind kind, uint32_t flags)
+{
+	for (size_t i = 0; i < SYS_FDS; i++) {
+		if (st->obj[i].kind != SYS_KIND_NONE)
+			continue;
+		st->obj[i] = (struct sys_obj){.kind = kind, .flags = flags};
+		return &st->obj[i];
+	}
+	return NULL; /* not while a descriptor is free: every object has one at least */
+}
+
+void sys_fd_set(struct sys_state *st, uint64_t fd, struct sys_obj *o, int cloexec)
+{
+	st->fd[fd] = (struct sys_fd){sys_obj_slot(st, o) + 1, cloexec ? 1 : 0};
+	o->refs++;
+	std_changed(st, fd);
+}
+
+/* the object's last descriptor is gone: its kind lets go of it, epoll forgets it */
+static void obj_free(struct sys_state *st, struct sys_obj *o)
+{
+	const struct sys_fd_ops *ops = sys_obj_ops(o);
+	if (ops && ops->close)
+		ops->close(st, o);
+	sys_epoll_forget(st, sys_obj_slot(st, o));
+	memset(o, 0, sizeof(*o));
+}
+
+long sys_fd_open(struct sys_state *st, struct sys_obj *o, int cloexec)
+{
+	long fd = sys_fd_lowest(st, 0);
+	if (fd < 0) {
+		obj_free(st, o);
+		return fd;
+	}
+	sys_fd_set(st, (uint64_t)fd, o, cloexec);
+	return fd;
+}
+
+long sys_fd_close(struct sys_state *st, uint64_t fd)
+{
+	struct sys_obj *o = sys_fd_obj(st, fd);
+	if (!o)
+		return -EBADF;
+	if (o->kind == SYS_KIND_FILE)
+		sys_fs_rt_close(st, fd); /* the window is the descriptor's */
+	st->fd[fd] = (struct sys_fd){0, 0};
+	if (--o->refs == 0)
+		obj_free(st, o);
+	std_changed(st, fd);
+	return 0;
+}
+
+void sys_fd_changed(struct sys_state *st, struct sys_obj *o)
+{
+	o->seq++;
+	/* one key for every descriptor: a waiter looks at what it waits for again, so a wake too
+	 * many costs a look, and no wake is ever missed */
+	proc_wake(&st->pr, SYS_KEY_FD, ~0u, INT_MAX);
+}
+
+void sys_fd_init(struct sys_state *st)
+{
+	memset(st->fd, 0, sizeof(st->fd));
+	memset(st->obj, 0, sizeof(st->obj));
+	for (uint32_t fd = 0; fd <= 2; fd++) {
+		struct sys_obj *o = sys_obj_new(st, SYS_KIND_STD, fd == 0 ? O_RDONLY : O_WRONLY);
+		o->id = fd;
+		sys_fd_set(st, fd, o, 0);
+	}
+}
+
+void sys_fd_free(struct sys_state *st)
+{
+	for (size_t i = 0; i < SYS_FDS; i++) {
+		free(st->pipe_buf[i]);
+		st->pipe_buf[i] = NULL;
+	}
+	free(st->epi);
+	st->epi = NULL;
+	st->nepi = st->epi_cap = 0;
+}
+
+/* newfd, closed first if open, names what oldfd names */
+static long dup_to(struct sys_state *st, uint64_t oldfd, uint64_t newfd, int cloexec)
+{
+	struct sys_obj *o = sys_fd_obj(st, oldfd);
+	if (!o)
+		return -EBADF;
+	if (newfd >= SYS_FDS)
+		return -EBADF;
+	const struct sys_fd_ops *ops = sys_obj_ops(o);
+	if (ops->share)
+		ops->share(st, oldfd, o);
+	o->refs++; /* held across the close, which may be o's own descriptor's */
+	if (st->fd[newfd].obj)
+		sys_fd_close(st, newfd);
+	o->refs--;
+	sys_fd_set(st, newfd, o, cloexec);
+	return (long)newfd;
+}
+
+static long dup_from(struct sys_state *st, uint64_t oldfd, uint64_t from, int cloexec)
+{
+	if (!sys_fd_obj(st, oldfd))
+		return -EBADF;
+	long fd = sys_fd_lowest(st, from);
+	return fd < 0 ? fd : dup_to(st, oldfd, (uint64_t)fd, cloexec);
+}
+
+static long sys_close(struct sys_state *st, const uint64_t a[6])
+{
+	return sys_fd_close(st, a[0]);
+}
+
+static long sys_dup(struct sys_state *st, const uint64_t a[6])
+{
+	return dup_from(st, a[0], 0, 0);
+}
+
+static long sys_dup2(struct sys_state *st, const uint64_t a[6])
+{
+	if (a[0] == a[1]) /* nothing changes, but the descriptor must be open */
+		return sys_fd_obj(st, a[0]) ? (long)a[1] : -EBADF;
+	return dup_to(st, a[0], a[1], 0);
+}
+
+static long sys_dup3(struct sys_state *st, const uint64_t a[6])
+{
+	if (a[2] & ~(uint64_t)O_CLOEXEC)
+		return -EINVAL;
+	if (a[0] == a[1])
+		return -EINVAL;
+	return dup_to(st, a[0], a[1], (a[2] & O_CLOEXEC) != 0);
+}
+
+/* what F_SETFL may change (Linux's O_APPEND, O_ASYNC, O_DIRECT and O_NOATIME mean nothing here) */
+#define SETFL_MASK O_NONBLOCK
+
+static long sys_fcntl(struct sys_state *st, const uint64_t a[6])
+{
+	struct sys_obj *o = sys_fd_obj(st, a[0]);
+	if (!o)
+		return -EBADF;
+	switch ((int)a[1]) {
+	case F_GETFD:
+		return st->fd[a[0]].cloexec ? FD_CLOEXEC : 0;
+	case F_SETFD:
+		st->fd[a[0]].cloexec = (a[2] & FD_CLOEXEC) != 0;
+		return 0;
+	case F_GETFL:
+		return o->flags;
+	case F_SETFL:
+		o->flags = (o->flags & ~(uint32_t)SETFL_MASK) | ((uint32_t)a[2] & SETFL_MASK);
+		return 0;
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC:
+		if (a[2] >= SYS_FDS)
+			return -EINVAL;
+		return dup_from(st, a[0], a[2], (int)a[1] == F_DUPFD_CLOEXEC);
+	case F_GETPIPE_SZ:
+		return o->kind == SYS_KIND_PIPE ? PIPE_SIZE : -EBADF;
+	default:
+		return -EINVAL;
+	}
+}
+
+const struct sys_entry sys_fd_table[] = {
+    {SYS_close, "close", sys_close, 0, NULL}, {SYS_dup, "dup", sys_dup, 0, NULL},
+    {SYS_dup2, "dup2", sys_dup2, 0, NULL},    {SYS_dup3, "dup3", sys_dup3, 0, NULL},
+    {SYS_fcntl, "fcntl", sys_fcntl, 0, NULL}, {0, NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,114 @@
+/* The descriptor table's kinds behind one table of operations, shared by the file of each kind
+ * (sys_io.c, sys_fs.c, sys_pipe.c, sys_eventfd.c, sys_timerfd.c, sys_epoll.c), the table itself
+ * (sys_fd.c, sys_fd_snap.c) and the readiness calls (sys_poll.c). */
+#ifndef EMBER_SYS_FD_H
+#define EMBER_SYS_FD_H
+
+#include <sys/stat.h>
+
+#include "sys/sys.h"
+
+/* an iovec as the guest lays it out */
+struct sys_iov {
+	uint64_t base, len;
+};
+#define SYS_IOV_MAX 1024
+
+/* What a kind does. read and write get n pieces whose lengths add up to less than 2^63 and
+ * return the bytes moved, -errno, or SYS_WAITS (sys_wait: the call is made again when woken);
+ * NULL: EINVAL. */
+struct sys_fd_ops {
+	long (*read)(struct sys_state *st, uint64_t fd, struct sys_obj *o, const struct sys_iov *v,
+		     int n);
+	long (*write)(struct sys_state *st, uint64_t fd, struct sys_obj *o, const struct sys_iov *v,
+		      int n);
+	/* the EPOLL* bits that hold now; *next lowered (if 0 or later) to when they change with no
+	 * call made (a timer's expiry) */
+	uint32_t (*poll)(struct sys_state *st, struct sys_obj *o, uint64_t *next);
+	/* fstat beyond what every kind says (sys_fd_stat) */
+	void (*stat)(struct sys_state *st, struct sys_obj *o, struct stat *s);
+	/* the last descriptor naming it is closed */
+	void (*close)(struct sys_state *st, struct sys_obj *o);
+	/* fd's object is about to be named by one more descriptor (dup) */
+	void (*share)(struct sys_state *st, uint64_t fd, struct sys_obj *o);
+	/* epoll may watch it (not a regular file); NULL: never */
+	int (*pollable)(const struct sys_obj *o);
+};
+extern const struct sys_fd_ops sys_std_ops, sys_file_ops, sys_pipe_ops, sys_event_ops,
+    sys_timer_ops, sys_epoll_ops;
+
+/* the object fd names, or NULL (not open) */
+struct sys_obj *sys_fd_obj(struct sys_state *st, uint64_t fd);
+/* o's slot in the table, and its kind's operations */
+static inline uint32_t sys_obj_slot(const struct sys_state *st, const struct sys_obj *o)
+{
+	return (uint32_t)(o - st->obj);
+}
+const struct sys_fd_ops *sys_obj_ops(const struct sys_obj *o);
+/* the lowest closed descriptor at or past from, never 3 or 4: Ember's (a runtime's code, opened
+ * at load; the request's metadata, opened at every invocation), and so the program's files and
+ * objects are on 5 to 63 first, where the in-guest runtime can read files itself: it, or
+ * -EMFILE */
+long sys_fd_lowest(const struct sys_state *st, uint64_t from);
+/* a new object of kind with flags in a free slot, named by no descriptor yet (there is always
+ * one while a descriptor is free) */
+struct sys_obj *sys_obj_new(struct sys_state *st, enum sys_kind kind, uint32_t flags);
+/* fd, closed, names o from now on */
+void sys_fd_set(struct sys_state *st, uint64_t fd, struct sys_obj *o, int cloexec);
+/* a new object's descriptor: the lowest free one; the object is freed when there is none */
+long sys_fd_open(struct sys_state *st, struct sys_obj *o, int cloexec);
+/* fd closed: its object's close when it was the last to name it; 0 or -EBADF */
+long sys_fd_close(struct sys_state *st, uint64_t fd);
+/* o's readiness may have changed: every call waiting on a descriptor looks again */
+void sys_fd_changed(struct sys_state *st, struct sys_obj *o);
+/* fds 0 to 4 that no longer name what Ember opened there, a bit each (the in-guest runtime
+ * serves those that do itself) */
+unsigned sys_fd_moved(struct sys_state *st);
+/* fd's descriptor is EMBER's own fd (0 to 4) */
+int sys_fd_std(struct sys_state *st, uint64_t fd, uint32_t which);
+
+/* the bytes behind Ember's readable fd `which` (0, 3 or 4): where, how many, the position
+ * (sys_std.c) */
+const uint8_t *sys_std_source(struct sys_state *st, uint32_t which, size_t *total, size_t **pos);
+
+/* the guest's iovec array, n pieces at addr: 0, -EINVAL (too many, or a sum past 2^63) or
+ * -EFAULT; the sum in *total */
+long sys_iov_get(struct sys_state *st, uint64_t addr, uint64_t n, struct sys_iov *v,
+		 uint64_t *total);
+/* len bytes between host memory and the pieces of v, from byte skip of them on; every piece
+ * taking part checked first, so that a bad one moves nothing: 0 or -EFAULT */
+int sys_iov_out(struct sys_state *st, const struct sys_iov *v, int n, uint64_t skip,
+		const void *src, uint64_t len);
+int sys_iov_in(struct sys_state *st, const struct sys_iov *v, int n, uint64_t skip, void *dst,
+	       uint64_t len);
+uint64_t sys_iov_total(const struct sys_iov *v, int n);
+/* the pieces' bytes [skip, skip + len) may be written (out) or read */
+int sys_iov_ok(struct sys_state *st, const struct sys_iov *v, int n, uint64_t skip, uint64_t len,
+	       int out);
+
+/* epoll (sys_epoll.c): the entries of object slot, or of the epoll there, forgotten (it is
+ * freed) */
+void sys_epoll_forget(struct sys_state *st, uint32_t slot);
+/* epolls watch each other in a loop, or deeper than Linux allows (a restored table's check) */
+int sys_epoll_loops(const struct sys_state *st);
+
+/* readiness waits (sys_poll.c), for poll's family and epoll's: the first attempt's timeout (ns
+ * from now, UINT64_MAX: none, 0: none is made) and signal mask (set until the call returns);
+ * then, when nothing is ready, the wait (SYS_WAITS) or 0 when the timeout passed; done: the
+ * call returns (the mask restored) */
+long sys_poll_begin(struct sys_state *st, uint64_t timeout_ns, uint64_t mask_addr,
+		    uint64_t mask_size);
+long sys_poll_block(struct sys_state *st, uint64_t next);
+void sys_poll_done(struct sys_state *st);
+/* the timeout a pointer to a timespec says (NULL: none): ns, or -EINVAL / -EFAULT */
+long sys_poll_timespec(struct sys_state *st, uint64_t addr, uint64_t *ns);
+
+/* saved and restored (sys_fd_snap.c, for sys_snap.c) */
+int sys_fd_save(const struct sys_state *st, struct sys_saved *out);
+int sys_fd_restore(struct sys_state *st, const struct sys_saved *s);
+void sys_fd_saved_free(struct sys_saved *s);
+/* the table at the start: fds 0 to 2 open (sys_init), everything freed (sys_free) */
+void sys_fd_init(struct sys_state *st);
+void sys_fd_free(struct sys_state *st);
+
+#endif

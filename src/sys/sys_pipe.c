@@ -1,0 +1,183 @@
+/* Pipes inside one process: a ring of 64 KiB behind two objects (the read end holds it), reads
+ * and writes that wait for each other, EOF without a writer, EPIPE and SIGPIPE without a reader. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "sys/sys_fd.h"
+
+#define PIPE_SIZE 65536
+#define PIPE_BUF_ 4096 /* writes up to this long are atomic: all at once or not at all */
+
+static struct sys_obj *peer(struct sys_state *st, const struct sys_obj *o)
+{
+	return o->id ? &st->obj[o->id - 1] : NULL;
+}
+
+/* a call that found nothing to do: EAGAIN without waiting, else it waits for a change */
+static long later(struct sys_state *st, const struct sys_obj *o)
+{
+	if (o->flags & O_NONBLOCK)
+		return -EAGAIN;
+	return sys_wait(st, SYS_KEY_FD, ~0u, 0);
+}
+
+/* the first len bytes of the read end r's ring into the pieces of v, in at most two runs: all
+ * checked before any moves, so that a bad piece reads nothing, as Linux's pipe_read */
+static int ring_out(struct sys_state *st, const struct sys_obj *r, uint64_t len,
+		    const struct sys_iov *v, int n)
+{
+	const uint8_t *buf = st->pipe_buf[sys_obj_slot(st, r)];
+	uint64_t first = PIPE_SIZE - r->pos < len ? PIPE_SIZE - r->pos : len;
+	if (!sys_iov_ok(st, v, n, 0, len, 1) || sys_iov_out(st, v, n, 0, buf + r->pos, first))
+		return -EFAULT;
+	return first < len ? sys_iov_out(st, v, n, first, buf, len - first) : 0;
+}
+
+static long pipe_read(struct sys_state *st, uint64_t fd, struct sys_obj *o, const struct sys_iov *v,
+		      int n)
+{
+	(void)fd;
+	uint64_t want = sys_iov_total(v, n);
+	if (!want)
+		return 0;
+	if (!o->len)
+		return o->id ? later(st, o) : 0; /* no writer: the end */
+	uint64_t k = want < o->len ? want : o->len;
+	if (ring_out(st, o, k, v, n))
+		return -EFAULT;
+	o->pos = (o->pos + k) % PIPE_SIZE;
+	o->len -= k;
+	if (peer(st, o))
+		sys_fd_changed(st, peer(st, o)); /* room for the writer */
+	return (long)k;
+}
+
+static long pipe_write(struct sys_state *st, uint64_t fd, struct sys_obj *o,
+		       const struct sys_iov *v, int n)
+{
+	(void)fd;
+	struct proc_thread *t = sys_cur(st);
+	uint64_t total = sys_iov_total(v, n), done = t->wdone;
+	if (!total)
+		return 0;
+	struct sys_obj *r = peer(st, o);
+	if (!r) {
+		sys_send(st, t, SIGPIPE, 0);
+		return done ? (long)done : -EPIPE;
+	}
+	uint64_t room = PIPE_SIZE - r->len, left = total - done;
+	if (!room || (left <= PIPE_BUF_ && room < left)) {
+		if ((o->flags & O_NONBLOCK) && done)
+			return (long)done;
+		return later(st, o);
+	}
+	uint32_t slot = sys_obj_slot(st, r);
+	if (!st->pipe_buf[slot] && !(st->pipe_buf[slot] = malloc(PIPE_SIZE)))
+		return done ? (long)done : -ENOMEM;
+	uint64_t k = left < room ? left : room;
+	/* the ring's free part from r->len on, filled from the pieces at done */
+	uint8_t *buf = st->pipe_buf[slot];
+	uint64_t at = (r->pos + r->len) % PIPE_SIZE,
+		 first = PIPE_SIZE - at < k ? PIPE_SIZE - at : k;
+	if (!sys_iov_ok(st, v, n, done, k, 0) || sys_iov_in(st, v, n, done, buf + at, first) ||
+	    (first < k && sys_iov_in(st, v, n, done + first, buf, k - first)))
+		return done ? (long)done : -EFAULT;
+	r->len += k;
+	done += k;
+	sys_fd_changed(st, r);
+	if (done == total || (o->flags & O_NONBLOCK))
+		return (long)done;
+	t->wdone = done; /* the rest when the reader made room: kept across the retries */
+	return sys_wait(st, SYS_KEY_FD, ~0u, 0);
+}
+
+static uint32_t pipe_poll(struct sys_state *st, struct sys_obj *o, uint64_t *next)
+{
+	(void)next;
+	if ((o->flags & O_ACCMODE) == O_RDONLY)
+		return (o->len ? EPOLLIN | EPOLLRDNORM : 0) | (o->id ? 0 : EPOLLHUP);
+	struct sys_obj *r = peer(st, o);
+	if (!r)
+		return EPOLLOUT | EPOLLWRNORM | EPOLLERR;
+	/* writable while a write of PIPE_BUF would not wait, as Linux's page-sized slots say */
+	return PIPE_SIZE - r->len >= PIPE_BUF_ ? EPOLLOUT | EPOLLWRNORM : 0;
+}
+
+static void pipe_stat(struct sys_state *st, struct sys_obj *o, struct stat *s)
+{
+	/* both ends are one inode: the read end's slot names it while there is one */
+	int reader = (o->flags & O_ACCMODE) == O_RDONLY || !o->id;
+	s->st_mode = S_IFIFO | 0600;
+	s->st_ino = (reader ? sys_obj_slot(st, o) : o->id - 1) + 1;
+	s->st_dev = 0xc; /* pipefs's */
+}
+
+/* an end closed: the other sees EOF (the writer gone) or EPIPE (the reader gone); the reader
+ * takes the bytes with it */
+static void pipe_close(struct sys_state *st, struct sys_obj *o)
+{
+	struct sys_obj *p = peer(st, o);
+	if ((o->flags & O_ACCMODE) == O_RDONLY) {
+		uint32_t slot = sys_obj_slot(st, o);
+		free(st->pipe_buf[slot]);
+		st->pipe_buf[slot] = NULL;
+	}
+	if (p) {
+		p->id = 0;
+		sys_fd_changed(st, p);
+	}
+}
+
+static int pipe_pollable(const struct sys_obj *o)
+{
+	(void)o;
+	return 1;
+}
+
+const struct sys_fd_ops sys_pipe_ops = {
+    .read = pipe_read,
+    .write = pipe_write,
+    .poll = pipe_poll,
+    .stat = pipe_stat,
+    .close = pipe_close,
+    .pollable = pipe_pollable,
+};
+
+static long sys_pipe2(struct sys_state *st, const uint64_t a[6])
+{
+	/* O_DIRECT (packet mode) is refused, as the brief allows a kernel without it */
+	if (a[1] & ~(uint64_t)(O_CLOEXEC | O_NONBLOCK))
+		return -EINVAL;
+	int cloexec = (a[1] & O_CLOEXEC) != 0;
+	uint32_t nb = (uint32_t)(a[1] & O_NONBLOCK);
+	long rfd = sys_fd_lowest(st, 0), wfd = rfd < 0 ? rfd : sys_fd_lowest(st, (uint64_t)rfd + 1);
+	if (wfd < 0)
+		return -EMFILE;
+	const int fds[2] = {(int)rfd, (int)wfd};
+	if (!sys_user(st, a[0], sizeof(fds), PROT_WRITE))
+		return -EFAULT;
+	struct sys_obj *r = sys_obj_new(st, SYS_KIND_PIPE, O_RDONLY | nb);
+	struct sys_obj *w = sys_obj_new(st, SYS_KIND_PIPE, O_WRONLY | nb);
+	r->id = sys_obj_slot(st, w) + 1;
+	w->id = sys_obj_slot(st, r) + 1;
+	sys_fd_set(st, (uint64_t)rfd, r, cloexec);
+	sys_fd_set(st, (uint64_t)wfd, w, cloexec);
+	return sys_put(st, a[0], fds, sizeof(fds));
+}
+
+static long sys_pipe(struct sys_state *st, const uint64_t a[6])
+{
+	const uint64_t b[6] = {a[0], 0, 0, 0, 0, 0};
+	return sys_pipe2(st, b);
+}
+
+const struct sys_entry sys_pipe_table[] = {
+    {SYS_pipe, "pipe", sys_pipe, 0, NULL},
+    {SYS_pipe2, "pipe2", sys_pipe2, 0, NULL},
+    {0, NULL, NULL, 0, NULL},
+};
