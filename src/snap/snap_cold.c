@@ -26,11 +26,12 @@ int snap_cold_install(struct snap_cold *c, uint64_t addr, const void *src, uint6
 	return 0;
 }
 
-/* a page the program may have: page 0 (the sled), the runtime's area and its own memory, never
- * the host's structures in between (a fault there, on a CPL0 stack, is served, not recorded) */
+/* a page the program may have: page 0 (the sled), the runtime's areas (its vCPUs' and its own)
+ * and its own memory, never the host's structures in between (a fault there, on a CPL0 stack, is
+ * served, not recorded) */
 int snap_cold_program_page(const struct vm *vm, uint64_t addr)
 {
-	return addr % PAGE == 0 && (addr == 0 || (addr >= EMBER_RT_BASE && addr < vm_user_top(vm)));
+	return addr % PAGE == 0 && (addr == 0 || (addr >= EMBER_RT_CPUS && addr < vm_user_top(vm)));
 }
 
 /* one faulting page: its snapshot content from the memory file (checked), or zeros */

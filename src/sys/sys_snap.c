@@ -92,7 +92,8 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	memset(st->sigcode, 0, sizeof(st->sigcode));
 	if (proc_restore(&st->pr, &s->threads))
 		return -ENOMEM;
-	st->rt->threads(st, proc_threads(&st->pr));
+	/* the runtime learns the number of threads at the start of the next run (rt_begin): guest
+	 * memory may not be there yet (a cold start installs it after this) */
 	st->snap_tid = s->snap_tid;
 	st->pending = s->pending;
 	st->nwr = 0;
