@@ -76,10 +76,12 @@ int proc_restore(struct proc *p, const struct proc_saved *s)
 		t->clear_tid = x->clear_tid;
 		memcpy(t->altstack, x->altstack, sizeof(t->altstack));
 		if (x->cpu == 0) {
-			/* vCPU 0 gets its registers and FPU state from the caller's snapshot */
+			/* vCPU 0 gets its FPU state from the caller's snapshot, and its registers
+			 * from the saved thread: they differ from the vCPU's when the thread
+			 * waited (rewound to make its call again) */
 			t->cpu = 0;
 			p->cpu[0].cur = t;
-			t->regs_dirty = 0;
+			t->regs_dirty = 1;
 			first = t;
 		} else if (x->fpu_len && proc_set_fpu(p, t, x->fpu, x->fpu_len)) {
 			return -ENOMEM;

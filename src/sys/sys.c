@@ -280,6 +280,13 @@ static void handle_exit(struct sys_state *st, struct proc_thread *t, const struc
 {
 	st->stats.exits[e->kind]++;
 	st->rt->exit(st); /* whatever the exit, the runtime's buffers are collected */
+	if (st->outcome == SYS_SNAPSHOT && e->kind == VM_EXIT_HYPERCALL &&
+	    e->port == EMBER_HC_SYSCALL) {
+		/* another thread stopped at the snapshot point first: this call is made again
+		 * from its site when the snapshot is restored (rax still holds its number) */
+		t->regs.rip -= EMBER_HC_LEN;
+		t->regs_dirty = 1;
+	}
 	if (st->outcome != SYS_RUNNING)
 		return;
 	switch (e->kind) {
@@ -380,6 +387,34 @@ static const struct proc_ops sys_proc_ops = {
     .timeout = ops_timeout,
 };
 
+/* At the snapshot point, a thread woken from a wait has not made its call again yet: it is
+ * made now, so the snapshot holds its result (a woken futex wait's 0), or the wait again, which
+ * the snapshot rewinds to be made at the restore. Saved as it was, its registers would still
+ * hold the call's number, as if that were what the call returned. */
+static void settle(struct sys_state *st)
+{
+	size_t i = 0;
+	pthread_mutex_lock(&st->pr.mu);
+	for (struct proc_thread *t; (t = proc_each(&st->pr, &i));) {
+		if (!t->retry)
+			continue;
+		t->retry = 0;
+		st->pr.cur = t;
+		st->redo = 1;
+		make_call(st, t);
+		st->redo = 0;
+		st->pr.cur = NULL;
+	}
+	/* registers changed since the last exit reach the vCPU that holds them: the snapshot
+	 * reads vCPU 0's there */
+	for (int c = 0; c < st->pr.ncpu && c < VM_CPUS_MAX; c++) {
+		struct proc_thread *t = st->pr.cpu[c].cur;
+		if (t && t->regs_dirty && !vm_cpu_set_regs(st->vm, c, &t->regs))
+			t->regs_dirty = 0;
+	}
+	pthread_mutex_unlock(&st->pr.mu);
+}
+
 enum sys_outcome sys_run(struct sys_state *st)
 {
 	st->outcome = SYS_RUNNING;
@@ -410,6 +445,8 @@ enum sys_outcome sys_run(struct sys_state *st)
 	pthread_mutex_unlock(&st->pr.mu);
 	if (st->outcome == SYS_RUNNING)
 		proc_run(&st->pr, vm_deadline(st->vm));
+	if (st->outcome == SYS_SNAPSHOT)
+		settle(st);
 	/* what the runtime still holds of any vCPU's output, now that none runs */
 	st->rt->exit(st);
 	return st->outcome;

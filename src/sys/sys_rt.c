@@ -338,8 +338,9 @@ static int rt_hypercall(struct sys_state *st, int port)
 static int rt_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
 {
 	const struct ember_rt_ctl *c = vm_guest(st->vm, EMBER_RT_CTL, sizeof(*c));
-	return st->pending == EMBER_HC_INPUT && from_runtime(r) && c &&
-	       c->magic == EMBER_RT_MAGIC && c->fpu_saved == EMBER_RT_FPU_SAVED;
+	const struct proc_thread *t0 = st->pr.cpu[0].cur; /* the snapshot's registers' thread */
+	return st->pending == EMBER_HC_INPUT && t0 && t0->tid == st->snap_tid && from_runtime(r) &&
+	       c && c->magic == EMBER_RT_MAGIC && c->fpu_saved == EMBER_RT_FPU_SAVED;
 }
 
 /* A page or protection fault in the runtime's code while it serves a call (its control block
