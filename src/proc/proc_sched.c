@@ -273,6 +273,10 @@ static void cpu_loop(struct proc *p, int cpu)
 		pthread_mutex_lock(&p->mu);
 		c->running = 0;
 		vm_cpu_get_regs(p->vm, cpu, &t->regs);
+		/* out of the runtime, whose state on this vCPU kept it here (a snapshot's pin): it
+		 * may run anywhere again, and takes no precedence over the queue any more */
+		if (t->pin >= 0 && !proc_in_runtime(t))
+			t->pin = -1;
 		p->cur = t;
 		p->cur_cpu = cpu;
 		p->ops->exit(p->ctx, t, &e);
