@@ -18,6 +18,8 @@ GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys 
 	memcalls memfuzz
 GUEST_PROGS += fpustate rodontneed isolation unaligned dirtier giveback badbuf crash_nullcall \
 	crash_nullret
+# threads and signals, careless and hostile (tests/integration/test_threads.sh)
+GUEST_PROGS += hostile_threads
 # stderr for the server's logs (tests/integration/test_logs.sh)
 GUEST_PROGS += logger
 # the bundle's file calls (tests/integration/test_files.sh)

@@ -1,0 +1,104 @@
+#!/bin/sh
+# Threads and signals as careless or hostile programs use them (tests/guest/hostile_threads.c,
+# one case per mode): Linux's answers where a native run gives them, in both syscall modes and,
+# on KVM, on one vCPU and on two; where the program misbehaves, a run that ends (at its timeout
+# at worst), a machine that goes on, and a next invocation with nothing of the last one.
+# Run from the repository root.
+set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+pick_backend
+H=$G/hostile_threads.musl
+# the ptrace backend runs one vCPU
+CPUS=1
+[ "$EMBER_BACKEND" = kvm ] && CPUS="1 2"
+req "hostile"
+
+# like MODE [ARG]: exit 0 and the native run's stdout, in every invocation of --repeat 2, in
+# both syscall modes, on each number of vCPUs
+like()
+{
+	"$H" "$@" <"$tmp/in" >"$tmp/native" 2>/dev/null
+	cat "$tmp/native" "$tmp/native" >"$tmp/native2"
+	for mode in trap guest; do
+		for c in $CPUS; do
+			er --syscalls "$mode" --cpus "$c" --repeat 2 --timeout 20 "$H" "$@"
+			expect_rc 0 "$* ($mode, $c vCPU)"
+			check "$* ($mode, $c vCPU): the native run's output, twice" \
+			    cmp -s "$tmp/out" "$tmp/native2"
+		done
+	done
+}
+
+# timeouts MODE: the run's own timeout ends both invocations (not the test's), each starting
+# afresh (the same output twice)
+timeouts()
+{
+	for mode in trap guest; do
+		for c in $CPUS; do
+			er --syscalls "$mode" --cpus "$c" --repeat 2 --timeout 1 "$H" "$1"
+			expect_rc 124 "$1 ($mode, $c vCPU)"
+			check "$1 ($mode, $c vCPU): both invocations timed out at --timeout" \
+			    [ "$(grep -c 'timed out' "$tmp/err")" = 2 ]
+			check "$1 ($mode, $c vCPU): the second invocation as fresh as the first" \
+			    [ "$(wc -l <"$tmp/out") $(sort -u "$tmp/out" | wc -l)" = "2 1" ]
+		done
+	done
+}
+
+# dies MODE [ARG]: SIGSEGV (139) in both invocations, with Ember's line saying why, as on Linux
+dies()
+{
+	for mode in trap guest; do
+		er --syscalls "$mode" --repeat 2 --timeout 5 "$H" "$@"
+		expect_rc 139 "$* ($mode)"
+		check "$* ($mode): both invocations died of it, the machine went on" \
+		    [ "$(grep -c '^ember: ' "$tmp/err")" = 2 ]
+	done
+}
+
+# one invocation's waiter, handler, mask, pending signal, timer and alternate stack: gone in
+# the next; a wait interrupted by a handler with SA_RESTART goes on, without it returns EINTR
+like leftover
+like restart
+like norestart
+
+# clone in a loop: EAGAIN at --threads (256 by default, the first included), in every invocation
+for mode in trap guest; do
+	er --syscalls "$mode" --repeat 2 "$H" bomb
+	expect_rc 0 "bomb ($mode)"
+	printf 'threads made: 255, then Resource temporarily unavailable\n' >"$tmp/want"
+	cat "$tmp/want" "$tmp/want" >"$tmp/want2"
+	check "bomb ($mode): EAGAIN past 256 threads, in both invocations" cmp -s "$tmp/out" "$tmp/want2"
+	er --syscalls "$mode" --threads 10 "$H" bomb
+	out_is "threads made: 9, then Resource temporarily unavailable" "bomb ($mode, --threads 10)"
+done
+
+# a SIGSEGV handler that returns to the faulting load: Linux faults forever, Ember until
+# --timeout, and the next invocation starts afresh
+timeouts segvloop
+
+# a garbage signal frame (a non-canonical, kernel, runtime or handler's address, an unmapped
+# frame), a SIGSEGV handler that faults until the stack is gone, a thread on an unmapped or
+# non-canonical stack: SIGSEGV
+for how in noncanonical kernel runtime isr unmapped; do
+	dies sigreturn "$how"
+done
+dies segvnest
+dies badstack 0x100000000
+dies badstack 0x8000000000000000
+# a thread on a stack in the in-guest runtime's memory (its code, its vCPUs' areas): trap mode
+# faults as Linux does; guest mode may write there (the runtime's memory is the program's own),
+# and either way the next invocation behaves the same
+for sp in 0x1f0000 0xc4000 0x180000; do
+	for mode in trap guest; do
+		er --syscalls "$mode" --repeat 2 --timeout 5 "$H" badstack "$sp"
+		case $rc in 0 | 139) ok "badstack $sp ($mode): exit $rc" ;;
+		*) bad "badstack $sp ($mode): exit $rc, not the program's 0 or 139" ;;
+		esac
+		check "badstack $sp ($mode): both invocations alike" \
+		    [ "$(sort -u "$tmp/err" "$tmp/out" | wc -l)" -le 1 ]
+	done
+done
+
+finish
