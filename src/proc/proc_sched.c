@@ -277,6 +277,11 @@ static void cpu_loop(struct proc *p, int cpu)
 		p->cur_cpu = cpu;
 		p->ops->exit(p->ctx, t, &e);
 		p->cur = NULL;
+		/* out of the in-guest runtime (a call it handed over is the site's once served), a
+		 * thread restored inside it (proc_restore) needs its vCPU no more: pinned still, it
+		 * jumps the queue there and starves the others */
+		if (!proc_in_runtime(t))
+			t->pin = -1;
 		if (t->state != PROC_RUNNING) { /* it waits, or ended */
 			t = NULL;
 			continue;

@@ -101,4 +101,8 @@ for sp in 0x1f0000 0xc4000 0x180000; do
 	done
 done
 
+# a main thread that waits with sched_yield for another: the other runs (the main thread,
+# restored inside the in-guest runtime, does not keep the vCPU for itself)
+like yield
+
 finish
