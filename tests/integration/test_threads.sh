@@ -105,4 +105,7 @@ done
 # restored inside the in-guest runtime, does not keep the vCPU for itself)
 like yield
 
+# threads taken off their vCPU mid-loop go on where they were, registers and FPU state
+like preempt 3
+
 finish
