@@ -375,9 +375,22 @@ void proc_stop_workers(struct proc *p)
 		}
 }
 
+/* a thread only a vCPU past the first may run: restored inside the in-guest runtime there */
+static int pinned_past_first(struct proc *p)
+{
+	for (size_t i = 0; i < p->nt; i++)
+		if (p->t[i]->state != PROC_FREE && p->t[i]->pin > 0)
+			return 1;
+	return 0;
+}
+
 void proc_spread(struct proc *p)
 {
-	if (p->ncpu < 2 || p->live < 2 || p->active || p->done || !p->running)
+	if (p->ncpu < 2 || p->active || p->done || !p->running)
+		return;
+	/* one thread needs one vCPU, unless it is pinned to another: a snapshot taken while the
+	 * request was read on vCPU 1 by a thread left alone by then hung every invocation */
+	if (p->live < 2 && !pinned_past_first(p))
 		return;
 	start_workers(p);
 	p->active = 1;

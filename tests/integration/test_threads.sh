@@ -108,4 +108,8 @@ like yield
 # threads taken off their vCPU mid-loop go on where they were, registers and FPU state
 like preempt 3
 
+# the request read on vCPU 1 by the one thread left (the main one ended with exit): every
+# invocation runs it
+like snaplone
+
 finish
