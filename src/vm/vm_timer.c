@@ -75,10 +75,19 @@ void vm_timer_running(struct vm *vm, int cpu, uint64_t slice)
 	tl_vm = vm;
 	tl_cpu = cpu;
 	vm->cpu[cpu].slice = slice;
-	/* a slice shorter than what the timer holds: the timer fires at its end (and is armed
-	 * again for the deadline by the run it interrupts, vm_timer_fired) */
-	if (slice && tl_timer_ok && (!tl_armed || tl_armed > slice))
-		arm(slice);
+	if (!tl_timer_ok)
+		return;
+	/* The timer fires at the slice's end or the deadline, whichever comes first, whatever
+	 * earlier runs left: a firing that ended a slice leaves it disarmed, and one for an earlier
+	 * run's slice, which stops nothing, leaves it disarmed too where the run does not take the
+	 * signal (the handler's is one-shot). A run entered so would never stop: a thread that
+	 * spins alone outlived the deadline. Where the handler takes the signal, the timer is armed
+	 * for exactly this run (a late firing for another is dropped by the stop reason). */
+	uint64_t next = vm->deadline;
+	if (slice && (!next || slice < next))
+		next = slice;
+	if (vm->run_takes_timer ? next && (!tl_armed || tl_armed > next) : next != tl_armed)
+		arm(next);
 }
 
 void vm_timer_forget(struct vm *vm)

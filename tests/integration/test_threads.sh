@@ -112,4 +112,10 @@ like preempt 3
 # invocation runs it
 like snaplone
 
+# a thread that spins forever while the main thread waits for it: the invocation ends at
+# --timeout, and the next one starts afresh; signals to a thread that spends its time inside the
+# in-guest runtime, each waited for with sched_yield: each delivered
+timeouts spin
+like rtsignals
+
 finish
