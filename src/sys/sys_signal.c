@@ -474,6 +474,11 @@ static long sys_rt_sigsuspend(struct sys_state *st, const uint64_t a[6])
 		t->saved_mask = sys_sigmask(st, t);
 		t->suspended = 1;
 		sys_set_sigmask(st, t, mask);
+		/* one the new mask unblocks that is pending already (block, raise, sigsuspend):
+		 * nothing would wake the wait, its sending is over; it is taken as the call
+		 * returns, with the suspend's mask saved in its frame */
+		if (sys_signal_ready(st, t))
+			return -EINTR;
 	}
 	return sys_wait(st, 0, 0, 0); /* until a signal: sys_interrupt returns EINTR */
 }

@@ -118,4 +118,7 @@ like snaplone
 timeouts spin
 like rtsignals
 
+# sigsuspend with the signal pending already (block, raise, suspend): the handler runs at once
+like sigsuspend
+
 finish
