@@ -155,7 +155,8 @@ static size_t xsave_len(size_t have)
 static int push_frame(struct sys_state *st, struct proc_thread *t, int sig, int code, uint64_t addr,
 		      int trapno)
 {
-	const struct sys_sig *act = &st->sig[sig];
+	/* a copy: SA_RESETHAND resets the action below, before the handler's address is used */
+	const struct sys_sig a = st->sig[sig], *act = &a;
 	struct vm_regs *r = &t->regs;
 	if (!(act->flags & SA_RESTORER))
 		return -1; /* x86-64 needs it: Linux refuses the frame too */
