@@ -125,4 +125,10 @@ like sigsuspend
 # stack (SA_ONSTACK); SA_RESETHAND; the mask back after it
 like sigmasks
 
+# futex: bad addresses (unmapped, misaligned, read-only), bad timeouts, a zero bitset, requeue
+# and wake_op on the wrong value or memory, FUTEX_OP's signed 12-bit arguments; FUTEX_WAKE_OP's
+# addition against a thread's atomic ones on another vCPU
+like futex
+like wakeop_race
+
 finish
