@@ -394,7 +394,8 @@ enum sys_outcome sys_run(struct sys_state *st)
 	if (first) {
 		st->pr.cur = first;
 		st->pr.cur_cpu = 0;
-		if (vm_get_regs(st->vm, &first->regs) == 0) {
+		/* the registers the restore gave it, else the vCPU's (proc_restore) */
+		if (first->regs_dirty || vm_get_regs(st->vm, &first->regs) == 0) {
 			if (st->pending == EMBER_HC_SYSCALL)
 				serve_syscall(st, first);
 			else if (st->pending == EMBER_HC_INPUT)

@@ -131,4 +131,9 @@ like sigmasks
 like futex
 like wakeop_race
 
+# the snapshot, in every invocation restored from it: a waiter woken just before it, and the
+# main thread waiting on vCPU 0 while another thread reads the request on vCPU 1
+like snapwake
+like snapwait
+
 finish
