@@ -135,5 +135,7 @@ like wakeop_race
 # main thread waiting on vCPU 0 while another thread reads the request on vCPU 1
 like snapwake
 like snapwait
+# a thread making calls the host serves on vCPU 1 as it is taken
+like snapcall
 
 finish
