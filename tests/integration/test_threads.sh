@@ -137,5 +137,7 @@ like snapwake
 like snapwait
 # a thread making calls the host serves on vCPU 1 as it is taken
 like snapcall
+# the FPU state of the main thread inside the runtime while another reads the request
+like snapfpu
 
 finish
