@@ -773,6 +773,32 @@ static int m_sigmasks(void)
 	return 0;
 }
 
+/* a POSIX timer on CLOCK_MONOTONIC set for an absolute time: it fires then, not at once */
+static int m_timerabs(void)
+{
+	struct sigevent ev;
+	struct itimerspec its;
+	struct timespec now, d = {0, 100000000};
+	timer_t tm;
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_SIGNAL;
+	ev.sigev_signo = SIGUSR1;
+	handle(SIGUSR1, on_signal, 0);
+	if (timer_create(CLOCK_MONOTONIC, &ev, &tm))
+		return printf("timer_create: %s\n", err_name(-1)), 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = now.tv_sec + (now.tv_nsec >= 600000000L);
+	its.it_value.tv_nsec = (now.tv_nsec + 400000000L) % 1000000000L;
+	timer_settime(tm, TIMER_ABSTIME, &its, NULL);
+	nanosleep(&d, NULL);
+	int early = handled;
+	for (int i = 0; i < 20 && !handled; i++)
+		nanosleep(&d, NULL);
+	printf("fired within 100 ms: %d, fired later: %d\n", early, (int)handled - early);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char req[64];
@@ -823,6 +849,8 @@ int main(int argc, char **argv)
 		return m_wakeop_race();
 	if (!strcmp(mode, "sigmasks"))
 		return m_sigmasks();
+	if (!strcmp(mode, "timerabs"))
+		return m_timerabs();
 	if (!strcmp(mode, "snapwake"))
 		return m_snapwake();
 	if (!strcmp(mode, "snapcall"))

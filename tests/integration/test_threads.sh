@@ -140,4 +140,7 @@ like snapcall
 # the FPU state of the main thread inside the runtime while another reads the request
 like snapfpu
 
+# a POSIX timer on CLOCK_MONOTONIC set for an absolute time fires then
+like timerabs
+
 finish
