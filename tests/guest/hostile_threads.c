@@ -799,6 +799,46 @@ static int m_timerabs(void)
 	return 0;
 }
 
+/* a thread taking exceptions in a loop (int3, its SIGTRAP handler returns) on vCPU 1 as the
+ * main thread reads the request: in every invocation it goes on taking them */
+static volatile long st_traps;
+static uint32_t st_started;
+
+static void on_trap(int sig)
+{
+	(void)sig;
+	st_traps++;
+}
+
+static int st_trapper(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&st_started, 1, __ATOMIC_SEQ_CST);
+	for (;;)
+		__asm__ volatile("int3");
+	return 0;
+}
+
+static void snaptrap_before(void)
+{
+	static char stack[65536] __attribute__((aligned(16)));
+	handle(SIGTRAP, on_trap, 0);
+	raw_clone(CLONE_THREAD_FLAGS, stack + sizeof(stack), st_trapper, NULL);
+	while (!__atomic_load_n(&st_started, __ATOMIC_SEQ_CST))
+		sched_yield();
+	spin_ms(20);
+}
+
+static int m_snaptrap(void)
+{
+	long before = st_traps;
+	for (int i = 0; i < 200 && st_traps < before + 10; i++)
+		spin_ms(5);
+	printf("the trapping thread went on: %s\n", st_traps >= before + 10 ? "yes" : "no");
+	fflush(stdout);
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	char req[64];
@@ -807,6 +847,8 @@ int main(int argc, char **argv)
 		snapwake_before();
 	if (!strcmp(mode, "snapcall"))
 		snapcall_before();
+	if (!strcmp(mode, "snaptrap"))
+		snaptrap_before();
 	if (!strcmp(mode, "snapwait")) /* the request is another thread's to read */
 		return m_snapwait();
 	if (!strcmp(mode, "snaplone"))
@@ -851,6 +893,8 @@ int main(int argc, char **argv)
 		return m_sigmasks();
 	if (!strcmp(mode, "timerabs"))
 		return m_timerabs();
+	if (!strcmp(mode, "snaptrap"))
+		return m_snaptrap();
 	if (!strcmp(mode, "snapwake"))
 		return m_snapwake();
 	if (!strcmp(mode, "snapcall"))

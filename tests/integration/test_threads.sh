@@ -142,5 +142,7 @@ like snapfpu
 
 # a POSIX timer on CLOCK_MONOTONIC set for an absolute time fires then
 like timerabs
+# a thread taking exceptions in a loop (int3, a handler) on vCPU 1 as the snapshot is taken
+like snaptrap
 
 finish
