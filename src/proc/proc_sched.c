@@ -273,14 +273,15 @@ static void cpu_loop(struct proc *p, int cpu)
 		pthread_mutex_lock(&p->mu);
 		c->running = 0;
 		vm_cpu_get_regs(p->vm, cpu, &t->regs);
-		/* out of the runtime, whose state on this vCPU kept it here (a snapshot's pin): it
-		 * may run anywhere again, and takes no precedence over the queue any more */
-		if (t->pin >= 0 && !proc_in_runtime(t))
-			t->pin = -1;
 		p->cur = t;
 		p->cur_cpu = cpu;
 		p->ops->exit(p->ctx, t, &e);
 		p->cur = NULL;
+		/* out of the in-guest runtime (a call it handed over is the site's once served), a
+		 * thread restored inside it (proc_restore) needs its vCPU no more: pinned still, it
+		 * jumps the queue there and starves the others */
+		if (!proc_in_runtime(t))
+			t->pin = -1;
 		if (t->state != PROC_RUNNING) { /* it waits, or ended */
 			t = NULL;
 			continue;
@@ -374,9 +375,22 @@ void proc_stop_workers(struct proc *p)
 		}
 }
 
+/* a thread only a vCPU past the first may run: restored inside the in-guest runtime there */
+static int pinned_past_first(struct proc *p)
+{
+	for (size_t i = 0; i < p->nt; i++)
+		if (p->t[i]->state != PROC_FREE && p->t[i]->pin > 0)
+			return 1;
+	return 0;
+}
+
 void proc_spread(struct proc *p)
 {
-	if (p->ncpu < 2 || p->live < 2 || p->active || p->done || !p->running)
+	if (p->ncpu < 2 || p->active || p->done || !p->running)
+		return;
+	/* one thread needs one vCPU, unless it is pinned to another: a snapshot taken while the
+	 * request was read on vCPU 1 by a thread left alone by then hung every invocation */
+	if (p->live < 2 && !pinned_past_first(p))
 		return;
 	start_workers(p);
 	p->active = 1;

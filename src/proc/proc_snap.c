@@ -21,8 +21,11 @@ int proc_save(struct proc *p, struct proc_saved *out,
 		/* one stopped inside the in-guest runtime goes on from there on the same vCPU */
 		s->pin = t->cpu >= 0 && proc_in_runtime(t) ? t->cpu : t->pin;
 		s->regs = t->regs;
-		if (t->state == PROC_WAITING) {
-			/* its call is made again when it runs: from the site, number in rax */
+		if (t->state == PROC_WAITING || (t->state == PROC_READY && t->retry)) {
+			/* its call is made again when it runs: from the site, number in rax. So is
+			 * the call of one woken (or whose wait ended) that has not run since: the
+			 * snapshot keeps no retry, and its registers still hold the call, not its
+			 * result (rax the number: a futex that returned 202) */
 			s->regs.rip -= EMBER_HC_LEN;
 			s->regs.rax = t->nr;
 		}
@@ -77,8 +80,9 @@ int proc_restore(struct proc *p, const struct proc_saved *s)
 		memcpy(t->altstack, x->altstack, sizeof(t->altstack));
 		if (x->cpu == 0) {
 			/* vCPU 0 gets its FPU state from the caller's snapshot, and its registers
-			 * from the saved thread: they differ from the vCPU's when the thread
-			 * waited (rewound to make its call again) */
+			 * too, but the saved ones go in before it runs: they are the same, but for
+			 * a wait proc_save rewound, which the vCPU holds past its call (the thread
+			 * would take the number of its call for its result) */
 			t->cpu = 0;
 			p->cpu[0].cur = t;
 			t->regs_dirty = 1;

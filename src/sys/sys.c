@@ -280,15 +280,21 @@ static void handle_exit(struct sys_state *st, struct proc_thread *t, const struc
 {
 	st->stats.exits[e->kind]++;
 	st->rt->exit(st); /* whatever the exit, the runtime's buffers are collected */
-	if (st->outcome == SYS_SNAPSHOT && e->kind == VM_EXIT_HYPERCALL &&
-	    e->port == EMBER_HC_SYSCALL) {
-		/* another thread stopped at the snapshot point first: this call is made again
-		 * from its site when the snapshot is restored (rax still holds its number) */
-		t->regs.rip -= EMBER_HC_LEN;
-		t->regs_dirty = 1;
-	}
-	if (st->outcome != SYS_RUNNING)
+	if (st->outcome != SYS_RUNNING) {
+		/* The process stopped (the snapshot point) while t's call was on its way, from
+		 * another vCPU: it is not served, so t is put back on its `out`, to make it again
+		 * when it next runs. Left past it, the snapshot would resume t with the number of
+		 * the call as its result (a futex that returned 202). */
+		if (e->kind == VM_EXIT_HYPERCALL &&
+		    (e->port == EMBER_HC_SYSCALL || e->port == EMBER_HC_INPUT)) {
+			t->regs.rip -= EMBER_HC_LEN;
+			t->regs_dirty = 1;
+			/* the vCPU too: a snapshot takes vCPU 0's registers from it */
+			if (t->cpu >= 0 && vm_cpu_set_regs(st->vm, t->cpu, &t->regs) == 0)
+				t->regs_dirty = 0;
+		}
 		return;
+	}
 	switch (e->kind) {
 	case VM_EXIT_HYPERCALL:
 		if (e->port == EMBER_HC_SYSCALL) {
@@ -431,7 +437,8 @@ enum sys_outcome sys_run(struct sys_state *st)
 	if (first) {
 		st->pr.cur = first;
 		st->pr.cur_cpu = 0;
-		if (vm_get_regs(st->vm, &first->regs) == 0) {
+		/* the registers the restore gave it, else the vCPU's (proc_restore) */
+		if (first->regs_dirty || vm_get_regs(st->vm, &first->regs) == 0) {
 			if (st->pending == EMBER_HC_SYSCALL)
 				serve_syscall(st, first);
 			else if (st->pending == EMBER_HC_INPUT)

@@ -338,8 +338,10 @@ static int rt_hypercall(struct sys_state *st, int port)
 static int rt_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
 {
 	const struct ember_rt_ctl *c = vm_guest(st->vm, EMBER_RT_CTL, sizeof(*c));
-	const struct proc_thread *t0 = st->pr.cpu[0].cur; /* the snapshot's registers' thread */
-	return st->pending == EMBER_HC_INPUT && t0 && t0->tid == st->snap_tid && from_runtime(r) &&
+	/* r is vCPU 0's: the thread there must be the one stopped in the hypercall, not another
+	 * inside the runtime (waiting for its lock), whose state the runtime did not save */
+	const struct proc_thread *t = st->pr.cpu[0].cur;
+	return t && t->tid == st->snap_tid && st->pending == EMBER_HC_INPUT && from_runtime(r) &&
 	       c && c->magic == EMBER_RT_MAGIC && c->fpu_saved == EMBER_RT_FPU_SAVED;
 }
 

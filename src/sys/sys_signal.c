@@ -160,7 +160,8 @@ static size_t xsave_len(size_t have)
 static int push_frame(struct sys_state *st, struct proc_thread *t, int sig, int code, uint64_t addr,
 		      int trapno)
 {
-	const struct sys_sig *act = &st->sig[sig];
+	/* a copy: SA_RESETHAND resets the action below, before the handler's address is used */
+	const struct sys_sig a = st->sig[sig], *act = &a;
 	struct vm_regs *r = &t->regs;
 	if (!(act->flags & SA_RESTORER))
 		return -1; /* x86-64 needs it: Linux refuses the frame too */
@@ -479,6 +480,11 @@ static long sys_rt_sigsuspend(struct sys_state *st, const uint64_t a[6])
 		t->saved_mask = sys_sigmask(st, t);
 		t->suspended = 1;
 		sys_set_sigmask(st, t, mask);
+		/* one the new mask unblocks that is pending already (block, raise, sigsuspend):
+		 * nothing would wake the wait, its sending is over; it is taken as the call
+		 * returns, with the suspend's mask saved in its frame */
+		if (sys_signal_ready(st, t))
+			return -EINTR;
 	}
 	return sys_wait(st, 0, 0, 0); /* until a signal: sys_interrupt returns EINTR */
 }

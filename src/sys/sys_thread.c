@@ -242,34 +242,39 @@ static long futex_wait(struct sys_state *st, int op, const uint64_t a[6], uint32
 	return sys_wait(st, a[0], bits, deadline);
 }
 
-/* FUTEX_WAKE_OP's operation on *uaddr2, and its comparison of the old value */
+/* FUTEX_WAKE_OP's operation on *uaddr2, and its comparison of the old value, as the kernel's
+ * futex_atomic_op_inuser: oparg and cmparg are signed 12-bit numbers, and the word is changed
+ * atomically, for other vCPUs may be running the program's own atomic operations on it */
 static int wake_op(struct sys_state *st, uint64_t addr, uint32_t encoded, int *cond)
 {
 	uint32_t op = (encoded >> 28) & 7, cmp = (encoded >> 24) & 15;
-	uint32_t oparg = (encoded >> 12) & 0xfff, cmparg = encoded & 0xfff;
+	int32_t oparg = (int32_t)(encoded << 8) >> 20, cmparg = (int32_t)(encoded << 20) >> 20;
 	if (encoded & (8u << 28))
-		oparg = oparg < 32 ? 1u << oparg : 0;
+		oparg = (int32_t)(1u << (oparg & 31)); /* the kernel masks a shift out of range */
+	if (addr % 4)
+		return -EINVAL;
 	uint32_t *p = sys_user(st, addr, sizeof(uint32_t), PROT_READ | PROT_WRITE);
-	if (!p || addr % 4)
+	if (!p)
 		return -EFAULT;
-	uint32_t old, nv;
-	memcpy(&old, p, sizeof(old));
-	static const int ops = 5;
-	if (op >= (uint32_t)ops || cmp > 5)
-		return -ENOSYS;
-	nv = op == 0   ? oparg
-	     : op == 1 ? old + oparg
-	     : op == 2 ? old | oparg
-	     : op == 3 ? old & ~oparg
-		       : old ^ oparg;
-	memcpy(p, &nv, sizeof(nv));
-	int32_t o = (int32_t)old, c = (int32_t)cmparg;
-	*cond = cmp == 0   ? o == c
-		: cmp == 1 ? o != c
-		: cmp == 2 ? o < c
-		: cmp == 3 ? o <= c
-		: cmp == 4 ? o > c
-			   : o >= c;
+	if (op > 4)
+		return -ENOSYS; /* nothing changed */
+	uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED), nv, arg = (uint32_t)oparg;
+	do {
+		nv = op == 0   ? arg
+		     : op == 1 ? old + arg
+		     : op == 2 ? old | arg
+		     : op == 3 ? old & ~arg
+			       : old ^ arg;
+	} while (!__atomic_compare_exchange_n(p, &old, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	int32_t o = (int32_t)old;
+	if (cmp > 5)
+		return -ENOSYS; /* the word changed, as with Linux */
+	*cond = cmp == 0   ? o == cmparg
+		: cmp == 1 ? o != cmparg
+		: cmp == 2 ? o < cmparg
+		: cmp == 3 ? o <= cmparg
+		: cmp == 4 ? o > cmparg
+			   : o >= cmparg;
 	return 0;
 }
 

@@ -83,6 +83,29 @@ static long sys_alarm(struct sys_state *st, const uint64_t a[6])
 	return (long)((left + 999999999ULL) / 1000000000ULL);
 }
 
+/* now on timer tm's clock, ns. timer_create keeps the clock in `used`, as 1 + its id (so a timer
+ * of a snapshot from before, used 1, reads CLOCK_REALTIME, as it always did); the CPU-time
+ * clocks count the invocation's wall time, as clock_gettime answers them */
+static uint64_t clock_now(const struct sys_state *st, const struct proc_timer *tm)
+{
+	struct timespec now;
+	switch (tm->used - 1) {
+	case CLOCK_MONOTONIC:
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		break;
+	case CLOCK_BOOTTIME:
+		clock_gettime(CLOCK_BOOTTIME, &now);
+		break;
+	case CLOCK_PROCESS_CPUTIME_ID:
+	case CLOCK_THREAD_CPUTIME_ID:
+		return base_now_ns() - st->start_ns;
+	default:
+		clock_gettime(CLOCK_REALTIME, &now);
+		break;
+	}
+	return (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+}
+
 /* the POSIX timer with id, or NULL */
 static struct proc_timer *posix_timer(struct sys_state *st, uint64_t id)
 {
@@ -119,7 +142,7 @@ static long sys_timer_create(struct sys_state *st, const uint64_t a[6])
 		if (sys_put(st, a[2], &id, sizeof(id)))
 			return -EFAULT;
 		memset(tm, 0, sizeof(*tm));
-		tm->used = 1;
+		tm->used = 1 + (int)a[0]; /* its clock, for an absolute time (clock_now) */
 		tm->sig = ev.sigev_notify == SIGEV_NONE ? 0 : ev.sigev_signo;
 		tm->thread = thread;
 		return 0;
@@ -144,10 +167,8 @@ static long sys_timer_settime(struct sys_state *st, const uint64_t a[6])
 		return -EFAULT;
 	uint64_t value =
 	    (uint64_t)nv.it_value.tv_sec * 1000000000ULL + (uint64_t)nv.it_value.tv_nsec;
-	if (value && a[1] & TIMER_ABSTIME) { /* an absolute time on the realtime clock */
-		struct timespec now;
-		clock_gettime(CLOCK_REALTIME, &now);
-		uint64_t n = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+	if (value && a[1] & TIMER_ABSTIME) { /* an absolute time on the timer's own clock */
+		uint64_t n = clock_now(st, tm);
 		value = value > n ? value - n : 1;
 	}
 	arm(tm, value,

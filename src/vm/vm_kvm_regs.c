@@ -138,8 +138,16 @@ int kvm_regs_flush(struct vm *vm, struct kvm_cpu *c)
 
 void kvm_regs_exited(struct kvm_cpu *c)
 {
-	c->regs_valid = 0;
 	c->out_pending = 0;
+	/* stopped on the handlers' iretq that new registers go through (a kick came first):
+	 * nothing ran, the registers the host set are the program's still; read from the vCPU
+	 * they would be the handler's, which a thread taken off it, or a snapshot, would keep */
+	if (c->regs_valid && c->sync_regs &&
+	    c->run->s.regs.regs.rip == X86_ISR + (uint64_t)(vm_isr_iret - vm_isr_start)) {
+		c->at_cpl0 = 1;
+		return;
+	}
+	c->regs_valid = 0;
 	/* a signal may stop the vCPU anywhere, the handlers included */
 	c->at_cpl0 = c->sync_regs ? in_isr(c->run->s.regs.regs.rip) : -1;
 }

@@ -127,12 +127,25 @@ static int mmio_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 	return done;
 }
 
+/* the vCPU is in an exception handler, before its report: the program's registers are half
+ * on the handler's stack, and the report (one exit) is a few instructions away */
+static int reporting(struct kvm_cpu *k)
+{
+	struct kvm_regs raw;
+	const uint64_t out_at = X86_ISR + (uint64_t)(vm_isr_out - vm_isr_start);
+	return kvm_raw_get(k, &raw) == 0 && raw.rip >= X86_ISR && raw.rip <= out_at;
+}
+
 /* a signal interrupted the run: the deadline's, the end of a slice, a kick, or someone else's */
 static int intr_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 {
 	int why = vm->run_takes_timer ? vm_timer_fired(vm, k->index) : vm_stop_reason(vm, k->index);
 	if (why == VM_STOP_NONE)
 		return 0; /* enter again */
+	/* a slice's end or a kick waits for the report, which ends the run: stopped now, the
+	 * thread's registers would be the handler's (a snapshot resumed it at CPL3 there) */
+	if (why == VM_STOP_INTERRUPT && reporting(k))
+		return 0;
 	e->kind = why == VM_STOP_DEADLINE ? VM_EXIT_TIMEOUT : VM_EXIT_INTERRUPT;
 	return 1;
 }

@@ -172,8 +172,8 @@ static int resume(struct vm *vm, struct vm_exit *e, int *sig, siginfo_t *si)
 			if (why != VM_STOP_NONE) {
 				e->kind =
 				    why == VM_STOP_DEADLINE ? VM_EXIT_TIMEOUT : VM_EXIT_INTERRUPT;
-				/* stopped anywhere: the registers where it stopped, for the
-				 * thread the scheduler may now set aside */
+				/* the registers where it stopped: a thread taken off the vCPU
+				 * at its slice's end goes on from there, not from its last exit */
 				if (ptrace(PTRACE_GETREGS, p->pid, 0, &p->regs) < 0)
 					return vm_fail(e, "PTRACE_GETREGS: %s", strerror(errno));
 				return 1;

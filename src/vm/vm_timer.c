@@ -91,11 +91,16 @@ void vm_timer_running(struct vm *vm, int cpu, uint64_t slice)
 	tl_vm = vm;
 	tl_cpu = cpu;
 	vm->cpu[cpu].slice = slice;
-	/* the timer fires at the first of the slice's end and the deadline: a slice shorter than
-	 * what it holds brings it forward, and one that fired earlier left it disarmed (an
-	 * earlier stop that fires first is taken as early, and the timer armed again) */
+	if (!tl_timer_ok)
+		return;
+	/* The timer fires at the slice's end or the deadline, whichever comes first, whatever
+	 * earlier runs left: a firing that ended a slice leaves it disarmed, and one for an earlier
+	 * run's slice, which stops nothing, leaves it disarmed too where the run does not take the
+	 * signal (the handler's is one-shot). A run entered so would never stop: a thread that
+	 * spins alone outlived the deadline. Where the handler takes the signal, the timer is armed
+	 * for exactly this run (a late firing for another is dropped by the stop reason). */
 	uint64_t next = next_stop(vm, cpu);
-	if (next && tl_timer_ok && (!tl_armed || tl_armed > next))
+	if (vm->run_takes_timer ? next && (!tl_armed || tl_armed > next) : next != tl_armed)
 		arm(next);
 }
 

@@ -18,8 +18,9 @@ GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys 
 	memcalls memfuzz
 GUEST_PROGS += fpustate rodontneed isolation unaligned dirtier giveback badbuf crash_nullcall \
 	crash_nullret
-# threads: what an invocation leaves must not reach the next (tests/integration/test_threads.sh)
-GUEST_PROGS += threadleak
+# threads and signals: what an invocation leaves must not reach the next, careless and hostile
+# programs (tests/integration/test_threads.sh)
+GUEST_PROGS += threadleak hostile_threads
 # stderr for the server's logs (tests/integration/test_logs.sh)
 GUEST_PROGS += logger
 # the bundle's file calls (tests/integration/test_files.sh)

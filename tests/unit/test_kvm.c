@@ -1,5 +1,6 @@
 /* The KVM backend's vCPU state across faults, signals and resets, with hand-written guest code. */
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -115,6 +116,33 @@ static void signal_inside_the_handler(void **state)
 	vm_destroy(vm);
 }
 
+/* a kick that stops the vCPU on its way from the handlers to new registers (a thread entered
+ * after a fault of the last one, say), before it ran an instruction: the registers read then are
+ * those set, not the handler's iretq (a thread taken off the vCPU, or a snapshot, kept those and
+ * resumed at CPL3 in the handlers' page), and the next run goes on to them */
+static void kick_on_the_way_out(void **state)
+{
+	(void)state;
+	struct vm *vm = machine();
+	start(vm, CODE + 0x200, 0);
+	expect(vm, VM_EXIT_FAULT, 6, CODE + 0x200);
+	start(vm, CODE + 0x100, 7);
+	KC(vm, 0)->run->immediate_exit = 1; /* as a kick's signal does */
+	atomic_store(&vm->cpu[0].kicked, 1);
+	struct vm_exit e;
+	kvm_run(vm, 0, &e);
+	assert_int_equal(e.kind, VM_EXIT_INTERRUPT);
+	atomic_store(&vm->cpu[0].kicked, 0);
+	struct vm_regs r;
+	assert_int_equal(vm_get_regs(vm, &r), 0);
+	assert_int_equal(r.rip, CODE + 0x100);
+	assert_int_equal(r.rax, 7);
+	expect(vm, VM_EXIT_HYPERCALL, 0x13, CODE + 0x102);
+	vm_get_regs(vm, &r);
+	assert_int_equal(r.rax, 7);
+	vm_destroy(vm);
+}
+
 /* new registers that start at the `out` of the last hypercall run it again: KVM's completion
  * of that `out` (VT-x, SVM) must not skip it */
 static void reset_onto_the_last_out(void **state)
@@ -150,11 +178,9 @@ static void unfinished_io(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(reset_after_fault),
-	    cmocka_unit_test(registers_at_a_fault),
-	    cmocka_unit_test(signal_inside_the_handler),
-	    cmocka_unit_test(reset_onto_the_last_out),
-	    cmocka_unit_test(unfinished_io),
+	    cmocka_unit_test(reset_after_fault),	 cmocka_unit_test(registers_at_a_fault),
+	    cmocka_unit_test(signal_inside_the_handler), cmocka_unit_test(kick_on_the_way_out),
+	    cmocka_unit_test(reset_onto_the_last_out),	 cmocka_unit_test(unfinished_io),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
