@@ -22,6 +22,8 @@ GUEST_PROGS += fpustate rodontneed isolation unaligned dirtier giveback badbuf c
 GUEST_PROGS += logger
 # the bundle's file calls (tests/integration/test_files.sh)
 GUEST_PROGS += files fileread
+# threads for `ember bench programs`: create+join timed inside, work split over two threads
+GUEST_PROGS += threadbench parwork
 GUEST_MULTI := hello workout args counter marker
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
