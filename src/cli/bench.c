@@ -211,6 +211,8 @@ static const struct {
      "warm virtines' PSS per sharing mode (off, ksm, upm); how many fit"},
     {"all", cli_bench_all,
      "everything above and the peers (bwrap, runc, gVisor, a microVM): JSON and plots"},
+    {"programs", cli_bench_programs,
+     "programs (C, Go, threads, 2 vCPUs) warm next to native; KVM next to ptrace"},
 };
 
 int cli_bench(int argc, char **argv)
