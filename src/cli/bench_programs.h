@@ -77,9 +77,14 @@ void prog_parallel(const struct prog_run *r, const struct prog_row *row, const c
  * (skipped for a configuration Ember refuses, EMBER_ERR_CONFIG; failed otherwise) */
 int prog_load(const struct prog_run *r, const struct prog_row *row, const char *backend,
 	      unsigned cpus, struct ember_function **fn, struct prog_result *out);
-/* one warm invocation with req: its wall time in *us (the reset included), its exits, the start
- * of its stdout in buf; -1 when it did not exit 0, with why in out->failed */
-int prog_invoke(struct ember_function *fn, const char *req, double *us, double *exits, char *buf,
+/* one invocation as its caller sees it: wall time (the reset included), and Ember's account */
+struct prog_sample {
+	double us, exits;
+	double run_us, reset_us; /* ember_result's: running it, putting the virtine back */
+};
+/* one warm invocation with req into s, the start of its stdout in buf; -1 when it did not exit
+ * 0, with why in out->failed */
+int prog_invoke(struct ember_function *fn, const char *req, struct prog_sample *s, char *buf,
 		size_t cap, struct prog_result *out);
 /* an extra figure of out */
 void prog_extra(struct prog_result *out, const char *name, double v);

@@ -71,9 +71,10 @@ static void threads_round(const struct prog_run *r, struct ember_function *fn, c
 	const long ks[3] = {r->threads_k, 1, 0};
 	for (int i = 0; i < 3 && !out->failed[0]; i++) {
 		char req[32], buf[128];
-		double us, ex, ns, nus, nns;
+		struct prog_sample e;
+		double ns, nus, nns;
 		snprintf(req, sizeof(req), "%ld", ks[i]);
-		if (prog_invoke(fn, req, &us, &ex, buf, sizeof(buf), out) ||
+		if (prog_invoke(fn, req, &e, buf, sizeof(buf), out) ||
 		    threads_ns(buf, ks[i], &ns, out))
 			return;
 		nus = bench_spawn_out(path, req, strlen(req), buf, sizeof(buf));
@@ -87,16 +88,16 @@ static void threads_round(const struct prog_run *r, struct ember_function *fn, c
 		if (i == 0) {
 			add(&s->s[T_OP], ns / 1e3 / (double)ks[0], out);
 			add(&s->s[N_OP], nns / 1e3 / (double)ks[0], out);
-			add(&s->s[T_WALL_K], us, out);
+			add(&s->s[T_WALL_K], e.us, out);
 			add(&s->s[N_WALL_K], nus, out);
-			exits[0] += ex;
+			exits[0] += e.exits;
 		} else if (i == 1) {
 			add(&s->s[T_FIRST], ns / 1e3, out);
 			add(&s->s[N_FIRST], nns / 1e3, out);
 		} else {
-			add(&s->s[T_WALL_0], us, out);
+			add(&s->s[T_WALL_0], e.us, out);
 			add(&s->s[N_WALL_0], nus, out);
-			exits[1] += ex;
+			exits[1] += e.exits;
 		}
 	}
 }
@@ -173,8 +174,8 @@ static void parallel_round(struct ember_function *fn[2], const char *path, const
 	first_cpus(&all, 2, &cpus[1]);
 	for (int c = 0; c < 2 && !out->failed[0]; c++) {
 		char buf[128];
-		double us, ex;
-		if (prog_invoke(fn[c], req, &us, &ex, buf, sizeof(buf), out))
+		struct prog_sample e;
+		if (prog_invoke(fn[c], req, &e, buf, sizeof(buf), out))
 			return;
 		if (strcmp(buf, want)) {
 			snprintf(out->failed, sizeof(out->failed), "cpus %d printed '%.64s'", c + 1,
@@ -187,9 +188,9 @@ static void parallel_round(struct ember_function *fn[2], const char *path, const
 			return;
 		}
 		if (keep) {
-			add(&s->s[P_CPUS1 + c], us, out);
+			add(&s->s[P_CPUS1 + c], e.us, out);
 			add(&s->s[P_NAT1 + c], nus, out);
-			exits[c] += ex;
+			exits[c] += e.exits;
 		}
 	}
 }

@@ -54,13 +54,13 @@ int prog_load(const struct prog_run *r, const struct prog_row *row, const char *
 	return rc;
 }
 
-int prog_invoke(struct ember_function *fn, const char *req, double *us, double *exits, char *buf,
+int prog_invoke(struct ember_function *fn, const char *req, struct prog_sample *s, char *buf,
 		size_t cap, struct prog_result *out)
 {
 	struct ember_result res;
 	double t = bench_now_us();
 	ember_invoke(fn, req, strlen(req), &res);
-	*us = bench_now_us() - t;
+	s->us = bench_now_us() - t;
 	int ok = res.outcome == EMBER_OK && res.status == 0;
 	if (!ok && res.outcome == EMBER_OK)
 		snprintf(out->failed, sizeof(out->failed), "exit status %d", res.status);
@@ -71,7 +71,9 @@ int prog_invoke(struct ember_function *fn, const char *req, double *us, double *
 	if (n)
 		memcpy(buf, res.out, n);
 	buf[n] = 0;
-	*exits = (double)res.exits;
+	s->exits = (double)res.exits;
+	s->run_us = (double)res.run_us;
+	s->reset_us = (double)res.reset_us;
 	ember_result_free(&res);
 	return ok ? 0 : -1;
 }
@@ -101,9 +103,12 @@ void prog_floor(const struct prog_run *r, const struct prog_row *row, const char
 	free(us);
 }
 
+/* the figures of a warm row, one set each */
+enum { W_EMBER, W_NATIVE, W_RUN, W_RESET, W_SETS };
+
 /* A warm invocation (from the snapshot in a pooled virtine, its reset included) and the same
  * binary started natively (posix_spawn, the request on a pipe, its output read, waited for),
- * one of each per round; both must greet the request. */
+ * one of each per round; both must greet the request. Ember's run and reset beside them. */
 void prog_warm(const struct prog_run *r, const struct prog_row *row, const char *backend,
 	       struct prog_result *out)
 {
@@ -112,32 +117,45 @@ void prog_warm(const struct prog_run *r, const struct prog_row *row, const char 
 		return;
 	char path[4200], buf[256];
 	snprintf(path, sizeof(path), "%s/%s", r->dir, row->image);
-	struct bench_set em, nat;
-	bench_set_init(&em, row->name, backend);
-	bench_set_init(&nat, row->name, "native");
-	double exits = 0, us, ex;
+	struct bench_set s[W_SETS];
+	for (int i = 0; i < W_SETS; i++)
+		bench_set_init(&s[i], row->name, backend);
+	double exits = 0;
+	struct prog_sample e;
 	for (int i = -WARMUP; i < r->iters && !out->failed[0]; i++) {
-		if (prog_invoke(fn, request, &us, &ex, buf, sizeof(buf), out))
+		if (prog_invoke(fn, request, &e, buf, sizeof(buf), out))
 			break;
 		if (!strstr(buf, greeting)) {
 			snprintf(out->failed, sizeof(out->failed), "Ember's output: '%.64s'", buf);
 			break;
 		}
 		double nus = bench_spawn_out(path, request, sizeof(request) - 1, buf, sizeof(buf));
-		if (nus < 0 || !strstr(buf, greeting))
+		if (nus < 0 || !strstr(buf, greeting)) {
 			snprintf(out->failed, sizeof(out->failed), "the native run failed: '%.64s'",
 				 buf);
-		else if (i >= 0 && (bench_set_add(&em, us) || bench_set_add(&nat, nus)))
-			snprintf(out->failed, sizeof(out->failed), "out of memory");
-		exits += i >= 0 ? ex : 0;
+			break;
+		}
+		if (i < 0)
+			continue;
+		const double v[W_SETS] = {e.us, nus, e.run_us, e.reset_us};
+		for (int k = 0; k < W_SETS; k++)
+			if (bench_set_add(&s[k], v[k]))
+				snprintf(out->failed, sizeof(out->failed), "out of memory");
+		exits += e.exits;
 	}
 	if (!out->failed[0]) {
-		stats(&em, &out->p50_us, &out->p99_us);
-		stats(&nat, &out->native_p50_us, &out->native_p99_us);
+		stats(&s[W_EMBER], &out->p50_us, &out->p99_us);
+		stats(&s[W_NATIVE], &out->native_p50_us, &out->native_p99_us);
 		out->ratio = out->p50_us / out->native_p50_us;
 		out->exits = exits / r->iters;
+		double p99;
+		stats(&s[W_RUN], &out->extra[0].v, &p99);
+		stats(&s[W_RESET], &out->extra[1].v, &p99);
+		out->extra[0].name = "run_p50_us";
+		out->extra[1].name = "reset_p50_us";
+		out->nextra = 2;
 	}
-	bench_set_free(&em);
-	bench_set_free(&nat);
+	for (int i = 0; i < W_SETS; i++)
+		bench_set_free(&s[i]);
 	ember_unload(fn);
 }
