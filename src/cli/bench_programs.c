@@ -36,8 +36,9 @@ static const char programs_help[] =
     "every figure of the row in turn (Ember's and the native ones), so both see the same\n"
     "machine. p50 and p99 per row, its ratio, its exits per invocation, its goal:\n"
     "\n"
-    "  exit_floor          a guest that exits at once, re-entered (10 N samples): the price of\n"
-    "                      one exit on this machine, which the goals below depend on\n"
+    "  exit_floor          a guest that exits at once, re-entered (10 N samples, 100 at\n"
+    "                      least): the price of one exit on this machine, which the goals\n"
+    "                      below depend on\n"
     "  hello_warm          build/guest/hello.musl, a warm invocation (its reset included)\n"
     "                      against posix_spawn of the same binary with the request on a pipe,\n"
     "                      read to its end and waited for. Goal: 1 exit per invocation (in\n"
@@ -59,8 +60,10 @@ static const char programs_help[] =
     "(default $EMBER_SYSCALLS, else Ember's own default: guest where it can run); each row\n"
     "says the mode it ran in (mode).\n"
     "\n" BENCH_HELP_BACKEND "\n"
-    "Prints a table (each row on KVM, then on ptrace), then each row's own figures; --json\n"
-    "gives {\"iterations\", \"threads_k\", \"work_rounds\", \"results\": [{\"name\", \"backend\",\n"
+    "Prints a table (each row on KVM, then on ptrace), then each row's own figures, with the\n"
+    "machine's load average at the start and the end; --json gives {\"iterations\",\n"
+    "\"threads_k\", \"work_rounds\", \"load_start\", \"load_end\", \"results\": [{\"name\", "
+    "\"backend\",\n"
     "\"syscalls\", \"p50_us\", \"p99_us\", \"native_p50_us\", \"native_p99_us\", \"ratio\",\n"
     "\"ratio_is\", \"exits\", the row's own figures, \"goal\", \"goal_met\" (null where it does\n"
     "not apply), and \"skipped\" or \"failed\" with the reason}, ...]}: one object per row and\n"
@@ -79,6 +82,18 @@ static const char *resolved(const char *backend)
 		return "ptrace";
 	close(fd);
 	return "kvm";
+}
+
+/* the 1-minute load average: these machines are shared, and a busy one moves every figure */
+static double loadavg(void)
+{
+	double v = NAN;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f && fscanf(f, "%lf", &v) != 1)
+		v = NAN;
+	if (f)
+		fclose(f);
+	return v;
 }
 
 /* the goals' tally, after the table */
@@ -135,7 +150,9 @@ int cli_bench_programs(int argc, char **argv)
 	snprintf(r.dir, sizeof(r.dir), "%s", bench_build_dir());
 	struct prog_result res[NROWS * 2];
 	size_t n = NROWS * (size_t)o.nbackends;
+	r.load[0] = loadavg();
 	int failed = measure_all(&r, &o, res);
+	r.load[1] = loadavg();
 	if (o.json) {
 		cli_print_json(stdout, prog_json(&r, res, n));
 		return failed ? CLI_EXIT_EMBER : 0;
@@ -143,8 +160,9 @@ int cli_bench_programs(int argc, char **argv)
 	if (o.nbackends == 2)
 		bench_both_line("row");
 	printf("%d rounds per row, each taking Ember's and the native samples in turn; ratio: p50 "
-	       "over native p50 (parallel_cpus2: the speedup, p50 on 1 vCPU over p50 on 2)\n",
-	       r.iters);
+	       "over native p50 (parallel_cpus2: the speedup, p50 on 1 vCPU over p50 on 2); load "
+	       "average %.2f at the start, %.2f at the end\n",
+	       r.iters, r.load[0], r.load[1]);
 	prog_table(res, n);
 	goals_line(res, n);
 	return failed ? CLI_EXIT_EMBER : 0;

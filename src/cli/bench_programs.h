@@ -16,6 +16,7 @@ struct prog_run {
 	long long work;	      /* parallel_cpus2: rounds of work per thread */
 	const char *syscalls; /* Ember's syscall mode; NULL: its default */
 	char dir[4096];	      /* the build folder: guest/, corpus/ */
+	double load[2];	      /* the 1-minute load average at the start and at the end, or NAN */
 };
 
 /* what a row's goal compares */
