@@ -24,6 +24,10 @@ const char *bench_build_dir(void);
 /* runs path as a native process: spawn, the request on a pipe, read its output, wait; returns
  * the microseconds that took, or -1 */
 double bench_spawn(const char *path, const void *req, size_t len);
+/* bench_spawn keeping the start of the output: at most cap - 1 bytes of its stdout in out,
+ * NUL-terminated (the rest is read and dropped). The child inherits the calling thread's CPU
+ * affinity. */
+double bench_spawn_out(const char *path, const void *req, size_t len, char *out, size_t cap);
 
 /* n samples of the exit floor on backend: a guest that exits at once, entered again (the
  * build folder dir holds guest/exitfloor.musl); -1 on failure, said on stderr */
@@ -90,6 +94,7 @@ int cli_bench_latency(int argc, char **argv);
 int cli_bench_suite(int argc, char **argv);
 int cli_bench_cold(int argc, char **argv);
 int cli_bench_memory(int argc, char **argv);
+int cli_bench_programs(int argc, char **argv);
 int cli_bench_all(int argc, char **argv);
 
 #endif

@@ -27,6 +27,8 @@ GUEST_PROGS += logger
 GUEST_PROGS += files fileread
 # readiness and event calls between threads (tests/integration/test_guest.sh)
 GUEST_PROGS += events
+# threads for `ember bench programs`: create+join timed inside, work split over two threads
+GUEST_PROGS += threadbench parwork
 GUEST_MULTI := hello workout args counter marker
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)

@@ -1,0 +1,169 @@
+/* `ember bench programs`: real programs (C, Go, threads) in virtines next to the same natively. */
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/bench.h"
+#include "cli/bench_programs.h"
+#include "cli/cli.h"
+
+#define GIB	      (1ULL << 30)
+#define THREADS_K     100     /* creates and joins per invocation of thread_create_join */
+#define WORK_ROUNDS   8000000 /* parallel_cpus2: ~13 ms of one core per thread here */
+#define ITERS_DEFAULT 100
+
+static const struct prog_row rows[] = {
+    {"exit_floor", prog_floor, "guest/exitfloor.musl", 0, NULL, NULL, GOAL_NONE, 0},
+    {"hello_warm", prog_warm, "guest/hello.musl", 0, NULL, NULL, GOAL_EXITS_EQ, 1},
+    /* Go's runtime reserves its heap arenas up front: more than the default 64 MiB */
+    {"go_hello_warm", prog_warm, "corpus/go_hello", GIB, NULL, NULL, GOAL_RATIO_LE, 0.1},
+    {"thread_create_join", prog_threads, "guest/threadbench.musl", 0, NULL,
+     "p50_us / native_p50_us, per create+join timed inside the program", GOAL_RATIO_LE, 2},
+    {"parallel_cpus2", prog_parallel, "guest/parwork.musl", 0, "speedup",
+     "cpus1_p50_us / p50_us: 1 vCPU over 2, the same work", GOAL_RATIO_GE, 1.7},
+};
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static const char programs_help[] =
+    "usage: ember bench programs [--json] [--iterations N] [--backend both|kvm|ptrace|auto]\n"
+    "                            [--syscalls guest|trap]\n"
+    "\n"
+    "Real programs in warm virtines next to the same binaries run natively, in one run. Each\n"
+    "row takes N rounds (default 100, after a few to warm up); a round takes one sample of\n"
+    "every figure of the row in turn (Ember's and the native ones), so both see the same\n"
+    "machine. p50 and p99 per row, its ratio, its exits per invocation, its goal:\n"
+    "\n"
+    "  exit_floor          a guest that exits at once, re-entered (10 N samples, 100 at\n"
+    "                      least): the price of one exit on this machine, which the goals\n"
+    "                      below depend on\n"
+    "  hello_warm          build/guest/hello.musl, a warm invocation (its reset included)\n"
+    "                      against posix_spawn of the same binary with the request on a pipe,\n"
+    "                      read to its end and waited for. Goal: 1 exit per invocation (in\n"
+    "                      guest mode; trap mode exits once per system call)\n"
+    "  go_hello_warm       build/corpus/go_hello (Go 1.19, static) the same way, 1 GiB of guest\n"
+    "                      memory. Goal: ratio <= 0.1\n"
+    "  thread_create_join  build/guest/threadbench.musl: 100 pthread create+joins in a row,\n"
+    "                      timed by the program on its own monotonic clock, per create+join, in\n"
+    "                      a virtine and natively. Also: the same from outside ((invocation\n"
+    "                      with 100 - with 0) / 100), the first create+join alone, exits per\n"
+    "                      create+join. Goal: ratio <= 2\n"
+    "  parallel_cpus2      build/guest/parwork.musl: two threads each running the same\n"
+    "                      CPU-bound loop (~13 ms of a core); p50 and p99 with 2 vCPUs, ratio =\n"
+    "                      speedup = p50 with 1 vCPU / p50 with 2; natively on 2 CPUs and on 1\n"
+    "                      (native_speedup). Goal: speedup >= 1.7. The ptrace backend runs one\n"
+    "                      vCPU: there the row is skipped, with Ember's reason\n"
+    "\n"
+    "ratio is p50 / native p50 unless said otherwise. Ember's rows run in --syscalls MODE\n"
+    "(default $EMBER_SYSCALLS, else Ember's own default: guest where it can run); each row\n"
+    "says the mode it ran in (mode).\n"
+    "\n" BENCH_HELP_BACKEND "\n"
+    "Prints a table (each row on KVM, then on ptrace), then each row's own figures, with the\n"
+    "machine's load average at the start and the end; --json gives {\"iterations\",\n"
+    "\"threads_k\", \"work_rounds\", \"load_start\", \"load_end\", \"results\": [{\"name\", "
+    "\"backend\",\n"
+    "\"syscalls\", \"p50_us\", \"p99_us\", \"native_p50_us\", \"native_p99_us\", \"ratio\",\n"
+    "\"ratio_is\", \"exits\", the row's own figures, \"goal\", \"goal_met\" (null where it does\n"
+    "not apply), and \"skipped\" or \"failed\" with the reason}, ...]}: one object per row and\n"
+    "backend, figures that do not apply null. Progress goes to stderr. Exit status 0, or 125\n"
+    "when a row failed (a skipped row is no failure).\n"
+    "\n"
+    "Needs the build's guest/ and corpus/ folders next to the ember binary (make all).\n";
+
+/* the backend a row runs on: auto named as what it picks (kvm where /dev/kvm opens) */
+static const char *resolved(const char *backend)
+{
+	if (strcmp(backend, "auto"))
+		return backend;
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return "ptrace";
+	close(fd);
+	return "kvm";
+}
+
+/* the 1-minute load average: these machines are shared, and a busy one moves every figure */
+static double loadavg(void)
+{
+	double v = NAN;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f && fscanf(f, "%lf", &v) != 1)
+		v = NAN;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* the goals' tally, after the table */
+static void goals_line(const struct prog_result *res, size_t n)
+{
+	int met = 0, judged = 0;
+	char goal[64];
+	for (size_t i = 0; i < n; i++) {
+		int m = prog_goal_met(&res[i], goal, sizeof(goal));
+		judged += m >= 0;
+		met += m == 1;
+	}
+	printf("\ngoals met: %d of %d judged (a skipped or failed row, or a goal that does not "
+	       "apply, is not judged)\n",
+	       met, judged);
+}
+
+/* every row, each on one backend and then the other, into res; whether one failed */
+static int measure_all(const struct prog_run *r, const struct bench_opts *o,
+		       struct prog_result *res)
+{
+	int failed = 0;
+	for (size_t i = 0, n = 0; i < NROWS; i++) {
+		for (int b = 0; b < o->nbackends; b++, n++) {
+			struct prog_result *out = &res[n];
+			*out = (struct prog_result){.row = &rows[i],
+						    .backend = resolved(o->backends[b])};
+			out->p50_us = out->p99_us = out->native_p50_us = NAN;
+			out->native_p99_us = out->ratio = out->exits = NAN;
+			fprintf(stderr, "bench programs: %s on %s\n", rows[i].name, out->backend);
+			rows[i].measure(r, &rows[i], out->backend, out);
+			failed |= out->failed[0] != 0;
+			if (out->failed[0])
+				fprintf(stderr, "bench programs: %s on %s failed: %s\n",
+					rows[i].name, out->backend, out->failed);
+		}
+	}
+	return failed;
+}
+
+int cli_bench_programs(int argc, char **argv)
+{
+	struct bench_opts o = {.iters = ITERS_DEFAULT};
+	int rc = bench_parse(argc, argv, &o, 100000, 1, programs_help);
+	if (rc >= 0)
+		return rc;
+	if (o.functions)
+		return fputs(programs_help, stderr), CLI_EXIT_EMBER;
+	const char *mode = o.syscalls ? o.syscalls : cli_env("EMBER_SYSCALLS");
+	if (mode && strcmp(mode, "guest") && strcmp(mode, "trap"))
+		return cli_usage_error("bench programs", "--syscalls guest or trap");
+	struct prog_run r = {
+	    .iters = o.iters, .threads_k = THREADS_K, .work = WORK_ROUNDS, .syscalls = mode};
+	snprintf(r.dir, sizeof(r.dir), "%s", bench_build_dir());
+	struct prog_result res[NROWS * 2];
+	size_t n = NROWS * (size_t)o.nbackends;
+	r.load[0] = loadavg();
+	int failed = measure_all(&r, &o, res);
+	r.load[1] = loadavg();
+	if (o.json) {
+		cli_print_json(stdout, prog_json(&r, res, n));
+		return failed ? CLI_EXIT_EMBER : 0;
+	}
+	if (o.nbackends == 2)
+		bench_both_line("row");
+	printf("%d rounds per row, each taking Ember's and the native samples in turn; ratio: p50 "
+	       "over native p50 (parallel_cpus2: the speedup, p50 on 1 vCPU over p50 on 2); load "
+	       "average %.2f at the start, %.2f at the end\n",
+	       r.iters, r.load[0], r.load[1]);
+	prog_table(res, n);
+	goals_line(res, n);
+	return failed ? CLI_EXIT_EMBER : 0;
+}

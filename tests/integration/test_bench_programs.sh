@@ -1,0 +1,97 @@
+#!/bin/sh
+# `ember bench programs`: runs (a few rounds, no timing checked: a benchmark, not a test) and
+# prints valid JSON with every row per backend and its figures, or a skip with its reason (cpus 2
+# on ptrace); hello stays at one exit per invocation in guest mode; a row whose program is
+# missing fails the run (125) with its reason while the others are still measured; --help
+# tells every row. Run from the repository root; B is the build directory.
+set -u
+. "$(dirname "$0")/lib.sh"
+pick_backend
+ROWS="exit_floor hello_warm go_hello_warm thread_create_join parallel_cpus2"
+
+"$E" bench programs --help >"$tmp/help" 2>&1
+check "--help exits 0" test $? = 0
+for w in --json --iterations --backend $ROWS; do
+	has "$tmp/help" "$w" "--help names $w"
+done
+"$E" bench --help >"$tmp/help" 2>&1
+has "$tmp/help" "^  programs " "ember bench --help lists programs"
+"$E" bench programs --no-such-option >"$tmp/out" 2>"$tmp/err"
+check "a bad option is refused" test $? = 125
+"$E" bench programs --iterations 0 >"$tmp/out" 2>"$tmp/err"
+check "--iterations 0 is refused" test $? = 125
+"$E" bench programs --syscalls sometimes >"$tmp/out" 2>"$tmp/err"
+check "a bad --syscalls is refused" test $? = 125
+
+# py MSG FILE [ARGS]: the Python on stdin must pass with j = FILE's JSON, b = the backend
+py()
+{
+	msg=$1
+	shift
+	if python3 - "$EMBER_BACKEND" "$@" >"$tmp/py" 2>&1; then
+		ok "$msg"
+	else
+		cp "$tmp/py" "$tmp/err"
+		bad "$msg"
+	fi
+}
+
+"$E" bench programs --json --iterations 2 --backend "$EMBER_BACKEND" >"$tmp/json" 2>"$tmp/err"
+rc=$?
+check "bench programs --json --iterations 2 exits 0 (exit $rc)" test $rc = 0
+has "$tmp/err" "bench programs: parallel_cpus2 on $EMBER_BACKEND" "progress on stderr"
+py "every row once, its figures or a skip with the reason" "$tmp/json" "$ROWS" <<'PY'
+import json, math, sys
+b, path, rows = sys.argv[1], sys.argv[2], sys.argv[3].split()
+j = json.load(open(path))
+assert j["iterations"] == 2, j["iterations"]
+res = j["results"]
+assert [r["name"] for r in res] == rows, [r["name"] for r in res]
+for r in res:
+    assert r["backend"] == b, r
+    for k in ("p50_us", "p99_us", "native_p50_us", "ratio", "exits", "goal", "goal_met"):
+        assert k in r, (k, r)
+    assert "failed" not in r, r
+    if "skipped" in r:
+        assert r["name"] == "parallel_cpus2" and b == "ptrace" and "cpus" in r["skipped"], r
+        assert r["p50_us"] is None and r["ratio"] is None and r["goal_met"] is None, r
+        continue
+    assert r["p50_us"] > 0 and r["p50_us"] <= r["p99_us"], r
+    if r["name"] != "exit_floor":
+        assert r["native_p50_us"] > 0 and r["ratio"] > 0, r
+        assert r["goal"] and isinstance(r["goal_met"], bool), r
+by = {r["name"]: r for r in res}
+if b == "kvm":
+    assert "skipped" not in by["parallel_cpus2"], by["parallel_cpus2"]
+    assert by["parallel_cpus2"]["cpus1_p50_us"] > 0, by["parallel_cpus2"]
+t = by["thread_create_join"]
+assert t["exits_per_create_join"] > 0 and t["outside_p50_us"] > 0, t
+assert t["first_p50_us"] > 0 and t["native_first_p50_us"] > 0, t
+PY
+py "hello_warm: 1 exit per invocation in guest mode, its goal met" "$tmp/json" <<'PY'
+import json, sys
+r = [r for r in json.load(open(sys.argv[2]))["results"] if r["name"] == "hello_warm"][0]
+assert r["syscalls"] == "guest" and r["exits"] == 1 and r["goal_met"] is True, r
+PY
+
+"$E" bench programs --iterations 1 --backend "$EMBER_BACKEND" >"$tmp/out" 2>"$tmp/err"
+check "the table exits 0" test $? = 0
+has "$tmp/out" "^hello_warm +$EMBER_BACKEND +guest " "the table: hello_warm's row, in guest mode"
+has "$tmp/out" "^goals met: [0-9]+ of [0-9]+ judged" "the table: the goals' tally"
+
+# a build folder without the corpus: go_hello_warm fails with its reason, the rest is measured
+mkdir -p "$tmp/b"
+cp "$E" "$tmp/b/ember"
+ln -s "$(cd "$G" && pwd)" "$tmp/b/guest"
+"$tmp/b/ember" bench programs --json --iterations 1 --backend "$EMBER_BACKEND" \
+	>"$tmp/json2" 2>"$tmp/err"
+check "a row that cannot run fails the run (125)" test $? = 125
+py "it says why, and the other rows are measured" "$tmp/json2" <<'PY'
+import json, sys
+by = {r["name"]: r for r in json.load(open(sys.argv[2]))["results"]}
+assert "not built" in by["go_hello_warm"]["failed"], by["go_hello_warm"]
+assert by["go_hello_warm"]["p50_us"] is None, by["go_hello_warm"]
+assert by["hello_warm"]["p50_us"] > 0 and "failed" not in by["hello_warm"], by["hello_warm"]
+PY
+
+finish
