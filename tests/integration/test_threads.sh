@@ -145,4 +145,11 @@ like timerabs
 # a thread taking exceptions in a loop (int3, a handler) on vCPU 1 as the snapshot is taken
 like snaptrap
 
+# a wake right after a signal to a waiter, on one vCPU (natively: one CPU): the waiter waits
+# still, so the wake counts it, its wait returns 0 and its handler runs after
+all=$CPUS
+CPUS=1
+like wakesig
+CPUS=$all
+
 finish
