@@ -189,10 +189,16 @@ int proc_wake(struct proc *p, uint64_t key, uint32_t bits, int n)
 	 * futex guarantees no order */
 	for (size_t i = 0; i < p->nt && woken < n; i++) {
 		struct proc_thread *t = p->t[i];
-		if (t->state != PROC_WAITING || t->wkey != key || !(t->wbits & bits))
+		/* one roused (by a signal, its deadline) that has not run since waits still, as on
+		 * Linux until it runs: the wake counts it and its call returns woken, the signal's
+		 * handler after it (made again, the call waited once more: the wake was lost) */
+		int queued =
+		    t->state == PROC_WAITING || (t->state == PROC_READY && t->retry && !t->woken);
+		if (!queued || t->wkey != key || !(t->wbits & bits))
 			continue;
 		t->woken = 1;
-		rouse(p, t);
+		if (t->state == PROC_WAITING)
+			rouse(p, t);
 		woken++;
 	}
 	return woken;

@@ -352,7 +352,8 @@ static int ops_enter(void *ctx, struct proc_thread *t)
 	struct sys_state *st = ctx;
 	if (t->retry) {
 		t->retry = 0;
-		if (sys_signal_ready(st, t)) {
+		/* woken, it returns that, and the signal is taken after, as on Linux */
+		if (!t->woken && sys_signal_ready(st, t)) {
 			sys_interrupt(st, t);
 		} else {
 			st->redo = 1;

@@ -4,6 +4,7 @@
  * from their state. Most print only what Linux would make them print, to compare with a native
  * run (tests/integration/test_threads.sh says which may differ and how). */
 #include <errno.h>
+#include <sched.h>
 #include <fenv.h>
 #include <limits.h>
 #include <pthread.h>
@@ -839,6 +840,43 @@ static int m_snaptrap(void)
 	_exit(0);
 }
 
+/* a signal to a waiter (SA_RESTART), then at once a wake that leaves the word as it was: on one
+ * CPU the waiter has not run in between, so it waits still, as on Linux: the wake counts it,
+ * its wait returns 0, and the handler runs */
+static uint32_t ws_word;
+static volatile long ws_result = 99;
+static volatile int ws_tid;
+
+static int ws_waiter(void *arg)
+{
+	(void)arg;
+	ws_tid = (int)syscall(SYS_gettid);
+	long rc = futex(&ws_word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	ws_result = rc < 0 ? -errno : rc;
+	return 0;
+}
+
+static int m_wakesig(void)
+{
+	static char stack[65536] __attribute__((aligned(16)));
+	struct timespec d = {0, 50000000};
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one); /* natively: one CPU, as a virtine's one vCPU */
+	handle(SIGUSR1, on_signal, SA_RESTART);
+	raw_clone(CLONE_THREAD_FLAGS, stack + sizeof(stack), ws_waiter, NULL);
+	nanosleep(&d, NULL);
+	syscall(SYS_tgkill, getpid(), ws_tid, SIGUSR1);
+	long woke = futex(&ws_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	nanosleep(&d, NULL);
+	if (ws_result == 99) /* it waits again: the wake was lost */
+		futex(&ws_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0), nanosleep(&d, NULL);
+	printf("the wake counted %ld, the wait returned %ld, handled %d\n", woke, ws_result,
+	       (int)handled);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char req[64];
@@ -893,6 +931,8 @@ int main(int argc, char **argv)
 		return m_sigmasks();
 	if (!strcmp(mode, "timerabs"))
 		return m_timerabs();
+	if (!strcmp(mode, "wakesig"))
+		return m_wakesig();
 	if (!strcmp(mode, "snaptrap"))
 		return m_snaptrap();
 	if (!strcmp(mode, "snapwake"))

@@ -146,6 +146,13 @@ like timerabs
 # a thread taking exceptions in a loop (int3, a handler) on vCPU 1 as the snapshot is taken
 like snaptrap
 
+# a wake right after a signal to a waiter, on one vCPU (natively: one CPU): the waiter waits
+# still, so the wake counts it, its wait returns 0 and its handler runs after
+all=$CPUS
+CPUS=1
+like wakesig
+CPUS=$all
+
 # what one invocation leaves behind (threads running or waiting, signal handlers, masks,
 # pending signals, timers, a thread's writes) never reaches the next
 C=$B/corpus
