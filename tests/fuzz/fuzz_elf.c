@@ -19,10 +19,11 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* the host's structures below the runtime's area: GDT, TSS, IDT, page directories, handlers */
+/* the host's structures below the runtime's vCPU areas: GDT, TSS, IDT, page directories,
+ * handlers */
 static uint64_t host_hash(struct vm *vm)
 {
-	return XXH3_64bits(vm_guest(vm, PAGE, EMBER_RT_BASE - PAGE), EMBER_RT_BASE - PAGE);
+	return XXH3_64bits(vm_guest(vm, PAGE, EMBER_RT_CPUS - PAGE), EMBER_RT_CPUS - PAGE);
 }
 
 /* an accepted image: its description holds together */
@@ -84,7 +85,7 @@ static void clear(struct vm *vm)
 {
 	const uint64_t top = vm_user_top(vm);
 	const uint64_t ranges[][2] = {
-	    {0, PAGE}, {EMBER_RT_BASE, EMBER_SYS_END}, {EMBER_SYS_END, top}};
+	    {0, PAGE}, {EMBER_RT_CPUS, EMBER_SYS_END}, {EMBER_SYS_END, top}};
 	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
 		uint64_t len = ranges[i][1] - ranges[i][0];
 		FZ_CHECK(vm_protect(vm, ranges[i][0], len, 0) == 0 &&

@@ -193,7 +193,7 @@ FZ_UNTRACED static void check_state(const struct sys_state *st)
 		FZ_CHECK(v->end <= top && !(v->prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC)),
 			 "mapping %zu: %#lx-%#lx prot %d", i, v->start, v->end, v->prot);
 		FZ_CHECK(v->start >= EMBER_SYS_END ||
-			     (st->proc.guest && (v->start == 0 || v->start >= EMBER_RT_BASE)),
+			     (st->proc.guest && (v->start == 0 || v->start >= EMBER_RT_CPUS)),
 			 "mapping %zu at %#lx, among the host's structures", i, v->start);
 		FZ_CHECK(i == 0 || st->vmas[i - 1].end <= v->start, "mappings %zu and %zu overlap",
 			 i - 1, i);
