@@ -44,8 +44,10 @@ extern "C" {
 #define EMBER_MEM_ALIGN	  (2ULL << 20)	/* sizes are rounded up to it where a caller may round */
 #define EMBER_MEM_DEFAULT (64ULL << 20) /* ember_config.mem_bytes 0 */
 /* ... for a Go program: its runtime reserves some 700 MiB of address space at its start (the
- * heap's page summaries), which must lie in guest memory to be used */
-#define EMBER_MEM_GO (1ULL << 30)
+ * heap's page summaries; Go 1.20 and later a scavenger index besides), parts of which it then
+ * uses, so they must lie in guest memory: Go 1.19's runtime fits in 1 GiB, Go 1.23's needs
+ * 1.5 GiB (1 GiB: "fatal error: runtime: out of memory" as it starts) */
+#define EMBER_MEM_GO (2ULL << 30)
 /* ember_config.output_limit 0: stdout + stderr bytes */
 #define EMBER_OUTPUT_DEFAULT (6ULL << 20)
 /* the kinds of exit counted in ember_result.exits_by_reason: hypercall, fault, timeout, error,
@@ -218,6 +220,8 @@ struct ember_info {
 	size_t sites_call;    /* sites that reach the in-guest runtime (`call *%rax`) */
 	size_t sites_trap;    /* sites that exit to the host (`out %al,$0x10`) */
 	uint64_t image_bytes;
+	uint64_t
+	    mem_bytes;	  /* its virtines' guest memory (ember_config.mem_bytes, or its default) */
 	int snapshot;	  /* 1: invocations start from a snapshot taken after init */
 	uint64_t init_us; /* running the initialisation, once, at load */
 	uint64_t init_exits;

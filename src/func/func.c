@@ -255,6 +255,7 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	info->sites_call = fn->rt->guest ? fn->img->sites.ncallable : 0;
 	info->sites_trap = fn->img->sites.n - info->sites_call;
 	info->image_bytes = fn->img->len;
+	info->mem_bytes = fn->vmcfg.mem_size;
 	info->snapshot = func_has_snapshot(fn);
 	info->init_us = fn->init_us;
 	info->init_exits = fn->init_exits;

@@ -154,7 +154,9 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	}
 	in->refs = 1;
 	in->srv = s;
-	in->mem_bytes = cfg.mem_bytes ? cfg.mem_bytes : EMBER_MEM_DEFAULT;
+	struct ember_info info;
+	ember_info(in->fn, &info);
+	in->mem_bytes = info.mem_bytes; /* a Go program's default is not EMBER_MEM_DEFAULT */
 	*out = in;
 	return 0;
 }

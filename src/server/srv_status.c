@@ -47,6 +47,8 @@ static json_t *status_locked(struct srv_entry *e)
 		json_object_set_new(em, "syscalls", json_string(info.syscalls));
 		json_object_set_new(em, "snapshot", json_boolean(info.snapshot));
 		json_object_set_new(em, "initSeconds", json_real((double)info.init_us / 1e6));
+		json_object_set_new(em, "guestMemoryBytes",
+				    json_integer((json_int_t)info.mem_bytes));
 		/* its invocations wait for a costly slot (srv_cpu.c) */
 		json_object_set_new(em, "costly", json_boolean(atomic_load(&e->inst->costly)));
 		struct ember_memory m;

@@ -7,8 +7,8 @@
 pick_backend
 C=$B/corpus
 
-# Go's runtime reserves some 700 MiB of address space as it starts: a Go program gets 1G of guest
-# memory by default (EMBER_MEM_GO); the suite says so anyway, so that it does not depend on it
+# Go's runtime reserves some 700 MiB of address space as it starts: Go 1.19's (Debian's) fits in
+# 1G of guest memory, less than a Go program's default (2G, EMBER_MEM_GO): the suite says so
 GO_MEM=1G
 
 # same MSG: the last run's stdout is the native run's twice over; else a diff of the two

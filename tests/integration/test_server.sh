@@ -219,15 +219,17 @@ contains "... pthread_create refused" "pthread_create: Resource temporarily unav
 expect "update pt_pool, ember.threads 5 again" 202 "$(http PUT /system/functions \
 	-d "{\"service\":\"pool\",\"image\":\"pool\",\"ember\":{\"cpus\":$pt_cpus,\"threads\":5}}")"
 expect "pt_pool runs again" 200 "$(http POST /function/pool -d pool)" "$pool_native"
-# Go: its runtime's threads, and 1G of guest memory for now
+# Go: its runtime's threads, and the guest memory of a Go program (2G) with no limits.memory
 expect "upload go_hello" 201 "$(http PUT /system/images/gohello --data-binary @"$B/corpus/go_hello")"
-expect "deploy go_hello, limits.memory 1G" 202 "$(http POST /system/functions \
-	-d '{"service":"gohello","image":"gohello","limits":{"memory":"1G"}}')"
+expect "deploy go_hello, no limits.memory" 202 "$(http POST /system/functions \
+	-d '{"service":"gohello","image":"gohello"}')"
 for i in 1 2; do
 	expect "go_hello ($i): the native output" 200 "$(http POST /function/gohello -d Ember)" \
 		"$(printf Ember | "$B/corpus/go_hello")"
 done
-# out of its 1G before the memory budget's test below
+expect "status of go_hello" 200 "$(http GET /system/function/gohello)"
+contains "go_hello's virtines have a Go program's 2 GiB" '"guestMemoryBytes":2147483648' "$tmp/body"
+# out of its 2G before the memory budget's test below
 expect "delete go_hello" 202 "$(http DELETE /system/functions -d '{"functionName":"gohello"}')"
 for val in '"cpus":0' '"cpus":17' '"cpus":"x"' '"cpus":1.5' '"threads":0' '"threads":4097' \
 	'"threads":"8"'; do

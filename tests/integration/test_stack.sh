@@ -405,7 +405,7 @@ inv hello-c x --gateway http://127.0.0.1:1
 expect "invoke, nothing listening: exit 125" 125 "$rc"
 
 # --- threaded programs: executables of build/corpus as images, with ember.cpus, ember.threads
-# and limits.memory (Go needs 1G for now); one vCPU per virtine on ptrace
+# and limits.memory (Go 1.19's runtime fits in 1G); one vCPU per virtine on ptrace
 if [ "$EMBER_BACKEND" = ptrace ]; then tcpus=1; else tcpus=2; fi
 cat >"$proj/threads.yml" <<EOF
 functions:
