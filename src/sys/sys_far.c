@@ -13,6 +13,20 @@ int sys_far_is(uint64_t addr, uint64_t len)
 	return addr >= SYS_FAR_BASE && len <= FAR_TOP - SYS_FAR_BASE && addr <= FAR_TOP - len;
 }
 
+/* room for one range more: 0, or -ENOMEM */
+static int far_room(struct sys_state *st)
+{
+	if (st->nfar < st->far_cap)
+		return 0;
+	size_t cap = st->far_cap ? st->far_cap * 2 : 8;
+	struct sys_vma *n = realloc(st->far, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	st->far = n;
+	st->far_cap = cap;
+	return 0;
+}
+
 /* [lo, hi) no longer reserved: ranges cut where they overlap it */
 static int far_cut(struct sys_state *st, uint64_t lo, uint64_t hi)
 {
@@ -21,15 +35,9 @@ static int far_cut(struct sys_state *st, uint64_t lo, uint64_t hi)
 		if (v->end <= lo || v->start >= hi)
 			continue;
 		if (v->start < lo && v->end > hi) { /* a hole in the middle: one range more */
-			if (st->nfar == st->far_cap) {
-				size_t cap = st->far_cap ? st->far_cap * 2 : 8;
-				struct sys_vma *n = realloc(st->far, cap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				st->far = n;
-				st->far_cap = cap;
-				v = &st->far[i];
-			}
+			if (far_room(st))
+				return -ENOMEM;
+			v = &st->far[i];
 			memmove(v + 1, v, (st->nfar - i) * sizeof(*v));
 			st->nfar++;
 			v[0].end = lo;
@@ -68,14 +76,8 @@ long sys_far_map(struct sys_state *st, uint64_t addr, uint64_t len)
 		return -ENOMEM;
 	if (!sys_far_is(addr, len) || far_cut(st, addr, addr + len))
 		return -ENOMEM;
-	if (st->nfar == st->far_cap) {
-		size_t cap = st->far_cap ? st->far_cap * 2 : 8;
-		struct sys_vma *n = realloc(st->far, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		st->far = n;
-		st->far_cap = cap;
-	}
+	if (far_room(st))
+		return -ENOMEM;
 	size_t i = 0;
 	while (i < st->nfar && st->far[i].start < addr)
 		i++;

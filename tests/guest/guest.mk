@@ -21,6 +21,8 @@ GUEST_PROGS += fpustate rodontneed isolation unaligned dirtier giveback badbuf c
 # threads and signals: what an invocation leaves must not reach the next, careless and hostile
 # programs (tests/integration/test_threads.sh)
 GUEST_PROGS += threadleak hostile_threads
+# reservations larger than guest memory (tests/integration/test_guest.sh)
+GUEST_PROGS += farmap
 # stderr for the server's logs (tests/integration/test_logs.sh)
 GUEST_PROGS += logger
 # the bundle's file calls (tests/integration/test_files.sh)

@@ -98,6 +98,25 @@ for mode in trap guest; do
 	check "memcalls heap $mode: output equals the native run's, twice" \
 		cmp -s "$tmp/out" "$tmp/native2"
 done
+# PROT_NONE reservations larger than guest memory (64 MiB here): reserved, cut, unmapped as
+# natively; none of it can be made accessible (ENOMEM); and one an invocation keeps is gone with
+# its reset (the next one gets the same address, not the one after it)
+"$G/farmap.musl" <"$tmp/in" >"$tmp/native" 2>/dev/null
+cat "$tmp/native" "$tmp/native" >"$tmp/native2"
+for mode in trap guest; do
+	er --syscalls "$mode" --repeat 2 "$G/farmap.musl"
+	expect_rc 0 "farmap $mode"
+	check "farmap $mode: 64 GiB and 100 GiB reserved, a hole, a fixed page, unmapped: the native \
+run's output, twice" cmp -s "$tmp/out" "$tmp/native2"
+	er --syscalls "$mode" "$G/farmap.musl" touch
+	expect_rc 0 "farmap touch $mode"
+	out_is "touch=Out of memory" "farmap touch $mode: a page beyond guest memory made read-write: ENOMEM"
+	er --syscalls "$mode" --repeat 3 "$G/farmap.musl" keep
+	expect_rc 0 "farmap keep $mode"
+	lines="$(wc -l <"$tmp/out") $(sort -u "$tmp/out" | wc -l)"
+	check "farmap keep $mode: each invocation's reservation starts where the first one's did \
+(3 lines, 1 address)" [ "$lines" = "3 1" ]
+done
 er --syscalls guest --stats "$G/memcalls.musl"
 for call in brk mmap munmap mremap mprotect madvise; do
 	stats "any(s['name'] == '$call' and s['served'] > 0 for s in j['syscalls'])" \
