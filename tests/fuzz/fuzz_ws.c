@@ -82,14 +82,15 @@ static size_t build(uint8_t *f, size_t room, const uint8_t *data, size_t size)
 	return off + n * PAGE;
 }
 
-/* what the program never owns, as it reads: the host's structures below the runtime's area and
+/* what the program never owns, as it reads: the host's structures below the runtime's vCPU areas
+ * (EMBER_RT_CPUS, program pages a working set may hold) and
  * the page tables above its memory (a hole counts as the zeros it reads as, and is not read:
  * that would fill it) */
 FZ_UNTRACED static uint64_t host_hash(struct vm *vm)
 {
 	static const uint8_t zero[PAGE];
 	static uint8_t vec[EMBER_RT_BASE / PAGE];
-	const uint64_t top = vm_user_top(vm), ranges[][2] = {{PAGE, EMBER_RT_BASE}, {top, MEM}};
+	const uint64_t top = vm_user_top(vm), ranges[][2] = {{PAGE, EMBER_RT_CPUS}, {top, MEM}};
 	XXH64_state_t *x = XXH64_createState();
 	XXH64_reset(x, 0);
 	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
@@ -110,7 +111,7 @@ FZ_UNTRACED static uint64_t host_hash(struct vm *vm)
 static void clear(struct vm *vm)
 {
 	const uint64_t ranges[][2] = {
-	    {0, PAGE}, {EMBER_RT_BASE, EMBER_SYS_END}, {EMBER_SYS_END, vm_user_top(vm)}};
+	    {0, PAGE}, {EMBER_RT_CPUS, EMBER_SYS_END}, {EMBER_SYS_END, vm_user_top(vm)}};
 	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
 		FZ_CHECK(vm_discard(vm, ranges[i][0], ranges[i][1] - ranges[i][0]) == 0,
 			 "clearing %#lx-%#lx", ranges[i][0], ranges[i][1]);
