@@ -121,7 +121,10 @@ void sys_interrupt(struct sys_state *st, struct proc_thread *t)
 		r->rax = t->wdone;
 		r->rcx = r->rip;
 		r->r11 = r->rflags;
-	} else if (sig && st->sig[sig].flags & SA_RESTART && restartable(t->nr)) {
+	} else if (sig && st->sig[sig].flags & SA_RESTART && restartable(t->nr) &&
+		   !(t->nr == SYS_futex && t->wdeadline)) {
+		/* (a futex wait with a timeout is EINTR: Linux restarts it through restart_syscall,
+		 * which a handler's frame turns into EINTR, SA_RESTART or not) */
 		/* the call is made again when the handler returns: rip back over the site */
 		r->rip -= EMBER_HC_LEN;
 		r->rax = t->nr;

@@ -877,6 +877,36 @@ static int m_wakesig(void)
 	return 0;
 }
 
+/* SIGALRM from a timer 100 ms on, its handler with SA_RESTART, while the only thread waits on a
+ * futex: a wait with a timeout fails with EINTR (Linux restarts it only through restart_syscall,
+ * which a handler turns into EINTR), one without is made again, and finds the word the handler
+ * changed (EAGAIN) */
+static uint32_t tr_word;
+
+static void on_alarm_set(int sig)
+{
+	(void)sig;
+	handled++;
+	__atomic_store_n(&tr_word, 1, __ATOMIC_SEQ_CST);
+}
+
+static int m_timedrestart(void)
+{
+	handle(SIGALRM, on_alarm_set, SA_RESTART);
+	struct itimerval in100 = {{0, 0}, {0, 100000}};
+	struct timespec five = {5, 0};
+	const char *how[] = {"with a timeout", "without"};
+	for (int i = 0; i < 2; i++) {
+		tr_word = 0;
+		handled = 0;
+		setitimer(ITIMER_REAL, &in100, NULL);
+		long rc = futex(&tr_word, FUTEX_WAIT_PRIVATE, 0, i ? NULL : &five, NULL, 0);
+		printf("a futex wait %s, a SA_RESTART handler ran (%d): %s\n", how[i], (int)handled,
+		       err_name(rc));
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char req[64];
@@ -933,6 +963,8 @@ int main(int argc, char **argv)
 		return m_timerabs();
 	if (!strcmp(mode, "wakesig"))
 		return m_wakesig();
+	if (!strcmp(mode, "timedrestart"))
+		return m_timedrestart();
 	if (!strcmp(mode, "snaptrap"))
 		return m_snaptrap();
 	if (!strcmp(mode, "snapwake"))

@@ -153,6 +153,9 @@ CPUS=1
 like wakesig
 CPUS=$all
 
+# a SA_RESTART handler ends a futex wait with a timeout (EINTR) and makes one without again
+like timedrestart
+
 # what one invocation leaves behind (threads running or waiting, signal handlers, masks,
 # pending signals, timers, a thread's writes) never reaches the next
 C=$B/corpus
