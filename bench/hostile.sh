@@ -6,10 +6,11 @@
 # of tests/guest (crash_null, crash_div, crash_ud2, crash_int3, crash_fpe, crash_hlt,
 # crash_stack, crash_abort, run from scratch at every request since they crash before reading
 # it, and crashy, which crashes after its snapshot), two functions spinning to their timeout
-# (loop; crashy with "loop"), membomb, outbomb and forbidden, plus uploads of bad_int80 and
-# bad_sysenter (refused at every try). bench/loadgen drives the well-behaved functions at a
-# fixed rate (open loop: a slow answer does not slow the load, and latency counts from when a
-# request fell due) and checks every answer's status and body. The runs:
+# (loop; crashy with "loop"), membomb, outbomb and forbidden, plus uploads of two malformed
+# images made by tests/mkbadelf, machine_arm and seg_overlap (refused at every try).
+# bench/loadgen drives the well-behaved functions at a fixed rate (open loop: a slow answer does
+# not slow the load, and latency counts from when a request fell due) and checks every answer's
+# status and body. The runs:
 #   quiet:  the load alone, DURATION seconds;
 #   stormN: the same load while every attacker runs (bench/loadgen at ATTACK_RATE a second per
 #           crashing function, SPIN_RATE per spinning one) and hostile clients (bench/attack)
@@ -62,7 +63,7 @@ command -v curl >/dev/null 2>&1 || {
 	echo "hostile.sh: curl is missing (make setup installs it)" >&2
 	exit 2
 }
-for f in "$B/ember" "$B/functions/hello" "$B/runtimes/js" "$B/bench/loadgen" "$B/bench/attack" \
+for f in "$B/ember" "$B/tests/mkbadelf" "$B/functions/hello" "$B/runtimes/js" "$B/bench/loadgen" "$B/bench/attack" \
 	"$G/crashy.musl" "$G/loop.musl"; do
 	[ -x "$f" ] || {
 		echo "hostile.sh: $f is missing (make all builds it)" >&2
@@ -84,6 +85,9 @@ esac
 NAME=hostile.sh
 # shellcheck source=bench/serve_lib.sh
 . bench/serve_lib.sh
+# the refused uploads: an ARM executable and one with overlapping segments, from hello
+mkdir "$tmp/badelf"
+"$B/tests/mkbadelf" "$G/hello.musl" "$tmp/badelf" >/dev/null || die "mkbadelf failed"
 
 # --- the server and its deployments
 start_server() { # BACKEND
@@ -165,9 +169,9 @@ attackers() { # SECONDS: every attacker of ATTACKS in the background, its line i
 		$L -r "$SPIN_RATE" -c 2 -b loop "$E/function/crashy-loop" >"$a.crashy-loop" 2>/dev/null &
 		apids="$apids $!"
 	fi
-	for f in bad_int80 bad_sysenter; do
+	for f in machine_arm seg_overlap; do
 		on upload || continue
-		$L -r "$UPLOAD_RATE" -c 1 -m PUT -f "$G/$f.musl" -H "$AUTH_HDR" \
+		$L -r "$UPLOAD_RATE" -c 1 -m PUT -f "$tmp/badelf/$f" -H "$AUTH_HDR" \
 			"$E/system/images/$(echo "$f" | tr _ -)" >"$a.$f" 2>/dev/null &
 		apids="$apids $!"
 	done

@@ -53,7 +53,7 @@ struct img_sites {
  * syscall sites. Uses the symbol table (when present) to restart decoding at each function's
  * start, so data between functions cannot desynchronise the sweep. Returns 0, or -1 with a reason
  * (-ENOMEM when out of memory).
- * An image with int80/sysenter still returns 0: the caller decides (and refuses it).
+ * An image with int80/sysenter still returns 0: they are refused only when executed.
  */
 int img_find_sites(const uint8_t *buf, size_t len, const struct img_elf *elf, struct img_sites *out,
 		   char *err, size_t errlen);
@@ -73,7 +73,7 @@ struct img {
 	uint64_t digest; /* xxHash64 of the file */
 };
 
-/* Reads and validates an executable; refuses int $0x80 and sysenter. These and img_load return
+/* Reads and validates an executable (int $0x80 and sysenter are refused only when run). These and img_load return
  * 0 or a kind of failure of ember.h (EMBER_ERR_IMAGE, _CONFIG, _NOMEM, _IO, EMBER_ERR). */
 int img_open(const char *path, struct img **out, char *err, size_t errlen);
 int img_from_bytes(const void *buf, size_t len, struct img **out, char *err, size_t errlen);

@@ -159,6 +159,8 @@ static const struct {
     {VM_FAULT_SYSCALL, 31, "syscall instruction that was not rewritten"},
     {VM_FAULT_FLOAT, 8, "floating-point exception"},
     {VM_FAULT_ALIGN, 7, "alignment check"},
+    {VM_FAULT_INT80, 31, "int $0x80"},
+    {VM_FAULT_SYSENTER, 31, "sysenter"},
     {VM_FAULT_UNKNOWN, 11, "triple fault"},
 };
 
@@ -168,6 +170,17 @@ static void crashed(struct sys_state *st, const struct vm_exit *e)
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
 		if (faults[i].fault != e->fault)
 			continue;
+		if (e->fault == VM_FAULT_INT80 || e->fault == VM_FAULT_SYSENTER) {
+			/* Linux would run it as a 32-bit call: refused, as a load once did (the
+			 * ptrace backend cannot tell where a sysenter was: rip 0) */
+			char at[32] = "";
+			if (e->rip)
+				snprintf(at, sizeof(at), " at %#llx", (unsigned long long)e->rip);
+			sys_stop(st, SYS_SIGNALED, faults[i].sig,
+				 "uses %s%s: only the 64-bit `syscall` instruction is supported",
+				 faults[i].what, at);
+			return;
+		}
 		if (e->fault != VM_FAULT_PAGE) {
 			sys_stop(st, SYS_SIGNALED, faults[i].sig, "%s at rip %#llx", faults[i].what,
 				 (unsigned long long)e->rip);

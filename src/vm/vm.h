@@ -50,15 +50,17 @@ _Static_assert(VM_EXIT_KINDS == EMBER_EXIT_KINDS, "ember.h counts the exit kinds
 
 /* Guest exceptions, named after the signal a process would have died of. */
 enum vm_fault {
-	VM_FAULT_PAGE,	  /* #PF: addr is the faulting address (SIGSEGV) */
-	VM_FAULT_GP,	  /* #GP, e.g. a privileged instruction (SIGSEGV) */
-	VM_FAULT_DIVIDE,  /* #DE (SIGFPE) */
-	VM_FAULT_INVALID, /* #UD (SIGILL) */
-	VM_FAULT_BREAK,	  /* #BP (SIGTRAP) */
-	VM_FAULT_SYSCALL, /* a `syscall` instruction that was not rewritten (SIGSYS) */
-	VM_FAULT_FLOAT,	  /* #MF, #XM: an unmasked floating-point exception (SIGFPE) */
-	VM_FAULT_ALIGN,	  /* #AC (SIGBUS) */
-	VM_FAULT_UNKNOWN, /* an exception we could not name, e.g. a triple fault (SIGSEGV) */
+	VM_FAULT_PAGE,	   /* #PF: addr is the faulting address (SIGSEGV) */
+	VM_FAULT_GP,	   /* #GP, e.g. a privileged instruction (SIGSEGV) */
+	VM_FAULT_DIVIDE,   /* #DE (SIGFPE) */
+	VM_FAULT_INVALID,  /* #UD (SIGILL) */
+	VM_FAULT_BREAK,	   /* #BP (SIGTRAP) */
+	VM_FAULT_SYSCALL,  /* a `syscall` instruction that was not rewritten (SIGSYS) */
+	VM_FAULT_FLOAT,	   /* #MF, #XM: an unmasked floating-point exception (SIGFPE) */
+	VM_FAULT_ALIGN,	   /* #AC (SIGBUS) */
+	VM_FAULT_INT80,	   /* `int $0x80`, the 32-bit system call, refused when run (SIGSYS) */
+	VM_FAULT_SYSENTER, /* `sysenter`, likewise */
+	VM_FAULT_UNKNOWN,  /* an exception we could not name, e.g. a triple fault (SIGSEGV) */
 };
 
 struct vm_exit {

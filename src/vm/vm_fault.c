@@ -13,21 +13,38 @@ static const struct {
     {14, VM_FAULT_PAGE},  {16, VM_FAULT_FLOAT}, {17, VM_FAULT_ALIGN}, {19, VM_FAULT_FLOAT},
 };
 
-/* the instruction at rip is `syscall` or `sysenter` (with whatever prefixes) */
-static int is_syscall(struct vm *vm, uint64_t rip)
+/* the system-call instructions a fault at them names, by capstone's id */
+static const struct {
+	unsigned id;
+	enum vm_fault fault;
+} by_insn[] = {
+    {X86_INS_SYSCALL, VM_FAULT_SYSCALL},
+    {X86_INS_SYSENTER, VM_FAULT_SYSENTER},
+    {X86_INS_INT, VM_FAULT_INT80}, /* int $0x80 only: its operand is checked */
+};
+
+/* the fault the system-call instruction at rip names (`syscall`, `sysenter`, `int $0x80`, with
+ * whatever prefixes), or VM_FAULT_UNKNOWN when the instruction is none of them */
+static enum vm_fault syscall_at(struct vm *vm, uint64_t rip)
 {
 	const uint8_t *code = vm_guest(vm, rip, 16);
 	csh cs;
 	if (!code || cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
-		return 0;
+		return VM_FAULT_UNKNOWN;
 	cs_insn *insn = NULL;
-	int yes = 0;
+	enum vm_fault f = VM_FAULT_UNKNOWN;
 	if (cs_disasm(cs, code, 16, rip, 1, &insn) == 1) {
-		yes = insn->id == X86_INS_SYSCALL || insn->id == X86_INS_SYSENTER;
+		const uint8_t *b = insn->bytes;
+		uint16_t n = insn->size;
+		for (size_t i = 0; i < sizeof(by_insn) / sizeof(by_insn[0]); i++)
+			if (by_insn[i].id == insn->id &&
+			    (insn->id != X86_INS_INT ||
+			     (n >= 2 && b[n - 2] == 0xcd && b[n - 1] == 0x80)))
+				f = by_insn[i].fault;
 		cs_free(insn, 1);
 	}
 	cs_close(&cs);
-	return yes;
+	return f;
 }
 
 void vm_fault_name(struct vm *vm, unsigned vector, uint64_t cr2, const struct vm_regs *r,
@@ -44,12 +61,15 @@ void vm_fault_name(struct vm *vm, unsigned vector, uint64_t cr2, const struct vm
 		e->rip--; /* a trap: the frame points past the int3 */
 	if (vector == 14)
 		e->addr = cr2;
-	/* a stray `syscall` raises #UD where EFER.SCE=0 is honoured, `sysenter` #GP or #UD; under
-	 * PVM `syscall` jumps to LSTAR at CPL3 (rcx past the instruction) and faults there */
-	if ((vector == 6 || vector == 13) && is_syscall(vm, r->rip)) {
-		e->fault = VM_FAULT_SYSCALL;
+	/* a stray `syscall` raises #UD where EFER.SCE=0 is honoured, `sysenter` #GP or #UD, and
+	 * `int $0x80` #GP (its vector lies beyond the IDT's limit); under PVM `syscall` jumps to
+	 * LSTAR at CPL3 (rcx past the instruction) and faults there */
+	enum vm_fault f;
+	if ((vector == 6 || vector == 11 || vector == 13) &&
+	    (f = syscall_at(vm, r->rip)) != VM_FAULT_UNKNOWN) {
+		e->fault = f;
 	} else if (vector == 14 && r->rip == X86_SYSCALL_TRAP && r->rcx >= 2 &&
-		   is_syscall(vm, r->rcx - 2)) {
+		   syscall_at(vm, r->rcx - 2) == VM_FAULT_SYSCALL) {
 		e->fault = VM_FAULT_SYSCALL;
 		e->rip = r->rcx - 2;
 		e->addr = 0;

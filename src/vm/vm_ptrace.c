@@ -1,6 +1,7 @@
 /* The ptrace backend: the guest runs natively in a seccomp-locked stub process (no KVM needed). */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <pthread.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -222,6 +223,15 @@ static void run_hop(struct vm *vm, void *arg)
 		e->fault = VM_FAULT_GP;
 		return;
 	}
+	/* a sysenter the kernel could not take as a call (its 32-bit stack unreadable): sent back
+	 * to its landing pad in our vDSO, the address cut to 32 bits, where it faults */
+	uint64_t at = (uint64_t)(uintptr_t)si.si_addr;
+	if (sig == SIGSEGV && at == e->rip && at >> 32 == 0 && p->vdso &&
+	    (uint32_t)at - (uint32_t)p->vdso < 0x2000) {
+		e->fault = VM_FAULT_SYSENTER;
+		e->rip = 0;
+		return;
+	}
 	if (sig == SIGSEGV || (sig == SIGBUS && si.si_code != BUS_ADRALN)) {
 		e->fault = VM_FAULT_PAGE;
 		e->addr = (uint64_t)(uintptr_t)si.si_addr;
@@ -229,6 +239,15 @@ static void run_hop(struct vm *vm, void *arg)
 	}
 	if (sig == SIGBUS) { /* BUS_ADRALN: the alignment check (AC) a #AC is on KVM */
 		e->fault = VM_FAULT_ALIGN;
+		return;
+	}
+	if (sig == SIGSYS && si.si_arch != AUDIT_ARCH_X86_64) {
+		/* a 32-bit call: int $0x80 reports the address after it, sysenter the kernel's
+		 * own landing pad, which names no instruction of the guest's (rip 0: not known) */
+		const uint8_t *b = e->rip >= 2 ? vm_guest(vm, e->rip - 2, 2) : NULL;
+		int int80 = b && b[0] == 0xcd && b[1] == 0x80;
+		e->fault = int80 ? VM_FAULT_INT80 : VM_FAULT_SYSENTER;
+		e->rip = int80 ? e->rip - 2 : 0;
 		return;
 	}
 	e->fault = VM_FAULT_UNKNOWN;

@@ -12,6 +12,7 @@ struct pt_vm {
 	pid_t pid;
 	pid_t tracer; /* ptrace requests must come from the thread that started the stub */
 	uint64_t gadget;
+	uint64_t vdso; /* the stub's vDSO, where the kernel sends a sysenter back to */
 	struct user_regs_struct regs;
 	int regs_dirty;
 	int dead;

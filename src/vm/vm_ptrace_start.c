@@ -43,7 +43,10 @@ static void setup(void)
 	}
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
 	int pipefd[2] = {-1, -1};
-	if (!ctx || pipe(pipefd) < 0 || seccomp_export_bpf(ctx, pipefd[1]) < 0) {
+	/* a 32-bit call (int $0x80, sysenter) traps too, rather than killing the stub unseen: the
+	 * host names it (vm_ptrace.c) */
+	if (!ctx || seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP) ||
+	    pipe(pipefd) < 0 || seccomp_export_bpf(ctx, pipefd[1]) < 0) {
 		snprintf(setup_err, sizeof(setup_err), "seccomp filter: cannot build");
 		goto out;
 	}
@@ -157,6 +160,7 @@ int pt_start_stub(struct vm *vm, char *err, size_t errlen)
 	if (ptrace(PTRACE_GETREGS, p->pid, 0, &p->regs) < 0)
 		return snprintf(err, errlen, "PTRACE_GETREGS: %s", strerror(errno)), VM_ERR;
 	p->gadget = p->regs.rip;
+	p->vdso = p->regs.rbx;
 	/* GS base: the in-guest runtime's area of the one vCPU (abi.h), as KVM sets it */
 	p->regs.gs_base = EMBER_RT_CPU(0);
 	p->regs_dirty = 1;

@@ -111,8 +111,8 @@ static void test_bad_image(void **state)
 	expect_kind(&cfg, EMBER_ERR_IMAGE, "No such file");
 	cfg.image = tmpdir; /* a folder */
 	expect_kind(&cfg, EMBER_ERR_IMAGE, "regular file");
-	cfg.image = int80;
-	expect_kind(&cfg, EMBER_ERR_IMAGE, "int $0x80");
+	cfg.image = int80; /* loads: int $0x80 is refused only when run (test_run.sh) */
+	ember_unload(load_ok(&cfg));
 }
 
 static void test_bad_config(void **state)

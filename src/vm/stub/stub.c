@@ -41,6 +41,18 @@ static uint64_t parse_u64(const char *s)
 	return v;
 }
 
+/* AT_SYSINFO_EHDR from the auxiliary vector after argv and envp, or 0 */
+static long vdso_base(const long *sp)
+{
+	const long *v = sp + sp[0] + 2; /* past argc, argv and its NULL */
+	while (*v)
+		v++;
+	for (v++; v[0]; v += 2)
+		if (v[0] == 33 /* AT_SYSINFO_EHDR */)
+			return v[1];
+	return 0;
+}
+
 #define PREFIX 7
 static struct sock_filter filter[4096];
 
@@ -108,12 +120,13 @@ void stub_main(long *sp)
 	    sys6(__NR_prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, (long)&prog, 0, 0, 0) < 0)
 		die(4);
 	/* ready: the host stops us here; the instruction after int3 is the gadget it uses to run
-	 * the calls the filter allows (mprotect) on the guest's memory */
+	 * the calls the filter allows (mprotect) on the guest's memory. rbx holds where the kernel
+	 * put our vDSO: a sysenter returns into it, which is how the host knows one ran */
 	__asm__ volatile("int3\n"
 			 "1: syscall\n"
 			 ".globl stub_gadget_ret\n"
 			 "stub_gadget_ret: int3\n"
-			 "jmp 1b\n");
+			 "jmp 1b\n" ::"b"(vdso_base(sp)));
 	die(5);
 }
 
