@@ -288,6 +288,21 @@ static void serve_syscall(struct sys_state *st, struct proc_thread *t)
 	make_call(st, t);
 }
 
+/* A `syscall` no loader rewrote (code mapped at run time: ld.so's libraries, dlopen, a JIT)
+ * faulted: t goes past it and the call is served as a trapping site's, by the same checked
+ * emulation. Where the CPU already left the instruction (PVM's jump to LSTAR, ptrace's SIGSYS),
+ * r11 holds the flags it had, as a syscall leaves them. */
+static int stray_call(struct proc_thread *t, const struct vm_exit *e)
+{
+	if (e->fault != VM_FAULT_SYSCALL)
+		return 0;
+	if (t->regs.rip != e->rip)
+		t->regs.rflags = t->regs.r11;
+	t->regs.rip = e->rip + 2;
+	t->regs_dirty = 1;
+	return 1;
+}
+
 /* one exit of t, which the scheduler was running */
 static void handle_exit(struct sys_state *st, struct proc_thread *t, const struct vm_exit *e)
 {
@@ -322,7 +337,7 @@ static void handle_exit(struct sys_state *st, struct proc_thread *t, const struc
 	case VM_EXIT_FAULT: {
 		struct vm_exit f = *e; /* the runtime's may say better what the program did */
 		int rt = st->rt->fault(st, &f);
-		if (rt == SYS_RT_CALL)
+		if (rt == SYS_RT_CALL || (!rt && stray_call(t, &f)))
 			serve_syscall(st, t);
 		else if (!rt && !sys_fault_signal(st, t, &f))
 			crashed(st, &f);

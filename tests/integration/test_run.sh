@@ -101,11 +101,13 @@ n=$(wc -c <"$tmp/out" | tr -d ' ')
 check "outbomb: stdout is $n bytes (limit 1048576)" [ "$n" -eq 1048576 ]
 
 # denied syscalls fail with the right errno
-# a syscall instruction made at run time was never rewritten: it ends the run, it is never served
+# syscall instructions made at run time were never rewritten: they are served all the same,
+# by the host's emulation (a write to a descriptor that is not open is its EBADF), as natively
 er "$G/rawsys.musl"
-check "rawsys: ended as a crash" [ "$rc" -gt 128 ]
-has "$tmp/err" "not rewritten|invalid opcode" "rawsys: the reason names the syscall"
-check "rawsys: the raw syscall never returned" sh -c "! grep -q after '$tmp/out'"
+"$G/rawsys.musl" >"$tmp/native" 2>&1
+expect_rc 0 "rawsys"
+check "rawsys: the output is the native run's" cmp -s "$tmp/out" "$tmp/native"
+has "$tmp/out" "^wrote 12; to fd 99: -9$" "rawsys: a raw write served, EBADF for fd 99"
 
 er "$G/forbidden.musl"
 expect_rc 0 "forbidden"
