@@ -115,7 +115,7 @@ int bench_exit_floor(const char *dir, const char *backend, double *us, int n)
 	struct img_layout lay;
 	const char *argv[] = {"exitfloor", NULL}, *envp[] = {NULL};
 	struct floor_args a = {vm, us, n, 0};
-	if (vm && !img_load(img, vm, argv, envp, 0, &lay, err, sizeof(err))) {
+	if (vm && !img_load(img, NULL, vm, argv, envp, 0, &lay, err, sizeof(err))) {
 		struct vm_regs regs = {.rip = lay.entry, .rsp = lay.sp, .rflags = 2};
 		if (!vm_set_regs(vm, &regs))
 			vm_call(vm, floor_loop, &a);

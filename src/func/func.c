@@ -128,7 +128,7 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 static int load(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen)
 {
 	int rc = img_open(cfg->image, &fn->img, err, errlen);
-	if (rc)
+	if (rc || (rc = func_dynamic(fn, err, errlen)))
 		return rc;
 	if (fn->img->elf.go && !cfg->mem_bytes)
 		fn->vmcfg.mem_size = EMBER_MEM_GO;
@@ -235,6 +235,7 @@ void ember_unload(struct ember_function *fn)
 	func_share_close(fn);
 	ember_result_free(&fn->first);
 	img_close(fn->img);
+	img_close(fn->interp);
 	free(fn->snap_dir);
 	snap_read_plan_free(&fn->plan);
 	pthread_mutex_destroy(&fn->cold_lock);
@@ -250,10 +251,18 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->backend = vm_backend_name(fn->vmcfg.backend);
-	info->rewritten_sites = fn->img->sites.n;
+	/* the sites of a dynamic program's interpreter are rewritten as its own are */
+	const struct img *ims[] = {fn->img, fn->interp};
+	size_t callable = 0;
+	for (size_t i = 0; i < sizeof(ims) / sizeof(ims[0]); i++) {
+		if (!ims[i])
+			continue;
+		info->rewritten_sites += ims[i]->sites.n;
+		callable += ims[i]->sites.ncallable;
+	}
 	info->syscalls = fn->rt->name;
-	info->sites_call = fn->rt->guest ? fn->img->sites.ncallable : 0;
-	info->sites_trap = fn->img->sites.n - info->sites_call;
+	info->sites_call = fn->rt->guest ? callable : 0;
+	info->sites_trap = info->rewritten_sites - info->sites_call;
 	info->image_bytes = fn->img->len;
 	info->mem_bytes = fn->vmcfg.mem_size;
 	info->snapshot = func_has_snapshot(fn);

@@ -29,6 +29,7 @@ enum func_state {
 
 struct ember_function {
 	struct img *img;
+	struct img *interp; /* a dynamic program's interpreter (ld.so), from bundle; else NULL */
 	struct vm_config vmcfg;
 	uint64_t timeout_ns;
 	uint64_t output_limit;
@@ -153,5 +154,9 @@ void func_share_snapshot(struct ember_function *fn);
 void func_share_files(struct ember_function *fn);
 void func_share_virtine(struct ember_function *fn, struct virtine *v);
 void func_share_close(struct ember_function *fn);
+
+/* dynamic.c: a dynamic program's interpreter read from its files into fn->interp, those files
+ * made first, when it has none, of the host's ld.so and the libraries it needs; 0 or a kind */
+int func_dynamic(struct ember_function *fn, char *err, size_t errlen);
 
 #endif

@@ -9,7 +9,7 @@
 int func_load_image(struct ember_function *fn, struct virtine *v, char *err, size_t errlen)
 {
 	struct img_layout l;
-	int rc = img_load(fn->img, v->vm, (const char *const *)fn->argv,
+	int rc = img_load(fn->img, fn->interp, v->vm, (const char *const *)fn->argv,
 			  (const char *const *)fn->envp, fn->rt->guest, &l, err, errlen);
 	if (rc)
 		return rc;

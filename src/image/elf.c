@@ -91,26 +91,34 @@ static int check_ehdr(const uint8_t *buf, size_t len, Elf64_Ehdr *eh, char *err,
 	return 0;
 }
 
-/* Copies the PT_INTERP path, if it lies in the file, as printable text for an error message. */
-static void interp_path(const uint8_t *buf, size_t len, const Elf64_Phdr *p, char *out, size_t n)
+/* The PT_INTERP path into out: inside the file, an absolute path of printable characters that
+ * ends in a NUL within the segment; 0, or -1 with the reason */
+static int interp_path(const uint8_t *buf, size_t len, const Elf64_Phdr *p, char *out, char *err,
+		       size_t errlen)
 {
-	size_t k = 0;
-
-	out[0] = '\0';
 	if (!in_file(p->p_offset, p->p_filesz, len))
-		return;
-	for (uint64_t i = 0; i < p->p_filesz && k + 1 < n; i++) {
-		uint8_t c = buf[p->p_offset + i];
+		return fail(err, errlen, "the PT_INTERP segment lies outside the file");
+	size_t k = 0;
+	for (; k < p->p_filesz && k < IMG_INTERP_MAX; k++) {
+		uint8_t c = buf[p->p_offset + k];
 		if (c == '\0')
 			break;
-		out[k++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+		if (c < 0x20 || c >= 0x7f)
+			return fail(err, errlen, "the PT_INTERP path holds byte %#x", c);
+		out[k] = (char)c;
 	}
+	if (k == p->p_filesz || k == IMG_INTERP_MAX || k == 0 || out[0] != '/')
+		return fail(err, errlen,
+			    "the PT_INTERP path is not an absolute path of at most %d bytes ending "
+			    "in a NUL",
+			    IMG_INTERP_MAX - 1);
 	out[k] = '\0';
+	return 0;
 }
 
-/* Refuses a PT_DYNAMIC that is malformed or names shared libraries (DT_NEEDED). */
-static int check_dynamic(const uint8_t *buf, size_t len, const Elf64_Phdr *p, int idx, char *err,
-			 size_t errlen)
+/* Refuses a PT_DYNAMIC that is malformed; counts the shared libraries it names (DT_NEEDED). */
+static int check_dynamic(const uint8_t *buf, size_t len, const Elf64_Phdr *p, int idx, int *needed,
+			 char *err, size_t errlen)
 {
 	if (!in_file(p->p_offset, p->p_filesz, len))
 		return fail(err, errlen,
@@ -122,9 +130,7 @@ static int check_dynamic(const uint8_t *buf, size_t len, const Elf64_Phdr *p, in
 		if (d.d_tag == DT_NULL)
 			break;
 		if (d.d_tag == DT_NEEDED)
-			return fail(
-			    err, errlen,
-			    "dynamically linked (DT_NEEDED in PT_DYNAMIC): build with -static");
+			(*needed)++;
 	}
 	return 0;
 }
@@ -262,21 +268,22 @@ static int parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err,
 		return -1;
 	memcpy(ph, buf + eh.e_phoff, (size_t)eh.e_phnum * sizeof(Elf64_Phdr));
 
-	/* Dynamic linking first: it is the likeliest reason a real binary is refused. */
+	/* a dynamic program names its interpreter (ld.so), which loads the libraries it needs */
+	int needed = 0;
 	for (int i = 0; i < eh.e_phnum; i++) {
-		if (ph[i].p_type != PT_INTERP)
-			continue;
-		char path[80];
-		interp_path(buf, len, &ph[i], path, sizeof(path));
-		if (path[0])
-			return fail(err, errlen,
-				    "dynamically linked (PT_INTERP %s): build with -static", path);
-		return fail(err, errlen, "dynamically linked (PT_INTERP): build with -static");
-	}
-	for (int i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_DYNAMIC &&
-		    check_dynamic(buf, len, &ph[i], i, err, errlen) < 0)
+		if (ph[i].p_type == PT_INTERP && out->interp[0])
+			return fail(err, errlen, "more than one PT_INTERP");
+		if (ph[i].p_type == PT_INTERP &&
+		    interp_path(buf, len, &ph[i], out->interp, err, errlen) < 0)
 			return -1;
+		if (ph[i].p_type == PT_DYNAMIC &&
+		    check_dynamic(buf, len, &ph[i], i, &needed, err, errlen) < 0)
+			return -1;
+	}
+	if (needed && !out->interp[0])
+		return fail(err, errlen,
+			    "needs shared libraries (DT_NEEDED) but names no interpreter "
+			    "(PT_INTERP) to load them");
 	if (eh.e_type == ET_DYN && eh.e_entry == 0)
 		return fail(err, errlen,
 			    "shared library, not an executable (ET_DYN with e_entry 0)");

@@ -5,8 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IMG_MAX_SEGS  16
-#define IMG_MAX_PHNUM 64
+#define IMG_MAX_SEGS   16
+#define IMG_MAX_PHNUM  64
+#define IMG_INTERP_MAX 256 /* bytes of a PT_INTERP path, with its NUL */
 
 /* prot bits use the values of PROT_READ/PROT_WRITE/PROT_EXEC */
 struct img_seg {
@@ -18,8 +19,8 @@ struct img_seg {
 };
 
 struct img_elf {
-	int pie;	     /* 1 for a static-PIE (ET_DYN without PT_INTERP), 0 for ET_EXEC */
-	uint64_t entry;	     /* unrelocated */
+	int pie;	/* 1 for an ET_DYN (static-PIE, or a PIE with PT_INTERP), 0 for ET_EXEC */
+	uint64_t entry; /* unrelocated */
 	uint64_t phdr_vaddr; /* unrelocated address of the program headers in memory (AT_PHDR) */
 	uint16_t phnum;
 	uint16_t phentsize;
@@ -27,7 +28,9 @@ struct img_elf {
 	int nsegs;
 	struct img_seg segs[IMG_MAX_SEGS]; /* PT_LOAD segments in ascending vaddr order */
 	uint64_t stack_size;		   /* from PT_GNU_STACK p_memsz, 0 if absent or 0 */
-	int go; /* a Go program (its note "Go" in a PT_NOTE): see ember_config.syscalls, mem_bytes */
+	int go; /* a Go program (its note "Go" in a PT_NOTE): see ember_config.syscalls, mem_bytes
+		 */
+	char interp[IMG_INTERP_MAX]; /* a dynamic program's PT_INTERP path, "" for a static one */
 };
 
 /*
@@ -35,6 +38,13 @@ struct img_elf {
  * with a one-line reason (no trailing newline) in err. Never reads outside buf.
  */
 int img_elf_parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err, size_t errlen);
+
+/* The shared libraries a dynamic ELF file in buf names (DT_NEEDED), in order, into names (at
+ * most max, each a plain file name): 0 with *n, or -1 with the reason. A file with a name that
+ * holds a '/' is refused (ld.so would open that path as it is). */
+#define IMG_NEEDED_NAME 256
+int img_needed(const uint8_t *buf, size_t len, char (*names)[IMG_NEEDED_NAME], int max, int *n,
+	       char *err, size_t errlen);
 
 /* The syscall-like instructions found in an image's executable segments. */
 struct img_sites {
@@ -73,13 +83,16 @@ struct img {
 	uint64_t digest; /* xxHash64 of the file */
 };
 
-/* Reads and validates an executable (int $0x80 and sysenter are refused only when run). These and img_load return
- * 0 or a kind of failure of ember.h (EMBER_ERR_IMAGE, _CONFIG, _NOMEM, _IO, EMBER_ERR). */
+/* Reads and validates an executable (int $0x80 and sysenter are refused only when run). These and
+ * img_load return 0 or a kind of failure of ember.h (EMBER_ERR_IMAGE, _CONFIG, _NOMEM, _IO,
+ * EMBER_ERR). */
 int img_open(const char *path, struct img **out, char *err, size_t errlen);
 int img_from_bytes(const void *buf, size_t len, struct img **out, char *err, size_t errlen);
 void img_close(struct img *img);
 
-#define IMG_MAX_MAPS (IMG_MAX_SEGS * 2 + 6) /* the runtime's five, the stack */
+#define IMG_MAX_MAPS                                                                               \
+	(IMG_MAX_SEGS * 4 + 6) /* the program's, its interpreter's, the runtime's                  \
+				* five, the stack */
 
 struct img_map {
 	uint64_t start, end;
@@ -95,9 +108,11 @@ void img_runtime_dir(char *out, size_t outlen);
 
 /* Where a loaded image put things in guest memory. */
 struct img_layout {
-	uint64_t base;	/* load bias: 0 for ET_EXEC */
-	uint64_t entry; /* relocated */
-	uint64_t sp;	/* initial stack pointer, at argc */
+	uint64_t base;	      /* load bias: 0 for ET_EXEC */
+	uint64_t entry;	      /* where the vCPU starts: the interpreter's entry, else prog_entry */
+	uint64_t prog_entry;  /* the program's, relocated (AT_ENTRY) */
+	uint64_t interp_base; /* the interpreter's load bias (AT_BASE), 0 without one */
+	uint64_t sp;	      /* initial stack pointer, at argc */
 	uint64_t brk_start;
 	uint64_t mmap_hi;
 	uint64_t stack_lo, stack_hi, stack_size;
@@ -110,11 +125,13 @@ struct img_layout {
 
 struct vm;
 
-/* Copies the image into a fresh machine, rewrites its syscall sites, sets page permissions and
- * builds the SysV start stack (argv, envp, auxv). Without guest, every site becomes
+/* Copies the image (and a dynamic one's interpreter, when interp is not NULL) into a fresh
+ * machine, rewrites their syscall sites, sets page permissions and builds the SysV start stack
+ * (argv, envp, auxv with AT_BASE for the interpreter). Without guest, every site becomes
  * `out %al,$EMBER_HC_SYSCALL`; with it, the in-guest runtime and the page-0 sled are mapped and
  * the sites proven safe become `call *%rax`, the others keep the trapping form. */
-int img_load(const struct img *img, struct vm *vm, const char *const *argv, const char *const *envp,
-	     int guest, struct img_layout *out, char *err, size_t errlen);
+int img_load(const struct img *img, const struct img *interp, struct vm *vm,
+	     const char *const *argv, const char *const *envp, int guest, struct img_layout *out,
+	     char *err, size_t errlen);
 
 #endif

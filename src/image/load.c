@@ -109,9 +109,9 @@ static int build_stack(const struct img *img, struct vm *vm, struct img_layout *
 	    {AT_PHENT, sizeof(Elf64_Phdr)},
 	    {AT_PHNUM, img->elf.phnum},
 	    {AT_PAGESZ, PAGE},
-	    {AT_BASE, 0},
+	    {AT_BASE, l->interp_base},
 	    {AT_FLAGS, 0},
-	    {AT_ENTRY, l->entry},
+	    {AT_ENTRY, l->prog_entry},
 	    {AT_UID, GUEST_ID},
 	    {AT_EUID, GUEST_ID},
 	    {AT_GID, GUEST_ID},
@@ -139,8 +139,21 @@ static int build_stack(const struct img *img, struct vm *vm, struct img_layout *
 	return 0;
 }
 
-static int place(const struct img *img, struct vm *vm, struct img_layout *l, char *err,
-		 size_t errlen)
+static int no_room(const char *what, uint64_t lo, uint64_t hi, const struct img_layout *l,
+		   char *err, size_t errlen)
+{
+	snprintf(err, errlen,
+		 "the %s (%#llx-%#llx) does not fit in guest memory (%#llx-%#llx): "
+		 "give it more memory or link it at 0x400000",
+		 what, (unsigned long long)lo, (unsigned long long)hi,
+		 (unsigned long long)EMBER_SYS_END, (unsigned long long)l->mmap_hi);
+	return EMBER_ERR_CONFIG;
+}
+
+/* The program where it is linked (a PIE at EMBER_IMAGE_BASE), its interpreter at the top of
+ * the mmap area, as Linux puts it among the mappings, the heap between them */
+static int place(const struct img *img, const struct img *interp, struct vm *vm,
+		 struct img_layout *l, char *err, size_t errlen)
 {
 	uint64_t top = vm_user_top(vm);
 	l->stack_size = img->elf.stack_size > STACK_MAX ? img->elf.stack_size : STACK_MAX;
@@ -152,16 +165,19 @@ static int place(const struct img *img, struct vm *vm, struct img_layout *l, cha
 	l->stack_lo = top - l->stack_size;
 	l->mmap_hi = l->stack_lo - EMBER_STACK_GUARD;
 	l->base = img->elf.pie ? EMBER_IMAGE_BASE - img->elf.lo : 0;
-	uint64_t lo = l->base + img->elf.lo, hi = l->base + img->elf.hi;
-	if (lo < EMBER_SYS_END || hi > l->mmap_hi || l->mmap_hi - hi < HEAP_MIN) {
-		snprintf(err, errlen,
-			 "the image (%#llx-%#llx) does not fit in guest memory (%#llx-%#llx): "
-			 "give it more memory or link it at 0x400000",
-			 (unsigned long long)lo, (unsigned long long)hi,
-			 (unsigned long long)EMBER_SYS_END, (unsigned long long)l->mmap_hi);
-		return EMBER_ERR_CONFIG;
+	uint64_t lo = l->base + img->elf.lo, hi = l->base + img->elf.hi, room_hi = l->mmap_hi;
+	if (interp) {
+		uint64_t span = interp->elf.hi - interp->elf.lo;
+		if (span > room_hi || room_hi - span < hi)
+			return no_room("interpreter", interp->elf.lo, interp->elf.hi, l, err,
+				       errlen);
+		room_hi = room_hi - span;
+		l->interp_base = room_hi - interp->elf.lo;
 	}
-	l->entry = l->base + img->elf.entry;
+	if (lo < EMBER_SYS_END || hi > room_hi || room_hi - hi < HEAP_MIN)
+		return no_room("image", lo, hi, l, err, errlen);
+	l->prog_entry = l->base + img->elf.entry;
+	l->entry = interp ? l->interp_base + interp->elf.entry : l->prog_entry;
 	l->brk_start = hi;
 	return 0;
 }
@@ -224,20 +240,14 @@ static int map_runtime(struct vm *vm, struct img_layout *l, int page0_ok, char *
 	return 0;
 }
 
-int img_load(const struct img *img, struct vm *vm, const char *const *argv, const char *const *envp,
-	     int guest, struct img_layout *l, char *err, size_t errlen)
+/* One image's segments copied in at base and its syscall sites rewritten; a site of the call
+ * form goes into the runtime's table (sorted by the caller), whose length is *ntab */
+static int copy_in(const struct img *img, uint64_t base, struct vm *vm, struct img_layout *l,
+		   int page0, uint64_t *ntab, char *err, size_t errlen)
 {
-	memset(l, 0, sizeof(*l));
-	int rc;
-	/* a Go program's nil checks are loads that must fault at page 0, which the sled would
-	 * answer with no-ops: its sites keep the trapping form and page 0 stays unmapped */
-	int page0 = guest && !img->elf.go;
-	if ((guest && (rc = map_runtime(vm, l, page0, err, errlen))) ||
-	    (rc = place(img, vm, l, err, errlen)))
-		return rc;
 	for (int i = 0; i < img->elf.nsegs; i++) {
 		const struct img_seg *s = &img->elf.segs[i];
-		if (vm_copy_to(vm, l->base + s->vaddr, img->buf + s->offset, s->filesz)) {
+		if (vm_copy_to(vm, base + s->vaddr, img->buf + s->offset, s->filesz)) {
 			snprintf(err, errlen, "segment %d is outside guest memory", i);
 			return EMBER_ERR_CONFIG;
 		}
@@ -245,15 +255,14 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 	/* the call sites' return addresses, for the runtime to tell them from other calls into
 	 * page 0; a site past the table's reach keeps the trapping form */
 	uint32_t *tab = page0 ? vm_guest(vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4) : NULL;
-	uint64_t ntab = 0;
 	for (size_t i = 0; i < img->sites.n; i++) {
-		uint64_t at = l->base + img->sites.addr[i];
+		uint64_t at = base + img->sites.addr[i];
 		uint8_t *p = vm_guest(vm, at, 2);
 		if (!p || p[0] != 0x0f || p[1] != 0x05)
 			continue;
-		if (tab && img->sites.callable[i] && ntab < EMBER_RT_SITES_MAX &&
+		if (tab && img->sites.callable[i] && *ntab < EMBER_RT_SITES_MAX &&
 		    at + 2 <= UINT32_MAX) {
-			tab[ntab++] = (uint32_t)(at + 2);
+			tab[(*ntab)++] = (uint32_t)(at + 2);
 			p[0] = 0xff; /* call *%rax: into the page-0 sled, on to the runtime */
 			p[1] = 0xd0;
 			l->sites_call++;
@@ -264,6 +273,26 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 		}
 		l->rewritten++;
 	}
+	return 0;
+}
+
+int img_load(const struct img *img, const struct img *interp, struct vm *vm,
+	     const char *const *argv, const char *const *envp, int guest, struct img_layout *l,
+	     char *err, size_t errlen)
+{
+	memset(l, 0, sizeof(*l));
+	int rc;
+	/* a Go program's nil checks are loads that must fault at page 0, which the sled would
+	 * answer with no-ops: its sites keep the trapping form and page 0 stays unmapped */
+	int page0 = guest && !img->elf.go;
+	if ((guest && (rc = map_runtime(vm, l, page0, err, errlen))) ||
+	    (rc = place(img, interp, vm, l, err, errlen)))
+		return rc;
+	uint64_t ntab = 0;
+	if ((rc = copy_in(img, l->base, vm, l, page0, &ntab, err, errlen)) ||
+	    (interp && (rc = copy_in(interp, l->interp_base, vm, l, page0, &ntab, err, errlen))))
+		return rc;
+	uint32_t *tab = page0 ? vm_guest(vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4) : NULL;
 	if (tab || guest) {
 		if (tab)
 			qsort(tab, ntab, sizeof(*tab), cmp_u32);
@@ -272,6 +301,8 @@ int img_load(const struct img *img, struct vm *vm, const char *const *argv, cons
 	}
 	int runtime_maps = l->nmaps;
 	plan_maps(img, l->base, l, runtime_maps);
+	if (interp)
+		plan_maps(interp, l->interp_base, l, l->nmaps);
 	l->maps[l->nmaps++] = (struct img_map){l->stack_lo, l->stack_hi, PROT_READ | PROT_WRITE};
 	for (int i = 0; i < l->nmaps; i++) {
 		if ((rc = vm_protect(vm, l->maps[i].start, l->maps[i].end - l->maps[i].start,

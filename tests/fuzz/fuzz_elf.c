@@ -100,7 +100,7 @@ static void load(struct vm *vm, const struct img *img, int guest, uint64_t host)
 	struct img_layout l;
 	struct sys_vma v[IMG_MAX_MAPS];
 	char err[256] = "";
-	if (img_load(img, vm, argv, envp, guest, &l, err, sizeof(err)) == 0)
+	if (img_load(img, NULL, vm, argv, envp, guest, &l, err, sizeof(err)) == 0)
 		fz_check_ptes(vm, v, check_layout(vm, img, &l, v));
 	else
 		FZ_CHECK(err[0], "img_load failed without a reason");

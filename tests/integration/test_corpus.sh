@@ -100,7 +100,8 @@ fi
 ran="$ran rs_threads"
 
 # debian NAME PROGRAM ARGS...: a program as Debian ships it, natively (in /) and in virtines with
-# --repeat 2 in both syscall modes: the same exit status, the native stdout twice over
+# --repeat 2 in both syscall modes: the same exit status, the native stdout twice over. DREQ is
+# the request (stdin), DFILES more options (--files)
 debian()
 {
 	name=$1
@@ -110,13 +111,14 @@ debian()
 		bad "$name: $1 is not installed (scripts/setup.sh installs it)"
 		return 0
 	fi
-	req ""
+	req "${DREQ:-}"
 	(cd / && "$@") <"$tmp/in" >"$tmp/native" 2>"$tmp/err"
 	nrc=$?
 	check "$name native: exit 0" [ "$nrc" = 0 ]
 	cat "$tmp/native" "$tmp/native" >"$tmp/native2"
 	for mode in trap guest; do
-		er --syscalls "$mode" --repeat 2 "$@"
+		# shellcheck disable=SC2086
+		er --syscalls "$mode" --repeat 2 ${DFILES:-} "$@"
 		expect_rc "$nrc" "$name $mode"
 		same "$name $mode"
 	done
@@ -126,6 +128,68 @@ debian()
 # (gpgv-static's int $0x80 at 0x54395f): int $0x80 and sysenter are refused only when run
 debian gpgv-static /usr/bin/gpgv-static --version
 debian sash /bin/sash -c '-echo hello from sash'
+
+# Debian's dynamic programs: with no flags, with the closure Ember gives them of this host's
+# ld.so and the libraries they need; then with a root filesystem (--files) of the same files
+DREQ='{"name":"Ember","tags":["virtine","kvm","snapshot"],"n":[3,1,2]}'
+debian jq /usr/bin/jq -c '{tags: (.tags|length), n: (.n|sort), up: (.name|ascii_upcase)}'
+DREQ=""
+SQL='create table t(x, y); insert into t values (1, "a"), (2, "b"), (3, "c");
+select sum(x), group_concat(y, "-"), sqlite_version() from t;'
+debian sqlite3 /usr/bin/sqlite3 :memory: "$SQL"
+
+# rootfs PROGRAM: its interpreter and libraries (as the host's ldd names them) under $tmp/root
+rootfs()
+{
+	for f in $(ldd "$1" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
+		mkdir -p "$tmp/root$(dirname "$f")"
+		cp -L "$f" "$tmp/root$f"
+	done
+}
+rootfs /usr/bin/jq
+rootfs /usr/bin/sqlite3
+DFILES="--files $tmp/root"
+DREQ='{"name":"Ember","tags":["virtine","kvm","snapshot"],"n":[3,1,2]}'
+debian "jq --files" /usr/bin/jq -c '{tags: (.tags|length), n: (.n|sort), up: (.name|ascii_upcase)}'
+DREQ=""
+debian "sqlite3 --files" /usr/bin/sqlite3 :memory: "$SQL"
+DFILES=""
+
+# what a dynamic program is refused with: its interpreter missing from its files (one line that
+# names it); a library missing (ld.so's own words, exit 127, as natively)
+mkdir -p "$tmp/empty"
+er --files "$tmp/empty" /usr/bin/jq .
+expect_rc 125 "jq, files without ld.so"
+check "jq, files without ld.so: one line naming /lib64/ld-linux-x86-64.so.2" \
+	sh -c "[ \$(wc -l <'$tmp/err') -eq 1 ] && grep -qF /lib64/ld-linux-x86-64.so.2 '$tmp/err'"
+rm -rf "$tmp/ldonly"
+mkdir -p "$tmp/ldonly/lib64"
+cp -L /lib64/ld-linux-x86-64.so.2 "$tmp/ldonly/lib64/"
+er --files "$tmp/ldonly" /usr/bin/jq .
+expect_rc 127 "jq, files without its libraries"
+has "$tmp/err" "libjq.so.1: cannot open shared object file" "jq, files without its libraries: ld.so names libjq.so.1"
+
+# a program naming a host file that is no library as its interpreter gets nothing of it: hello
+# with a PT_INTERP of /etc/passwd (mkbadelf's relative one, rewritten) is refused, naming it
+"$B/tests/mkbadelf" "$G/hello.musl" "$tmp/badelf" >/dev/null 2>&1 || mkdir -p "$tmp/badelf"
+python3 - "$tmp/badelf/interp_relative" "$tmp/interp_passwd" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+old = b"lib64/ld-linux-x86-64.so.2"
+open(sys.argv[2], "wb").write(b.replace(old, b"/etc/passwd".ljust(len(old), b"\0")))
+PY
+chmod +x "$tmp/interp_passwd"
+er "$tmp/interp_passwd"
+expect_rc 125 "PT_INTERP /etc/passwd"
+has "$tmp/err" "/etc/passwd is in none of this host's library folders" \
+	"PT_INTERP /etc/passwd: refused, naming it"
+
+# the closure holds the program's libraries and nothing else of the host's
+er /bin/ls /etc
+expect_rc 2 "ls /etc in the closure (no /etc)"
+er /bin/cat /etc/passwd
+check "cat /etc/passwd in the closure: fails" [ "$rc" = 1 ]
+check "cat /etc/passwd in the closure: nothing read" [ ! -s "$tmp/out" ]
 
 # every program of tests/corpus/ runs above: one left out fails the suite
 for f in tests/corpus/*.c tests/corpus/*.cpp tests/corpus/*.go tests/corpus/*.rs; do

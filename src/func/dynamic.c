@@ -1,0 +1,202 @@
+/* A dynamic program's interpreter, from its files; without files, its closure from this host. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "bundle/bnd.h"
+#include "func/func.h"
+
+#define CLOSURE_MAX 256 /* libraries in one closure */
+
+/* where the host's loader would find a library (glibc's and musl's default folders) */
+static const char *const lib_dirs[] = {
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib",
+    "/usr/lib",
+    "/lib64",
+    "/usr/lib64",
+    "/usr/local/lib",
+};
+
+/* path, its links followed, lies in one of the library folders (theirs followed too): a
+ * program names its interpreter, and no other file of the host's may be read for it */
+static int in_lib_dirs(const char *path)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+	if (!realpath(path, real))
+		return 0;
+	for (size_t d = 0; d < sizeof(lib_dirs) / sizeof(lib_dirs[0]); d++) {
+		if (!realpath(lib_dirs[d], dir))
+			continue;
+		size_t n = strlen(dir);
+		if (!strncmp(real, dir, n) && real[n] == '/')
+			return 1;
+	}
+	return 0;
+}
+
+/* a host file read whole (links followed), with its modification time */
+static int read_host(const char *path, uint8_t **buf, size_t *len, int64_t *mtime, char *err,
+		     size_t errlen)
+{
+	if (!in_lib_dirs(path)) {
+		snprintf(err, errlen,
+			 "%s is in none of this host's library folders (/lib/x86_64-linux-gnu, "
+			 "/usr/lib/x86_64-linux-gnu, /lib64, ...): give the program its files "
+			 "(--files)",
+			 path);
+		return EMBER_ERR_IMAGE;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "%s: %s", path, fd < 0 ? strerror(errno) : "not a file");
+		if (fd >= 0)
+			close(fd);
+		return EMBER_ERR_IMAGE;
+	}
+	*mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+	int e = -base_read_fd(fd, BND_MAX_BYTES, buf, len);
+	close(fd);
+	if (e)
+		return snprintf(err, errlen, "%s: %s", path, strerror(e)), EMBER_ERR_IO;
+	return 0;
+}
+
+/* adds the host file at path to the tree at the same path; its bytes in *buf (the caller's) */
+static int add_host(struct bnd_builder *bb, const char *path, uint8_t **buf, size_t *len, char *err,
+		    size_t errlen)
+{
+	int64_t mtime = 0;
+	int rc = read_host(path, buf, len, &mtime, err, errlen);
+	if (rc)
+		return rc;
+	bnd_builder_time(bb, mtime);
+	if (bnd_add(bb, path, 'f', 0755, *buf, *len, err, errlen)) {
+		free(*buf);
+		*buf = NULL;
+		return EMBER_ERR_IMAGE;
+	}
+	return 0;
+}
+
+#define NEEDED_MAX 64 /* DT_NEEDED of one file */
+
+struct closure {
+	char names[CLOSURE_MAX][IMG_NEEDED_NAME]; /* found or to find, in order */
+	int n;
+	char got[NEEDED_MAX][IMG_NEEDED_NAME]; /* one file's */
+};
+
+/* the DT_NEEDED of the file in buf, queued when not seen yet */
+static int queue_needed(struct closure *c, const char *who, const uint8_t *buf, size_t len,
+			char *err, size_t errlen)
+{
+	char(*got)[IMG_NEEDED_NAME] = c->got;
+	int n = 0;
+	char why[128];
+	if (img_needed(buf, len, got, NEEDED_MAX, &n, why, sizeof(why)))
+		return snprintf(err, errlen, "%.100s: %.120s", who, why), EMBER_ERR_IMAGE;
+	for (int i = 0; i < n; i++) {
+		int seen = 0;
+		for (int j = 0; j < c->n && !seen; j++)
+			seen = !strcmp(c->names[j], got[i]);
+		if (seen)
+			continue;
+		if (c->n == CLOSURE_MAX)
+			return snprintf(err, errlen, "needs more than %d libraries", CLOSURE_MAX),
+			       EMBER_ERR_IMAGE;
+		memcpy(c->names[c->n++], got[i], IMG_NEEDED_NAME);
+	}
+	return 0;
+}
+
+/* The program's interpreter and every library it needs, found as the host's loader would find
+ * them, each at its host path in a tree of its own, read-only: nothing else of the host's */
+static int closure(struct ember_function *fn, char *err, size_t errlen)
+{
+	struct closure *c = calloc(1, sizeof(*c));
+	struct bnd_builder *bb = bnd_builder_new();
+	int rc = EMBER_ERR_NOMEM;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	if (!c || !bb) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if ((rc = add_host(bb, fn->img->elf.interp, &buf, &len, err, errlen)))
+		goto out;
+	free(buf);
+	buf = NULL;
+	if ((rc = queue_needed(c, "the program", fn->img->buf, fn->img->len, err, errlen)))
+		goto out;
+	for (int i = 0; i < c->n; i++) {
+		char path[BND_PATH_MAX];
+		size_t d = 0;
+		for (; d < sizeof(lib_dirs) / sizeof(lib_dirs[0]); d++) {
+			snprintf(path, sizeof(path), "%s/%s", lib_dirs[d], c->names[i]);
+			if (access(path, R_OK) == 0)
+				break;
+		}
+		if (d == sizeof(lib_dirs) / sizeof(lib_dirs[0])) {
+			snprintf(
+			    err, errlen,
+			    "needs %s, which is in none of this host's library folders "
+			    "(/lib/x86_64-linux-gnu, /usr/lib/x86_64-linux-gnu, /lib, /usr/lib, "
+			    "...): give the program its files (--files)",
+			    c->names[i]);
+			rc = EMBER_ERR_IMAGE;
+			goto out;
+		}
+		if ((rc = add_host(bb, path, &buf, &len, err, errlen)) ||
+		    (rc = queue_needed(c, path, buf, len, err, errlen)))
+			goto out;
+		free(buf);
+		buf = NULL;
+	}
+	fn->bundle = bnd_pack(bb, err, errlen);
+	bb = NULL;
+	rc = fn->bundle ? 0 : EMBER_ERR_NOMEM;
+out:
+	free(buf);
+	free(c);
+	if (bb)
+		bnd_builder_free(bb);
+	return rc;
+}
+
+int func_dynamic(struct ember_function *fn, char *err, size_t errlen)
+{
+	const char *interp = fn->img->elf.interp;
+	char why[EMBER_ERR_MAX - 64] = "";
+	int rc;
+	if (!interp[0])
+		return 0;
+	if (!fn->bundle && (rc = closure(fn, why, sizeof(why))))
+		return snprintf(err, errlen, "a dynamic program: %s", why), rc;
+	uint32_t node;
+	const struct bnd *b = fn->bundle;
+	if (bnd_lookup(b, 0, interp, 1, &node, NULL) || !bnd_is(b, node, S_IFREG))
+		return snprintf(err, errlen,
+				"its interpreter %s (PT_INTERP) is not a file in the function's "
+				"files",
+				interp),
+		       EMBER_ERR_IMAGE;
+	const struct bnd_node *f = &b->nodes[node];
+	if ((rc = img_from_bytes(b->data + f->data_off, f->size, &fn->interp, why, sizeof(why))))
+		return snprintf(err, errlen, "its interpreter %s: %s", interp, why), rc;
+	if (fn->interp->elf.interp[0] || !fn->interp->elf.pie)
+		return snprintf(err, errlen,
+				"its interpreter %s is not a static position-independent ELF "
+				"file, as ld.so is",
+				interp),
+		       EMBER_ERR_IMAGE;
+	return 0;
+}
