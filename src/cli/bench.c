@@ -49,6 +49,12 @@ const char *bench_build_dir(void)
 
 double bench_spawn_out(const char *path, const void *req, size_t len, char *out, size_t cap)
 {
+	return bench_spawn_argv(path, NULL, req, len, out, cap);
+}
+
+double bench_spawn_argv(const char *path, const char *const *args, const void *req, size_t len,
+			char *out, size_t cap)
+{
 	int in[2], pout[2];
 	if (out && cap)
 		out[0] = 0;
@@ -65,7 +71,9 @@ double bench_spawn_out(const char *path, const void *req, size_t len, char *out,
 	posix_spawn_file_actions_adddup2(&fa, pout[1], 1);
 	posix_spawn_file_actions_addclose(&fa, in[1]);
 	posix_spawn_file_actions_addclose(&fa, pout[0]);
-	char *argv[] = {(char *)path, NULL};
+	char *argv[16] = {(char *)path};
+	for (int i = 0; args && args[i] && i < 14; i++)
+		argv[i + 1] = (char *)args[i];
 	double t = bench_now_us();
 	pid_t pid;
 	int spawned = !posix_spawn(&pid, path, &fa, NULL, argv, environ);

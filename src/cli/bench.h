@@ -28,6 +28,9 @@ double bench_spawn(const char *path, const void *req, size_t len);
  * NUL-terminated (the rest is read and dropped). The child inherits the calling thread's CPU
  * affinity. */
 double bench_spawn_out(const char *path, const void *req, size_t len, char *out, size_t cap);
+/* the same with args after the program's name (NULL-terminated, at most 14; NULL: none) */
+double bench_spawn_argv(const char *path, const char *const *args, const void *req, size_t len,
+			char *out, size_t cap);
 
 /* n samples of the exit floor on backend: a guest that exits at once, entered again (the
  * build folder dir holds guest/exitfloor.musl); -1 on failure, said on stderr */

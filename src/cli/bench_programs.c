@@ -15,15 +15,31 @@
 #define WORK_ROUNDS   8000000 /* parallel_cpus2: ~13 ms of one core per thread here */
 #define ITERS_DEFAULT 100
 
+/* Debian's dynamic programs, as a function would use them: a JSON request through a jq filter;
+ * an SQL query over a table made in memory */
+static const char *const jq_args[] = {"-c", "{n: (.n|add), up: (.name|ascii_upcase)}", NULL};
+static const char jq_req[] = "{\"name\":\"Ember\",\"n\":[1,2,3]}";
+static const char *const sql_args[] = {":memory:", NULL};
+static const char sql_req[] =
+    "create table t(x); insert into t values (1), (2), (3); select sum(x), count(*) from t;\n";
+
 static const struct prog_row rows[] = {
-    {"exit_floor", prog_floor, "guest/exitfloor.musl", 0, NULL, NULL, GOAL_NONE, 0},
-    {"hello_warm", prog_warm, "guest/hello.musl", 0, NULL, NULL, GOAL_EXITS_EQ, 1},
+    {"exit_floor", prog_floor, "guest/exitfloor.musl", 0, NULL, NULL, GOAL_NONE, 0, NULL, NULL,
+     NULL},
+    {"hello_warm", prog_warm, "guest/hello.musl", 0, NULL, NULL, GOAL_EXITS_EQ, 1, NULL, NULL,
+     NULL},
     /* Go's runtime reserves its heap arenas up front: more than the default 64 MiB */
-    {"go_hello_warm", prog_warm, "corpus/go_hello", GIB, NULL, NULL, GOAL_RATIO_LE, 0.1},
+    {"go_hello_warm", prog_warm, "corpus/go_hello", GIB, NULL, NULL, GOAL_RATIO_LE, 0.1, NULL, NULL,
+     NULL},
     {"thread_create_join", prog_threads, "guest/threadbench.musl", 0, NULL,
-     "p50_us / native_p50_us, per create+join timed inside the program", GOAL_RATIO_LE, 2},
+     "p50_us / native_p50_us, per create+join timed inside the program", GOAL_RATIO_LE, 2, NULL,
+     NULL, NULL},
     {"parallel_cpus2", prog_parallel, "guest/parwork.musl", 0, "speedup",
-     "cpus1_p50_us / p50_us: 1 vCPU over 2, the same work", GOAL_RATIO_GE, 1.7},
+     "cpus1_p50_us / p50_us: 1 vCPU over 2, the same work", GOAL_RATIO_GE, 1.7, NULL, NULL, NULL},
+    {"jq_warm", prog_warm, "/usr/bin/jq", 0, NULL, NULL, GOAL_RATIO_LE, 1, jq_args, jq_req,
+     "{\"n\":6,\"up\":\"EMBER\"}"},
+    {"sqlite3_warm", prog_warm, "/usr/bin/sqlite3", 0, NULL, NULL, GOAL_RATIO_LE, 1, sql_args,
+     sql_req, "6|3"},
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
@@ -55,6 +71,11 @@ static const char programs_help[] =
     "                      speedup = p50 with 1 vCPU / p50 with 2; natively on 2 CPUs and on 1\n"
     "                      (native_speedup). Goal: speedup >= 1.7. The ptrace backend runs one\n"
     "                      vCPU: there the row is skipped, with Ember's reason\n"
+    "  jq_warm             Debian's /usr/bin/jq (dynamic: its closure of this host's ld.so\n"
+    "                      and libraries) with a filter, a JSON request, warm, against\n"
+    "                      posix_spawn of the same with the same arguments. Goal: ratio <= 1\n"
+    "  sqlite3_warm        Debian's /usr/bin/sqlite3 :memory: reading SQL from the request\n"
+    "                      (make a table of three rows, sum it), the same way. Goal: ratio <= 1\n"
     "\n"
     "ratio is p50 / native p50 unless said otherwise. Ember's rows run in --syscalls MODE\n"
     "(default $EMBER_SYSCALLS, else Ember's own default: guest where it can run); each row\n"

@@ -37,13 +37,17 @@ struct prog_row {
 	/* fills out (its figures, or skipped/failed); out arrives with the names and NANs set */
 	void (*measure)(const struct prog_run *r, const struct prog_row *row, const char *backend,
 			struct prog_result *out);
-	const char *image; /* the program, under the build folder */
+	const char *image; /* the program, under the build folder (or an absolute path) */
 	uint64_t mem;	   /* guest memory; 0: Ember's default */
 	/* NULL: ratio, p50_us / native_p50_us; else the ratio's name (its meaning in ratio_is) */
 	const char *ratio_name;
 	const char *ratio_is;
 	enum prog_goal goal;
 	double goal_v;
+	/* prog_warm's: the arguments after the program's name (NULL: none), the request and what
+	 * its output must hold (NULL: "Ember" and "Hello, Ember!") */
+	const char *const *args;
+	const char *request, *expect;
 };
 
 /* one row on one backend: its figures (NAN where they do not apply), or why there are none */
@@ -74,6 +78,8 @@ void prog_threads(const struct prog_run *r, const struct prog_row *row, const ch
 void prog_parallel(const struct prog_run *r, const struct prog_row *row, const char *backend,
 		   struct prog_result *out);
 
+/* where row's program is: under the build folder, or its absolute path */
+void prog_path(const struct prog_run *r, const struct prog_row *row, char *path, size_t len);
 /* row's function loaded on backend with cpus vCPUs; 0, or the EMBER_ERR_* kind with why in out
  * (skipped for a configuration Ember refuses, EMBER_ERR_CONFIG; failed otherwise) */
 int prog_load(const struct prog_run *r, const struct prog_row *row, const char *backend,

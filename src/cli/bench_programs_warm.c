@@ -22,16 +22,30 @@ void prog_extra(struct prog_result *out, const char *name, double v)
 	}
 }
 
+void prog_path(const struct prog_run *r, const struct prog_row *row, char *path, size_t len)
+{
+	if (row->image[0] == '/')
+		snprintf(path, len, "%s", row->image);
+	else
+		snprintf(path, len, "%s/%s", r->dir, row->image);
+}
+
 int prog_load(const struct prog_run *r, const struct prog_row *row, const char *backend,
 	      unsigned cpus, struct ember_function **fn, struct prog_result *out)
 {
 	char path[4200], err[EMBER_ERR_MAX];
-	snprintf(path, sizeof(path), "%s/%s", r->dir, row->image);
+	prog_path(r, row, path, sizeof(path));
 	if (access(path, X_OK)) {
-		snprintf(out->failed, sizeof(out->failed), "%.300s: not built (make all)", path);
+		snprintf(out->failed, sizeof(out->failed), "%.300s: %s", path,
+			 row->image[0] == '/' ? "not installed (scripts/setup.sh)"
+					      : "not built (make all)");
 		return EMBER_ERR_IMAGE;
 	}
+	const char *argv[16] = {path};
+	for (int i = 0; row->args && row->args[i] && i < 14; i++)
+		argv[i + 1] = row->args[i];
 	struct ember_config cfg = {.image = path,
+				   .argv = argv,
 				   .backend = backend,
 				   .mem_bytes = row->mem,
 				   .pool_size = 1,
@@ -116,21 +130,23 @@ void prog_warm(const struct prog_run *r, const struct prog_row *row, const char 
 	if (prog_load(r, row, backend, 1, &fn, out))
 		return;
 	char path[4200], buf[256];
-	snprintf(path, sizeof(path), "%s/%s", r->dir, row->image);
+	prog_path(r, row, path, sizeof(path));
+	const char *req = row->request ? row->request : request;
+	const char *want = row->expect ? row->expect : greeting;
 	struct bench_set s[W_SETS];
 	for (int i = 0; i < W_SETS; i++)
 		bench_set_init(&s[i], row->name, backend);
 	double exits = 0;
 	struct prog_sample e;
 	for (int i = -WARMUP; i < r->iters && !out->failed[0]; i++) {
-		if (prog_invoke(fn, request, &e, buf, sizeof(buf), out))
+		if (prog_invoke(fn, req, &e, buf, sizeof(buf), out))
 			break;
-		if (!strstr(buf, greeting)) {
+		if (!strstr(buf, want)) {
 			snprintf(out->failed, sizeof(out->failed), "Ember's output: '%.64s'", buf);
 			break;
 		}
-		double nus = bench_spawn_out(path, request, sizeof(request) - 1, buf, sizeof(buf));
-		if (nus < 0 || !strstr(buf, greeting)) {
+		double nus = bench_spawn_argv(path, row->args, req, strlen(req), buf, sizeof(buf));
+		if (nus < 0 || !strstr(buf, want)) {
 			snprintf(out->failed, sizeof(out->failed), "the native run failed: '%.64s'",
 				 buf);
 			break;
