@@ -54,6 +54,32 @@ check "after a restart: as natively" cmp -s "$tmp/body" "$tmp/native"
 code=$(NOAUTH=1 http POST /function/fszip --data-binary request)
 check "the zip's after a restart: as natively" cmp -s "$tmp/body" "$tmp/native"
 
+# Debian's dynamic jq, uploaded as it is: deployed with a root filesystem of its ld.so and
+# libraries (as the host's ldd names them), and without files (the server's closure for it)
+mkdir -p "$tmp/jqroot"
+for f in $(ldd /usr/bin/jq | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
+	mkdir -p "$tmp/jqroot$(dirname "$f")"
+	cp -L "$f" "$tmp/jqroot$f"
+done
+tar -C "$tmp/jqroot" -czf "$tmp/jqroot.tgz" .
+printf '{"name":"Ember","n":[1,2,3]}' >"$tmp/jqreq"
+/usr/bin/jq <"$tmp/jqreq" >"$tmp/jqnative"
+expect "upload Debian's jq (dynamic)" 201 "$(http PUT /system/images/jq --data-binary @/usr/bin/jq)"
+printf '{"service":"jqroot","image":"jq","files":"%s"}' "$(base64 -w0 "$tmp/jqroot.tgz")" \
+	>"$tmp/deploy.json"
+expect "deploy jq with a root filesystem" 202 \
+	"$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+for i in 1 2; do
+	code=$(NOAUTH=1 http POST /function/jqroot --data-binary @"$tmp/jqreq")
+	expect "invoke jqroot ($i)" 200 "$code"
+	check "jqroot ($i): as natively" cmp -s "$tmp/body" "$tmp/jqnative"
+done
+expect "deploy jq without files" 202 \
+	"$(http POST /system/functions -d '{"service":"jqclosure","image":"jq"}')"
+code=$(NOAUTH=1 http POST /function/jqclosure --data-binary @"$tmp/jqreq")
+expect "invoke jqclosure" 200 "$code"
+check "jqclosure: as natively" cmp -s "$tmp/body" "$tmp/jqnative"
+
 # refused at deploy
 mkdir -p "$tmp/badtree" && mkfifo "$tmp/badtree/pipe"
 python3 -c 'import tarfile, sys

@@ -303,13 +303,35 @@ mkdir -p "$tmp/elsewhere"
 expect "deployed from another folder: exit 0" 0 "$?"
 contains "from another folder: the files found" "files $proj/tabledata (3 entries" "$tmp/out"
 
+# --- Debian's dynamic jq as it is (image: its path) with a root filesystem of its ld.so and
+# libraries (files: a folder beside the stack file)
+mkdir -p "$proj/jqroot"
+for f in $(ldd /usr/bin/jq | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
+	mkdir -p "$proj/jqroot$(dirname "$f")"
+	cp -L "$f" "$proj/jqroot$f"
+done
+cp /usr/bin/jq "$proj/jq"
+cat >"$proj/jq.yml" <<'EOF'
+provider:
+  name: openfaas
+functions:
+  jq-root:
+    image: ./jq
+    files: ./jqroot
+EOF
+em deploy -f jq.yml --gateway "$U"
+expect "jq with its root filesystem: exit 0" 0 "$rc"
+inv jq-root '{"a":[1,2]}'
+printf '{"a":[1,2]}' | /usr/bin/jq >"$tmp/jqnative"
+check "invoke jq-root: as natively" cmp -s "$tmp/out" "$tmp/jqnative"
+
 # --- mistakes: refused with the file and line, nothing deployed
 # mistake FILE WHAT TEXT: ember deploy -f FILE fails with TEXT on stderr, deploying nothing
 mistake() {
 	em deploy -f "$1"
 	expect "$2: exit 1" 1 "$rc"
 	contains "$2: said" "$3" "$tmp/err"
-	expect "$2: nothing deployed" "by-ref hello-c hello-js hello-lua hello-py prebuilt table-py" "$(names)"
+	expect "$2: nothing deployed" "by-ref hello-c hello-js hello-lua hello-py jq-root prebuilt table-py" "$(names)"
 }
 head_ok='provider:
   name: openfaas
@@ -375,7 +397,7 @@ expect "refused by the server: exit 1" 1 "$rc"
 contains "refused: the server's reason" "broken: the server refused the deployment (400): the function's initialisation failed: handler.js:2:" "$tmp/err"
 contains "refused: where it stopped" "stopped at broken: 1 deployed before it, 1 not tried" "$tmp/err"
 contains "refused: the first was deployed" "first: deployed" "$tmp/out"
-expect "refused: first deployed, third not" "by-ref first hello-c hello-js hello-lua hello-py prebuilt table-py" "$(names)"
+expect "refused: first deployed, third not" "by-ref first hello-c hello-js hello-lua hello-py jq-root prebuilt table-py" "$(names)"
 
 # --- invoke: failures, headers and query
 inv nope x
