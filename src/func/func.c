@@ -130,6 +130,12 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 	int rc = img_open(cfg->image, &fn->img, err, errlen);
 	if (rc || (rc = func_dynamic(fn, err, errlen)))
 		return rc;
+	const char *a0 = fn->argv[0], *base = strrchr(a0, '/');
+	if (asprintf(&fn->exe_path, "%s%s", a0[0] == '/' ? "" : "/",
+		     a0[0] == '/' ? a0 : base ? base + 1 : a0) < 0) {
+		fn->exe_path = NULL;
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
+	}
 	if (fn->img->elf.go && !cfg->mem_bytes)
 		fn->vmcfg.mem_size = EMBER_MEM_GO;
 	if (pool_init(&fn->pool, fn->pool_slots))
@@ -236,6 +242,7 @@ void ember_unload(struct ember_function *fn)
 	ember_result_free(&fn->first);
 	img_close(fn->img);
 	img_close(fn->interp);
+	free(fn->exe_path);
 	free(fn->snap_dir);
 	snap_read_plan_free(&fn->plan);
 	pthread_mutex_destroy(&fn->cold_lock);

@@ -86,6 +86,7 @@ enum sys_kind {
 	SYS_KIND_EVENT, /* an eventfd (sys_eventfd.c) */
 	SYS_KIND_TIMER, /* a timerfd (sys_timerfd.c) */
 	SYS_KIND_EPOLL, /* an epoll instance; its interest list is sys_state.epi (sys_epoll.c) */
+	SYS_KIND_PROC,	/* a /proc or /sys file made from the virtine's state (sys_procfs.c) */
 	SYS_KINDS,
 };
 /* an open file description; what the fields hold is the kind's:
@@ -162,6 +163,10 @@ struct sys_state {
 	/* the function's files (NULL: none; every path is refused) and the cwd there */
 	const struct bnd *bundle;
 	uint32_t cwd;
+	/* the program itself, for /proc/self/exe: its bytes and its path (NULL: none) */
+	const uint8_t *exe;
+	size_t exe_len;
+	const char *exe_path;
 	/* in guest mode on KVM: where the file on fd SYS_FS_FD0 + i has its read-only window, 0 if
 	 * none (sys_fs_rt.c) */
 	uint64_t fs_win[SYS_FS_FILES];
@@ -210,6 +215,8 @@ void sys_set_meta(struct sys_state *st, const void *meta, size_t len);
 
 /* the function's files, shared by its virtines and kept by the caller (sys_fs.c) */
 void sys_set_bundle(struct sys_state *st, const struct bnd *b);
+/* the program's bytes and absolute path, which /proc/self/exe shows (the caller's, kept) */
+void sys_set_exe(struct sys_state *st, const uint8_t *bytes, size_t len, const char *path);
 /* Maps guest [addr, addr+len) copy-on-write (vm_map_file) onto the pages of b's data from at
  * (page-aligned): from the page store where it holds them all (b->shared_off), in runs of
  * consecutive store pages, else from the bundle's block. 0 or what vm_map_file says. */

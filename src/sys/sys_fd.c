@@ -16,6 +16,7 @@ static const struct sys_fd_ops *const kinds[SYS_KINDS] = {
     [SYS_KIND_STD] = &sys_std_ops,     [SYS_KIND_FILE] = &sys_file_ops,
     [SYS_KIND_PIPE] = &sys_pipe_ops,   [SYS_KIND_EVENT] = &sys_event_ops,
     [SYS_KIND_TIMER] = &sys_timer_ops, [SYS_KIND_EPOLL] = &sys_epoll_ops,
+    [SYS_KIND_PROC] = &sys_procfs_ops,
 };
 
 const struct sys_fd_ops *sys_obj_ops(const struct sys_obj *o)

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "sys/sys_fd.h"
+#include "sys/sys_fs.h"
 
 #define PIPE_SIZE 65536
 
@@ -89,6 +90,8 @@ static int obj_ok(const struct sys_saved *s, const struct sys_obj *o)
 	case SYS_KIND_TIMER:
 		return o->id == CLOCK_REALTIME || o->id == CLOCK_MONOTONIC ||
 		       o->id == CLOCK_BOOTTIME;
+	case SYS_KIND_PROC:
+		return sys_procfs_valid(o);
 	default:
 		return 0;
 	}

@@ -22,6 +22,13 @@ void sys_set_bundle(struct sys_state *st, const struct bnd *b)
 	memset(st->fs_win, 0, sizeof(st->fs_win));
 }
 
+void sys_set_exe(struct sys_state *st, const uint8_t *bytes, size_t len, const char *path)
+{
+	st->exe = bytes;
+	st->exe_len = len;
+	st->exe_path = path;
+}
+
 /* pages [first, first + n) of b's data all held by the page store */
 static int all_shared(const struct bnd *b, uint64_t first, uint64_t n)
 {
@@ -137,6 +144,11 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 	    tmpfile = (flags & __O_TMPFILE) == __O_TMPFILE;
 	if (acc == O_ACCMODE)
 		return -EINVAL;
+	int proc = sys_procfs_at(st, addr);
+	if (proc >= 0)
+		return sys_procfs_open(st, proc, flags);
+	if (!st->bundle)
+		return -EACCES; /* without files, as the host's own would be */
 	uint32_t node;
 	int parent_ok = 0;
 	int follow = !(flags & O_NOFOLLOW) && !(creat && (flags & O_EXCL));
@@ -205,6 +217,9 @@ long sys_fs_read(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len,
 
 static long sys_pread64(struct sys_state *st, const uint64_t a[6])
 {
+	struct sys_obj *o = sys_fd_obj(st, a[0]);
+	if (o && o->kind == SYS_KIND_PROC)
+		return (int64_t)a[3] < 0 ? -EINVAL : sys_procfs_pread(st, o, a[1], a[2], a[3]);
 	if ((int64_t)a[3] < 0)
 		return sys_fs_is(st, a[0]) ? -EINVAL : -EBADF;
 	if (!sys_fs_is(st, a[0]))
@@ -260,15 +275,26 @@ long sys_fs_lookup_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int f
 			      flags & AT_EMPTY_PATH, node, NULL);
 }
 
-long sys_fs_stat_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t addr, int flags)
+/* the stat of a path: a made /proc file's, or the bundle's node's */
+static long stat_path(struct sys_state *st, uint64_t dirfd, uint64_t path, int flags,
+		      struct stat *s)
 {
+	int proc = sys_procfs_at(st, path);
+	if (proc >= 0)
+		return sys_procfs_stat(st, proc, !(flags & AT_SYMLINK_NOFOLLOW), s);
 	uint32_t node;
 	long rc = sys_fs_lookup_at(st, dirfd, path, flags, &node);
 	if (rc)
 		return rc;
+	stat_of(st->bundle, node, s);
+	return 0;
+}
+
+long sys_fs_stat_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t addr, int flags)
+{
 	struct stat s;
-	stat_of(st->bundle, node, &s);
-	return sys_put(st, addr, &s, sizeof(s));
+	long rc = stat_path(st, dirfd, path, flags, &s);
+	return rc ? rc : sys_put(st, addr, &s, sizeof(s));
 }
 
 static long sys_stat(struct sys_state *st, const uint64_t a[6])
@@ -283,12 +309,10 @@ static long sys_lstat(struct sys_state *st, const uint64_t a[6])
 
 static long sys_statx(struct sys_state *st, const uint64_t a[6])
 {
-	uint32_t node;
-	long rc = sys_fs_lookup_at(st, a[0], a[1], (int)a[2], &node);
+	struct stat s;
+	long rc = stat_path(st, a[0], a[1], (int)a[2], &s);
 	if (rc)
 		return rc;
-	struct stat s;
-	stat_of(st->bundle, node, &s);
 	struct statx x;
 	memset(&x, 0, sizeof(x));
 	x.stx_mask = STATX_BASIC_STATS;
@@ -302,8 +326,8 @@ static long sys_statx(struct sys_state *st, const uint64_t a[6])
 	x.stx_blocks = (uint64_t)s.st_blocks;
 	x.stx_mtime = (struct statx_timestamp){s.st_mtim.tv_sec, (uint32_t)s.st_mtim.tv_nsec, 0};
 	x.stx_atime = x.stx_ctime = x.stx_mtime;
-	x.stx_dev_major = FS_DEV >> 8;
-	x.stx_dev_minor = FS_DEV & 0xff;
+	x.stx_dev_major = (uint32_t)(s.st_dev >> 8);
+	x.stx_dev_minor = (uint32_t)(s.st_dev & 0xff);
 	return sys_put(st, a[4], &x, sizeof(x));
 }
 
@@ -357,12 +381,13 @@ int sys_fs_has(const struct sys_state *st)
 
 /* without files, refused as the host's own would be */
 const struct sys_entry sys_fs_table[] = {
-    {SYS_open, "open", sys_open, EACCES, sys_fs_has},
-    {SYS_openat, "openat", sys_openat, EACCES, sys_fs_has},
+    /* the made /proc files are there without files too */
+    {SYS_open, "open", sys_open, 0, NULL},
+    {SYS_openat, "openat", sys_openat, 0, NULL},
     {SYS_creat, "creat", sys_creat, EACCES, sys_fs_has},
     {SYS_pread64, "pread64", sys_pread64, 0, NULL},
-    {SYS_stat, "stat", sys_stat, EACCES, sys_fs_has},
-    {SYS_lstat, "lstat", sys_lstat, EACCES, sys_fs_has},
-    {SYS_statx, "statx", sys_statx, EACCES, sys_fs_has},
+    {SYS_stat, "stat", sys_stat, 0, NULL},
+    {SYS_lstat, "lstat", sys_lstat, 0, NULL},
+    {SYS_statx, "statx", sys_statx, 0, NULL},
     {0, NULL, NULL, 0, NULL},
 };

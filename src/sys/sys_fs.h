@@ -15,4 +15,17 @@ long sys_fs_lookup_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int f
 /* the table's predicate: the function has files */
 int sys_fs_has(const struct sys_state *st);
 
+/* sys_procfs.c: the made /proc and /sys files. Which one the guest's path at addr names
+ * exactly (an absolute path), or -1; then what the calls on a path do with it */
+int sys_procfs_at(struct sys_state *st, uint64_t addr);
+long sys_procfs_open(struct sys_state *st, int i, int flags);
+long sys_procfs_stat(struct sys_state *st, int i, int follow, struct stat *s);
+long sys_procfs_readlink(struct sys_state *st, int i, uint64_t buf, uint64_t len);
+long sys_procfs_access(struct sys_state *st, int i, int mode);
+/* on an open one: pread, lseek; whether a saved object is one */
+long sys_procfs_pread(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+		      uint64_t pos);
+long sys_procfs_lseek(struct sys_state *st, struct sys_obj *o, int64_t off, int whence);
+int sys_procfs_valid(const struct sys_obj *o);
+
 #endif

@@ -16,6 +16,11 @@ static long readlink_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uin
 {
 	if ((int64_t)len <= 0)
 		return -EINVAL;
+	int proc = sys_procfs_at(st, path);
+	if (proc >= 0)
+		return sys_procfs_readlink(st, proc, buf, len);
+	if (!st->bundle)
+		return -EACCES;
 	uint32_t node;
 	long rc = sys_fs_resolve(st, dirfd, path, 0, 0, &node, NULL);
 	if (rc)
@@ -46,6 +51,9 @@ static long access_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int m
 {
 	if (mode & ~(R_OK | W_OK | X_OK))
 		return -EINVAL;
+	int proc = sys_procfs_at(st, path);
+	if (proc >= 0)
+		return sys_procfs_access(st, proc, mode);
 	uint32_t node;
 	long rc = sys_fs_lookup_at(st, dirfd, path, flags, &node);
 	if (rc)
@@ -112,11 +120,12 @@ static long read_only(struct sys_state *st, const uint64_t a[6])
 }
 
 const struct sys_entry sys_fs_path_table[] = {
-    {SYS_readlink, "readlink", sys_readlink, EACCES, sys_fs_has},
-    {SYS_readlinkat, "readlinkat", sys_readlinkat, EACCES, sys_fs_has},
-    {SYS_access, "access", sys_access, EACCES, sys_fs_has},
-    {SYS_faccessat, "faccessat", sys_faccessat, EACCES, sys_fs_has},
-    {SYS_faccessat2, "faccessat2", sys_faccessat2, EACCES, sys_fs_has},
+    /* the made /proc files are there without files too */
+    {SYS_readlink, "readlink", sys_readlink, 0, NULL},
+    {SYS_readlinkat, "readlinkat", sys_readlinkat, 0, NULL},
+    {SYS_access, "access", sys_access, 0, NULL},
+    {SYS_faccessat, "faccessat", sys_faccessat, 0, NULL},
+    {SYS_faccessat2, "faccessat2", sys_faccessat2, 0, NULL},
     {SYS_chdir, "chdir", sys_chdir, EACCES, sys_fs_has},
     {SYS_fchdir, "fchdir", sys_fchdir, 0, NULL},
     {SYS_getcwd, "getcwd", sys_getcwd, ENOENT, sys_fs_has},

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 
 #include "sys/sys_fd.h"
+#include "sys/sys_fs.h"
 
 #define GUEST_UID 1000
 
@@ -160,8 +161,6 @@ static long sys_newfstatat(struct sys_state *st, const uint64_t a[6])
 	const char *path = sys_user(st, a[1], 1, PROT_READ);
 	if (!path)
 		return -EFAULT;
-	if ((path[0] || !(a[3] & AT_EMPTY_PATH)) && !st->bundle)
-		return -EACCES;
 	if (path[0] || !(a[3] & AT_EMPTY_PATH) || ((int)a[0] == AT_FDCWD && st->bundle))
 		return sys_fs_stat_at(st, a[0], a[1], a[2], (int)a[3]);
 	return fill_stat(st, a[0], a[2]);
@@ -179,6 +178,8 @@ static long sys_lseek(struct sys_state *st, const uint64_t a[6])
 		return -EBADF;
 	if (o->kind == SYS_KIND_FILE)
 		return sys_fs_lseek(st, a[0], (int64_t)a[1], (int)a[2]);
+	if (o->kind == SYS_KIND_PROC)
+		return sys_procfs_lseek(st, o, (int64_t)a[1], (int)a[2]);
 	if (o->kind != SYS_KIND_STD || (o->id != EMBER_CODE_FD && o->id != EMBER_META_FD))
 		return -ESPIPE;
 	size_t total, *cur;

@@ -191,6 +191,37 @@ er /bin/cat /etc/passwd
 check "cat /etc/passwd in the closure: fails" [ "$rc" = 1 ]
 check "cat /etc/passwd in the closure: nothing read" [ ! -s "$tmp/out" ]
 
+# the few /proc and /sys files programs read at start, made from the virtine's own state, with
+# files (the closure of Debian's dynamic programs) and without (busybox, static)
+BB=/bin/busybox
+req ""
+er /usr/bin/readlink /proc/self/exe
+out_is /usr/bin/readlink "readlink /proc/self/exe: the program's path, as natively"
+er /usr/bin/sha256sum /proc/self/exe
+/usr/bin/sha256sum /usr/bin/sha256sum | sed 's|/usr/bin/sha256sum|/proc/self/exe|' >"$tmp/want"
+check "sha256sum /proc/self/exe: the program's own bytes" cmp -s "$tmp/out" "$tmp/want"
+er /usr/bin/nproc
+out_is 1 "nproc: one vCPU (/sys/devices/system/cpu/online, sched_getaffinity)"
+if [ "$EMBER_BACKEND" = kvm ]; then
+	er --cpus 2 /usr/bin/nproc
+	out_is 2 "nproc --cpus 2: two"
+	er --cpus 2 "$BB" cat /sys/devices/system/cpu/online
+	out_is 0-1 "busybox cat /sys/devices/system/cpu/online --cpus 2, without files: 0-1"
+fi
+er "$BB" cat /proc/cpuinfo
+check "busybox cat /proc/cpuinfo, without files: one processor, the CPU's vendor" sh -c \
+	"[ \$(grep -c '^processor' '$tmp/out') -eq 1 ] && grep -q \"^vendor_id.*: \$(grep -m1 '^vendor_id' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')\" '$tmp/out'"
+er "$BB" cat /proc/self/maps
+has "$tmp/out" "^[0-9a-f]{8,}-[0-9a-f]{8,} r-xp .*" "/proc/self/maps: the program's code"
+has "$tmp/out" "\[stack\]$" "/proc/self/maps: its stack"
+# and nothing else of /proc: not another process's, not the host's
+for f in /proc/1/cmdline /proc/self/environ /proc/self/mem /proc/version; do
+	er "$BB" cat "$f"
+	check "busybox cat $f: refused, nothing read" sh -c "[ $rc -ne 0 ] && [ ! -s '$tmp/out' ]"
+done
+er "$BB" sh -c 'echo x > /proc/cpuinfo'
+check "a write to /proc/cpuinfo: refused" [ "$rc" -ne 0 ]
+
 # every program of tests/corpus/ runs above: one left out fails the suite
 for f in tests/corpus/*.c tests/corpus/*.cpp tests/corpus/*.go tests/corpus/*.rs; do
 	n=$(basename "${f%.*}")
