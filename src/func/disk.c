@@ -113,7 +113,16 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen)
 {
 	if (func_state(fn) != FUNC_WARM)
-		return 0; /* no snapshot point: nothing to keep */
+		return 0;	/* no snapshot point: nothing to keep */
+	if (fn->snap.sys.tmp) { /* files init left in /tmp are not kept on disk */
+		if (cold)
+			return snprintf(
+				   err, errlen,
+				   "init wrote files in /tmp, which a snapshot keeps in memory "
+				   "only: it cannot start cold from disk"),
+			       EMBER_ERR_CONFIG;
+		return 0;
+	}
 	int rc = snap_save(&fn->snap, &fn->meta, fn->snap_dir, err, errlen);
 	if (rc)
 		return rc;

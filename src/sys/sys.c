@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 
 #include "sys/sys_fd.h"
+#include "sys/sys_tmp.h"
 
 static struct sys_entry table[SYS_NR_MAX];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
@@ -17,12 +18,12 @@ static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 static void build_table(void)
 {
 	/* a later family's entry replaces an earlier one's: the bundle's calls the refusals */
-	const struct sys_entry *families[] = {sys_deny_table,	 sys_fs_table,	 sys_fs_path_table,
-					      sys_fs_dir_table,	 sys_mem_table,	 sys_io_table,
-					      sys_fd_table,	 sys_pipe_table, sys_eventfd_table,
-					      sys_timerfd_table, sys_poll_table, sys_epoll_table,
-					      sys_time_table,	 sys_proc_table, sys_thread_table,
-					      sys_signal_table,	 sys_timer_table};
+	const struct sys_entry *families[] = {
+	    sys_deny_table,   sys_fs_table,	 sys_fs_path_table, sys_tmp_table,
+	    sys_fs_dir_table, sys_mem_table,	 sys_io_table,	    sys_fd_table,
+	    sys_pipe_table,   sys_eventfd_table, sys_timerfd_table, sys_poll_table,
+	    sys_epoll_table,  sys_time_table,	 sys_proc_table,    sys_thread_table,
+	    sys_signal_table, sys_timer_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)
@@ -59,6 +60,8 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 void sys_free(struct sys_state *st)
 {
 	proc_free(&st->pr);
+	sys_tmp_free(st->tmp);
+	st->tmp = NULL;
 	free(st->far);
 	sys_fd_free(st);
 	free(st->vmas);

@@ -87,6 +87,7 @@ enum sys_kind {
 	SYS_KIND_TIMER, /* a timerfd (sys_timerfd.c) */
 	SYS_KIND_EPOLL, /* an epoll instance; its interest list is sys_state.epi (sys_epoll.c) */
 	SYS_KIND_PROC,	/* a /proc or /sys file made from the virtine's state (sys_procfs.c) */
+	SYS_KIND_TMP,	/* a file or folder of the scratch /tmp (sys_tmp.c) */
 	SYS_KINDS,
 };
 /* an open file description; what the fields hold is the kind's:
@@ -163,6 +164,8 @@ struct sys_state {
 	/* the function's files (NULL: none; every path is refused) and the cwd there */
 	const struct bnd *bundle;
 	uint32_t cwd;
+	/* the scratch /tmp, made on first use (sys_tmp.c); NULL: none yet */
+	struct sys_tmp *tmp;
 	/* the program itself, for /proc/self/exe: its bytes and its path (NULL: none) */
 	const uint8_t *exe;
 	size_t exe_len;
@@ -278,6 +281,8 @@ struct sys_saved {
 	int pending;
 	/* what init wrote: every invocation's output starts with it, as a process's would */
 	struct sys_buf out, log;
+	/* /tmp as init left it (a copy), NULL when empty; never on disk (func/disk.c) */
+	struct sys_tmp *tmp;
 };
 int sys_save(const struct sys_state *st, struct sys_saved *out);
 /* puts st back to the saved state and clears outputs and counters for a new invocation */
@@ -395,7 +400,7 @@ struct sys_entry {
 extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[], sys_proc_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
-    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[];
+    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

@@ -16,7 +16,7 @@ static const struct sys_fd_ops *const kinds[SYS_KINDS] = {
     [SYS_KIND_STD] = &sys_std_ops,     [SYS_KIND_FILE] = &sys_file_ops,
     [SYS_KIND_PIPE] = &sys_pipe_ops,   [SYS_KIND_EVENT] = &sys_event_ops,
     [SYS_KIND_TIMER] = &sys_timer_ops, [SYS_KIND_EPOLL] = &sys_epoll_ops,
-    [SYS_KIND_PROC] = &sys_procfs_ops,
+    [SYS_KIND_PROC] = &sys_procfs_ops, [SYS_KIND_TMP] = &sys_tmp_ops,
 };
 
 const struct sys_fd_ops *sys_obj_ops(const struct sys_obj *o)
@@ -225,6 +225,19 @@ static long sys_fcntl(struct sys_state *st, const uint64_t a[6])
 		return dup_from(st, a[0], a[2], (int)a[1] == F_DUPFD_CLOEXEC);
 	case F_GETPIPE_SZ:
 		return o->kind == SYS_KIND_PIPE ? PIPE_SIZE : -EBADF;
+	case F_SETLK:
+	case F_SETLKW:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+		/* one process: every lock on a file is its own to take */
+		return o->kind == SYS_KIND_FILE || o->kind == SYS_KIND_TMP ? 0 : -EBADF;
+	case F_GETLK:
+	case F_OFD_GETLK: { /* nothing stands in the way: l_type F_UNLCK */
+		short unlck = F_UNLCK;
+		if (o->kind != SYS_KIND_FILE && o->kind != SYS_KIND_TMP)
+			return -EBADF;
+		return sys_put(st, a[2], &unlck, sizeof(unlck)) ? -EFAULT : 0;
+	}
 	default:
 		return -EINVAL;
 	}

@@ -35,7 +35,7 @@ struct sys_fd_ops {
 	int (*pollable)(const struct sys_obj *o);
 };
 extern const struct sys_fd_ops sys_std_ops, sys_file_ops, sys_pipe_ops, sys_event_ops,
-    sys_timer_ops, sys_epoll_ops, sys_procfs_ops;
+    sys_timer_ops, sys_epoll_ops, sys_procfs_ops, sys_tmp_ops;
 
 /* the object fd names, or NULL (not open) */
 struct sys_obj *sys_fd_obj(struct sys_state *st, uint64_t fd);
@@ -82,6 +82,13 @@ int sys_iov_out(struct sys_state *st, const struct sys_iov *v, int n, uint64_t s
 int sys_iov_in(struct sys_state *st, const struct sys_iov *v, int n, uint64_t skip, void *dst,
 	       uint64_t len);
 uint64_t sys_iov_total(const struct sys_iov *v, int n);
+/* a file's read or write of the pieces of v at o's position, piece by piece with at(): stopping
+ * at a short or failed piece, the position moved by what was done (end: each piece goes at the
+ * end, O_APPEND's); the bytes, or the first piece's error */
+typedef long (*sys_at_fn)(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+			  uint64_t pos);
+long sys_iov_at(struct sys_state *st, struct sys_obj *o, const struct sys_iov *v, int n,
+		sys_at_fn at, const uint64_t *end);
 /* the pieces' bytes [skip, skip + len) may be written (out) or read */
 int sys_iov_ok(struct sys_state *st, const struct sys_iov *v, int n, uint64_t skip, uint64_t len,
 	       int out);

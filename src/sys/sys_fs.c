@@ -11,6 +11,7 @@
 
 #include "sys/sys_fd.h"
 #include "sys/sys_fs.h"
+#include "sys/sys_tmp.h"
 
 #define FS_DEV	 0xeb01 /* st_dev of every file of a bundle */
 #define FS_OWNER 0	/* the files' owner, not the guest's uid: it reads them as "other" */
@@ -80,8 +81,7 @@ int sys_fs_check(const struct sys_state *st)
 	return st->bundle && st->cwd >= st->bundle->nnodes ? -EINVAL : 0;
 }
 
-/* the path argument, NUL-terminated inside mapped guest memory */
-static long get_path(struct sys_state *st, uint64_t addr, char *buf)
+long sys_fs_get_path(struct sys_state *st, uint64_t addr, char *buf)
 {
 	for (size_t i = 0; i < BND_PATH_MAX; i++) {
 		const char *c = sys_user(st, addr + i, 1, PROT_READ);
@@ -114,7 +114,7 @@ long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 		    uint32_t *node, int *parent_ok)
 {
 	char path[BND_PATH_MAX];
-	long rc = get_path(st, addr, path);
+	long rc = sys_fs_get_path(st, addr, path);
 	if (rc)
 		return rc;
 	/* AT_EMPTY_PATH: dirfd itself, a file too (glibc's fstat is fstatat(fd, "", ...)) */
@@ -138,7 +138,7 @@ long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 }
 
 /* Linux's order for a read-only file system: what is missing, what it is, then EROFS */
-static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int flags)
+static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int flags, uint64_t mode)
 {
 	int acc = flags & O_ACCMODE, creat = flags & O_CREAT,
 	    tmpfile = (flags & __O_TMPFILE) == __O_TMPFILE;
@@ -147,6 +147,10 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 	int proc = sys_procfs_at(st, addr);
 	if (proc >= 0)
 		return sys_procfs_open(st, proc, flags);
+	struct sys_tmp_at tmp;
+	long trc = sys_tmp_path(st, dirfd, addr, &tmp);
+	if (trc || tmp.in)
+		return trc ? trc : sys_tmp_open(st, &tmp, flags, (uint32_t)mode);
 	if (!st->bundle)
 		return -EACCES; /* without files, as the host's own would be */
 	uint32_t node;
@@ -180,17 +184,17 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 
 static long sys_open(struct sys_state *st, const uint64_t a[6])
 {
-	return open_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1]);
+	return open_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], a[2]);
 }
 
 static long sys_openat(struct sys_state *st, const uint64_t a[6])
 {
-	return open_at(st, a[0], a[1], (int)a[2]);
+	return open_at(st, a[0], a[1], (int)a[2], a[3]);
 }
 
 static long sys_creat(struct sys_state *st, const uint64_t a[6])
 {
-	return open_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC);
+	return open_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, a[1]);
 }
 
 long sys_fs_read(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, int64_t offset)
@@ -220,6 +224,8 @@ static long sys_pread64(struct sys_state *st, const uint64_t a[6])
 	struct sys_obj *o = sys_fd_obj(st, a[0]);
 	if (o && o->kind == SYS_KIND_PROC)
 		return (int64_t)a[3] < 0 ? -EINVAL : sys_procfs_pread(st, o, a[1], a[2], a[3]);
+	if (o && o->kind == SYS_KIND_TMP)
+		return (int64_t)a[3] < 0 ? -EINVAL : sys_tmp_read_at(st, o, a[1], a[2], a[3]);
 	if ((int64_t)a[3] < 0)
 		return sys_fs_is(st, a[0]) ? -EINVAL : -EBADF;
 	if (!sys_fs_is(st, a[0]))
@@ -282,6 +288,16 @@ static long stat_path(struct sys_state *st, uint64_t dirfd, uint64_t path, int f
 	int proc = sys_procfs_at(st, path);
 	if (proc >= 0)
 		return sys_procfs_stat(st, proc, !(flags & AT_SYMLINK_NOFOLLOW), s);
+	const char *c = sys_user(st, path, 1, PROT_READ);
+	struct sys_obj *o = sys_tmp_file(st, dirfd);
+	if (c && !*c && (flags & AT_EMPTY_PATH) && o) /* the descriptor itself */
+		return sys_tmp_stat(st, o->id, s), 0;
+	struct sys_tmp_at tmp;
+	long trc = sys_tmp_path(st, dirfd, path, &tmp);
+	if (!trc && tmp.in && !tmp.found)
+		trc = -ENOENT;
+	if (trc || tmp.in)
+		return trc ? trc : (sys_tmp_stat(st, tmp.node, s), 0);
 	uint32_t node;
 	long rc = sys_fs_lookup_at(st, dirfd, path, flags, &node);
 	if (rc)
@@ -382,12 +398,8 @@ int sys_fs_has(const struct sys_state *st)
 /* without files, refused as the host's own would be */
 const struct sys_entry sys_fs_table[] = {
     /* the made /proc files are there without files too */
-    {SYS_open, "open", sys_open, 0, NULL},
-    {SYS_openat, "openat", sys_openat, 0, NULL},
-    {SYS_creat, "creat", sys_creat, EACCES, sys_fs_has},
-    {SYS_pread64, "pread64", sys_pread64, 0, NULL},
-    {SYS_stat, "stat", sys_stat, 0, NULL},
-    {SYS_lstat, "lstat", sys_lstat, 0, NULL},
-    {SYS_statx, "statx", sys_statx, 0, NULL},
-    {0, NULL, NULL, 0, NULL},
+    {SYS_open, "open", sys_open, 0, NULL},    {SYS_openat, "openat", sys_openat, 0, NULL},
+    {SYS_creat, "creat", sys_creat, 0, NULL}, {SYS_pread64, "pread64", sys_pread64, 0, NULL},
+    {SYS_stat, "stat", sys_stat, 0, NULL},    {SYS_lstat, "lstat", sys_lstat, 0, NULL},
+    {SYS_statx, "statx", sys_statx, 0, NULL}, {0, NULL, NULL, 0, NULL},
 };

@@ -12,6 +12,9 @@ long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 /* the same with an *at call's AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH */
 long sys_fs_lookup_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int flags,
 		      uint32_t *node);
+/* the path argument at addr, NUL-terminated inside mapped guest memory, into buf (BND_PATH_MAX
+ * bytes): 0, -EFAULT or -ENAMETOOLONG */
+long sys_fs_get_path(struct sys_state *st, uint64_t addr, char *buf);
 /* the table's predicate: the function has files */
 int sys_fs_has(const struct sys_state *st);
 

@@ -8,6 +8,7 @@
 
 #include "sys/sys_fd.h"
 #include "sys/sys_fs.h"
+#include "sys/sys_tmp.h"
 
 struct dirent64_hdr {
 	uint64_t ino;
@@ -45,8 +46,53 @@ static void entry(const struct bnd *b, uint32_t d, uint64_t i, uint32_t *node, c
 	*len = b->nodes[*node].name_len;
 }
 
+/* one entry of a listing at a[1]: 0, or -EINVAL when it does not fit (nothing written yet),
+ * -EFAULT */
+static long put_entry(struct sys_state *st, const uint64_t a[6], uint64_t *done, uint64_t ino,
+		      int64_t next, uint8_t type, const char *name, size_t len)
+{
+	size_t reclen = (sizeof(struct dirent64_hdr) + len + 1 + 7) & ~(size_t)7;
+	if (*done + reclen > a[2])
+		return -EINVAL;
+	uint8_t *p = sys_user(st, a[1] + *done, reclen, PROT_WRITE);
+	if (!p)
+		return -EFAULT;
+	struct dirent64_hdr h = {ino, next, (uint16_t)reclen, type};
+	memset(p, 0, reclen);
+	memcpy(p, &h, sizeof(h));
+	memcpy(p + sizeof(h), name, len);
+	*done += reclen;
+	return 0;
+}
+
+/* a /tmp folder: ".", "..", then its children in node order; pos is 0, 1, or 2 + the next node
+ * to look at */
+static long tmp_getdents(struct sys_state *st, struct sys_obj *f, const uint64_t a[6])
+{
+	const struct sys_tmp *t = st->tmp;
+	if (!S_ISDIR(t->n[f->id].mode))
+		return -ENOTDIR;
+	uint64_t done = 0;
+	for (; f->pos < 2 + (uint64_t)t->nn; f->pos++) {
+		uint64_t i = f->pos < 2 ? f->id : f->pos - 2;
+		if (f->pos == 1)
+			i = t->n[f->id].parent; /* /tmp's own parent: itself, as far as it knows */
+		if (f->pos >= 2 && (!i || t->n[i].mode == SYS_TMP_FREE || t->n[i].parent != f->id))
+			continue;
+		const char *name = f->pos == 0 ? "." : f->pos == 1 ? ".." : t->n[i].name;
+		long rc = put_entry(st, a, &done, i + 1, (int64_t)f->pos + 1, dtype(t->n[i].mode),
+				    name, strlen(name));
+		if (rc)
+			return done ? (long)done : rc;
+	}
+	return (long)done;
+}
+
 static long sys_getdents64(struct sys_state *st, const uint64_t a[6])
 {
+	struct sys_obj *tf = sys_tmp_file(st, a[0]);
+	if (tf)
+		return tmp_getdents(st, tf, a);
 	struct sys_obj *f = sys_fs_file(st, a[0]);
 	if (!f)
 		return sys_fd_obj(st, a[0]) ? -ENOTDIR : -EBADF;
@@ -59,18 +105,10 @@ static long sys_getdents64(struct sys_state *st, const uint64_t a[6])
 		const char *name;
 		size_t len;
 		entry(b, f->id, f->pos, &node, &name, &len);
-		size_t reclen = (sizeof(struct dirent64_hdr) + len + 1 + 7) & ~(size_t)7;
-		if (done + reclen > a[2])
-			return done ? (long)done : -EINVAL;
-		uint8_t *p = sys_user(st, a[1] + done, reclen, PROT_WRITE);
-		if (!p)
-			return -EFAULT;
-		struct dirent64_hdr h = {node + 1, (int64_t)f->pos + 1, (uint16_t)reclen,
-					 dtype(b->nodes[node].mode)};
-		memset(p, 0, reclen);
-		memcpy(p, &h, sizeof(h));
-		memcpy(p + sizeof(h), name, len);
-		done += reclen;
+		long rc = put_entry(st, a, &done, node + 1, (int64_t)f->pos + 1,
+				    dtype(b->nodes[node].mode), name, len);
+		if (rc)
+			return done ? (long)done : rc;
 		f->pos++;
 	}
 	return (long)done;
@@ -87,6 +125,16 @@ long sys_fs_map_refused(struct sys_state *st, uint64_t fd)
 
 long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, uint64_t off)
 {
+	struct sys_obj *t = sys_tmp_file(st, fd);
+	if (t) { /* a private copy; a shared writable mapping would have to write the file back */
+		if (off % EMBER_PAGE_SIZE)
+			return -EINVAL;
+		if (!S_ISREG(st->tmp->n[t->id].mode))
+			return -ENODEV;
+		if ((t->flags & O_ACCMODE) == O_WRONLY)
+			return -EACCES;
+		return (flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE) ? -ENODEV : 0;
+	}
 	struct sys_obj *f = sys_fs_file(st, fd);
 	if (!f)
 		return -EBADF;
@@ -102,6 +150,18 @@ long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, ui
 
 int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, uint64_t off)
 {
+	struct sys_obj *t = sys_tmp_file(st, fd);
+	if (t) {
+		const struct sys_tmp_node *n = &st->tmp->n[t->id];
+		uint64_t k = off < n->size ? n->size - off : 0;
+		k = k < len ? k : len;
+		uint8_t *dst = k ? vm_guest(st->vm, addr, k) : NULL;
+		if (k && !dst)
+			return -EFAULT;
+		if (k)
+			memcpy(dst, n->data + off, k);
+		return 0;
+	}
 	const struct bnd *b = st->bundle;
 	const struct bnd_node *n = &b->nodes[sys_fs_file(st, fd)->id];
 	uint64_t k = off < n->size ? n->size - off : 0;

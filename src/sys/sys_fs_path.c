@@ -10,6 +10,7 @@
 
 #include "sys/sys_fd.h"
 #include "sys/sys_fs.h"
+#include "sys/sys_tmp.h"
 
 static long readlink_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t buf,
 			uint64_t len)
@@ -19,6 +20,10 @@ static long readlink_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uin
 	int proc = sys_procfs_at(st, path);
 	if (proc >= 0)
 		return sys_procfs_readlink(st, proc, buf, len);
+	struct sys_tmp_at tmp;
+	long trc = sys_tmp_path(st, dirfd, path, &tmp);
+	if (trc || tmp.in) /* /tmp holds no links */
+		return trc ? trc : tmp.found ? -EINVAL : -ENOENT;
 	if (!st->bundle)
 		return -EACCES;
 	uint32_t node;
@@ -54,6 +59,17 @@ static long access_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int m
 	int proc = sys_procfs_at(st, path);
 	if (proc >= 0)
 		return sys_procfs_access(st, proc, mode);
+	struct sys_tmp_at tmp;
+	long trc = sys_tmp_path(st, dirfd, path, &tmp);
+	if (!trc && tmp.in && !tmp.found)
+		trc = -ENOENT;
+	if (trc || tmp.in) { /* the guest owns what it made there: the owner's bits */
+		unsigned perm = trc ? 0 : (st->tmp->n[tmp.node].mode >> 6) & 07;
+		if (!trc && ((mode & R_OK && !(perm & 4)) || (mode & W_OK && !(perm & 2)) ||
+			     (mode & X_OK && !(perm & 1))))
+			trc = -EACCES;
+		return trc;
+	}
 	uint32_t node;
 	long rc = sys_fs_lookup_at(st, dirfd, path, flags, &node);
 	if (rc)
@@ -81,6 +97,12 @@ static long sys_faccessat2(struct sys_state *st, const uint64_t a[6])
 
 static long sys_chdir(struct sys_state *st, const uint64_t a[6])
 {
+	struct sys_tmp_at tmp;
+	long trc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], &tmp);
+	if (trc || tmp.in) /* the cwd is a folder of the function's files */
+		return trc ? trc : -EACCES;
+	if (!st->bundle)
+		return -EACCES;
 	uint32_t node;
 	long rc = sys_fs_resolve(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 1, 0, &node, NULL);
 	if (rc)
@@ -111,12 +133,35 @@ static long sys_getcwd(struct sys_state *st, const uint64_t a[6])
 	return sys_put(st, a[0], path, (size_t)n) ? -EFAULT : n;
 }
 
-/* what would change the tree: a read-only file system says EROFS */
-static long read_only(struct sys_state *st, const uint64_t a[6])
+/* a new link at path: /tmp holds none (EPERM), the bundle is read-only (EROFS), and without
+ * files, EACCES */
+static long link_at(struct sys_state *st, uint64_t dirfd, uint64_t path)
 {
-	(void)st;
-	(void)a;
-	return -EROFS;
+	struct sys_tmp_at tmp;
+	long rc = sys_tmp_path(st, dirfd, path, &tmp);
+	if (rc || tmp.in)
+		return rc ? rc : -EPERM;
+	return st->bundle ? -EROFS : -EACCES;
+}
+
+static long sys_symlink(struct sys_state *st, const uint64_t a[6])
+{
+	return link_at(st, (uint64_t)(int64_t)AT_FDCWD, a[1]);
+}
+
+static long sys_symlinkat(struct sys_state *st, const uint64_t a[6])
+{
+	return link_at(st, a[1], a[2]);
+}
+
+static long sys_link(struct sys_state *st, const uint64_t a[6])
+{
+	return link_at(st, (uint64_t)(int64_t)AT_FDCWD, a[1]);
+}
+
+static long sys_linkat(struct sys_state *st, const uint64_t a[6])
+{
+	return link_at(st, a[2], a[3]);
 }
 
 const struct sys_entry sys_fs_path_table[] = {
@@ -126,21 +171,13 @@ const struct sys_entry sys_fs_path_table[] = {
     {SYS_access, "access", sys_access, 0, NULL},
     {SYS_faccessat, "faccessat", sys_faccessat, 0, NULL},
     {SYS_faccessat2, "faccessat2", sys_faccessat2, 0, NULL},
-    {SYS_chdir, "chdir", sys_chdir, EACCES, sys_fs_has},
+    {SYS_chdir, "chdir", sys_chdir, 0, NULL},
     {SYS_fchdir, "fchdir", sys_fchdir, 0, NULL},
     {SYS_getcwd, "getcwd", sys_getcwd, ENOENT, sys_fs_has},
-    {SYS_mkdir, "mkdir", read_only, EACCES, sys_fs_has},
-    {SYS_mkdirat, "mkdirat", read_only, EACCES, sys_fs_has},
-    {SYS_rmdir, "rmdir", read_only, EACCES, sys_fs_has},
-    {SYS_unlink, "unlink", read_only, EACCES, sys_fs_has},
-    {SYS_unlinkat, "unlinkat", read_only, EACCES, sys_fs_has},
-    {SYS_rename, "rename", read_only, EACCES, sys_fs_has},
-    {SYS_renameat, "renameat", read_only, EACCES, sys_fs_has},
-    {SYS_renameat2, "renameat2", read_only, EACCES, sys_fs_has},
-    {SYS_symlink, "symlink", read_only, EACCES, sys_fs_has},
-    {SYS_symlinkat, "symlinkat", read_only, EACCES, sys_fs_has},
-    {SYS_link, "link", read_only, EACCES, sys_fs_has},
-    {SYS_linkat, "linkat", read_only, EACCES, sys_fs_has},
-    {SYS_truncate, "truncate", read_only, EACCES, sys_fs_has},
+    /* mkdir, unlink, rename, truncate and the like: sys_tmp_call.c (the bundle's EROFS) */
+    {SYS_symlink, "symlink", sys_symlink, 0, NULL},
+    {SYS_symlinkat, "symlinkat", sys_symlinkat, 0, NULL},
+    {SYS_link, "link", sys_link, 0, NULL},
+    {SYS_linkat, "linkat", sys_linkat, 0, NULL},
     {0, NULL, NULL, 0, NULL},
 };

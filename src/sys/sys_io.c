@@ -9,6 +9,7 @@
 
 #include "sys/sys_fd.h"
 #include "sys/sys_fs.h"
+#include "sys/sys_tmp.h"
 
 #define GUEST_UID 1000
 
@@ -180,6 +181,16 @@ static long sys_lseek(struct sys_state *st, const uint64_t a[6])
 		return sys_fs_lseek(st, a[0], (int64_t)a[1], (int)a[2]);
 	if (o->kind == SYS_KIND_PROC)
 		return sys_procfs_lseek(st, o, (int64_t)a[1], (int)a[2]);
+	if (o->kind == SYS_KIND_TMP) {
+		int64_t base = (int)a[2] == SEEK_CUR   ? (int64_t)o->pos
+			       : (int)a[2] == SEEK_END ? (int64_t)st->tmp->n[o->id].size
+						       : 0;
+		if ((int)a[2] != SEEK_SET && (int)a[2] != SEEK_CUR && (int)a[2] != SEEK_END)
+			return -EINVAL;
+		if ((int64_t)a[1] > INT64_MAX - base || base + (int64_t)a[1] < 0)
+			return -EINVAL;
+		return (long)(o->pos = (uint64_t)(base + (int64_t)a[1]));
+	}
 	if (o->kind != SYS_KIND_STD || (o->id != EMBER_CODE_FD && o->id != EMBER_META_FD))
 		return -ESPIPE;
 	size_t total, *cur;
@@ -196,6 +207,24 @@ static long sys_lseek(struct sys_state *st, const uint64_t a[6])
 	uint64_t pos = (uint64_t)(base + off);
 	*cur = pos > total ? total : pos;
 	return (long)pos;
+}
+
+long sys_iov_at(struct sys_state *st, struct sys_obj *o, const struct sys_iov *v, int n,
+		sys_at_fn at, const uint64_t *end)
+{
+	long total = 0;
+	for (int i = 0; i < n; i++) {
+		if (end)
+			o->pos = *end;
+		long k = at(st, o, v[i].base, v[i].len, o->pos);
+		if (k < 0)
+			return total ? total : k;
+		o->pos += (uint64_t)k;
+		total += k;
+		if ((uint64_t)k < v[i].len)
+			break;
+	}
+	return total;
 }
 
 const struct sys_entry sys_io_table[] = {

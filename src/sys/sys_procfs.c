@@ -203,17 +203,7 @@ static long proc_read(struct sys_state *st, uint64_t fd, struct sys_obj *o, cons
 		      int n)
 {
 	(void)fd;
-	long total = 0;
-	for (int i = 0; i < n; i++) {
-		long k = read_at(st, o, v[i].base, v[i].len, o->pos);
-		if (k < 0)
-			return total ? total : k;
-		o->pos += (uint64_t)k;
-		total += k;
-		if ((uint64_t)k < v[i].len)
-			break;
-	}
-	return total;
+	return sys_iov_at(st, o, v, n, read_at, NULL);
 }
 
 static uint32_t proc_poll(struct sys_state *st, struct sys_obj *o, uint64_t *next)

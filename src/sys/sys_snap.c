@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sys/sys_fd.h"
+#include "sys/sys_tmp.h"
 
 static int copy_buf(struct sys_buf *dst, const struct sys_buf *src)
 {
@@ -35,7 +36,8 @@ int sys_save(const struct sys_state *cst, struct sys_saved *out)
 	memset(out, 0, sizeof(*out));
 	if (proc_save(&st->pr, &out->threads, mask_of, st) || sys_fd_save(st, out))
 		return -ENOMEM;
-	if (copy_buf(&out->out, &st->out) || copy_buf(&out->log, &st->log))
+	if (copy_buf(&out->out, &st->out) || copy_buf(&out->log, &st->log) ||
+	    sys_tmp_save(st, &out->tmp))
 		return -ENOMEM;
 	out->vmas = malloc((st->nvma ? st->nvma : 1) * sizeof(*out->vmas));
 	if (!out->vmas)
@@ -82,7 +84,10 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	st->brk_cur = s->brk_cur;
 	st->code_pos = s->code_pos;
 	st->cwd = s->cwd;
-	int rc = sys_fd_restore(st, s);
+	int rc = sys_tmp_restore(st, s->tmp); /* before the descriptors that name its files */
+	if (rc)
+		return rc;
+	rc = sys_fd_restore(st, s);
 	if (rc)
 		return rc;
 	memcpy(st->fs_win, s->fs_win, sizeof(st->fs_win)); /* 0 from a disk snapshot */
@@ -115,6 +120,7 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 void sys_saved_free(struct sys_saved *s)
 {
 	proc_saved_free(&s->threads);
+	sys_tmp_free(s->tmp);
 	free(s->far);
 	sys_fd_saved_free(s);
 	free(s->vmas);

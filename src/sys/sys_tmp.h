@@ -1,0 +1,74 @@
+/* A writable scratch /tmp per invocation, held in host memory: what its files share. */
+#ifndef EMBER_SYS_TMP_H
+#define EMBER_SYS_TMP_H
+
+#include <sys/stat.h>
+
+#include "sys/sys.h"
+
+#define SYS_TMP_NODES 1024	 /* files and folders, /tmp itself included */
+#define SYS_TMP_NAME  256	 /* a name's bytes with its NUL */
+#define SYS_TMP_FREE  0		 /* a free node's mode */
+#define SYS_TMP_GONE  UINT32_MAX /* the parent of a file unlinked while open */
+
+struct sys_tmp_node {
+	uint32_t mode; /* S_IFREG or S_IFDIR with the permission bits; SYS_TMP_FREE */
+	uint32_t parent;
+	char name[SYS_TMP_NAME];
+	uint8_t *data;
+	uint64_t size, cap;
+	int64_t mtime_ns;
+};
+
+/* node 0 is /tmp; nodes are never moved, so a descriptor names one by its index */
+struct sys_tmp {
+	struct sys_tmp_node *n;
+	uint32_t nn;	/* nodes [0, nn) exist, free or not */
+	uint64_t bytes; /* of every file's data */
+};
+
+/* A path of a call, when it lies in /tmp: its node (or, when only the last name is missing, the
+ * folder it would go in and that name). 0 with *in = 1; 0 with *in = 0 when the path is not in
+ * /tmp (the caller goes on as before); or -errno (-ENOENT, -ENOTDIR, -EFAULT, -ENAMETOOLONG) */
+struct sys_tmp_at {
+	int in;
+	int found;	 /* node is the path's; else parent + name would be */
+	uint32_t node;	 /* found */
+	uint32_t parent; /* !found: the folder the last name goes in */
+	char name[SYS_TMP_NAME];
+	int trailing; /* the path ends in '/' */
+};
+long sys_tmp_path(struct sys_state *st, uint64_t dirfd, uint64_t addr, struct sys_tmp_at *at);
+
+/* the tree, made on first use (NULL when it cannot be: out of memory) */
+struct sys_tmp *sys_tmp_tree(struct sys_state *st);
+/* a new node named name in parent: its index, or -ENOSPC / -ENOMEM */
+long sys_tmp_new(struct sys_state *st, uint32_t parent, const char *name, uint32_t mode);
+/* node's data resized to size (zeros past the old end): 0, -ENOSPC past the limit, -ENOMEM */
+long sys_tmp_resize(struct sys_state *st, uint32_t node, uint64_t size);
+/* node freed now, or, a file open on a descriptor, when its last one closes */
+void sys_tmp_unlink(struct sys_state *st, uint32_t node);
+/* whether a descriptor names node */
+int sys_tmp_open_node(const struct sys_state *st, uint32_t node);
+/* the stat of node */
+void sys_tmp_stat(const struct sys_state *st, uint32_t node, struct stat *s);
+/* the bytes of every file may not pass this: a quarter of guest memory */
+uint64_t sys_tmp_limit(const struct sys_state *st);
+/* the open /tmp file or folder on fd, or NULL */
+struct sys_obj *sys_tmp_file(struct sys_state *st, uint64_t fd);
+/* the absolute path of /tmp's folder node into buf: its length, or -ENAMETOOLONG */
+long sys_tmp_path_of(const struct sys_state *st, uint32_t node, char *buf, size_t len);
+
+/* the calls on a path in /tmp (sys_tmp_call.c), at the path's lookup */
+long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, uint32_t mode);
+long sys_tmp_read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+		     uint64_t pos);
+long sys_tmp_write_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+		      uint64_t pos);
+
+/* saved and restored with the rest (sys_snap.c): a deep copy; free */
+int sys_tmp_save(const struct sys_state *st, struct sys_tmp **out);
+int sys_tmp_restore(struct sys_state *st, const struct sys_tmp *saved);
+void sys_tmp_free(struct sys_tmp *t);
+
+#endif

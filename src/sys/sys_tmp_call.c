@@ -1,0 +1,382 @@
+/* The calls on the scratch /tmp: open and create, read and write at offsets, size, list, make
+ * and remove folders, rename, unlink, stat and mode; the bundle keeps its read-only answers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sys/sys_fd.h"
+#include "sys/sys_fs.h"
+#include "sys/sys_tmp.h"
+
+#define UMASK 022
+
+static struct sys_tmp_node *node_of(struct sys_state *st, uint32_t i)
+{
+	return &st->tmp->n[i];
+}
+
+long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, uint32_t mode)
+{
+	int acc = flags & O_ACCMODE, creat = flags & O_CREAT,
+	    tmpfile = (flags & __O_TMPFILE) == __O_TMPFILE;
+	uint32_t node = at->node;
+	if (!at->found && (!creat || tmpfile))
+		return -ENOENT;
+	if (tmpfile) { /* an unnamed file in the folder the path names */
+		if (!S_ISDIR(node_of(st, node)->mode))
+			return -ENOTDIR;
+		if (acc == O_RDONLY)
+			return -EINVAL;
+	} else if (at->found && creat && (flags & O_EXCL)) {
+		return -EEXIST;
+	} else if (at->found) {
+		int dir = S_ISDIR(node_of(st, node)->mode);
+		if ((flags & O_DIRECTORY) && !dir)
+			return -ENOTDIR;
+		if (dir && (acc != O_RDONLY || creat))
+			return -EISDIR;
+	} else if (at->trailing || (flags & O_DIRECTORY)) {
+		return -EISDIR; /* a folder cannot be made by open */
+	}
+	if (sys_fd_lowest(st, 0) < 0)
+		return -EMFILE;
+	if (tmpfile || !at->found) {
+		long n = sys_tmp_new(st, tmpfile ? node : at->parent, tmpfile ? "" : at->name,
+				     S_IFREG | (mode & 07777 & ~UMASK));
+		if (n < 0)
+			return n;
+		node = (uint32_t)n;
+		if (tmpfile)
+			node_of(st, node)->parent = SYS_TMP_GONE;
+	} else if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(node_of(st, node)->mode)) {
+		sys_tmp_resize(st, node, 0);
+	}
+	struct sys_obj *o = sys_obj_new(st, SYS_KIND_TMP, (uint32_t)flags & (O_ACCMODE | O_APPEND));
+	o->id = node;
+	return sys_fd_open(st, o, (flags & O_CLOEXEC) != 0);
+}
+
+long sys_tmp_read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+		     uint64_t pos)
+{
+	const struct sys_tmp_node *n = node_of(st, o->id);
+	if (S_ISDIR(n->mode))
+		return -EISDIR;
+	if ((o->flags & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	uint64_t left = pos < n->size ? n->size - pos : 0, k = len < left ? len : left;
+	if (k && sys_put(st, addr, n->data + pos, k))
+		return -EFAULT;
+	return (long)k;
+}
+
+long sys_tmp_write_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+		      uint64_t pos)
+{
+	if ((o->flags & O_ACCMODE) == O_RDONLY || S_ISDIR(node_of(st, o->id)->mode))
+		return -EBADF;
+	if (!len)
+		return 0;
+	if (pos > INT64_MAX - len)
+		return -EFBIG;
+	const void *src = sys_user(st, addr, len, PROT_READ);
+	if (!src)
+		return -EFAULT;
+	/* what fits of it: the rest would pass the limit (ENOSPC when nothing does) */
+	uint64_t size = node_of(st, o->id)->size, room = sys_tmp_limit(st) - st->tmp->bytes;
+	uint64_t end = pos + len;
+	if (end > size && end - size > room)
+		end = size + room > pos ? size + room : pos;
+	if (end <= pos)
+		return -ENOSPC;
+	long rc = end > size ? sys_tmp_resize(st, o->id, end) : 0;
+	if (rc)
+		return rc;
+	struct sys_tmp_node *n = node_of(st, o->id);
+	memcpy(n->data + pos, src, end - pos);
+	n->mtime_ns = (int64_t)time(NULL) * 1000000000;
+	return (long)(end - pos);
+}
+
+/* a path's call: in /tmp, fn's answer; in the bundle, the read-only one (EROFS; without files
+ * EACCES) */
+static long outside(const struct sys_state *st)
+{
+	return st->bundle ? -EROFS : -EACCES;
+}
+
+static long make_dir(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t mode)
+{
+	struct sys_tmp_at at;
+	long rc = sys_tmp_path(st, dirfd, path, &at);
+	if (rc || !at.in)
+		return rc ? rc : outside(st);
+	if (at.found)
+		return -EEXIST;
+	rc = sys_tmp_new(st, at.parent, at.name, S_IFDIR | ((uint32_t)mode & 07777 & ~UMASK));
+	return rc < 0 ? rc : 0;
+}
+
+static int empty_dir(const struct sys_tmp *t, uint32_t d)
+{
+	for (uint32_t i = 1; i < t->nn; i++)
+		if (t->n[i].mode != SYS_TMP_FREE && t->n[i].parent == d)
+			return 0;
+	return 1;
+}
+
+/* unlink (dir 0) or rmdir (dir 1) */
+static long remove_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int dir)
+{
+	struct sys_tmp_at at;
+	long rc = sys_tmp_path(st, dirfd, path, &at);
+	if (rc || !at.in)
+		return rc ? rc : outside(st);
+	if (!at.found)
+		return -ENOENT;
+	if (!at.node)
+		return dir ? -EBUSY : -EISDIR; /* /tmp itself */
+	int is_dir = S_ISDIR(node_of(st, at.node)->mode);
+	if (dir && !is_dir)
+		return -ENOTDIR;
+	if (!dir && is_dir)
+		return -EISDIR;
+	if (is_dir && !empty_dir(st->tmp, at.node))
+		return -ENOTEMPTY;
+	if (is_dir && sys_tmp_open_node(st, at.node))
+		return -EBUSY;
+	sys_tmp_unlink(st, at.node);
+	return 0;
+}
+
+static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint64_t newdir,
+		      uint64_t newp, unsigned flags)
+{
+	struct sys_tmp_at a, b;
+	long rc = sys_tmp_path(st, olddir, oldp, &a);
+	if (!rc)
+		rc = sys_tmp_path(st, newdir, newp, &b);
+	if (rc)
+		return rc;
+	if (!a.in && !b.in)
+		return outside(st);
+	if (a.in != b.in)
+		return -EXDEV;
+	if (flags & ~1u /* RENAME_NOREPLACE */)
+		return -EINVAL;
+	if (!a.found)
+		return -ENOENT;
+	if (!a.node || (b.found && !b.node))
+		return -EBUSY;
+	uint32_t to_dir = b.found ? node_of(st, b.node)->parent : b.parent;
+	for (uint32_t d = to_dir; d; d = node_of(st, d)->parent)
+		if (d == a.node)
+			return -EINVAL; /* a folder into itself */
+	if (b.found && b.node == a.node)
+		return 0;
+	if (b.found && (flags & 1))
+		return -EEXIST;
+	int a_dir = S_ISDIR(node_of(st, a.node)->mode);
+	if (b.found) {
+		int b_dir = S_ISDIR(node_of(st, b.node)->mode);
+		if (a_dir && !b_dir)
+			return -ENOTDIR;
+		if (!a_dir && b_dir)
+			return -EISDIR;
+		if (b_dir && !empty_dir(st->tmp, b.node))
+			return -ENOTEMPTY;
+		snprintf(b.name, sizeof(b.name), "%s", node_of(st, b.node)->name);
+		sys_tmp_unlink(st, b.node);
+	}
+	struct sys_tmp_node *n = node_of(st, a.node);
+	n->parent = to_dir;
+	snprintf(n->name, sizeof(n->name), "%s", b.name);
+	return 0;
+}
+
+static long sys_mkdir(struct sys_state *st, const uint64_t a[6])
+{
+	return make_dir(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1]);
+}
+
+static long sys_mkdirat(struct sys_state *st, const uint64_t a[6])
+{
+	return make_dir(st, a[0], a[1], a[2]);
+}
+
+static long sys_rmdir(struct sys_state *st, const uint64_t a[6])
+{
+	return remove_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 1);
+}
+
+static long sys_unlink(struct sys_state *st, const uint64_t a[6])
+{
+	return remove_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 0);
+}
+
+static long sys_unlinkat(struct sys_state *st, const uint64_t a[6])
+{
+	if (a[2] & ~(uint64_t)AT_REMOVEDIR)
+		return -EINVAL;
+	return remove_at(st, a[0], a[1], (a[2] & AT_REMOVEDIR) != 0);
+}
+
+static long sys_rename(struct sys_state *st, const uint64_t a[6])
+{
+	return rename_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (uint64_t)(int64_t)AT_FDCWD, a[1],
+			 0);
+}
+
+static long sys_renameat(struct sys_state *st, const uint64_t a[6])
+{
+	return rename_at(st, a[0], a[1], a[2], a[3], 0);
+}
+
+static long sys_renameat2(struct sys_state *st, const uint64_t a[6])
+{
+	return rename_at(st, a[0], a[1], a[2], a[3], (unsigned)a[4]);
+}
+
+static long sys_truncate(struct sys_state *st, const uint64_t a[6])
+{
+	struct sys_tmp_at at;
+	long rc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], &at);
+	if (rc || !at.in)
+		return rc ? rc : outside(st);
+	if (!at.found)
+		return -ENOENT;
+	if (S_ISDIR(node_of(st, at.node)->mode))
+		return -EISDIR;
+	return (int64_t)a[1] < 0 ? -EINVAL : sys_tmp_resize(st, at.node, a[1]);
+}
+
+static long sys_ftruncate(struct sys_state *st, const uint64_t a[6])
+{
+	struct sys_obj *o = sys_fd_obj(st, a[0]);
+	if (!o)
+		return -EBADF;
+	if (o->kind != SYS_KIND_TMP || S_ISDIR(node_of(st, o->id)->mode) || (int64_t)a[1] < 0)
+		return -EINVAL;
+	if ((o->flags & O_ACCMODE) == O_RDONLY)
+		return -EINVAL; /* Linux: EINVAL for a descriptor not open for writing */
+	return sys_tmp_resize(st, o->id, a[1]);
+}
+
+static long sys_pwrite64(struct sys_state *st, const uint64_t a[6])
+{
+	struct sys_obj *o = sys_fd_obj(st, a[0]);
+	if (!o)
+		return -EBADF;
+	if (o->kind == SYS_KIND_FILE || o->kind == SYS_KIND_PROC)
+		return -EBADF; /* open read-only */
+	if (o->kind != SYS_KIND_TMP)
+		return -ESPIPE;
+	if ((int64_t)a[3] < 0)
+		return -EINVAL;
+	return sys_tmp_write_at(st, o, a[1], a[2], a[3]);
+}
+
+/* a file's data reaches its storage: host memory already; a pipe has none to reach */
+static long sys_fsync(struct sys_state *st, const uint64_t a[6])
+{
+	struct sys_obj *o = sys_fd_obj(st, a[0]);
+	if (!o)
+		return -EBADF;
+	return o->kind == SYS_KIND_TMP || o->kind == SYS_KIND_FILE ? 0 : -EINVAL;
+}
+
+/* one process: a lock is always its own to take */
+static long sys_flock(struct sys_state *st, const uint64_t a[6])
+{
+	struct sys_obj *o = sys_fd_obj(st, a[0]);
+	if (!o)
+		return -EBADF;
+	return a[1] & ~(uint64_t)(LOCK_SH | LOCK_EX | LOCK_UN | LOCK_NB) ? -EINVAL : 0;
+}
+
+/* chmod and utimensat in /tmp; the bundle's read-only answer elsewhere */
+static long set_attr(struct sys_state *st, uint64_t dirfd, uint64_t path, int is_mode, uint64_t v)
+{
+	struct sys_obj *o = NULL;
+	struct sys_tmp_at at = {0};
+	long rc = 0;
+	if (path) {
+		rc = sys_tmp_path(st, dirfd, path, &at);
+		if (rc || !at.in)
+			return rc ? rc : outside(st);
+		if (!at.found)
+			return -ENOENT;
+	} else if (!(o = sys_fd_obj(st, dirfd))) {
+		return -EBADF;
+	} else if (o->kind != SYS_KIND_TMP) {
+		return o->kind == SYS_KIND_FILE ? -EROFS : is_mode ? 0 : -EPERM;
+	}
+	struct sys_tmp_node *n = node_of(st, path ? at.node : o->id);
+	if (is_mode) {
+		n->mode = (n->mode & S_IFMT) | ((uint32_t)v & 07777);
+		return 0;
+	}
+	struct timespec ts[2];
+	if (v && sys_get(st, ts, v, sizeof(ts)))
+		return -EFAULT;
+	if (v && ts[1].tv_nsec == UTIME_OMIT)
+		return 0;
+	if (v && ts[1].tv_nsec != UTIME_NOW) {
+		if (ts[1].tv_nsec < 0 || ts[1].tv_nsec >= 1000000000)
+			return -EINVAL;
+		n->mtime_ns = (int64_t)ts[1].tv_sec * 1000000000 + ts[1].tv_nsec;
+		return 0;
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	n->mtime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	return 0;
+}
+
+static long sys_chmod(struct sys_state *st, const uint64_t a[6])
+{
+	return set_attr(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 1, a[1]);
+}
+
+static long sys_fchmod(struct sys_state *st, const uint64_t a[6])
+{
+	return set_attr(st, a[0], 0, 1, a[1]);
+}
+
+static long sys_fchmodat(struct sys_state *st, const uint64_t a[6])
+{
+	return set_attr(st, a[0], a[1], 1, a[2]);
+}
+
+static long sys_utimensat(struct sys_state *st, const uint64_t a[6])
+{
+	return set_attr(st, a[0], a[1], 0, a[2]); /* a NULL path: the descriptor (futimens) */
+}
+
+const struct sys_entry sys_tmp_table[] = {
+    {SYS_mkdir, "mkdir", sys_mkdir, 0, NULL},
+    {SYS_mkdirat, "mkdirat", sys_mkdirat, 0, NULL},
+    {SYS_rmdir, "rmdir", sys_rmdir, 0, NULL},
+    {SYS_unlink, "unlink", sys_unlink, 0, NULL},
+    {SYS_unlinkat, "unlinkat", sys_unlinkat, 0, NULL},
+    {SYS_rename, "rename", sys_rename, 0, NULL},
+    {SYS_renameat, "renameat", sys_renameat, 0, NULL},
+    {SYS_renameat2, "renameat2", sys_renameat2, 0, NULL},
+    {SYS_truncate, "truncate", sys_truncate, 0, NULL},
+    {SYS_ftruncate, "ftruncate", sys_ftruncate, 0, NULL},
+    {SYS_pwrite64, "pwrite64", sys_pwrite64, 0, NULL},
+    {SYS_fsync, "fsync", sys_fsync, 0, NULL},
+    {SYS_fdatasync, "fdatasync", sys_fsync, 0, NULL},
+    {SYS_flock, "flock", sys_flock, 0, NULL},
+    {SYS_chmod, "chmod", sys_chmod, 0, NULL},
+    {SYS_fchmod, "fchmod", sys_fchmod, 0, NULL},
+    {SYS_fchmodat, "fchmodat", sys_fchmodat, 0, NULL},
+    {SYS_utimensat, "utimensat", sys_utimensat, 0, NULL},
+    {0, NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,197 @@
+/* tmpfs: the scratch /tmp as a program uses it, by mode (argv[1]):
+ *   ops    files and folders made, written, read, listed, renamed and removed under
+ *          /tmp/ember-tmpfs, each result printed (compared with a native run)
+ *   leave  prints whether /tmp/left is there, then writes it, a secret (the next invocation
+ *          must not see it)
+ *   fill   writes 1 MiB pieces to /tmp/big until the file system is full: prints how far
+ *   edges  what differs from a tmpfs: links, /tmp itself removed, a cwd in /tmp
+ *   init   writes /tmp/init before the request (the snapshot point), then at each invocation
+ *          appends the request to it and prints it: each sees only what init wrote */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define D "/tmp/ember-tmpfs"
+
+static const struct {
+	int e;
+	const char *name;
+} names[] = {{EEXIST, "EEXIST"},       {ENOENT, "ENOENT"}, {ENOTDIR, "ENOTDIR"}, {EISDIR, "EISDIR"},
+	     {EBADF, "EBADF"},	       {EINVAL, "EINVAL"}, {EBUSY, "EBUSY"},	 {EPERM, "EPERM"},
+	     {ENOTEMPTY, "ENOTEMPTY"}, {ENOSPC, "ENOSPC"}, {EACCES, "EACCES"},	 {EROFS, "EROFS"},
+	     {EXDEV, "EXDEV"}};
+
+static const char *err_name(int e)
+{
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].e == e)
+			return names[i].name;
+	return "another errno";
+}
+
+static void res(const char *what, long rc)
+{
+	if (rc < 0)
+		printf("%s: %s\n", what, err_name(errno));
+	else
+		printf("%s: %ld\n", what, rc);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* the folder's names, sorted (the order of a listing is the file system's) */
+static void list(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		printf("list %s: %s\n", dir, err_name(errno));
+		return;
+	}
+	char *names[64];
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < 64)
+		names[n++] = strdup(e->d_name);
+	closedir(d);
+	qsort(names, (size_t)n, sizeof(names[0]), by_name);
+	printf("list %s:", dir);
+	for (int i = 0; i < n; i++) {
+		printf(" %s", names[i]);
+		free(names[i]);
+	}
+	printf("\n");
+}
+
+static int ops(void)
+{
+	char buf[64] = "";
+	struct stat s;
+	res("mkdir", mkdir(D, 0755));
+	res("mkdir again", mkdir(D, 0755));
+	int fd = open(D "/a", O_CREAT | O_RDWR | O_EXCL, 0644);
+	res("create a", fd < 0 ? -1 : 0);
+	res("create a again, O_EXCL", open(D "/a", O_CREAT | O_RDWR | O_EXCL, 0644));
+	res("write", write(fd, "hello, tmp", 10));
+	res("lseek end", lseek(fd, 0, SEEK_END));
+	res("pwrite at 20 (a hole)", pwrite(fd, "end", 3, 20));
+	res("fstat size", fstat(fd, &s) ? -1 : (long)s.st_size);
+	res("regular, 0644", fstat(fd, &s) ? -1 : S_ISREG(s.st_mode) && (s.st_mode & 0777) == 0644);
+	res("pread 0", pread(fd, buf, 10, 0));
+	printf("read: %.10s\n", buf);
+	memset(buf, 'x', sizeof(buf));
+	res("pread hole", pread(fd, buf, 4, 10));
+	res("hole is zeros", buf[0] == 0 && buf[3] == 0);
+	char *m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	res("mmap", m == MAP_FAILED ? -1 : 0);
+	if (m != MAP_FAILED)
+		printf("mapped: %.5s %.3s\n", m, m + 20), munmap(m, 4096);
+	res("ftruncate 5", ftruncate(fd, 5));
+	res("stat size", stat(D "/a", &s) ? -1 : (long)s.st_size);
+	res("close", close(fd));
+	fd = open(D "/a", O_WRONLY | O_APPEND);
+	res("append", write(fd, "!", 1));
+	close(fd);
+	fd = open(D "/a", O_RDONLY);
+	memset(buf, 0, sizeof(buf));
+	res("read back", read(fd, buf, sizeof(buf)));
+	printf("content: %s\n", buf);
+	res("write to a read-only descriptor", write(fd, "x", 1));
+	close(fd);
+	res("O_TRUNC", (fd = open(D "/a", O_WRONLY | O_TRUNC)) < 0 ? -1 : 0);
+	close(fd);
+	res("truncated", stat(D "/a", &s) ? -1 : (long)s.st_size);
+	res("mkdir sub", mkdir(D "/sub", 0700));
+	res("create sub/b", (fd = open(D "/sub/b", O_CREAT | O_WRONLY, 0600)) < 0 ? -1 : 0);
+	close(fd);
+	list(D);
+	list(D "/sub");
+	res("open a folder for writing", open(D "/sub", O_WRONLY));
+	res("O_DIRECTORY on a file", open(D "/a", O_RDONLY | O_DIRECTORY));
+	res("a file as a folder", open(D "/a/x", O_RDONLY));
+	res("missing", open(D "/nope", O_RDONLY));
+	res("missing folder", open(D "/nope/x", O_CREAT | O_WRONLY, 0600));
+	res("access W_OK", access(D "/a", W_OK));
+	res("access X_OK", access(D "/a", X_OK));
+	res("chmod 0755", chmod(D "/a", 0755));
+	res("access X_OK after", access(D "/a", X_OK));
+	res("rename a to sub/c", rename(D "/a", D "/sub/c"));
+	res("rename over sub/b", rename(D "/sub/c", D "/sub/b"));
+	list(D "/sub");
+	res("rename a folder into itself", rename(D "/sub", D "/sub/in"));
+	res("rmdir, not empty", rmdir(D "/sub"));
+	res("unlink a folder", unlink(D "/sub"));
+	res("rmdir a file", rmdir(D "/sub/b"));
+	/* unlinked while open: still read through the descriptor */
+	fd = open(D "/sub/b", O_RDWR);
+	res("unlink open file", unlink(D "/sub/b"));
+	res("write unlinked", write(fd, "ghost", 5));
+	res("read unlinked", pread(fd, buf, 5, 0));
+	res("gone from the folder", stat(D "/sub/b", &s));
+	close(fd);
+	res("rmdir sub", rmdir(D "/sub"));
+	fd = open(D, O_TMPFILE | O_RDWR, 0600);
+	res("O_TMPFILE write", write(fd, "anon", 4));
+	close(fd);
+	list(D);
+	res("rmdir", rmdir(D));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "ops";
+	char req[256] = "";
+	struct stat s;
+	if (!strcmp(mode, "init")) {
+		int fd = open("/tmp/init", O_CREAT | O_WRONLY | O_TRUNC, 0600);
+		if (fd < 0 || write(fd, "from init;", 10) != 10)
+			return 2;
+		close(fd);
+	}
+	ssize_t n = read(0, req, sizeof(req) - 1); /* the snapshot point */
+	req[n > 0 ? n : 0] = 0;
+	if (!strcmp(mode, "ops"))
+		return ops();
+	if (!strcmp(mode, "edges")) { /* where Ember's /tmp says no and a tmpfs would not */
+		res("symlink", symlink("x", "/tmp/l"));
+		res("rmdir /tmp", rmdir("/tmp"));
+		res("chdir /tmp", chdir("/tmp"));
+		return 0;
+	}
+	if (!strcmp(mode, "leave")) {
+		printf("%s\n", stat("/tmp/left", &s) ? "absent" : "LEAK: /tmp/left is there");
+		int fd = open("/tmp/left", O_CREAT | O_WRONLY, 0600);
+		return fd < 0 || write(fd, "secret", 6) != 6;
+	}
+	if (!strcmp(mode, "fill")) {
+		static char mib[1 << 20];
+		int fd = open("/tmp/big", O_CREAT | O_WRONLY, 0600);
+		long total = 0, k;
+		while ((k = write(fd, mib, sizeof(mib))) > 0)
+			total += k;
+		printf("wrote %ld MiB, then %s\n", total >> 20, k < 0 ? err_name(errno) : "0");
+		close(fd);
+		res("unlink big", unlink("/tmp/big"));
+		res("write after", write(open("/tmp/small", O_CREAT | O_WRONLY, 0600), "x", 1));
+		return 0;
+	}
+	if (!strcmp(mode, "init")) {
+		int fd = open("/tmp/init", O_RDWR | O_APPEND);
+		char buf[512] = "";
+		if (fd < 0 || write(fd, req, strlen(req)) < 0 ||
+		    pread(fd, buf, sizeof(buf) - 1, 0) < 0)
+			return 3;
+		printf("%s\n", buf);
+		return 0;
+	}
+	return 1;
+}

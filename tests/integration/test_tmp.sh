@@ -1,0 +1,69 @@
+#!/bin/sh
+# The scratch /tmp (tests/guest/tmpfs.c): files and folders made, written, read, listed, renamed
+# and removed as on Linux (compared with a native run in the host's /tmp), in both syscall modes;
+# what init leaves there is every invocation's start and nothing more; what an invocation leaves
+# is gone at the next; it is bounded (ENOSPC past a quarter of guest memory); Debian's sqlite3
+# keeps a database there; links, a cwd in /tmp and /tmp itself removed are refused.
+. "$(dirname "$0")/lib.sh"
+pick_backend
+P=$G/tmpfs.musl
+
+req ""
+rm -rf /tmp/ember-tmpfs
+"$P" ops <"$tmp/in" >"$tmp/native" 2>&1
+rm -rf /tmp/ember-tmpfs
+check "natively: the program ran to its end" grep -q "^rmdir: 0$" "$tmp/native"
+for mode in trap guest; do
+	er --syscalls "$mode" "$P" ops
+	expect_rc 0 "ops, $mode"
+	check "ops, $mode: every result as natively" cmp -s "$tmp/out" "$tmp/native"
+	[ -s "$tmp/out" ] && ! cmp -s "$tmp/out" "$tmp/native" && diff "$tmp/native" "$tmp/out" | head -n 6
+done
+# it never reached the host's /tmp
+check "nothing of it in the host's /tmp" [ ! -e /tmp/ember-tmpfs ]
+
+# an invocation's files are gone at the next: each of three sees none, then leaves one
+er --repeat 3 "$P" leave
+expect_rc 0 "leave --repeat 3"
+printf 'absent\nabsent\nabsent\n' >"$tmp/want"
+check "leave --repeat 3: no invocation sees the file the one before left" cmp -s "$tmp/out" "$tmp/want"
+
+# what init wrote is there at every invocation, as init left it
+req "req;"
+er --repeat 3 "$P" init
+printf 'from init;req;\nfrom init;req;\nfrom init;req;\n' >"$tmp/want"
+check "init --repeat 3: each sees init's file, not the last one's appends" cmp -s "$tmp/out" "$tmp/want"
+# ... kept in memory only: a snapshot on disk is not made, a cold start is refused with why
+mkdir -p "$tmp/state"
+er --state "$tmp/state" --repeat 2 "$P" init
+check "init with --state: runs (the snapshot in memory)" [ "$rc" = 0 ]
+er --state "$tmp/state2" --cold "$P" init
+check "init --cold: refused" [ "$rc" != 0 ]
+has "$tmp/err" "in /tmp" "init --cold: says /tmp is why"
+
+# bounded: a quarter of guest memory, then ENOSPC; freed space can be used again
+req ""
+er "$P" fill
+expect_rc 0 "fill"
+has "$tmp/out" "^wrote 15 MiB, then ENOSPC$" "fill: 16 MiB (64 MiB of guest memory / 4), then ENOSPC"
+has "$tmp/out" "^write after: 1$" "fill: the space of the file removed is free again"
+er --mem 128M "$P" fill
+has "$tmp/out" "^wrote 31 MiB, then ENOSPC$" "fill --mem 128M: 32 MiB"
+
+# what a tmpfs would do and this /tmp refuses
+er "$P" edges
+printf 'symlink: EPERM\nrmdir /tmp: EBUSY\nchdir /tmp: EACCES\n' >"$tmp/want"
+check "edges: links EPERM, /tmp itself EBUSY, a cwd there EACCES" cmp -s "$tmp/out" "$tmp/want"
+
+# Debian's sqlite3 with its database in /tmp (pwrite, locks, fsync, a journal made and removed)
+SQL='create table t(x, y); insert into t values (1, "a"), (2, "b"); select sum(x), group_concat(y) from t;'
+req "$SQL"
+rm -f /tmp/ember-sqlite-native.db
+printf '%s' "$SQL" | /usr/bin/sqlite3 /tmp/ember-sqlite-native.db >"$tmp/native" 2>/dev/null
+rm -f /tmp/ember-sqlite-native.db
+er --repeat 2 /usr/bin/sqlite3 /tmp/t.db
+expect_rc 0 "sqlite3 /tmp/t.db --repeat 2"
+cat "$tmp/native" "$tmp/native" >"$tmp/want"
+check "sqlite3 /tmp/t.db: as natively, twice (each invocation a new database)" \
+	cmp -s "$tmp/out" "$tmp/want"
+finish
