@@ -12,7 +12,8 @@
 #include "bundle/bnd.h"
 #include "func/func.h"
 
-#define CLOSURE_MAX 256 /* libraries in one closure */
+#define CLOSURE_MAX   256	     /* libraries in one closure */
+#define CLOSURE_BYTES (512ULL << 20) /* their bytes, the interpreter's included */
 
 /* where the host's loader would find a library (glibc's and musl's default folders) */
 static const char *const lib_dirs[] = {
@@ -42,40 +43,42 @@ static int in_lib_dirs(const char *path)
 	return 0;
 }
 
-/* a host file read whole (links followed), with its modification time */
-static int read_host(const char *path, uint8_t **buf, size_t *len, int64_t *mtime, char *err,
-		     size_t errlen)
+/* A host file read whole (links followed), with its modification time: only an ELF file in the
+ * library folders, of at most *room bytes (taken from it). One answer for every file that is
+ * not one, readable or not, so that a program's names learn nothing of the host's other files */
+static int read_host(const char *path, uint8_t **buf, size_t *len, int64_t *mtime, uint64_t *room,
+		     char *err, size_t errlen)
 {
-	if (!in_lib_dirs(path)) {
-		snprintf(err, errlen,
-			 "%s is in none of this host's library folders (/lib/x86_64-linux-gnu, "
-			 "/usr/lib/x86_64-linux-gnu, /lib64, ...): give the program its files "
-			 "(--files)",
-			 path);
-		return EMBER_ERR_IMAGE;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
-	if (fd < 0 || fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		snprintf(err, errlen, "%s: %s", path, fd < 0 ? strerror(errno) : "not a file");
-		if (fd >= 0)
-			close(fd);
-		return EMBER_ERR_IMAGE;
-	}
-	*mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-	int e = -base_read_fd(fd, BND_MAX_BYTES, buf, len);
-	close(fd);
+	int fd = in_lib_dirs(path) ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	int ok = fd >= 0 && !fstat(fd, &sb) && S_ISREG(sb.st_mode) && sb.st_size >= 4 &&
+		 (uint64_t)sb.st_size <= *room;
+	int e = ok ? -base_read_fd(fd, (size_t)sb.st_size, buf, len) : 0;
+	if (fd >= 0)
+		close(fd);
 	if (e)
 		return snprintf(err, errlen, "%s: %s", path, strerror(e)), EMBER_ERR_IO;
+	if (!ok || *len < 4 || memcmp(*buf, "\177ELF", 4)) {
+		free(*buf);
+		*buf = NULL;
+		snprintf(err, errlen,
+			 "%s is no ELF file of this host's library folders (/lib/x86_64-linux-gnu, "
+			 "/usr/lib/x86_64-linux-gnu, /lib64, ...; the closure holds %llu MiB at "
+			 "most): give the program its files (--files)",
+			 path, (unsigned long long)(CLOSURE_BYTES >> 20));
+		return EMBER_ERR_IMAGE;
+	}
+	*room -= *len;
+	*mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 	return 0;
 }
 
 /* adds the host file at path to the tree at the same path; its bytes in *buf (the caller's) */
-static int add_host(struct bnd_builder *bb, const char *path, uint8_t **buf, size_t *len, char *err,
-		    size_t errlen)
+static int add_host(struct bnd_builder *bb, const char *path, uint8_t **buf, size_t *len,
+		    uint64_t *room, char *err, size_t errlen)
 {
 	int64_t mtime = 0;
-	int rc = read_host(path, buf, len, &mtime, err, errlen);
+	int rc = read_host(path, buf, len, &mtime, room, err, errlen);
 	if (rc)
 		return rc;
 	bnd_builder_time(bb, mtime);
@@ -131,7 +134,17 @@ static int closure(struct ember_function *fn, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	if ((rc = add_host(bb, fn->img->elf.interp, &buf, &len, err, errlen)))
+	uint64_t room = CLOSURE_BYTES;
+	const char *interp = fn->img->elf.interp, *base = strrchr(interp, '/');
+	if (strncmp(base + 1, "ld-", 3)) { /* ld.so by its name: ld-linux-x86-64.so.2 */
+		snprintf(err, errlen,
+			 "its interpreter %.120s is not named ld-*: give the program its files "
+			 "(--files)",
+			 interp);
+		rc = EMBER_ERR_IMAGE;
+		goto out;
+	}
+	if ((rc = add_host(bb, interp, &buf, &len, &room, err, errlen)))
 		goto out;
 	free(buf);
 	buf = NULL;
@@ -155,7 +168,13 @@ static int closure(struct ember_function *fn, char *err, size_t errlen)
 			rc = EMBER_ERR_IMAGE;
 			goto out;
 		}
-		if ((rc = add_host(bb, path, &buf, &len, err, errlen)) ||
+		/* a library that is the interpreter too (libc names ld-linux-x86-64.so.2): once */
+		if (!strcmp(path, interp)) {
+			free(buf);
+			buf = NULL;
+			continue;
+		}
+		if ((rc = add_host(bb, path, &buf, &len, &room, err, errlen)) ||
 		    (rc = queue_needed(c, path, buf, len, err, errlen)))
 			goto out;
 		free(buf);

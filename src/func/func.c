@@ -18,12 +18,16 @@ static char **dup_vec(const char *const *v, const char *fallback)
 	char **d = calloc(n + 2, sizeof(*d));
 	if (!d)
 		return NULL;
-	if (!v && fallback) {
-		d[0] = strdup(fallback);
-		return d;
+	if (!v && fallback)
+		v = &fallback, n = 1;
+	for (size_t i = 0; i < n; i++) {
+		if ((d[i] = strdup(v[i])))
+			continue;
+		while (i-- > 0) /* out of memory: none of it */
+			free(d[i]);
+		free(d);
+		return NULL;
 	}
-	for (size_t i = 0; i < n; i++)
-		d[i] = strdup(v[i]);
 	return d;
 }
 
@@ -130,9 +134,11 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 	int rc = img_open(cfg->image, &fn->img, err, errlen);
 	if (rc || (rc = func_dynamic(fn, err, errlen)))
 		return rc;
-	const char *a0 = fn->argv[0], *base = strrchr(a0, '/');
+	const char *a0 = fn->argv[0] ? fn->argv[0] : cfg->image, *base = strrchr(a0, '/');
 	if (asprintf(&fn->exe_path, "%s%s", a0[0] == '/' ? "" : "/",
-		     a0[0] == '/' ? a0 : base ? base + 1 : a0) < 0) {
+		     a0[0] == '/' ? a0
+		     : base	  ? base + 1
+				  : a0) < 0) {
 		fn->exe_path = NULL;
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	}

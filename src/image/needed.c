@@ -68,7 +68,11 @@ int img_needed(const uint8_t *buf, size_t len, char (*names)[IMG_NEEDED_NAME], i
 		const char *s = (const char *)buf + str + d.d_un.d_val;
 		size_t room = d.d_un.d_val < strsz ? strsz - d.d_un.d_val : 0;
 		size_t k = strnlen(s, room);
-		if (!room || k == room || k == 0 || k >= IMG_NEEDED_NAME || memchr(s, '/', k))
+		int printable = 1;
+		for (size_t j = 0; j < k; j++)
+			printable &= s[j] > 0x20 && s[j] < 0x7f;
+		if (!room || k == room || k == 0 || k >= IMG_NEEDED_NAME || memchr(s, '/', k) ||
+		    !printable)
 			return snprintf(err, errlen, "a DT_NEEDED name is not a file name"), -1;
 		if (*n == max)
 			return snprintf(err, errlen, "more than %d DT_NEEDED", max), -1;

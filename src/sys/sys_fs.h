@@ -2,6 +2,8 @@
 #ifndef EMBER_SYS_FS_H
 #define EMBER_SYS_FS_H
 
+#include <sys/stat.h>
+
 #include "sys/sys.h"
 
 /* the open file or folder on fd (its position taken back from the in-guest runtime), or NULL */
@@ -30,5 +32,7 @@ long sys_procfs_pread(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 		      uint64_t pos);
 long sys_procfs_lseek(struct sys_state *st, struct sys_obj *o, int64_t off, int whence);
 int sys_procfs_valid(const struct sys_obj *o);
+/* fd's bytes when it is /proc/self/exe opened (it may be mapped, a private copy), else NULL */
+const uint8_t *sys_procfs_exe(struct sys_state *st, uint64_t fd, size_t *len);
 
 #endif

@@ -125,6 +125,11 @@ long sys_fs_map_refused(struct sys_state *st, uint64_t fd)
 
 long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, uint64_t off)
 {
+	size_t exe_len;
+	if (sys_procfs_exe(st, fd, &exe_len)) /* read-only: a shared writable mapping, EACCES */
+		return off % EMBER_PAGE_SIZE					 ? -EINVAL
+		       : (flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE) ? -EACCES
+										 : 0;
 	struct sys_obj *t = sys_tmp_file(st, fd);
 	if (t) { /* a private copy; a shared writable mapping would have to write the file back */
 		if (off % EMBER_PAGE_SIZE)
@@ -151,15 +156,18 @@ long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, ui
 int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, uint64_t off)
 {
 	struct sys_obj *t = sys_tmp_file(st, fd);
-	if (t) {
-		const struct sys_tmp_node *n = &st->tmp->n[t->id];
-		uint64_t k = off < n->size ? n->size - off : 0;
+	size_t size = 0;
+	const uint8_t *bytes = t ? st->tmp->n[t->id].data : sys_procfs_exe(st, fd, &size);
+	if (t)
+		size = st->tmp->n[t->id].size;
+	if (t || bytes) { /* a copy: /tmp's files and the program's are in host memory */
+		uint64_t k = off < size ? size - off : 0;
 		k = k < len ? k : len;
 		uint8_t *dst = k ? vm_guest(st->vm, addr, k) : NULL;
 		if (k && !dst)
 			return -EFAULT;
 		if (k)
-			memcpy(dst, n->data + off, k);
+			memcpy(dst, bytes + off, k);
 		return 0;
 	}
 	const struct bnd *b = st->bundle;

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 
 #include "sys/sys.h"
+#include "sys/sys_fs.h"
 #include "sys/sys_tmp.h"
 
 #define PAGE	 EMBER_PAGE_SIZE
@@ -89,7 +90,9 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 	if (len < a[1])
 		return -ENOMEM;
 	int file = !(flags & MAP_ANONYMOUS);
-	if (file && !sys_fs_is(st, a[4]) && !sys_tmp_file(st, a[4]))
+	size_t exe_len;
+	if (file && !sys_fs_is(st, a[4]) && !sys_tmp_file(st, a[4]) &&
+	    !sys_procfs_exe(st, a[4], &exe_len))
 		return sys_fs_map_refused(st, a[4]);
 	long frc = file ? sys_fs_map_check(st, a[4], prot, flags, a[5]) : 0;
 	if (frc)

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -14,8 +15,18 @@
 #include "sys/sys_fd.h"
 #include "sys/sys_fs.h"
 
-#define GEN_MAX	 65536	/* bytes a made file holds at most (maps of 1,000 mappings) */
+#define GEN_MIN	 65536	/* bytes made for a file, and a maps line per mapping beyond */
 #define PROC_DEV 0x0004 /* st_dev of the made files, not a bundle's */
+
+/* appends a line to buf (k of cap bytes used) if all of it fits: a made file ends at a whole
+ * line, never in the middle of one */
+static size_t put_line(char *buf, size_t k, size_t cap, const char *line, size_t n)
+{
+	if (n >= cap - k)
+		return k;
+	memcpy(buf + k, line, n);
+	return k + n;
+}
 
 /* the file's bytes: made into buf (at most cap), or, for the program itself, its own */
 typedef const uint8_t *(*gen_fn)(struct sys_state *st, char *buf, size_t cap, size_t *len);
@@ -40,14 +51,16 @@ static const uint8_t *gen_cpuinfo(struct sys_state *st, char *buf, size_t cap, s
 		__cpuid(0x80000002 + i, r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]);
 	memcpy(model, r, 48);
 	size_t k = 0;
-	for (int i = 0; i < n && k < cap; i++)
-		k += (size_t)snprintf(
-		    buf + k, cap - k,
-		    "processor\t: %d\nvendor_id\t: %s\nmodel name\t: %s\n"
-		    "physical id\t: 0\nsiblings\t: %d\ncore id\t\t: %d\n"
-		    "cpu cores\t: %d\nflags\t\t: fpu sse sse2 ssse3 sse4_1 sse4_2\n\n",
-		    i, vendor, model, n, i, n);
-	*len = k < cap ? k : cap;
+	char line[512];
+	for (int i = 0; i < n; i++) {
+		int m = snprintf(line, sizeof(line),
+				 "processor\t: %d\nvendor_id\t: %s\nmodel name\t: %s\n"
+				 "physical id\t: 0\nsiblings\t: %d\ncore id\t\t: %d\n"
+				 "cpu cores\t: %d\nflags\t\t: fpu sse sse2 ssse3 sse4_1 sse4_2\n\n",
+				 i, vendor, model, n, i, n);
+		k = put_line(buf, k, cap, line, m < (int)sizeof(line) ? (size_t)m : 0);
+	}
+	*len = k;
 	return (const uint8_t *)buf;
 }
 
@@ -55,7 +68,8 @@ static const uint8_t *gen_cpuinfo(struct sys_state *st, char *buf, size_t cap, s
 static const uint8_t *gen_maps(struct sys_state *st, char *buf, size_t cap, size_t *len)
 {
 	size_t k = 0;
-	for (size_t i = 0; i < st->nvma && k < cap; i++) {
+	char line[128];
+	for (size_t i = 0; i < st->nvma; i++) {
 		const struct sys_vma *v = &st->vmas[i];
 		if (v->start < EMBER_SYS_END)
 			continue; /* the runtime's, not the program's */
@@ -63,13 +77,14 @@ static const uint8_t *gen_maps(struct sys_state *st, char *buf, size_t cap, size
 		    v->start >= st->proc.stack_lo && v->end <= st->proc.stack_hi     ? "[stack]"
 		    : v->start >= st->proc.brk_start && v->end <= st->brk_cur + 4096 ? "[heap]"
 										     : "";
-		k += (size_t)snprintf(
-		    buf + k, cap - k, "%08" PRIx64 "-%08" PRIx64 " %c%c%cp 00000000 00:00 0%s%s\n",
-		    v->start, v->end, v->prot & PROT_READ ? 'r' : '-',
-		    v->prot & PROT_WRITE ? 'w' : '-', v->prot & PROT_EXEC ? 'x' : '-',
-		    name[0] ? "\t\t\t" : "", name);
+		int m = snprintf(line, sizeof(line),
+				 "%08" PRIx64 "-%08" PRIx64 " %c%c%cp 00000000 00:00 0%s%s\n",
+				 v->start, v->end, v->prot & PROT_READ ? 'r' : '-',
+				 v->prot & PROT_WRITE ? 'w' : '-', v->prot & PROT_EXEC ? 'x' : '-',
+				 name[0] ? "\t\t\t" : "", name);
+		k = put_line(buf, k, cap, line, m < (int)sizeof(line) ? (size_t)m : 0);
 	}
-	*len = k < cap ? k : cap;
+	*len = k;
 	return (const uint8_t *)buf;
 }
 
@@ -83,13 +98,14 @@ static const uint8_t *gen_exe(struct sys_state *st, char *buf, size_t cap, size_
 static const struct {
 	const char *path;
 	gen_fn gen;
-	int link; /* /proc/self/exe: a link to the program, opened as the program */
+	int link;  /* /proc/self/exe: a link to the program, opened as the program */
+	int sysfs; /* a /sys file: SEEK_END is from 4096, its size as sysfs says it */
 } files[] = {
-    {"/proc/self/maps", gen_maps, 0},
-    {"/proc/cpuinfo", gen_cpuinfo, 0},
-    {"/sys/devices/system/cpu/online", gen_online, 0},
-    {"/sys/devices/system/cpu/possible", gen_online, 0},
-    {"/proc/self/exe", gen_exe, 1},
+    {"/proc/self/maps", gen_maps, 0, 0},
+    {"/proc/cpuinfo", gen_cpuinfo, 0, 0},
+    {"/sys/devices/system/cpu/online", gen_online, 0, 1},
+    {"/sys/devices/system/cpu/possible", gen_online, 0, 1},
+    {"/proc/self/exe", gen_exe, 1, 0},
 };
 #define NFILES (sizeof(files) / sizeof(files[0]))
 
@@ -98,7 +114,9 @@ int sys_procfs_at(struct sys_state *st, uint64_t addr)
 	char path[64];
 	for (size_t i = 0; i < sizeof(path); i++) {
 		const char *c = sys_user(st, addr + i, 1, PROT_READ);
-		if (!c || !(path[i] = *c))
+		if (!c)
+			return -1; /* the caller's own look at the path says EFAULT */
+		if (!(path[i] = *c))
 			break;
 		if (i == sizeof(path) - 1)
 			return -1;
@@ -143,6 +161,8 @@ long sys_procfs_open(struct sys_state *st, int i, int flags)
 		return -EEXIST;
 	if (flags & O_DIRECTORY)
 		return -ENOTDIR;
+	if ((acc != O_RDONLY || (flags & O_TRUNC)) && files[i].link)
+		return -ETXTBSY; /* the program, running */
 	if (acc != O_RDONLY || (flags & O_TRUNC))
 		return -EACCES; /* as to a process that does not own them */
 	if (sys_fd_lowest(st, 0) < 0)
@@ -172,13 +192,15 @@ long sys_procfs_access(struct sys_state *st, int i, int mode)
 static long read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
 		    uint64_t pos)
 {
-	static _Thread_local char buf[GEN_MAX];
-	size_t total = 0;
-	const uint8_t *b = files[o->id].gen(st, buf, sizeof(buf), &total);
+	size_t cap = GEN_MIN + st->nvma * 128, total = 0; /* a maps line is under 128 bytes */
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	const uint8_t *b = files[o->id].gen(st, buf, cap, &total);
 	uint64_t left = pos < total ? total - pos : 0, k = len < left ? len : left;
-	if (k && sys_put(st, addr, b + pos, k))
-		return -EFAULT;
-	return (long)k;
+	long rc = k && sys_put(st, addr, b + pos, k) ? -EFAULT : (long)k;
+	free(buf);
+	return rc;
 }
 
 long sys_procfs_pread(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
@@ -189,10 +211,11 @@ long sys_procfs_pread(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 
 long sys_procfs_lseek(struct sys_state *st, struct sys_obj *o, int64_t off, int whence)
 {
-	(void)st;
 	int64_t base = whence == SEEK_CUR ? (int64_t)o->pos : 0;
-	if (whence != SEEK_SET && whence != SEEK_CUR)
-		return -EINVAL; /* SEEK_END: a made file has no end to start from, as Linux's */
+	if (whence == SEEK_END && (files[o->id].link || files[o->id].sysfs))
+		base = files[o->id].link ? (int64_t)st->exe_len : 4096; /* these have an end */
+	else if (whence != SEEK_SET && whence != SEEK_CUR)
+		return -EINVAL; /* a made file has no end to start from, as Linux's /proc ones */
 	if (off > INT64_MAX - base || base + off < 0)
 		return -EINVAL;
 	o->pos = (uint64_t)(base + off);
@@ -215,6 +238,15 @@ static uint32_t proc_poll(struct sys_state *st, struct sys_obj *o, uint64_t *nex
 static void proc_stat(struct sys_state *st, struct sys_obj *o, struct stat *s)
 {
 	stat_of(st, (int)o->id, 1, s);
+}
+
+const uint8_t *sys_procfs_exe(struct sys_state *st, uint64_t fd, size_t *len)
+{
+	struct sys_obj *o = sys_fd_obj(st, fd);
+	if (!o || o->kind != SYS_KIND_PROC || !files[o->id].link)
+		return NULL;
+	*len = st->exe_len;
+	return st->exe;
 }
 
 int sys_procfs_valid(const struct sys_obj *o)

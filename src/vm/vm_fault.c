@@ -23,11 +23,27 @@ static const struct {
     {X86_INS_INT, VM_FAULT_INT80}, /* int $0x80 only: its operand is checked */
 };
 
+/* the two bytes each is (a stray call of code mapped at run time is one of these: no decoder) */
+static const struct {
+	uint8_t b[2];
+	enum vm_fault fault;
+} plain[] = {
+    {{0x0f, 0x05}, VM_FAULT_SYSCALL},
+    {{0x0f, 0x34}, VM_FAULT_SYSENTER},
+    {{0xcd, 0x80}, VM_FAULT_INT80},
+};
+
 /* the fault the system-call instruction at rip names (`syscall`, `sysenter`, `int $0x80`, with
- * whatever prefixes), or VM_FAULT_UNKNOWN when the instruction is none of them */
-static enum vm_fault syscall_at(struct vm *vm, uint64_t rip)
+ * whatever prefixes), or VM_FAULT_UNKNOWN when the instruction is none of them; *len: its
+ * length, prefixes included */
+static enum vm_fault syscall_at(struct vm *vm, uint64_t rip, unsigned *len)
 {
-	const uint8_t *code = vm_guest(vm, rip, 16);
+	const uint8_t *code = vm_guest(vm, rip, 2);
+	*len = 2;
+	for (size_t i = 0; code && i < sizeof(plain) / sizeof(plain[0]); i++)
+		if (code[0] == plain[i].b[0] && code[1] == plain[i].b[1])
+			return plain[i].fault;
+	code = vm_guest(vm, rip, 16);
 	csh cs;
 	if (!code || cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
 		return VM_FAULT_UNKNOWN;
@@ -41,6 +57,7 @@ static enum vm_fault syscall_at(struct vm *vm, uint64_t rip)
 			    (insn->id != X86_INS_INT ||
 			     (n >= 2 && b[n - 2] == 0xcd && b[n - 1] == 0x80)))
 				f = by_insn[i].fault;
+		*len = n;
 		cs_free(insn, 1);
 	}
 	cs_close(&cs);
@@ -65,11 +82,15 @@ void vm_fault_name(struct vm *vm, unsigned vector, uint64_t cr2, const struct vm
 	 * `int $0x80` #GP (its vector lies beyond the IDT's limit); under PVM `syscall` jumps to
 	 * LSTAR at CPL3 (rcx past the instruction) and faults there */
 	enum vm_fault f;
+	unsigned len;
 	if ((vector == 6 || vector == 11 || vector == 13) &&
-	    (f = syscall_at(vm, r->rip)) != VM_FAULT_UNKNOWN) {
+	    (f = syscall_at(vm, r->rip, &len)) != VM_FAULT_UNKNOWN) {
 		e->fault = f;
+		if (f ==
+		    VM_FAULT_SYSCALL) /* its 0f 05, past any prefix: where a stray call resumes */
+			e->rip = r->rip + len - 2;
 	} else if (vector == 14 && r->rip == X86_SYSCALL_TRAP && r->rcx >= 2 &&
-		   syscall_at(vm, r->rcx - 2) == VM_FAULT_SYSCALL) {
+		   syscall_at(vm, r->rcx - 2, &len) == VM_FAULT_SYSCALL) {
 		e->fault = VM_FAULT_SYSCALL;
 		e->rip = r->rcx - 2;
 		e->addr = 0;

@@ -226,7 +226,7 @@ static void run_hop(struct vm *vm, void *arg)
 	/* a sysenter the kernel could not take as a call (its 32-bit stack unreadable): sent back
 	 * to its landing pad in our vDSO, the address cut to 32 bits, where it faults */
 	uint64_t at = (uint64_t)(uintptr_t)si.si_addr;
-	if (sig == SIGSEGV && at == e->rip && at >> 32 == 0 && p->vdso &&
+	if (sig == SIGSEGV && at == e->rip && at >> 32 == 0 && at >= vm->user_top && p->vdso &&
 	    (uint32_t)at - (uint32_t)p->vdso < 0x2000) {
 		e->fault = VM_FAULT_SYSENTER;
 		e->rip = 0;

@@ -1,5 +1,6 @@
 /* The ptrace backend's stub: maps guest memory, locks itself with seccomp and waits at int3. */
 /* Built freestanding and static-PIE, so nothing of the host process exists in its address space. */
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/prctl.h>
 #include <linux/seccomp.h>
@@ -53,18 +54,21 @@ static long vdso_base(const long *sp)
 	return 0;
 }
 
-#define PREFIX 7
+#define PREFIX 9
 static struct sock_filter filter[4096];
 
 /* the address right after the gadget's syscall instruction, as seccomp reports it */
 extern const char stub_gadget_ret[];
 
-/* Our own first instructions of the filter: mprotect is allowed only from the gadget the host
- * drives; the host's program (every other call traps) follows. */
+/* Our own first instructions of the filter: mprotect (the 64-bit call: number 10 of another ABI
+ * is another call, i386's unlink) is allowed only from the gadget the host drives; the host's
+ * program (every other call traps) follows. */
 static void gadget_prefix(void)
 {
 	uint64_t ip = (uint64_t)(uintptr_t)stub_gadget_ret;
 	struct sock_filter pre[PREFIX] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 7),
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 0, 5),
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer)),
