@@ -30,7 +30,7 @@ enum func_state {
 struct ember_function {
 	struct img *img;
 	struct img *interp; /* a dynamic program's interpreter (ld.so), from bundle; else NULL */
-	char *exe_path;	    /* what /proc/self/exe names: argv[0] if absolute, else "/" + its name */
+	char *exe_path; /* what /proc/self/exe names: argv[0] if absolute, else "/" + its name */
 	struct vm_config vmcfg;
 	uint64_t timeout_ns;
 	uint64_t output_limit;
