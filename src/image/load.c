@@ -166,16 +166,15 @@ static int place(const struct img *img, const struct img *interp, struct vm *vm,
 	l->mmap_hi = l->stack_lo - EMBER_STACK_GUARD;
 	l->base = img->elf.pie ? EMBER_IMAGE_BASE - img->elf.lo : 0;
 	uint64_t lo = l->base + img->elf.lo, hi = l->base + img->elf.hi, room_hi = l->mmap_hi;
+	uint64_t span = interp ? interp->elf.hi - interp->elf.lo : 0;
+	/* the program with its heap first, then its interpreter above them */
+	if (lo < EMBER_SYS_END || hi > room_hi || room_hi - hi < HEAP_MIN + span)
+		return no_room(interp ? "image with its interpreter" : "image", lo, hi + span, l, err,
+			       errlen);
 	if (interp) {
-		uint64_t span = interp->elf.hi - interp->elf.lo;
-		if (span > room_hi || room_hi - span < hi)
-			return no_room("interpreter", interp->elf.lo, interp->elf.hi, l, err,
-				       errlen);
-		room_hi = room_hi - span;
+		room_hi -= span;
 		l->interp_base = room_hi - interp->elf.lo;
 	}
-	if (lo < EMBER_SYS_END || hi > room_hi || room_hi - hi < HEAP_MIN)
-		return no_room("image", lo, hi, l, err, errlen);
 	l->prog_entry = l->base + img->elf.entry;
 	l->entry = interp ? l->interp_base + interp->elf.entry : l->prog_entry;
 	l->brk_start = hi;

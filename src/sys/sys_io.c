@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -167,9 +168,27 @@ static long sys_newfstatat(struct sys_state *st, const uint64_t a[6])
 	return fill_stat(st, a[0], a[2]);
 }
 
+/* the ioctls any descriptor takes (libuv sets O_NONBLOCK with FIONBIO); the rest, a terminal's
+ * among them, ENOTTY: stdio sees no terminal */
 static long sys_ioctl(struct sys_state *st, const uint64_t a[6])
 {
-	return sys_fd_obj(st, a[0]) ? -ENOTTY : -EBADF;
+	struct sys_obj *o = sys_fd_obj(st, a[0]);
+	if (!o)
+		return -EBADF;
+	int on;
+	switch ((unsigned)a[1]) {
+	case FIONBIO:
+		if (sys_get(st, &on, a[2], sizeof(on)))
+			return -EFAULT;
+		o->flags = on ? o->flags | O_NONBLOCK : o->flags & ~(uint32_t)O_NONBLOCK;
+		return 0;
+	case FIOCLEX:
+	case FIONCLEX:
+		st->fd[a[0]].cloexec = (unsigned)a[1] == FIOCLEX;
+		return 0;
+	default:
+		return -ENOTTY;
+	}
 }
 
 static long sys_lseek(struct sys_state *st, const uint64_t a[6])

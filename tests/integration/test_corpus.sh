@@ -145,6 +145,12 @@ er "$G/hello.dyn"
 expect_rc 0 "hello.dyn (PT_INTERP /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2)"
 out_is "Hello, Ember!" "hello.dyn"
 
+# Node.js as the system has it (dynamic, V8 and libuv threads, epoll): a script run with -e, in
+# 512 MiB of guest memory (its binary alone is near 100 MiB)
+DFILES="--mem 512M"
+debian node /usr/bin/node -e 'console.log(JSON.stringify({sum: [1, 2, 3].reduce((a, b) => a + b), up: "ember".toUpperCase()}))'
+DFILES=""
+
 # rootfs PROGRAM: its interpreter and libraries (as the host's ldd names them) under $tmp/root
 rootfs()
 {
