@@ -169,8 +169,8 @@ static int place(const struct img *img, const struct img *interp, struct vm *vm,
 	uint64_t span = interp ? interp->elf.hi - interp->elf.lo : 0;
 	/* the program with its heap first, then its interpreter above them */
 	if (lo < EMBER_SYS_END || hi > room_hi || room_hi - hi < HEAP_MIN + span)
-		return no_room(interp ? "image with its interpreter" : "image", lo, hi + span, l, err,
-			       errlen);
+		return no_room(interp ? "image with its interpreter" : "image", lo, hi + span, l,
+			       err, errlen);
 	if (interp) {
 		room_hi -= span;
 		l->interp_base = room_hi - interp->elf.lo;
