@@ -15,3 +15,14 @@ $(B)/guest-rt/ember-rt: $(B)/guest-rt/ember-rt.elf
 $(B)/guest-rt/rt_blob.o: $(B)/guest-rt/ember-rt
 	cd $(B)/guest-rt && ld -r -z noexecstack -b binary -o rt_blob.o ember-rt
 CORE_OBJ += $(B)/guest-rt/rt_blob.o
+# the vDSO: a shared object of system-call stubs (src/guest/vdso.S), its symbol table kept so the
+# loader can prove its sites safe to call through the runtime; entry set so it loads as an image
+$(B)/guest-rt/ember-vdso.so: src/guest/vdso.S src/guest/vdso.lds src/guest/vdso_layout.ld
+	@mkdir -p $(dir $@)
+	$(BLOB_CC) -nostdlib -shared -fPIC -Wl,-soname=linux-vdso.so.1 -Wl,--hash-style=both \
+		-Wl,--version-script=src/guest/vdso.lds -Wl,-T,src/guest/vdso_layout.ld \
+		-Wl,--build-id=none -Wl,-e,__vdso_clock_gettime -Wl,-z,noexecstack \
+		-o $@ src/guest/vdso.S
+$(B)/guest-rt/vdso_blob.o: $(B)/guest-rt/ember-vdso.so
+	cd $(B)/guest-rt && ld -r -z noexecstack -b binary -o vdso_blob.o ember-vdso.so
+CORE_OBJ += $(B)/guest-rt/vdso_blob.o

@@ -112,6 +112,7 @@ struct img_layout {
 	uint64_t entry;	      /* where the vCPU starts: the interpreter's entry, else prog_entry */
 	uint64_t prog_entry;  /* the program's, relocated (AT_ENTRY) */
 	uint64_t interp_base; /* the interpreter's load bias (AT_BASE), 0 without one */
+	uint64_t vdso_base;   /* the vDSO's (AT_SYSINFO_EHDR), 0 without one */
 	uint64_t sp;	      /* initial stack pointer, at argc */
 	uint64_t brk_start;
 	uint64_t mmap_hi;
@@ -124,6 +125,9 @@ struct img_layout {
 };
 
 struct vm;
+
+/* The vDSO every program gets (vdso.c), parsed once; NULL only if the build's own is broken */
+const struct img *img_vdso(void);
 
 /* Copies the image (and a dynamic one's interpreter, when interp is not NULL) into a fresh
  * machine, rewrites their syscall sites, sets page permissions and builds the SysV start stack

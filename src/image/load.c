@@ -121,6 +121,7 @@ static int build_stack(const struct img *img, struct vm *vm, struct img_layout *
 	    {AT_HWCAP, edx},
 	    {AT_HWCAP2, 0},
 	    {AT_RANDOM, at_random},
+	    {l->vdso_base ? AT_SYSINFO_EHDR : AT_IGNORE, l->vdso_base},
 	    {AT_PLATFORM, platform},
 	    {AT_EXECFN, execfn},
 	    {AT_NULL, 0},
@@ -166,11 +167,17 @@ static int place(const struct img *img, const struct img *interp, struct vm *vm,
 	l->mmap_hi = l->stack_lo - EMBER_STACK_GUARD;
 	l->base = img->elf.pie ? EMBER_IMAGE_BASE - img->elf.lo : 0;
 	uint64_t lo = l->base + img->elf.lo, hi = l->base + img->elf.hi, room_hi = l->mmap_hi;
+	const struct img *vdso = img_vdso();
 	uint64_t span = interp ? interp->elf.hi - interp->elf.lo : 0;
-	/* the program with its heap first, then its interpreter above them */
-	if (lo < EMBER_SYS_END || hi > room_hi || room_hi - hi < HEAP_MIN + span)
+	uint64_t vspan = vdso ? vdso->elf.hi - vdso->elf.lo : 0;
+	/* the program with its heap first, then its interpreter and the vDSO above them */
+	if (lo < EMBER_SYS_END || hi > room_hi || room_hi - hi < HEAP_MIN + span + vspan)
 		return no_room(interp ? "image with its interpreter" : "image", lo, hi + span, l,
 			       err, errlen);
+	if (vdso) {
+		room_hi -= vspan;
+		l->vdso_base = room_hi - vdso->elf.lo;
+	}
 	if (interp) {
 		room_hi -= span;
 		l->interp_base = room_hi - interp->elf.lo;
@@ -289,7 +296,9 @@ int img_load(const struct img *img, const struct img *interp, struct vm *vm,
 		return rc;
 	uint64_t ntab = 0;
 	if ((rc = copy_in(img, l->base, vm, l, page0, &ntab, err, errlen)) ||
-	    (interp && (rc = copy_in(interp, l->interp_base, vm, l, page0, &ntab, err, errlen))))
+	    (interp && (rc = copy_in(interp, l->interp_base, vm, l, page0, &ntab, err, errlen))) ||
+	    (l->vdso_base &&
+	     (rc = copy_in(img_vdso(), l->vdso_base, vm, l, page0, &ntab, err, errlen))))
 		return rc;
 	uint32_t *tab = page0 ? vm_guest(vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4) : NULL;
 	if (tab || guest) {
@@ -302,6 +311,8 @@ int img_load(const struct img *img, const struct img *interp, struct vm *vm,
 	plan_maps(img, l->base, l, runtime_maps);
 	if (interp)
 		plan_maps(interp, l->interp_base, l, l->nmaps);
+	if (l->vdso_base)
+		plan_maps(img_vdso(), l->vdso_base, l, l->nmaps);
 	l->maps[l->nmaps++] = (struct img_map){l->stack_lo, l->stack_hi, PROT_READ | PROT_WRITE};
 	for (int i = 0; i < l->nmaps; i++) {
 		if ((rc = vm_protect(vm, l->maps[i].start, l->maps[i].end - l->maps[i].start,

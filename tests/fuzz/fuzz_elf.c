@@ -73,8 +73,10 @@ FZ_UNTRACED static size_t check_layout(struct vm *vm, const struct img *img,
 	FZ_CHECK(argc == 1, "argc %lu", argc);
 	FZ_CHECK(l->brk_start <= l->mmap_hi && l->mmap_hi < l->stack_lo, "brk %#lx, mmap %#lx",
 		 l->brk_start, l->mmap_hi);
-	FZ_CHECK(l->sites_call + l->sites_trap == l->rewritten && l->rewritten <= img->sites.n &&
-		     (l->guest || !l->sites_call),
+	/* the program's sites and the vDSO's, which every program gets */
+	size_t vdso_sites = img_vdso() ? img_vdso()->sites.n : 0;
+	FZ_CHECK(l->sites_call + l->sites_trap == l->rewritten &&
+		     l->rewritten <= img->sites.n + vdso_sites && (l->guest || !l->sites_call),
 		 "%zu sites rewritten: %zu call, %zu trap", l->rewritten, l->sites_call,
 		 l->sites_trap);
 	return (size_t)l->nmaps;

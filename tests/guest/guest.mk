@@ -38,7 +38,7 @@ GUEST_GLIBC     := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc)
 GUEST_MUSL_PIE  := $(GUEST_MULTI:%=$(GUEST_OUT)/%.musl-pie)
 GUEST_GLIBC_PIE := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc-pie)
 GUEST_BINS      := $(GUEST_MUSL) $(GUEST_GLIBC) $(GUEST_MUSL_PIE) $(GUEST_GLIBC_PIE) \
-	$(GUEST_OUT)/exitfloor.musl $(GUEST_OUT)/hello.dyn
+	$(GUEST_OUT)/exitfloor.musl $(GUEST_OUT)/hello.dyn $(GUEST_OUT)/vdsoclock.dyn
 
 .PHONY: guests
 guests: $(GUEST_BINS)
@@ -69,6 +69,11 @@ $(GUEST_OUT)/hello.dyn: $(GUEST_SRC)/hello.c $(GUEST_SRC)/guest.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(GUEST_CFLAGS) $(GUEST_DEP) \
 		-Wl,--dynamic-linker=/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 -o $@ $<
+
+# dynamic, with glibc: its clock through the vDSO (tests/integration/test_corpus.sh)
+$(GUEST_OUT)/vdsoclock.dyn: $(GUEST_SRC)/vdsoclock.c $(GUEST_SRC)/guest.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) $(GUEST_DEP) -o $@ $<
 
 # no libc at all: its own _start spins on the EMBER_HC_NOP hypercall
 $(GUEST_OUT)/exitfloor.musl: $(GUEST_SRC)/exitfloor.c $(GUEST_SRC)/guest.mk
