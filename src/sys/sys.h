@@ -88,6 +88,7 @@ enum sys_kind {
 	SYS_KIND_EPOLL, /* an epoll instance; its interest list is sys_state.epi (sys_epoll.c) */
 	SYS_KIND_PROC,	/* a /proc or /sys file made from the virtine's state (sys_procfs.c) */
 	SYS_KIND_TMP,	/* a file or folder of the scratch /tmp (sys_tmp.c) */
+	SYS_KIND_DEV,	/* /dev/null, /dev/zero, /dev/urandom and the like (sys_dev.c) */
 	SYS_KINDS,
 };
 /* an open file description; what the fields hold is the kind's:

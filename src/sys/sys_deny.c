@@ -17,11 +17,8 @@ const struct sys_entry sys_deny_table[] = {
     /* the network */
     DENY(SYS_socket, "socket", EACCES),
     DENY(SYS_socketpair, "socketpair", EACCES),
-    DENY(SYS_connect, "connect", EBADF),
-    DENY(SYS_bind, "bind", EBADF),
-    DENY(SYS_listen, "listen", EBADF),
-    DENY(SYS_accept, "accept", EBADF),
-    DENY(SYS_accept4, "accept4", EBADF),
+    /* connect, bind, getpeername and the other calls on a socket: sys_fd.c (no descriptor is
+     * one: ENOTSOCK on an open one) */
     /* other processes */
     DENY(SYS_fork, "fork", EPERM),
     DENY(SYS_vfork, "vfork", EPERM),

@@ -17,6 +17,7 @@ static const struct sys_fd_ops *const kinds[SYS_KINDS] = {
     [SYS_KIND_PIPE] = &sys_pipe_ops,   [SYS_KIND_EVENT] = &sys_event_ops,
     [SYS_KIND_TIMER] = &sys_timer_ops, [SYS_KIND_EPOLL] = &sys_epoll_ops,
     [SYS_KIND_PROC] = &sys_procfs_ops, [SYS_KIND_TMP] = &sys_tmp_ops,
+    [SYS_KIND_DEV] = &sys_dev_ops,
 };
 
 const struct sys_fd_ops *sys_obj_ops(const struct sys_obj *o)
@@ -243,8 +244,32 @@ static long sys_fcntl(struct sys_state *st, const uint64_t a[6])
 	}
 }
 
+/* the calls on a socket: no descriptor is one, as Linux says of a descriptor that is not (bash
+ * asks getpeername of its stdin whether it runs under sshd) */
+static long not_socket(struct sys_state *st, const uint64_t a[6])
+{
+	return sys_fd_obj(st, a[0]) ? -ENOTSOCK : -EBADF;
+}
+
 const struct sys_entry sys_fd_table[] = {
-    {SYS_close, "close", sys_close, 0, NULL}, {SYS_dup, "dup", sys_dup, 0, NULL},
-    {SYS_dup2, "dup2", sys_dup2, 0, NULL},    {SYS_dup3, "dup3", sys_dup3, 0, NULL},
-    {SYS_fcntl, "fcntl", sys_fcntl, 0, NULL}, {0, NULL, NULL, 0, NULL},
+    {SYS_connect, "connect", not_socket, 0, NULL},
+    {SYS_bind, "bind", not_socket, 0, NULL},
+    {SYS_listen, "listen", not_socket, 0, NULL},
+    {SYS_accept, "accept", not_socket, 0, NULL},
+    {SYS_accept4, "accept4", not_socket, 0, NULL},
+    {SYS_getpeername, "getpeername", not_socket, 0, NULL},
+    {SYS_getsockname, "getsockname", not_socket, 0, NULL},
+    {SYS_getsockopt, "getsockopt", not_socket, 0, NULL},
+    {SYS_setsockopt, "setsockopt", not_socket, 0, NULL},
+    {SYS_shutdown, "shutdown", not_socket, 0, NULL},
+    {SYS_sendto, "sendto", not_socket, 0, NULL},
+    {SYS_recvfrom, "recvfrom", not_socket, 0, NULL},
+    {SYS_sendmsg, "sendmsg", not_socket, 0, NULL},
+    {SYS_recvmsg, "recvmsg", not_socket, 0, NULL},
+    {SYS_close, "close", sys_close, 0, NULL},
+    {SYS_dup, "dup", sys_dup, 0, NULL},
+    {SYS_dup2, "dup2", sys_dup2, 0, NULL},
+    {SYS_dup3, "dup3", sys_dup3, 0, NULL},
+    {SYS_fcntl, "fcntl", sys_fcntl, 0, NULL},
+    {0, NULL, NULL, 0, NULL},
 };

@@ -35,7 +35,7 @@ struct sys_fd_ops {
 	int (*pollable)(const struct sys_obj *o);
 };
 extern const struct sys_fd_ops sys_std_ops, sys_file_ops, sys_pipe_ops, sys_event_ops,
-    sys_timer_ops, sys_epoll_ops, sys_procfs_ops, sys_tmp_ops;
+    sys_timer_ops, sys_epoll_ops, sys_procfs_ops, sys_tmp_ops, sys_dev_ops;
 
 /* the object fd names, or NULL (not open) */
 struct sys_obj *sys_fd_obj(struct sys_state *st, uint64_t fd);

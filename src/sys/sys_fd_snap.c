@@ -93,6 +93,8 @@ static int obj_ok(const struct sys_saved *s, const struct sys_obj *o)
 		       o->id == CLOCK_BOOTTIME;
 	case SYS_KIND_PROC:
 		return sys_procfs_valid(o);
+	case SYS_KIND_DEV:
+		return sys_dev_valid(o);
 	case SYS_KIND_TMP: /* a node of the saved /tmp */
 		return s->tmp && o->id < s->tmp->nn && s->tmp->n[o->id].mode != SYS_TMP_FREE;
 	default:

@@ -144,9 +144,11 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 	    tmpfile = (flags & __O_TMPFILE) == __O_TMPFILE;
 	if (acc == O_ACCMODE)
 		return -EINVAL;
-	int proc = sys_procfs_at(st, addr);
+	int proc = sys_procfs_at(st, addr), dev = sys_dev_at(st, addr);
 	if (proc >= 0)
 		return sys_procfs_open(st, proc, flags);
+	if (dev >= 0)
+		return sys_dev_open(st, dev, flags);
 	struct sys_tmp_at tmp;
 	long trc = sys_tmp_path(st, dirfd, addr, &tmp);
 	if (trc || tmp.in)
@@ -285,9 +287,11 @@ long sys_fs_lookup_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int f
 static long stat_path(struct sys_state *st, uint64_t dirfd, uint64_t path, int flags,
 		      struct stat *s)
 {
-	int proc = sys_procfs_at(st, path);
+	int proc = sys_procfs_at(st, path), dev = sys_dev_at(st, path);
 	if (proc >= 0)
 		return sys_procfs_stat(st, proc, !(flags & AT_SYMLINK_NOFOLLOW), s);
+	if (dev >= 0)
+		return sys_dev_stat(dev, s), 0;
 	const char *c = sys_user(st, path, 1, PROT_READ);
 	struct sys_obj *o = sys_tmp_file(st, dirfd);
 	if (c && !*c && (flags & AT_EMPTY_PATH) && o) /* the descriptor itself */

@@ -32,6 +32,11 @@ long sys_procfs_pread(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 		      uint64_t pos);
 long sys_procfs_lseek(struct sys_state *st, struct sys_obj *o, int64_t off, int whence);
 int sys_procfs_valid(const struct sys_obj *o);
+/* sys_dev.c: the devices. Which one the path at addr names exactly, or -1; its stat; opened */
+int sys_dev_at(struct sys_state *st, uint64_t addr);
+void sys_dev_stat(int i, struct stat *s);
+long sys_dev_open(struct sys_state *st, int i, int flags);
+int sys_dev_valid(const struct sys_obj *o);
 /* fd's bytes when it is /proc/self/exe opened (it may be mapped, a private copy), else NULL */
 const uint8_t *sys_procfs_exe(struct sys_state *st, uint64_t fd, size_t *len);
 

@@ -59,6 +59,8 @@ static long access_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int m
 	int proc = sys_procfs_at(st, path);
 	if (proc >= 0)
 		return sys_procfs_access(st, proc, mode);
+	if (sys_dev_at(st, path) >= 0) /* mode 0666 */
+		return mode & X_OK ? -EACCES : 0;
 	struct sys_tmp_at tmp;
 	long trc = sys_tmp_path(st, dirfd, path, &tmp);
 	if (!trc && tmp.in && !tmp.found)
@@ -126,8 +128,10 @@ static long sys_fchdir(struct sys_state *st, const uint64_t a[6])
 
 static long sys_getcwd(struct sys_state *st, const uint64_t a[6])
 {
-	char path[BND_PATH_MAX];
-	long n = bnd_path_of(st->bundle, st->cwd, path, a[1] < sizeof(path) ? a[1] : sizeof(path));
+	char path[BND_PATH_MAX] = "/"; /* without files: the root of an empty tree */
+	long n = !st->bundle ? (a[1] < 2 ? -ERANGE : 2)
+			     : bnd_path_of(st->bundle, st->cwd, path,
+					   a[1] < sizeof(path) ? a[1] : sizeof(path));
 	if (n < 0)
 		return n;
 	return sys_put(st, a[0], path, (size_t)n) ? -EFAULT : n;
@@ -173,7 +177,7 @@ const struct sys_entry sys_fs_path_table[] = {
     {SYS_faccessat2, "faccessat2", sys_faccessat2, 0, NULL},
     {SYS_chdir, "chdir", sys_chdir, 0, NULL},
     {SYS_fchdir, "fchdir", sys_fchdir, 0, NULL},
-    {SYS_getcwd, "getcwd", sys_getcwd, ENOENT, sys_fs_has},
+    {SYS_getcwd, "getcwd", sys_getcwd, 0, NULL},
     /* mkdir, unlink, rename, truncate and the like: sys_tmp_call.c (the bundle's EROFS) */
     {SYS_symlink, "symlink", sys_symlink, 0, NULL},
     {SYS_symlinkat, "symlinkat", sys_symlinkat, 0, NULL},

@@ -200,6 +200,8 @@ static long sys_lseek(struct sys_state *st, const uint64_t a[6])
 		return sys_fs_lseek(st, a[0], (int64_t)a[1], (int)a[2]);
 	if (o->kind == SYS_KIND_PROC)
 		return sys_procfs_lseek(st, o, (int64_t)a[1], (int)a[2]);
+	if (o->kind == SYS_KIND_DEV) /* a device without a position: 0, as Linux's */
+		return 0;
 	if (o->kind == SYS_KIND_TMP) {
 		int64_t base = (int)a[2] == SEEK_CUR   ? (int64_t)o->pos
 			       : (int)a[2] == SEEK_END ? (int64_t)st->tmp->n[o->id].size

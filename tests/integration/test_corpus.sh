@@ -129,6 +129,25 @@ debian()
 debian gpgv-static /usr/bin/gpgv-static --version
 debian sash /bin/sash -c '-echo hello from sash'
 
+# bash-static running a script without processes (a loop, arithmetic, a here-string through a
+# pipe of its own, a function, a glob, /dev/null, the cwd): as natively. A pipe between processes
+# or a command substitution needs fork, not built yet
+debian bash-static /bin/bash-static -c 'for i in 1 2 3; do echo "n=$i"; done; echo $((6 * 7))
+read l <<< "a here-string"; echo "read: $l"; f() { echo "f($1)"; }; f x
+case abc in a*) echo glob ;; esac; echo hidden > /dev/null; echo "${#BASH_VERSION}" > /dev/null; pwd'
+
+# the devices, with files or without: /dev/null, /dev/zero, /dev/full, /dev/urandom
+er /bin/busybox head -c 16 /dev/zero
+check "busybox head -c 16 /dev/zero: 16 zeros" sh -c "[ \$(od -An -tx1 '$tmp/out' | tr -d ' \n') = 00000000000000000000000000000000 ]"
+er /bin/busybox head -c 16 /dev/urandom
+check "busybox head -c 16 /dev/urandom: 16 bytes" [ "$(wc -c <"$tmp/out")" -eq 16 ]
+er /bin/busybox cat /dev/null
+check "busybox cat /dev/null: nothing, exit 0" sh -c "[ $rc = 0 ] && [ ! -s '$tmp/out' ]"
+er /bin/busybox ls -l /dev/null
+has "$tmp/out" "^crw-rw-rw- .* 1, +3 .*/dev/null$" "ls -l /dev/null: the character device 1,3"
+er /bin/bash-static -c 'echo x > /dev/full'
+has "$tmp/err" "No space left on device" "a write to /dev/full: ENOSPC"
+
 # Debian's dynamic programs: with no flags, with the closure Ember gives them of this host's
 # ld.so and the libraries they need; then with a root filesystem (--files) of the same files
 DREQ='{"name":"Ember","tags":["virtine","kvm","snapshot"],"n":[3,1,2]}'
