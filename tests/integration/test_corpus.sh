@@ -201,6 +201,23 @@ DREQ=""
 debian "sqlite3 --files" /usr/bin/sqlite3 :memory: "$SQL"
 DFILES=""
 
+# Debian's CPython with its standard library as the function's files (its closure as ldd names
+# it, /usr/lib/python3.11 without its tests): decimal, json and hashlib, as natively
+rm -rf "$tmp/root"
+rootfs /usr/bin/python3.11
+mkdir -p "$tmp/root/usr/lib" "$tmp/root/usr/bin"
+cp -a /usr/lib/python3.11 "$tmp/root/usr/lib/"
+rm -rf "$tmp/root/usr/lib/python3.11/test"
+cp /usr/bin/python3.11 "$tmp/root/usr/bin/"
+DFILES="--files $tmp/root --mem 512M"
+DREQ="1.1"
+debian "python3.11 decimal" /usr/bin/python3.11 -c 'import sys, json, hashlib
+from decimal import Decimal
+d = Decimal(sys.stdin.read()) * 3
+print(json.dumps({"d": str(d), "sha": hashlib.sha256(str(d).encode()).hexdigest()[:16]}))'
+DFILES=""
+DREQ=""
+
 # what a dynamic program is refused with: its interpreter missing from its files (one line that
 # names it); a library missing (ld.so's own words, exit 127, as natively)
 mkdir -p "$tmp/empty"
