@@ -112,9 +112,10 @@ int func_init(struct ember_function *fn, struct vm *vm, int snapshot, char *err,
 		goto out;
 	}
 	func_share_snapshot(fn);
-	sys_restore(&v->st, &fn->snap.sys); /* disarmed, counters cleared: ready for a request */
+	/* disarmed, counters cleared: ready for a request; a virtine that cannot be is not kept */
+	int kept = !sys_restore(&v->st, &fn->snap.sys);
 	func_move(fn, from, FUNC_WARM);
-	if (snap_adopt(&fn->snap, v->vm, fn->share) /* a full map count: this one is not kept */
+	if (!kept || snap_adopt(&fn->snap, v->vm, fn->share) /* a full map count: not kept */
 	    || pool_put(&fn->pool, v))
 		virtine_destroy(v);
 	return 0;

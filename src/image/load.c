@@ -170,11 +170,18 @@ static int place(const struct img *img, const struct img *interp, struct vm *vm,
 	const struct img *vdso = img_vdso();
 	uint64_t span = interp ? interp->elf.hi - interp->elf.lo : 0;
 	uint64_t vspan = vdso ? vdso->elf.hi - vdso->elf.lo : 0;
-	/* the program with its heap first, then its interpreter and the vDSO above them */
+	/* the vDSO just below the program where there is room (below 4 GiB, where its sites may
+	 * take the call form), else at the top of the mmap area */
+	int below = vdso && lo >= EMBER_SYS_END + vspan;
+	if (below)
+		l->vdso_base = lo - vspan - vdso->elf.lo;
+	if (below)
+		vspan = 0;
+	/* the program with its heap first, then its interpreter (and the vDSO) above them */
 	if (lo < EMBER_SYS_END || hi > room_hi || room_hi - hi < HEAP_MIN + span + vspan)
 		return no_room(interp ? "image with its interpreter" : "image", lo, hi + span, l,
 			       err, errlen);
-	if (vdso) {
+	if (vdso && !below) {
 		room_hi -= vspan;
 		l->vdso_base = room_hi - vdso->elf.lo;
 	}

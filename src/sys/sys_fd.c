@@ -201,7 +201,7 @@ static long sys_dup3(struct sys_state *st, const uint64_t a[6])
 }
 
 /* what F_SETFL may change (Linux's O_APPEND, O_ASYNC, O_DIRECT and O_NOATIME mean nothing here) */
-#define SETFL_MASK O_NONBLOCK
+#define SETFL_MASK (O_NONBLOCK | O_APPEND)
 
 static long sys_fcntl(struct sys_state *st, const uint64_t a[6])
 {

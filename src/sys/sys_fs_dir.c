@@ -138,7 +138,8 @@ long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, ui
 			return -ENODEV;
 		if ((t->flags & O_ACCMODE) == O_WRONLY)
 			return -EACCES;
-		return (flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE) ? -ENODEV : 0;
+		/* a shared mapping would have to see later writes (and write back): not kept so */
+		return (flags & MAP_TYPE) == MAP_SHARED ? -ENODEV : 0;
 	}
 	struct sys_obj *f = sys_fs_file(st, fd);
 	if (!f)

@@ -69,25 +69,37 @@ long sys_tmp_new(struct sys_state *st, uint32_t parent, const char *name, uint32
 	return i;
 }
 
+/* The bound counts what is held, not what is used: every file's capacity. A file grows by
+ * doubling while the bound allows, else to its size in pages; it gives memory back when it
+ * shrinks below a quarter of what it holds */
 long sys_tmp_resize(struct sys_state *st, uint32_t node, uint64_t size)
 {
 	struct sys_tmp *t = st->tmp;
 	struct sys_tmp_node *n = &t->n[node];
-	if (size > n->size && size - n->size > sys_tmp_limit(st) - t->bytes)
-		return -ENOSPC;
-	if (size > n->cap) {
-		uint64_t cap = n->cap ? n->cap : 4096;
-		while (cap < size)
-			cap *= 2;
-		uint8_t *d = realloc(n->data, cap);
-		if (!d)
+	uint64_t room = sys_tmp_limit(st) - (t->bytes - n->cap), cap = n->cap;
+	if (size > cap) {
+		uint64_t want = (size + 4095) & ~4095ULL, twice = cap * 2;
+		if (size > room || want < size)
+			return -ENOSPC;
+		cap = twice > want && twice <= room ? twice : want <= room ? want : size;
+	} else if (size < cap / 4) {
+		cap = (size + 4095) & ~4095ULL;
+	}
+	if (cap != n->cap) {
+		uint8_t *d = cap ? realloc(n->data, cap) : NULL;
+		if (cap && !d && cap > n->cap)
 			return -ENOMEM;
-		n->data = d;
+		if (cap && !d) /* a shrink that fails keeps what it had */
+			cap = n->cap;
+		else if (!cap)
+			free(n->data);
+		if (d || !cap)
+			n->data = d;
+		t->bytes = t->bytes - n->cap + cap;
 		n->cap = cap;
 	}
 	if (size > n->size)
 		memset(n->data + n->size, 0, size - n->size);
-	t->bytes = t->bytes - n->size + size;
 	n->size = size;
 	n->mtime_ns = now_ns();
 	return 0;
@@ -104,7 +116,7 @@ int sys_tmp_open_node(const struct sys_state *st, uint32_t node)
 static void free_node(struct sys_tmp *t, uint32_t node)
 {
 	struct sys_tmp_node *n = &t->n[node];
-	t->bytes -= n->size;
+	t->bytes -= n->cap;
 	free(n->data);
 	memset(n, 0, sizeof(*n));
 }
@@ -145,8 +157,11 @@ long sys_tmp_path_of(const struct sys_state *st, uint32_t node, char *buf, size_
 {
 	const char *names[64];
 	int n = 0;
-	for (uint32_t i = node; i && n < 64; i = st->tmp->n[i].parent)
+	for (uint32_t i = node; i; i = st->tmp->n[i].parent) {
+		if (n == 64 || st->tmp->n[i].parent == SYS_TMP_GONE)
+			return n == 64 ? -ENAMETOOLONG : -ENOENT; /* too deep, or removed */
 		names[n++] = st->tmp->n[i].name;
+	}
 	size_t k = (size_t)snprintf(buf, len, "/tmp");
 	while (n-- > 0 && k < len)
 		k += (size_t)snprintf(buf + k, len - k, "/%s", names[n]);
@@ -209,6 +224,8 @@ long sys_tmp_path(struct sys_state *st, uint64_t dirfd, uint64_t addr, struct sy
 		size_t len = (size_t)(e - p);
 		if (len == 2 && p[0] == '.' && p[1] == '.')
 			n -= n > 0;
+		else if (len && !(len == 1 && p[0] == '.') && n == sizeof(l) / sizeof(l[0]))
+			return -ENAMETOOLONG;
 		else if (len && !(len == 1 && p[0] == '.'))
 			c[n] = p, l[n++] = len;
 		p = e;
@@ -287,12 +304,12 @@ const struct sys_fd_ops sys_tmp_ops = {
     .close = tmp_close,
 };
 
-/* a deep copy of t into *out (NULL for an empty or absent one: made again on first use); on
- * -ENOMEM, *out holds what was copied, for the caller to free */
+/* a deep copy of t into *out (NULL for an absent one: made again on first use); on -ENOMEM,
+ * *out holds what was copied, for the caller to free */
 static int copy_tree(const struct sys_tmp *t, struct sys_tmp **out)
 {
 	*out = NULL;
-	if (!t || t->nn == 1)
+	if (!t) /* none made: it is made again on first use */
 		return 0;
 	struct sys_tmp *c = calloc(1, sizeof(*c));
 	if (!c || !(c->n = calloc(t->nn, sizeof(*c->n)))) {
@@ -301,11 +318,11 @@ static int copy_tree(const struct sys_tmp *t, struct sys_tmp **out)
 	}
 	*out = c;
 	c->nn = t->nn;
-	c->bytes = t->bytes;
 	for (uint32_t i = 0; i < t->nn; i++) {
 		c->n[i] = t->n[i];
 		c->n[i].data = NULL;
-		c->n[i].cap = t->n[i].size;
+		c->n[i].cap = t->n[i].size; /* the copy holds its size, and the bound counts that */
+		c->bytes += t->n[i].size;
 		if (t->n[i].size && !(c->n[i].data = malloc(t->n[i].size)))
 			return -ENOMEM; /* the caller frees the copy */
 		if (t->n[i].size)

@@ -88,11 +88,11 @@ long sys_tmp_write_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 	const void *src = sys_user(st, addr, len, PROT_READ);
 	if (!src)
 		return -EFAULT;
-	/* what fits of it: the rest would pass the limit (ENOSPC when nothing does) */
-	uint64_t size = node_of(st, o->id)->size, room = sys_tmp_limit(st) - st->tmp->bytes;
-	uint64_t end = pos + len;
-	if (end > size && end - size > room)
-		end = size + room > pos ? size + room : pos;
+	/* what fits of it: the file may hold what the others leave of the bound (ENOSPC when
+	 * nothing of it fits) */
+	const struct sys_tmp_node *f = node_of(st, o->id);
+	uint64_t size = f->size, most = sys_tmp_limit(st) - (st->tmp->bytes - f->cap);
+	uint64_t end = pos + len < most ? pos + len : most;
 	if (end <= pos)
 		return -ENOSPC;
 	long rc = end > size ? sys_tmp_resize(st, o->id, end) : 0;
@@ -191,6 +191,8 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 			return -EISDIR;
 		if (b_dir && !empty_dir(st->tmp, b.node))
 			return -ENOTEMPTY;
+		if (b_dir && sys_tmp_open_node(st, b.node))
+			return -EBUSY; /* a folder removed while open is not kept (as rmdir) */
 		snprintf(b.name, sizeof(b.name), "%s", node_of(st, b.node)->name);
 		sys_tmp_unlink(st, b.node);
 	}
@@ -279,7 +281,9 @@ static long sys_pwrite64(struct sys_state *st, const uint64_t a[6])
 		return -ESPIPE;
 	if ((int64_t)a[3] < 0)
 		return -EINVAL;
-	return sys_tmp_write_at(st, o, a[1], a[2], a[3]);
+	/* Linux: on a descriptor opened O_APPEND, pwrite appends whatever the offset */
+	uint64_t at = o->flags & O_APPEND ? node_of(st, o->id)->size : a[3];
+	return sys_tmp_write_at(st, o, a[1], a[2], at);
 }
 
 /* a file's data reaches its storage: host memory already; a pipe has none to reach */

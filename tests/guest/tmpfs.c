@@ -5,6 +5,11 @@
  *          must not see it)
  *   fill   writes 1 MiB pieces to /tmp/big until the file system is full: prints how far
  *   edges  what differs from a tmpfs: links, /tmp itself removed, a cwd in /tmp
+ *   hostile what once harmed the host: a 4095-byte path of 2,048 components from a /tmp
+ *          descriptor, a rename over a folder open on a descriptor then listed, files grown to
+ *          the bound and truncated again and again (what a file held is given back)
+ *   dirfd  /tmp open on a descriptor since init (the snapshot point): usable at every
+ *          invocation
  *   init   writes /tmp/init before the request (the snapshot point), then at each invocation
  *          appends the request to it and prints it: each sees only what init wrote */
 #include <dirent.h>
@@ -15,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define D "/tmp/ember-tmpfs"
@@ -22,10 +28,13 @@
 static const struct {
 	int e;
 	const char *name;
-} names[] = {{EEXIST, "EEXIST"},       {ENOENT, "ENOENT"}, {ENOTDIR, "ENOTDIR"}, {EISDIR, "EISDIR"},
-	     {EBADF, "EBADF"},	       {EINVAL, "EINVAL"}, {EBUSY, "EBUSY"},	 {EPERM, "EPERM"},
-	     {ENOTEMPTY, "ENOTEMPTY"}, {ENOSPC, "ENOSPC"}, {EACCES, "EACCES"},	 {EROFS, "EROFS"},
-	     {EXDEV, "EXDEV"}};
+} names[] = {{EEXIST, "EEXIST"},       {ENOENT, "ENOENT"},
+	     {ENOTDIR, "ENOTDIR"},     {EISDIR, "EISDIR"},
+	     {EBADF, "EBADF"},	       {EINVAL, "EINVAL"},
+	     {EBUSY, "EBUSY"},	       {EPERM, "EPERM"},
+	     {ENOTEMPTY, "ENOTEMPTY"}, {ENOSPC, "ENOSPC"},
+	     {EACCES, "EACCES"},       {EROFS, "EROFS"},
+	     {EXDEV, "EXDEV"},	       {ENAMETOOLONG, "ENAMETOOLONG"}};
 
 static const char *err_name(int e)
 {
@@ -146,11 +155,15 @@ static int ops(void)
 	return 0;
 }
 
+static int tmpfd = -1;
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "ops";
 	char req[256] = "";
 	struct stat s;
+	if (!strcmp(mode, "dirfd"))
+		tmpfd = open("/tmp", O_RDONLY | O_DIRECTORY);
 	if (!strcmp(mode, "init")) {
 		int fd = open("/tmp/init", O_CREAT | O_WRONLY | O_TRUNC, 0600);
 		if (fd < 0 || write(fd, "from init;", 10) != 10)
@@ -165,6 +178,44 @@ int main(int argc, char **argv)
 		res("symlink", symlink("x", "/tmp/l"));
 		res("rmdir /tmp", rmdir("/tmp"));
 		res("chdir /tmp", chdir("/tmp"));
+		return 0;
+	}
+	if (!strcmp(mode, "hostile")) {
+		static char deep[4096];
+		for (int i = 0; i < 2047; i++)
+			memcpy(deep + 2 * i, "a/", 2);
+		deep[4094] = 'a';
+		int t = open("/tmp", O_RDONLY | O_DIRECTORY);
+		res("a path of 2,048 components", openat(t, deep, O_CREAT | O_WRONLY, 0600));
+		res("mkdir a", mkdir("/tmp/a", 0700));
+		res("mkdir b", mkdir("/tmp/b", 0700));
+		int b = open("/tmp/b", O_RDONLY | O_DIRECTORY);
+		res("rename over the open b", rename("/tmp/a", "/tmp/b"));
+		char buf[512];
+		res("b listed", syscall(SYS_getdents64, b, buf, sizeof(buf)) > 0 ? 0 : -1);
+		static char mib[1 << 20];
+		long ok = 0;
+		for (int i = 0; i < 40; i++) { /* 40 times 15 MiB through a 16 MiB bound */
+			char name[32];
+			snprintf(name, sizeof(name), "/tmp/f%d", i);
+			int fd = open(name, O_CREAT | O_WRONLY, 0600);
+			long w = 0;
+			for (int k = 0; k < 15; k++)
+				w += write(fd, mib, sizeof(mib));
+			ok += w == 15L << 20 && ftruncate(fd, 0) == 0;
+			close(fd);
+		}
+		printf("grown to 15 MiB and truncated: %ld of 40\n", ok);
+		int f = open("/tmp/g", O_CREAT | O_WRONLY, 0600);
+		res("15 MiB held by one", ftruncate(f, 15L << 20));
+		res("and 2 more by another",
+		    ftruncate(open("/tmp/h", O_CREAT | O_WRONLY, 0600), 2L << 20));
+		return 0;
+	}
+	if (!strcmp(mode, "dirfd")) {
+		res("fstat of /tmp's descriptor", fstat(tmpfd, &s) ? -1 : S_ISDIR(s.st_mode));
+		res("a file made through it",
+		    openat(tmpfd, "x", O_CREAT | O_WRONLY, 0600) >= 0 ? 0 : -1);
 		return 0;
 	}
 	if (!strcmp(mode, "leave")) {

@@ -55,6 +55,21 @@ er "$P" edges
 printf 'symlink: EPERM\nrmdir /tmp: EBUSY\nchdir /tmp: EACCES\n' >"$tmp/want"
 check "edges: links EPERM, /tmp itself EBUSY, a cwd there EACCES" cmp -s "$tmp/out" "$tmp/want"
 
+# what once harmed the host: refused or done, and the host goes on (a path too long, a folder
+# open while renamed over: EBUSY, 600 MiB written through a 16 MiB bound and given back)
+er "$P" hostile
+expect_rc 0 "hostile"
+printf '%s\n' "a path of 2,048 components: ENAMETOOLONG" "mkdir a: 0" "mkdir b: 0" \
+	"rename over the open b: EBUSY" "b listed: 0" "grown to 15 MiB and truncated: 40 of 40" \
+	"15 MiB held by one: 0" "and 2 more by another: ENOSPC" >"$tmp/want"
+check "hostile: each answered, the bound counting what files hold" cmp -s "$tmp/out" "$tmp/want"
+[ "$rc" = 0 ] && ! cmp -s "$tmp/out" "$tmp/want" && diff "$tmp/want" "$tmp/out" | head -n 8
+# a descriptor on /tmp opened by init: there, and usable, at every invocation
+er --repeat 2 "$P" dirfd
+printf 'fstat of /tmp'"'"'s descriptor: 1\na file made through it: 0\n' >"$tmp/want1"
+cat "$tmp/want1" "$tmp/want1" >"$tmp/want"
+check "dirfd --repeat 2: /tmp's descriptor from init works in each" cmp -s "$tmp/out" "$tmp/want"
+
 # Debian's sqlite3 with its database in /tmp (pwrite, locks, fsync, a journal made and removed)
 SQL='create table t(x, y); insert into t values (1, "a"), (2, "b"); select sum(x), group_concat(y) from t;'
 req "$SQL"
