@@ -113,8 +113,8 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen)
 {
 	if (func_state(fn) != FUNC_WARM)
-		return 0;	/* no snapshot point: nothing to keep */
-	if (fn->snap.sys.tmp) { /* files init left in /tmp are not kept on disk */
+		return 0;			 /* no snapshot point: nothing to keep */
+	if (sys_tmp_saved_used(&fn->snap.sys)) { /* what init left in /tmp is not kept on disk */
 		if (cold)
 			return snprintf(
 				   err, errlen,

@@ -286,6 +286,8 @@ struct sys_saved {
 	struct sys_tmp *tmp;
 };
 int sys_save(const struct sys_state *st, struct sys_saved *out);
+/* init left something in /tmp: a file or folder, or a descriptor on it (sys_tmp.c) */
+int sys_tmp_saved_used(const struct sys_saved *s);
 /* puts st back to the saved state and clears outputs and counters for a new invocation */
 int sys_restore(struct sys_state *st, const struct sys_saved *s);
 void sys_saved_free(struct sys_saved *s);

@@ -331,6 +331,17 @@ static int copy_tree(const struct sys_tmp *t, struct sys_tmp **out)
 	return 0;
 }
 
+int sys_tmp_saved_used(const struct sys_saved *s)
+{
+	for (uint32_t i = 1; s->tmp && i < s->tmp->nn; i++)
+		if (s->tmp->n[i].mode != SYS_TMP_FREE)
+			return 1;
+	for (size_t i = 0; i < s->nobj; i++)
+		if (s->objs[i].o.kind == SYS_KIND_TMP)
+			return 1;
+	return 0;
+}
+
 int sys_tmp_save(const struct sys_state *st, struct sys_tmp **out)
 {
 	return copy_tree(st->tmp, out);
