@@ -18,7 +18,9 @@ int proc_init(struct proc *p, struct vm *vm, int ncpu, int max_threads, const st
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->own, NULL);
+	p->mu = &p->own;
+	p->tids = &p->next_tid;
 	pthread_cond_init(&p->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	struct vm_regs none;
@@ -44,8 +46,14 @@ void proc_free(struct proc *p)
 	free(p->t);
 	p->t = NULL;
 	p->nt = p->cap = 0;
-	pthread_mutex_destroy(&p->mu);
+	pthread_mutex_destroy(&p->own);
 	pthread_cond_destroy(&p->cv);
+}
+
+void proc_share(struct proc *p, pthread_mutex_t *mu, int *tids)
+{
+	p->mu = mu ? mu : &p->own;
+	p->tids = tids ? tids : &p->next_tid;
 }
 
 int proc_threads(const struct proc *p)
@@ -87,7 +95,7 @@ struct proc_thread *proc_spawn(struct proc *p, const struct vm_regs *regs, uint6
 	uint8_t *fpu = t->fpu;
 	memset(t, 0, sizeof(*t));
 	t->fpu = fpu;
-	t->tid = p->next_tid++;
+	t->tid = (*p->tids)++;
 	t->cpu = t->pin = -1;
 	t->regs = *regs;
 	t->fs_base = fs_base;
@@ -179,6 +187,12 @@ static void rouse(struct proc *p, struct proc_thread *t)
 {
 	t->retry = 1;
 	proc_ready(p, t);
+}
+
+void proc_rouse(struct proc *p, struct proc_thread *t)
+{
+	if (t->state == PROC_WAITING)
+		rouse(p, t);
 }
 
 int proc_wake(struct proc *p, uint64_t key, uint32_t bits, int n)

@@ -108,12 +108,15 @@ struct proc {
 	int max_threads; /* --threads */
 	const struct proc_ops *ops;
 	void *ctx;
-	pthread_mutex_t mu;	/* every field below, and the layer above's state during an exit */
+	/* every field below, and the layer above's state during an exit: own, or one shared by
+	 * every process of an invocation (proc_share) */
+	pthread_mutex_t own, *mu;
 	pthread_cond_t cv;	/* idle vCPUs wait here; so does the end of an invocation */
 	struct proc_thread **t; /* slots (each kept once made), t[0] the first thread */
 	size_t nt, cap;
 	int live;	   /* threads not PROC_FREE */
 	int next_tid;	   /* the next tid handed out */
+	int *tids;	   /* where tids come from: &next_tid, or the invocation's (proc_share) */
 	size_t ready_head; /* the ready queue, FIFO (an index + 1) */
 	size_t ready_tail;
 	uint64_t pending; /* signals sent to the process, not to one thread */
@@ -153,6 +156,9 @@ struct proc_saved {
  * 0 or -ENOMEM. */
 int proc_init(struct proc *p, struct vm *vm, int ncpu, int max_threads, const struct proc_ops *ops,
 	      void *ctx);
+/* from now on p takes its lock and tids from the invocation's (a child process's, or the
+ * first's while it has children); NULL, NULL: its own again */
+void proc_share(struct proc *p, pthread_mutex_t *mu, int *tids);
 /* stops the workers and frees everything */
 void proc_free(struct proc *p);
 
@@ -181,6 +187,8 @@ int proc_set_fs(struct proc *p, struct proc_thread *t, uint64_t base);
  * made again (the ops' enter), with woken or expired set */
 void proc_wait(struct proc *p, struct proc_thread *t, uint64_t key, uint32_t bits,
 	       uint64_t deadline);
+/* under the lock: t, which waits, makes its call again now (a signal came before its wait) */
+void proc_rouse(struct proc *p, struct proc_thread *t);
 /* under the lock: up to n threads waiting on key with a bit of bits in common become READY
  * (woken): how many */
 int proc_wake(struct proc *p, uint64_t key, uint32_t bits, int n);

@@ -222,9 +222,9 @@ static void idle(struct proc *p, int cpu)
 	p->cpu[cpu].idle = 1;
 	if (until) {
 		struct timespec ts = ts_of(until);
-		pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+		pthread_cond_timedwait(&p->cv, p->mu, &ts);
 	} else {
-		pthread_cond_wait(&p->cv, &p->mu);
+		pthread_cond_wait(&p->cv, p->mu);
 	}
 	p->cpu[cpu].idle = 0;
 	if (!p->done && p->deadline && base_now_ns() >= p->deadline && p->ops->timeout)
@@ -267,10 +267,10 @@ static void cpu_loop(struct proc *p, int cpu)
 		}
 		uint64_t until = run_until(p, cpu, t);
 		c->running = 1;
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(p->mu);
 		struct vm_exit e;
 		vm_cpu_run(p->vm, cpu, until, &e);
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(p->mu);
 		c->running = 0;
 		vm_cpu_get_regs(p->vm, cpu, &t->regs);
 		p->cur = t;
@@ -318,24 +318,24 @@ static void *worker(void *arg)
 	struct proc *p = a.p;
 	struct proc_cpu *c = &p->cpu[a.cpu];
 	uint64_t seen = 0;
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(p->mu);
 	for (;;) {
 		while (!p->quit && (!p->active || p->epoch == seen))
-			pthread_cond_wait(&p->cv, &p->mu);
+			pthread_cond_wait(&p->cv, p->mu);
 		if (p->quit)
 			break;
 		seen = p->epoch;
 		c->busy = 1;
 		uint64_t deadline = p->deadline;
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(p->mu);
 		int rc = vm_set_deadline(p->vm, deadline);
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(p->mu);
 		if (!rc)
 			cpu_loop(p, a.cpu);
 		c->busy = 0;
 		pthread_cond_broadcast(&p->cv);
 	}
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(p->mu);
 	return NULL;
 }
 
@@ -364,10 +364,10 @@ static void start_workers(struct proc *p)
 
 void proc_stop_workers(struct proc *p)
 {
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(p->mu);
 	p->quit = 1;
 	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(p->mu);
 	for (int i = 1; i < VM_CPUS_MAX; i++)
 		if (p->cpu[i].has_worker) {
 			pthread_join(p->cpu[i].worker, NULL);
@@ -400,7 +400,7 @@ void proc_spread(struct proc *p)
 
 void proc_run(struct proc *p, uint64_t deadline)
 {
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(p->mu);
 	p->done = 0;
 	p->running = 1;
 	p->deadline = deadline;
@@ -415,8 +415,8 @@ void proc_run(struct proc *p, uint64_t deadline)
 	p->done = 1;
 	for (int i = 1; i < p->ncpu; i++)
 		while (p->cpu[i].busy)
-			pthread_cond_wait(&p->cv, &p->mu);
+			pthread_cond_wait(&p->cv, p->mu);
 	p->active = 0;
 	p->running = 0;
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(p->mu);
 }
