@@ -169,6 +169,8 @@ struct ember_rt_ctl {
 	/* the runtime's shared state (pool, break, buffers, counts, files) is taken by one vCPU
 	 * at a time: 0 free, 1 held; the host takes it too before it touches that state */
 	uint64_t lock;
+	/* the process's pid (getpid), written by the host at each run's start: 1, or a child's */
+	uint64_t pid;
 };
 
 /* the start of each vCPU's area (EMBER_RT_CPU): what is per vCPU, or per the thread on it */

@@ -70,7 +70,7 @@ static long ret_tid(long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
 	uint64_t tid = rt_cpu()->tid;
-	return tid ? (long)tid : GUEST_PID;
+	return tid ? (long)tid : RT_CTL->pid ? (long)RT_CTL->pid : GUEST_PID;
 }
 
 /* with one thread there is nobody to yield to; with more, the host schedules them */
@@ -83,19 +83,13 @@ static long w_sched_yield(long a0, long a1, long a2, long a3, long a4, long a5)
 static long ret_pid(long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
-	return GUEST_PID;
+	return RT_CTL->pid ? (long)RT_CTL->pid : GUEST_PID;
 }
 
 static long ret_uid(long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
 	return GUEST_UID;
-}
-
-static long ret_zero(long a0, long a1, long a2, long a3, long a4, long a5)
-{
-	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
-	return 0;
 }
 
 static long w_clock_gettime(long a0, long a1, long a2, long a3, long a4, long a5)
@@ -149,7 +143,6 @@ static const rt_fn table[NR_MAX] = {
     [__NR_rt_sigprocmask] = sys_rt_sigprocmask,
     [__NR_getpid] = ret_pid,
     [__NR_gettid] = ret_tid,
-    [__NR_getppid] = ret_zero,
     [__NR_getuid] = ret_uid,
     [__NR_geteuid] = ret_uid,
     [__NR_getgid] = ret_uid,

@@ -64,6 +64,18 @@ static int collect_page(void *ctx, uint64_t addr)
 	return 0;
 }
 
+int snap_capture_memory(struct snap *s, struct vm *vm, const struct sys_state *st)
+{
+	memset(s, 0, sizeof(*s));
+	struct collect c = {s, 0, vm};
+	int rc = 0;
+	for (size_t i = 0; i < st->nvma && !rc; i++)
+		rc = snap_each_data(vm, st->vmas[i].start, st->vmas[i].end, collect_page, &c);
+	if (rc || (rc = snap_seal(s)))
+		snap_free(s);
+	return rc;
+}
+
 int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st)
 {
 	memset(s, 0, sizeof(*s));

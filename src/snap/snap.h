@@ -54,6 +54,8 @@ int snap_put_memory(const struct snap *s, struct vm *vm, uint64_t start, uint64_
 /* Captures the state of a stopped virtine: registers, FPU, emulation state and every page of
  * its memory map that holds data. */
 int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st);
+/* Only the memory (the pages of st's map that hold data), sealed: what fork copies */
+int snap_capture_memory(struct snap *s, struct vm *vm, const struct sys_state *st);
 void snap_free(struct snap *s);
 /* calls fn for each page of [start, end) that holds data in the machine's memfd, run by run (a
  * page swapped out counts: it still holds data) */

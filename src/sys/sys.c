@@ -23,7 +23,7 @@ static void build_table(void)
 	    sys_fs_dir_table, sys_mem_table,	 sys_io_table,	    sys_fd_table,
 	    sys_pipe_table,   sys_eventfd_table, sys_timerfd_table, sys_poll_table,
 	    sys_epoll_table,  sys_time_table,	 sys_proc_table,    sys_thread_table,
-	    sys_signal_table, sys_timer_table};
+	    sys_signal_table, sys_timer_table,	 sys_kin_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)
@@ -49,8 +49,13 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 	if (st->proc.max_threads < 1)
 		st->proc.max_threads = PROC_THREADS_DEFAULT;
 	st->rt = sys_rt_of(proc->guest);
+	st->obj = st->obj_own;
+	st->pipe_buf = st->pipe_own;
 	st->brk_cur = proc->brk_start;
 	st->out_limit = EMBER_OUTPUT_DEFAULT;
+	if (st->proc.max_pids < 1)
+		st->proc.max_pids = SYS_PIDS_DEFAULT;
+	st->pid = st->pgid = st->sid = 1;
 	sys_fd_init(st); /* 0, 1, 2; 3 only with code, 4 in invocations */
 	if (vm_cpus(vm) < st->proc.cpus)
 		return -EINVAL; /* the machine was made with fewer vCPUs (vm_add_cpu) */
@@ -60,7 +65,8 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 void sys_free(struct sys_state *st)
 {
 	proc_free(&st->pr);
-	sys_tmp_free(st->tmp);
+	if (!st->tmp_borrowed)
+		sys_tmp_free(st->tmp);
 	st->tmp = NULL;
 	free(st->far);
 	sys_fd_free(st);
@@ -212,7 +218,12 @@ static int at_snapshot_point(struct sys_state *st, const struct vm_regs *r)
 
 long sys_wait(struct sys_state *st, uint64_t key, uint32_t bits, uint64_t deadline)
 {
-	proc_wait(&st->pr, sys_cur(st), key, bits, deadline);
+	struct proc_thread *t = sys_cur(st);
+	proc_wait(&st->pr, t, key, bits, deadline);
+	/* a signal that came while it ran, its kick too late to stop it before this call: the
+	 * wait ends at once, as Linux's would not begin */
+	if (sys_signal_ready(st, t))
+		proc_rouse(&st->pr, t);
 	return SYS_WAITS;
 }
 
@@ -432,7 +443,7 @@ static const struct proc_ops sys_proc_ops = {
 static void settle(struct sys_state *st)
 {
 	size_t i = 0;
-	pthread_mutex_lock(&st->pr.mu);
+	pthread_mutex_lock(st->pr.mu);
 	for (struct proc_thread *t; (t = proc_each(&st->pr, &i));) {
 		if (!t->retry)
 			continue;
@@ -450,14 +461,14 @@ static void settle(struct sys_state *st)
 		if (t && t->regs_dirty && !vm_cpu_set_regs(st->vm, c, &t->regs))
 			t->regs_dirty = 0;
 	}
-	pthread_mutex_unlock(&st->pr.mu);
+	pthread_mutex_unlock(st->pr.mu);
 }
 
 enum sys_outcome sys_run(struct sys_state *st)
 {
 	st->outcome = SYS_RUNNING;
 	struct proc_thread *first = st->pr.cpu[0].cur;
-	pthread_mutex_lock(&st->pr.mu);
+	pthread_mutex_lock(st->pr.mu);
 	struct proc_thread *snap = st->pending ? proc_find(&st->pr, st->snap_tid) : NULL;
 	if (snap && snap != first) {
 		/* stopped on another vCPU: its call is made when it is first entered */
@@ -481,7 +492,7 @@ enum sys_outcome sys_run(struct sys_state *st)
 			vm_set_regs(st->vm, &first->regs), first->regs_dirty = 0;
 		st->pr.cur = NULL;
 	}
-	pthread_mutex_unlock(&st->pr.mu);
+	pthread_mutex_unlock(st->pr.mu);
 	if (st->outcome == SYS_RUNNING)
 		proc_run(&st->pr, vm_deadline(st->vm));
 	if (st->outcome == SYS_SNAPSHOT)

@@ -30,6 +30,7 @@ enum sys_outcome {
 	SYS_LIMIT,    /* output limit exceeded */
 	SYS_ERROR,    /* the machine failed: msg */
 	SYS_SNAPSHOT, /* the snapshot point: the first read of the request, or ember_snapshot() */
+	SYS_EXECED,   /* execve: the process goes on as another program (sys_kin_ops.exec) */
 };
 
 /* What a guest may know about its process, set once at load. */
@@ -41,6 +42,7 @@ struct sys_process {
 	int guest;	 /* the in-guest runtime serves the common syscalls: sys_rt_of(guest) */
 	int cpus;	 /* vCPUs its threads run on (--cpus), 1 to VM_CPUS_MAX */
 	int max_threads; /* threads at most (--threads): clone answers EAGAIN past it */
+	int max_pids;	 /* processes of an invocation at most (--pids): fork answers EAGAIN */
 };
 
 #define SYS_STATS_WORDS ((SYS_NR_MAX + 1 + 63) / 64)
@@ -134,6 +136,39 @@ struct sys_sig {
 	uint64_t handler, flags, restorer, mask;
 };
 
+/* the wait key of wait4 and waitid (a child ended), not a canonical address either */
+#define SYS_KEY_CHILD 0xeb000000000c0000ULL
+/* --pids: an invocation's processes at most by default, and the most it may ask for */
+#define SYS_PIDS_DEFAULT 64
+#define SYS_PIDS_MAX	 1024
+
+/* What the other processes of an invocation do for one of them (src/family/), called under the
+ * process's lock, which every process of the invocation shares. NULL in sys_state.kin: the
+ * program has no relatives, and fork is refused. */
+struct sys_kin_ops {
+	/* a new process, a copy of st made from its thread t (the child's registers t's, rax 0;
+	 * its stack at sp, 0: t's; flags: clone's CLONE_CHILD_SETTID and _CLEARTID at ctid, in
+	 * the child's memory): the child's pid, or -EAGAIN (--pids) or -ENOMEM */
+	long (*fork)(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t sp,
+		     uint64_t flags, uint64_t ctid);
+	/* execve of path (the function's files, or the program itself) with argv and envp (host
+	 * copies, NULL-terminated): 0 when st ended (SYS_EXECED) and the process goes on as the
+	 * new program, else -errno (-ENOENT, -EACCES, -ENOEXEC, -ENOMEM, ...) and st goes on */
+	long (*exec)(void *ctx, struct sys_state *st, const char *path, char *const *argv,
+		     char *const *envp);
+	/* wait4/waitid: a child of st matching idtype (P_ALL, P_PID, P_PGID) and id that ended:
+	 * its pid, its wait status in *status, reaped unless nowait; 0 when some match and none
+	 * ended yet; -ECHILD when none match */
+	long (*wait)(void *ctx, struct sys_state *st, int idtype, int id, int nowait, int *status);
+	/* kill(pid, sig) of anything but st alone: another process, a group, or all (-1) */
+	long (*kill)(void *ctx, struct sys_state *st, int pid, int sig);
+	/* setpgid(pid, pgid) with pid st's or a child's, and getpgid(pid) of another process */
+	long (*setpgid)(void *ctx, struct sys_state *st, int pid, int pgid);
+	long (*getpgid)(void *ctx, struct sys_state *st, int pid);
+	/* an object other processes may share (a pipe) changed: their waiters look again */
+	void (*changed)(void *ctx, struct sys_state *st);
+};
+
 struct sys_state {
 	struct vm *vm;
 	struct sys_process proc;
@@ -157,16 +192,23 @@ struct sys_state {
 	/* the descriptors, the objects they name, every epoll's interest list, and each pipe's
 	 * buffer by its read end's slot (NULL until it is written to) */
 	struct sys_fd fd[SYS_FDS];
-	struct sys_obj obj[SYS_FDS];
 	struct sys_epi *epi;
 	size_t nepi, epi_cap;
-	uint8_t *pipe_buf[SYS_FDS];
+	/* the objects and pipes' buffers (SYS_FDS each): its own, or, in a process made by fork
+	 * or execve, the first process's, which every process of the invocation shares as Linux
+	 * shares open file descriptions (positions, pipes' ends) between parent and child */
+	struct sys_obj *obj;
+	uint8_t **pipe_buf;
+	struct sys_obj obj_own[SYS_FDS];
+	uint8_t *pipe_own[SYS_FDS];
 	int std_changed; /* fds 0 to 4 changed since the runtime was told (sys_rt_ops.fds) */
 	/* the function's files (NULL: none; every path is refused) and the cwd there */
 	const struct bnd *bundle;
 	uint32_t cwd;
-	/* the scratch /tmp, made on first use (sys_tmp.c); NULL: none yet */
+	/* the scratch /tmp, made on first use (sys_tmp.c); NULL: none yet. Borrowed: the first
+	 * process's, which every process of the invocation shares (sys_inherit) */
 	struct sys_tmp *tmp;
+	int tmp_borrowed;
 	/* the program itself, for /proc/self/exe: its bytes and its path (NULL: none) */
 	const uint8_t *exe;
 	size_t exe_len;
@@ -179,6 +221,13 @@ struct sys_state {
 	struct sys_sig sig[65];
 	int sigcode[65]; /* the si_code of each signal sent and not yet delivered */
 	struct proc pr;
+	/* the process among those of the invocation: its pid (1: the first), its parent's (0:
+	 * none), its group; the others, and where its output goes (NULL: st->out and st->log,
+	 * else the first process's) */
+	int pid, ppid, pgid, sid;
+	const struct sys_kin_ops *kin;
+	void *kin_ctx;
+	struct sys_state *out_to;
 	int redo;      /* the call being served is made again after a wait (sys_retrying) */
 	int snap_tid;  /* the thread that stopped at the snapshot point */
 	int exit_code; /* of the process when its last thread calls exit */
@@ -292,6 +341,13 @@ int sys_tmp_saved_used(const struct sys_saved *s);
 int sys_restore(struct sys_state *st, const struct sys_saved *s);
 void sys_saved_free(struct sys_saved *s);
 
+/* sys_inherit.c: what `to`, made by sys_init for a clean machine, takes of `from`: for a fork
+ * (exec 0) its descriptors and their objects (a pipe shared, the rest copied), memory map,
+ * signal actions, files, /tmp (the first process's), identity and relatives; for an execve
+ * (exec 1) the same but the memory map, the descriptors with FD_CLOEXEC and the handlers
+ * (back to their default). 0 or -ENOMEM. */
+int sys_inherit(struct sys_state *to, struct sys_state *from, int exec);
+
 /* brk as the syscall does it (sys_mem.c): the break it has afterwards */
 long sys_brk_to(struct sys_state *st, uint64_t want);
 /* EMBER_SYS_POOL (sys_mem.c): fresh writable memory for the runtime's pool */
@@ -390,6 +446,11 @@ int sys_fault_signal(struct sys_state *st, struct proc_thread *t, const struct v
 int sys_signal_ready(struct sys_state *st, struct proc_thread *t);
 void sys_interrupt(struct sys_state *st, struct proc_thread *t);
 
+/* sys_kin.c: clone of a new process (no CLONE_THREAD), for clone and clone3: the child's pid
+ * or -errno; kill(pid, sig) as the call does it */
+long sys_kin_clone(struct sys_state *st, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t ctid);
+long sys_kin_kill(struct sys_state *st, int pid, int sig);
+
 /* one syscall handler: arguments in a[0..5], returns the value or -errno for rax */
 typedef long (*sys_fn)(struct sys_state *st, const uint64_t a[6]);
 struct sys_entry {
@@ -403,7 +464,7 @@ struct sys_entry {
 extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[], sys_proc_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
-    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[];
+    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

@@ -20,10 +20,6 @@ const struct sys_entry sys_deny_table[] = {
     /* connect, bind, getpeername and the other calls on a socket: sys_fd.c (no descriptor is
      * one: ENOTSOCK on an open one) */
     /* other processes */
-    DENY(SYS_fork, "fork", EPERM),
-    DENY(SYS_vfork, "vfork", EPERM),
-    DENY(SYS_execve, "execve", EACCES),
-    DENY(SYS_execveat, "execveat", EACCES),
     DENY(SYS_ptrace, "ptrace", EPERM),
     DENY(SYS_process_vm_readv, "process_vm_readv", EPERM),
     DENY(SYS_process_vm_writev, "process_vm_writev", EPERM),

@@ -56,8 +56,19 @@ static void std_changed(struct sys_state *st, uint64_t fd)
 		st->std_changed = 1;
 }
 
+/* free object slots, counted up to two (a pipe's): the table may be shared by processes */
+static int objs_free(const struct sys_state *st)
+{
+	int n = 0;
+	for (size_t i = 0; i < SYS_FDS && n < 2; i++)
+		n += st->obj[i].kind == SYS_KIND_NONE;
+	return n;
+}
+
 long sys_fd_lowest(const struct sys_state *st, uint64_t from)
 {
+	if (objs_free(st) < 2)
+		return -ENFILE; /* the invocation's open files, every process's together */
 	for (uint64_t fd = from; fd < SYS_FDS; fd++)
 		if (!st->fd[fd].obj && fd != EMBER_CODE_FD && fd != EMBER_META_FD)
 			return (long)fd;
@@ -123,12 +134,14 @@ void sys_fd_changed(struct sys_state *st, struct sys_obj *o)
 	/* one key for every descriptor: a waiter looks at what it waits for again, so a wake too
 	 * many costs a look, and no wake is ever missed */
 	proc_wake(&st->pr, SYS_KEY_FD, ~0u, INT_MAX);
+	if (st->kin && o->kind == SYS_KIND_PIPE)
+		st->kin->changed(st->kin_ctx, st);
 }
 
 void sys_fd_init(struct sys_state *st)
 {
 	memset(st->fd, 0, sizeof(st->fd));
-	memset(st->obj, 0, sizeof(st->obj));
+	memset(st->obj, 0, SYS_FDS * sizeof(*st->obj));
 	for (uint32_t fd = 0; fd <= 2; fd++) {
 		struct sys_obj *o = sys_obj_new(st, SYS_KIND_STD, fd == 0 ? O_RDONLY : O_WRONLY);
 		o->id = fd;
@@ -138,7 +151,7 @@ void sys_fd_init(struct sys_state *st)
 
 void sys_fd_free(struct sys_state *st)
 {
-	for (size_t i = 0; i < SYS_FDS; i++) {
+	for (size_t i = 0; st->pipe_buf == st->pipe_own && i < SYS_FDS; i++) {
 		free(st->pipe_buf[i]);
 		st->pipe_buf[i] = NULL;
 	}

@@ -143,7 +143,7 @@ int sys_fd_restore(struct sys_state *st, const struct sys_saved *s)
 		st->epi_cap = s->nepi;
 	}
 	memset(st->fd, 0, sizeof(st->fd));
-	memset(st->obj, 0, sizeof(st->obj));
+	memset(st->obj, 0, SYS_FDS * sizeof(*st->obj));
 	uint64_t now = base_now_ns(), at = 0;
 	for (size_t i = 0; i < s->nobj; i++) {
 		struct sys_obj *o = &st->obj[s->objs[i].slot];

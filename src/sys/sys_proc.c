@@ -17,14 +17,8 @@
 
 static long ret_pid(struct sys_state *st, const uint64_t a[6])
 {
-	(void)st, (void)a;
-	return GUEST_PID;
-}
-
-static long ret_zero(struct sys_state *st, const uint64_t a[6])
-{
-	(void)st, (void)a;
-	return 0;
+	(void)a;
+	return st->pid;
 }
 
 static long ret_uid(struct sys_state *st, const uint64_t a[6])
@@ -71,7 +65,7 @@ static long sys_uname(struct sys_state *st, const uint64_t a[6])
 
 static long sys_prlimit64(struct sys_state *st, const uint64_t a[6])
 {
-	if (a[0] != 0 && (int)a[0] != GUEST_PID)
+	if (a[0] != 0 && (int)a[0] != st->pid)
 		return -ESRCH;
 	if (a[1] >= RLIM_NLIMITS)
 		return -EINVAL;
@@ -115,9 +109,6 @@ static long sys_sysinfo(struct sys_state *st, const uint64_t a[6])
 
 const struct sys_entry sys_proc_table[] = {
     {SYS_getpid, "getpid", ret_pid, 0, NULL},
-    {SYS_getppid, "getppid", ret_zero, 0, NULL},
-    {SYS_getpgrp, "getpgrp", ret_pid, 0, NULL},
-    {SYS_getsid, "getsid", ret_pid, 0, NULL},
     {SYS_getuid, "getuid", ret_uid, 0, NULL},
     {SYS_geteuid, "geteuid", ret_uid, 0, NULL},
     {SYS_getgid, "getgid", ret_uid, 0, NULL},

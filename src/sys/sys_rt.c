@@ -186,6 +186,7 @@ static int rt_begin(struct sys_state *st)
 		return -1;
 	c->key_gen++;
 	c->nthreads = (uint64_t)proc_threads(&st->pr);
+	c->pid = (uint64_t)st->pid;
 	sys_fs_rt_begin(st);
 	/* the metadata goes to the runtime's buffer when it fits; else fd 4 reads exit to us */
 	c->meta_pos = 0;

@@ -429,13 +429,7 @@ static long sys_sigaltstack(struct sys_state *st, const uint64_t a[6])
 
 static long sys_kill(struct sys_state *st, const uint64_t a[6])
 {
-	int pid = (int)a[0];
-	if (pid != GUEST_PID && pid != 0 && pid != -1)
-		return -ESRCH;
-	if (a[1] > 64)
-		return -EINVAL;
-	sys_send(st, NULL, (int)a[1], 0 /* SI_USER */);
-	return 0;
+	return a[1] > 64 ? -EINVAL : sys_kin_kill(st, (int)a[0], (int)a[1]);
 }
 
 static long to_thread(struct sys_state *st, int tid, uint64_t sig)
@@ -458,7 +452,7 @@ static long sys_tgkill(struct sys_state *st, const uint64_t a[6])
 {
 	if ((int)a[0] <= 0 || (int)a[1] <= 0)
 		return -EINVAL;
-	return (int)a[0] == GUEST_PID ? to_thread(st, (int)a[1], a[2]) : -ESRCH;
+	return (int)a[0] == st->pid ? to_thread(st, (int)a[1], a[2]) : -ESRCH;
 }
 
 static long sys_rt_sigpending(struct sys_state *st, const uint64_t a[6])

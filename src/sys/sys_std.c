@@ -35,7 +35,10 @@ static long buf_append(struct sys_state *st, struct sys_buf *b, const void *p, s
 
 long sys_append_out(struct sys_state *st, int fd, const void *p, size_t n)
 {
-	return buf_append(st, fd == 1 ? &st->out : &st->log, p, n);
+	/* a child's output is the invocation's, in order per descriptor with everyone's; past
+	 * the limit, the whole invocation ends */
+	struct sys_state *to = st->out_to ? st->out_to : st;
+	return buf_append(to, fd == 1 ? &to->out : &to->log, p, n);
 }
 
 /* Ember's fd `which` (3 or 4) opened on its object, whatever the program left there */

@@ -68,8 +68,8 @@ static long new_thread(struct sys_state *st, uint64_t flags, uint64_t sp, uint64
 static long sys_clone(struct sys_state *st, const uint64_t a[6])
 {
 	/* x86-64: flags, stack, parent_tid, child_tid, tls */
-	if (!(a[0] & CLONE_VM) || !(a[0] & CLONE_THREAD))
-		return -EPERM; /* a new process: not in a virtine (yet) */
+	if (!(a[0] & CLONE_THREAD))
+		return sys_kin_clone(st, a[0], a[1], a[2], a[3]);
 	return new_thread(st, a[0], a[1], a[2], a[3], a[4]);
 }
 
@@ -81,8 +81,11 @@ static long sys_clone3(struct sys_state *st, const uint64_t a[6])
 		return -EINVAL;
 	if (sys_get(st, &ca, a[0], a[1] < sizeof(ca) ? a[1] : sizeof(ca)))
 		return -EFAULT;
-	if (!(ca.flags & CLONE_VM) || !(ca.flags & CLONE_THREAD))
-		return -EPERM;
+	if (!(ca.flags & CLONE_THREAD) && (ca.exit_signal > 64 || ca.set_tid || (ca.flags >> 32)))
+		return -EINVAL;
+	if (!(ca.flags & CLONE_THREAD))
+		return sys_kin_clone(st, ca.flags, ca.stack ? ca.stack + ca.stack_size : 0,
+				     ca.parent_tid, ca.child_tid);
 	/* as Linux: pidfd and cgroup mean something only with their flags (glibc fills pidfd
 	 * anyway); a thread has no exit signal to send */
 	if (ca.set_tid || ca.set_tid_size || (ca.flags >> 32) || ca.exit_signal > 64)

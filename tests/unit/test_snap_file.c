@@ -71,7 +71,7 @@ static void make(struct snap *s)
 	s->fpu_len = FPU;
 	for (size_t i = 0; i < FPU; i++)
 		s->fpu[i] = (uint8_t)(i ^ 0x5a);
-	s->proc = (struct sys_process){0x500000, 0x700000, 0x780000, 0x7f0000, 0x70000, 1, 2, 77};
+	s->proc = (struct sys_process){0x500000, 0x700000, 0x780000, 0x7f0000, 0x70000, 1, 2, 77, 0};
 	struct sys_saved *y = &s->sys;
 	y->brk_cur = 0x501000;
 	y->code_pos = 7;

@@ -1,0 +1,333 @@
+/* Calls that reach the invocation's other processes: fork, execve, wait, kill and groups. */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "sys/sys_fs.h"
+
+/* execve's arguments and environment together, as Linux's ARG_MAX with an 8 MiB stack */
+#define KIN_ARGS_MAX  (2u << 20)
+#define KIN_ARGV_MAX  65536u
+#define KIN_STR_CHUNK 256
+
+/* a new process from the calling thread: the child's pid, or -errno */
+static long new_process(struct sys_state *st, uint64_t sp, uint64_t flags, uint64_t ctid)
+{
+	if (!st->kin)
+		return -EPERM; /* no relatives: the machine runs this program alone */
+	return st->kin->fork(st->kin_ctx, st, sys_cur(st), sp, flags, ctid);
+}
+
+static long sys_fork(struct sys_state *st, const uint64_t a[6])
+{
+	(void)a;
+	return new_process(st, 0, 0, 0);
+}
+
+long sys_kin_clone(struct sys_state *st, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t ctid)
+{
+	/* a process is a copy, never memory shared with its parent: CLONE_VM without
+	 * CLONE_THREAD (posix_spawn's, with CLONE_VFORK) gets a copy too, which the child runs
+	 * on its own stack until it execs, as the caller meant it to */
+	if (flags & (CLONE_SIGHAND | CLONE_THREAD | CLONE_PIDFD | CLONE_NEWNS | CLONE_NEWUSER |
+		     CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP))
+		return (flags & CLONE_SIGHAND) && !(flags & CLONE_VM) ? -EINVAL : -EPERM;
+	if ((flags & CLONE_PARENT_SETTID) && !sys_user(st, ptid, sizeof(int), PROT_WRITE))
+		return -EFAULT;
+	long pid = new_process(st, sp, flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID), ctid);
+	if (pid > 0 && (flags & CLONE_PARENT_SETTID)) {
+		const int p = (int)pid;
+		sys_put(st, ptid, &p, sizeof(p));
+	}
+	return pid;
+}
+
+/* the guest's string at addr into a growing buffer: its length, or -errno */
+static long get_str(struct sys_state *st, uint64_t addr, char **buf, size_t *used, size_t *cap)
+{
+	size_t start = *used;
+	for (;;) {
+		if (*used - start >= KIN_ARGS_MAX || *used >= KIN_ARGS_MAX)
+			return -E2BIG;
+		if (*used == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 4096;
+			char *n = realloc(*buf, ncap);
+			if (!n)
+				return -ENOMEM;
+			*buf = n;
+			*cap = ncap;
+		}
+		const char *c = sys_user(st, addr + (*used - start), 1, PROT_READ);
+		if (!c)
+			return -EFAULT;
+		(*buf)[(*used)++] = *c;
+		if (!*c)
+			return (long)(*used - start - 1);
+	}
+}
+
+/* a NULL-terminated array of guest strings at addr (0: empty), copied: a vector of host
+ * pointers into one block, or NULL with *err */
+static char **get_vec(struct sys_state *st, uint64_t addr, long *err)
+{
+	char *buf = NULL, **v = NULL;
+	size_t used = 0, cap = 0, n = 0;
+	size_t *offs = NULL;
+	for (; addr; n++) {
+		uint64_t p;
+		if (n >= KIN_ARGV_MAX) {
+			*err = -E2BIG;
+			goto fail;
+		}
+		if (sys_get(st, &p, addr + n * sizeof(p), sizeof(p))) {
+			*err = -EFAULT;
+			goto fail;
+		}
+		if (!p)
+			break;
+		size_t *no = realloc(offs, (n + 1) * sizeof(*offs));
+		if (!no) {
+			*err = -ENOMEM;
+			goto fail;
+		}
+		offs = no;
+		offs[n] = used;
+		long len = get_str(st, p, &buf, &used, &cap);
+		if (len < 0) {
+			*err = len;
+			goto fail;
+		}
+	}
+	/* the pointers, then the strings, in one allocation the caller frees */
+	v = malloc((n + 1) * sizeof(*v) + used + 1);
+	if (!v) {
+		*err = -ENOMEM;
+		goto fail;
+	}
+	char *s = (char *)(v + n + 1);
+	if (used)
+		memcpy(s, buf, used);
+	for (size_t i = 0; i < n; i++)
+		v[i] = s + offs[i];
+	v[n] = NULL;
+fail:
+	free(buf);
+	free(offs);
+	return v;
+}
+
+static long sys_execve(struct sys_state *st, const uint64_t a[6])
+{
+	char path[BND_PATH_MAX];
+	long rc = sys_fs_get_path(st, a[0], path);
+	if (rc)
+		return rc;
+	if (!path[0])
+		return -ENOENT;
+	char **argv = get_vec(st, a[1], &rc), **envp = argv ? get_vec(st, a[2], &rc) : NULL;
+	if (argv && envp)
+		rc = st->kin ? st->kin->exec(st->kin_ctx, st, path, argv, envp) : -EACCES;
+	free(argv);
+	free(envp);
+	/* done: the program is another from now on, this state's run has ended */
+	return rc;
+}
+
+static long sys_execveat(struct sys_state *st, const uint64_t a[6])
+{
+	/* a path from the cwd only: an open folder or AT_EMPTY_PATH (fexecve) is refused */
+	if ((int)a[0] != -100 /* AT_FDCWD */ || a[4])
+		return -ENOSYS;
+	const uint64_t b[6] = {a[1], a[2], a[3], 0, 0, 0};
+	return sys_execve(st, b);
+}
+
+/* a wait's pid argument as waitid's (idtype, id) */
+static void wait_ids(struct sys_state *st, int pid, int *idtype, int *id)
+{
+	if (pid < -1)
+		*idtype = P_PGID, *id = -pid;
+	else if (pid == -1)
+		*idtype = P_ALL, *id = 0;
+	else if (pid == 0)
+		*idtype = P_PGID, *id = st->pgid;
+	else
+		*idtype = P_PID, *id = pid;
+}
+
+/* the waits' common part: a child that ended (its pid and status), 0 (none yet, WNOHANG), or
+ * the wait (SYS_WAITS) */
+static long wait_child(struct sys_state *st, int idtype, int id, int options, int *status)
+{
+	if (!st->kin)
+		return -ECHILD;
+	long r = st->kin->wait(st->kin_ctx, st, idtype, id, (options & WNOWAIT) != 0, status);
+	if (r != 0 || (options & WNOHANG))
+		return r;
+	return sys_wait(st, SYS_KEY_CHILD, ~0u, 0);
+}
+
+static long sys_wait4(struct sys_state *st, const uint64_t a[6])
+{
+	int options = (int)a[2], idtype, id, status = 0;
+	if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WALL | __WCLONE | __WNOTHREAD))
+		return -EINVAL;
+	/* checked before a child is reaped, so that a bad pointer loses no child */
+	if ((a[1] && !sys_user(st, a[1], sizeof(int), PROT_WRITE)) ||
+	    (a[3] && !sys_user(st, a[3], 144 /* struct rusage */, PROT_WRITE)))
+		return -EFAULT;
+	if ((int)a[0] == INT32_MIN)
+		return -ESRCH;
+	wait_ids(st, (int)a[0], &idtype, &id);
+	long r = wait_child(st, idtype, id, options, &status);
+	if (r > 0 && a[1])
+		sys_put(st, a[1], &status, sizeof(status));
+	if (r >= 0 && a[3]) {
+		static const uint8_t zero[144];
+		sys_put(st, a[3], zero, sizeof(zero));
+	}
+	return r;
+}
+
+/* the siginfo waitid fills: SIGCHLD, how it ended, who */
+static void child_info(uint8_t *si, int pid, int status)
+{
+	int32_t signo = SIGCHLD, code, st, uid = 1000;
+	if (WIFEXITED(status))
+		code = CLD_EXITED, st = WEXITSTATUS(status);
+	else
+		code = WCOREDUMP(status) ? CLD_DUMPED : CLD_KILLED, st = WTERMSIG(status);
+	memcpy(si, &signo, 4);
+	memcpy(si + 8, &code, 4);
+	memcpy(si + 16, &pid, 4);
+	memcpy(si + 20, &uid, 4);
+	memcpy(si + 24, &st, 4);
+}
+
+static long sys_waitid(struct sys_state *st, const uint64_t a[6])
+{
+	int idtype = (int)a[0], id = (int)a[1], options = (int)a[3], status = 0;
+	if (options & ~(WNOHANG | WEXITED | WSTOPPED | WCONTINUED | WNOWAIT | __WALL | __WCLONE |
+			__WNOTHREAD) ||
+	    !(options & (WEXITED | WSTOPPED | WCONTINUED)))
+		return -EINVAL;
+	if (idtype == P_PIDFD || (idtype != P_ALL && idtype != P_PID && idtype != P_PGID))
+		return -EINVAL;
+	if (idtype == P_PGID && id == 0)
+		id = st->pgid;
+	if ((a[2] && !sys_user(st, a[2], 128, PROT_WRITE)) ||
+	    (a[4] && !sys_user(st, a[4], 144, PROT_WRITE)))
+		return -EFAULT;
+	long r;
+	if (options & WEXITED) {
+		r = wait_child(st, idtype, id, options, &status);
+	} else {
+		/* stops and continues never happen here: nothing to report, ever */
+		r = st->kin ? st->kin->wait(st->kin_ctx, st, idtype, id, 1, &status) : -ECHILD;
+		if (r >= 0)
+			r = options & WNOHANG ? 0 : sys_wait(st, SYS_KEY_CHILD, ~0u, 0);
+	}
+	if (r < 0)
+		return r;
+	uint8_t si[128];
+	memset(si, 0, sizeof(si));
+	if (r > 0)
+		child_info(si, (int)r, status);
+	if (a[2])
+		sys_put(st, a[2], si, sizeof(si));
+	if (a[4]) {
+		static const uint8_t zero[144];
+		sys_put(st, a[4], zero, sizeof(zero));
+	}
+	return 0;
+}
+
+long sys_kin_kill(struct sys_state *st, int pid, int sig)
+{
+	if (sig < 0 || sig > 64)
+		return -EINVAL;
+	if (pid == st->pid || (!st->kin && (pid == 0 || pid == -1))) {
+		if (sig)
+			sys_send(st, NULL, sig, 0 /* SI_USER */);
+		return 0;
+	}
+	if (!st->kin || pid == INT32_MIN)
+		return -ESRCH;
+	return st->kin->kill(st->kin_ctx, st, pid, sig);
+}
+
+static long sys_getppid(struct sys_state *st, const uint64_t a[6])
+{
+	(void)a;
+	return st->ppid;
+}
+
+static long sys_getpgid(struct sys_state *st, const uint64_t a[6])
+{
+	int pid = (int)a[0];
+	if (pid == 0 || pid == st->pid)
+		return st->pgid;
+	return st->kin ? st->kin->getpgid(st->kin_ctx, st, pid) : -ESRCH;
+}
+
+static long sys_getpgrp(struct sys_state *st, const uint64_t a[6])
+{
+	(void)a;
+	return st->pgid;
+}
+
+static long sys_setpgid(struct sys_state *st, const uint64_t a[6])
+{
+	int pid = (int)a[0] ? (int)a[0] : st->pid, pgid = (int)a[1] ? (int)a[1] : pid;
+	if ((int)a[1] < 0)
+		return -EINVAL;
+	if (st->kin)
+		return st->kin->setpgid(st->kin_ctx, st, pid, pgid);
+	if (pid != st->pid)
+		return -ESRCH;
+	if (pgid != st->pid)
+		return -EPERM; /* no other group to join */
+	st->pgid = pgid;
+	return 0;
+}
+
+static long sys_setsid(struct sys_state *st, const uint64_t a[6])
+{
+	(void)a;
+	if (st->pgid == st->pid)
+		return -EPERM; /* a group's leader may not */
+	st->pgid = st->sid = st->pid;
+	return st->pid;
+}
+
+static long sys_getsid(struct sys_state *st, const uint64_t a[6])
+{
+	int pid = (int)a[0];
+	if (pid == 0 || pid == st->pid)
+		return st->sid;
+	/* another's: the invocation's session, which it has not left as far as we know */
+	long g = st->kin ? st->kin->getpgid(st->kin_ctx, st, pid) : -ESRCH;
+	return g < 0 ? g : 1;
+}
+
+const struct sys_entry sys_kin_table[] = {
+    {SYS_fork, "fork", sys_fork, 0, NULL},
+    /* a copy at once, as fork: the parent does not wait for the child's exec */
+    {SYS_vfork, "vfork", sys_fork, 0, NULL},
+    {SYS_execve, "execve", sys_execve, 0, NULL},
+    {SYS_execveat, "execveat", sys_execveat, 0, NULL},
+    {SYS_wait4, "wait4", sys_wait4, 0, NULL},
+    {SYS_waitid, "waitid", sys_waitid, 0, NULL},
+    {SYS_getppid, "getppid", sys_getppid, 0, NULL},
+    {SYS_getpgid, "getpgid", sys_getpgid, 0, NULL},
+    {SYS_getpgrp, "getpgrp", sys_getpgrp, 0, NULL},
+    {SYS_setpgid, "setpgid", sys_setpgid, 0, NULL},
+    {SYS_setsid, "setsid", sys_setsid, 0, NULL},
+    {SYS_getsid, "getsid", sys_getsid, 0, NULL},
+    {0, NULL, NULL, 0, NULL},
+};
