@@ -146,6 +146,9 @@ struct ember_config {
 	/* threads an invocation may have at once, the first included: clone answers EAGAIN past
 	 * it. 0 = 256 */
 	unsigned threads;
+	/* processes an invocation may have at once (fork, vfork, clone), the first included:
+	 * fork answers EAGAIN past it. 0 = 64, at most 1024 */
+	unsigned pids;
 };
 
 struct ember_syscall_count {

@@ -57,6 +57,9 @@ static const char run_help[] =
     "                    the ptrace backend runs 1\n"
     "  --threads N       threads an invocation may have at once (default 256): past it\n"
     "                    clone fails with EAGAIN\n"
+    "  --pids N          processes an invocation may have at once, the first included\n"
+    "                    (default 64, at most 1024): past it fork fails with EAGAIN; every\n"
+    "                    process ends with the invocation\n"
     "  --stats           write one JSON object with counters as the last line of stderr\n"
     "  --no-sandbox      no seccomp allow-list on this process: for debugging only\n"
     "                    (docs/security.md); the sandbox kills ember with SIGSYS and a line\n"
@@ -205,6 +208,7 @@ int cli_run(int argc, char **argv)
 	    {"files", required_argument, NULL, 'F'},
 	    {"cpus", required_argument, NULL, 'c'},
 	    {"threads", required_argument, NULL, 'T'},
+	    {"pids", required_argument, NULL, 'P'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct ember_config cfg = {0};
@@ -279,6 +283,10 @@ int cli_run(int argc, char **argv)
 		case 'T':
 			if ((why = cli_parse_count(optarg, 4096, &cfg.threads)))
 				return usage_error("--threads needs a count from 1 to 4096");
+			break;
+		case 'P':
+			if ((why = cli_parse_count(optarg, SYS_PIDS_MAX, &cfg.pids)))
+				return usage_error("--pids needs a count from 1 to 1024");
 			break;
 		case 'h':
 			fputs(run_help, stdout);

@@ -118,6 +118,7 @@ int func_invoke_cold(struct ember_function *fn, const struct func_call *call,
 	res->wait_us = base_us_since(t0);
 	res->start = EMBER_START_COLD;
 	fn->proc = fn->snap.proc;
+	fn->proc.max_pids = fn->max_pids; /* the function's, not kept on disk */
 	virtine_prepare(fn, v, &fn->proc);
 	int record = fn->restore == SNAP_REAP && !snap_ws_exists(fn->snap_dir);
 	if (fn->restore == SNAP_REAP && !record && vm_backend_of(v->vm) == VM_BACKEND_KVM &&

@@ -82,6 +82,9 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	if (cfg->threads > PROC_THREADS_MAX)
 		return BAD_CONFIG("threads must be 1 to %d, not %u", PROC_THREADS_MAX,
 				  cfg->threads);
+	fn->max_pids = cfg->pids ? (int)cfg->pids : SYS_PIDS_DEFAULT;
+	if (cfg->pids > SYS_PIDS_MAX)
+		return BAD_CONFIG("pids must be 1 to %d, not %u", SYS_PIDS_MAX, cfg->pids);
 	double t = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT;
 	if (t > 86400)
 		return BAD_CONFIG("timeout must be at most 86400 seconds");
@@ -180,6 +183,7 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	struct ember_function *fn = calloc(1, sizeof(*fn));
 	if (!fn)
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
+	pthread_mutex_init(&fn->exec_lock, NULL);
 	pthread_mutex_init(&fn->cold_lock, NULL);
 	pool_refiller_init(&fn->refill, &fn->pool, &func_refill_ops, fn);
 	int rc = configure(fn, cfg, err, errlen);
@@ -248,6 +252,7 @@ void ember_unload(struct ember_function *fn)
 	ember_result_free(&fn->first);
 	img_close(fn->img);
 	img_close(fn->interp);
+	func_exec_free(fn);
 	free(fn->exe_path);
 	free(fn->snap_dir);
 	snap_read_plan_free(&fn->plan);

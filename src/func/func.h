@@ -62,6 +62,11 @@ struct ember_function {
 	char rebuilt[EMBER_ERR_MAX];
 	struct sys_process proc; /* where the image put things */
 	int cpus, max_threads;	 /* ember_config.cpus, .threads */
+	int max_pids;		 /* ember_config.pids */
+	/* execve's programs from its files, read once (func/exec.c); under exec_lock */
+	struct func_exec_img *exec_imgs;
+	size_t nexec_imgs;
+	pthread_mutex_t exec_lock;
 	struct pool pool;
 	struct ember_budget *budget;
 	struct pool_refiller refill;
@@ -95,6 +100,10 @@ int func_init(struct ember_function *fn, struct vm *vm, int snapshot, char *err,
 /* the image loaded into v's clean machine, the program's start set up (an invocation from
  * scratch runs it so) */
 int func_load_image(struct ember_function *fn, struct virtine *v, char *err, size_t errlen);
+/* the memory map, the in-guest runtime and the first registers of a program img_load put in vm
+ * (l), st made for it: 0 or a kind */
+int func_start_program(struct sys_state *st, struct vm *vm, const struct img_layout *l, char *err,
+		       size_t errlen);
 
 /* disk.c: the snapshot on disk. func_disk finds it: 0 when it is there and usable (the state is
  * FUNC_COLD), 1 when not (the caller runs init and calls func_disk_save), or a kind of failure
@@ -159,5 +168,8 @@ void func_share_close(struct ember_function *fn);
 /* dynamic.c: a dynamic program's interpreter read from its files into fn->interp, those files
  * made first, when it has none, of the host's ld.so and the libraries it needs; 0 or a kind */
 int func_dynamic(struct ember_function *fn, char *err, size_t errlen);
+/* exec.c: what the processes of an invocation are made of (src/family/), and its cache freed */
+extern const struct fam_loader func_fam_loader;
+void func_exec_free(struct ember_function *fn);
 
 #endif

@@ -5,6 +5,27 @@
 
 #include "func/func.h"
 
+int func_start_program(struct sys_state *st, struct vm *vm, const struct img_layout *l, char *err,
+		       size_t errlen)
+{
+	for (int i = 0; i < l->nmaps; i++)
+		if (sys_vma_map(st, l->maps[i].start, l->maps[i].end, l->maps[i].prot))
+			return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
+	if (st->rt->setup(st))
+		return snprintf(err, errlen, "cannot set up the in-guest runtime's memory"),
+		       EMBER_ERR;
+	struct vm_regs r;
+	memset(&r, 0, sizeof(r));
+	r.rip = l->entry;
+	r.rsp = l->sp;
+	r.rflags = 0x2;
+	int rc;
+	if ((rc = vm_set_regs(vm, &r)) || (rc = vm_set_fs_base(vm, 0)))
+		return snprintf(err, errlen, "cannot set the vCPU registers: %s", strerror(-rc)),
+		       EMBER_ERR;
+	return 0;
+}
+
 /* Loads the image into a clean machine and sets up the start of the program; 0 or a kind. */
 int func_load_image(struct ember_function *fn, struct virtine *v, char *err, size_t errlen)
 {
@@ -20,26 +41,13 @@ int func_load_image(struct ember_function *fn, struct virtine *v, char *err, siz
 				   .stack_size = l.stack_size,
 				   .guest = l.guest,
 				   .cpus = fn->cpus,
-				   .max_threads = fn->max_threads};
+				   .max_threads = fn->max_threads,
+				   .max_pids = fn->max_pids};
 	fn->sites_call = l.sites_call;
 	fn->sites_trap = l.sites_trap;
 	fn->proc = proc;
 	virtine_prepare(fn, v, &proc);
-	for (int i = 0; i < l.nmaps; i++)
-		if (sys_vma_map(&v->st, l.maps[i].start, l.maps[i].end, l.maps[i].prot))
-			return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
-	if (v->st.rt->setup(&v->st))
-		return snprintf(err, errlen, "cannot set up the in-guest runtime's memory"),
-		       EMBER_ERR;
-	struct vm_regs r;
-	memset(&r, 0, sizeof(r));
-	r.rip = l.entry;
-	r.rsp = l.sp;
-	r.rflags = 0x2;
-	if ((rc = vm_set_regs(v->vm, &r)) || (rc = vm_set_fs_base(v->vm, 0)))
-		return snprintf(err, errlen, "cannot set the vCPU registers: %s", strerror(-rc)),
-		       EMBER_ERR;
-	return 0;
+	return func_start_program(&v->st, v->vm, &l, err, errlen);
 }
 
 /* Why an init failed: a runtime's own last line on its log (its error, such as

@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "family/fam.h"
 #include "func/func.h"
 
 struct run_args {
+	struct ember_function *fn;
 	struct virtine *v;
 	uint64_t timeout_ns;
 	uint64_t machine_ns; /* out: CPU time of the backend's own processes (vm_machine_cpu_ns) */
@@ -19,12 +21,18 @@ static void run_on_vcpu(void *p)
 	st->start_ns = base_now_ns();
 	uint64_t cpu0 = vm_machine_cpu_ns(a->v->vm);
 	/* the in-guest runtime gets its clocks, entropy and first piece of the request */
+	/* its processes, from its first fork on; all of them gone when it ends */
+	struct fam *fam = fam_new(st, &func_fam_loader, a->fn);
 	if (vm_set_deadline(a->v->vm, st->start_ns + a->timeout_ns))
 		sys_stop(st, SYS_ERROR, 0, "cannot arm the invocation's deadline timer");
 	else if (st->rt->begin(st))
 		sys_stop(st, SYS_ERROR, 0, "cannot prepare the in-guest runtime");
 	else
 		sys_run(st);
+	fam_finish(fam);
+	fam_free(fam);
+	st->kin = NULL;
+	st->kin_ctx = NULL;
 	vm_set_deadline(a->v->vm, 0);
 	uint64_t cpu1 = vm_machine_cpu_ns(a->v->vm);
 	a->machine_ns = cpu1 > cpu0 ? cpu1 - cpu0 : 0;
@@ -33,7 +41,7 @@ static void run_on_vcpu(void *p)
 /* returns the CPU time of the backend's own processes meanwhile, ns */
 static uint64_t run(struct ember_function *fn, struct virtine *v)
 {
-	struct run_args a = {v, fn->timeout_ns, 0};
+	struct run_args a = {fn, v, fn->timeout_ns, 0};
 	vm_call(v->vm, run_on_vcpu, &a);
 	return a.machine_ns;
 }
@@ -127,7 +135,7 @@ static void warm_on_vcpu(void *p)
 {
 	struct warm_args *a = p;
 	struct virtine *v = a->v;
-	struct run_args r = {v, a->fn->timeout_ns, 0};
+	struct run_args r = {a->fn, v, a->fn->timeout_ns, 0};
 	uint64_t t0 = base_now_ns();
 	run_on_vcpu(&r);
 	a->res->cpu_us += r.machine_ns / 1000;

@@ -23,6 +23,9 @@
 /* ember_config.threads: what 0 means, and the most ember_load takes (src/proc's) */
 #define SRV_THREADS_DEFAULT 256
 #define SRV_THREADS_MAX	    4096
+/* ember_config.pids: likewise (src/sys's SYS_PIDS_DEFAULT and _MAX) */
+#define SRV_PIDS_DEFAULT 64
+#define SRV_PIDS_MAX	 1024
 
 /* A deployment, validated. Immutable once made; shared by reference (refs). */
 struct srv_spec {
@@ -49,6 +52,7 @@ struct srv_spec {
 	/* ember.cpus, ember.threads: its virtines' vCPUs and an invocation's threads at most; 0
 	 * when not given (ember_config's defaults, 1 and SRV_THREADS_DEFAULT) */
 	unsigned cpus, threads;
+	unsigned pids;	  /* ember.pids: an invocation's processes at most; 0: 64 */
 	int require_auth; /* ember.auth: invocations need the management credentials too */
 	char pin[SRV_NAME_MAX + 32]; /* functions/<pin>: this version's image ("" for none) */
 	json_t *doc;		     /* the deployment as stored, createdAt included */

@@ -133,6 +133,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	 * its EMBER_ERR_CONFIG, a 400 naming cpus */
 	cfg.cpus = sp->cpus;
 	cfg.threads = sp->threads;
+	cfg.pids = sp->pids;
 	cfg.syscalls = sp->syscalls[0] ? sp->syscalls : s->syscalls[0] ? s->syscalls : NULL;
 	cfg.sharing = sp->sharing[0] ? sp->sharing : s->sharing;
 	cfg.sharing_domain = sp->domain;

@@ -207,6 +207,8 @@ static const struct {
     {"cpus", 1, EMBER_CPUS_MAX, offsetof(struct srv_spec, cpus), ": the vCPUs of each virtine"},
     {"threads", 1, SRV_THREADS_MAX, offsetof(struct srv_spec, threads),
      ": the threads an invocation may have at once"},
+    {"pids", 1, SRV_PIDS_MAX, offsetof(struct srv_spec, pids),
+     ": the processes an invocation may have at once"},
 };
 
 static int count_fields(const json_t *e, struct srv_spec *sp, char *err, size_t errlen)
@@ -294,6 +296,8 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 		json_object_set_new(out, "cpus", json_integer(sp->cpus));
 	if (out && sp->threads)
 		json_object_set_new(out, "threads", json_integer(sp->threads));
+	if (out && sp->pids)
+		json_object_set_new(out, "pids", json_integer(sp->pids));
 	return json_object_set_new(sp->doc, "ember", out);
 }
 

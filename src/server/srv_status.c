@@ -38,6 +38,8 @@ static json_t *status_locked(struct srv_entry *e)
 	json_object_set_new(em, "cpus", json_integer(e->spec->cpus ? e->spec->cpus : 1));
 	json_object_set_new(
 	    em, "threads", json_integer(e->spec->threads ? e->spec->threads : SRV_THREADS_DEFAULT));
+	json_object_set_new(em, "pids",
+			    json_integer(e->spec->pids ? e->spec->pids : SRV_PIDS_DEFAULT));
 	json_object_set_new(em, "loaded", json_boolean(e->inst != NULL));
 	json_object_set_new(em, "inflight", json_integer(inflight));
 	json_object_set_new(em, "queued", json_integer(queued));
