@@ -1,6 +1,6 @@
 # Guest test programs: static x86-64 programs the test-suite runs both in virtines and natively.
-# Every NAME.c builds NAME.musl; hello, workout, args, counter and marker also build .glibc,
-# .musl-pie, .glibc-pie.
+# Every NAME.c builds NAME.musl; hello, workout, args, counter, marker and procs also build
+# .glibc, .musl-pie, .glibc-pie.
 GUEST_SRC    := tests/guest
 GUEST_OUT    := $(B)/guest
 GUEST_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Iinclude -MMD -MP
@@ -31,7 +31,10 @@ GUEST_PROGS += files fileread
 GUEST_PROGS += events
 # threads for `ember bench programs`: create+join timed inside, work split over two threads
 GUEST_PROGS += threadbench parwork
-GUEST_MULTI := hello workout args counter marker
+# processes in an invocation (tests/integration/test_procs.sh): with glibc too, whose fork is
+# clone(CLONE_CHILD_SETTID|CLONE_CHILD_CLEARTID|SIGCHLD) where musl's is SYS_fork
+GUEST_PROGS += procs
+GUEST_MULTI := hello workout args counter marker procs
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
 GUEST_GLIBC     := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc)
