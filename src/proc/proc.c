@@ -37,6 +37,8 @@ int proc_init(struct proc *p, struct vm *vm, int ncpu, int max_threads, const st
 
 void proc_free(struct proc *p)
 {
+	if (!p->mu)
+		return; /* never made (a virtine given up before its state was) */
 	proc_stop_workers(p);
 	for (size_t i = 0; i < p->nt; i++) {
 		if (p->t[i])
