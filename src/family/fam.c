@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -97,6 +98,15 @@ void fam_ended(struct fam *f, struct sys_state *st, int status)
 		proc_wake(&f->cur->pr, SYS_KEY_CHILD, ~0u, INT_MAX);
 }
 
+int fam_in_init(struct fam *f, struct sys_state *st)
+{
+	if (!f->root->snap_armed)
+		return 0;
+	f->root->init_forked = 1;
+	sys_stop(st, SYS_ERROR, 0, "started a process before reading its request");
+	return 1;
+}
+
 static int matches(const struct fam_proc *c, int idtype, int id)
 {
 	int pgid = c->state == FAM_LIVE && c->st ? c->st->pgid : c->pgid;
@@ -146,7 +156,7 @@ static long kin_kill(void *ctx, struct sys_state *st, int pid, int sig)
 	for (struct fam_proc *c = f->procs; c; c = c->next) {
 		if (c->reaped || c->state != FAM_LIVE || !c->st)
 			continue;
-		if (pid == -1 || c->st->pgid == pgid) {
+		if ((pid == -1 && c->st != st) || (pid != -1 && c->st->pgid == pgid)) {
 			n++;
 			send(c->st, sig);
 		}
@@ -208,7 +218,7 @@ const struct sys_kin_ops fam_kin_ops = {
 static void run_successors(struct fam *f)
 {
 	pthread_mutex_lock(fam_lock(f));
-	while (f->cur->outcome == SYS_EXECED && f->next_st) {
+	while (f->cur->outcome == SYS_EXECED && f->next_st && !f->root->limit_hit) {
 		struct sys_state *prev = f->cur;
 		struct vm *prev_vm = f->cur_vm;
 		f->cur = f->next_st;
@@ -232,6 +242,12 @@ static void run_successors(struct fam *f)
 		fam_close_fds(last);
 	}
 	f->cur = root;
+	if (root->limit_hit && root->outcome != SYS_LIMIT) { /* a child's, or its successor's */
+		root->outcome = SYS_LIMIT;
+		root->status = 0;
+		snprintf(root->msg, sizeof(root->msg), "output limit of %llu bytes exceeded",
+			 (unsigned long long)root->out_limit);
+	}
 	pthread_mutex_unlock(fam_lock(f));
 	if (last != root)
 		fam_drop(f, f->cur_vm, last);
@@ -279,6 +295,9 @@ static void end_all(struct fam *f)
 	}
 	f->ending = 0;
 	if (f->shared) {
+		/* tids handed out meanwhile are not handed out again (threads init left, say) */
+		if (f->root->pr.next_tid < f->next_tid)
+			f->root->pr.next_tid = f->next_tid;
 		proc_share(&f->root->pr, NULL, NULL);
 		f->shared = 0;
 	}

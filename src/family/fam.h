@@ -88,6 +88,9 @@ void fam_run_state(struct fam *f, struct sys_state *st);
 void fam_add_stats(struct fam *f, const struct sys_state *st);
 /* under the lock: children reaped whose host thread ended are joined and freed */
 void fam_sweep(struct fam *f);
+/* under the lock: st forks or execs while the first process runs its init (before its
+ * snapshot point): init stops there (sys_state.init_forked), and 1 is returned */
+int fam_in_init(struct fam *f, struct sys_state *st);
 /* the lock every process of f takes */
 static inline pthread_mutex_t *fam_lock(struct fam *f)
 {

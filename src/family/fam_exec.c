@@ -4,14 +4,20 @@
 
 #include "family/fam.h"
 
-/* the tid of st's one thread is the process's pid, here and in the in-guest runtime */
-static void own_pid(struct sys_state *st)
+/* the tid of st's one thread is the process's pid, and its signal mask and pending signals
+ * the caller's (execve keeps them), here and in the in-guest runtime */
+static void own_pid(struct sys_state *st, struct sys_state *from)
 {
 	size_t i = 0;
-	struct proc_thread *t = proc_each(&st->pr, &i);
+	struct proc_thread *t = proc_each(&st->pr, &i), *caller = sys_cur(from);
 	if (!t)
 		return;
 	t->tid = st->pid;
+	if (caller) {
+		t->sigmask = sys_sigmask(from, caller);
+		t->pending = caller->pending;
+		st->pr.pending = from->pr.pending;
+	}
 	st->rt->swap(st, 0, NULL, t);
 }
 
@@ -20,6 +26,8 @@ long fam_exec(void *ctx, struct sys_state *st, const char *path, char *const *ar
 {
 	struct fam *f = ctx;
 	if (f->ending)
+		return -EAGAIN;
+	if (fam_in_init(f, st))
 		return -EAGAIN;
 	struct fam_proc *c = NULL;
 	if (st != f->cur) {
@@ -39,11 +47,13 @@ long fam_exec(void *ctx, struct sys_state *st, const char *path, char *const *ar
 	}
 	int rc = f->ld->exec(f->ld_ctx, st, path, argv, envp, vm, ns);
 	if (rc) {
-		fam_drop(f, vm, ns->vm ? ns : NULL);
-		if (!ns->vm)
+		int made = ns->vm != NULL; /* sys_init ran: fam_drop frees it whole */
+		fam_drop(f, vm, made ? ns : NULL);
+		if (!made)
 			free(ns);
 		return rc;
 	}
+	sys_in_share(st); /* the new program reads the request where this one left it */
 	if (!f->shared) {
 		f->next_tid = f->root->pr.next_tid > 2 ? f->root->pr.next_tid : 2;
 		proc_share(&f->root->pr, NULL, &f->next_tid);
@@ -55,7 +65,7 @@ long fam_exec(void *ctx, struct sys_state *st, const char *path, char *const *ar
 		fam_drop(f, vm, ns);
 		return rc;
 	}
-	own_pid(ns);
+	own_pid(ns, st);
 	if (c) {
 		c->next_vm = vm;
 		c->next_st = ns;

@@ -103,6 +103,8 @@ long fam_fork(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t s
 	struct fam *f = ctx;
 	if (f->ending)
 		return -EAGAIN;
+	if (fam_in_init(f, st))
+		return -EAGAIN;
 	if (f->nprocs + 1 >= st->proc.max_pids)
 		return -EAGAIN; /* --pids: the first process counts too */
 	if (!f->shared) {	/* one lock and one tid space from the first fork on */
@@ -111,6 +113,7 @@ long fam_fork(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t s
 		f->shared = 1;
 	}
 	fam_sweep(f);
+	sys_in_share(st); /* the request is read by both from now on, at one position */
 	struct fam_proc *c = calloc(1, sizeof(*c));
 	struct sys_state *cs = calloc(1, sizeof(*cs));
 	struct snap mem;

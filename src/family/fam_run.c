@@ -17,9 +17,10 @@ void fam_close_fds(struct sys_state *st)
 void fam_drop(struct fam *f, struct vm *vm, struct sys_state *st)
 {
 	if (st) {
-		/* its own lock again: nothing else takes it, and its end may not take the
-		 * family's, which the caller may hold */
-		proc_share(&st->pr, NULL, NULL);
+		/* its own lock again (its vCPUs' workers stopped first, under the family's, which
+		 * only a process that ran has and whose caller does not hold it): its end may not
+		 * take the family's, which the caller may hold */
+		proc_unshare(&st->pr);
 		sys_free(st);
 		free(st);
 	}

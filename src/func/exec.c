@@ -21,8 +21,9 @@ struct func_exec_img {
 void func_exec_free(struct ember_function *fn)
 {
 	for (size_t i = 0; i < fn->nexec_imgs; i++) {
-		img_close(fn->exec_imgs[i].img);
-		free(fn->exec_imgs[i].path);
+		img_close(fn->exec_imgs[i]->img);
+		free(fn->exec_imgs[i]->path);
+		free(fn->exec_imgs[i]);
 	}
 	free(fn->exec_imgs);
 	fn->exec_imgs = NULL;
@@ -50,18 +51,25 @@ static void vm_free(void *ctx, struct vm *vm)
 	budget_give(fn->budget, fn->vmcfg.mem_size);
 }
 
+/* node's entry in the cache (under exec_lock), or NULL; entries never move nor go before the
+ * function does */
+static const struct func_exec_img *cached(struct ember_function *fn, uint32_t node)
+{
+	for (size_t i = 0; i < fn->nexec_imgs; i++)
+		if (fn->exec_imgs[i]->node == node)
+			return fn->exec_imgs[i];
+	return NULL;
+}
+
 /* the checked program of node: from the cache, else read now (-ENOEXEC: not one) */
 static int image_of(struct ember_function *fn, const struct bnd *b, uint32_t node, const char *path,
 		    const struct func_exec_img **out)
 {
 	pthread_mutex_lock(&fn->exec_lock);
-	for (size_t i = 0; i < fn->nexec_imgs; i++)
-		if (fn->exec_imgs[i].node == node) {
-			*out = &fn->exec_imgs[i];
-			pthread_mutex_unlock(&fn->exec_lock);
-			return 0;
-		}
+	*out = cached(fn, node);
 	pthread_mutex_unlock(&fn->exec_lock);
+	if (*out)
+		return 0;
 	const struct bnd_node *n = &b->nodes[node];
 	struct img *img;
 	char why[EMBER_ERR_MAX];
@@ -69,18 +77,23 @@ static int image_of(struct ember_function *fn, const struct bnd *b, uint32_t nod
 	if (rc)
 		return rc == EMBER_ERR_NOMEM ? -ENOMEM : -ENOEXEC;
 	char *p = strdup(path[0] == '/' ? path : "/");
+	struct func_exec_img *e = malloc(sizeof(*e));
 	pthread_mutex_lock(&fn->exec_lock);
-	struct func_exec_img *v =
-	    realloc(fn->exec_imgs, (fn->nexec_imgs + 1) * sizeof(*fn->exec_imgs));
-	if (!v || !p) {
+	/* another invocation may have read it meanwhile: its entry stays the one */
+	const struct func_exec_img *had = cached(fn, node);
+	struct func_exec_img **v =
+	    had ? NULL : realloc(fn->exec_imgs, (fn->nexec_imgs + 1) * sizeof(*fn->exec_imgs));
+	if (had || !v || !p || !e) {
 		pthread_mutex_unlock(&fn->exec_lock);
 		img_close(img);
 		free(p);
-		return -ENOMEM;
+		free(e);
+		return had ? (*out = had, 0) : -ENOMEM;
 	}
 	fn->exec_imgs = v;
-	v[fn->nexec_imgs] = (struct func_exec_img){node, img, p};
-	*out = &v[fn->nexec_imgs++];
+	*e = (struct func_exec_img){node, img, p};
+	v[fn->nexec_imgs++] = e;
+	*out = e;
 	pthread_mutex_unlock(&fn->exec_lock);
 	return 0;
 }
@@ -153,9 +166,9 @@ static int plan_exec(struct ember_function *fn, const struct sys_state *from, co
 		/* a program an execve made: the cache has it */
 		pthread_mutex_lock(&fn->exec_lock);
 		for (size_t i = 0; i < fn->nexec_imgs && !p->img; i++)
-			if (fn->exec_imgs[i].img->buf == from->exe) {
-				p->img = fn->exec_imgs[i].img;
-				p->path = fn->exec_imgs[i].path;
+			if (fn->exec_imgs[i]->img->buf == from->exe) {
+				p->img = fn->exec_imgs[i]->img;
+				p->path = fn->exec_imgs[i]->path;
 			}
 		pthread_mutex_unlock(&fn->exec_lock);
 		p->argv = argv;

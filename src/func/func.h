@@ -64,7 +64,7 @@ struct ember_function {
 	int cpus, max_threads;	 /* ember_config.cpus, .threads */
 	int max_pids;		 /* ember_config.pids */
 	/* execve's programs from its files, read once (func/exec.c); under exec_lock */
-	struct func_exec_img *exec_imgs;
+	struct func_exec_img **exec_imgs;
 	size_t nexec_imgs;
 	pthread_mutex_t exec_lock;
 	struct pool pool;

@@ -112,6 +112,12 @@ int func_init(struct ember_function *fn, struct vm *vm, int snapshot, char *err,
 	fn->init_us = base_us_since(t0);
 	for (int k = 0; k < VM_EXIT_KINDS; k++)
 		fn->init_exits += v->st.stats.exits[k];
+	if (v->st.init_forked) { /* processes before its snapshot point: from scratch, always */
+		if (from != FUNC_SCRATCH)
+			func_move(fn, from, FUNC_SCRATCH);
+		rc = 0;
+		goto out;
+	}
 	if (v->st.outcome != SYS_SNAPSHOT)
 		return ended_early(fn, from, v, err, errlen);
 	if ((rc = snap_capture(&fn->snap, v->vm, &v->st))) {

@@ -58,6 +58,16 @@ void proc_share(struct proc *p, pthread_mutex_t *mu, int *tids)
 	p->tids = tids ? tids : &p->next_tid;
 }
 
+void proc_unshare(struct proc *p)
+{
+	for (int i = 1; i < VM_CPUS_MAX; i++)
+		if (p->cpu[i].has_worker) {
+			proc_stop_workers(p);
+			break;
+		}
+	proc_share(p, NULL, NULL);
+}
+
 int proc_threads(const struct proc *p)
 {
 	return p->live;

@@ -159,6 +159,9 @@ int proc_init(struct proc *p, struct vm *vm, int ncpu, int max_threads, const st
 /* from now on p takes its lock and tids from the invocation's (a child process's, or the
  * first's while it has children); NULL, NULL: its own again */
 void proc_share(struct proc *p, pthread_mutex_t *mu, int *tids);
+/* p takes its own lock and tids again, its workers stopped first: with the shared lock, which
+ * the caller must not hold when p has workers (only a process that ran with two vCPUs does) */
+void proc_unshare(struct proc *p);
 /* stops the workers and frees everything */
 void proc_free(struct proc *p);
 

@@ -82,6 +82,8 @@ void sys_set_input(struct sys_state *st, const void *in, size_t len)
 	st->in = in;
 	st->in_len = len;
 	st->in_pos = 0;
+	st->in_shared = 0; /* one process to read it, until it forks */
+	st->limit_hit = 0;
 }
 
 void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot)

@@ -165,7 +165,8 @@ struct sys_kin_ops {
 	/* setpgid(pid, pgid) with pid st's or a child's, and getpgid(pid) of another process */
 	long (*setpgid)(void *ctx, struct sys_state *st, int pid, int pgid);
 	long (*getpgid)(void *ctx, struct sys_state *st, int pid);
-	/* an object other processes may share (a pipe) changed: their waiters look again */
+	/* an object other processes may share (a pipe, an eventfd) changed: their waiters look
+	 * again */
 	void (*changed)(void *ctx, struct sys_state *st);
 };
 
@@ -228,6 +229,15 @@ struct sys_state {
 	const struct sys_kin_ops *kin;
 	void *kin_ctx;
 	struct sys_state *out_to;
+	/* the request on fd 0 is read by more than one process: its position is the first
+	 * process's (sys_in_of), and every read goes through the host, exactly as asked, not
+	 * through the in-guest runtime's buffer (sys_in_share) */
+	int in_shared;
+	int limit_hit; /* the invocation's output went past out_limit (sys_std.c) */
+	/* init (snap_armed) forked or exec'd before its snapshot point: no snapshot can hold
+	 * other processes, and their reads of the request would find none: init stops, and the
+	 * function runs from its start at every invocation, with its request */
+	int init_forked;
 	int redo;      /* the call being served is made again after a wait (sys_retrying) */
 	int snap_tid;  /* the thread that stopped at the snapshot point */
 	int exit_code; /* of the process when its last thread calls exit */
@@ -413,6 +423,15 @@ uint64_t sys_vma_find_gap(const struct sys_state *st, uint64_t len);
  * again when it is woken; the handler set every register itself (rt_sigreturn) */
 #define SYS_WAITS (-4097L)
 #define SYS_REGS  (-4098L)
+
+/* the state whose request position is the invocation's: the first process's */
+static inline struct sys_state *sys_in_of(struct sys_state *st)
+{
+	return st->out_to ? st->out_to : st;
+}
+/* sys_std.c: from a fork or an execve of st on, the request is read by several processes: what
+ * st's runtime holds of it goes back to the one position, read from the host from now on */
+void sys_in_share(struct sys_state *st);
 
 /* the thread whose call is being served (under the process's lock) */
 static inline struct proc_thread *sys_cur(struct sys_state *st)

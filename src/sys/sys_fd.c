@@ -42,7 +42,7 @@ unsigned sys_fd_moved(struct sys_state *st)
 {
 	unsigned moved = 0;
 	for (uint32_t fd = 0; fd <= EMBER_META_FD; fd++)
-		if (!sys_fd_std(st, fd, fd))
+		if (!sys_fd_std(st, fd, fd) || (fd == 0 && st->in_shared))
 			moved |= 1u << fd;
 	return moved;
 }
@@ -134,7 +134,7 @@ void sys_fd_changed(struct sys_state *st, struct sys_obj *o)
 	/* one key for every descriptor: a waiter looks at what it waits for again, so a wake too
 	 * many costs a look, and no wake is ever missed */
 	proc_wake(&st->pr, SYS_KEY_FD, ~0u, INT_MAX);
-	if (st->kin && o->kind == SYS_KIND_PIPE)
+	if (st->kin) /* the object may be another process's too: a pipe, an eventfd */
 		st->kin->changed(st->kin_ctx, st);
 }
 

@@ -69,6 +69,7 @@ int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 	if ((rc = inherit_fds(to, from, exec)) || (!exec && (rc = inherit_memory(to, from))))
 		return rc;
 	to->in = from->in, to->in_len = from->in_len, to->in_pos = from->in_pos;
+	to->in_shared = 1; /* sys_in_share(from) made it so before */
 	to->meta = from->meta, to->meta_len = from->meta_len, to->meta_pos = from->meta_pos;
 	to->code = from->code, to->code_len = from->code_len, to->code_pos = from->code_pos;
 	to->out_limit = from->out_limit;

@@ -123,15 +123,28 @@ static int rt_bounce(struct sys_state *st, struct vm_regs *r)
 /* the next piece of the request into the runtime's buffer */
 static void refill(struct sys_state *st, struct ember_rt_ctl *c)
 {
-	size_t n = st->in_len - st->in_pos;
+	struct sys_state *in = sys_in_of(st);
+	size_t n = st->in_shared ? 0 : in->in_len - in->in_pos; /* shared: the host's reads */
 	if (n > EMBER_RT_IN_SIZE)
 		n = EMBER_RT_IN_SIZE;
 	if (n)
-		vm_copy_to(st->vm, EMBER_RT_IN, st->in + st->in_pos, n);
-	st->in_pos += n;
+		vm_copy_to(st->vm, EMBER_RT_IN, in->in + in->in_pos, n);
+	in->in_pos += n;
 	c->in_len = n;
 	c->in_pos = 0;
-	c->in_eof = st->in_pos == st->in_len;
+	c->in_eof = !st->in_shared && in->in_pos == in->in_len;
+}
+
+static void rt_give_back(struct sys_state *st)
+{
+	struct ember_rt_ctl *c = ctl(st);
+	struct sys_state *in = sys_in_of(st);
+	if (!c || c->in_pos > c->in_len || c->in_len > EMBER_RT_IN_SIZE)
+		return;
+	size_t held = c->in_len - c->in_pos;
+	in->in_pos = held <= in->in_pos ? in->in_pos - held : 0;
+	c->in_len = c->in_pos = 0;
+	c->in_eof = 0;
 }
 
 /* 32 bytes of host entropy never handed out before: read from getrandom a page at a time, per
@@ -294,7 +307,8 @@ static size_t rt_unread(struct sys_state *st)
 	size_t in_buf = 0;
 	if (c && c->in_pos <= c->in_len && c->in_len <= EMBER_RT_IN_SIZE)
 		in_buf = c->in_len - c->in_pos;
-	return in_buf + (st->in_len - st->in_pos);
+	struct sys_state *in = sys_in_of(st);
+	return in_buf + (in->in_len - in->in_pos);
 }
 
 /* A read of fd 0 served by the host in guest mode (a site left trapping, say): it takes the
@@ -309,11 +323,12 @@ static size_t rt_take(struct sys_state *st, uint8_t *dst, size_t n)
 		c->in_pos += k;
 		done = k;
 	}
-	size_t k = st->in_len - st->in_pos < n - done ? st->in_len - st->in_pos : n - done;
-	memcpy(dst + done, st->in + st->in_pos, k);
-	st->in_pos += k;
+	struct sys_state *in = sys_in_of(st);
+	size_t k = in->in_len - in->in_pos < n - done ? in->in_len - in->in_pos : n - done;
+	memcpy(dst + done, in->in + in->in_pos, k);
+	in->in_pos += k;
 	if (c)
-		c->in_eof = st->in_pos == st->in_len;
+		c->in_eof = !st->in_shared && in->in_pos == in->in_len;
 	return done + k;
 }
 
@@ -495,6 +510,7 @@ const struct sys_rt_ops sys_rt_guest = {
     .own_call = rt_own_call,
     .read_input = rt_read_input,
     .unread = rt_unread,
+    .give_back = rt_give_back,
     .fpu_saved = rt_fpu_saved,
     .fault = rt_fault,
     .site = rt_site,

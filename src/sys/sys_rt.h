@@ -42,6 +42,9 @@ struct sys_rt_ops {
 	long (*read_input)(struct sys_state *st, uint64_t addr, uint64_t len);
 	/* the request's bytes not read yet, wherever they are (poll's answer for fd 0) */
 	size_t (*unread)(struct sys_state *st);
+	/* what the runtime's buffer holds of the request goes back to the host's position, and
+	 * the buffer is left empty (before a fork or an execve: sys_in_share) */
+	void (*give_back)(struct sys_state *st);
 	/* stopped at the snapshot point with the function's FPU state saved in guest memory by
 	 * the runtime: the snapshot needs no FPU state of its own */
 	int (*fpu_saved)(const struct sys_state *st, const struct vm_regs *r);

@@ -44,19 +44,26 @@ static int trap_own_call(struct sys_state *st, const struct vm_regs *r)
 
 static long trap_read_input(struct sys_state *st, uint64_t addr, uint64_t len)
 {
-	size_t n = st->in_len - st->in_pos < len ? st->in_len - st->in_pos : len;
+	struct sys_state *in = sys_in_of(st);
+	size_t n = in->in_len - in->in_pos < len ? in->in_len - in->in_pos : len;
 	uint8_t *dst = sys_user(st, addr, n, PROT_WRITE);
 	if (!dst)
 		return -EFAULT;
 	if (n)
-		memcpy(dst, st->in + st->in_pos, n);
-	st->in_pos += n;
+		memcpy(dst, in->in + in->in_pos, n);
+	in->in_pos += n;
 	return (long)n;
 }
 
 static size_t trap_unread(struct sys_state *st)
 {
-	return st->in_len - st->in_pos;
+	struct sys_state *in = sys_in_of(st);
+	return in->in_len - in->in_pos;
+}
+
+static void trap_give_back(struct sys_state *st)
+{
+	(void)st; /* no buffer: the host's position is the only one */
 }
 
 static int trap_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
@@ -119,6 +126,7 @@ static const struct sys_rt_ops sys_rt_trap = {
     .own_call = trap_own_call,
     .read_input = trap_read_input,
     .unread = trap_unread,
+    .give_back = trap_give_back,
     .fpu_saved = trap_fpu_saved,
     .fault = trap_fault,
     .site = trap_site,

@@ -9,15 +9,26 @@
 
 #include "sys/sys_fd.h"
 
-static long buf_append(struct sys_state *st, struct sys_buf *b, const void *p, size_t n)
+/* st wrote past to's limit: the writer ends, and the invocation with it (to->limit_hit: its
+ * outcome, whichever program its first process runs by then) */
+static long over_limit(struct sys_state *st, struct sys_state *to)
+{
+	to->limit_hit = 1;
+	sys_stop(to, SYS_LIMIT, 0, "output limit of %llu bytes exceeded",
+		 (unsigned long long)to->out_limit);
+	if (st != to)
+		sys_stop(st, SYS_LIMIT, 0, "output limit of %llu bytes exceeded",
+			 (unsigned long long)to->out_limit);
+	return -EFBIG;
+}
+
+static long buf_append(struct sys_state *st, struct sys_state *to, struct sys_buf *b,
+		       const void *p, size_t n)
 {
 	if (n == 0) /* a buffer may have no memory yet */
 		return 0;
-	if (st->out.len + st->log.len + n > st->out_limit) {
-		sys_stop(st, SYS_LIMIT, 0, "output limit of %llu bytes exceeded",
-			 (unsigned long long)st->out_limit);
-		return -EFBIG;
-	}
+	if (to->out.len + to->log.len + n > to->out_limit)
+		return over_limit(st, to);
 	if (b->len + n > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;
 		while (cap < b->len + n)
@@ -38,7 +49,7 @@ long sys_append_out(struct sys_state *st, int fd, const void *p, size_t n)
 	/* a child's output is the invocation's, in order per descriptor with everyone's; past
 	 * the limit, the whole invocation ends */
 	struct sys_state *to = st->out_to ? st->out_to : st;
-	return buf_append(to, fd == 1 ? &to->out : &to->log, p, n);
+	return buf_append(st, to, fd == 1 ? &to->out : &to->log, p, n);
 }
 
 /* Ember's fd `which` (3 or 4) opened on its object, whatever the program left there */
@@ -50,6 +61,15 @@ static void open_std(struct sys_state *st, uint32_t which)
 	struct sys_obj *o = sys_obj_new(st, SYS_KIND_STD, O_RDONLY);
 	o->id = which;
 	sys_fd_set(st, which, o, 0);
+}
+
+void sys_in_share(struct sys_state *st)
+{
+	if (st->in_shared)
+		return;
+	st->rt->give_back(st);
+	st->in_shared = 1;
+	st->std_changed = 1; /* fd 0's reads go to the host from the call's return on */
 }
 
 void sys_set_meta(struct sys_state *st, const void *meta, size_t len)
@@ -81,9 +101,10 @@ const uint8_t *sys_std_source(struct sys_state *st, uint32_t which, size_t *tota
 		*pos = &st->meta_pos;
 		return st->meta;
 	}
-	*total = st->in_len;
-	*pos = &st->in_pos;
-	return st->in;
+	struct sys_state *in = sys_in_of(st);
+	*total = in->in_len;
+	*pos = &in->in_pos;
+	return in->in;
 }
 
 /* one contiguous read from the request, the code or the metadata into guest memory */
