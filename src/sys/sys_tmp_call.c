@@ -100,7 +100,9 @@ long sys_tmp_write_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 		return rc;
 	struct sys_tmp_node *n = node_of(st, o->id);
 	memcpy(n->data + pos, src, end - pos);
-	n->mtime_ns = (int64_t)time(NULL) * 1000000000;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n->mtime_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	return (long)(end - pos);
 }
 

@@ -14,25 +14,51 @@
 #include "vm/vm_kvm.h"
 #include "vm/vm_x86.h"
 
+/* KVM_GET_SUPPORTED_CPUID's table, asked once per process: it does not change, and under PVM
+ * the host emulates each CPUID leaf it reads, a fifth of making a machine (a child virtine's
+ * fork paid it every time). Kept for the process; NULL and errno when it cannot be had. */
+static pthread_mutex_t cpuid_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct kvm_cpuid2 *cpuid_table;
+static size_t cpuid_bytes;
+
+static const struct kvm_cpuid2 *supported_cpuid(int kvm, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&cpuid_mu);
+	struct kvm_cpuid2 *c = cpuid_table;
+	/* the table size is not known in advance: grow until it fits (E2BIG) */
+	for (int n = 128; !cpuid_table && n <= 4096; n *= 2) {
+		size_t bytes = sizeof(*c) + (size_t)n * sizeof(c->entries[0]);
+		if (!(c = calloc(1, bytes))) {
+			snprintf(err, errlen, "out of memory");
+			break;
+		}
+		c->nent = (uint32_t)n;
+		if (ioctl(kvm, KVM_GET_SUPPORTED_CPUID, c) == 0) {
+			cpuid_table = c;
+			cpuid_bytes = bytes;
+			break;
+		}
+		if (errno != E2BIG || n == 4096)
+			snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
+		free(c);
+		c = NULL;
+		if (errno != E2BIG)
+			break;
+	}
+	pthread_mutex_unlock(&cpuid_mu);
+	return c;
+}
+
 static int set_cpuid(struct kvm_vm *k, struct kvm_cpu *cpu, uint64_t *xcr0, char *err,
 		     size_t errlen)
 {
-	struct kvm_cpuid2 *c = NULL;
-	/* the table size is not known in advance: grow until it fits (E2BIG) */
-	for (int n = 128; n <= 4096; n *= 2) {
-		free(c);
-		c = calloc(1, sizeof(*c) + (size_t)n * sizeof(c->entries[0]));
-		if (!c)
-			return snprintf(err, errlen, "out of memory"), -1;
-		c->nent = (uint32_t)n;
-		if (ioctl(k->kvm, KVM_GET_SUPPORTED_CPUID, c) == 0)
-			break;
-		if (errno != E2BIG || n == 4096) {
-			snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
-			free(c);
-			return -1;
-		}
-	}
+	const struct kvm_cpuid2 *table = supported_cpuid(k->kvm, err, errlen);
+	if (!table)
+		return -1;
+	struct kvm_cpuid2 *c = malloc(cpuid_bytes); /* KVM_SET_CPUID2 takes a copy it may keep */
+	if (!c)
+		return snprintf(err, errlen, "out of memory"), -1;
+	memcpy(c, table, cpuid_bytes);
 	*xcr0 = 0x3; /* x87 and SSE always */
 	for (uint32_t i = 0; i < c->nent; i++)
 		if (c->entries[i].function == 0xd && c->entries[i].index == 0)
