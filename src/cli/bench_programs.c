@@ -1,4 +1,5 @@
-/* `ember bench programs`: real programs (C, Go, threads) in virtines next to the same natively. */
+/* `ember bench programs`: real programs (C, Go, threads, processes) in virtines next to the same
+ * natively. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #define GIB	      (1ULL << 30)
 #define THREADS_K     100     /* creates and joins per invocation of thread_create_join */
 #define WORK_ROUNDS   8000000 /* parallel_cpus2: ~13 ms of one core per thread here */
+#define PROCS_K	      10 /* fork_exec_wait, fork_wait: forks per invocation (~5 ms each on KVM) */
 #define ITERS_DEFAULT 100
 
 /* Debian's dynamic programs, as a function would use them: a JSON request through a jq filter;
@@ -40,6 +42,13 @@ static const struct prog_row rows[] = {
      "{\"n\":6,\"up\":\"EMBER\"}"},
     {"sqlite3_warm", prog_warm, "/usr/bin/sqlite3", 0, NULL, NULL, GOAL_RATIO_LE, 1, sql_args,
      sql_req, "6|3"},
+    /* the request is forkbench's mode, its count added per invocation */
+    {"fork_exec_wait", prog_procs, "guest/forkbench.musl", 0, NULL,
+     "p50_us / native_p50_us, per fork+execve+wait4 timed inside the program", GOAL_RATIO_LE, 1,
+     NULL, "exec", NULL},
+    {"fork_wait", prog_procs, "guest/forkbench.musl", 0, NULL,
+     "p50_us / native_p50_us, per fork+_exit+wait4 timed inside the program", GOAL_NONE, 0, NULL,
+     "fork", NULL},
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
@@ -76,6 +85,15 @@ static const char programs_help[] =
     "                      posix_spawn of the same with the same arguments. Goal: ratio <= 1\n"
     "  sqlite3_warm        Debian's /usr/bin/sqlite3 :memory: reading SQL from the request\n"
     "                      (make a table of three rows, sum it), the same way. Goal: ratio <= 1\n"
+    "  fork_exec_wait      build/guest/forkbench.musl: 10 rounds in a row of fork, the child's\n"
+    "                      execve of /proc/self/exe (the same program, which exits 0 at once)\n"
+    "                      and wait4, timed by the program on its own monotonic clock, per\n"
+    "                      round, in a warm virtine (each process a virtine of its own) and\n"
+    "                      natively. Also: the same from outside ((invocation with 10 - with\n"
+    "                      0) / 10), exits per round (exits_per_round; exits is per\n"
+    "                      invocation, as elsewhere). Goal: ratio <= 1\n"
+    "  fork_wait           the same without the execve: the child calls _exit(0) at once;\n"
+    "                      against fork_exec_wait it separates the exec's cost. No goal\n"
     "\n"
     "ratio is p50 / native p50 unless said otherwise. Ember's rows run in --syscalls MODE\n"
     "(default $EMBER_SYSCALLS, else Ember's own default: guest where it can run); each row\n"
@@ -83,13 +101,12 @@ static const char programs_help[] =
     "\n" BENCH_HELP_BACKEND "\n"
     "Prints a table (each row on KVM, then on ptrace), then each row's own figures, with the\n"
     "machine's load average at the start and the end; --json gives {\"iterations\",\n"
-    "\"threads_k\", \"work_rounds\", \"load_start\", \"load_end\", \"results\": [{\"name\", "
-    "\"backend\",\n"
-    "\"syscalls\", \"p50_us\", \"p99_us\", \"native_p50_us\", \"native_p99_us\", \"ratio\",\n"
-    "\"ratio_is\", \"exits\", the row's own figures, \"goal\", \"goal_met\" (null where it does\n"
-    "not apply), and \"skipped\" or \"failed\" with the reason}, ...]}: one object per row and\n"
-    "backend, figures that do not apply null. Progress goes to stderr. Exit status 0, or 125\n"
-    "when a row failed (a skipped row is no failure).\n"
+    "\"threads_k\", \"work_rounds\", \"procs_k\", \"load_start\", \"load_end\", \"results\":\n"
+    "[{\"name\", \"backend\", \"syscalls\", \"p50_us\", \"p99_us\", \"native_p50_us\",\n"
+    "\"native_p99_us\", \"ratio\", \"ratio_is\", \"exits\", the row's own figures, \"goal\",\n"
+    "\"goal_met\" (null where it does not apply), and \"skipped\" or \"failed\" with the\n"
+    "reason}, ...]}: one object per row and backend, figures that do not apply null. Progress\n"
+    "goes to stderr. Exit status 0, or 125 when a row failed (a skipped row is no failure).\n"
     "\n"
     "Needs the build's guest/ and corpus/ folders next to the ember binary (make all).\n";
 
@@ -166,8 +183,11 @@ int cli_bench_programs(int argc, char **argv)
 	const char *mode = o.syscalls ? o.syscalls : cli_env("EMBER_SYSCALLS");
 	if (mode && strcmp(mode, "guest") && strcmp(mode, "trap"))
 		return cli_usage_error("bench programs", "--syscalls guest or trap");
-	struct prog_run r = {
-	    .iters = o.iters, .threads_k = THREADS_K, .work = WORK_ROUNDS, .syscalls = mode};
+	struct prog_run r = {.iters = o.iters,
+			     .threads_k = THREADS_K,
+			     .work = WORK_ROUNDS,
+			     .procs_k = PROCS_K,
+			     .syscalls = mode};
 	snprintf(r.dir, sizeof(r.dir), "%s", bench_build_dir());
 	struct prog_result res[NROWS * 2];
 	size_t n = NROWS * (size_t)o.nbackends;

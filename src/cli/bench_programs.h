@@ -14,6 +14,7 @@ struct prog_run {
 	int iters;	      /* rounds per row: each takes one sample of every figure in turn */
 	long threads_k;	      /* thread_create_join: creates and joins per invocation */
 	long long work;	      /* parallel_cpus2: rounds of work per thread */
+	long procs_k;	      /* fork_exec_wait, fork_wait: rounds per invocation */
 	const char *syscalls; /* Ember's syscall mode; NULL: its default */
 	char dir[4096];	      /* the build folder: guest/, corpus/ */
 	double load[2];	      /* the 1-minute load average at the start and at the end, or NAN */
@@ -68,7 +69,8 @@ struct prog_result {
 	int nextra;
 };
 
-/* the rows' measures: bench_programs_warm.c, bench_programs_threads.c */
+/* the rows' measures: bench_programs_warm.c, bench_programs_threads.c,
+ * bench_programs_procs.c (fork_exec_wait and fork_wait: the row's request is forkbench's mode) */
 void prog_floor(const struct prog_run *r, const struct prog_row *row, const char *backend,
 		struct prog_result *out);
 void prog_warm(const struct prog_run *r, const struct prog_row *row, const char *backend,
@@ -77,6 +79,8 @@ void prog_threads(const struct prog_run *r, const struct prog_row *row, const ch
 		  struct prog_result *out);
 void prog_parallel(const struct prog_run *r, const struct prog_row *row, const char *backend,
 		   struct prog_result *out);
+void prog_procs(const struct prog_run *r, const struct prog_row *row, const char *backend,
+		struct prog_result *out);
 
 /* where row's program is: under the build folder, or its absolute path */
 void prog_path(const struct prog_run *r, const struct prog_row *row, char *path, size_t len);

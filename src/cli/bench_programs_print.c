@@ -62,8 +62,9 @@ json_t *prog_json(const struct prog_run *r, const struct prog_result *res, size_
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(a, result_json(&res[i]));
-	json_t *j = json_pack("{s:i,s:I,s:I}", "iterations", r->iters, "threads_k",
-			      (json_int_t)r->threads_k, "work_rounds", (json_int_t)r->work);
+	json_t *j = json_pack("{s:i,s:I,s:I,s:I}", "iterations", r->iters, "threads_k",
+			      (json_int_t)r->threads_k, "work_rounds", (json_int_t)r->work,
+			      "procs_k", (json_int_t)r->procs_k);
 	json_object_set_new(j, "load_start", bench_json_num(r->load[0]));
 	json_object_set_new(j, "load_end", bench_json_num(r->load[1]));
 	json_object_set_new(j, "results", a);

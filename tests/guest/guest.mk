@@ -31,6 +31,9 @@ GUEST_PROGS += files fileread
 GUEST_PROGS += events
 # threads for `ember bench programs`: create+join timed inside, work split over two threads
 GUEST_PROGS += threadbench parwork
+# processes for `ember bench programs`: fork + execve of itself + wait4, fork + _exit + wait4,
+# timed inside
+GUEST_PROGS += forkbench
 # processes in an invocation (tests/integration/test_procs.sh): with glibc too, whose fork is
 # clone(CLONE_CHILD_SETTID|CLONE_CHILD_CLEARTID|SIGCHLD) where musl's is SYS_fork
 GUEST_PROGS += procs

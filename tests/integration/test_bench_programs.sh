@@ -3,11 +3,13 @@
 # prints valid JSON with every row per backend and its figures, or a skip with its reason (cpus 2
 # on ptrace); hello stays at one exit per invocation in guest mode; a row whose program is
 # missing fails the run (125) with its reason while the others are still measured; --help
-# tells every row. Run from the repository root; B is the build directory.
+# tells every row. fork_exec_wait and fork_wait: per round timed inside, an exit or more per
+# round, the exec adding its own. Run from the repository root; B is the build directory.
 set -u
 . "$(dirname "$0")/lib.sh"
 pick_backend
-ROWS="exit_floor hello_warm go_hello_warm thread_create_join parallel_cpus2 jq_warm sqlite3_warm"
+ROWS="exit_floor hello_warm go_hello_warm thread_create_join parallel_cpus2 jq_warm sqlite3_warm
+	fork_exec_wait fork_wait"
 
 "$E" bench programs --help >"$tmp/help" 2>&1
 check "--help exits 0" test $? = 0
@@ -59,6 +61,7 @@ for r in res:
     assert r["p50_us"] > 0 and r["p50_us"] <= r["p99_us"], r
     if r["name"] != "exit_floor":
         assert r["native_p50_us"] > 0 and r["ratio"] > 0, r
+    if r["name"] not in ("exit_floor", "fork_wait"):
         assert r["goal"] and isinstance(r["goal_met"], bool), r
 by = {r["name"]: r for r in res}
 if b == "kvm":
@@ -83,10 +86,28 @@ for n in ("jq_warm", "sqlite3_warm"):
     assert "failed" not in r and r["exits"] >= 1 and r["native_p50_us"] > 0, r
     assert r["run_p50_us"] > 0, r
 PY
+# processes: fork (+ execve of itself) + wait4 per round, K rounds per invocation
+py "fork_exec_wait and fork_wait: measured inside, exits per round, the exec's share" \
+	"$tmp/json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[2]))
+by = {r["name"]: r for r in j["results"]}
+k = j["procs_k"]
+assert k >= 1, j
+fe, fw = by["fork_exec_wait"], by["fork_wait"]
+for r in (fe, fw):
+    assert "failed" not in r and r["native_p50_us"] > 0 and r["p99_us"] >= r["p50_us"] > 0, r
+    assert r["outside_p50_us"] > 0 and r["native_outside_p50_us"] > 0, r
+    assert r["exits_per_round"] >= 1 and r["exits"] >= k * r["exits_per_round"], r
+assert fe["goal"] == "ratio <= 1" and fw["goal"] is None and fw["goal_met"] is None, (fe, fw)
+assert fe["exits_per_round"] > fw["exits_per_round"], (fe, fw)
+PY
 
 "$E" bench programs --iterations 1 --backend "$EMBER_BACKEND" >"$tmp/out" 2>"$tmp/err"
 check "the table exits 0" test $? = 0
 has "$tmp/out" "^hello_warm +$EMBER_BACKEND +guest " "the table: hello_warm's row, in guest mode"
+has "$tmp/out" "^fork_exec_wait +$EMBER_BACKEND " "the table: fork_exec_wait's row"
+has "$tmp/out" "^fork_exec_wait $EMBER_BACKEND: exits_per_round " "the table: its own figures"
 has "$tmp/out" "^goals met: [0-9]+ of [0-9]+ judged" "the table: the goals' tally"
 
 # a build folder without the corpus: go_hello_warm fails with its reason, the rest is measured

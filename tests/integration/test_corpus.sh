@@ -101,7 +101,8 @@ ran="$ran rs_threads"
 
 # debian NAME PROGRAM ARGS...: a program as Debian ships it, natively (in /) and in virtines with
 # --repeat 2 in both syscall modes: the same exit status, the native stdout twice over. DREQ is
-# the request (stdin), DFILES more options (--files)
+# the request (stdin), DFILES more options (--files), DNATIVE the native run's command line
+# instead, given to the program's -c (a shell's, with paths of the host for those of the files)
 debian()
 {
 	name=$1
@@ -112,7 +113,11 @@ debian()
 		return 0
 	fi
 	req "${DREQ:-}"
-	(cd / && "$@") <"$tmp/in" >"$tmp/native" 2>"$tmp/err"
+	if [ -n "${DNATIVE:-}" ]; then
+		(cd / && "$1" -c "$DNATIVE") <"$tmp/in" >"$tmp/native" 2>"$tmp/err"
+	else
+		(cd / && "$@") <"$tmp/in" >"$tmp/native" 2>"$tmp/err"
+	fi
 	nrc=$?
 	check "$name native: exit 0" [ "$nrc" = 0 ]
 	cat "$tmp/native" "$tmp/native" >"$tmp/native2"
@@ -131,11 +136,38 @@ debian gpgv-static /usr/bin/gpgv-static --version
 debian sash /bin/sash -c '-echo hello from sash'
 
 # bash-static running a script without processes (a loop, arithmetic, a here-string through a
-# pipe of its own, a function, a glob, /dev/null, the cwd): as natively. A pipe between processes
-# or a command substitution needs fork, not built yet
+# pipe of its own, a function, a glob, /dev/null, the cwd): as natively
 debian bash-static /bin/bash-static -c 'for i in 1 2 3; do echo "n=$i"; done; echo $((6 * 7))
 read l <<< "a here-string"; echo "read: $l"; f() { echo "f($1)"; }; f x
 case abc in a*) echo glob ;; esac; echo hidden > /dev/null; echo "${#BASH_VERSION}" > /dev/null; pwd'
+
+# and with processes, each a virtine of its own: a command substitution, a pipe into a subshell,
+# a subshell's status, a pipeline's status (fork, pipes, wait4); busybox's applets in a pipeline
+debian 'bash-static x=$(echo hi)' /bin/bash-static -c 'x=$(echo hi); echo "$x"'
+debian 'bash-static echo a | (read x; ...)' /bin/bash-static -c 'echo a | (read x; echo got $x)'
+debian 'bash-static (subshell; exit 3)' /bin/bash-static -c '(echo sub; exit 3); echo "status $?"'
+debian 'bash-static false | true' /bin/bash-static -c 'false | true; echo $?'
+debian 'busybox sh seq | sort -rn | head -3' /bin/busybox sh -c 'seq 1 100 | sort -rn | head -3'
+
+# a #! script among the function's files (--files, with the bash-static it names): bash-static
+# execs it, and it runs a pipeline of three processes, a subshell and a command substitution;
+# natively the same file where it lies (DNATIVE)
+mkdir -p "$tmp/sroot/bin"
+cp /bin/bash-static "$tmp/sroot/bin/" 2>/dev/null
+cat >"$tmp/sroot/pipe.sh" <<'EOF'
+#!/bin/bash-static
+gen() { for i in 3 1 2; do echo "line $i"; done; }
+gen | while read -r a b; do echo "$b $a"; done |
+	(n=0; while read -r x y; do n=$((n + x)); echo "$y $x"; done; echo "sum $n")
+echo "status ${PIPESTATUS[*]}, words $(echo a b c | (read -ra w; echo ${#w[@]}))"
+EOF
+chmod 755 "$tmp/sroot/pipe.sh"
+DFILES="--files $tmp/sroot"
+DNATIVE="$tmp/sroot/pipe.sh; echo rc=\$?"
+debian 'bash-static runs a #! script of its files' /bin/bash-static -c '/pipe.sh; echo rc=$?'
+has "$tmp/out" "^sum 6$" "the #! script of its files: its pipeline's sum, in a virtine"
+DFILES=""
+DNATIVE=""
 
 # the devices, with files or without: /dev/null, /dev/zero, /dev/full, /dev/urandom
 er /bin/busybox head -c 16 /dev/zero
