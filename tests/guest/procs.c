@@ -916,6 +916,15 @@ static int m_leak(void)
 		for (;;)
 			pause();
 	}
+	/* and one blocked writing to a full pipe nobody reads (it holds the read end itself) */
+	int p[2];
+	if (pipe(p) == 0 && xfork() == 0) {
+		static char junk[65536];
+		alarm(3);
+		while (write(p[1], junk, sizeof(junk)) > 0)
+			;
+		_exit(0);
+	}
 	return 0;
 }
 

@@ -113,7 +113,8 @@ expect_rc 1 "fork --pids 1"
 has "$tmp/out" "^fork: EAGAIN$" "fork --pids 1: the first process alone, fork: EAGAIN"
 
 # nothing of an invocation's processes reaches the next: a child's write to a global, its /tmp
-# file, a child left running (paused, its alarm at 3 s: the invocation must not wait for it)
+# file, children left running (one paused, one blocked on a full pipe; their alarms at 3 s: the
+# invocation must not wait for them)
 rm -f /tmp/ember-procs-leak
 "$P" leak <"$tmp/in" >"$tmp/native" 2>/dev/null
 rm -f /tmp/ember-procs-leak
