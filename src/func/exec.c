@@ -249,15 +249,8 @@ static void load(void *arg)
 						 : -ENOEXEC;
 		return;
 	}
-	struct sys_process proc = {.brk_start = l.brk_start,
-				   .mmap_hi = l.mmap_hi,
-				   .stack_lo = l.stack_lo,
-				   .stack_hi = l.stack_hi,
-				   .stack_size = l.stack_size,
-				   .guest = l.guest,
-				   .cpus = 1,
-				   .max_threads = a->from->proc.max_threads,
-				   .max_pids = a->from->proc.max_pids};
+	struct sys_process proc =
+	    func_process_of(&l, 1, a->from->proc.max_threads, a->from->proc.max_pids);
 	if (sys_init(a->st, a->vm, &proc)) {
 		a->rc = -ENOMEM;
 		return;

@@ -100,6 +100,8 @@ int func_init(struct ember_function *fn, struct vm *vm, int snapshot, char *err,
 /* the image loaded into v's clean machine, the program's start set up (an invocation from
  * scratch runs it so) */
 int func_load_image(struct ember_function *fn, struct virtine *v, char *err, size_t errlen);
+/* what a process may know of itself, from where img_load put its program */
+struct sys_process func_process_of(const struct img_layout *l, int cpus, int threads, int pids);
 /* the memory map, the in-guest runtime and the first registers of a program img_load put in vm
  * (l), st made for it: 0 or a kind */
 int func_start_program(struct sys_state *st, struct vm *vm, const struct img_layout *l, char *err,

@@ -26,6 +26,19 @@ int func_start_program(struct sys_state *st, struct vm *vm, const struct img_lay
 	return 0;
 }
 
+struct sys_process func_process_of(const struct img_layout *l, int cpus, int threads, int pids)
+{
+	return (struct sys_process){.brk_start = l->brk_start,
+				    .mmap_hi = l->mmap_hi,
+				    .stack_lo = l->stack_lo,
+				    .stack_hi = l->stack_hi,
+				    .stack_size = l->stack_size,
+				    .guest = l->guest,
+				    .cpus = cpus,
+				    .max_threads = threads,
+				    .max_pids = pids};
+}
+
 /* Loads the image into a clean machine and sets up the start of the program; 0 or a kind. */
 int func_load_image(struct ember_function *fn, struct virtine *v, char *err, size_t errlen)
 {
@@ -34,15 +47,7 @@ int func_load_image(struct ember_function *fn, struct virtine *v, char *err, siz
 			  (const char *const *)fn->envp, fn->rt->guest, &l, err, errlen);
 	if (rc)
 		return rc;
-	struct sys_process proc = {.brk_start = l.brk_start,
-				   .mmap_hi = l.mmap_hi,
-				   .stack_lo = l.stack_lo,
-				   .stack_hi = l.stack_hi,
-				   .stack_size = l.stack_size,
-				   .guest = l.guest,
-				   .cpus = fn->cpus,
-				   .max_threads = fn->max_threads,
-				   .max_pids = fn->max_pids};
+	struct sys_process proc = func_process_of(&l, fn->cpus, fn->max_threads, fn->max_pids);
 	fn->sites_call = l.sites_call;
 	fn->sites_trap = l.sites_trap;
 	fn->proc = proc;

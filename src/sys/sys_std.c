@@ -22,8 +22,8 @@ static long over_limit(struct sys_state *st, struct sys_state *to)
 	return -EFBIG;
 }
 
-static long buf_append(struct sys_state *st, struct sys_state *to, struct sys_buf *b,
-		       const void *p, size_t n)
+static long buf_append(struct sys_state *st, struct sys_state *to, struct sys_buf *b, const void *p,
+		       size_t n)
 {
 	if (n == 0) /* a buffer may have no memory yet */
 		return 0;
