@@ -56,22 +56,21 @@ static void std_changed(struct sys_state *st, uint64_t fd)
 		st->std_changed = 1;
 }
 
-/* free object slots, counted up to two (a pipe's): the table may be shared by processes */
-static int objs_free(const struct sys_state *st)
+int sys_obj_room(const struct sys_state *st, int n)
 {
-	int n = 0;
-	for (size_t i = 0; i < SYS_FDS && n < 2; i++)
-		n += st->obj[i].kind == SYS_KIND_NONE;
-	return n;
+	int free = 0;
+	for (size_t i = 0; i < SYS_FDS && free < n; i++)
+		free += st->obj[i].kind == SYS_KIND_NONE;
+	return free >= n;
 }
 
 long sys_fd_lowest(const struct sys_state *st, uint64_t from)
 {
-	if (objs_free(st) < 2)
-		return -ENFILE; /* the invocation's open files, every process's together */
 	for (uint64_t fd = from; fd < SYS_FDS; fd++)
 		if (!st->fd[fd].obj && fd != EMBER_CODE_FD && fd != EMBER_META_FD)
-			return (long)fd;
+			/* a free descriptor, but the objects may be full: the table is every
+			 * process's of the invocation */
+			return sys_obj_room(st, 1) ? (long)fd : -ENFILE;
 	return -EMFILE;
 }
 

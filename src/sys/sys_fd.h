@@ -48,8 +48,10 @@ const struct sys_fd_ops *sys_obj_ops(const struct sys_obj *o);
 /* the lowest closed descriptor at or past from, never 3 or 4: Ember's (a runtime's code, opened
  * at load; the request's metadata, opened at every invocation), and so the program's files and
  * objects are on 5 to 63 first, where the in-guest runtime can read files itself: it, or
- * -EMFILE */
+ * -EMFILE, or -ENFILE when the objects every process of the invocation shares are full */
 long sys_fd_lowest(const struct sys_state *st, uint64_t from);
+/* the object table (every process's of the invocation) has n free slots */
+int sys_obj_room(const struct sys_state *st, int n);
 /* a new object of kind with flags in a free slot, named by no descriptor yet (there is always
  * one while a descriptor is free) */
 struct sys_obj *sys_obj_new(struct sys_state *st, enum sys_kind kind, uint32_t flags);

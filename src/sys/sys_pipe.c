@@ -157,7 +157,9 @@ static long sys_pipe2(struct sys_state *st, const uint64_t a[6])
 	uint32_t nb = (uint32_t)(a[1] & O_NONBLOCK);
 	long rfd = sys_fd_lowest(st, 0), wfd = rfd < 0 ? rfd : sys_fd_lowest(st, (uint64_t)rfd + 1);
 	if (wfd < 0)
-		return -EMFILE;
+		return wfd;
+	if (!sys_obj_room(st, 2))
+		return -ENFILE; /* two ends: the invocation's open files are full */
 	const int fds[2] = {(int)rfd, (int)wfd};
 	if (!sys_user(st, a[0], sizeof(fds), PROT_WRITE))
 		return -EFAULT;
