@@ -21,6 +21,9 @@ struct fam_loader {
 	 * caller of execve (-ENOENT, -EACCES, -ENOEXEC, -ENOMEM, -E2BIG) */
 	int (*exec)(void *ctx, const struct sys_state *from, const char *path, char *const *argv,
 		    char *const *envp, struct vm *vm, struct sys_state *st);
+	/* the snapshot the first process's machine was last reset to, whose pages it has not
+	 * written are the snapshot's (KVM): NULL when there is none */
+	const struct snap *(*base)(void *ctx);
 };
 
 enum fam_state {

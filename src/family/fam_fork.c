@@ -12,6 +12,7 @@ struct fork_args {
 	struct sys_state *parent, *child;
 	struct proc_thread *t;
 	uint64_t sp, flags, ctid;
+	const struct snap *base; /* beneath mem (its pages not written since), or NULL */
 	const struct snap *mem;
 	/* the parent's thread's FPU state, read on the parent's machine thread */
 	uint8_t *fpu;
@@ -71,7 +72,10 @@ static void build(void *p)
 	int rc = 0;
 	for (size_t i = 0; i < c->nvma && !rc; i++) {
 		const struct sys_vma *v = &c->vmas[i];
-		rc = snap_put_memory(a->mem, c->vm, v->start, v->end, SNAP_SHARE_UPM);
+		if (a->base)
+			rc = snap_put_memory(a->base, c->vm, v->start, v->end, SNAP_SHARE_UPM);
+		if (!rc)
+			rc = snap_put_memory(a->mem, c->vm, v->start, v->end, SNAP_SHARE_UPM);
 		if (!rc)
 			rc = vm_protect(c->vm, v->start, v->end - v->start, v->prot);
 	}
@@ -138,9 +142,15 @@ long fam_fork(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t s
 		goto fail_st;
 	cs->pid = c->pid;
 	cs->ppid = c->ppid = st->pid;
-	if ((rc = snap_capture_memory(&mem, st->vm, st)))
+	/* a warm first process on KVM: the function's snapshot beneath, only what it changed
+	 * copied; else every page that holds data */
+	const struct snap *base = st == f->root && vm_backend_of(st->vm) == VM_BACKEND_KVM
+				      ? f->ld->base(f->ld_ctx)
+				      : NULL;
+	if ((rc = base ? snap_capture_changed(&mem, st->vm, st)
+		       : snap_capture_memory(&mem, st->vm, st)))
 		goto fail_st;
-	struct fork_args a = {f, st, cs, t, sp, flags, ctid, &mem, NULL, 0, 0};
+	struct fork_args a = {f, st, cs, t, sp, flags, ctid, base, &mem, NULL, 0, 0};
 	if (!(a.fpu = malloc(VM_FPU_MAX)) || proc_fpu_of(&st->pr, t, a.fpu, &a.fpu_len))
 		a.fpu_len = 0; /* a thread that never ran: the child starts fresh */
 	vm_call(c->vm, build, &a);

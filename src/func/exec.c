@@ -279,4 +279,10 @@ static int exec_load(void *ctx, const struct sys_state *from, const char *path, 
 	return rc;
 }
 
-const struct fam_loader func_fam_loader = {vm_new, vm_free, exec_load};
+static const struct snap *base(void *ctx)
+{
+	struct ember_function *fn = ctx;
+	return func_state(fn) == FUNC_WARM && fn->snap.sealed ? &fn->snap : NULL;
+}
+
+const struct fam_loader func_fam_loader = {vm_new, vm_free, exec_load, base};

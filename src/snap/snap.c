@@ -76,6 +76,43 @@ int snap_capture_memory(struct snap *s, struct vm *vm, const struct sys_state *s
 	return rc;
 }
 
+/* a page that may differ from the last reset's content, copied without marking it touched */
+static int collect_changed(struct collect *c, uint64_t addr)
+{
+	if (vm_unwritten(c->vm, addr))
+		return 0;
+	struct snap *s = c->s;
+	if (s->npages == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+		uint64_t *p = realloc(s->pages, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->pages = p;
+		uint8_t *d = realloc(s->data, cap * PAGE);
+		if (!d)
+			return -ENOMEM;
+		s->data = d;
+		c->cap = cap;
+	}
+	if (vm_copy_from(c->vm, s->data + s->npages * PAGE, addr, PAGE))
+		return -EFAULT;
+	s->pages[s->npages++] = addr;
+	return 0;
+}
+
+int snap_capture_changed(struct snap *s, struct vm *vm, const struct sys_state *st)
+{
+	memset(s, 0, sizeof(*s));
+	struct collect c = {s, 0, vm};
+	int rc = 0;
+	for (size_t i = 0; i < st->nvma && !rc; i++)
+		for (uint64_t a = st->vmas[i].start; a < st->vmas[i].end && !rc; a += PAGE)
+			rc = collect_changed(&c, a);
+	if (rc || (rc = snap_seal(s)))
+		snap_free(s);
+	return rc;
+}
+
 int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st)
 {
 	memset(s, 0, sizeof(*s));

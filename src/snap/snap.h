@@ -56,6 +56,10 @@ int snap_put_memory(const struct snap *s, struct vm *vm, uint64_t start, uint64_
 int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st);
 /* Only the memory (the pages of st's map that hold data), sealed: what fork copies */
 int snap_capture_memory(struct snap *s, struct vm *vm, const struct sys_state *st);
+/* Only the pages of st's map that may differ from what the last reset put there (vm_unwritten
+ * says 0), their bytes now, zeros included: with that reset's snapshot beneath them, the
+ * machine's memory, for a fraction of the copy */
+int snap_capture_changed(struct snap *s, struct vm *vm, const struct sys_state *st);
 void snap_free(struct snap *s);
 /* calls fn for each page of [start, end) that holds data in the machine's memfd, run by run (a
  * page swapped out counts: it still holds data) */
