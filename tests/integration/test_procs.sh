@@ -164,6 +164,20 @@ shell 'bash: a subshell'"'"'s status, exit 5' $BASH -c 'f() { return 3; }; (f); 
 shell 'busybox sh: seq | sort -rn | head -3' $BB sh -c 'seq 1 100 | sort -rn | head -3'
 shell 'busybox sh: $(( $(echo 6) * 7 ))' $BB sh -c 'echo $(( $(echo 6) * 7 ))'
 shell 'busybox sh: busybox echo (execve of /proc/self/exe)' $BB sh -c 'busybox echo via exe; echo $?'
+# the request read by processes: a pipeline's first stage, an exec'd program, a child after its
+# parent's read, each at the one position, as a file shared by parent and child is natively;
+# these fork before reading it, so every invocation runs from the start with its own request
+printf 'hello procs\nsecond line\n' >"$tmp/in"
+shell 'busybox sh: the request through cat | tr' $BB sh -c 'cat | tr a-z A-Z'
+shell 'busybox sh: exec cat (the first process execs)' $BB sh -c 'exec busybox cat'
+shell 'busybox sh: read, then a child reads the rest' $BB sh -c 'read x; echo "1: $x"; busybox cat'
+shell 'bash: read in a pipeline stage' $BASH -c '{ read a; echo "$a"; } | { read b; echo "[$b]"; }'
+(cd / && env -i $BB sh -c 'cat | tr a-z A-Z') <"$tmp/in" >"$tmp/once" 2>/dev/null
+copies 3 "$tmp/once"
+er --repeat 3 $BB sh -c 'cat | tr a-z A-Z'
+check "the request through a pipeline, --repeat 3: each invocation its own, whole" \
+	cmp -s "$tmp/out" "$tmp/want"
+req ""
 mkdir -p "$tmp/root/bin"
 [ -x $BB ] && cp $BB "$tmp/root/bin/busybox"
 EOPTS="--files $tmp/root" shell 'bash: /bin/busybox from the files' \
