@@ -58,7 +58,9 @@ int snap_capture(struct snap *s, struct vm *vm, const struct sys_state *st);
 int snap_capture_memory(struct snap *s, struct vm *vm, const struct sys_state *st);
 /* Only the pages of st's map that may differ from what the last reset put there (vm_unwritten
  * says 0), their bytes now, zeros included: with that reset's snapshot beneath them, the
- * machine's memory, for a fraction of the copy */
+ * machine's memory, for a fraction of the copy. It holds while every change of a page is a
+ * guest write, a host write through the accessor or a discard: a file mapped over a page is
+ * one (the sys layer discards the range first), a file run that skipped it would not be */
 int snap_capture_changed(struct snap *s, struct vm *vm, const struct sys_state *st);
 void snap_free(struct snap *s);
 /* calls fn for each page of [start, end) that holds data in the machine's memfd, run by run (a
