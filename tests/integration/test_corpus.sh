@@ -238,6 +238,15 @@ debian "python3.11 decimal" /usr/bin/python3.11 -c 'import sys, json, hashlib
 from decimal import Decimal
 d = Decimal(sys.stdin.read()) * 3
 print(json.dumps({"d": str(d), "sha": hashlib.sha256(str(d).encode()).hexdigest()[:16]}))'
+# subprocess (vfork, close_range, execve of a file of its files, a pipe back), the request read
+# by the child through stdin passed on
+mkdir -p "$tmp/root/bin"
+cp /bin/busybox "$tmp/root/bin/busybox"
+DREQ="through the child"
+debian "python3.11 subprocess" /usr/bin/python3.11 -c 'import subprocess, sys
+r = subprocess.run(["/bin/busybox", "tr", "a-z", "A-Z"], capture_output=True)
+o = subprocess.run(["/bin/busybox", "echo", "out"], stdout=subprocess.PIPE, text=True).stdout
+print(r.returncode, r.stdout, o.strip(), subprocess.call(["/bin/busybox", "false"]))'
 DFILES=""
 DREQ=""
 
