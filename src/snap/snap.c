@@ -43,24 +43,33 @@ struct collect {
 	struct vm *vm;
 };
 
-static int collect_page(void *ctx, uint64_t addr)
+/* room for one more page: the next page's bytes, or NULL (no memory) */
+static uint8_t *next_slot(struct collect *c)
 {
-	struct collect *c = ctx;
 	struct snap *s = c->s;
 	if (s->npages == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 256;
 		uint64_t *p = realloc(s->pages, cap * sizeof(*p));
 		if (!p)
-			return -ENOMEM;
+			return NULL;
 		s->pages = p;
 		uint8_t *d = realloc(s->data, cap * PAGE);
 		if (!d)
-			return -ENOMEM;
+			return NULL;
 		s->data = d;
 		c->cap = cap;
 	}
-	memcpy(s->data + s->npages * PAGE, vm_guest(c->vm, addr, PAGE), PAGE);
-	s->pages[s->npages++] = addr;
+	return s->data + s->npages * PAGE;
+}
+
+static int collect_page(void *ctx, uint64_t addr)
+{
+	struct collect *c = ctx;
+	uint8_t *slot = next_slot(c);
+	if (!slot)
+		return -ENOMEM;
+	memcpy(slot, vm_guest(c->vm, addr, PAGE), PAGE);
+	c->s->pages[c->s->npages++] = addr;
 	return 0;
 }
 
@@ -81,22 +90,12 @@ static int collect_changed(struct collect *c, uint64_t addr)
 {
 	if (vm_unwritten(c->vm, addr))
 		return 0;
-	struct snap *s = c->s;
-	if (s->npages == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 256;
-		uint64_t *p = realloc(s->pages, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		s->pages = p;
-		uint8_t *d = realloc(s->data, cap * PAGE);
-		if (!d)
-			return -ENOMEM;
-		s->data = d;
-		c->cap = cap;
-	}
-	if (vm_copy_from(c->vm, s->data + s->npages * PAGE, addr, PAGE))
+	uint8_t *slot = next_slot(c);
+	if (!slot)
+		return -ENOMEM;
+	if (vm_copy_from(c->vm, slot, addr, PAGE))
 		return -EFAULT;
-	s->pages[s->npages++] = addr;
+	c->s->pages[c->s->npages++] = addr;
 	return 0;
 }
 
