@@ -97,7 +97,9 @@ assert k >= 1, j
 fe, fw = by["fork_exec_wait"], by["fork_wait"]
 for r in (fe, fw):
     assert "failed" not in r and r["native_p50_us"] > 0 and r["p99_us"] >= r["p50_us"] > 0, r
-    assert r["outside_p50_us"] > 0 and r["native_outside_p50_us"] > 0, r
+    # the outside figures are differences of two invocations' wall times: reported, and any
+    # sign, as a busy machine makes them (a native one read -94 us during a make test)
+    assert all(isinstance(r[f], (int, float)) for f in ("outside_p50_us", "native_outside_p50_us")), r
     assert r["exits_per_round"] >= 1 and r["exits"] >= k * r["exits_per_round"], r
 assert fe["goal"] == "ratio <= 1" and fw["goal"] is None and fw["goal_met"] is None, (fe, fw)
 assert fe["exits_per_round"] > fw["exits_per_round"], (fe, fw)
