@@ -32,6 +32,19 @@ struct sys_obj *sys_fd_obj(struct sys_state *st, uint64_t fd)
 	return &st->obj[st->fd[fd].obj - 1];
 }
 
+long sys_fd_stat(struct sys_state *st, uint64_t fd, struct stat *s)
+{
+	struct sys_obj *o = sys_fd_obj(st, fd);
+	if (!o)
+		return -EBADF;
+	memset(s, 0, sizeof(*s));
+	s->st_blksize = 4096;
+	s->st_nlink = 1;
+	s->st_uid = s->st_gid = SYS_GUEST_UID;
+	sys_obj_ops(o)->stat(st, o, s);
+	return 0;
+}
+
 int sys_fd_std(struct sys_state *st, uint64_t fd, uint32_t which)
 {
 	struct sys_obj *o = sys_fd_obj(st, fd);

@@ -39,6 +39,8 @@ extern const struct sys_fd_ops sys_std_ops, sys_file_ops, sys_pipe_ops, sys_even
 
 /* the object fd names, or NULL (not open) */
 struct sys_obj *sys_fd_obj(struct sys_state *st, uint64_t fd);
+/* fd's object described as fstat would (any kind: a pipe, the request, a file); 0 or -EBADF */
+long sys_fd_stat(struct sys_state *st, uint64_t fd, struct stat *s);
 /* o's slot in the table, and its kind's operations */
 static inline uint32_t sys_obj_slot(const struct sys_state *st, const struct sys_obj *o)
 {

@@ -293,9 +293,9 @@ static long stat_path(struct sys_state *st, uint64_t dirfd, uint64_t path, int f
 	if (dev >= 0)
 		return sys_dev_stat(dev, s), 0;
 	const char *c = sys_user(st, path, 1, PROT_READ);
-	struct sys_obj *o = sys_tmp_file(st, dirfd);
-	if (c && !*c && (flags & AT_EMPTY_PATH) && o) /* the descriptor itself */
-		return sys_tmp_stat(st, o->id, s), 0;
+	/* the descriptor itself, of any kind (libuv's fstat is statx(fd, "", AT_EMPTY_PATH)) */
+	if (c && !*c && (flags & AT_EMPTY_PATH) && (int)dirfd != AT_FDCWD)
+		return sys_fd_stat(st, dirfd, s);
 	struct sys_tmp_at tmp;
 	long trc = sys_tmp_path(st, dirfd, path, &tmp);
 	if (!trc && tmp.in && !tmp.found)

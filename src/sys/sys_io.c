@@ -12,8 +12,6 @@
 #include "sys/sys_fs.h"
 #include "sys/sys_tmp.h"
 
-#define GUEST_UID 1000
-
 uint64_t sys_iov_total(const struct sys_iov *v, int n)
 {
 	uint64_t total = 0;
@@ -140,16 +138,9 @@ static long sys_writev(struct sys_state *st, const uint64_t a[6])
 
 static long fill_stat(struct sys_state *st, uint64_t fd, uint64_t addr)
 {
-	struct sys_obj *o = sys_fd_obj(st, fd);
-	if (!o)
-		return -EBADF;
 	struct stat s;
-	memset(&s, 0, sizeof(s));
-	s.st_blksize = 4096;
-	s.st_nlink = 1;
-	s.st_uid = s.st_gid = GUEST_UID;
-	sys_obj_ops(o)->stat(st, o, &s);
-	return sys_put(st, addr, &s, sizeof(s));
+	long rc = sys_fd_stat(st, fd, &s);
+	return rc ? rc : sys_put(st, addr, &s, sizeof(s));
 }
 
 static long sys_fstat(struct sys_state *st, const uint64_t a[6])

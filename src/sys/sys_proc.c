@@ -13,7 +13,6 @@
 #include "sys/sys.h"
 
 #define GUEST_PID 1
-#define GUEST_UID 1000
 
 static long ret_pid(struct sys_state *st, const uint64_t a[6])
 {
@@ -24,7 +23,7 @@ static long ret_pid(struct sys_state *st, const uint64_t a[6])
 static long ret_uid(struct sys_state *st, const uint64_t a[6])
 {
 	(void)st, (void)a;
-	return GUEST_UID;
+	return SYS_GUEST_UID;
 }
 
 static long ret_enosys(struct sys_state *st, const uint64_t a[6])

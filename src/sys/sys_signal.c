@@ -11,7 +11,6 @@
 #define SA_RESTORER   0x04000000ULL /* the kernel's flags, beside glibc's */
 #define SS_AUTODISARM (1U << 31)
 #define GUEST_PID     1
-#define GUEST_UID     1000
 #define SIG_BIT(s)    (1ULL << ((s)-1))
 #define NEVER	      (SIG_BIT(SIGKILL) | SIG_BIT(SIGSTOP))
 /* uc_flags: the FPU state is an XSAVE image; the frame's ss is the one to restore */
@@ -206,7 +205,7 @@ static int push_frame(struct sys_state *st, struct proc_thread *t, int sig, int 
 	    (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGTRAP)) {
 		memcpy(f.si_rest, &addr, sizeof(addr)); /* si_addr */
 	} else {
-		const int32_t who[2] = {GUEST_PID, GUEST_UID}; /* si_pid, si_uid */
+		const int32_t who[2] = {GUEST_PID, SYS_GUEST_UID}; /* si_pid, si_uid */
 		memcpy(f.si_rest, who, sizeof(who));
 	}
 	/* the XSAVE image, with the software words that say so (fpx_sw_bytes) */
