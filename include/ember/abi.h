@@ -42,8 +42,12 @@
 /* fd 3 carries a runtime's source code (read once, before the snapshot) */
 #define EMBER_CODE_FD 3
 /* fd 4 carries the request's metadata, "NAME=value\n" lines (ember_invoke_meta); it is open, and
- * empty when there is none, in every invocation, and closed before the snapshot point */
-#define EMBER_META_FD 4
+ * empty when there is none, in every invocation, and closed before the snapshot point. It is
+ * also where the function writes its response head, at most EMBER_HEAD_MAX bytes of lines
+ * "Status: 201" and "Name: value" (the HTTP status and headers ember serve answers with; see
+ * docs/writing-functions.md); a write past that fails with EFBIG */
+#define EMBER_META_FD  4
+#define EMBER_HEAD_MAX 8192
 
 /*
  * The in-guest runtime (syscalls=guest). A rewritten site is `call *%rax` (ff d0): rax holds the

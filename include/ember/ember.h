@@ -212,6 +212,10 @@ struct ember_result {
 	 * the working set (outside_pages), and how many of them the run touched (mispredicted) */
 	uint64_t outside_pages, mispredicted;
 	enum ember_start start;
+	/* the response head the function wrote on fd 4 (EMBER_META_FD): "Status: N" and
+	 * "Name: value" lines, at most EMBER_HEAD_MAX bytes; NULL when it wrote none */
+	uint8_t *head;
+	size_t head_len;
 };
 
 struct ember_function;

@@ -306,6 +306,7 @@ void ember_result_free(struct ember_result *res)
 {
 	free(res->out);
 	free(res->log);
+	free(res->head);
 	free(res->syscalls);
 	memset(res, 0, sizeof(*res));
 }

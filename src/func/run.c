@@ -82,8 +82,11 @@ void func_fill_result(struct ember_result *res, struct sys_state *st)
 	res->out_len = st->out.len;
 	res->log = st->log.data;
 	res->log_len = st->log.len;
+	res->head = st->head.data;
+	res->head_len = st->head.len;
 	memset(&st->out, 0, sizeof(st->out));
 	memset(&st->log, 0, sizeof(st->log));
+	memset(&st->head, 0, sizeof(st->head));
 	for (int k = 0; k < EMBER_EXIT_KINDS; k++) {
 		res->exits_by_reason[k] = st->stats.exits[k];
 		res->exits += st->stats.exits[k];

@@ -73,8 +73,9 @@ void sys_free(struct sys_state *st)
 	free(st->vmas);
 	free(st->out.data);
 	free(st->log.data);
+	free(st->head.data);
 	st->vmas = NULL;
-	st->out.data = st->log.data = NULL;
+	st->out.data = st->log.data = st->head.data = NULL;
 }
 
 void sys_set_input(struct sys_state *st, const void *in, size_t len)

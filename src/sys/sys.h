@@ -10,7 +10,8 @@
 #include "sys/sys_rt.h"
 #include "vm/vm.h"
 
-#define SYS_NR_MAX 512 /* Linux x86-64 numbers below this are counted one by one */
+#define SYS_NR_MAX    512  /* Linux x86-64 numbers below this are counted one by one */
+#define SYS_GUEST_UID 1000 /* the uid and gid a program sees for itself and its files */
 
 struct sys_vma {
 	uint64_t start, end;
@@ -189,7 +190,8 @@ struct sys_state {
 	const uint8_t *meta; /* the request's metadata (fd 4), set with the request */
 	size_t meta_len, meta_pos;
 	struct sys_buf out, log;
-	uint64_t out_limit; /* bytes of stdout + stderr together */
+	struct sys_buf head; /* the response head written on fd 4 (EMBER_HEAD_MAX at most) */
+	uint64_t out_limit;  /* bytes of stdout + stderr together */
 	/* the descriptors, the objects they name, every epoll's interest list, and each pipe's
 	 * buffer by its read end's slot (NULL until it is written to) */
 	struct sys_fd fd[SYS_FDS];

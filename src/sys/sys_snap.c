@@ -109,6 +109,8 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	st->meta_len = st->meta_pos = 0;
 	if (copy_buf(&st->out, &s->out) || copy_buf(&st->log, &s->log))
 		return -ENOMEM;
+	free(st->head.data); /* a response head is an invocation's own, never init's */
+	memset(&st->head, 0, sizeof(st->head));
 	st->outcome = SYS_RUNNING;
 	st->status = 0;
 	st->msg[0] = 0;

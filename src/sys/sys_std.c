@@ -49,6 +49,9 @@ long sys_append_out(struct sys_state *st, int fd, const void *p, size_t n)
 	/* a child's output is the invocation's, in order per descriptor with everyone's; past
 	 * the limit, the whole invocation ends */
 	struct sys_state *to = st->out_to ? st->out_to : st;
+	if (fd == EMBER_META_FD) /* the response head: bounded on its own, and never fatal */
+		return to->head.len + n > EMBER_HEAD_MAX ? -EFBIG
+							 : buf_append(st, to, &to->head, p, n);
 	return buf_append(st, to, fd == 1 ? &to->out : &to->log, p, n);
 }
 
@@ -58,7 +61,9 @@ static void open_std(struct sys_state *st, uint32_t which)
 	if (sys_fd_std(st, which, which))
 		return;
 	sys_fd_close(st, which);
-	struct sys_obj *o = sys_obj_new(st, SYS_KIND_STD, O_RDONLY);
+	/* the metadata's descriptor takes the response head too */
+	struct sys_obj *o =
+	    sys_obj_new(st, SYS_KIND_STD, which == EMBER_META_FD ? O_RDWR : O_RDONLY);
 	o->id = which;
 	sys_fd_set(st, which, o, 0);
 }
