@@ -17,7 +17,8 @@ PY_SKIP   := test idlelib tkinter turtledemo turtle.py ensurepip lib2to3 pydoc_d
 	site-packages dist-packages __pycache__ sitecustomize.py 'config-3.11-*'
 
 .PHONY: runtimes
-runtimes: $(B)/runtimes/js $(B)/runtimes/lua $(B)/runtimes/python $(B)/runtimes/python-lib.stamp
+runtimes: $(B)/runtimes/js $(B)/runtimes/lua $(B)/runtimes/python $(B)/runtimes/python-lib.stamp \
+	$(B)/runtimes/node-files.stamp $(B)/runtimes/python3-files.stamp
 all: runtimes
 
 # duktape.c is large and not ours: its own object, no warnings, rebuilt only when it changes
@@ -55,4 +56,37 @@ $(B)/runtimes/python-lib.stamp: runtimes/runtimes.mk
 	tar -C $(PY_SRC) $(PY_SKIP:%=--exclude=%) -cf - . | tar -C $(B)/runtimes/python-lib/usr/lib/python3.11 -xf -
 	$(PY) -m compileall -q -j 2 --invalidation-mode unchecked-hash \
 		-s $(B)/runtimes/python-lib -p / $(B)/runtimes/python-lib/usr/lib/python3.11 >/dev/null
+	touch $@
+
+# Node.js and CPython as Debian ships them (nodejs, python3.11): the host's own programs, run with
+# files built here: each one's closure (its ld.so and libraries, runtimes/closure.sh), Ember's
+# script that loads the handler (at /usr/lib/ember/), and for CPython its standard library with
+# its extension modules, and numpy with its libraries when python3-numpy is installed
+NODE     := /usr/bin/node
+NODE_FS  := $(B)/runtimes/node-files
+PY3_FS   := $(B)/runtimes/python3-files
+PY3_SKIP := test idlelib tkinter turtledemo turtle.py ensurepip lib2to3 pydoc_data __pycache__ \
+	'config-3.11-*'
+NUMPY    := /usr/lib/python3/dist-packages/numpy
+
+$(B)/runtimes/node-files.stamp: runtimes/node/ember.js runtimes/closure.sh runtimes/runtimes.mk
+	rm -rf $(NODE_FS)
+	mkdir -p $(NODE_FS)/usr/lib/ember
+	runtimes/closure.sh $(NODE_FS) $(NODE)
+	cp runtimes/node/ember.js $(NODE_FS)/usr/lib/ember/node.js
+	touch $@
+
+$(B)/runtimes/python3-files.stamp: runtimes/python3/ember.py runtimes/closure.sh runtimes/runtimes.mk
+	rm -rf $(PY3_FS)
+	mkdir -p $(PY3_FS)/usr/lib/python3.11 $(PY3_FS)/usr/lib/ember
+	tar -C $(PY_SRC) $(PY3_SKIP:%=--exclude=%) -cf - . | tar -C $(PY3_FS)/usr/lib/python3.11 -xf -
+	runtimes/closure.sh $(PY3_FS) $(PY) $(PY_SRC)/lib-dynload/*.so
+	if [ -d $(NUMPY) ]; then \
+		mkdir -p $(PY3_FS)/usr/lib/python3/dist-packages && \
+		tar -C $(dir $(NUMPY)) --exclude=tests --exclude=__pycache__ -cf - numpy | \
+			tar -C $(PY3_FS)/usr/lib/python3/dist-packages -xf - && \
+		runtimes/closure.sh $(PY3_FS) $$(find $(NUMPY) -name '*.so'); fi
+	cp runtimes/python3/ember.py $(PY3_FS)/usr/lib/ember/python.py
+	$(PY) -m compileall -q -j 2 --invalidation-mode unchecked-hash -s $(PY3_FS) -p / \
+		$(PY3_FS)/usr/lib >/dev/null
 	touch $@

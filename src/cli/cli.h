@@ -32,8 +32,6 @@ int cli_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, char
 const char *cli_env(const char *name);
 /* "ember CMD: msg (see 'ember CMD --help')" on stderr; returns CLI_EXIT_EMBER */
 int cli_usage_error(const char *cmd, const char *msg);
-/* the runtime image for a language ("js", "lua"): NAME in the folder img_runtime_dir finds */
-int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size_t whylen);
 
 /* what ember_load needs to run PROGRAM: the program itself, or with runtime set, the runtime's
  * image with PROGRAM's source as its code (argv points into the struct: do not copy it) */
@@ -41,11 +39,12 @@ struct ember_config;
 
 struct cli_program {
 	char image[4096];
-	char source[256]; /* the source's file name, the runtime's argv[1] */
-	const char *argv[3];
+	char source[256]; /* the source's file name, the runtime's last argument */
+	const char *argv[5];
 	uint8_t *code; /* malloc'd; free it after ember_load */
 	size_t code_len;
 	char files[4096]; /* the runtime's own files (python: its standard library), or "" */
+	uint64_t mem;	  /* the runtime's default guest memory, 0: Ember's */
 };
 int cli_program(const char *runtime, const char *program, struct cli_program *p, char *why,
 		size_t whylen);

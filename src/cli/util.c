@@ -34,28 +34,6 @@ int cli_usage_error(const char *cmd, const char *msg)
 	return CLI_EXIT_EMBER;
 }
 
-int cli_runtime_path(const char *name, char *out, size_t outlen, char *why, size_t whylen)
-{
-	static const char *const known[] = {"js", "lua", "python"};
-	size_t i;
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (!strcmp(name, known[i]))
-			break;
-	if (i == sizeof(known) / sizeof(known[0])) {
-		snprintf(why, whylen, "unknown runtime '%s' (js, lua or python)", name);
-		return -1;
-	}
-	char dir[4096];
-	img_runtime_dir(dir, sizeof(dir));
-	snprintf(out, outlen, "%s/%s", dir, name);
-	if (access(out, R_OK) != 0) {
-		snprintf(why, whylen, "runtime '%s' not found at %s (build it with make)", name,
-			 out);
-		return -1;
-	}
-	return 0;
-}
-
 int cli_program(const char *runtime, const char *program, struct cli_program *p, char *why,
 		size_t whylen)
 {
@@ -65,7 +43,10 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 		p->argv[0] = p->image;
 		return 0;
 	}
-	if (cli_runtime_path(runtime, p->image, sizeof(p->image), why, whylen))
+	char dir[4096];
+	img_runtime_dir(dir, sizeof(dir));
+	struct img_runtime rt;
+	if (img_runtime_find(dir, runtime, &rt, why, whylen))
 		return -1;
 	int fd = open(program, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || base_read_fd(fd, 64 << 20, &p->code, &p->code_len)) {
@@ -77,26 +58,21 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 	close(fd);
 	const char *base = strrchr(program, '/');
 	snprintf(p->source, sizeof(p->source), "%s", base ? base + 1 : program);
+	snprintf(p->image, sizeof(p->image), "%s", rt.image);
+	snprintf(p->files, sizeof(p->files), "%s", rt.files);
+	for (int i = 0; rt.argv[i]; i++) /* the loader's script: a string of the table's */
+		p->argv[i] = rt.argv[i];
 	p->argv[0] = p->image;
-	p->argv[1] = p->source;
-	if (!strcmp(runtime, "python")) { /* its standard library, built beside it */
-		snprintf(p->files, sizeof(p->files), "%.4000s-lib", p->image);
-		if (access(p->files, R_OK)) {
-			snprintf(why, whylen,
-				 "the python runtime's library is missing at %s (build it "
-				 "with make)",
-				 p->files);
-			free(p->code);
-			p->code = NULL;
-			return -1;
-		}
-	}
+	p->argv[rt.handler_arg] = p->source;
+	p->mem = rt.mem;
 	return 0;
 }
 
 const char *cli_runtime_ext(const char *runtime)
 {
-	return strcmp(runtime, "python") ? runtime : "py";
+	return !strcmp(runtime, "python") || !strcmp(runtime, "python3") ? "py"
+	       : !strcmp(runtime, "node")				 ? "js"
+									 : runtime;
 }
 
 const char *cli_suite_files(const char *build, const char *name, char *buf, size_t len)
@@ -117,6 +93,8 @@ int cli_program_config(const struct cli_program *p, struct ember_config *cfg, ch
 	(void)why;
 	(void)whylen;
 	cfg->runtime_files = p->files[0] ? p->files : NULL;
+	if (!cfg->mem_bytes)
+		cfg->mem_bytes = p->mem;
 	return 0;
 }
 

@@ -106,6 +106,25 @@ struct img_map {
 #define IMG_RUNTIMES_INSTALLED "lib/ember/runtimes"
 void img_runtime_dir(char *out, size_t outlen);
 
+/* A language runtime by name, as found in a runtime folder: the program that runs a handler's
+ * source (given on fd 3), its arguments, its own files and the guest memory it needs */
+struct img_runtime {
+	char image[4096];    /* the program: the folder's own, or this host's (Node.js, CPython) */
+	const char *argv[5]; /* argv[0], the loader script if any, the handler's file name */
+	char files[4096];    /* the runtime's files, seen at / under the function's, or "" */
+	uint64_t mem;	     /* its default guest memory, 0: Ember's */
+	const char *handler; /* the handler's file name in messages: handler.js */
+	int handler_arg;     /* its place in argv */
+};
+/* name's runtime in dir (img_runtime_dir's), its program and files checked to be there; 0, or
+ * -1 with why (an unknown name lists the known ones; a missing piece says how to get it) */
+int img_runtime_find(const char *dir, const char *name, struct img_runtime *rt, char *why,
+		     size_t whylen);
+/* name is one of the known runtimes' (installed or not) */
+int img_runtime_known(const char *name);
+/* the known names, comma-separated, for messages and --help */
+const char *img_runtime_names(void);
+
 /* Where a loaded image put things in guest memory. */
 struct img_layout {
 	uint64_t base;	      /* load bias: 0 for ET_EXEC */

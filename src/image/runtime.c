@@ -35,3 +35,82 @@ void img_runtime_dir(char *out, size_t outlen)
 	snprintf(installed, sizeof(installed), "%s/" IMG_RUNTIMES_INSTALLED, dirname(bin));
 	snprintf(out, outlen, "%s", !is_dir(build) && is_dir(installed) ? installed : build);
 }
+
+/* The runtimes: the folder's static programs (Duktape, Lua, CPython built in), and Debian's
+ * Node.js and CPython run as they are, with their files built beside them (runtimes.mk) */
+static const struct {
+	const char *name;
+	const char *host;   /* this host's program, or NULL: the folder's file named name */
+	const char *files;  /* the files' folder in the runtime folder, or NULL */
+	const char *loader; /* the script of its files that loads the handler, or NULL */
+	const char *handler;
+	const char *package; /* the Debian package of host */
+	uint64_t mem;
+} runtimes[] = {
+    {"js", NULL, NULL, NULL, "handler.js", NULL, 0},
+    {"lua", NULL, NULL, NULL, "handler.lua", NULL, 0},
+    {"python", NULL, "python-lib", NULL, "handler.py", NULL, 0},
+    /* V8 reserves its code range and heap up front: 512 MiB is too little for Node.js 20 */
+    {"node", "/usr/bin/node", "node-files", "/usr/lib/ember/node.js", "handler.js", "nodejs",
+     1ULL << 30},
+    {"python3", "/usr/bin/python3.11", "python3-files", "/usr/lib/ember/python.py", "handler.py",
+     "python3.11", 256ULL << 20},
+};
+
+int img_runtime_known(const char *name)
+{
+	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+		if (!strcmp(name, runtimes[i].name))
+			return 1;
+	return 0;
+}
+
+const char *img_runtime_names(void)
+{
+	return "js, lua, python, node or python3";
+}
+
+int img_runtime_find(const char *dir, const char *name, struct img_runtime *rt, char *why,
+		     size_t whylen)
+{
+	size_t i = 0, n = sizeof(runtimes) / sizeof(runtimes[0]);
+	while (i < n && strcmp(name, runtimes[i].name))
+		i++;
+	memset(rt, 0, sizeof(*rt));
+	if (i == n)
+		return snprintf(why, whylen, "unknown runtime '%s' (%s)", name,
+				img_runtime_names()),
+		       -1;
+	if (runtimes[i].host)
+		snprintf(rt->image, sizeof(rt->image), "%s", runtimes[i].host);
+	else
+		snprintf(rt->image, sizeof(rt->image), "%.4000s/%s", dir, name);
+	if (access(rt->image, R_OK) && runtimes[i].host)
+		return snprintf(why, whylen,
+				"runtime '%s' needs %s, from Debian's %s (scripts/setup.sh "
+				"installs it)",
+				name, rt->image, runtimes[i].package),
+		       -1;
+	if (access(rt->image, R_OK))
+		return snprintf(why, whylen, "runtime '%s' not found at %s (build it with make)",
+				name, rt->image),
+		       -1;
+	if (runtimes[i].files) {
+		snprintf(rt->files, sizeof(rt->files), "%.4000s/%s", dir, runtimes[i].files);
+		if (!is_dir(rt->files))
+			return snprintf(why, whylen,
+					"the %s runtime's files are missing at %s (build them "
+					"with make)",
+					name, rt->files),
+			       -1;
+	}
+	int a = 0;
+	rt->argv[a++] = rt->image;
+	if (runtimes[i].loader)
+		rt->argv[a++] = runtimes[i].loader;
+	rt->handler_arg = a;
+	rt->argv[a++] = runtimes[i].handler;
+	rt->mem = runtimes[i].mem;
+	rt->handler = runtimes[i].handler;
+	return 0;
+}

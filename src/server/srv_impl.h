@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "base/base.h"
+#include "ember/abi.h"
 #include "ember/ember.h"
 #include "server/srv_serve.h"
 
@@ -318,6 +319,7 @@ void srv_route(struct srv *s, struct srv_req *r, const char *url, int stopping,
 	       struct srv_early *e);
 
 /* srv_invoke.c: one call of a function, for /function and for the async workers */
+#define SRV_HEAD_HEADERS 32 /* headers a function's response head may give */
 struct srv_answer {
 	unsigned status;
 	int error; /* 1: the call did not run; the answer is the JSON error {"error": err} */
@@ -326,11 +328,17 @@ struct srv_answer {
 	void *body; /* the function's stdout (owned: malloc'd), or msg */
 	size_t len;
 	int owned;
-	struct srv_header h[6];
+	struct srv_header h[6 + SRV_HEAD_HEADERS];
 	size_t nh;
+	char head[EMBER_HEAD_MAX + 1]; /* the function's response head, its lines cut in place */
 	char id[SRV_CALL_ID_MAX], dur[32], init[32], code[16], ctype_buf[128];
 	char msg[sizeof(((struct ember_result *)0)->message) + 64];
 };
+/* srv_head.c: the response head a function wrote on fd 4 ("Status: N", "Name: value" lines)
+ * applied to a: its status, its Content-Type, its headers (pointing into a->head). 0, or -1 with
+ * why in err (a malformed line, a header the server owns), and a unchanged but for a->head */
+int srv_head_apply(struct srv_answer *a, const uint8_t *head, size_t len, char *err, size_t errlen);
+
 /* Runs name with body and meta as call id: acquires the function (loading it when needed), runs
  * it, counts it in the metrics and fills a with what the sync reply sends. patient: as for
  * reg_acquire. */

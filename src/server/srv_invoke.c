@@ -100,7 +100,6 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 		srv_fixed(a->init, sizeof(a->init), init_s * 1e3, 3);
 		a->h[a->nh++] = (struct srv_header){"X-Ember-Init-Ms", a->init};
 	}
-	metrics_invocation(s->metrics, fm, st, srv_now() - t0, &res, init_s);
 	if (res.outcome == EMBER_OK && (st == 200 || res.out_len)) {
 		/* the body is the function's stdout, also when it exits non-zero */
 		a->ctype = st == 200 ? a->ctype_buf : DEFAULT_CONTENT_TYPE;
@@ -117,6 +116,19 @@ void srv_invoke_call(struct srv *s, const char *name, const char *id, const uint
 		a->len = (size_t)n;
 		a->owned = 0;
 	}
+	/* the status and headers it gave on fd 4, when it succeeded; a malformed head is the
+	 * function's fault, answered as a gateway answers a bad upstream response */
+	char why[128];
+	if (st == 200 && res.head && srv_head_apply(a, res.head, res.head_len, why, sizeof(why))) {
+		free(a->body);
+		a->status = 502;
+		a->ctype = DEFAULT_CONTENT_TYPE;
+		a->body = a->msg;
+		a->len = (size_t)snprintf(a->msg, sizeof(a->msg),
+					  "the function's response head (fd 4): %s\n", why);
+		a->owned = 0;
+	}
+	metrics_invocation(s->metrics, fm, a->status, srv_now() - t0, &res, init_s);
 	ember_result_free(&res);
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "image/img.h"
 #include "server/srv_impl.h"
 
 #define DEFAULT_POOL	     2
@@ -68,22 +69,13 @@ static unsigned pool_max(const struct srv_spec *sp)
 	return n > MAX_DEMAND ? MAX_DEMAND : n;
 }
 
-/* the source's file name a runtime reports errors with */
-static const char *handler_name(const char *runtime)
-{
-	static const char *const names[][2] = {
-	    {"js", "handler.js"}, {"lua", "handler.lua"}, {"python", "handler.py"}};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(runtime, names[i][0]))
-			return names[i][1];
-	return "handler";
-}
-
 int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struct srv_inst **out,
 	      char *err, size_t errlen)
 {
-	char path[SRV_PATH_MAX], pylib[SRV_PATH_MAX + 8];
-	const char *argv[3] = {NULL, NULL, NULL};
+	char path[SRV_PATH_MAX];
+	const char *argv[5] = {NULL, NULL, NULL, NULL, NULL};
+	struct img_runtime rt;
+	uint64_t rt_mem = 0;
 	struct ember_config cfg = {0};
 	if (sp->image[0] && image) {
 		snprintf(path, sizeof(path), "%s", image);
@@ -106,20 +98,15 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 			       EMBER_ERR_IMAGE;
 		argv[0] = sp->image;
 	} else {
-		if (snprintf(path, sizeof(path), "%s/%s", s->runtime_dir, sp->runtime) >=
-			(int)sizeof(path) ||
-		    access(path, X_OK))
-			return snprintf(err, errlen, "the %s runtime is not installed (%s)",
-					sp->runtime, path),
-			       EMBER_ERR; /* the server's installation, not the deployment */
+		if (img_runtime_find(s->runtime_dir, sp->runtime, &rt, err, errlen))
+			return EMBER_ERR; /* the server's installation, not the deployment */
+		snprintf(path, sizeof(path), "%s", rt.image);
+		memcpy(argv, rt.argv, sizeof(argv));
 		argv[0] = path;
-		argv[1] = handler_name(sp->runtime);
 		cfg.code = sp->code;
 		cfg.code_len = sp->code_len;
-		/* python's standard library, built beside it */
-		if (!strcmp(sp->runtime, "python") &&
-		    snprintf(pylib, sizeof(pylib), "%s-lib", path) < (int)sizeof(pylib))
-			cfg.runtime_files = pylib;
+		cfg.runtime_files = rt.files[0] ? rt.files : NULL;
+		rt_mem = rt.mem;
 	}
 	cfg.image = path;
 	cfg.argv = argv;
@@ -127,7 +114,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	cfg.files_tar = sp->files;
 	cfg.files_tar_len = sp->files_len;
 	cfg.backend = s->backend;
-	cfg.mem_bytes = BASE_ROUND_UP(sp->mem_bytes, EMBER_MEM_ALIGN);
+	cfg.mem_bytes = BASE_ROUND_UP(sp->mem_bytes ? sp->mem_bytes : rt_mem, EMBER_MEM_ALIGN);
 	cfg.timeout_s = sp->timeout_s;
 	/* 0 when not given: ember_load's defaults. More than one vCPU on the ptrace backend is
 	 * its EMBER_ERR_CONFIG, a 400 naming cpus */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ember/abi.h"
+#include "image/img.h"
 #include "server/srv_impl.h"
 
 #define DEFAULT_TIMEOUT	   10.0
@@ -131,13 +132,11 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	}
 	if (!rt)
 		return snprintf(err, errlen,
-				"give image (an uploaded executable) or runtime (js, lua or "
-				"python) with code"),
+				"give image (an uploaded executable) or runtime (%s) with code",
+				img_runtime_names()),
 		       -1;
-	if (!json_is_string(rt) ||
-	    (strcmp(json_string_value(rt), "js") && strcmp(json_string_value(rt), "lua") &&
-	     strcmp(json_string_value(rt), "python")))
-		return snprintf(err, errlen, "runtime must be \"js\", \"lua\" or \"python\""), -1;
+	if (!json_is_string(rt) || !img_runtime_known(json_string_value(rt)))
+		return snprintf(err, errlen, "runtime must be one of %s", img_runtime_names()), -1;
 	strcpy(sp->runtime, json_string_value(rt));
 	if (!json_is_string(code) || json_string_length(code) == 0)
 		return snprintf(err, errlen,
