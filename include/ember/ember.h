@@ -87,7 +87,9 @@ void ember_budget_free(struct ember_budget *b);
 void ember_budget_usage(struct ember_budget *b, struct ember_budget_usage *u);
 
 struct ember_config {
-	const char *image;	 /* path of a static x86-64 executable */
+	/* path of an x86-64 Linux executable: an absolute path that names a file of the function's
+	 * files (files, files_tar: a root filesystem) is that file; else the host's file */
+	const char *image;
 	uint64_t mem_bytes;	 /* guest RAM; 0 = 64 MiB (EMBER_MEM_GO for a Go program) */
 	double timeout_s;	 /* per invocation; 0 = 10 s */
 	uint64_t output_limit;	 /* stdout + stderr bytes; 0 = 6 MiB */
@@ -105,6 +107,7 @@ struct ember_config {
 	double keep_alive_s;
 	struct ember_budget *budget; /* NULL: no bound */
 	int no_snapshot;	     /* 1: every invocation loads and initialises from scratch */
+	int image_in_files; /* 1: image must name a file of the function's files (a root filesystem) */
 	const char *state_dir; /* keep the snapshot on disk under STATE/snapshots/; NULL: not */
 	const char *restore;   /* cold starts from disk: "reap" (default) or "lazy" */
 	int cold;	       /* 1: the first invocation starts from disk, page cache dropped */

@@ -9,6 +9,13 @@ const path = require('path');
 const vm = require('vm');
 const Module = require('module');
 
+// vm.SourceTextModule (ES modules) is behind a flag Ember gives; its warning is not the user's
+const emitWarning = process.emitWarning;
+process.emitWarning = function (w, ...rest) {
+	if (!/VM Modules/.test(String(w && w.message !== undefined ? w.message : w)))
+		return emitWarning.call(process, w, ...rest);
+};
+
 const CODE_FD = 3;
 const META_FD = 4;
 const file = process.argv[2] || 'handler.js';
@@ -36,11 +43,20 @@ try {
 	die(66, file + ': cannot read the source on fd ' + CODE_FD + ': ' + e.message);
 }
 
-// An ES module is one Node.js would not run as CommonJS (an import or export statement), or
-// a .mjs file: linked with vm.SourceTextModule, its imports resolved from its place in the files
-function isModuleSyntax(e) {
-	return e instanceof SyntaxError &&
-	       /Cannot use import statement|Unexpected token 'export'|import\.meta/.test(e.message);
+// An ES module is a .mjs file, or one that does not compile as CommonJS for an import or export
+// statement, import.meta or a top-level await (told before running anything, as Node.js's own
+// detection would run it as a module where the CommonJS probe below cannot be): linked with
+// vm.SourceTextModule, its imports resolved from its place in the files
+function isModuleSource(src) {
+	try {
+		vm.compileFunction(src, ['exports', 'require', 'module', '__filename', '__dirname'],
+				   {filename});
+		return false;
+	} catch (e) {
+		return e instanceof SyntaxError &&
+		       /Cannot use import statement|Unexpected token 'export'|import\.meta|await is only valid/
+			   .test(e.message);
+	}
 }
 
 async function loadModule() {
@@ -225,13 +241,8 @@ function handlerFailed(e) {
 async function main() {
 	let handler;
 	try {
-		try {
-			handler = file.endsWith('.mjs') ? await loadModule() : loadCommonJs();
-		} catch (e) {
-			if (!isModuleSyntax(e))
-				throw e;
-			handler = await loadModule();
-		}
+		handler = file.endsWith('.mjs') || isModuleSource(source) ? await loadModule()
+									  : loadCommonJs();
 	} catch (e) {
 		loadError(e);
 	}

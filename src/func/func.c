@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "func/func.h"
@@ -131,10 +132,31 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	return bundle(fn, cfg, err, errlen);
 }
 
+/* The program: a file of the function's own files where its path names one (a root filesystem's
+ * /usr/bin/python3), else the host's; with image_in_files, only the former */
+static int open_image(struct ember_function *fn, const struct ember_config *cfg, char *err,
+		      size_t errlen)
+{
+	const struct bnd *b = fn->bundle;
+	uint32_t node;
+	if (b && cfg->image[0] == '/' && !bnd_lookup(b, 0, cfg->image, 1, &node, NULL) &&
+	    bnd_is(b, node, S_IFREG)) {
+		char why[EMBER_ERR_MAX - 64];
+		int rc = img_from_bytes(b->data + b->nodes[node].data_off, b->nodes[node].size,
+					&fn->img, why, sizeof(why));
+		return rc ? snprintf(err, errlen, "%s (of its files): %s", cfg->image, why), rc : 0;
+	}
+	if (cfg->image_in_files)
+		return snprintf(err, errlen, "%s: no such program in the function's files",
+				cfg->image),
+		       EMBER_ERR_IMAGE;
+	return img_open(cfg->image, &fn->img, err, errlen);
+}
+
 /* the steps of ember_load after the configuration; 0 or a kind of failure */
 static int load(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen)
 {
-	int rc = img_open(cfg->image, &fn->img, err, errlen);
+	int rc = open_image(fn, cfg, err, errlen);
 	if (rc || (rc = func_dynamic(fn, err, errlen)))
 		return rc;
 	const char *a0 = fn->argv[0] ? fn->argv[0] : cfg->image, *base = strrchr(a0, '/');

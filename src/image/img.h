@@ -110,7 +110,7 @@ void img_runtime_dir(char *out, size_t outlen);
  * source (given on fd 3), its arguments, its own files and the guest memory it needs */
 struct img_runtime {
 	char image[4096];    /* the program: the folder's own, or this host's (Node.js, CPython) */
-	const char *argv[5]; /* argv[0], the loader script if any, the handler's file name */
+	const char *argv[6]; /* argv[0], the loader's flags and script if any, the handler's name */
 	char files[4096];    /* the runtime's files, seen at / under the function's, or "" */
 	uint64_t mem;	     /* its default guest memory, 0: Ember's */
 	const char *handler; /* the handler's file name in messages: handler.js */

@@ -40,21 +40,33 @@ void img_runtime_dir(char *out, size_t outlen)
  * Node.js and CPython run as they are, with their files built beside them (runtimes.mk) */
 static const struct {
 	const char *name;
-	const char *host;   /* this host's program, or NULL: the folder's file named name */
-	const char *files;  /* the files' folder in the runtime folder, or NULL */
-	const char *loader; /* the script of its files that loads the handler, or NULL */
+	const char *host;  /* this host's program, or NULL: the folder's file named name */
+	const char *files; /* the files' folder in the runtime folder, or NULL */
+	/* its arguments before the handler's name: the script of its files that loads the
+	 * handler, with the flags it needs (Node.js's vm.SourceTextModule, for ES modules) */
+	const char *args[3];
 	const char *handler;
 	const char *package; /* the Debian package of host */
 	uint64_t mem;
 } runtimes[] = {
-    {"js", NULL, NULL, NULL, "handler.js", NULL, 0},
-    {"lua", NULL, NULL, NULL, "handler.lua", NULL, 0},
-    {"python", NULL, "python-lib", NULL, "handler.py", NULL, 0},
+    {"js", NULL, NULL, {NULL}, "handler.js", NULL, 0},
+    {"lua", NULL, NULL, {NULL}, "handler.lua", NULL, 0},
+    {"python", NULL, "python-lib", {NULL}, "handler.py", NULL, 0},
     /* V8 reserves its code range and heap up front: 512 MiB is too little for Node.js 20 */
-    {"node", "/usr/bin/node", "node-files", "/usr/lib/ember/node.js", "handler.js", "nodejs",
+    {"node",
+     "/usr/bin/node",
+     "node-files",
+     {"--experimental-vm-modules", "/usr/lib/ember/node.js"},
+     "handler.js",
+     "nodejs",
      1ULL << 30},
-    {"python3", "/usr/bin/python3.11", "python3-files", "/usr/lib/ember/python.py", "handler.py",
-     "python3.11", 256ULL << 20},
+    {"python3",
+     "/usr/bin/python3.11",
+     "python3-files",
+     {"/usr/lib/ember/python.py"},
+     "handler.py",
+     "python3.11",
+     256ULL << 20},
 };
 
 int img_runtime_known(const char *name)
@@ -106,8 +118,8 @@ int img_runtime_find(const char *dir, const char *name, struct img_runtime *rt, 
 	}
 	int a = 0;
 	rt->argv[a++] = rt->image;
-	if (runtimes[i].loader)
-		rt->argv[a++] = runtimes[i].loader;
+	for (int k = 0; k < 3 && runtimes[i].args[k]; k++)
+		rt->argv[a++] = runtimes[i].args[k];
 	rt->handler_arg = a;
 	rt->argv[a++] = runtimes[i].handler;
 	rt->mem = runtimes[i].mem;

@@ -33,7 +33,11 @@ struct srv_spec {
 	atomic_int refs;
 	char name[SRV_NAME_MAX];
 	char image[SRV_NAME_MAX]; /* an uploaded image, or "" */
-	char runtime[8];	  /* "js", "lua" or "" */
+	char runtime[8];	  /* a runtime's name (img_runtime_find), or "" */
+	/* envProcess: a program of the function's files and its arguments (NULL-terminated,
+	 * pointing into process_buf), or NULL */
+	char **process;
+	char *process_buf;
 	char syscalls[8]; /* "trap" (every syscall exits), "guest" (the in-guest runtime) or "" (not
 			     given: the server's default) */
 	char sharing[8];  /* ember.sharing: "upm", "off", "ksm", or "" (the server's default) */

@@ -73,7 +73,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	      char *err, size_t errlen)
 {
 	char path[SRV_PATH_MAX];
-	const char *argv[5] = {NULL, NULL, NULL, NULL, NULL};
+	const char *argv[6] = {NULL};
 	struct img_runtime rt;
 	uint64_t rt_mem = 0;
 	struct ember_config cfg = {0};
@@ -97,6 +97,9 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 					sp->image, sp->image),
 			       EMBER_ERR_IMAGE;
 		argv[0] = sp->image;
+	} else if (sp->process) { /* a root filesystem's own program */
+		snprintf(path, sizeof(path), "%s", sp->process[0]);
+		cfg.image_in_files = 1;
 	} else {
 		if (img_runtime_find(s->runtime_dir, sp->runtime, &rt, err, errlen))
 			return EMBER_ERR; /* the server's installation, not the deployment */
@@ -109,7 +112,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 		rt_mem = rt.mem;
 	}
 	cfg.image = path;
-	cfg.argv = argv;
+	cfg.argv = sp->process ? (const char *const *)sp->process : argv;
 	cfg.envp = (const char *const *)sp->envp;
 	cfg.files_tar = sp->files;
 	cfg.files_tar_len = sp->files_len;

@@ -111,12 +111,50 @@ static int build_env(struct srv_spec *sp, char *err, size_t errlen)
 	return 0;
 }
 
+/* "envProcess" (OpenFaaS's fprocess): the program of the function's files to run, and its
+ * arguments, separated by spaces as the watchdog separates them (no shell, no quoting) */
+static int process(const json_t *p, struct srv_spec *sp, char *err, size_t errlen)
+{
+	const char *s = json_string_value(p);
+	size_t n = 0, len = json_string_length(p);
+	if (!s || len == 0 || len > 4096 || strlen(s) != len)
+		return snprintf(err, errlen, "envProcess must be a command line: a program of the "
+					     "function's files and its arguments"),
+		       -1;
+	if (!(sp->process = calloc(len / 2 + 2, sizeof(char *))) || !(sp->process_buf = strdup(s)))
+		return snprintf(err, errlen, "out of memory"), -1;
+	for (char *w = strtok(sp->process_buf, " \t"); w; w = strtok(NULL, " \t"))
+		sp->process[n++] = w;
+	if (!n || sp->process[0][0] != '/')
+		return snprintf(err, errlen,
+				"envProcess must start with the program's absolute path in the "
+				"function's files, such as /usr/bin/python3"),
+		       -1;
+	return json_object_set_new(sp->doc, "envProcess", json_string(s));
+}
+
 static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
 {
 	const json_t *img = member(in, "image"), *rt = member(in, "runtime");
-	const json_t *code = member(in, "code");
+	const json_t *code = member(in, "code"), *proc = member(in, "envProcess");
 	if (img && rt)
 		return snprintf(err, errlen, "give image or runtime, not both"), -1;
+	if (proc && (img || rt))
+		return snprintf(err, errlen,
+				"envProcess names a program of the function's files (a root "
+				"filesystem): not with image or runtime"),
+		       -1;
+	if (proc) {
+		if (code)
+			return snprintf(err, errlen, "code goes with runtime, not with envProcess"),
+			       -1;
+		if (!member(in, "files"))
+			return snprintf(err, errlen,
+					"envProcess runs a program of the function's files: give "
+					"files (a root filesystem, as a tar or zip archive)"),
+			       -1;
+		return process(proc, sp, err, errlen);
+	}
 	if (img) {
 		if (!json_is_string(img) ||
 		    srv_image_name(json_string_value(img), sp->image, sizeof(sp->image)))
@@ -132,7 +170,8 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	}
 	if (!rt)
 		return snprintf(err, errlen,
-				"give image (an uploaded executable) or runtime (%s) with code",
+				"give image (an uploaded executable), runtime (%s) with code, or "
+				"files (a root filesystem) with envProcess",
 				img_runtime_names()),
 		       -1;
 	if (!json_is_string(rt) || !img_runtime_known(json_string_value(rt)))
@@ -352,6 +391,8 @@ void spec_put(struct srv_spec *sp)
 		free(sp->envp[i]);
 	free(sp->envp);
 	free(sp->files);
+	free(sp->process);
+	free(sp->process_buf);
 	json_decref(sp->doc);
 	free(sp);
 }
