@@ -1,6 +1,9 @@
 /* Guest memory shared copy-on-write with a snapshot's one copy, and the record of written pages. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -10,6 +13,39 @@
 
 #define PAGE	  EMBER_PAGE_SIZE
 #define WORDS(vm) ((vm)->mem_size / PAGE / 64)
+
+/* Every run is a host mapping, and a run in the middle of another splits it: the runs of all
+ * machines of this process together stay under a quarter of the kernel's vm.max_map_count, so
+ * that a function whose memory is fragmented (a language runtime's heap, a store that
+ * deduplicated it page by page) copies its pages instead, and the process keeps the mappings it
+ * needs for everything else (a vCPU, a snapshot, a file). Only mappings of files count against
+ * it: anonymous memory put where a file's run was must happen, and takes no more runs. */
+static atomic_long cow_runs;
+static long cow_budget;
+static pthread_once_t budget_once = PTHREAD_ONCE_INIT;
+
+static void read_budget(void)
+{
+	long n = 65530; /* the kernel's default */
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "re");
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1 || n < 1024)
+			n = 65530;
+		fclose(f);
+	}
+	cow_budget = n / 4;
+}
+
+static int within_budget(void)
+{
+	pthread_once(&budget_once, read_budget);
+	return atomic_load(&cow_runs) + 2 <= cow_budget;
+}
+
+long vm_cow_runs_total(void)
+{
+	return atomic_load(&cow_runs);
+}
 
 int vm_track_init(struct vm *vm)
 {
@@ -25,8 +61,10 @@ void vm_track_free(struct vm *vm)
 	free(vm->written);
 	free(vm->holes);
 	free(vm->cow);
+	atomic_fetch_sub(&cow_runs, (long)vm->ncow);
 	vm->host_w = vm->written = vm->holes = NULL;
 	vm->cow = NULL;
+	vm->ncow = vm->cow_cap = 0;
 }
 
 /* the bits of pages [first, last] in the bitmap w, set (on) or cleared, a word at a time */
@@ -157,6 +195,32 @@ static void cow_cut(struct vm *vm, uint64_t lo, uint64_t hi)
 	}
 }
 
+/* room in the record for a split and a new run */
+static int cow_room(struct vm *vm)
+{
+	if (vm->ncow + 2 <= vm->cow_cap)
+		return 0;
+	size_t cap = vm->cow_cap ? vm->cow_cap * 2 : 16;
+	struct vm_range *c = realloc(vm->cow, cap * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	vm->cow = c;
+	vm->cow_cap = cap;
+	return 0;
+}
+
+/* [addr, addr + len) recorded as one run (file: of a file's pages), counted in the budget */
+static void cow_record(struct vm *vm, uint64_t addr, uint64_t len, int file)
+{
+	size_t before = vm->ncow;
+	cow_cut(vm, addr, addr + len);
+	size_t i = cow_at(vm, addr);
+	memmove(&vm->cow[i + 1], &vm->cow[i], (vm->ncow - i) * sizeof(vm->cow[0]));
+	vm->cow[i] = (struct vm_range){addr, addr + len, file};
+	vm->ncow++;
+	atomic_fetch_add(&cow_runs, (long)vm->ncow - (long)before);
+}
+
 static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off, int file)
 {
 	if (!vm->host_w || vm->backend != VM_BACKEND_KVM)
@@ -165,14 +229,12 @@ static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t 
 	if (addr % PAGE || len % PAGE || off % PAGE || !len || !vm_guest(vm, addr, len) ||
 	    addr + len > vm->user_top)
 		return -EINVAL;
-	if (vm->ncow + 2 > vm->cow_cap) { /* room for a split and the new run */
-		size_t cap = vm->cow_cap ? vm->cow_cap * 2 : 16;
-		struct vm_range *c = realloc(vm->cow, cap * sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		vm->cow = c;
-		vm->cow_cap = cap;
-	}
+	/* a copy does instead (every caller of a mapping of a file copies where it fails);
+	 * anonymous memory in a file run's place is no choice, and replaces one run anyway */
+	if (fd >= 0 && !within_budget())
+		return -ENOSPC;
+	if (cow_room(vm))
+		return -ENOMEM;
 	/* a failed mapping leaves the old one in place (the count of mappings is checked first) */
 	if (mmap(vm->mem + addr, len, PROT_READ | PROT_WRITE, flags, fd, fd < 0 ? 0 : (off_t)off) ==
 	    MAP_FAILED)
@@ -183,11 +245,7 @@ static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t 
 		vm->ops->forget_used(vm, addr, addr + len, 1);
 	if (!file) /* a file's run holds what the machine had nowhere: nothing to put back yet */
 		vm_mark_host(vm, addr, len);
-	cow_cut(vm, addr, addr + len);
-	size_t i = cow_at(vm, addr);
-	memmove(&vm->cow[i + 1], &vm->cow[i], (vm->ncow - i) * sizeof(vm->cow[0]));
-	vm->cow[i] = (struct vm_range){addr, addr + len, file};
-	vm->ncow++;
+	cow_record(vm, addr, len, file);
 	return 0;
 }
 
