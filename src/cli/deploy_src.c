@@ -90,6 +90,16 @@ static int image_source(const struct cli_stack_fn *fn, struct cli_deploy_src *sr
 	return json_object_set_new(src->deployment, "image", json_string(name));
 }
 
+/* a root filesystem's function: its command; its files travel as every function's do */
+static int rootfs_source(const struct cli_stack_fn *fn, struct cli_deploy_src *src, char *why,
+			 size_t whylen)
+{
+	snprintf(src->what, sizeof(src->what), "root filesystem, running %s", fn->fprocess);
+	if (json_object_set_new(src->deployment, "envProcess", json_string(fn->fprocess)))
+		return snprintf(why, whylen, "out of memory"), -1;
+	return 0;
+}
+
 /* environment, labels, annotations, limits and Ember's own settings */
 static int settings(const struct cli_stack_fn *fn, json_t *d)
 {
@@ -123,6 +133,7 @@ int cli_deploy_source(const struct cli_stack_fn *fn, struct cli_deploy_src *src,
 	    [CLI_FN_PY] = {"python", "handler.py", NULL},
 	    [CLI_FN_C] = {NULL, NULL, c_source},
 	    [CLI_FN_IMAGE] = {NULL, NULL, image_source},
+	    [CLI_FN_ROOTFS] = {NULL, NULL, rootfs_source},
 	};
 	int rc = kinds[fn->kind].get ? kinds[fn->kind].get(fn, src, why, whylen)
 				     : runtime_source(fn, kinds[fn->kind].runtime,

@@ -9,11 +9,12 @@
 #define CLI_PATH_MAX 4096
 
 enum cli_fn_kind {
-	CLI_FN_JS,    /* lang js, javascript, node, nodeNN: handler.js, run by the js runtime */
-	CLI_FN_LUA,   /* lang lua: handler.lua, run by the lua runtime */
-	CLI_FN_PY,    /* lang python, python3: handler.py, run by the python runtime */
-	CLI_FN_C,     /* lang c: built from the handler folder (a Makefile or one .c file) */
-	CLI_FN_IMAGE, /* no lang: image is an executable file, or an image already uploaded */
+	CLI_FN_JS,     /* lang js, javascript, node, nodeNN: handler.js, run by the js runtime */
+	CLI_FN_LUA,    /* lang lua: handler.lua, run by the lua runtime */
+	CLI_FN_PY,     /* lang python, python3: handler.py, run by the python runtime */
+	CLI_FN_C,      /* lang c: built from the handler folder (a Makefile or one .c file) */
+	CLI_FN_IMAGE,  /* no lang: image is an executable file, or an image already uploaded */
+	CLI_FN_ROOTFS, /* no lang, fprocess: a program of its files (files:, or image: a tar) */
 };
 
 struct cli_stack_fn {
@@ -25,7 +26,8 @@ struct cli_stack_fn {
 	char image[1024];	       /* as written (after substitution); "" when none */
 	char image_path[CLI_PATH_MAX]; /* image resolved against the stack file's folder */
 	char files[CLI_PATH_MAX];      /* its read-only files (a folder), resolved; "" when none */
-	json_t *env; /* environment, then environment_file's (objects of strings) */
+	char fprocess[1024]; /* the command of a root filesystem's function (envProcess), or "" */
+	json_t *env;	     /* environment, then environment_file's (objects of strings) */
 	json_t *labels, *annotations;
 	char memory[64]; /* limits.memory; "" when none */
 	json_t *ember;	 /* Ember's own settings (timeout, minWarm, ...); NULL when none */

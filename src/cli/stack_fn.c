@@ -107,6 +107,13 @@ static int k_files(struct cli_yaml *y, struct fn_ctx *f, yaml_node_t *v, const c
 	return path_in(y, f, v, what, f->fn->files, sizeof(f->fn->files));
 }
 
+/* the watchdog's command: with files (or image: a tar or folder) and no lang, a root
+ * filesystem's program and its arguments (the deployment's envProcess) */
+static int k_fprocess(struct cli_yaml *y, struct fn_ctx *f, yaml_node_t *v, const char *what)
+{
+	return cli_yaml_scalar(y, v, what, f->fn->fprocess, sizeof(f->fn->fprocess));
+}
+
 static int k_environment(struct cli_yaml *y, struct fn_ctx *f, yaml_node_t *v, const char *what)
 {
 	return cli_yaml_strings(y, v, what, f->fn->env);
@@ -215,7 +222,7 @@ static const struct {
     {"requests", NULL, "Ember reserves limits.memory for each virtine"},
     {"constraints", NULL, "Ember runs functions on one host"},
     {"namespace", NULL, "Ember has no namespaces"},
-    {"fprocess", NULL, "the handler or the image is what runs"},
+    {"fprocess", k_fprocess, NULL},
     {"readonly_root_filesystem", NULL, "a function cannot write its files in Ember anyway"},
     {"skip_build", NULL, NULL},
     {"build_options", NULL, NULL},
@@ -249,6 +256,21 @@ static int check(struct cli_yaml *y, const yaml_node_t *k, struct cli_stack_fn *
 					    [CLI_FN_LUA] = "handler.lua",
 					    [CLI_FN_PY] = "handler.py",
 					    [CLI_FN_C] = "a Makefile or one .c file"};
+	if (!fn->lang[0] && fn->fprocess[0]) { /* a root filesystem: its files, or image: one */
+		fn->kind = CLI_FN_ROOTFS;
+		if (!fn->files[0] && fn->image[0])
+			snprintf(fn->files, sizeof(fn->files), "%s", fn->image_path);
+		if (!fn->files[0])
+			return cli_yaml_fail(y, k,
+					     "functions.%s: fprocess runs a program of the "
+					     "function's files: give files (or image:) a root "
+					     "filesystem, a folder or a tar",
+					     fn->name);
+		return 0;
+	}
+	if (fn->fprocess[0])
+		cli_yaml_warn(y, k, "functions.%s.fprocess is ignored with lang (the handler runs)",
+			      fn->name);
 	if (!fn->lang[0]) {
 		fn->kind = CLI_FN_IMAGE;
 		if (!fn->image[0])
