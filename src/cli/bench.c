@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/bench.h"
+#include "ember/abi.h"
 #include "cli/cli.h"
 
 extern char **environ;
@@ -55,6 +56,12 @@ double bench_spawn_out(const char *path, const void *req, size_t len, char *out,
 double bench_spawn_argv(const char *path, const char *const *args, const void *req, size_t len,
 			char *out, size_t cap)
 {
+	return bench_spawn_code(path, args, NULL, req, len, out, cap);
+}
+
+double bench_spawn_code(const char *path, const char *const *args, const char *code,
+			const void *req, size_t len, char *out, size_t cap)
+{
 	int in[2], pout[2];
 	if (out && cap)
 		out[0] = 0;
@@ -71,6 +78,8 @@ double bench_spawn_argv(const char *path, const char *const *args, const void *r
 	posix_spawn_file_actions_adddup2(&fa, pout[1], 1);
 	posix_spawn_file_actions_addclose(&fa, in[1]);
 	posix_spawn_file_actions_addclose(&fa, pout[0]);
+	if (code) /* a runtime's source, where Ember gives it */
+		posix_spawn_file_actions_addopen(&fa, EMBER_CODE_FD, code, O_RDONLY, 0);
 	char *argv[16] = {(char *)path};
 	for (int i = 0; args && args[i] && i < 14; i++)
 		argv[i + 1] = (char *)args[i];

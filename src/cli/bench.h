@@ -31,6 +31,9 @@ double bench_spawn_out(const char *path, const void *req, size_t len, char *out,
 /* the same with args after the program's name (NULL-terminated, at most 14; NULL: none) */
 double bench_spawn_argv(const char *path, const char *const *args, const void *req, size_t len,
 			char *out, size_t cap);
+/* the same with the file code open on fd 3 (EMBER_CODE_FD), where a runtime reads its source */
+double bench_spawn_code(const char *path, const char *const *args, const char *code,
+			const void *req, size_t len, char *out, size_t cap);
 
 /* n samples of the exit floor on backend: a guest that exits at once, entered again (the
  * build folder dir holds guest/exitfloor.musl); -1 on failure, said on stderr */

@@ -25,6 +25,9 @@ static const char *const sql_args[] = {":memory:", NULL};
 static const char sql_req[] =
     "create table t(x); insert into t values (1), (2), (3); select sum(x), count(*) from t;\n";
 
+static const char *const node_rt[] = {"js", NULL};
+static const char *const python_rt[] = {"python", NULL};
+
 static const struct prog_row rows[] = {
     {"exit_floor", prog_floor, "guest/exitfloor.musl", 0, NULL, NULL, GOAL_NONE, 0, NULL, NULL,
      NULL},
@@ -49,6 +52,15 @@ static const struct prog_row rows[] = {
     {"fork_wait", prog_procs, "guest/forkbench.musl", 0, NULL,
      "p50_us / native_p50_us, per fork+_exit+wait4 timed inside the program", GOAL_NONE, 0, NULL,
      "fork", NULL},
+    /* Debian's Node.js and CPython: a warm invocation >= 20x faster than a process start */
+    {"node_hello", prog_runtime, "functions/hello-node/handler.js", 0, NULL,
+     "p50_us / native_p50_us: a warm invocation over a node process for the same handler",
+     GOAL_RATIO_LE, 0.05, node_rt, "Ember", "Hello, Ember!"},
+    {"python_hello", prog_runtime, "functions/hello-python/handler.py", 0, NULL,
+     "p50_us / native_p50_us: a warm invocation over a python3.11 process for the same handler",
+     GOAL_RATIO_LE, 0.05, python_rt, "Ember", "Hello, Ember!"},
+    {"numpy_matmul", prog_runtime, "functions/matmul-numpy/handler.py", 0, NULL, NULL, GOAL_NONE, 0,
+     python_rt, "Ember", "trace "},
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
@@ -94,6 +106,17 @@ static const char programs_help[] =
     "                      invocation, as elsewhere). Goal: ratio <= 1\n"
     "  fork_wait           the same without the execve: the child calls _exit(0) at once;\n"
     "                      against fork_exec_wait it separates the exec's cost. No goal\n"
+    "  node_hello          functions/hello-node/handler.js (OpenFaaS's node18 form) in the\n"
+    "                      js runtime (Debian's Node.js) warm, against /usr/bin/node started\n"
+    "                      with the same loader and source for each request (a process per\n"
+    "                      request). Also: init_ms (load to snapshot; goal <= 300),\n"
+    "                      init_exits. Goal: ratio <= 0.05 (20 times faster)\n"
+    "  python_hello        functions/hello-python/handler.py (python3-http's form) in the\n"
+    "                      python runtime (Debian's CPython 3.11), the same way. Also:\n"
+    "                      init_ms (goal <= 100). Goal: ratio <= 0.05\n"
+    "  numpy_matmul        functions/matmul-numpy/handler.py: a 256x256 matrix product with\n"
+    "                      Debian's numpy, warm, against the same handler in a python3.11\n"
+    "                      process. No goal\n"
     "\n"
     "ratio is p50 / native p50 unless said otherwise. Ember's rows run in --syscalls MODE\n"
     "(default $EMBER_SYSCALLS, else Ember's own default: guest where it can run); each row\n"
@@ -108,7 +131,8 @@ static const char programs_help[] =
     "reason}, ...]}: one object per row and backend, figures that do not apply null. Progress\n"
     "goes to stderr. Exit status 0, or 125 when a row failed (a skipped row is no failure).\n"
     "\n"
-    "Needs the build's guest/ and corpus/ folders next to the ember binary (make all).\n";
+    "Needs the build's guest/ and corpus/ folders next to the ember binary (make all), and the\n"
+    "repository's functions/ (from its root, or beside the build folder).\n";
 
 /* the backend a row runs on: auto named as what it picks (kvm where /dev/kvm opens) */
 static const char *resolved(const char *backend)

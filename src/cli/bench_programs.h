@@ -75,6 +75,10 @@ void prog_floor(const struct prog_run *r, const struct prog_row *row, const char
 		struct prog_result *out);
 void prog_warm(const struct prog_run *r, const struct prog_row *row, const char *backend,
 	       struct prog_result *out);
+/* bench_programs_runtimes.c: image is a handler's source under the repository, args[0] its
+ * runtime; the native peer is the runtime's program started with the same loader and source */
+void prog_runtime(const struct prog_run *r, const struct prog_row *row, const char *backend,
+		  struct prog_result *out);
 void prog_threads(const struct prog_run *r, const struct prog_row *row, const char *backend,
 		  struct prog_result *out);
 void prog_parallel(const struct prog_run *r, const struct prog_row *row, const char *backend,

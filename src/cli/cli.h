@@ -40,6 +40,7 @@ struct ember_config;
 struct cli_program {
 	char image[4096];
 	char source[256]; /* the source's file name, the runtime's last argument */
+	char path[4096];  /* the source's path as given */
 	const char *argv[6];
 	uint8_t *code; /* malloc'd; free it after ember_load */
 	size_t code_len;

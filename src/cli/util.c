@@ -58,6 +58,7 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 	close(fd);
 	const char *base = strrchr(program, '/');
 	snprintf(p->source, sizeof(p->source), "%s", base ? base + 1 : program);
+	snprintf(p->path, sizeof(p->path), "%s", program);
 	snprintf(p->image, sizeof(p->image), "%s", rt.image);
 	snprintf(p->files, sizeof(p->files), "%s", rt.files);
 	for (int i = 0; rt.argv[i]; i++) /* the loader's script: a string of the table's */
@@ -70,9 +71,7 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 
 const char *cli_runtime_ext(const char *runtime)
 {
-	return !strcmp(runtime, "python") || !strcmp(runtime, "python3") ? "py"
-	       : !strcmp(runtime, "node")				 ? "js"
-									 : runtime;
+	return !strncmp(runtime, "python", 6) ? "py" : !strcmp(runtime, "lua") ? "lua" : "js";
 }
 
 const char *cli_suite_files(const char *build, const char *name, char *buf, size_t len)
