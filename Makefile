@@ -88,8 +88,9 @@ $(B)/ember.1: $(B)/ember scripts/mkman.sh
 	scripts/mkman.sh $(B)/ember >$@.tmp && mv $@.tmp $@
 all: $(B)/ember.1
 
-# `make install [PREFIX=/usr/local] [DESTDIR=DIR]`: the ember binary, its js, lua and python
-# runtimes (and python's standard library, python-lib) in
+# `make install [PREFIX=/usr/local] [DESTDIR=DIR]`: the ember binary, its runtimes (Duktape's,
+# Lua's and the static python's programs, python's standard library python-lib, and the files of
+# Node.js and CPython, node-files and python3-files, whose programs are Debian's) in
 # lib/ember/runtimes beside its bin/ (where an installed ember looks for them: RUNTIMEDIR
 # follows BINDIR), libember.a and libember.so, the public headers, ember.pc and ember.1. It
 # installs what `make all` built.
@@ -109,13 +110,14 @@ PC_SED     := -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 	-e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|' \
 	-e 's|@REQUIRES@|$(CORE_PKGS)|'
 
-install: $(B)/ember $(RUNTIMES) $(B)/runtimes/python-lib.stamp $(B)/libember.a $(B)/libember.so $(B)/ember.1 src/ember.pc.in
+RUNTIME_FILES := python-lib node-files python3-files
+install: $(B)/ember $(RUNTIMES) $(RUNTIME_FILES:%=$(B)/runtimes/%.stamp) $(B)/libember.a $(B)/libember.so $(B)/ember.1 src/ember.pc.in
 	install -d $(D)$(BINDIR) $(D)$(RUNTIMEDIR) $(D)$(LIBDIR)/pkgconfig $(D)$(INCLUDEDIR)/ember \
 		$(D)$(MANDIR)/man1
 	install -m 755 $(B)/ember $(D)$(BINDIR)/ember
 	install -m 755 $(RUNTIMES) $(D)$(RUNTIMEDIR)/
-	rm -rf $(D)$(RUNTIMEDIR)/python-lib
-	cp -R $(B)/runtimes/python-lib $(D)$(RUNTIMEDIR)/python-lib
+	for f in $(RUNTIME_FILES); do rm -rf $(D)$(RUNTIMEDIR)/$$f && \
+		cp -R $(B)/runtimes/$$f $(D)$(RUNTIMEDIR)/$$f || exit 1; done
 	install -m 644 $(B)/libember.a $(D)$(LIBDIR)/libember.a
 	install -m 755 $(B)/libember.so $(D)$(LIBDIR)/libember.so.$(VERSION)
 	ln -sf libember.so.$(VERSION) $(D)$(LIBDIR)/libember.so.$(SOMAJOR)
@@ -129,7 +131,7 @@ uninstall:
 		$(D)$(LIBDIR)/libember.a $(D)$(LIBDIR)/libember.so $(D)$(LIBDIR)/libember.so.$(SOMAJOR) \
 		$(D)$(LIBDIR)/libember.so.$(VERSION) $(HEADERS:include/%=$(D)$(INCLUDEDIR)/%) \
 		$(D)$(LIBDIR)/pkgconfig/ember.pc $(D)$(MANDIR)/man1/ember.1
-	rm -rf $(D)$(RUNTIMEDIR)/python-lib
+	rm -rf $(RUNTIME_FILES:%=$(D)$(RUNTIMEDIR)/%)
 	rmdir $(D)$(RUNTIMEDIR) $(D)$(dir $(RUNTIMEDIR)) $(D)$(INCLUDEDIR)/ember 2>/dev/null || true
 
 include tests/guest/guest.mk

@@ -118,7 +118,7 @@ deploy_all() {
 	warm=
 	[ "$MIN_WARM" -gt 0 ] && warm=", \"ember\": {\"minWarm\": $MIN_WARM}"
 	deploy "{\"service\": \"hello\", \"image\": \"hello\"$warm}"
-	deploy "{\"service\": \"hello-js\", \"runtime\": \"js\", \"code\": \"$js\"$warm}"
+	deploy "{\"service\": \"hello-js\", \"runtime\": \"duktape\", \"code\": \"$js\"$warm}"
 	for f in $CRASHERS $OTHERS crashy; do
 		n=$(echo "$f" | tr _ -)
 		put_image "$n" "$G/$f.musl"

@@ -121,7 +121,7 @@ st=$(curl -s -u "$AUTH" -o "$tmp/resp" -w '%{http_code}' "$E/system/functions" \
 	-d "{\"service\": \"hello\", \"image\": \"hello\"$warm}")
 check "deploy hello" "$st" 202
 st=$(curl -s -u "$AUTH" -o "$tmp/resp" -w '%{http_code}' "$E/system/functions" \
-	-d "{\"service\": \"hello-js\", \"runtime\": \"js\", \"code\": \"$code\"$warm}")
+	-d "{\"service\": \"hello-js\", \"runtime\": \"duktape\", \"code\": \"$code\"$warm}")
 check "deploy hello-js" "$st" 202
 backend=$(curl -sf -u "$AUTH" "$E/system/function/hello" | grep -oE '"backend": *"[a-z]+"' |
 	grep -oE '[a-z]+"$' | tr -d '"')

@@ -19,7 +19,7 @@ for h in ${HANDLERS:-hello json-py stdlib}; do
 		for m in trap guest; do
 			f=tests/python/$h.py
 			[ -f "$f" ] || f=functions/$h/handler.py
-			printf '%s' "$REQ" | "$B/ember" run --backend "$b" --syscalls "$m" --runtime python \
+			printf '%s' "$REQ" | "$B/ember" run --backend "$b" --syscalls "$m" --runtime python-static \
 				--repeat "$R" --stats "$f" >/dev/null 2>"$tmp/stats"
 			tail -n 1 "$tmp/stats" | "$PY" -c '
 import json, statistics as s, sys

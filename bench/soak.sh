@@ -85,7 +85,7 @@ warm=
 [ -n "${MIN_WARM:-}" ] && warm=", \"ember\": {\"minWarm\": $MIN_WARM}"
 # (printf, not echo: dash's echo would turn the \n of the JSON string into newlines)
 js_deploy() { # VERSION
-	printf '%s\n' "{\"service\": \"hello-js\", \"runtime\": \"js\", \"code\": \"$(json_src \
+	printf '%s\n' "{\"service\": \"hello-js\", \"runtime\": \"duktape\", \"code\": \"$(json_src \
 		functions/hello-js/handler.js "// v$1")\"$warm}"
 }
 lua_deploy() { # VERSION

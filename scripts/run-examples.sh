@@ -181,7 +181,7 @@ serve()
 	esac
 	printf '{"service": "hello", "image": "hello"}' >"$tmp/hello.json"
 	deploy "$tmp/hello.json" hello
-	printf '{"service": "hello-js", "runtime": "js", "code": "%s"}' \
+	printf '{"service": "hello-js", "runtime": "duktape", "code": "%s"}' \
 		"$(json_escape functions/hello-js/handler.js)" >"$tmp/hello-js.json"
 	deploy "$tmp/hello-js.json" hello-js
 

@@ -10,7 +10,8 @@ PKGS="build-essential musl-tools libcapstone-dev libseccomp-dev libcmocka-dev zl
 duktape-dev liblua5.4-dev libjansson-dev libmicrohttpd-dev libxxhash-dev libcurl4-openssl-dev \
 libyaml-dev curl pkg-config clang-format wrk qemu-system-x86 busybox-static e2fsprogs \
 clang libclang-rt-dev llvm iproute2 haproxy libarchive-dev libacl1-dev libzstd-dev liblz4-dev \
-libssl-dev libpython3.11-dev python3.11 gnuplot-nox uuid-dev golang-go sash gpgv-static jq sqlite3 bash-static nodejs"
+libssl-dev libpython3.11-dev python3.11 gnuplot-nox uuid-dev golang-go sash gpgv-static jq sqlite3 bash-static nodejs \
+python3-numpy"
 # the peers of `ember bench all`, for benchmarks only
 BENCH_PKGS="runsc bubblewrap runc"
 [ $BENCH = 1 ] && PKGS="$PKGS $BENCH_PKGS"

@@ -53,9 +53,11 @@ function isModuleSource(src) {
 				   {filename});
 		return false;
 	} catch (e) {
-		return e instanceof SyntaxError &&
-		       /Cannot use import statement|Unexpected token 'export'|import\.meta|await is only valid/
-			   .test(e.message);
+		if (e instanceof SyntaxError &&
+		    /Cannot use import statement|Unexpected token 'export'|import\.meta|await is only valid/
+			.test(e.message))
+			return true;
+		throw e; // a syntax error of its own, with its line (not the probe's, below)
 	}
 }
 

@@ -16,7 +16,7 @@ static const char *const modes[] = {"off", "ksm", "upm"};
 #define NMODES 3
 
 const struct bench_mem_fn bench_mem_fns[] = {
-    {"hello", NULL}, {"hello-js", "js"}, {"model", NULL}, {"model2", NULL}};
+    {"hello", NULL}, {"hello-js", "duktape"}, {"model", NULL}, {"model2", NULL}};
 #define NFNS 3 /* measured; model2 only beside model */
 
 static const char help[] =

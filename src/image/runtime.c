@@ -40,7 +40,8 @@ void img_runtime_dir(char *out, size_t outlen)
  * Node.js and CPython run as they are, with their files built beside them (runtimes.mk) */
 static const struct {
 	const char *name;
-	const char *host;  /* this host's program, or NULL: the folder's file named name */
+	/* an absolute path: this host's program (Debian's); else the runtime folder's file */
+	const char *program;
 	const char *files; /* the files' folder in the runtime folder, or NULL */
 	/* its arguments before the handler's name: the script of its files that loads the
 	 * handler, with the flags it needs (Node.js's vm.SourceTextModule, for ES modules) */
@@ -49,10 +50,14 @@ static const struct {
 	const char *package; /* the Debian package of host */
 	uint64_t mem;
 } runtimes[] = {
-    {"js", NULL, NULL, {NULL}, "handler.js", NULL, 0},
-    {"lua", NULL, NULL, {NULL}, "handler.lua", NULL, 0},
-    {"python", NULL, "python-lib", {NULL}, "handler.py", NULL, 0},
     /* V8 reserves its code range and heap up front: 512 MiB is too little for Node.js 20 */
+    {"js",
+     "/usr/bin/node",
+     "node-files",
+     {"--experimental-vm-modules", "/usr/lib/ember/node.js"},
+     "handler.js",
+     "nodejs",
+     1ULL << 30},
     {"node",
      "/usr/bin/node",
      "node-files",
@@ -60,6 +65,13 @@ static const struct {
      "handler.js",
      "nodejs",
      1ULL << 30},
+    {"python",
+     "/usr/bin/python3.11",
+     "python3-files",
+     {"/usr/lib/ember/python.py"},
+     "handler.py",
+     "python3.11",
+     256ULL << 20},
     {"python3",
      "/usr/bin/python3.11",
      "python3-files",
@@ -67,6 +79,11 @@ static const struct {
      "handler.py",
      "python3.11",
      256ULL << 20},
+    /* the small static ones built here, ES5.1 and part of the standard library: their files in
+     * the runtime folder keep their first names */
+    {"duktape", "js", NULL, {NULL}, "handler.js", NULL, 0},
+    {"lua", "lua", NULL, {NULL}, "handler.lua", NULL, 0},
+    {"python-static", "python", "python-lib", {NULL}, "handler.py", NULL, 0},
 };
 
 int img_runtime_known(const char *name)
@@ -79,7 +96,7 @@ int img_runtime_known(const char *name)
 
 const char *img_runtime_names(void)
 {
-	return "js, lua, python, node or python3";
+	return "js (Node.js), python (CPython), node, python3, duktape, lua or python-static";
 }
 
 int img_runtime_find(const char *dir, const char *name, struct img_runtime *rt, char *why,
@@ -93,11 +110,12 @@ int img_runtime_find(const char *dir, const char *name, struct img_runtime *rt, 
 		return snprintf(why, whylen, "unknown runtime '%s' (%s)", name,
 				img_runtime_names()),
 		       -1;
-	if (runtimes[i].host)
-		snprintf(rt->image, sizeof(rt->image), "%s", runtimes[i].host);
+	int host = runtimes[i].program[0] == '/';
+	if (host)
+		snprintf(rt->image, sizeof(rt->image), "%s", runtimes[i].program);
 	else
-		snprintf(rt->image, sizeof(rt->image), "%.4000s/%s", dir, name);
-	if (access(rt->image, R_OK) && runtimes[i].host)
+		snprintf(rt->image, sizeof(rt->image), "%.4000s/%s", dir, runtimes[i].program);
+	if (access(rt->image, R_OK) && host)
 		return snprintf(why, whylen,
 				"runtime '%s' needs %s, from Debian's %s (scripts/setup.sh "
 				"installs it)",

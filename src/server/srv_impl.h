@@ -33,7 +33,7 @@ struct srv_spec {
 	atomic_int refs;
 	char name[SRV_NAME_MAX];
 	char image[SRV_NAME_MAX]; /* an uploaded image, or "" */
-	char runtime[8];	  /* a runtime's name (img_runtime_find), or "" */
+	char runtime[16];	  /* a runtime's name (img_runtime_find), or "" */
 	/* envProcess: a program of the function's files and its arguments (NULL-terminated,
 	 * pointing into process_buf), or NULL */
 	char **process;

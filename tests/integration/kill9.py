@@ -44,7 +44,7 @@ def connect(url):
 def deployment(name, v, rng):
     d = {"service": name, "envVars": {"V": str(v), "TEST_V": str(v)}}
     if name.startswith("js"):
-        d.update(runtime="js", code=JS % (name, v))
+        d.update(runtime="duktape", code=JS % (name, v))
     else:
         d["image"] = rng.choice(IMAGES)
     return d

@@ -87,12 +87,12 @@ has "$tmp/out" "^$hello: snapshot .* reused$" "ember snapshot again: reused"
 er --state "$s" --stats "$hello"
 out_is "Hello, Ember!" "run after ember snapshot"
 stats "j['init']['from_disk']" "run after ember snapshot: its snapshot came from disk"
-"$E" snapshot --backend "$EMBER_BACKEND" --state "$s" --runtime js $F/hello-js/handler.js \
+"$E" snapshot --backend "$EMBER_BACKEND" --state "$s" --runtime duktape $F/hello-js/handler.js \
 	>"$tmp/out" 2>"$tmp/err"
 rc=$?
-expect_rc 0 "ember snapshot --runtime js"
+expect_rc 0 "ember snapshot --runtime duktape"
 cp $F/hello-js/small.req "$tmp/in"
-er --state "$s" --stats --runtime js $F/hello-js/handler.js
+er --state "$s" --stats --runtime duktape $F/hello-js/handler.js
 stats "j['init']['from_disk']" "js run after ember snapshot: from disk"
 cmp -s "$tmp/out" $F/hello-js/small.out && ok "js run after ember snapshot: output" ||
 	bad "js run after ember snapshot: output"
@@ -195,7 +195,7 @@ stats "j['init']['from_disk']" "after a crash: the snapshot is on disk"
 
 # --- REAP with a working set recorded on another request --------------------------------------
 for name in sha256 json; do
-	if [ $name = json ]; then set -- --runtime js $F/json/handler.js; else set -- "$B/functions/$name"; fi
+	if [ $name = json ]; then set -- --runtime duktape $F/json/handler.js; else set -- "$B/functions/$name"; fi
 	s=$tmp/mis-$name
 	cp $F/$name/small.req "$tmp/in"
 	er --state "$s" "$@"
@@ -397,11 +397,11 @@ fi
 for dir in $F/*/; do
 	name=$(basename "$dir")
 	if [ -f "$dir/handler.js" ]; then
-		set -- --runtime js "$dir/handler.js"
+		set -- --runtime duktape "$dir/handler.js"
 	elif [ -f "$dir/handler.lua" ]; then
 		set -- --runtime lua "$dir/handler.lua"
 	elif [ -f "$dir/handler.py" ]; then
-		set -- --runtime python "$dir/handler.py"
+		set -- --runtime python-static "$dir/handler.py"
 	elif [ -f "$dir/main.c" ]; then
 		set -- "$B/functions/$name"
 	else

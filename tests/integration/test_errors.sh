@@ -70,7 +70,7 @@ resource.prlimit(int(sys.argv[1]), r, (int(sys.argv[3]), resource.prlimit(int(sy
 # js NAME FILE: a deployment of the JS source in FILE, to $tmp/deploy.json
 js() {
 	python3 -c 'import json, sys
-print(json.dumps({"service": sys.argv[1], "runtime": "js", "code": open(sys.argv[2]).read()}))' \
+print(json.dumps({"service": sys.argv[1], "runtime": "duktape", "code": open(sys.argv[2]).read()}))' \
 		"$1" "$2" >"$tmp/deploy.json"
 }
 

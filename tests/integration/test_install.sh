@@ -124,7 +124,7 @@ ier "$repo/$B/functions/hello"
 out_is "Hello, Ember!" "installed ember run, a C function"
 mkdir -p "$tmp/lonely/bin"
 cp "$IE" "$tmp/lonely/bin/"
-(cd "$tmp" && "$tmp/lonely/bin/ember" run --runtime js "$repo/functions/hello-js/handler.js") \
+(cd "$tmp" && "$tmp/lonely/bin/ember" run --runtime duktape "$repo/functions/hello-js/handler.js") \
 	<"$tmp/in" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 expect_rc 125 "an ember without its runtimes"
@@ -136,7 +136,7 @@ E=$IE
 # shellcheck disable=SC2119 # no arguments for this start
 start
 python3 -c 'import json, sys
-print(json.dumps({"service": "hi", "runtime": "js", "code": open(sys.argv[1]).read()}))' \
+print(json.dumps({"service": "hi", "runtime": "duktape", "code": open(sys.argv[1]).read()}))' \
 	functions/hello-js/handler.js >"$tmp/deploy.json"
 expect "installed ember serve: deploy a js function" 202 \
 	"$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
@@ -150,7 +150,7 @@ E=$BUILD_E
 check "make install PREFIX=/opt/ember" inst "$tmp/opt" /opt/ember
 has "$tmp/opt/opt/ember/lib/pkgconfig/ember.pc" "^prefix=/opt/ember$" "ember.pc: prefix=/opt/ember"
 IE=$tmp/opt/opt/ember/bin/ember
-ier --runtime js "$repo/functions/hello-js/handler.js"
+ier --runtime duktape "$repo/functions/hello-js/handler.js"
 out_is "Hello, Ember!" "ember installed in /opt/ember finds its js runtime"
 check "make uninstall (PREFIX=/usr/local)" inst "$ROOT" /usr/local uninstall
 find "$ROOT" ! -type d >"$tmp/left"

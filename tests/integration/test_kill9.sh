@@ -33,7 +33,7 @@ CB=http://127.0.0.1:$(cat "$tmp/cbport")/done
 start
 expect "upload pic-hello" 201 "$(http PUT /system/images/pic-hello --data-binary @"$HELLO")"
 expect "upload pic-args" 201 "$(http PUT /system/images/pic-args --data-binary @"$ARGS")"
-expect "deploy async" 202 "$(http POST /system/functions -d '{"service": "async", "runtime": "js",
+expect "deploy async" 202 "$(http POST /system/functions -d '{"service": "async", "runtime": "duktape",
 	"code": "function handler(input) { return \"async \" + input + \"\\n\"; }"}')"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The python runtime (--runtime python): handlers of tests/python against Debian's python3.11
+# The static python runtime (--runtime python-static): handlers of tests/python against Debian's python3.11
 # running the same handler (tests/python/native.py), warm, from a snapshot on disk and in both
 # syscall modes; a syntax error and a raise at top level refused at load with file and line; a
 # handler's exception exits 1 with its traceback on stderr; threads started and joined.
@@ -9,7 +9,7 @@ pick_backend
 PY=/usr/bin/python3.11
 S=tests/python
 
-# against NAME REQUEST MSG N ARGS...: ember run --runtime python of NAME (tests/python/NAME.py,
+# against NAME REQUEST MSG N ARGS...: ember run --runtime python-static of NAME (tests/python/NAME.py,
 # or functions/NAME/handler.py) equals the native run, N times over (ARGS with --repeat N)
 against()
 {
@@ -20,7 +20,7 @@ against()
 	m=$3
 	copies "$4" "$tmp/native"
 	shift 4
-	er --runtime python "$@" "$f"
+	er --runtime python-static "$@" "$f"
 	expect_rc 0 "$m"
 	if cmp -s "$tmp/out" "$tmp/want"; then
 		ok "$m: as python3.11 natively"
@@ -46,18 +46,18 @@ for mode in trap guest; do
 done
 
 req ""
-er --runtime python "$S/syntax.py"
+er --runtime python-static "$S/syntax.py"
 expect_rc 125 "a syntax error is refused at load"
 has "$tmp/err" 'syntax\.py:3: SyntaxError' "the syntax error's file and line"
 printf 'import os\n\nraise KeyError("no config")\ndef handler(i):\n    return i\n' >"$tmp/top.py"
-er --runtime python "$tmp/top.py"
+er --runtime python-static "$tmp/top.py"
 expect_rc 125 "a raise at top level is refused at load"
 has "$tmp/err" "top\\.py:3: KeyError: 'no config'" "the raise's file, line and exception"
 printf 'x = 1\n' >"$tmp/nohandler.py"
-er --runtime python "$tmp/nohandler.py"
+er --runtime python-static "$tmp/nohandler.py"
 expect_rc 125 "no handler is refused at load"
 has "$tmp/err" "must define a function 'handler'" "no handler: the reason"
-er --runtime python "$S/raises.py"
+er --runtime python-static "$S/raises.py"
 expect_rc 1 "a handler's exception"
 has "$tmp/err" 'ZeroDivisionError: division by zero' "its traceback on stderr"
 has "$tmp/err" 'raises\.py", line 3, in handler' "the traceback names the handler's line"
@@ -81,17 +81,17 @@ done
 unset EMBER_DATA
 mkdir -p "$tmp/clash/usr/lib/python3.11/json"
 printf 'raise SystemExit\n' >"$tmp/clash/usr/lib/python3.11/json/__init__.py"
-er --runtime python --files "$tmp/clash" "$S/hello.py"
+er --runtime python-static --files "$tmp/clash" "$S/hello.py"
 expect_rc 125 "files that clash with the standard library are refused"
 has "$tmp/err" 'json/__init__.py: given twice' "the clash is named"
 
-# over HTTP: "runtime": "python" with the handler's source as code
+# over HTTP: "runtime": "python-static" with the handler's source as code
 . "$(dirname "$0")/srv_lib.sh"
 # deployment SERVICE FILE: a python deployment of FILE's source
 deployment()
 {
 	"$PY" -c 'import json, sys
-print(json.dumps({"service": sys.argv[1], "runtime": "python", "code": open(sys.argv[2]).read()}))' \
+print(json.dumps({"service": sys.argv[1], "runtime": "python-static", "code": open(sys.argv[2]).read()}))' \
 		"$@" >"$tmp/deploy.json"
 }
 start
@@ -114,7 +114,7 @@ await "the traceback in the logs" sh -c 'curl -s -u "$1" "$2/system/logs?name=py
 	sh "$AUTH" "$U" && ok "the traceback is in the logs"
 tar -C "$tmp/pyfiles" -czf "$tmp/pyfiles.tgz" .
 "$PY" -c 'import base64, json, sys
-print(json.dumps({"service": "pydata", "runtime": "python", "code": open(sys.argv[1]).read(),
+print(json.dumps({"service": "pydata", "runtime": "python-static", "code": open(sys.argv[1]).read(),
                   "files": base64.b64encode(open(sys.argv[2], "rb").read()).decode()}))' \
 	"$S/datafile.py" "$tmp/pyfiles.tgz" >"$tmp/deploy.json"
 expect "deploy python with files" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"

@@ -47,7 +47,7 @@ expect "serve: upload" 201 "$(http PUT /system/images/hello --data-binary @"$B/f
 expect "serve: deploy" 202 "$(http POST /system/functions -d '{"service":"hello","image":"hello"}')"
 expect "serve: invoke" 200 "$(http POST /function/hello -d a)" "Hello, a!"
 expect "serve: deploy js" 202 "$(http POST /system/functions \
-	-d '{"service":"js","runtime":"js","code":"function handler(i) { return \"js \" + i; }"}')"
+	-d '{"service":"js","runtime":"duktape","code":"function handler(i) { return \"js \" + i; }"}')"
 expect "serve: invoke js" 200 "$(http POST /function/js -d b)" "js b"
 # async calls: their callbacks go out through libcurl, by name through the resolver
 cbpid=

@@ -34,11 +34,11 @@ for dir in functions/*; do
 	native=
 	pynative=
 	if [ -f "$dir/handler.js" ]; then
-		set -- --runtime js "$dir/handler.js"
+		set -- --runtime duktape "$dir/handler.js"
 	elif [ -f "$dir/handler.lua" ]; then
 		set -- --runtime lua "$dir/handler.lua"
 	elif [ -f "$dir/handler.py" ]; then
-		set -- --runtime python "$dir/handler.py"
+		set -- --runtime python-static "$dir/handler.py"
 		pynative=1
 	elif [ -f "$dir/main.c" ]; then
 		native=$B/functions/$name
