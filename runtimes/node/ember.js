@@ -16,6 +16,11 @@ process.emitWarning = function (w, ...rest) {
 		return emitWarning.call(process, w, ...rest);
 };
 
+// an invocation ends at once once its answer is written: no 'exit' listeners, no teardown of
+// Node.js's threads, each of whose exits would be a system call of its own
+const quit = typeof process.reallyExit === 'function' ? (c) => process.reallyExit(c)
+						     : (c) => process.exit(c);
+
 const CODE_FD = 3;
 const META_FD = 4;
 const file = process.argv[2] || 'handler.js';
@@ -232,12 +237,12 @@ function finishOpenFaaS(err, value, status, headers) {
 	// answered, as the template answers a failure: a status of 500 and the error's text
 	writeHead(status, out);
 	writeAll(bytes);
-	process.exit(0);
+	quit(0);
 }
 
 function handlerFailed(e) {
 	fs.writeSync(2, file + ': handler failed: ' + ((e && e.stack) || String(e)) + '\n');
-	process.exit(1);
+	quit(1);
 }
 
 async function main() {
@@ -259,7 +264,7 @@ async function main() {
 			handlerFailed(e);
 		}
 		writeAll(bytesOf(result));
-		process.exit(0);
+		quit(0);
 	}
 	const ctx = makeContext(finishOpenFaaS);
 	try {

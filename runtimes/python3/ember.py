@@ -102,6 +102,9 @@ def as_bytes(r):
     return json.dumps(r).encode()
 
 
+from urllib.parse import parse_qs  # imported before the snapshot, not at a request
+
+
 class Event:
     """OpenFaaS's python3-http event: the body's bytes, headers, method, query and path."""
 
@@ -113,8 +116,6 @@ class Event:
             if k.startswith("Http_") and k not in ("Http_Method", "Http_Path", "Http_Query")
         }
         self.method = env.get("Http_Method", "POST")
-        from urllib.parse import parse_qs
-
         self.query = {k: v[0] for k, v in parse_qs(env.get("Http_Query", "")).items()}
         self.path = env.get("Http_Path", "/")
 
