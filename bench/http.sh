@@ -1,5 +1,6 @@
 #!/bin/sh
-# ember serve (hello in C, hello-js) against a fork-per-request server under wrk, on loopback.
+# ember serve (hello in C, hello-js; Node.js and CPython handlers on request) against a
+# fork-per-request server under wrk, on loopback.
 #
 # Starts build/ember serve on a free port with a temporary state folder, deploys hello (the C
 # image) and hello-js, starts bench/forkserver (a process per request, the OpenFaaS classic
@@ -15,8 +16,11 @@
 # (connections per phase, "2 4 8 32 8 32 8 4 2"), THREADS (wrk threads, 2), BODY (the request
 # body, Ember), MIN_WARM (the deployments' ember.minWarm; unset: the server's default),
 # SYSCALLS (the deployments' ember.syscalls, trap or guest; unset: the server's default, guest),
-# TARGETS (any of hello hello-js fork, default all three), FORK=1 (forkserver uses fork() rather
-# than posix_spawn), KEEP=1 keeps the temporary folder.
+# TARGETS (any of hello hello-js fork, default those three; also hello-node and hello-python,
+# functions/hello-node and functions/hello-python in the js and python runtimes, and their peers
+# fork-node and fork-python: a node or python3.11 process per request started with the same
+# loader and handler through a two-line sh script), FORK=1 (forkserver uses fork() rather than
+# posix_spawn), KEEP=1 keeps the temporary folder.
 set -eu
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -46,9 +50,10 @@ done
 tmp=$(mktemp -d)
 epid=
 fpid=
+peers=
 cleanup() {
 	rc=$?
-	for p in $epid $fpid; do
+	for p in $epid $fpid $peers; do
 		kill -TERM "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
@@ -97,12 +102,40 @@ forkopt=
 fpid=$!
 faddr=$(wait_line "$tmp/fork.log" 'listening on' | grep -oE '127\.0\.0\.1:[0-9]+')
 F=http://$faddr
+# the runtimes' peers: the runtime's own program per request, with the loader and handler Ember
+# gives it (fd 3 the source), from a script forkserver starts
+FN=
+FP=
+peer() { # NAME PROGRAM LOADER-ARGS HANDLER: the peer's URL on stdout
+	printf '#!/bin/sh\nexec %s %s %s 3<%s\n' "$2" "$3" "$(basename "$4")" "$PWD/$4" >"$tmp/$1.sh"
+	chmod 755 "$tmp/$1.sh"
+	"$B/bench/forkserver" 0 "$tmp/$1.sh" >"$tmp/$1.log" 2>&1 &
+	peers="$peers $!"
+	echo "http://$(wait_line "$tmp/$1.log" 'listening on' | grep -oE '127\.0\.0\.1:[0-9]+')"
+}
+case " $TARGETS " in *" fork-node "*)
+	FN=$(peer fork-node /usr/bin/node \
+		"--experimental-vm-modules $PWD/$B/runtimes/node-files/usr/lib/ember/node.js" \
+		functions/hello-node/handler.js) ;;
+esac
+case " $TARGETS " in *" fork-python "*)
+	FP=$(peer fork-python /usr/bin/python3.11 "$PWD/$B/runtimes/python3-files/usr/lib/ember/python.py" \
+		functions/hello-python/handler.py) ;;
+esac
 
 ember=""
 [ -n "${MIN_WARM:-}" ] && ember="\"minWarm\": $MIN_WARM"
 [ -n "${SYSCALLS:-}" ] && ember="${ember:+$ember, }\"syscalls\": \"$SYSCALLS\""
 warm=""
 [ -n "$ember" ] && warm=", \"ember\": {$ember}"
+url_of() {
+	case $1 in
+	fork) echo "$F/" ;;
+	fork-node) echo "$FN/" ;;
+	fork-python) echo "$FP/" ;;
+	*) echo "$E/function/$1" ;;
+	esac
+}
 # the JS source as a JSON string (ASCII sources: backslashes, quotes, tabs, newlines escaped)
 tab=$(printf '\t')
 code=$(sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e "s/$tab/\\\\t/g" functions/hello-js/handler.js |
@@ -123,12 +156,24 @@ check "deploy hello" "$st" 202
 st=$(curl -s -u "$AUTH" -o "$tmp/resp" -w '%{http_code}' "$E/system/functions" \
 	-d "{\"service\": \"hello-js\", \"runtime\": \"duktape\", \"code\": \"$code\"$warm}")
 check "deploy hello-js" "$st" 202
+# the Node.js and CPython handlers, when measured: their sources as JSON strings
+for f in hello-node:js:handler.js hello-python:python:handler.py; do
+	name=${f%%:*}
+	rest=${f#*:}
+	case " $TARGETS " in *" $name "*) ;; *) continue ;; esac
+	src=$(python3 -c 'import json, sys; print(json.dumps(open(sys.argv[1]).read()))' \
+		"functions/$name/${rest#*:}")
+	st=$(curl -s -u "$AUTH" -o "$tmp/resp" -w '%{http_code}' "$E/system/functions" \
+		-d "{\"service\": \"$name\", \"runtime\": \"${rest%%:*}\", \"code\": $src$warm}")
+	check "deploy $name" "$st" 202
+done
 backend=$(curl -sf -u "$AUTH" "$E/system/function/hello" | grep -oE '"backend": *"[a-z]+"' |
 	grep -oE '[a-z]+"$' | tr -d '"')
 mode=$(curl -sf -u "$AUTH" "$E/system/function/hello" | grep -oE '"syscalls": *"[a-z]+"' |
 	grep -oE '[a-z]+"$' | tr -d '"')
 spawn=$(grep -oE '\((fork|posix_spawn)\)' "$tmp/fork.log" | tr -d '()')
-for u in "$E/function/hello" "$E/function/hello-js" "$F/"; do
+for t in $TARGETS; do
+	u=$(url_of "$t")
 	got=$(curl -sf -d "$BODY" "$u")
 	[ "$got" = "Hello, $BODY!" ] || {
 		echo "http.sh: $u answered '$got'" >&2
@@ -137,12 +182,6 @@ for u in "$E/function/hello" "$E/function/hello-js" "$F/"; do
 done
 
 # --- measuring
-url_of() {
-	case $1 in
-	fork) echo "$F/" ;;
-	*) echo "$E/function/$1" ;;
-	esac
-}
 
 starts_of() { # "RESTORES COLD+INIT": the server's ember_starts_total for function $1
 	curl -sf "$E/metrics" | awk -v f="ember_starts_total{function_name=\"$1\"," '
@@ -209,17 +248,17 @@ echo "backend $backend; ember serve on $eaddr, forkserver on $faddr; about ${tot
 for t in $TARGETS; do
 	u=$(url_of "$t")
 	c0="0 0"
-	[ "$t" = fork ] || c0=$(starts_of "$t")
+	case $t in fork*) ;; *) c0=$(starts_of "$t") ;; esac
 	echo "  $t: steady, $CONNS connections, ${DURATION}s" >&2
 	w=$(wrk_run "$CONNS" "$DURATION" "$u")
 	c1="0 0"
-	[ "$t" = fork ] || c1=$(starts_of "$t")
+	case $t in fork*) ;; *) c1=$(starts_of "$t") ;; esac
 	record "$t" steady "$CONNS" "$w" "$(starts_diff "$c0" "$c1")" >>"$tmp/results"
 	echo "  $t: bursty, connections $BURST, ${STEP}s each" >&2
 	for c in $BURST; do
 		w=$(wrk_run "$c" "$STEP" "$u")
 		c2=$c1
-		[ "$t" = fork ] || c2=$(starts_of "$t")
+		case $t in fork*) ;; *) c2=$(starts_of "$t") ;; esac
 		record "$t" phase "$c" "$w" "$(starts_diff "$c1" "$c2")" >>"$tmp/phases"
 		c1=$c2
 	done
@@ -255,34 +294,34 @@ echo "steady: $CONNS connections for ${DURATION}s; bursty: connections $BURST, $
 echo "$(nproc) CPUs, ${idle0}% idle in the second before the first run; during the runs ${others}% of" \
 	"the busy CPU time went to neither wrk nor the servers (other processes, interrupts)"
 echo
-printf '%-9s %-7s %-11s %9s %9s %9s %7s %9s %9s\n' target run connections 'req/s' 'p50 ms' \
+printf '%-12s %-7s %-11s %9s %9s %9s %7s %9s %9s\n' target run connections 'req/s' 'p50 ms' \
 	'p99 ms' errors restores 'cold/init'
 for t in $TARGETS; do
 	steady_of "$t" | while read -r tg run c n d e p50 p99 rest cold; do
-		[ "$tg" = fork ] && rest=- && cold="every req"
+		case $tg in fork*) rest=- && cold="every req" ;; esac
 		awk -v tg="$tg" -v c="$c" -v n="$n" -v d="$d" -v e="$e" -v p50="$p50" \
-			-v p99="$p99" -v rest="$rest" -v cold="$cold" 'BEGIN {printf "%-9s %-7s %-11s %9.0f %9.2f %9.2f %7d %9s %9s\n",
+			-v p99="$p99" -v rest="$rest" -v cold="$cold" 'BEGIN {printf "%-12s %-7s %-11s %9.0f %9.2f %9.2f %7d %9s %9s\n",
 			tg, "steady", c, n / (d / 1e6), p50 / 1e3, p99 / 1e3, e, rest, cold}'
 	done
 	awk -v tg="$t" '$1 == tg {n += $4; d += $5; e += $6; if ($7 > p50) p50 = $7;
 		if ($8 > p99) p99 = $8; rest += $9; cold += $10; if (!lo || $3 < lo) lo = $3; if ($3 > hi) hi = $3}
-		END {printf "%-9s %-7s %-11s %9.0f %8.2f* %8.2f* %7d %9s %9s\n", tg, "bursty",
-		lo ".." hi, n / (d / 1e6), p50 / 1e3, p99 / 1e3, e, tg == "fork" ? "-" : rest,
-		tg == "fork" ? "every req" : cold}' \
+		END {printf "%-12s %-7s %-11s %9.0f %8.2f* %8.2f* %7d %9s %9s\n", tg, "bursty",
+		lo ".." hi, n / (d / 1e6), p50 / 1e3, p99 / 1e3, e, tg ~ /^fork/ ? "-" : rest,
+		tg ~ /^fork/ ? "every req" : cold}' \
 		"$tmp/phases"
 done
 echo "* bursty p50/p99: the worst phase's; per phase:"
 echo
-printf '%-9s' ''
+printf '%-12s' ''
 for c in $BURST; do printf '%9s' "$c"; done
 echo ' connections'
 for t in $TARGETS; do
 	for what in rps p99 restores; do
-		printf '%-9s' "$t"
+		printf '%-12s' "$t"
 		awk -v tg="$t" -v what="$what" '$1 == tg {
 			if (what == "rps") printf "%9.0f", $4 / ($5 / 1e6);
 			else if (what == "p99") printf "%9.1f", $8 / 1e3;
-			else printf "%9s", tg == "fork" ? "-" : $9}
+			else printf "%9s", tg ~ /^fork/ ? "-" : $9}
 			END {print "  " (what == "rps" ? "req/s" : what == "p99" ? "p99 ms" : "restores")}' \
 			"$tmp/phases"
 	done

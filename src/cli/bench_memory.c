@@ -15,16 +15,21 @@
 static const char *const modes[] = {"off", "ksm", "upm"};
 #define NMODES 3
 
+/* Node.js's and CPython's snapshots are 94 and 14 MiB: 512 private copies (off) would not fit */
 const struct bench_mem_fn bench_mem_fns[] = {
-    {"hello", NULL}, {"hello-js", "duktape"}, {"model", NULL}, {"model2", NULL}};
-#define NFNS 3 /* measured; model2 only beside model */
+    {"hello", NULL, 0},	 {"hello-js", "duktape", 0}, {"model", NULL, 0},
+    {"model2", NULL, 0}, {"hello-node", "js", 64},   {"hello-python", "python", 64},
+};
+#define NFNS   6
+#define MODEL2 3 /* not measured on its own: only beside model */
 
 static const char help[] =
     "usage: ember bench memory [--json] [--n LIST] [--no-max] [--max-map-count N]\n"
     "                          [--processes P] [--backend kvm|ptrace]\n"
     "\n"
     "Memory density: for N warm virtines (default N = 1,8,64,512) of hello (C), hello-js\n"
-    "and model (an 8 MiB read-only table it madvises, the same bytes as model2's),\n"
+    "(Duktape), model (an 8 MiB read-only table it madvises, the same bytes as model2's),\n"
+    "and hello-node and hello-python (Node.js and CPython, N up to 64),\n"
     "each primed with one request, the PSS per instance (/proc/self/smaps_rollup, its\n"
     "growth over N) in each sharing mode, side by side in one run: off (a private copy\n"
     "each), ksm (private copies, KSM on with a fast scan until two full scans passed; its\n"
@@ -133,22 +138,19 @@ static int load_in(const struct mem_opts *o, int f, const char *mode, unsigned p
 	char path[4400], why[300];
 	if (bench_mem_fns[f].runtime)
 		snprintf(path, sizeof(path), "%s/../functions/%s/handler.%s", o->build,
-			 bench_mem_fns[f].name, bench_mem_fns[f].runtime);
+			 bench_mem_fns[f].name, cli_runtime_ext(bench_mem_fns[f].runtime));
 	else
 		snprintf(path, sizeof(path), "%s/functions/%s", o->build, bench_mem_fns[f].name);
 	if (cli_program(bench_mem_fns[f].runtime, path, &p, why, sizeof(why))) {
 		fprintf(stderr, "ember bench memory: %s\n", why);
 		return -1;
 	}
-	struct ember_config cfg = {.image = p.image,
-				   .argv = p.argv,
-				   .backend = o->backend,
-				   .code = p.code,
-				   .code_len = p.code_len,
+	struct ember_config cfg = {.backend = o->backend,
 				   .pool_size = pool,
 				   .pool_max = max, /* keep_alive 0: never shrinks */
 				   .sharing = mode,
 				   .sharing_domain = domain};
+	cli_program_config(&p, &cfg, why, sizeof(why)); /* image, arguments, code, files */
 	int rc = ember_load(&cfg, fn, why, sizeof(why));
 	free(p.code);
 	if (rc)
@@ -298,7 +300,9 @@ int cli_bench_memory(int argc, char **argv)
 		       "function", "N", "off", "ksm", "upm");
 	int rc = 0;
 	for (int f = 0; f < NFNS; f++) {
-		for (int k = 0; k < o.nn; k++) {
+		for (int k = 0; k < o.nn && f != MODEL2; k++) {
+			if (bench_mem_fns[f].max_n && o.n[k] > bench_mem_fns[f].max_n)
+				continue;
 			double pss[NMODES], kern[NMODES];
 			for (int m = 0; m < NMODES; m++) {
 				fprintf(stderr, "ember bench memory: %s, %s, N=%u\n",

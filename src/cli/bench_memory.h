@@ -22,6 +22,7 @@ struct mem_opts {
 struct bench_mem_fn {
 	const char *name;
 	const char *runtime; /* NULL: build/functions/NAME */
+	unsigned max_n;	     /* the largest N measured (0: any): a runtime's private copies */
 };
 extern const struct bench_mem_fn bench_mem_fns[];
 #define NMAX_FNS 2 /* the largest-N search: hello and hello-js, the first two */
