@@ -45,6 +45,9 @@ static const struct {
     {"scan", "scan", NULL, 0},
     {"index-js", "index-js", "duktape", 0},
     {"index-py", "index-py", "python-static", 0},
+    /* Node.js and CPython as Debian ships them: dynamic programs with their files */
+    {"hello-node", "hello-node", "js", 0},
+    {"hello-python", "hello-python", "python", 0},
 };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
 

@@ -6,6 +6,7 @@
 
 #include "cli/bench.h"
 #include "cli/bench_cold.h"
+#include "cli/cli.h"
 #include "ember/ember.h"
 
 #define WARM_WARMUP 3
@@ -14,12 +15,7 @@
 static struct ember_function *load(const struct cold_ctx *x, const struct cold_fn *f,
 				   const char *state, int cold, const char *restore)
 {
-	struct ember_config cfg = {.image = f->p.image,
-				   .argv = f->p.argv,
-				   .backend = x->backend,
-				   .code = f->p.code,
-				   .code_len = f->p.code_len,
-				   .runtime_files = f->p.files[0] ? f->p.files : NULL,
+	struct ember_config cfg = {.backend = x->backend,
 				   .files = f->files[0] ? f->files : NULL,
 				   .pool_size = 1,
 				   .state_dir = state,
@@ -27,6 +23,7 @@ static struct ember_function *load(const struct cold_ctx *x, const struct cold_f
 				   .restore = restore};
 	struct ember_function *fn = NULL;
 	char err[300];
+	cli_program_config(&f->p, &cfg, err, sizeof(err)); /* image, arguments, code, files, mem */
 	if (ember_load(&cfg, &fn, err, sizeof(err)))
 		fprintf(stderr, "ember bench: %s: %s\n", f->name, err);
 	return fn;
