@@ -69,6 +69,11 @@ int img_find_sites(const uint8_t *buf, size_t len, const struct img_elf *elf, st
 		   char *err, size_t errlen);
 void img_sites_free(struct img_sites *s);
 
+/* The syscall sites of the ELF file in buf (a shared library) with addr holding their file
+ * offsets, for a mapping of the file made at run time (filesites.c): 0, -1 when it
+ * is no ELF file Ember reads, or -ENOMEM. Free out with img_sites_free. */
+int img_file_sites(const uint8_t *buf, size_t len, struct img_sites *out);
+
 /* Marks the sites whose enclosing function (from the symbol table's starts, ascending) keeps no
  * data below its stack pointer and does not set rax beyond the page-0 sled just before them. */
 int img_mark_callable(const uint8_t *buf, const struct img_elf *elf, const uint64_t *starts,
