@@ -21,7 +21,7 @@ int img_file_sites(const uint8_t *buf, size_t len, struct img_sites *out)
 {
 	struct img_elf elf;
 	int rc;
-	if (img_elf_parse(buf, len, &elf, NULL, 0))
+	if (img_elf_parse_lib(buf, len, &elf, NULL, 0))
 		return -1;
 	if ((rc = img_find_sites(buf, len, &elf, out, NULL, 0)))
 		return rc == -ENOMEM ? -ENOMEM : -1;

@@ -38,6 +38,10 @@ struct img_elf {
  * with a one-line reason (no trailing newline) in err. Never reads outside buf.
  */
 int img_elf_parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err, size_t errlen);
+/* The same checks of a shared library's segments, with none of an executable's (an entry, an
+ * interpreter for its DT_NEEDED, AT_PHDR): entry and phdr_vaddr say nothing then. */
+int img_elf_parse_lib(const uint8_t *buf, size_t len, struct img_elf *out, char *err,
+		      size_t errlen);
 
 /* The shared libraries a dynamic ELF file in buf names (DT_NEEDED), in order, into names (at
  * most max, each a plain file name): 0 with *n, or -1 with the reason. A file with a name that
