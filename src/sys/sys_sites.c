@@ -89,6 +89,10 @@ static void insert(struct sys_state *st, const uint32_t *add, size_t m)
 	change_end(c, n + m);
 }
 
+/* An entry left for a site no longer there would let a `call *%rax` into page 0 from that
+ * address be served as a system call, which the program could make anyway, rather than end as
+ * the null call it is (EMBER_RT_BADCALL): harmless to the host, but wrong; so entries go with
+ * what was mapped. */
 void sys_sites_gone(struct sys_state *st, uint64_t start, uint64_t end)
 {
 	if (end <= start || !has_table(st))
