@@ -82,7 +82,8 @@
 #define EMBER_RT_CPU_SIZE 0x4000ULL
 #define EMBER_RT_CPU(i)	  (EMBER_RT_CPUS + (unsigned long long)(i)*EMBER_RT_CPU_SIZE)
 /* uint32_t[EMBER_RT_SITES_MAX], ascending: the return address of every site rewritten to
- * `call *%rax`, written by the host at load, read-only to the guest. A `call *%rax` that enters
+ * `call *%rax`, written by the host at load and as the program maps libraries (while other vCPUs
+ * may read it: ember_rt_ctl.sites_gen), read-only to the guest. A `call *%rax` that enters
  * the runtime from anywhere else (a null or small function pointer held in rax) is no system
  * call: the runtime ends it at EMBER_RT_BADCALL, which the host reports as the page fault a
  * call to that address would be. */
@@ -175,6 +176,9 @@ struct ember_rt_ctl {
 	uint64_t lock;
 	/* the process's pid (getpid), written by the host at each run's start: 1, or a child's */
 	uint64_t pid;
+	/* odd while the host changes the sites' table (its entries, nsites): a lookup that found
+	 * nothing, or that saw this change meanwhile, looks again */
+	uint64_t sites_gen;
 };
 
 /* the start of each vCPU's area (EMBER_RT_CPU): what is per vCPU, or per the thread on it */

@@ -206,6 +206,7 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	if (!fn)
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	pthread_mutex_init(&fn->exec_lock, NULL);
+	pthread_mutex_init(&fn->sites_lock, NULL);
 	pthread_mutex_init(&fn->cold_lock, NULL);
 	pool_refiller_init(&fn->refill, &fn->pool, &func_refill_ops, fn);
 	int rc = configure(fn, cfg, err, errlen);
@@ -275,6 +276,7 @@ void ember_unload(struct ember_function *fn)
 	img_close(fn->img);
 	img_close(fn->interp);
 	func_exec_free(fn);
+	func_sites_free(fn);
 	free(fn->exe_path);
 	free(fn->snap_dir);
 	snap_read_plan_free(&fn->plan);

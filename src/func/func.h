@@ -67,6 +67,11 @@ struct ember_function {
 	struct func_exec_img **exec_imgs;
 	size_t nexec_imgs;
 	pthread_mutex_t exec_lock;
+	/* the syscall sites of its library files, found once each (func/sites.c); under sites_lock
+	 */
+	struct func_lib_sites **lib_sites;
+	size_t nlib_sites;
+	pthread_mutex_t sites_lock;
 	struct pool pool;
 	struct ember_budget *budget;
 	struct pool_refiller refill;
@@ -137,6 +142,11 @@ struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, ch
 			      size_t errlen);
 /* puts v back to the snapshot; 0 on success */
 int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched);
+
+/* sites.c: st finds the syscall sites of the function's files (ld.so's libraries) through fn,
+ * which keeps them until func_sites_free */
+void func_sites_virtine(struct ember_function *fn, struct sys_state *st);
+void func_sites_free(struct ember_function *fn);
 
 /* run.c: running a virtine */
 /* runs one invocation in v and fills res */

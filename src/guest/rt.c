@@ -155,8 +155,7 @@ static const rt_fn table[NR_MAX] = {
     [__NR_getrandom] = w_getrandom,
 };
 
-/* ret is the return address of a site the host rewrote (its table at EMBER_RT_SITES) */
-static int known_site(uint64_t ret)
+static int in_table(uint64_t ret)
 {
 	const volatile uint32_t *t = (const volatile uint32_t *)EMBER_RT_SITES;
 	uint64_t n = RT_CTL->nsites, lo = 0, hi = n < EMBER_RT_SITES_MAX ? n : EMBER_RT_SITES_MAX;
@@ -168,6 +167,25 @@ static int known_site(uint64_t ret)
 			hi = mid;
 	}
 	return lo < n && lo < EMBER_RT_SITES_MAX && t[lo] == ret;
+}
+
+/* ret is the return address of a site the host rewrote (its table at EMBER_RT_SITES). The host
+ * inserts the sites of a library the program maps while threads on other vCPUs may be here: an
+ * entry found is a site (one being removed was one, and a call from there gains nothing it could
+ * not make itself), but a search that ran while the table moved may miss one, so a miss counts
+ * only when sites_gen was even and unchanged around it. */
+static int known_site(uint64_t ret)
+{
+	volatile uint64_t *gen = &RT_CTL->sites_gen;
+	for (;;) {
+		uint64_t g = __atomic_load_n(gen, __ATOMIC_ACQUIRE);
+		if (in_table(ret))
+			return 1;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!(g & 1) && __atomic_load_n(gen, __ATOMIC_ACQUIRE) == g)
+			return 0;
+		__asm__ volatile("pause");
+	}
 }
 
 /* a `call *%rax` to an address in page 0 that is no site: the program's own bug, ended as the

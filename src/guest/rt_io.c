@@ -226,8 +226,14 @@ long rt_writev(long fd, long iov, long cnt, long a3, long a4, long a5)
 	return total;
 }
 
+/* a terminal's ioctls on Ember's own fds answer ENOTTY here (stdio sees no terminal); those any
+ * descriptor takes (FIONBIO, which libuv sets on Node.js's stdout; FIOCLEX, FIONCLEX) are the
+ * host's, as in trap mode */
 long rt_ioctl(long fd, long req, long arg, long a3, long a4, long a5)
 {
+	unsigned r = (unsigned)req;
+	if (r == 0x5421 || r == 0x5450 || r == 0x5451) /* FIONBIO, FIONCLEX, FIOCLEX */
+		return RT_FORWARD;
 	if (fd >= 0 && fd <= 2 && ours(fd))
 		return -ENOTTY;
 	return RT_FORWARD;

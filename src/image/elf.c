@@ -256,7 +256,10 @@ static int find_phdr(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, struct img_elf 
 	return fail(err, errlen, "program headers are not inside any PT_LOAD segment (no AT_PHDR)");
 }
 
-static int parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err, size_t errlen)
+/* lib: a shared library mapped at run time, described for its code only (no entry, no
+ * interpreter needed, its program headers anywhere) */
+static int parse(const uint8_t *buf, size_t len, struct img_elf *out, int lib, char *err,
+		 size_t errlen)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[IMG_MAX_PHNUM];
@@ -280,11 +283,11 @@ static int parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err,
 		    check_dynamic(buf, len, &ph[i], i, &needed, err, errlen) < 0)
 			return -1;
 	}
-	if (needed && !out->interp[0])
+	if (needed && !out->interp[0] && !lib)
 		return fail(err, errlen,
 			    "needs shared libraries (DT_NEEDED) but names no interpreter "
 			    "(PT_INTERP) to load them");
-	if (eh.e_type == ET_DYN && eh.e_entry == 0)
+	if (eh.e_type == ET_DYN && eh.e_entry == 0 && !lib)
 		return fail(err, errlen,
 			    "shared library, not an executable (ET_DYN with e_entry 0)");
 
@@ -310,11 +313,11 @@ static int parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err,
 			    out->hi - out->lo);
 
 	const struct img_seg *es = seg_holding(out, eh.e_entry, 1);
-	if (!es || !(es->prot & PROT_EXEC))
+	if (!lib && (!es || !(es->prot & PROT_EXEC)))
 		return fail(err, errlen,
 			    "entry point 0x%" PRIx64 " is not inside an executable segment",
 			    eh.e_entry);
-	if (find_phdr(&eh, ph, out, err, errlen) < 0)
+	if (!lib && find_phdr(&eh, ph, out, err, errlen) < 0)
 		return -1;
 
 	out->pie = eh.e_type == ET_DYN;
@@ -324,13 +327,24 @@ static int parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err,
 	return 0;
 }
 
-int img_elf_parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err, size_t errlen)
+static int parse_as(const uint8_t *buf, size_t len, struct img_elf *out, int lib, char *err,
+		    size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	if (err && errlen)
 		err[0] = '\0';
-	if (parse(buf, len, out, err, errlen) == 0)
+	if (parse(buf, len, out, lib, err, errlen) == 0)
 		return 0;
 	memset(out, 0, sizeof(*out));
 	return -1;
+}
+
+int img_elf_parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err, size_t errlen)
+{
+	return parse_as(buf, len, out, 0, err, errlen);
+}
+
+int img_elf_parse_lib(const uint8_t *buf, size_t len, struct img_elf *out, char *err, size_t errlen)
+{
+	return parse_as(buf, len, out, 1, err, errlen);
 }

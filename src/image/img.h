@@ -38,6 +38,10 @@ struct img_elf {
  * with a one-line reason (no trailing newline) in err. Never reads outside buf.
  */
 int img_elf_parse(const uint8_t *buf, size_t len, struct img_elf *out, char *err, size_t errlen);
+/* The same checks of a shared library's segments, with none of an executable's (an entry, an
+ * interpreter for its DT_NEEDED, AT_PHDR): entry and phdr_vaddr say nothing then. */
+int img_elf_parse_lib(const uint8_t *buf, size_t len, struct img_elf *out, char *err,
+		      size_t errlen);
 
 /* The shared libraries a dynamic ELF file in buf names (DT_NEEDED), in order, into names (at
  * most max, each a plain file name): 0 with *n, or -1 with the reason. A file with a name that
@@ -68,6 +72,11 @@ struct img_sites {
 int img_find_sites(const uint8_t *buf, size_t len, const struct img_elf *elf, struct img_sites *out,
 		   char *err, size_t errlen);
 void img_sites_free(struct img_sites *s);
+
+/* The syscall sites of the ELF file in buf (a shared library) with addr holding their file
+ * offsets, for a mapping of the file made at run time (filesites.c): 0, -1 when it
+ * is no ELF file Ember reads, or -ENOMEM. Free out with img_sites_free. */
+int img_file_sites(const uint8_t *buf, size_t len, struct img_sites *out);
 
 /* Marks the sites whose enclosing function (from the symbol table's starts, ascending) keeps no
  * data below its stack pointer and does not set rax beyond the page-0 sled just before them. */

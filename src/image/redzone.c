@@ -8,6 +8,8 @@
 #include "ember/abi.h"
 #include "image/img.h"
 
+#define FN_MAX (8 << 10) /* bytes of one function's analysis at most */
+
 struct fn_facts {
 	int decoded;	    /* every instruction of the function decoded */
 	int reached;	    /* the sweep met the site itself (no desynchronisation) */
@@ -188,6 +190,10 @@ int img_mark_callable(const uint8_t *buf, const struct img_elf *elf, const uint6
 		uint64_t end = k < nstarts ? starts[k] : s->vaddr + s->filesz;
 		if (end > s->vaddr + s->filesz)
 			end = s->vaddr + s->filesz;
+		/* a range this long is many functions between two symbols (a stripped file's
+		 * exported ones): its analysis costs much and proves little */
+		if (end - fn > FN_MAX)
+			continue;
 		struct fn_facts f;
 		int far_rax;
 		analyse(h, in, buf + s->offset + (fn - s->vaddr), end - fn, fn, site, &f, &far_rax);

@@ -80,7 +80,7 @@ static bool in_code(const struct img_elf *elf, uint64_t addr)
 	return false;
 }
 
-/* Adds the function symbols of one SHT_SYMTAB section; a malformed section is skipped. */
+/* Adds the function symbols of one symbol table section; a malformed section is skipped. */
 static int symtab_starts(const uint8_t *buf, size_t len, const Elf64_Shdr *sh,
 			 const struct img_elf *elf, struct u64vec *out)
 {
@@ -100,9 +100,24 @@ static int symtab_starts(const uint8_t *buf, size_t len, const Elf64_Shdr *sh,
 	return 0;
 }
 
+/* The starts of the first section of type (the gABI allows one SHT_SYMTAB: many aliases of one
+ * table cost nothing): 1, 0 when there is none, -1 when out of memory. */
+static int first_table(const uint8_t *buf, size_t len, const Elf64_Ehdr *eh, uint64_t shnum,
+		       uint32_t type, const struct img_elf *elf, struct u64vec *out)
+{
+	for (uint64_t i = 0; i < shnum; i++) {
+		Elf64_Shdr sh;
+		memcpy(&sh, buf + eh->e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type == type)
+			return symtab_starts(buf, len, &sh, elf, out) < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
 /*
- * Collects the start addresses of the functions named in the .symtab that lie in code. Any
- * malformation in the section headers means no symbols. Returns -1 only when out of memory.
+ * Collects the start addresses of the functions named in the .symtab (else the .dynsym) that lie
+ * in code. Any malformation in the section headers means no symbols. Returns -1 only when out of
+ * memory.
  */
 static int func_starts(const uint8_t *buf, size_t len, const struct img_elf *elf,
 		       struct u64vec *out)
@@ -123,17 +138,14 @@ static int func_starts(const uint8_t *buf, size_t len, const struct img_elf *elf
 	}
 	if (shnum > (len - eh.e_shoff) / sizeof(Elf64_Shdr))
 		return 0;
-	/* only the first SHT_SYMTAB (the gABI allows one): many aliases of one table cost nothing
-	 */
-	for (uint64_t i = 0; i < shnum; i++) {
-		Elf64_Shdr sh;
-		memcpy(&sh, buf + eh.e_shoff + i * sizeof(sh), sizeof(sh));
-		if (sh.sh_type != SHT_SYMTAB)
-			continue;
-		if (symtab_starts(buf, len, &sh, elf, out) < 0)
-			return -1;
-		break;
-	}
+	/* a stripped file (Debian's libc.so.6) has only its SHT_DYNSYM, whose exported functions
+	 * are starts too: fewer, so a site's enclosing range may span static functions before it,
+	 * all of which redzone.c's analysis reads as one (a use below rsp anywhere refuses it) */
+	int found = first_table(buf, len, &eh, shnum, SHT_SYMTAB, elf, out);
+	if (found == 0)
+		found = first_table(buf, len, &eh, shnum, SHT_DYNSYM, elf, out);
+	if (found < 0)
+		return -1;
 	sort_unique(out->v, &out->n);
 	return 0;
 }

@@ -171,6 +171,15 @@ struct sys_kin_ops {
 	void (*changed)(void *ctx, struct sys_state *st);
 };
 
+/* The `syscall` instructions (0f 05) of a file, by file offset, each with whether it may take
+ * the call form of the in-guest runtime (`call *%rax`: its function keeps nothing below its stack
+ * pointer, see src/image/redzone.c) */
+struct sys_file_sites {
+	const uint64_t *off;
+	const uint8_t *callable;
+	size_t n;
+};
+
 struct sys_state {
 	struct vm *vm;
 	struct sys_process proc;
@@ -260,6 +269,11 @@ struct sys_state {
 	 * ones (UPM, src/mem/); NULL: the advice is taken and nothing done */
 	int (*merge)(void *ctx, struct vm *vm, uint64_t start, uint64_t len);
 	void *merge_ctx;
+	/* the syscall sites of the bundle's file node, found once by the layer above (the image
+	 * layer's disassembler) and kept by it while b is: rewritten where the program maps the
+	 * file executable (sys_sites.c); NULL (the hook, or its answer): none */
+	const struct sys_file_sites *(*file_sites)(void *ctx, const struct bnd *b, uint32_t node);
+	void *file_sites_ctx;
 	/* outcome */
 	enum sys_outcome outcome;
 	int status;	      /* exit status or signal number */
@@ -398,6 +412,15 @@ void sys_fs_rt_begin(struct sys_state *st);
  * read as zero first); the address or -errno; and a range unmapped as munmap does */
 long sys_map_fresh(struct sys_state *st, uint64_t len, int prot, int zero);
 int sys_unmap_range(struct sys_state *st, uint64_t addr, uint64_t len);
+
+/* sys_sites.c: the syscall sites of the bundle's file on fd, mapped executable at [addr,
+ * addr+len) from file offset off, rewritten as the loader rewrites the program's (the call form
+ * into the in-guest runtime where it may be, else the trapping one); and the runtime's record of
+ * the sites in [start, end) forgotten, what is there being unmapped or replaced */
+void sys_sites_mapped(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, uint64_t off);
+void sys_sites_gone(struct sys_state *st, uint64_t start, uint64_t end);
+/* mremap moved [from, from+len) to to: its sites are at their new place too */
+void sys_sites_moved(struct sys_state *st, uint64_t from, uint64_t len, uint64_t to);
 
 /* sys_far.c: reservations beyond guest memory, from SYS_FAR_BASE (1 TiB) to 2^47: a PROT_NONE
  * mapping that does not fit in guest RAM goes there, costing nothing; nothing there can be

@@ -74,6 +74,7 @@ int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 	to->code = from->code, to->code_len = from->code_len, to->code_pos = from->code_pos;
 	to->out_limit = from->out_limit;
 	to->bundle = from->bundle;
+	to->file_sites = from->file_sites, to->file_sites_ctx = from->file_sites_ctx;
 	to->cwd = from->cwd;
 	if (!exec) /* the new program's: the loader set them */
 		to->exe = from->exe, to->exe_len = from->exe_len, to->exe_path = from->exe_path;

@@ -1,4 +1,4 @@
-/* Memory syscalls: brk and anonymous mmap/munmap/mremap/mprotect/madvise inside guest RAM. */
+/* Memory syscalls: brk and mmap/munmap/mremap/mprotect/madvise inside guest RAM. */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,6 +32,7 @@ static int discard(struct sys_state *st, uint64_t start, uint64_t len)
 /* Maps in both the bookkeeping and the machine; fresh anonymous pages must read as zero. */
 static int map_range(struct sys_state *st, uint64_t start, uint64_t len, int prot, int zero)
 {
+	sys_sites_gone(st, start, start + len); /* what is there goes, or is mapped over */
 	if (zero && discard(st, start, len))
 		return -ENOMEM;
 	if (sys_vma_map(st, start, start + len, prot) || vm_protect(st->vm, start, len, prot))
@@ -43,6 +44,7 @@ static int map_range(struct sys_state *st, uint64_t start, uint64_t len, int pro
 
 static int unmap_range(struct sys_state *st, uint64_t start, uint64_t len)
 {
+	sys_sites_gone(st, start, start + len);
 	if (sys_vma_unmap(st, start, start + len))
 		return -ENOMEM;
 	vm_protect(st->vm, start, len, 0);
@@ -130,6 +132,9 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 	int rc = map_range(st, addr, len, prot, 1);
 	if (!rc && file) /* a copy of the file's bytes: private, whatever the flags say */
 		rc = sys_fs_map_fill(st, a[4], addr, len, a[5]);
+	/* a library's code, as ld.so maps it (each segment at its final permissions) */
+	if (!rc && file && (prot & PROT_EXEC))
+		sys_sites_mapped(st, a[4], addr, len, a[5]);
 	return rc ? rc : (long)addr;
 }
 
@@ -206,6 +211,7 @@ static long sys_mremap(struct sys_state *st, const uint64_t a[6])
 	if (!src || !dst)
 		return -EFAULT;
 	memcpy(dst, src, old_len);
+	sys_sites_moved(st, old, old_len, to);
 	unmap_range(st, old, old_len);
 	return (long)to;
 }

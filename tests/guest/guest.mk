@@ -44,7 +44,8 @@ GUEST_GLIBC     := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc)
 GUEST_MUSL_PIE  := $(GUEST_MULTI:%=$(GUEST_OUT)/%.musl-pie)
 GUEST_GLIBC_PIE := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc-pie)
 GUEST_BINS      := $(GUEST_MUSL) $(GUEST_GLIBC) $(GUEST_MUSL_PIE) $(GUEST_GLIBC_PIE) \
-	$(GUEST_OUT)/exitfloor.musl $(GUEST_OUT)/hello.dyn $(GUEST_OUT)/vdsoclock.dyn
+	$(GUEST_OUT)/exitfloor.musl $(GUEST_OUT)/hello.dyn $(GUEST_OUT)/vdsoclock.dyn \
+	$(GUEST_OUT)/libsites.dyn
 
 .PHONY: guests
 guests: $(GUEST_BINS)
@@ -78,6 +79,12 @@ $(GUEST_OUT)/hello.dyn: $(GUEST_SRC)/hello.c $(GUEST_SRC)/guest.mk
 
 # dynamic, with glibc: its clock through the vDSO (tests/integration/test_corpus.sh)
 $(GUEST_OUT)/vdsoclock.dyn: $(GUEST_SRC)/vdsoclock.c $(GUEST_SRC)/guest.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) $(GUEST_DEP) -o $@ $<
+
+# dynamic, with glibc: its clock through libc.so.6's own syscall, rewritten where ld.so maps it
+# (tests/integration/test_corpus.sh)
+$(GUEST_OUT)/libsites.dyn: $(GUEST_SRC)/libsites.c $(GUEST_SRC)/guest.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(GUEST_CFLAGS) $(GUEST_DEP) -o $@ $<
 

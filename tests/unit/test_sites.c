@@ -475,6 +475,50 @@ static void test_guest_bad(void **state)
 	check_bad_guest("bad_sysenter.musl", sysenter, 0);
 }
 
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat sb;
+	if (!f || fstat(fileno(f), &sb) != 0)
+		fail_msg("%s: cannot open", path);
+	uint8_t *buf = malloc((size_t)sb.st_size);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)sb.st_size, f), (size_t)sb.st_size);
+	fclose(f);
+	*len = (size_t)sb.st_size;
+	return buf;
+}
+
+/* The host's libc.so.6 as ld.so maps it at run time (hello.dyn's): its sites by file offset,
+ * each on a `syscall` of the file; stripped, it gives its function starts through its .dynsym,
+ * so most may take the call form. libm.so.6 (DT_NEEDED, no entry) is read as a library, never
+ * as an executable. */
+static void test_library_sites(void **state)
+{
+	(void)state;
+	struct img_sites s;
+	struct img_elf e;
+	char err[256];
+	size_t len;
+	uint8_t *buf = read_file("/lib/x86_64-linux-gnu/libc.so.6", &len);
+	assert_int_equal(img_file_sites(buf, len, &s), 0);
+	assert_true(s.n > 100);
+	assert_true(s.ncallable > s.n / 2);
+	for (size_t i = 0; i < s.n; i++)
+		if (s.addr[i] + 2 > len || buf[s.addr[i]] != 0x0f || buf[s.addr[i] + 1] != 0x05)
+			fail_msg("libc.so.6: site at file offset 0x%" PRIx64 " is no syscall",
+				 s.addr[i]);
+	print_message("libc.so.6: %zu sites, %zu may take the call form\n", s.n, s.ncallable);
+	img_sites_free(&s);
+	free(buf);
+	buf = read_file("/lib/x86_64-linux-gnu/libm.so.6", &len);
+	assert_int_equal(img_elf_parse(buf, len, &e, err, sizeof(err)), -1);
+	assert_int_equal(img_elf_parse_lib(buf, len, &e, err, sizeof(err)), 0);
+	assert_int_equal(img_file_sites(buf, len, &s), 0);
+	img_sites_free(&s);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -486,6 +530,7 @@ int main(void)
 	    cmocka_unit_test(test_internal_errors),
 	    cmocka_unit_test(test_guest_musl),
 	    cmocka_unit_test(test_guest_glibc),
+	    cmocka_unit_test(test_library_sites),
 	    cmocka_unit_test(test_guest_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
