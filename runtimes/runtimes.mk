@@ -69,11 +69,18 @@ PY3_SKIP := test idlelib tkinter turtledemo turtle.py ensurepip lib2to3 pydoc_da
 	'config-3.11-*'
 NUMPY    := /usr/lib/python3/dist-packages/numpy
 
-$(B)/runtimes/node-files.stamp: runtimes/node/ember.js runtimes/closure.sh runtimes/runtimes.mk
+# exit.node, an addon that ends an invocation without Node.js's teardown, where Node.js's
+# headers are installed (NodeSource's nodejs has them; Debian's are in libnode-dev): without it
+# the loader ends with process.reallyExit
+NODE_API := /usr/include/node/node_api.h
+$(B)/runtimes/node-files.stamp: runtimes/node/ember.js runtimes/node/exit.c runtimes/closure.sh \
+		runtimes/runtimes.mk
 	rm -rf $(NODE_FS)
 	mkdir -p $(NODE_FS)/usr/lib/ember
 	runtimes/closure.sh $(NODE_FS) $(NODE)
 	cp runtimes/node/ember.js $(NODE_FS)/usr/lib/ember/node.js
+	if [ -f $(NODE_API) ]; then $(CC) -shared -fPIC -O2 -Wall -Wextra -Werror \
+		-I$(dir $(NODE_API)) -o $(NODE_FS)/usr/lib/ember/exit.node runtimes/node/exit.c; fi
 	touch $@
 
 $(B)/runtimes/python3-files.stamp: runtimes/python3/ember.py runtimes/closure.sh runtimes/runtimes.mk

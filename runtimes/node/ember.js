@@ -17,9 +17,18 @@ process.emitWarning = function (w, ...rest) {
 };
 
 // an invocation ends at once once its answer is written: no 'exit' listeners, no teardown of
-// Node.js's threads, each of whose exits would be a system call of its own
-const quit = typeof process.reallyExit === 'function' ? (c) => process.reallyExit(c)
-						     : (c) => process.exit(c);
+// Node.js's threads, each of whose exits would be a system call of its own (exit.node, built
+// beside this file where Node.js's headers are: exit_group at once; else process.reallyExit)
+function quitter() {
+	try {
+		const addon = require(path.join(__dirname, 'exit.node'));
+		return (c) => addon.exit(c);
+	} catch (e) {
+		return typeof process.reallyExit === 'function' ? (c) => process.reallyExit(c)
+								 : (c) => process.exit(c);
+	}
+}
+const quit = quitter();
 
 const CODE_FD = 3;
 const META_FD = 4;
