@@ -50,10 +50,9 @@ done
 tmp=$(mktemp -d)
 epid=
 fpid=
-peers=
 cleanup() {
 	rc=$?
-	for p in $epid $fpid $peers; do
+	for p in $epid $fpid $(cat "$tmp"/*.pid 2>/dev/null); do
 		kill -TERM "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
@@ -110,7 +109,7 @@ peer() { # NAME PROGRAM LOADER-ARGS HANDLER: the peer's URL on stdout
 	printf '#!/bin/sh\nexec %s %s %s 3<%s\n' "$2" "$3" "$(basename "$4")" "$PWD/$4" >"$tmp/$1.sh"
 	chmod 755 "$tmp/$1.sh"
 	"$B/bench/forkserver" 0 "$tmp/$1.sh" >"$tmp/$1.log" 2>&1 &
-	peers="$peers $!"
+	echo $! >"$tmp/$1.pid" # run in $(...): the pid travels by file
 	echo "http://$(wait_line "$tmp/$1.log" 'listening on' | grep -oE '127\.0\.0\.1:[0-9]+')"
 }
 case " $TARGETS " in *" fork-node "*)
@@ -232,6 +231,7 @@ ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null || ech
 hz=$(getconf CLK_TCK)
 ours() { # called as "ours >FILE", not in $(...): times must see this shell's children
 	n=$(($(ticks "$epid") + $(ticks "$fpid")))
+	for p in $(cat "$tmp"/*.pid 2>/dev/null); do n=$((n + $(ticks "$p"))); done
 	for c in $(cat /proc/"$epid"/task/*/children 2>/dev/null); do n=$((n + $(ticks "$c"))); done
 	times >"$tmp/times"
 	echo "$n $(tail -n 1 "$tmp/times" | tr 'ms' '  ' |
