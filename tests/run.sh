@@ -131,12 +131,12 @@ plan_native()
 QEMU_WITH_KVM="unit:test_kvm:kvm: unit:test_isolation:kvm: unit:test_share:kvm: unit:test_mem:kvm:
 unit:test_deadline:kvm: int:test_run:kvm:guest int:test_snapshot:kvm:guest int:test_guest:kvm:guest
 int:test_backends:kvm: int:test_threads:kvm:guest int:test_corpus:kvm:guest int:test_tmp:kvm:guest
-int:test_procs:kvm:guest"
+int:test_procs:kvm:guest int:test_runtimes:kvm:guest"
 QEMU_WITHOUT_KVM_1="unit:test_kvm:kvm: unit:test_isolation:kvm: unit:test_pool:kvm: int:test_backends:kvm:
 unit:test_share:kvm: unit:test_mem:kvm: int:test_server:kvm:guest"
 QEMU_WITHOUT_KVM_2="int:test_run:kvm:guest int:test_snapshot:kvm:guest int:test_guest:kvm:guest
 int:test_cold:kvm:guest int:test_run:kvm:trap int:test_threads:kvm:guest int:test_corpus:kvm:guest
-int:test_tmp:kvm:guest int:test_procs:kvm:guest"
+int:test_tmp:kvm:guest int:test_procs:kvm:guest int:test_runtimes:kvm:guest"
 
 if [ "${1:-}" = --here ]; then
 	route=$2

@@ -396,7 +396,11 @@ fi
 # (SUITE_SIZES=small: the QEMU route, under emulation, leaves the large requests to native runs)
 for dir in $F/*/; do
 	name=$(basename "$dir")
-	if [ -f "$dir/handler.js" ]; then
+	# a function that names its runtime (functions/NAME/runtime: Node.js, CPython) runs in it
+	if [ -f "$dir/runtime" ]; then
+		[ -f "$dir/small.req" ] || continue
+		set -- --runtime "$(cat "$dir/runtime")" "$dir"/handler.*
+	elif [ -f "$dir/handler.js" ]; then
 		set -- --runtime duktape "$dir/handler.js"
 	elif [ -f "$dir/handler.lua" ]; then
 		set -- --runtime lua "$dir/handler.lua"

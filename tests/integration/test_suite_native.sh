@@ -34,7 +34,9 @@ run() {
 
 for dir in functions/*; do
 	name=${dir#functions/}
-	if [ -f "$dir/handler.js" ]; then
+	if [ -f "$dir/runtime" ]; then
+		continue # Node.js's and CPython's (functions/NAME/runtime): test_runtimes'
+	elif [ -f "$dir/handler.js" ]; then
 		prog=$B/runtimes/js
 	elif [ -f "$dir/handler.lua" ]; then
 		prog=$B/runtimes/lua

@@ -33,7 +33,10 @@ for dir in functions/*; do
 	name=${dir#functions/}
 	native=
 	pynative=
-	if [ -f "$dir/handler.js" ]; then
+	# Node.js's and CPython's functions (functions/NAME/runtime) are test_runtimes' and test_cold's
+	if [ -f "$dir/runtime" ]; then
+		continue
+	elif [ -f "$dir/handler.js" ]; then
 		set -- --runtime duktape "$dir/handler.js"
 	elif [ -f "$dir/handler.lua" ]; then
 		set -- --runtime lua "$dir/handler.lua"
