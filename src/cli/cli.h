@@ -49,6 +49,11 @@ struct cli_program {
 };
 int cli_program(const char *runtime, const char *program, struct cli_program *p, char *why,
 		size_t whylen);
+/* oci.c: path an OCI image layout (a folder with oci-layout), or LAYOUT:TAG: unpacked with
+ * Debian's umoci into a new folder under $TMPDIR, whose root tree is root; 1 then, 0 when path is
+ * no such layout, -1 with why. cli_oci_done removes what it made. Before the sandbox: it spawns */
+int cli_oci_unpack(const char *path, char *root, size_t rootlen, char *why, size_t whylen);
+void cli_oci_done(const char *root);
 /* the extension of a runtime's handler file: js, lua, py */
 const char *cli_runtime_ext(const char *runtime);
 /* the files the build made for the suite's function name (functions/NAME/files.py), the folder

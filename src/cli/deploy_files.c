@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "bundle/bnd.h"
+#include "cli/cli.h"
 #include "cli/stack.h"
 
 /* the archive as libarchive writes it */
@@ -109,8 +110,13 @@ int cli_deploy_files(const struct cli_stack_fn *fn, json_t *deployment, char *wh
 	struct out o = {0};
 	char *b64 = NULL;
 	int rc = -1;
+	/* an OCI image layout: its root tree, unpacked by umoci, is what travels */
+	char root[CLI_PATH_MAX];
+	int oci = cli_oci_unpack(fn->files, root, sizeof(root), err, sizeof(err));
 	/* the rules the server applies, here first: the reason before anything is sent */
-	struct bnd *b = bnd_open(fn->files, err, sizeof(err));
+	struct bnd *b = oci < 0 ? NULL : bnd_open(oci ? root : fn->files, err, sizeof(err));
+	if (oci > 0)
+		cli_oci_done(root); /* bnd_open read it whole */
 	if (!b || pack(b, &o, err, sizeof(err)))
 		goto out;
 	if (o.len > (size_t)INT32_MAX / 4 * 3 || !(b64 = malloc(4 * ((o.len + 2) / 3) + 1))) {

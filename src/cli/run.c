@@ -318,8 +318,18 @@ int cli_run(int argc, char **argv)
 			return CLI_EXIT_EMBER;
 		}
 	}
-	char err[256];
+	char err[256], oci_root[4096];
 	struct ember_function *fn;
+	/* an OCI image layout as files: unpacked into a folder, before the sandbox forbids umoci */
+	int oci =
+	    cfg.files ? cli_oci_unpack(cfg.files, oci_root, sizeof(oci_root), err, sizeof(err)) : 0;
+	if (oci < 0) {
+		fprintf(stderr, "ember: --files %s\n", err);
+		free(prog.code);
+		return CLI_EXIT_EMBER;
+	}
+	if (oci)
+		cfg.files = oci_root;
 	if (!cfg.backend)
 		cfg.backend = getenv("EMBER_BACKEND");
 	if (!cfg.syscalls)
@@ -337,6 +347,8 @@ int cli_run(int argc, char **argv)
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));
 	uint64_t load_us = base_us_since(t0);
 	free(prog.code);
+	if (oci) /* the files are packed in memory (or in the state folder) now */
+		cli_oci_done(oci_root);
 	if (rc) {
 		cli_load_error("ember", rc, err);
 		return CLI_EXIT_EMBER;

@@ -154,8 +154,18 @@ int cli_snapshot(int argc, char **argv)
 	if (!cfg.syscalls) /* the mode is part of the snapshot: make the one `ember run` will use */
 		cfg.syscalls = cli_env("EMBER_SYSCALLS");
 	pool_shell_target(0); /* nothing is invoked: no shells to prepare ahead */
+	char root[4096], owhy[512];
+	int oci = cfg.files ? cli_oci_unpack(cfg.files, root, sizeof(root), owhy, sizeof(owhy)) : 0;
+	if (oci < 0) {
+		fprintf(stderr, "ember snapshot: --files %s\n", owhy);
+		return CLI_EXIT_EMBER;
+	}
+	if (oci) /* an OCI image layout: its root tree */
+		cfg.files = root;
 	int failed = 0;
 	for (int i = optind; i < argc; i++)
 		failed |= snapshot_one(cfg, runtime, argv[i]) != 0;
+	if (oci)
+		cli_oci_done(root);
 	return failed ? CLI_EXIT_EMBER : 0;
 }

@@ -5,7 +5,8 @@
 # sqlite3, json) and numpy, Ember's handler form and OpenFaaS's (node18, python3-http) with the
 # status and headers of their response head over HTTP; load errors with file and line, a handler
 # that throws, a fresh state per invocation; a root filesystem from a tar and a folder, through
-# `ember run --files` and a deployment's envProcess, and what they are refused with. On the QEMU
+# `ember run --files` and a deployment's envProcess, an OCI image layout (unpacked by umoci), a
+# stack file's fprocess, and what they are refused with. On the QEMU
 # route (SUITE_SIZES=small) only the first part: an ES2022 handler and the standard library.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -216,6 +217,24 @@ er --files "$tmp/escape.tar" /bin/busybox true
 expect_rc 125 "a tar with a path escaping its root: refused"
 has "$tmp/err" "outside.txt|\\.\\." "a tar with a path escaping its root: the path named"
 
+# an OCI image layout (as umoci and skopeo write one), unpacked by Debian's umoci: the same tree
+O=$tmp/oci
+if command -v umoci >/dev/null 2>&1; then
+	umoci init --layout "$O" && umoci new --image "$O:v1" &&
+		umoci insert --image "$O:v1" "$R" / >/dev/null 2>&1
+	check "an OCI image layout made by umoci" test -f "$O/oci-layout"
+	req "from the image"
+	er --files "$O:v1" /bin/busybox sh /app/run.sh
+	out_is "rootfs: FROM THE IMAGE" "a root filesystem (an OCI image layout, tag v1)"
+	er --files "$O:nope" /bin/busybox true
+	expect_rc 125 "an OCI image layout without that tag"
+	has "$tmp/err" "tag is not found: nope" "the missing tag, in umoci's words"
+	check "nothing of the unpacked images left in \$TMPDIR" \
+		sh -c "! ls -d '${TMPDIR:-/tmp}'/ember-oci-* 2>/dev/null"
+else
+	bad "umoci is missing (scripts/setup.sh installs it): OCI image layouts not tested"
+fi
+
 # over HTTP: OpenFaaS's node18 and python3-http forms with their status and headers, a root
 # filesystem deployed with envProcess, and what a deployment is refused with
 start
@@ -274,6 +293,22 @@ code=$(deploy rfs files "$tmp/rootfs.tar" "/bin/busybox sh /app/run.sh")
 expect "deploy a root filesystem (tar) with envProcess" 202 "$code"
 code=$(http POST /function/rfs --data-binary 'over http')
 expect "the root filesystem's program answers" 200 "$code" "rootfs: OVER HTTP"
+# a stack file's root filesystem: fprocess, and files an OCI image layout (ember deploy unpacks it)
+cat >"$tmp/stack.yml" <<EOF
+version: 1.0
+provider:
+  name: openfaas
+  gateway: $U
+functions:
+  rfsoci:
+    files: $O:v1
+    fprocess: /bin/busybox sh /app/run.sh
+EOF
+"$E" deploy -f "$tmp/stack.yml" --secrets "$tmp/secrets" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect_rc 0 "ember deploy of a stack file's root filesystem (fprocess, an OCI layout)"
+code=$(http POST /function/rfsoci --data-binary 'from the stack')
+expect "the stack file's root filesystem answers" 200 "$code" "rootfs: FROM THE STACK"
 code=$(deploy rfsbad files "$tmp/rootfs.tar" "/bin/nope x")
 expect "envProcess naming no program of the files: 400" 400 "$code"
 contains "the missing program named" "/bin/nope" "$tmp/body"
