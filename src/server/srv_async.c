@@ -258,9 +258,9 @@ static void settle(struct srv_async *q, struct async_node *n, int ok)
 
 /* the request's metadata, with Http_X_Call_Id added when the caller sent none, as the
  * gateway adds X-Call-Id to the request it queues */
-static char *call_meta(struct srv_req *r, const char *id, size_t *len)
+static char *call_meta(const struct srv *s, struct srv_req *r, const char *id, size_t *len)
 {
-	char *m = srv_meta(r, len);
+	char *m = srv_meta(s, r, len);
 	if (!m || MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Call-Id"))
 		return m;
 	size_t extra = strlen("Http_X_Call_Id=\n") + strlen(id);
@@ -292,7 +292,7 @@ enum MHD_Result h_async(struct srv *s, struct srv_req *r)
 	struct srv_job j = {.seq = n->seq, .callback = (char *)cb, .body = r->body, .len = r->len};
 	snprintf(j.name, sizeof(j.name), "%s", r->name);
 	srv_req_call_id(r, j.id, sizeof(j.id));
-	j.meta = call_meta(r, j.id, &j.meta_len);
+	j.meta = call_meta(s, r, j.id, &j.meta_len);
 	int rc = j.meta ? job_write(s, &j, err, sizeof(err)) : -1;
 	if (!j.meta)
 		snprintf(err, sizeof(err), "out of memory");

@@ -68,13 +68,26 @@ static size_t discard(char *p, size_t size, size_t n, void *ctx)
 
 static int add(struct curl_slist **l, const char *name, const char *value)
 {
-	char line[512];
+	char *line;
 	/* "Name:" with nothing after it: curl sends no such header (Expect) */
-	snprintf(line, sizeof(line), value[0] ? "%s: %s" : "%s:", name, value);
+	if (asprintf(&line, value[0] ? "%s: %s" : "%s:", name, value) < 0)
+		return -1;
 	struct curl_slist *n = curl_slist_append(*l, line);
+	free(line);
 	if (!n)
 		return -1;
 	*l = n;
+	return 0;
+}
+
+/* a request's own framing, never taken from a function's answer */
+static int framing(const char *name)
+{
+	static const char *const names[] = {"Host",	  "Content-Length", "Transfer-Encoding",
+					    "Connection", "Expect",	    "Authorization"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(name, names[i]))
+			return 1;
 	return 0;
 }
 
@@ -94,7 +107,7 @@ static struct curl_slist *headers(const struct srv_job *j, const struct srv_answ
 		for (k = 0; k < sizeof(mine) / sizeof(mine[0]); k++)
 			if (!strcasecmp(a->h[i].name, mine[k].name))
 				break;
-		if (k == sizeof(mine) / sizeof(mine[0]))
+		if (k == sizeof(mine) / sizeof(mine[0]) && !framing(a->h[i].name))
 			rc |= add(&l, a->h[i].name, a->h[i].value);
 	}
 	for (size_t k = 0; k < sizeof(mine) / sizeof(mine[0]); k++)

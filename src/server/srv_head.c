@@ -5,10 +5,22 @@
 
 #include "server/srv_impl.h"
 
-/* what the server says itself: the transport's framing and Ember's own headers */
+/* what the server says itself: the transport's framing, Ember's own headers, and the
+ * authentication challenges (a function's 401 with the server's realm would have a browser send
+ * it the credentials it holds for the management API) */
 static const char *const owned[] = {
-    "Content-Length", "Transfer-Encoding", "Connection",	 "Keep-Alive", "Upgrade", "Trailer",
-    "Date",	      "X-Call-Id",	   "X-Duration-Seconds",
+    "Content-Length",
+    "Transfer-Encoding",
+    "Connection",
+    "Keep-Alive",
+    "Upgrade",
+    "Trailer",
+    "Date",
+    "X-Call-Id",
+    "X-Duration-Seconds",
+    "WWW-Authenticate",
+    "Proxy-Authenticate",
+    "Authentication-Info",
 };
 
 static int is_owned(const char *name)

@@ -354,7 +354,7 @@ void srv_req_call_id(struct srv_req *r, char *buf, size_t len);
 
 /* srv_meta.c: an invocation's metadata for ember_invoke_meta, "NAME=value\n" lines named as
  * the OpenFaaS watchdog names its environment (Http_Method, ...); NULL when out of memory */
-char *srv_meta(struct srv_req *r, size_t *len);
+char *srv_meta(const struct srv *s, struct srv_req *r, size_t *len);
 
 /* the handlers */
 enum MHD_Result h_healthz(struct srv *s, struct srv_req *r);

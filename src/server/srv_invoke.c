@@ -138,7 +138,7 @@ enum MHD_Result h_invoke(struct srv *s, struct srv_req *r)
 	struct srv_answer a;
 	srv_req_call_id(r, id, sizeof(id));
 	size_t meta_len = 0;
-	char *meta = srv_meta(r, &meta_len);
+	char *meta = srv_meta(s, r, &meta_len);
 	if (!meta)
 		return srv_reply_error(r, 500, "out of memory");
 	srv_invoke_call(s, r->name, id, r->body, r->len, meta, meta_len, 0, &a);

@@ -112,9 +112,11 @@ static enum MHD_Result header(void *cls, enum MHD_ValueKind kind, const char *ke
 	return MHD_YES;
 }
 
-char *srv_meta(struct srv_req *r, size_t *len)
+char *srv_meta(const struct srv *s, struct srv_req *r, size_t *len)
 {
-	struct meta m = {.drop_auth = r->authed};
+	/* the management API's credentials never reach a function: on a route that asked for
+	 * them, and where a client sent them unasked (a browser sends what it holds) */
+	struct meta m = {.drop_auth = r->authed || auth_ok(s, r->conn)};
 	/* the path after /function/NAME (or /async-function/NAME), as the gateway forwards it to
 	 * the watchdog */
 	size_t skip = strlen(r->route->path) + strlen(r->name);

@@ -114,9 +114,24 @@ void metrics_http(struct srv_metrics *m, const char *path, const char *method, u
 		atomic_fetch_add_explicit(&m->http_dropped, 1, memory_order_relaxed);
 }
 
+/* the statuses the server answers with itself; another (a function's response head chose it)
+ * takes no slot of the last SERVER_SLOTS, so that a function's own codes never crowd them out */
+static const unsigned server_codes[] = {200, 400, 404, 413, 429, 500, 502, 503, 504};
+#define SERVER_SLOTS 5
+
 static void count_code(struct srv_fn_metrics *f, unsigned code)
 {
+	size_t n = NCODES - SERVER_SLOTS;
+	for (size_t i = 0; i < sizeof(server_codes) / sizeof(server_codes[0]); i++)
+		if (server_codes[i] == code)
+			n = NCODES;
 	for (size_t i = 0; i < NCODES; i++) {
+		if (i >= n) { /* past its slots: counted only where it has one already */
+			if (atomic_load_explicit(&f->codes[i].code, memory_order_acquire) != code)
+				continue;
+			atomic_fetch_add_explicit(&f->codes[i].n, 1, memory_order_relaxed);
+			return;
+		}
 		unsigned c = atomic_load_explicit(&f->codes[i].code, memory_order_acquire);
 		if (!c && atomic_compare_exchange_strong(&f->codes[i].code, &c, code))
 			c = code;

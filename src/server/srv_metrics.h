@@ -6,7 +6,7 @@
 #include "server/srv_impl.h"
 
 #define NB     11  /* finite buckets per histogram */
-#define NCODES 8   /* distinct HTTP statuses counted per function */
+#define NCODES 12  /* distinct HTTP statuses counted per function */
 #define NHTTP  256 /* distinct (route, method, status) series of http_requests_total */
 #define NSTART (EMBER_START_INIT + 1)
 

@@ -118,12 +118,14 @@ static int process(const json_t *p, struct srv_spec *sp, char *err, size_t errle
 	const char *s = json_string_value(p);
 	size_t n = 0, len = json_string_length(p);
 	if (!s || len == 0 || len > 4096 || strlen(s) != len)
-		return snprintf(err, errlen, "envProcess must be a command line: a program of the "
-					     "function's files and its arguments"),
+		return snprintf(err, errlen,
+				"envProcess must be a command line: a program of the "
+				"function's files and its arguments"),
 		       -1;
 	if (!(sp->process = calloc(len / 2 + 2, sizeof(char *))) || !(sp->process_buf = strdup(s)))
 		return snprintf(err, errlen, "out of memory"), -1;
-	for (char *w = strtok(sp->process_buf, " \t"); w; w = strtok(NULL, " \t"))
+	char *save = NULL;
+	for (char *w = strtok_r(sp->process_buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
 		sp->process[n++] = w;
 	if (!n || sp->process[0][0] != '/')
 		return snprintf(err, errlen,
@@ -139,12 +141,12 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	const json_t *code = member(in, "code"), *proc = member(in, "envProcess");
 	if (img && rt)
 		return snprintf(err, errlen, "give image or runtime, not both"), -1;
-	if (proc && (img || rt))
-		return snprintf(err, errlen,
-				"envProcess names a program of the function's files (a root "
-				"filesystem): not with image or runtime"),
-		       -1;
-	if (proc) {
+	/* envProcess is a root filesystem's command where neither image nor runtime is given; with
+	 * either (faas-cli sends image and its fprocess together), or empty, it is ignored, as it
+	 * always was */
+	if (json_is_string(proc) && !json_string_length(proc))
+		proc = NULL;
+	if (proc && !img && !rt) {
 		if (code)
 			return snprintf(err, errlen, "code goes with runtime, not with envProcess"),
 			       -1;
