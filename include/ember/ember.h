@@ -107,7 +107,6 @@ struct ember_config {
 	double keep_alive_s;
 	struct ember_budget *budget; /* NULL: no bound */
 	int no_snapshot;	     /* 1: every invocation loads and initialises from scratch */
-	int image_in_files; /* 1: image must name a file of the function's files (a root filesystem) */
 	const char *state_dir; /* keep the snapshot on disk under STATE/snapshots/; NULL: not */
 	const char *restore;   /* cold starts from disk: "reap" (default) or "lazy" */
 	int cold;	       /* 1: the first invocation starts from disk, page cache dropped */
@@ -152,6 +151,9 @@ struct ember_config {
 	/* processes an invocation may have at once (fork, vfork, clone), the first included:
 	 * fork answers EAGAIN past it. 0 = 64, at most 1024 */
 	unsigned pids;
+	/* 1: image must name a file of the function's files (a root filesystem), never the host's
+	 */
+	int image_in_files;
 };
 
 struct ember_syscall_count {

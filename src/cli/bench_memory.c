@@ -330,6 +330,7 @@ int cli_bench_memory(int argc, char **argv)
 	snprintf(v, sizeof(v), "%ld", o.map_count);
 	if (o.max && o.map_count && write_str("/proc/sys/vm/max_map_count", v))
 		fprintf(stderr, "ember bench memory: cannot set vm.max_map_count (root?)\n");
+	vm_cow_budget_reset(); /* the mappings' budget follows the limit */
 	json_t *merge = merges(&o, json);
 	json_t *resets = bench_resets(o.build, json, 1);
 	for (int f = 0; o.max && f < NMAX_FNS; f++) {
@@ -343,6 +344,7 @@ int cli_bench_memory(int argc, char **argv)
 	if (o.map_count && old_maps > 0) {
 		snprintf(v, sizeof(v), "%lld", (long long)old_maps);
 		write_str("/proc/sys/vm/max_map_count", v);
+		vm_cow_budget_reset();
 	}
 	if (json)
 		cli_print_json(stdout,

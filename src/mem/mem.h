@@ -27,6 +27,8 @@ uint64_t mem_page_hash(const uint8_t *page);
 /* A page of the store with this hash whose bytes equal page's: *off, held once more; -ENOENT when
  * there is none (a page changed since its hash was taken never matches). */
 int mem_store_match(struct mem_store *st, uint64_t hash, const uint8_t *page, uint64_t *off);
+/* page's offset in the store when it holds that content, no reference taken; -ENOENT if not */
+int mem_store_has(struct mem_store *st, const uint8_t *page, uint64_t *off);
 /* A page of the store equal to page, found or added: *off, held once more. */
 int mem_store_intern(struct mem_store *st, const uint8_t *page, uint64_t *off);
 void mem_store_release(struct mem_store *st, uint64_t off);

@@ -31,6 +31,8 @@ static int flush(struct mem_refs *r, struct vm *vm, struct run *run, size_t *mer
 		int mapped = k > i && !rc &&
 			     (rc = vm_map_cow(vm, run->addr + i * PAGE, (k - i) * PAGE,
 					      mem_store_fd(r->st), run->off + i * PAGE)) == 0;
+		if (rc == -ENOSPC) /* no room for more mappings: the advice is not taken */
+			rc = 0;
 		for (size_t j = i; j < k; j++) {
 			if (!mapped)
 				mem_store_release(r->st, run->off + j * PAGE);

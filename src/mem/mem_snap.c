@@ -13,22 +13,33 @@
  * mapping in each virtine: a language runtime's heap of 24,048 pages (Node.js) is 44 runs in its
  * own copy and 627 in the store's, which at 64 virtines is more mappings than the kernel allows.
  * Past twice its own runs (and a few), the snapshot keeps its own copy: the function's virtines
- * still share it, only other functions of the domain do not. */
-static int scattered(const struct snap *s, const uint64_t *offs)
+ * still share it, only other functions of the domain do not. Told by looking pages up, before
+ * anything is added (pages added and given back would leave the store's free slots reversed),
+ * new pages counted as if they went in one after the other. */
+#define NEW UINT64_MAX
+
+static int scattered(struct mem_store *st, const struct snap *s)
 {
 	size_t own = 1, store = 1;
-	for (size_t i = 1; i < s->npages; i++) {
-		int next = s->pages[i] == s->pages[i - 1] + PAGE;
-		own += !next;
-		store += !(next && offs[i] == offs[i - 1] + PAGE);
+	uint64_t prev = NEW, off;
+	for (size_t i = 0; i < s->npages; i++) {
+		off = mem_store_has(st, s->data + i * PAGE, &off) ? NEW : off;
+		int next = i && s->pages[i] == s->pages[i - 1] + PAGE;
+		own += i && !next;
+		store += i && !(next && (off == NEW ? prev == NEW : prev == off - PAGE));
+		prev = off;
 	}
 	return store > 2 * own + 16;
 }
 
 int mem_snap_share(struct mem_store *st, struct snap *s, struct mem_refs *r)
 {
-	if (!s->npages || !s->data || s->store_fd)
+	if (!s->npages || !s->data || s->store_fd || s->own_copy)
 		return 0;
+	if (scattered(st, s)) { /* its own sealed copy, shared by its virtines all the same */
+		s->own_copy = 1;
+		return 0;
+	}
 	uint64_t *offs = malloc(s->npages * sizeof(*offs));
 	if (!offs)
 		return -ENOMEM;
@@ -41,11 +52,6 @@ int mem_snap_share(struct mem_store *st, struct snap *s, struct mem_refs *r)
 			mem_store_release(st, offs[i]);
 			goto fail;
 		}
-	}
-	if (scattered(s, offs)) { /* its own sealed copy, shared by its virtines all the same */
-		mem_refs_release(r);
-		free(offs);
-		return 0;
 	}
 	uint8_t *view = snap_view(mem_store_fd(st), offs, s->npages);
 	if (!view) {

@@ -152,6 +152,17 @@ int mem_store_match(struct mem_store *st, uint64_t hash, const uint8_t *page, ui
 	return i == NONE ? -ENOENT : 0;
 }
 
+int mem_store_has(struct mem_store *st, const uint8_t *page, uint64_t *off)
+{
+	uint64_t hash = mem_page_hash(page);
+	pthread_mutex_lock(&st->mu);
+	uint32_t i = find(st, hash, page);
+	if (i != NONE)
+		*off = (uint64_t)i * PAGE;
+	pthread_mutex_unlock(&st->mu);
+	return i == NONE ? -ENOENT : 0;
+}
+
 /* with mu held: twice the buckets once pages outnumber them, every page linked again */
 static void rehash(struct mem_store *st)
 {

@@ -25,6 +25,7 @@ struct snap {
 	 * which machines map copy-on-write: the snapshot's own sealed memfd, or a page store's
 	 * (store_fd: not the snapshot's to close) */
 	int sealed, memfd, store_fd;
+	int own_copy; /* kept out of the page store, which would scatter its runs (mem_snap.c) */
 	uint64_t *offs;
 };
 

@@ -1,5 +1,6 @@
 /* What Ember opens for the program: the request (fd 0), the response (1), the log (2), a
- * runtime's code (3) and the request's metadata (4), as objects of the descriptor table. */
+ * runtime's code (3) and the request's metadata (4, where the response head is written), as
+ * objects of the descriptor table. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -27,7 +28,8 @@ static long buf_append(struct sys_state *st, struct sys_state *to, struct sys_bu
 {
 	if (n == 0) /* a buffer may have no memory yet */
 		return 0;
-	if (to->out.len + to->log.len + n > to->out_limit)
+	/* the response head has its own bound (the caller's), outside the output limit */
+	if (b != &to->head && to->out.len + to->log.len + n > to->out_limit)
 		return over_limit(st, to);
 	if (b->len + n > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;

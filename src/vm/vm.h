@@ -183,6 +183,8 @@ int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
 size_t vm_cow_runs(const struct vm *vm);
 /* the runs of every machine of this process (the budget that keeps them under vm.max_map_count) */
 long vm_cow_runs_total(void);
+/* vm.max_map_count changed (ember bench memory --max-map-count): the budget follows it */
+void vm_cow_budget_reset(void);
 /* The same for a file's pages (fd: a sealed memfd, a bundle's): the program's MAP_PRIVATE
  * mapping of a file, one copy for every machine, a write making a private page. Such a run lasts
  * until vm_drop_files or vm_discard over it, which put private zero memory in its place. */

@@ -18,8 +18,8 @@
  * machines of this process together stay under a quarter of the kernel's vm.max_map_count, so
  * that a function whose memory is fragmented (a language runtime's heap, a store that
  * deduplicated it page by page) copies its pages instead, and the process keeps the mappings it
- * needs for everything else (a vCPU, a snapshot, a file). Only mappings of files count against
- * it: anonymous memory put where a file's run was must happen, and takes no more runs. */
+ * needs for everything else (a vCPU, a snapshot, a file). Read again when vm_cow_budget_reset
+ * says the limit changed. */
 static atomic_long cow_runs;
 static long cow_budget;
 static pthread_once_t budget_once = PTHREAD_ONCE_INIT;
@@ -34,6 +34,12 @@ static void read_budget(void)
 		fclose(f);
 	}
 	cow_budget = n / 4;
+}
+
+void vm_cow_budget_reset(void)
+{
+	pthread_once(&budget_once, read_budget);
+	read_budget();
 }
 
 static int within_budget(void)
@@ -221,7 +227,10 @@ static void cow_record(struct vm *vm, uint64_t addr, uint64_t len, int file)
 	atomic_fetch_add(&cow_runs, (long)vm->ncow - (long)before);
 }
 
-static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off, int file)
+/* budgeted: the run counts against the budget (anonymous memory put where a file's run was, for
+ * a reset or a discard, must happen, and replaces a run) */
+static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off, int file,
+		   int budgeted)
 {
 	if (!vm->host_w || vm->backend != VM_BACKEND_KVM)
 		return -EOPNOTSUPP; /* the ptrace stub sees guest memory through the memfd only */
@@ -229,10 +238,8 @@ static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t 
 	if (addr % PAGE || len % PAGE || off % PAGE || !len || !vm_guest(vm, addr, len) ||
 	    addr + len > vm->user_top)
 		return -EINVAL;
-	/* a copy does instead (every caller of a mapping of a file copies where it fails);
-	 * anonymous memory in a file run's place is no choice, and replaces one run anyway */
-	if (fd >= 0 && !within_budget())
-		return -ENOSPC;
+	if (budgeted && !within_budget())
+		return -ENOSPC; /* a copy does instead: every such caller copies where it fails */
 	if (cow_room(vm))
 		return -ENOMEM;
 	/* a failed mapping leaves the old one in place (the count of mappings is checked first) */
@@ -251,14 +258,14 @@ static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t 
 
 int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
 {
-	return map_run(vm, addr, len, fd, off, 0);
+	return map_run(vm, addr, len, fd, off, 0, 1);
 }
 
 int vm_map_file(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
 {
 	if (fd < 0)
 		return -EINVAL;
-	int rc = map_run(vm, addr, len, fd, off, 1);
+	int rc = map_run(vm, addr, len, fd, off, 1, 1);
 	vm->files |= !rc;
 	return rc;
 }
@@ -291,7 +298,7 @@ int vm_drop_files(struct vm *vm, uint64_t lo, uint64_t hi)
 	while (next_file(vm, lo, hi, &a, &b)) {
 		/* private anonymous memory in their place (it reads as zero), written as far as a
 		 * reset knows: the snapshot's pages there are put back */
-		int rc = map_run(vm, a, b - a, -1, 0, 0);
+		int rc = map_run(vm, a, b - a, -1, 0, 0, 0);
 		if (rc)
 			return rc;
 	}
