@@ -50,6 +50,11 @@ function loadError(e) {
 	die(65, file + ':' + (m ? m[1] : 1) + ': ' + msg);
 }
 
+// the log: console and process.stdout write to stderr, as OpenFaaS's templates log; the response
+// is written on fd 1 by this loader alone
+globalThis.console = new console.Console({stdout: process.stderr, stderr: process.stderr});
+Object.defineProperty(process, 'stdout', {value: process.stderr, configurable: true});
+
 let source;
 try {
 	source = fs.readFileSync(CODE_FD, 'utf8');
@@ -176,7 +181,9 @@ function writeHead(status, headers) {
 		return;
 	try {
 		fs.writeSync(META_FD, head);
-	} catch (e) { /* a native run: no head to give */
+	} catch (e) {
+		if (e.code !== 'EBADF') // a native run has no fd 4; anything else is said
+			fs.writeSync(2, file + ': the response head was not written: ' + e.message + '\n');
 	}
 }
 
@@ -217,9 +224,9 @@ function makeContext(done) {
 			called = true;
 			done(null, value, status, headers);
 		},
-		fail(value) {
+		fail(value) { // the status set, else 500 (the template's)
 			called = true;
-			done(value, null, 500, headers);
+			done(value, null, status, headers);
 		},
 		get cbCalled() {
 			return called;
@@ -276,12 +283,14 @@ async function main() {
 		quit(0);
 	}
 	const ctx = makeContext(finishOpenFaaS);
+	// the template's optional third argument: callback(err, result)
+	const callback = (err, result) => (err ? ctx.fail(err) : ctx.succeed(result));
 	try {
-		const res = await handler(makeEvent(body, readMeta()), ctx);
+		const res = await handler(makeEvent(body, readMeta()), ctx, callback);
 		if (!ctx.cbCalled)
 			finishOpenFaaS(null, res, ctx.status(), ctx.headers());
 	} catch (e) {
-		finishOpenFaaS(e, null, 500, ctx.headers());
+		finishOpenFaaS(e, null, ctx.status(), ctx.headers());
 	}
 }
 

@@ -3,7 +3,9 @@
 # Ember snapshots this program at its first read of the request (fd 0), after CPython has
 # started and run the handler's top level with its imports; every invocation resumes from there,
 # calls the handler once, writes the result and exits. See runtimes/README.md for the contract.
+import errno
 import gc
+import inspect
 import json
 import os
 import sys
@@ -40,6 +42,8 @@ try:
     source = read_fd(CODE_FD)
 except OSError as e:
     die(66, "%s: cannot read the source on fd %d: %s" % (FILE, CODE_FD, e.strerror))
+
+sys.stdout = sys.stderr  # print() is the log, at the top level and in a handler alike
 
 # the function's files: its own modules and pure-Python packages beside the handler
 sys.path.insert(0, "/")
@@ -88,8 +92,9 @@ def write_head(status, headers):
     if lines:
         try:
             write_all(META_FD, ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
-        except OSError:  # a native run: no head to give
-            pass
+        except OSError as e:  # a native run has no fd 4; anything else is said
+            if e.errno != errno.EBADF:
+                sys.stderr.write("%s: the response head was not written: %s\n" % (FILE, e))
 
 
 def as_bytes(r):
@@ -105,18 +110,35 @@ def as_bytes(r):
 from urllib.parse import parse_qs  # imported before the snapshot, not at a request
 
 
+class Headers(dict):
+    """Header names looked up in any case, as Flask's request.headers are."""
+
+    def __init__(self, items):
+        super().__init__((k.lower(), v) for k, v in items)
+
+    def __getitem__(self, k):
+        return super().__getitem__(k.lower())
+
+    def __contains__(self, k):
+        return super().__contains__(k.lower())
+
+    def get(self, k, default=None):
+        return super().get(k.lower(), default)
+
+
 class Event:
     """OpenFaaS's python3-http event: the body's bytes, headers, method, query and path."""
 
     def __init__(self, body, env):
         self.body = body
-        self.headers = {
-            k[5:].replace("_", "-"): v
+        self.headers = Headers(
+            (k[5:].replace("_", "-"), v)
             for k, v in env.items()
             if k.startswith("Http_") and k not in ("Http_Method", "Http_Path", "Http_Query")
-        }
+        )
         self.method = env.get("Http_Method", "POST")
-        self.query = {k: v[0] for k, v in parse_qs(env.get("Http_Query", "")).items()}
+        query = parse_qs(env.get("Http_Query", ""), keep_blank_values=True)
+        self.query = {k: v[0] for k, v in query.items()}
         self.path = env.get("Http_Path", "/")
 
 
@@ -128,10 +150,10 @@ class Context:
 def openfaas(body):
     try:
         res = handle(Event(body, read_meta()), Context())
-    except Exception as e:  # answered as the template answers: 500 and the error's text
+    except Exception:  # answered as Flask answers: 500, the traceback in the log only
         sys.stderr.write("%s: handler failed: %s" % (FILE, traceback.format_exc()))
         write_head(500, {})
-        write_all(1, str(e).encode("utf-8", "surrogateescape"))
+        write_all(1, b"Internal Server Error\n")
         return
     if not isinstance(res, dict):  # a plain value is the body, as the template's jsonify
         write_all(1, as_bytes(res))
@@ -147,19 +169,31 @@ def openfaas(body):
     write_all(1, as_bytes(payload))
 
 
+def wants_env(fn):
+    """handler(input, env), handler(*args) or a callable that takes two: give it the metadata."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return True
+    try:
+        sig.bind("", {})
+        return True
+    except TypeError:
+        return False
+
+
+WANTS_ENV = callable(handler) and wants_env(handler)
+
+
 def ember(body):
-    code = getattr(handler, "__code__", None)
-    wants_env = (code.co_argcount if code else 2) >= 2
     text = body.decode("utf-8", "surrogateescape")
-    r = handler(text, read_meta()) if wants_env else handler(text)
+    r = handler(text, read_meta()) if WANTS_ENV else handler(text)
     write_all(1, as_bytes(r))
 
 
 # what the top level built stays in the snapshot, and later collections need not walk it
 gc.collect()
 gc.freeze()
-sys.stdout.flush()
-sys.stdout = sys.stderr  # print() in a handler is the log
 # the snapshot point: everything above is done once, everything below per request
 request = read_fd(0)
 try:

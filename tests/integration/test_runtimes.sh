@@ -254,8 +254,11 @@ print(json.dumps(d))' "$@" >"$tmp/spec"
 cat >"$tmp/of.js" <<'EOF'
 'use strict'
 module.exports = async (event, context) => {
+	console.log('a log line, never the body');
 	if (event.query.fail)
 		return context.fail('it failed');
+	if (event.query.bad)
+		return context.status(400).fail(new Error('bad input'));
 	return context.status(201).headers({ 'X-Kind': 'node18', 'Content-Type': 'application/json' })
 		.succeed({ got: event.body, method: event.method, q: event.query.q, path: event.path,
 			   agent: event.headers['x-test'] });
@@ -271,6 +274,14 @@ contains "node18 form: its header" "X-Kind: node18" "$tmp/headers"
 contains "node18 form: its content type" "Content-Type: application/json" "$tmp/headers"
 code=$(http POST '/function/ofnode?fail=1' --data-binary 'x')
 expect "node18 form: context.fail is a 500 with its text" 500 "$code" "it failed"
+code=$(http POST '/function/ofnode?bad=1' --data-binary 'x')
+expect "node18 form: fail after status(400) keeps the 400" 400 "$code" "Error: bad input"
+printf 'module.exports = (event, context, callback) => callback(undefined, { via: "callback" });\n' \
+	>"$tmp/cb.js"
+code=$(deploy ofcb node "$tmp/cb.js")
+expect "deploy a node18 handler using the callback argument" 202 "$code"
+code=$(http POST /function/ofcb --data-binary 'x')
+expect "node18 form: callback(err, result)" 200 "$code" '{"via":"callback"}'
 cat >"$tmp/of.py" <<'EOF'
 import json
 from decimal import Decimal
@@ -278,17 +289,20 @@ def handle(event, context):
     if event.query.get("bad"):
         raise KeyError("no such thing")
     total = sum(Decimal(x) for x in json.loads(event.body)["n"])
-    return {"statusCode": 202, "body": {"total": str(total), "method": event.method},
+    return {"statusCode": 202, "body": {"total": str(total), "method": event.method,
+                                        "ctype": event.headers.get("content-type")},
             "headers": {"X-Kind": "python3-http"}}
 EOF
 code=$(deploy ofpy python3 "$tmp/of.py")
 expect "deploy an OpenFaaS python3-http handler (runtime python3)" 202 "$code"
-code=$(http PUT /function/ofpy --data-binary '{"n":["1.10","2.20"]}')
-expect "python3-http form: its statusCode and body" 202 "$code" '{"total": "3.30", "method": "PUT"}'
+code=$(http PUT /function/ofpy -H 'Content-Type: application/json' --data-binary '{"n":["1.10","2.20"]}')
+expect "python3-http form: its statusCode and body, headers in any case" 202 "$code" \
+	'{"total": "3.30", "method": "PUT", "ctype": "application/json"}'
 contains "python3-http form: its header" "X-Kind: python3-http" "$tmp/headers"
 contains "python3-http form: a dict body is JSON" "Content-Type: application/json" "$tmp/headers"
 code=$(http POST '/function/ofpy?bad=1' --data-binary '{}')
-expect "python3-http form: an exception is a 500 with its text" 500 "$code" "'no such thing'"
+expect "python3-http form: an exception is a 500 that tells nothing of it" 500 "$code" \
+	"Internal Server Error"
 code=$(deploy rfs files "$tmp/rootfs.tar" "/bin/busybox sh /app/run.sh")
 expect "deploy a root filesystem (tar) with envProcess" 202 "$code"
 code=$(http POST /function/rfs --data-binary 'over http')
@@ -328,5 +342,21 @@ expect "deploy a handler writing a head the server owns" 202 "$code"
 code=$(http POST /function/badhead --data-binary 'x')
 expect "a head naming Content-Length: 502" 502 "$code"
 contains "the 502 says why" "Content-Length is the server's to send" "$tmp/body"
+# a challenge in the server's realm would have a browser send it the management credentials: a
+# function may not give one; and the credentials a client sends never reach a function
+cat >"$tmp/chal.py" <<'EOF'
+import os
+def handler(t, env):
+    if t == "challenge":
+        os.write(4, b'Status: 401\nWWW-Authenticate: Basic realm="Ember"\n')
+    return env.get("Http_Authorization", "none")
+EOF
+code=$(deploy chal python3 "$tmp/chal.py")
+expect "deploy a handler that answers with a challenge" 202 "$code"
+code=$(NOAUTH=1 http POST /function/chal --data-binary 'challenge')
+expect "a function's WWW-Authenticate: 502" 502 "$code"
+contains "the 502 says why" "WWW-Authenticate is the server's to send" "$tmp/body"
+code=$(http POST /function/chal --data-binary 'x')
+expect "the server's credentials, sent to a public function, do not reach it" 200 "$code" "none"
 stop
 finish
