@@ -73,8 +73,9 @@ NUMPY    := /usr/lib/python3/dist-packages/numpy
 # headers are installed (NodeSource's nodejs has them; Debian's are in libnode-dev): without it
 # the loader ends with process.reallyExit
 NODE_API := /usr/include/node/node_api.h
+# the host's programs are prerequisites: an upgrade of the package makes their files again
 $(B)/runtimes/node-files.stamp: runtimes/node/ember.js runtimes/node/exit.c runtimes/closure.sh \
-		runtimes/runtimes.mk
+		runtimes/runtimes.mk $(wildcard $(NODE))
 	rm -rf $(NODE_FS)
 	mkdir -p $(NODE_FS)/usr/lib/ember
 	runtimes/closure.sh $(NODE_FS) $(NODE)
@@ -83,7 +84,8 @@ $(B)/runtimes/node-files.stamp: runtimes/node/ember.js runtimes/node/exit.c runt
 		-I$(dir $(NODE_API)) -o $(NODE_FS)/usr/lib/ember/exit.node runtimes/node/exit.c; fi
 	touch $@
 
-$(B)/runtimes/python3-files.stamp: runtimes/python3/ember.py runtimes/closure.sh runtimes/runtimes.mk
+$(B)/runtimes/python3-files.stamp: runtimes/python3/ember.py runtimes/closure.sh runtimes/runtimes.mk \
+		$(wildcard /usr/bin/python3.11 $(NUMPY))
 	rm -rf $(PY3_FS)
 	mkdir -p $(PY3_FS)/usr/lib/python3.11 $(PY3_FS)/usr/lib/ember
 	tar -C $(PY_SRC) $(PY3_SKIP:%=--exclude=%) -cf - . | tar -C $(PY3_FS)/usr/lib/python3.11 -xf -
