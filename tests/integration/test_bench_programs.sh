@@ -4,12 +4,13 @@
 # on ptrace); hello stays at one exit per invocation in guest mode; a row whose program is
 # missing fails the run (125) with its reason while the others are still measured; --help
 # tells every row. fork_exec_wait and fork_wait: per round timed inside, an exit or more per
-# round, the exec adding its own. Run from the repository root; B is the build directory.
+# round, the exec adding its own. node_hello, python_hello and numpy_matmul: Debian's Node.js and
+# CPython loaded, their init time said. Run from the repository root; B is the build directory.
 set -u
 . "$(dirname "$0")/lib.sh"
 pick_backend
 ROWS="exit_floor hello_warm go_hello_warm thread_create_join parallel_cpus2 jq_warm sqlite3_warm
-	fork_exec_wait fork_wait"
+	fork_exec_wait fork_wait node_hello python_hello numpy_matmul"
 
 "$E" bench programs --help >"$tmp/help" 2>&1
 check "--help exits 0" test $? = 0
@@ -61,7 +62,7 @@ for r in res:
     assert r["p50_us"] > 0 and r["p50_us"] <= r["p99_us"], r
     if r["name"] != "exit_floor":
         assert r["native_p50_us"] > 0 and r["ratio"] > 0, r
-    if r["name"] not in ("exit_floor", "fork_wait"):
+    if r["name"] not in ("exit_floor", "fork_wait", "numpy_matmul"):
         assert r["goal"] and isinstance(r["goal_met"], bool), r
 by = {r["name"]: r for r in res}
 if b == "kvm":
@@ -70,6 +71,9 @@ if b == "kvm":
 t = by["thread_create_join"]
 assert t["exits_per_create_join"] > 0 and t["outside_p50_us"] > 0, t
 assert t["first_p50_us"] > 0 and t["native_first_p50_us"] > 0, t
+# Node.js and CPython: loaded (their time to the snapshot said), warm against a process start
+for n in ("node_hello", "python_hello", "numpy_matmul"):
+    assert by[n]["init_ms"] > 0 and by[n]["exits"] >= 1, by[n]
 PY
 py "hello_warm: 1 exit per invocation in guest mode, its goal met" "$tmp/json" <<'PY'
 import json, sys
