@@ -1,5 +1,6 @@
 /* Finding the language runtimes' images: the environment, a build tree, an installed tree. */
 #include <libgen.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,10 +37,10 @@ void img_runtime_dir(char *out, size_t outlen)
 	snprintf(out, outlen, "%s", !is_dir(build) && is_dir(installed) ? installed : build);
 }
 
-/* The runtimes: the folder's static programs (Duktape, Lua, CPython built in), and Debian's
- * Node.js and CPython run as they are, with their files built beside them (runtimes.mk) */
+/* The runtimes: Debian's Node.js and CPython run as they are, with their files built beside
+ * them (runtimes.mk), and the folder's small static programs (Duktape, Lua, CPython built in) */
 static const struct {
-	const char *name;
+	const char *name, *alias; /* alias: another name for it, or NULL */
 	/* an absolute path: this host's program (Debian's); else the runtime folder's file */
 	const char *program;
 	const char *files; /* the files' folder in the runtime folder, or NULL */
@@ -52,13 +53,7 @@ static const struct {
 } runtimes[] = {
     /* V8 reserves its code range and heap up front: 512 MiB is too little for Node.js 20 */
     {"js",
-     "/usr/bin/node",
-     "node-files",
-     {"--experimental-vm-modules", "/usr/lib/ember/node.js"},
-     "handler.js",
-     "nodejs",
-     1ULL << 30},
-    {"node",
+     "node",
      "/usr/bin/node",
      "node-files",
      {"--experimental-vm-modules", "/usr/lib/ember/node.js"},
@@ -66,47 +61,63 @@ static const struct {
      "nodejs",
      1ULL << 30},
     {"python",
+     "python3",
      "/usr/bin/python3.11",
      "python3-files",
      {"/usr/lib/ember/python.py"},
      "handler.py",
      "python3.11",
      256ULL << 20},
-    {"python3",
-     "/usr/bin/python3.11",
-     "python3-files",
-     {"/usr/lib/ember/python.py"},
-     "handler.py",
-     "python3.11",
-     256ULL << 20},
-    /* the small static ones built here, ES5.1 and part of the standard library: their files in
-     * the runtime folder keep their first names */
-    {"duktape", "js", NULL, {NULL}, "handler.js", NULL, 0},
-    {"lua", "lua", NULL, {NULL}, "handler.lua", NULL, 0},
-    {"python-static", "python", "python-lib", {NULL}, "handler.py", NULL, 0},
+    /* ES5.1 and part of the standard library: their files keep their first names */
+    {"duktape", NULL, "js", NULL, {NULL}, "handler.js", NULL, 0},
+    {"lua", NULL, "lua", NULL, {NULL}, "handler.lua", NULL, 0},
+    {"python-static", NULL, "python", "python-lib", {NULL}, "handler.py", NULL, 0},
 };
+#define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
+
+/* name's row, or NRUNTIMES */
+static size_t row_of(const char *name)
+{
+	size_t i = 0;
+	while (i < NRUNTIMES && strcmp(name, runtimes[i].name) &&
+	       (!runtimes[i].alias || strcmp(name, runtimes[i].alias)))
+		i++;
+	return i;
+}
 
 int img_runtime_known(const char *name)
 {
-	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
-		if (!strcmp(name, runtimes[i].name))
-			return 1;
-	return 0;
+	return row_of(name) < NRUNTIMES;
+}
+
+static char names[256];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+/* "js (or node), python (or python3), duktape, lua or python-static", from the table */
+static void make_names(void)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < NRUNTIMES && n < sizeof(names); i++) {
+		const char *sep = !i ? "" : i + 1 == NRUNTIMES ? " or " : ", ";
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", sep, runtimes[i].name);
+		if (runtimes[i].alias && n < sizeof(names))
+			n += (size_t)snprintf(names + n, sizeof(names) - n, " (or %s)",
+					      runtimes[i].alias);
+	}
 }
 
 const char *img_runtime_names(void)
 {
-	return "js (Node.js), python (CPython), node, python3, duktape, lua or python-static";
+	pthread_once(&names_once, make_names);
+	return names;
 }
 
 int img_runtime_find(const char *dir, const char *name, struct img_runtime *rt, char *why,
 		     size_t whylen)
 {
-	size_t i = 0, n = sizeof(runtimes) / sizeof(runtimes[0]);
-	while (i < n && strcmp(name, runtimes[i].name))
-		i++;
+	size_t i = row_of(name);
 	memset(rt, 0, sizeof(*rt));
-	if (i == n)
+	if (i == NRUNTIMES)
 		return snprintf(why, whylen, "unknown runtime '%s' (%s)", name,
 				img_runtime_names()),
 		       -1;

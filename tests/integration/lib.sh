@@ -120,6 +120,17 @@ out_is()
 	fi
 }
 
+# out_exact TEXT MSG: the last run's stdout is exactly TEXT, no newline added (a handler's result)
+out_exact()
+{
+	printf '%s' "$1" >"$tmp/want"
+	if cmp -s "$tmp/out" "$tmp/want"; then
+		ok "$2: output '$1'"
+	else
+		bad "$2: output '$(head -c 200 "$tmp/out" | tr '\n' '|')', expected '$1'"
+	fi
+}
+
 # has FILE ERE MSG: some line of FILE matches ERE
 has()
 {

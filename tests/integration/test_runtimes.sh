@@ -13,17 +13,6 @@ set -u
 pick_backend
 . "$(dirname "$0")/srv_lib.sh"
 F=$tmp/fn
-
-# exact TEXT MSG: the last run's stdout is exactly TEXT (a handler's result has no newline)
-exact()
-{
-	printf '%s' "$1" >"$tmp/want"
-	if cmp -s "$tmp/out" "$tmp/want"; then
-		ok "$2: output '$1'"
-	else
-		bad "$2: output '$(head -c 200 "$tmp/out" | tr '\n' '|')', expected '$1'"
-	fi
-}
 mkdir -p "$F/node_modules/greet" "$F/lib"
 
 # the function's files: an npm-style package, a module of its own, an ES module beside it
@@ -86,11 +75,11 @@ EOF
 req "virtines are small"
 er --runtime node --files "$F" "$tmp/esm.mjs"
 expect_rc 0 "node: an ES module (.mjs) importing its files and a package"
-exact '{"n":42,"count":3,"greet":"hello, virtines","sha":"6e617492"}' "node: the ES module's result"
+out_exact '{"n":42,"count":3,"greet":"hello, virtines","sha":"6e617492"}' "node: the ES module's result"
 # the same source as handler.js: ESM syntax is told from CommonJS by Node's own SyntaxError
 cp "$tmp/esm.mjs" "$tmp/esm-as.js"
 er --runtime node --files "$F" "$tmp/esm-as.js"
-exact '{"n":42,"count":3,"greet":"hello, virtines","sha":"6e617492"}' "node: ESM syntax in a .js file"
+out_exact '{"n":42,"count":3,"greet":"hello, virtines","sha":"6e617492"}' "node: ESM syntax in a .js file"
 
 # errors: a syntax error at load (125, file and line), a throw at the top level, a handler that
 # throws (Ember's form: exit 1, the stack on stderr)
