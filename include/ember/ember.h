@@ -154,6 +154,10 @@ struct ember_config {
 	/* 1: image must name a file of the function's files (a root filesystem), never the host's
 	 */
 	int image_in_files;
+	/* the folder of the function's files the program starts in (its working directory, an
+	 * OCI image's WorkingDir); NULL or "/": the files' root. A path that names no folder of
+	 * the files is EMBER_ERR_CONFIG */
+	const char *workdir;
 };
 
 struct ember_syscall_count {

@@ -40,6 +40,7 @@ static const char run_help[] =
     "                    zip archive, checked and read once (files, folders and links\n"
     "                    only); a root filesystem too: a PROGRAM path naming one of its\n"
     "                    files runs that file\n"
+    "  --workdir DIR     the folder of those files the program starts in (default /)\n"
     "  --repeat N        initialise once, then run N invocations with the same request,\n"
     "                    each from the snapshot taken after initialisation (default 1)\n"
     "  --no-snapshot     load and initialise the program again for every invocation\n"
@@ -210,6 +211,7 @@ int cli_run(int argc, char **argv)
 	    {"sharing", required_argument, NULL, 'H'},
 	    {"no-sandbox", no_argument, NULL, 'X'},
 	    {"files", required_argument, NULL, 'F'},
+	    {"workdir", required_argument, NULL, 'W'},
 	    {"cpus", required_argument, NULL, 'c'},
 	    {"threads", required_argument, NULL, 'T'},
 	    {"pids", required_argument, NULL, 'P'},
@@ -279,6 +281,9 @@ int cli_run(int argc, char **argv)
 			break;
 		case 'F':
 			cfg.files = optarg;
+			break;
+		case 'W':
+			cfg.workdir = optarg;
 			break;
 		case 'c':
 			if ((why = cli_parse_count(optarg, EMBER_CPUS_MAX, &cfg.cpus)))

@@ -23,6 +23,8 @@ static uint64_t config_hash(const struct ember_function *fn)
 	XXH64_update(x, fn->rt->name, 5); /* the runtime is part of the snapshot */
 	uint64_t files = fn->bundle ? fn->bundle->digest : 0; /* what it may have opened */
 	XXH64_update(x, &files, sizeof(files));
+	if (fn->cwd) /* where it started (the root hashes as before) */
+		XXH64_update(x, &fn->cwd, sizeof(fn->cwd));
 	/* its threads are held by vCPUs: a snapshot is for as many as it was made with (a single
 	 * vCPU hashes as before, so earlier snapshots of one still match) */
 	if (fn->cpus > 1)

@@ -60,6 +60,26 @@ static int bundle(struct ember_function *fn, const struct ember_config *cfg, cha
 	return 0;
 }
 
+/* the folder the program starts in: one of the function's files' folders */
+static int workdir(struct ember_function *fn, const struct ember_config *cfg, char *err,
+		   size_t errlen)
+{
+	fn->cwd = 0;
+	if (!cfg->workdir || !strcmp(cfg->workdir, "/"))
+		return 0;
+	if (cfg->workdir[0] != '/')
+		return BAD_CONFIG("workdir must be an absolute path, not '%s'", cfg->workdir);
+	if (!fn->bundle)
+		return BAD_CONFIG("workdir '%s' needs the function's files", cfg->workdir);
+	uint32_t node;
+	if (bnd_lookup(fn->bundle, 0, cfg->workdir, 1, &node, NULL) ||
+	    !bnd_is(fn->bundle, node, S_IFDIR))
+		return BAD_CONFIG("workdir '%s' is no folder of the function's files",
+				  cfg->workdir);
+	fn->cwd = node;
+	return 0;
+}
+
 static int configure(struct ember_function *fn, const struct ember_config *cfg, char *err,
 		     size_t errlen)
 {
@@ -129,7 +149,8 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	fn->code_len = cfg->code_len;
 	if (!fn->argv || !fn->envp || (cfg->code_len && !fn->code))
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
-	return bundle(fn, cfg, err, errlen);
+	rc = bundle(fn, cfg, err, errlen);
+	return rc ? rc : workdir(fn, cfg, err, errlen);
 }
 
 /* The program: a file of the function's own files where its path names one (a root filesystem's

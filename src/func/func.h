@@ -46,6 +46,7 @@ struct ember_function {
 	uint8_t *code;
 	size_t code_len;
 	struct bnd *bundle; /* its files, shared by its virtines; NULL: none */
+	uint32_t cwd;	    /* the bundle's folder its programs start in (ember_config.workdir) */
 	struct snap snap;   /* FUNC_WARM: whole; FUNC_COLD: what was read of the disk's */
 	/* on disk */
 	char *snap_dir;

@@ -44,6 +44,7 @@ void virtine_prepare(struct ember_function *fn, struct virtine *v, const struct 
 	if (fn->code)
 		sys_set_code(&v->st, fn->code, fn->code_len);
 	sys_set_bundle(&v->st, fn->bundle);
+	v->st.cwd = fn->cwd;
 	func_sites_virtine(fn, &v->st);
 	sys_set_exe(&v->st, fn->img->buf, fn->img->len, fn->exe_path);
 }
