@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/sandbox.h"
 #include "ember/ember.h"
+#include "vm/vm.h"
 #include "pool/pool.h"
 #include "vm/vm.h"
 
@@ -66,6 +68,8 @@ static const char run_help[] =
     "                    (default 64, at most 1024): past it fork fails with EAGAIN; every\n"
     "                    process ends with the invocation\n"
     "  --stats           write one JSON object with counters as the last line of stderr\n"
+    "                    (host_fds_leaked: descriptors left open once the function is\n"
+    "                    gone, 0)\n"
     "  --no-sandbox      no seccomp allow-list on this process: for debugging only\n"
     "                    (docs/security.md); the sandbox kills ember with SIGSYS and a line\n"
     "                    naming the call when it makes a system call it never needs\n"
@@ -134,6 +138,17 @@ static void add_result(struct run_stats *rs, const struct ember_result *r)
 	json_object_set_new(last, "reset", json_string(r->dirty_log ? "dirty-log" : "compare"));
 	if (r->cold)
 		json_object_set_new(last, "cold_parts", cold_parts(r));
+}
+
+/* the host descriptors this process holds, but devices (/dev/kvm is opened once and kept for
+ * the process): after the function is gone, as many as before it */
+static int open_fds(void)
+{
+	int n = 0;
+	struct stat s;
+	for (int fd = 0; fd < 65536; fd++)
+		n += !fstat(fd, &s) && !S_ISCHR(s.st_mode);
+	return n;
 }
 
 static json_t *stats_json(struct ember_function *fn, struct run_stats *rs, int exit_code,
@@ -348,6 +363,9 @@ int cli_run(int argc, char **argv)
 		return CLI_EXIT_EMBER;
 	}
 	pool_shell_target(0); /* one program, run now: no shells to prepare ahead */
+	if (stats)
+		vm_dev_prepare(); /* what the process keeps is not the function's */
+	int fds_before = stats ? open_fds() : 0;
 	uint64_t t0 = base_now_ns();
 	int rc = ember_load(&cfg, &fn, err, sizeof(err));
 	uint64_t load_us = base_us_since(t0);
@@ -390,12 +408,14 @@ int cli_run(int argc, char **argv)
 		ember_result_free(&res);
 	}
 	free(req);
-	if (stats) {
-		cli_print_json(stderr, stats_json(fn, rs, code, load_us));
-	} else {
+	json_t *st = stats ? stats_json(fn, rs, code, load_us) : NULL;
+	if (!stats)
 		json_decref(rs->invocations);
-	}
 	free(rs);
 	ember_unload(fn);
+	if (st) { /* what the function left open on the host once unloaded: 0 */
+		json_object_set_new(st, "host_fds_leaked", json_integer(open_fds() - fds_before));
+		cli_print_json(stderr, st);
+	}
 	return code;
 }

@@ -99,6 +99,9 @@ int vm_low_ok(enum vm_backend b);
  * (O_CLOEXEC | O_NONBLOCK) by the syscall, else through the device kept open, -1 and errno */
 int vm_dev_kvm(void);
 void vm_dev_open(void);
+/* vm_dev_open, and the ptrace backend's stub made: every descriptor a process makes once and
+ * keeps, so that those it holds past it are a function's (ember run --stats counts them) */
+void vm_dev_prepare(void);
 int vm_uffd_new(void);
 
 /* A machine starts with one vCPU, number 0; the calls without a vCPU number are about it. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "vm/vm.h"
+#include "vm/vm_ptrace.h"
 
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 static int kvm_fd = -1, uffd_dev = -1;
@@ -33,6 +34,13 @@ void vm_dev_open(void)
 {
 	vm_dev_kvm();
 	keep_open(&uffd_dev, "/dev/userfaultfd");
+}
+
+void vm_dev_prepare(void)
+{
+	char err[EMBER_ERR_MAX];
+	vm_dev_open();
+	pt_setup(err, sizeof(err)); /* where it cannot be made, no ptrace machine will be */
 }
 
 /* The syscall needs root (or vm.unprivileged_userfaultfd) to see the faults the kernel takes on
