@@ -139,6 +139,7 @@ include tests/corpus/corpus.mk
 -include functions/functions.mk
 -include runtimes/runtimes.mk
 include tests/tests.mk
+include tests/conformance/conformance.mk
 include tests/tools/tools.mk
 include tests/fuzz/fuzz.mk
 -include bench/bench.mk
@@ -149,7 +150,7 @@ run: setup
 	./scripts/run-examples.sh
 
 test: setup
-	$(MAKE) all
+	$(MAKE) all conformance-subset
 	$(MAKE) fuzz
 	./tests/run.sh
 

@@ -230,6 +230,8 @@ static const struct {
      "everything above and the peers (bwrap, runc, gVisor, a microVM): JSON and plots"},
     {"programs", cli_bench_programs,
      "programs (C, Go, threads, 2 vCPUs) warm next to native; KVM next to ptrace"},
+    {"conformance", cli_bench_conformance,
+     "Go's, CPython's and gVisor's own tests, case by case, natively and in Ember"},
 };
 
 int cli_bench(int argc, char **argv)
@@ -242,6 +244,6 @@ int cli_bench(int argc, char **argv)
 	FILE *f = argc >= 2 && strcmp(argv[1], "--help") ? stderr : stdout;
 	fprintf(f, "usage: ember bench NAME [--json] [OPTIONS]\n\nbenchmarks:\n");
 	for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
-		fprintf(f, "  %-10s %s\n", benches[i].name, benches[i].help);
+		fprintf(f, "  %-12s %s\n", benches[i].name, benches[i].help);
 	return f == stdout ? 0 : CLI_EXIT_EMBER;
 }

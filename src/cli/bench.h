@@ -101,6 +101,7 @@ int cli_bench_suite(int argc, char **argv);
 int cli_bench_cold(int argc, char **argv);
 int cli_bench_memory(int argc, char **argv);
 int cli_bench_programs(int argc, char **argv);
+int cli_bench_conformance(int argc, char **argv);
 int cli_bench_all(int argc, char **argv);
 
 #endif

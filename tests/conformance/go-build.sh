@@ -1,0 +1,50 @@
+#!/bin/sh
+# Builds one Go package's test binary (go test -c, static) and the root filesystem it runs in:
+#   go-build.sh OUT PKG [SRCDIR]
+# OUT/NAME.test, OUT/NAME.root (a root filesystem: the package's tree at its own path, the time
+# zones, /etc/passwd and /etc/group, busybox as /bin/sh and a few commands, the test program at
+# its own path) and OUT/NAME.dir (the package's path: the working folder), NAME being PKG with /
+# as _. PKG is a package of Debian's golang-1.19-src, or, with SRCDIR, a package folder of ours.
+set -eu
+out=$1 pkg=$2 src=${3:-}
+name=$(echo "$pkg" | tr / _)
+go=${GO:-go}
+goroot=$($go env GOROOT)
+if [ -n "$src" ]; then
+	dir=$(cd "$src" && pwd)
+	target=.
+else
+	dir=$goroot/src/$pkg
+	target=$pkg
+fi
+[ -d "$dir" ] || { echo "go-build.sh: no package folder $dir" >&2; exit 1; }
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+# Debian's Go ships no lib/time/zoneinfo.zip, where time's tests load their zone from: the
+# build embeds the zone database instead, as Go's own message says to
+tags=""
+[ "$pkg" = time ] && tags=-tags=timetzdata
+# offline, the standard library only, the cache in the build tree, the caller's settings ignored
+(cd "$dir" && GO111MODULE=off GOENV=off GOFLAGS= GOPROXY=off CGO_ENABLED=0 \
+	GOCACHE="$out/go-cache" GOPATH="$out/gopath" $go test -c $tags -o "$out/$name.test" "$target") \
+	>"$out/$name.log" 2>&1 || { cat "$out/$name.log" >&2; exit 1; }
+root=$out/$name.root
+rm -rf "$root"
+mkdir -p "$root$dir" "$root/usr/share" "$root/etc" "$root/bin" "$root/usr/bin" "$root$out"
+# the package's tree (tests read their sources, their testdata and their subpackages' names),
+# the source tree's shared testdata, the time zones
+cp -rL "$dir/." "$root$dir/"
+[ -d "$goroot/src/testdata" ] && mkdir -p "$root$goroot/src" && cp -rL "$goroot/src/testdata" "$root$goroot/src/"
+cp -rL /usr/share/zoneinfo "$root/usr/share/"
+# what a Debian root holds that tests look at: users and groups (the guest runs as 1000), a
+# shell and the commands they start (Debian's busybox-static), the test program itself
+printf 'root:x:0:0:root:/root:/bin/sh\nember:x:1000:1000:ember:/tmp:/bin/sh\n' >"$root/etc/passwd"
+printf 'root:x:0:\nember:x:1000:\n' >"$root/etc/group"
+cp /bin/busybox "$root/bin/busybox"
+for c in sh echo pwd cat true false ls nohup hostname env sleep; do
+	ln -s busybox "$root/bin/$c"
+	ln -s ../../bin/busybox "$root/usr/bin/$c"
+done
+cp "$out/$name.test" "$root$out/$name.test"
+[ -n "$src" ] && : >"$root$dir/ember-marker"
+echo "$dir" >"$out/$name.dir"
