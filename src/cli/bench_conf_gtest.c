@@ -1,6 +1,7 @@
 /* The gVisor suite of `ember bench conformance`: its system-call tests (GoogleTest programs),
  * built from a checkout by tests/conformance/gvisor-build.sh into the folder --gvisor names. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,7 +14,14 @@ static int gv_target(const struct conf_opts *o, const char *file, struct conf_ta
 		snprintf(why, len, "no --gvisor folder of built tests");
 		return -1;
 	}
-	snprintf(t->prog, sizeof(t->prog), "%s/%s", o->gvisor, file);
+	char prog[PATH_MAX];
+	snprintf(prog, sizeof(prog), "%s/%s", o->gvisor, file);
+	if (!realpath(prog, t->prog))
+		snprintf(t->prog, sizeof(t->prog), "%s", prog);
+	/* the root gvisor-build.sh makes: the programs at their own paths, a shell */
+	snprintf(t->root, sizeof(t->root), "%s/root", o->gvisor);
+	if (access(t->root, X_OK))
+		t->root[0] = 0;
 	if (access(t->prog, X_OK)) {
 		snprintf(why, len, "no program %s: tests/conformance/gvisor-build.sh builds it",
 			 t->prog);

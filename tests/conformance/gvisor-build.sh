@@ -151,4 +151,17 @@ for t in $targets; do
 		echo "FAILED $t: $why"
 	fi
 done
+# what `ember bench conformance --gvisor OUT` runs them in: a root filesystem holding the test
+# programs and their helpers at their own paths (they find the helpers beside themselves), a
+# shell (Debian's busybox-static), and the checkout's commit as the suite's version
+abs=$(cd "$out" && pwd)
+rm -rf "$out/root"
+mkdir -p "$out/root$abs/test/syscalls/linux" "$out/root/bin"
+for t in $targets; do
+	[ -x "$out/$t" ] && { ln "$out/$t" "$out/root$abs/$t" 2>/dev/null || cp "$out/$t" "$out/root$abs/$t"; }
+done
+[ -f "$out/test/syscalls/linux/exit_script" ] && cp "$out/test/syscalls/linux/exit_script" "$out/root$abs/test/syscalls/linux/"
+cp /bin/busybox "$out/root/bin/busybox" && ln -sf busybox "$out/root/bin/sh"
+commit=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || echo "${GVISOR_COMMIT:-unknown}")
+echo "google/gvisor $commit, test/syscalls/linux" >"$out/SOURCE"
 [ "$built" -gt 0 ]
