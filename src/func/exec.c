@@ -76,7 +76,12 @@ static int image_of(struct ember_function *fn, const struct bnd *b, uint32_t nod
 	int rc = img_from_bytes(b->data + n->data_off, n->size, &img, why, sizeof(why));
 	if (rc)
 		return rc == EMBER_ERR_NOMEM ? -ENOMEM : -ENOEXEC;
-	char *p = strdup(path[0] == '/' ? path : "/");
+	/* its /proc/self/exe: the file's own absolute path, as Linux gives it (links resolved, a
+	 * relative path made whole) */
+	char abs[BND_PATH_MAX];
+	char *p = strdup(bnd_path_of(b, node, abs, sizeof(abs)) > 0 ? abs
+			 : path[0] == '/'				  ? path
+									  : "/");
 	struct func_exec_img *e = malloc(sizeof(*e));
 	pthread_mutex_lock(&fn->exec_lock);
 	/* another invocation may have read it meanwhile: its entry stays the one */

@@ -164,6 +164,15 @@ shell 'bash: a subshell'"'"'s status, exit 5' $BASH -c 'f() { return 3; }; (f); 
 shell 'busybox sh: seq | sort -rn | head -3' $BB sh -c 'seq 1 100 | sort -rn | head -3'
 shell 'busybox sh: $(( $(echo 6) * 7 ))' $BB sh -c 'echo $(( $(echo 6) * 7 ))'
 shell 'busybox sh: busybox echo (execve of /proc/self/exe)' $BB sh -c 'busybox echo via exe; echo $?'
+# an execve by a relative path: the new program's /proc/self/exe is its file's absolute path
+mkdir -p "$tmp/relroot/bin"
+cp "$BB" "$tmp/relroot/bin/busybox"
+: >"$tmp/in"
+for mode in trap guest; do
+	er --syscalls "$mode" --files "$tmp/relroot" --workdir /bin /bin/busybox sh -c \
+		'exec ./busybox readlink /proc/self/exe'
+	out_is /bin/busybox "execve of ./busybox from /bin, $mode: /proc/self/exe"
+done
 # the request read by processes: a pipeline's first stage, an exec'd program, a child after its
 # parent's read, each at the one position, as a file shared by parent and child is natively;
 # these fork before reading it, so every invocation runs from the start with its own request
