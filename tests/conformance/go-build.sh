@@ -36,15 +36,19 @@ mkdir -p "$root$dir" "$root/usr/share" "$root/etc" "$root/bin" "$root/usr/bin" "
 cp -rL "$dir/." "$root$dir/"
 [ -d "$goroot/src/testdata" ] && mkdir -p "$root$goroot/src" && cp -rL "$goroot/src/testdata" "$root$goroot/src/"
 cp -rL /usr/share/zoneinfo "$root/usr/share/"
-# what a Debian root holds that tests look at: users and groups (the guest runs as 1000), a
-# shell and the commands they start (Debian's busybox-static), the test program itself
+# what a Debian root holds that tests look at: users, groups and hosts (the guest runs as
+# 1000), a shell and the commands they start (Debian's busybox-static), the test program itself
 printf 'root:x:0:0:root:/root:/bin/sh\nember:x:1000:1000:ember:/tmp:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\nember:x:1000:\n' >"$root/etc/group"
 cp /bin/busybox "$root/bin/busybox"
-for c in sh echo pwd cat true false ls nohup hostname env sleep; do
+for c in sh echo pwd cat true false ls hostname env sleep; do
 	ln -s busybox "$root/bin/$c"
 	ln -s ../../bin/busybox "$root/usr/bin/$c"
 done
+# busybox has no nohup: Debian's, dynamic, with its libraries
+cp /usr/bin/nohup "$root/usr/bin/nohup"
+sh "$(dirname "$0")/../../runtimes/closure.sh" "$root" /usr/bin/nohup
+printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost\n' >"$root/etc/hosts"
 cp "$out/$name.test" "$root$out/$name.test"
 [ -n "$src" ] && : >"$root$dir/ember-marker"
 echo "$dir" >"$out/$name.dir"
