@@ -32,7 +32,7 @@ const char conf_help[] =
     "usage: ember bench conformance [--json] [--out FILE] [--suite go,python,gvisor]\n"
     "                               [--files A,B] [--cases FILE] [--gvisor DIR]\n"
     "                               [--backend both|kvm|ptrace] [--syscalls both|guest|trap]\n"
-    "                               [--jobs N] [--timeout SECS]\n"
+    "                               [--jobs N] [--timeout SECS] [--state DIR]\n"
     "\n"
     "Runs suites nobody here wrote, case by case, natively and in Ember: Go's standard-library\n"
     "tests (Debian's golang-1.19-src), CPython's regression tests (libpython3.11-testsuite, run\n"
@@ -55,6 +55,8 @@ const char conf_help[] =
     "                  kvm or ptrace\n"
     "  --syscalls M    both (default), guest or trap: the KVM columns\n"
     "  --jobs N        runs at once (default 2)\n"
+    "  --state DIR     where Ember keeps the packed root filesystems between runs (default\n"
+    "                  build/conformance/state)\n"
     "  --timeout SECS  one case's bound in Ember and natively (default 60); a whole file's\n"
     "                  is 900; past either by 30 s a run is a hang\n"
     "  --json          the JSON (docs/conformance.json's form) on stdout, not the table\n"
@@ -108,7 +110,10 @@ static int run(const struct conf_file *f, int col, const struct conf_opts *o, co
 	envp[e] = NULL;
 	if (col != CONF_NATIVE) {
 		snprintf(tmo, sizeof(tmo), "%g", timeout_s);
-		snprintf(state, sizeof(state), "%s/conformance/state", o->build);
+		if (o->state)
+			snprintf(state, sizeof(state), "%s", o->state);
+		else
+			snprintf(state, sizeof(state), "%s/conformance/state", o->build);
 		const char *head[] = {o->ember, "run", "--backend", conf_cols[col].backend,
 				      "--syscalls", conf_cols[col].syscalls, "--mem", t->mem,
 				      "--timeout", tmo, "--stats"};

@@ -62,6 +62,7 @@ struct conf_opts {
 	const char *build;  /* the build folder: its conformance/ holds the test programs */
 	const char *gvisor; /* --gvisor: gVisor's built test programs; NULL: not that suite */
 	const char *ember;  /* the ember binary that runs the cases */
+	const char *state;  /* ember run --state: the packed roots kept between runs */
 	double timeout_s;   /* one case */
 	int cols[CONF_COLS];
 };

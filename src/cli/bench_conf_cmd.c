@@ -165,7 +165,8 @@ int cli_bench_conformance(int argc, char **argv)
 	    {"cases", required_argument, NULL, 'c'},    {"gvisor", required_argument, NULL, 'g'},
 	    {"backend", required_argument, NULL, 'b'},  {"syscalls", required_argument, NULL, 's'},
 	    {"jobs", required_argument, NULL, 'J'},     {"timeout", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0},
+	    {"state", required_argument, NULL, 'T'},    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct conf_opts o = {.timeout_s = 60};
 	const char *suite_list = NULL, *only = NULL, *cases = NULL, *out = NULL;
@@ -193,6 +194,8 @@ int cli_bench_conformance(int argc, char **argv)
 			return usage("--jobs needs a count from 1 to 16");
 		else if (c == 't' && !((o.timeout_s = atof(optarg)) > 0))
 			return usage("--timeout needs a positive number of seconds");
+		else if (c == 'T')
+			o.state = optarg;
 		else if (c == 'h')
 			return fputs(conf_help, stdout), 0;
 		else if (!strchr("JtjoSfcgbs", c))
