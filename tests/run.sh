@@ -2,7 +2,7 @@
 # Runs every test: unit programs and integration suites on KVM and on ptrace, natively where
 # /dev/kvm works and inside a QEMU guest with nested AMD SVM (scripts/qemu-kvm.sh) on every
 # machine. One line per suite names its backend, route and syscall mode and how many checks it
-# made ("ok   LABEL: N checks", "FAIL LABEL: F of N checks failed ..."); the last line sums the
+# made ("ok   LABEL: N checks (S s)", "FAIL LABEL: F of N checks failed ..."); the last line sums the
 # checks, not only the suites: "N suites (N failed), N checks passed, N failed". A suite fails
 # when a check fails, when it exits non-zero (one failed check more when it named none), and
 # when it reports no check at all. Fails, never skips, when KVM cannot be reached by either
@@ -58,7 +58,7 @@ EOF
 	checks_fail=$((checks_fail + cf))
 	if [ "$cf" = 0 ]; then
 		pass=$((pass + 1))
-		echo "ok   $1: $cp checks"
+		echo "ok   $1: $cp checks${secs:-}"
 	else
 		fail=$((fail + 1))
 		failed="$failed
@@ -88,6 +88,7 @@ EOF
 	log="$LOGS/$name-$backend-${mode:-any}-${share:-upm}-$2.log"
 	if [ -n "${share:-}" ]; then export EMBER_SHARING="$share"; else unset EMBER_SHARING; fi
 	mkdir -p "$LOGS"
+	t0=$(date +%s)
 	if [ "$kind" = unit ]; then
 		EMBER_BACKEND=$backend "$B/tests/unit/$name" >"$log" 2>&1
 	elif [ "$kind" = fuzz ]; then
@@ -96,7 +97,9 @@ EOF
 		EMBER_BACKEND=$backend EMBER_SYSCALLS=${mode:-guest} \
 			sh "tests/integration/$name.sh" >"$log" 2>&1
 	fi
-	record "$label" $? "$log" "$kind"
+	rc=$?
+	secs=" ($(($(date +%s) - t0)) s)" # which suites the time goes to
+	record "$label" $rc "$log" "$kind"
 }
 
 # The suites of one backend, natively. Unit programs that need no machine run once; test_kvm
@@ -174,7 +177,7 @@ qemu_collect()
 	fail=$((fail + q_fail))
 	# the guest's suite lines carry their checks: "ok   L: N checks", "FAIL L: F of N checks"
 	read -r qp qf <<EOF
-$(sed -n -e 's/^ok   .*: \([0-9]*\) checks$/\1 0/p' \
+$(sed -n -e 's/^ok   .*: \([0-9]*\) checks\( (.*)\)\{0,1\}$/\1 0/p' \
 		-e 's/^FAIL .*: \([0-9]*\) of \([0-9]*\) checks failed.*/\2 \1/p' "$qlog" |
 		awk '{ p += $1 - $2; f += $2 } END { print p + 0, f + 0 }')
 EOF
