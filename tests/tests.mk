@@ -38,3 +38,11 @@ $(B)/tests/unit/test_serve_log: tests/unit/test_serve_log.c $(B)/obj/src/cli/ser
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
 		$(B)/obj/src/cli/serve_log.o $(B)/libember.a $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
+
+# test_conf_parse checks ember bench conformance's readers of the suites' output
+CONF_OBJ := $(B)/obj/src/cli/bench_conf_case.o $(B)/obj/src/cli/bench_conf_go.o \
+	$(B)/obj/src/cli/bench_conf_py.o $(B)/obj/src/cli/bench_conf_gtest.o
+$(B)/tests/unit/test_conf_parse: tests/unit/test_conf_parse.c $(CONF_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(CONF_OBJ) \
+		$(LDFLAGS) $(CMOCKA_LIBS)

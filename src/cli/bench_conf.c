@@ -65,36 +65,6 @@ const char conf_help[] =
     "exit status: 0; 1 when a case --cases names did not pass, or Ember itself crashed, hung\n"
     "or left processes or descriptors behind; 125 bad usage.\n";
 
-const char *conf_res_name(enum conf_res r)
-{
-	static const char *const names[] = {"none", "pass", "fail", "crash",
-					    "timeout", "n/a", "skip"};
-	return names[r];
-}
-
-int conf_case_add(struct conf_file *f, const char *name, size_t len)
-{
-	struct conf_case *c = realloc(f->cases, (f->ncases + 1) * sizeof(*c));
-	if (!c)
-		return -1;
-	f->cases = c;
-	c += f->ncases;
-	memset(c, 0, sizeof(*c));
-	if (!(c->name = strndup(name, len)))
-		return -1;
-	f->ncases++;
-	return 0;
-}
-
-void conf_line(const char *p, char *buf, size_t len)
-{
-	p += strspn(p, " \t");
-	size_t n = strcspn(p, "\n");
-	while (n && (p[n - 1] == ' ' || p[n - 1] == '\r'))
-		n--;
-	snprintf(buf, len, "%.*s", (int)n, p);
-}
-
 /* one run of f's program in column col with args: natively, or through `ember run` */
 static int run(const struct conf_file *f, int col, const struct conf_opts *o, const char **args,
 	       int nargs, double timeout_s, struct conf_run *r)

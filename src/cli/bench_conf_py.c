@@ -126,7 +126,7 @@ static void reason(const char *out, const char *id, char *why, size_t len)
 		if (strncmp(bol, "FAIL: ", 6) && strncmp(bol, "ERROR: ", 7))
 			continue;
 		const char *tb = strstr(p, "\nTraceback");
-		const char *end = strstr(p, "\n----------------------------------------------------");
+		const char *end = tb ? strstr(tb, "\n=========================") : NULL;
 		for (const char *q = tb; q && (!end || q < end); q = strchr(q + 1, '\n'))
 			if (q[1] && q[1] != ' ' && q[1] != '\n' && strncmp(q + 1, "Traceback", 9)) {
 				conf_line(q + 1, why, len);
