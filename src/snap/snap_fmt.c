@@ -68,6 +68,8 @@ static const struct field snap_fields[] = {
     S(proc.stack_lo, 8),
     S(proc.stack_hi, 8),
     S(proc.stack_size, 8),
+    S(proc.arg_start, 8),
+    S(proc.arg_end, 8),
     S(proc.guest, 4),
     S(proc.cpus, 4),
     S(proc.max_threads, 4),
@@ -124,7 +126,7 @@ static const struct field timer_fields[] = {
  * after a load), sys_saved.tmp (a /tmp that init wrote keeps its snapshot in memory only:
  * func/disk.c), the pointers and capacities the parser sets itself. */
 #if defined(__x86_64__) && defined(__LP64__)
-_Static_assert(sizeof(struct sys_process) == 56 && sizeof(struct sys_saved) == 3032 &&
+_Static_assert(sizeof(struct sys_process) == 72 && sizeof(struct sys_saved) == 3032 &&
 		   sizeof(struct proc_saved_thread) == 16608 && sizeof(struct proc_timer) == 32 &&
 		   sizeof(struct sys_saved_fd) == 12 && sizeof(struct sys_saved_obj) == 64 &&
 		   sizeof(struct sys_epi) == 32 && sizeof(struct sys_sig) == 32 &&

@@ -40,6 +40,7 @@ struct sys_process {
 	uint64_t mmap_hi; /* the mmap area grows down from here */
 	uint64_t stack_lo, stack_hi;
 	uint64_t stack_size;
+	uint64_t arg_start, arg_end; /* argv's strings on its stack: /proc/self/cmdline */
 	int guest;	 /* the in-guest runtime serves the common syscalls: sys_rt_of(guest) */
 	int cpus;	 /* vCPUs its threads run on (--cpus), 1 to VM_CPUS_MAX */
 	int max_threads; /* threads at most (--threads): clone answers EAGAIN past it */

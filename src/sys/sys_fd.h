@@ -8,6 +8,10 @@
 
 #include "sys/sys.h"
 
+/* a pipe's buffer: its size at first, and the most F_SETPIPE_SZ grants */
+#define SYS_PIPE_SIZE 65536
+#define SYS_PIPE_MAX  1048576
+
 /* an iovec as the guest lays it out */
 struct sys_iov {
 	uint64_t base, len;

@@ -95,6 +95,26 @@ static const uint8_t *gen_exe(struct sys_state *st, char *buf, size_t cap, size_
 	return st->exe;
 }
 
+/* argv's strings as the program's stack holds them now, as Linux reads them from its memory */
+static const uint8_t *gen_cmdline(struct sys_state *st, char *buf, size_t cap, size_t *len)
+{
+	uint64_t start = st->proc.arg_start, end = st->proc.arg_end;
+	uint64_t n = end > start ? end - start : 0;
+	const void *p = n ? sys_user(st, start, n < cap ? n : cap, PROT_READ) : NULL;
+	*len = p ? (n < cap ? n : cap) : 0;
+	if (p)
+		memcpy(buf, p, *len);
+	return (const uint8_t *)buf;
+}
+
+/* the largest pipe F_SETPIPE_SZ grants, as Linux's default (Go's os tests read it) */
+static const uint8_t *gen_pipe_max(struct sys_state *st, char *buf, size_t cap, size_t *len)
+{
+	(void)st;
+	*len = (size_t)snprintf(buf, cap, "%d\n", SYS_PIPE_MAX);
+	return (const uint8_t *)buf;
+}
+
 static const struct {
 	const char *path;
 	gen_fn gen;
@@ -106,6 +126,8 @@ static const struct {
     {"/sys/devices/system/cpu/online", gen_online, 0, 1},
     {"/sys/devices/system/cpu/possible", gen_online, 0, 1},
     {"/proc/self/exe", gen_exe, 1, 0},
+    {"/proc/self/cmdline", gen_cmdline, 0, 0},
+    {"/proc/sys/fs/pipe-max-size", gen_pipe_max, 0, 0},
 };
 #define NFILES (sizeof(files) / sizeof(files[0]))
 
