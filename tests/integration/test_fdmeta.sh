@@ -1,7 +1,7 @@
 #!/bin/sh
 # Descriptors, pipes and /proc as Linux has them (tests/guest/fdmeta.c): /proc/self/cmdline and
-# /proc/sys/fs/pipe-max-size; every check as natively, in both syscall modes and after an exec
-# of itself.
+# /proc/sys/fs/pipe-max-size, the old getdents; every check as natively, in both syscall modes
+# and after an exec of itself.
 . "$(dirname "$0")/lib.sh"
 pick_backend
 P=$G/fdmeta.musl
