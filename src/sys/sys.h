@@ -99,7 +99,8 @@ enum sys_kind {
  *   STD    id: which (its first fd: 0 request, 1 stdout, 2 stderr, 3 code, 4 metadata)
  *   FILE   id: the bundle's node; pos: the offset, or a folder's next entry
  *   PIPE   flags O_RDONLY (the read end) or O_WRONLY; id: the other end's slot + 1 (0: closed);
- *          the read end's bytes: len of them in sys_state.pipe_buf[its slot] from pos
+ *          the read end's bytes: len of them in sys_state.pipe_buf[its slot] from pos; its
+ *          every: the ring's size when F_SETPIPE_SZ changed it (0: SYS_PIPE_SIZE)
  *   EVENT  pos: the counter; id: 1 for EFD_SEMAPHORE
  *   TIMER  id: the clock; pos: expirations not read yet; at: the next one (CLOCK_MONOTONIC ns,
  *          0: disarmed), every: the interval (ns, 0: once)
@@ -509,7 +510,8 @@ struct sys_entry {
 extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[], sys_proc_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
-    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[];
+    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[],
+    sys_io_at_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

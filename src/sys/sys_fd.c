@@ -9,8 +9,6 @@
 
 #include "sys/sys_fd.h"
 
-#define PIPE_SIZE 65536
-
 /* by kind; NONE has none */
 static const struct sys_fd_ops *const kinds[SYS_KINDS] = {
     [SYS_KIND_STD] = &sys_std_ops,     [SYS_KIND_FILE] = &sys_file_ops,
@@ -271,7 +269,10 @@ static long sys_fcntl(struct sys_state *st, const uint64_t a[6])
 			return -EINVAL;
 		return dup_from(st, a[0], a[2], (int)a[1] == F_DUPFD_CLOEXEC);
 	case F_GETPIPE_SZ:
-		return o->kind == SYS_KIND_PIPE ? PIPE_SIZE : -EBADF;
+	case F_SETPIPE_SZ:
+		if (o->kind != SYS_KIND_PIPE)
+			return -EBADF;
+		return sys_pipe_size(st, o, (int)a[1] == F_SETPIPE_SZ, a[2]);
 	case F_SETLK:
 	case F_SETLKW:
 	case F_OFD_SETLK:

@@ -12,6 +12,14 @@
 #define SYS_PIPE_SIZE 65536
 #define SYS_PIPE_MAX  1048576
 
+/* the bytes a pipe's read end r holds at most (its `every`: 0 for SYS_PIPE_SIZE) */
+static inline uint64_t sys_pipe_cap(const struct sys_obj *r)
+{
+	return r->every ? r->every : SYS_PIPE_SIZE;
+}
+/* F_GETPIPE_SZ (set 0) and F_SETPIPE_SZ of arg on either end o: the size or -errno */
+long sys_pipe_size(struct sys_state *st, struct sys_obj *o, int set, uint64_t arg);
+
 /* an iovec as the guest lays it out */
 struct sys_iov {
 	uint64_t base, len;

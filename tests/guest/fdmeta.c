@@ -42,11 +42,54 @@ static void cmdline(int argc, char **argv)
 	check("cmdline open", fd >= 0, fd);
 	ssize_t r = read(fd, got, sizeof(got));
 	check("cmdline: argv, NUL-separated", r == (ssize_t)n && !memcmp(got, want, n), r);
+	/* at an offset, by preadv: the second byte on */
+	struct iovec v = {got, 3};
+	r = preadv(fd, &v, 1, 1);
+	check("cmdline preadv at 1", r == 3 && !memcmp(got, want + 1, 3), r);
 	close(fd);
 	fd = open("/proc/sys/fs/pipe-max-size", O_RDONLY);
 	r = fd < 0 ? -1 : read(fd, got, sizeof(got));
 	check("pipe-max-size", r == 8 && !memcmp(got, "1048576\n", 8), r);
 	close(fd);
+}
+
+static void pipes(void)
+{
+	int p[2];
+	char buf[16384];
+	memset(buf, 'x', sizeof(buf));
+	if (pipe2(p, O_NONBLOCK))
+		return check("pipe2", 0, -1);
+	check("F_GETPIPE_SZ", fcntl(p[0], F_GETPIPE_SZ) == 65536, fcntl(p[0], F_GETPIPE_SZ));
+	check("F_SETPIPE_SZ 0: a page", fcntl(p[0], F_SETPIPE_SZ, 0) == 4096, 0);
+	check("F_GETPIPE_SZ of the other end", fcntl(p[1], F_GETPIPE_SZ) == 4096,
+	      fcntl(p[1], F_GETPIPE_SZ));
+	check("F_SETPIPE_SZ 5000: rounded up", fcntl(p[1], F_SETPIPE_SZ, 5000) == 8192, 0);
+	fails("F_SETPIPE_SZ huge", fcntl(p[1], F_SETPIPE_SZ, 0x7fffffffffffffffL), EINVAL);
+	long w = write(p[1], buf, 3);
+	int n = -1;
+	check("FIONREAD", ioctl(p[0], FIONREAD, &n) == 0 && n == 3, n);
+	check("FIONREAD on the write end", ioctl(p[1], FIONREAD, &n) == 0 && n == 3, n);
+	long r = read(p[0], buf, 3);
+	/* non-blocking: what fits, then EAGAIN */
+	w = write(p[1], buf, sizeof(buf));
+	check("write past the size: what fits", w == 8192, w);
+	fails("write when full", write(p[1], buf, 1), EAGAIN);
+	fails("F_SETPIPE_SZ below what it holds", fcntl(p[0], F_SETPIPE_SZ, 4096), EBUSY);
+	r = read(p[0], buf, 4096);
+	check("read after", r == 4096, r);
+	check("F_SETPIPE_SZ up with bytes in", fcntl(p[0], F_SETPIPE_SZ, 65536) == 65536, 0);
+	r = read(p[0], buf, sizeof(buf));
+	check("the bytes kept across the change", r == 4096, r);
+	struct iovec v = {buf, 1};
+	fails("pread64 on a pipe", pread(p[0], buf, 1, 0), ESPIPE);
+	fails("pwrite64 on a pipe", pwrite(p[1], buf, 1, 0), ESPIPE);
+	fails("preadv on a pipe", preadv(p[0], &v, 1, 0), ESPIPE);
+	fails("pwritev on a pipe", pwritev(p[1], &v, 1, 0), ESPIPE);
+	w = syscall(SYS_pwritev2, p[1], &v, 1, -1L, 0L, 0);
+	check("pwritev2 at -1: a write", w == 1, w);
+	close(p[0]);
+	close(p[1]);
 }
 
 /* Linux's struct linux_dirent (the old getdents) */
@@ -91,6 +134,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	cmdline(argc, argv);
+	pipes();
 	getdents_old();
 	return failed;
 }
