@@ -151,7 +151,7 @@ static long dispatch(struct sys_state *st, uint64_t nr, const uint64_t a[6], int
 	sys_stats_mark(&st->stats, slot);
 	if (e && e->fn && (!e->when || e->when(st))) {
 		st->stats.served[slot] += count;
-		return e->fn(st, a);
+		return sys_opath_refused(st, nr, a) ? -EBADF : e->fn(st, a);
 	}
 	st->stats.denied[slot] += count;
 	return e && e->err ? -e->err : -ENOSYS;

@@ -20,6 +20,10 @@ static inline uint64_t sys_pipe_cap(const struct sys_obj *r)
 /* F_GETPIPE_SZ (set 0) and F_SETPIPE_SZ of arg on either end o: the size or -errno */
 long sys_pipe_size(struct sys_state *st, struct sys_obj *o, int set, uint64_t arg);
 
+/* the call nr with arguments a names an O_PATH descriptor where it needs an open file: EBADF
+ * (sys_opath.c) */
+int sys_opath_refused(struct sys_state *st, uint64_t nr, const uint64_t a[6]);
+
 /* an iovec as the guest lays it out */
 struct sys_iov {
 	uint64_t base, len;

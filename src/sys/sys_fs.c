@@ -184,14 +184,28 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 	return sys_fd_open(st, f, (flags & O_CLOEXEC) != 0);
 }
 
+/* open_at, or with O_PATH a descriptor that only names its file: the flags but those three
+ * ignored, as Linux's, the file not opened for reading (sys_opath.c) */
+static long open_or_path(struct sys_state *st, uint64_t dirfd, uint64_t addr, int flags,
+			 uint64_t mode)
+{
+	if (!(flags & O_PATH))
+		return open_at(st, dirfd, addr, flags, mode);
+	long fd =
+	    open_at(st, dirfd, addr, flags & (O_PATH | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW), 0);
+	if (fd >= 0)
+		sys_fd_obj(st, (uint64_t)fd)->flags = O_PATH;
+	return fd;
+}
+
 static long sys_open(struct sys_state *st, const uint64_t a[6])
 {
-	return open_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], a[2]);
+	return open_or_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], a[2]);
 }
 
 static long sys_openat(struct sys_state *st, const uint64_t a[6])
 {
-	return open_at(st, a[0], a[1], (int)a[2], a[3]);
+	return open_or_path(st, a[0], a[1], (int)a[2], a[3]);
 }
 
 static long sys_creat(struct sys_state *st, const uint64_t a[6])

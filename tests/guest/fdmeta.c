@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -125,6 +126,29 @@ static void getdents_old(void)
 	close(fd);
 }
 
+/* a descriptor that only names a file: no reading, writing or listing through it */
+static void opath(void)
+{
+	char path[64], buf[8];
+	snprintf(path, sizeof(path), "/tmp/fdmeta-%d", (int)getpid());
+	int fd = open(path, O_CREAT | O_WRONLY, 0600);
+	close(fd);
+	fd = open(path, O_PATH | O_WRONLY | O_TRUNC);
+	check("O_PATH open", fd >= 0, fd);
+	check("O_PATH: F_GETFL says so", (fcntl(fd, F_GETFL) & O_PATH) != 0, fcntl(fd, F_GETFL));
+	fails("O_PATH read", read(fd, buf, 1), EBADF);
+	fails("O_PATH write", write(fd, buf, 1), EBADF);
+	fails("O_PATH pread", pread(fd, buf, 1, 0), EBADF);
+	fails("O_PATH lseek", lseek(fd, 0, SEEK_SET), EBADF);
+	struct stat s;
+	check("O_PATH fstat", fstat(fd, &s) == 0 && S_ISREG(s.st_mode), 0);
+	close(fd);
+	unlink(path);
+	fd = open("/tmp", O_PATH | O_DIRECTORY);
+	fails("O_PATH getdents64", syscall(SYS_getdents64, fd, path, sizeof(path)), EBADF);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "exec")) { /* the checks again in the program exec'd */
@@ -136,5 +160,6 @@ int main(int argc, char **argv)
 	cmdline(argc, argv);
 	pipes();
 	getdents_old();
+	opath();
 	return failed;
 }
