@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -149,6 +150,23 @@ static void opath(void)
 	close(fd);
 }
 
+/* each descriptor's file system: pipefs, proc; /tmp's and the rest answered */
+static void statfs_of(void)
+{
+	struct statfs s;
+	int p[2];
+	if (pipe(p))
+		return check("pipe", 0, -1);
+	check("fstatfs of a pipe: pipefs", !fstatfs(p[0], &s) && s.f_type == 0x50495045, 0);
+	check("fstatfs of a pipe: page size, names", s.f_bsize == 4096 && s.f_namelen == 255, 0);
+	close(p[0]);
+	close(p[1]);
+	check("statfs of /proc/self/cmdline: proc",
+	      !statfs("/proc/self/cmdline", &s) && s.f_type == 0x9fa0, s.f_type);
+	check("statfs of /tmp", !statfs("/tmp", &s) && s.f_bsize > 0, 0);
+	fails("statfs of nothing", statfs("/tmp/fdmeta-none/x", &s), ENOENT);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "exec")) { /* the checks again in the program exec'd */
@@ -161,5 +179,6 @@ int main(int argc, char **argv)
 	pipes();
 	getdents_old();
 	opath();
+	statfs_of();
 	return failed;
 }
