@@ -46,12 +46,12 @@ static long vector_at(struct sys_state *st, const uint64_t a[6], int writing, in
 	struct sys_obj *o = sys_fd_obj(st, a[0]);
 	if (!o)
 		return -EBADF;
-	if ((o->flags & O_ACCMODE) == (writing ? O_RDONLY : O_WRONLY))
-		return -EBADF;
 	int64_t off = (int64_t)a[3];
 	int here = two && off == -1;
 	if (!here && !seekable(o))
-		return -ESPIPE;
+		return -ESPIPE; /* before the access mode, as Linux's */
+	if ((o->flags & O_ACCMODE) == (writing ? O_RDONLY : O_WRONLY))
+		return -EBADF;
 	if (!here && off < 0)
 		return -EINVAL;
 	struct sys_iov v[SYS_IOV_MAX];

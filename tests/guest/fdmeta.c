@@ -88,6 +88,8 @@ static void pipes(void)
 	fails("pwrite64 on a pipe", pwrite(p[1], buf, 1, 0), ESPIPE);
 	fails("preadv on a pipe", preadv(p[0], &v, 1, 0), ESPIPE);
 	fails("pwritev on a pipe", pwritev(p[1], &v, 1, 0), ESPIPE);
+	fails("preadv on a pipe's write end", preadv(p[1], &v, 1, 0), ESPIPE);
+	fails("pwritev on a pipe's read end", pwritev(p[0], &v, 1, 0), ESPIPE);
 	w = syscall(SYS_pwritev2, p[1], &v, 1, -1L, 0L, 0);
 	check("pwritev2 at -1: a write", w == 1, w);
 	close(p[0]);
