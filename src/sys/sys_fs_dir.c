@@ -99,9 +99,30 @@ static long tmp_getdents(struct sys_state *st, struct sys_obj *f, const uint64_t
 	return (long)done;
 }
 
+/* a made /proc folder (sys_procfs.c's entries); pos is where the next one is */
+static long proc_getdents(struct sys_state *st, struct sys_obj *f, const uint64_t a[6], int old)
+{
+	if (!sys_procfs_is_dir(f))
+		return -ENOTDIR;
+	uint64_t done = 0, ino, next;
+	uint8_t type;
+	char name[32];
+	while (sys_procfs_entry(st, f, f->pos, &ino, &type, name, sizeof(name), &next)) {
+		long rc =
+		    put_entry(st, a, old, &done, ino, (int64_t)next, type, name, strlen(name));
+		if (rc)
+			return done ? (long)done : rc;
+		f->pos = next;
+	}
+	return (long)done;
+}
+
 /* a[0]'s entries into a[2] bytes at a[1]; old: the old getdents's layout */
 static long list_dir(struct sys_state *st, const uint64_t a[6], int old)
 {
+	struct sys_obj *pf = sys_fd_obj(st, a[0]);
+	if (pf && pf->kind == SYS_KIND_PROC)
+		return proc_getdents(st, pf, a, old);
 	struct sys_obj *tf = sys_tmp_file(st, a[0]);
 	if (tf)
 		return tmp_getdents(st, tf, a, old);

@@ -169,6 +169,75 @@ static void statfs_of(void)
 	fails("statfs of nothing", statfs("/tmp/fdmeta-none/x", &s), ENOENT);
 }
 
+/* name is among the entries of the folder at path */
+static int listed(const char *path, const char *name)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_DIRECTORY), found = 0;
+	long n;
+	while (fd >= 0 && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		for (long i = 0; i < n; i += ((struct dirent64 *)(buf + i))->d_reclen)
+			found |= !strcmp(((struct dirent64 *)(buf + i))->d_name, name);
+	close(fd);
+	return found;
+}
+
+/* /proc/self/fd/N: a link saying what N is, opened again through it; its fdinfo; the folders */
+static void procfd(void)
+{
+	char path[64], a[64], b[64], buf[8];
+	int p[2];
+	struct stat s;
+	if (pipe(p))
+		return check("pipe", 0, -1);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
+	long n = readlink(path, a, sizeof(a) - 1);
+	a[n > 0 ? n : 0] = 0;
+	check("readlink fd/N of a pipe: pipe:[ino]", n > 7 && !strncmp(a, "pipe:[", 6), n);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[1]);
+	n = readlink(path, b, sizeof(b) - 1);
+	b[n > 0 ? n : 0] = 0;
+	check("both ends one inode", n > 0 && !strcmp(a, b), n);
+	check("lstat fd/N: a link", !lstat(path, &s) && S_ISLNK(s.st_mode), 0);
+	check("stat fd/N: the pipe", !stat(path, &s) && S_ISFIFO(s.st_mode), 0);
+	check("fd/N listed", (snprintf(b, sizeof(b), "%d", p[1]), listed("/proc/self/fd", b)), 0);
+	check("fdinfo/N listed", listed("/proc/self/fdinfo", b), 0);
+	n = write(p[1], "abc", 3);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
+	int r = open(path, O_RDONLY);
+	check("open fd/N of a read end", r >= 0, r);
+	n = read(r, buf, 3);
+	check("read through it: the pipe's bytes", n == 3 && !memcmp(buf, "abc", 3), n);
+	close(r);
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", p[1]);
+	r = open(path, O_RDONLY);
+	n = r < 0 ? -1 : read(r, a, sizeof(a) - 1);
+	a[n > 0 ? n : 0] = 0;
+	check("fdinfo/N: pos and flags", n > 0 && !strncmp(a, "pos:\t0\nflags:\t01\n", 17), n);
+	close(r);
+	close(p[0]);
+	close(p[1]);
+	snprintf(path, sizeof(path), "/tmp/fdmeta-%d", (int)getpid());
+	r = open(path, O_CREAT | O_RDWR, 0600);
+	snprintf(a, sizeof(a), "/proc/self/fd/%d", r);
+	n = readlink(a, b, sizeof(b) - 1);
+	b[n > 0 ? n : 0] = 0;
+	check("readlink fd/N of a /tmp file: its path", n > 0 && !strcmp(b, path), n);
+	close(r);
+	unlink(path);
+	snprintf(b, sizeof(b), "%d", (int)getpid());
+	n = readlink("/proc/self", a, sizeof(a) - 1);
+	a[n > 0 ? n : 0] = 0;
+	check("readlink /proc/self: the pid", n > 0 && !strcmp(a, b), n);
+	check("stat /proc/self: a folder", !stat("/proc/self", &s) && S_ISDIR(s.st_mode), 0);
+	check("lstat /proc/self: a link", !lstat("/proc/self", &s) && S_ISLNK(s.st_mode), 0);
+	r = open("/proc/self", O_RDONLY | O_DIRECTORY);
+	check("lseek SEEK_END on /proc/self", lseek(r, 0, SEEK_END) >= 0, 0);
+	check("getdents after it", syscall(SYS_getdents64, r, a, sizeof(a)) >= 0, 0);
+	close(r);
+	check("/proc/self/cmdline listed", listed("/proc/self", "cmdline"), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "exec")) { /* the checks again in the program exec'd */
@@ -182,5 +251,6 @@ int main(int argc, char **argv)
 	getdents_old();
 	opath();
 	statfs_of();
+	procfd();
 	return failed;
 }
