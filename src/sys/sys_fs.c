@@ -341,15 +341,28 @@ static long sys_lstat(struct sys_state *st, const uint64_t a[6])
 	return sys_fs_stat_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], AT_SYMLINK_NOFOLLOW);
 }
 
+#define STATX_MNT_ID_	 0x1000U
+#define STATX_RESERVED_	 0x80000000U
+#define STATX_SYNC_TYPE_ 0x6000 /* AT_STATX_SYNC_TYPE: FORCE_SYNC and DONT_SYNC */
+#define STATX_FLAGS	 (AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH | STATX_SYNC_TYPE_)
+
 static long sys_statx(struct sys_state *st, const uint64_t a[6])
 {
 	struct stat s;
-	long rc = stat_path(st, a[0], a[1], (int)a[2], &s);
+	int flags = (int)a[2];
+	/* Linux's checks first: known flags, not both sync types, no reserved bit asked for */
+	if ((flags & ~STATX_FLAGS) || (flags & STATX_SYNC_TYPE_) == STATX_SYNC_TYPE_ ||
+	    ((uint32_t)a[3] & STATX_RESERVED_))
+		return -EINVAL;
+	long rc = stat_path(st, a[0], a[1], flags, &s);
 	if (rc)
 		return rc;
 	struct statx x;
 	memset(&x, 0, sizeof(x));
-	x.stx_mask = STATX_BASIC_STATS;
+	x.stx_mask = STATX_BASIC_STATS | STATX_MNT_ID_;
+	/* a mount per file system, as st_dev tells them apart (never 0) */
+	uint64_t mnt = (uint64_t)s.st_dev + 1;
+	x.stx_mnt_id = mnt;
 	x.stx_blksize = (uint32_t)s.st_blksize;
 	x.stx_nlink = (uint32_t)s.st_nlink;
 	x.stx_uid = s.st_uid;

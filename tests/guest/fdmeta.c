@@ -238,6 +238,19 @@ static void procfd(void)
 	check("/proc/self/cmdline listed", listed("/proc/self", "cmdline"), 0);
 }
 
+/* statx's own checks, and the mount a file is on */
+static void statx_of(void)
+{
+	uint64_t x[32], y[32];
+	fails("statx with a reserved mask bit",
+	      syscall(SYS_statx, AT_FDCWD, "/tmp", 0, 0x80000000U, x), EINVAL);
+	fails("statx with unknown flags", syscall(SYS_statx, AT_FDCWD, "/tmp", 12345, 0, x), EINVAL);
+	long rc = syscall(SYS_statx, AT_FDCWD, "/tmp", 0, 0x1000U, x);
+	check("statx: the mount id", !rc && (x[0] & 0x1000) && x[0x90 / 8], rc);
+	rc = syscall(SYS_statx, AT_FDCWD, "/tmp/.", 0, 0x1000U, y);
+	check("statx: the same mount in the same place", !rc && y[0x90 / 8] == x[0x90 / 8], rc);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "exec")) { /* the checks again in the program exec'd */
@@ -252,5 +265,6 @@ int main(int argc, char **argv)
 	opath();
 	statfs_of();
 	procfd();
+	statx_of();
 	return failed;
 }
