@@ -137,6 +137,15 @@ long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 	return bnd_lookup(st->bundle, dir, path, follow, node, parent_ok);
 }
 
+long sys_fs_none(struct sys_state *st, uint64_t addr, int empty_ok)
+{
+	char path[BND_PATH_MAX];
+	long rc = sys_fs_get_path(st, addr, path);
+	if (rc)
+		return rc;
+	return path[0] || empty_ok ? -EACCES : -ENOENT;
+}
+
 /* Linux's order for a read-only file system: what is missing, what it is, then EROFS */
 static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int flags, uint64_t mode)
 {
@@ -154,7 +163,7 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 	if (trc || tmp.in)
 		return trc ? trc : sys_tmp_open(st, &tmp, flags, (uint32_t)mode);
 	if (!st->bundle)
-		return -EACCES; /* without files, as the host's own would be */
+		return sys_fs_none(st, addr, 0);
 	uint32_t node;
 	int parent_ok = 0;
 	int follow = !(flags & O_NOFOLLOW) && !(creat && (flags & O_EXCL));
@@ -292,7 +301,7 @@ long sys_fs_lookup_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int f
 		      uint32_t *node)
 {
 	if (!st->bundle)
-		return -EACCES;
+		return sys_fs_none(st, path, flags & AT_EMPTY_PATH);
 	return sys_fs_resolve(st, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW),
 			      flags & AT_EMPTY_PATH, node, NULL);
 }

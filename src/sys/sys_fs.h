@@ -17,6 +17,9 @@ long sys_fs_lookup_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int f
 /* the path argument at addr, NUL-terminated inside mapped guest memory, into buf (BND_PATH_MAX
  * bytes): 0, -EFAULT or -ENAMETOOLONG */
 long sys_fs_get_path(struct sys_state *st, uint64_t addr, char *buf);
+/* a path without files (none but the made ones): what the path is read for first (EFAULT,
+ * ENAMETOOLONG), "" ENOENT (unless empty_ok), the rest EACCES as the host's own would be */
+long sys_fs_none(struct sys_state *st, uint64_t addr, int empty_ok);
 /* the table's predicate: the function has files */
 int sys_fs_has(const struct sys_state *st);
 
@@ -36,6 +39,7 @@ int sys_procfs_valid(const struct sys_obj *o);
 int sys_dev_at(struct sys_state *st, uint64_t addr);
 void sys_dev_stat(int i, struct stat *s);
 const char *sys_dev_path(int i);
+int sys_dev_count(void);
 long sys_dev_open(struct sys_state *st, int i, int flags);
 int sys_dev_valid(const struct sys_obj *o);
 /* the listing of an open /proc folder: entry pos's inode, type and name (at most cap bytes with

@@ -116,9 +116,11 @@ static const uint8_t *gen_pipe_max(struct sys_state *st, char *buf, size_t cap, 
 	return (const uint8_t *)buf;
 }
 
-/* what an entry is: a made file, a folder, /proc/self (a link to the process's folder), and
- * per descriptor N (the path ends in '/', N follows it) its link or its fdinfo */
-enum pf_type { PF_FILE, PF_DIR, PF_SELF, PF_FD, PF_FDINFO };
+/* what an entry is: a made file, a folder, /proc/self (a link to the process's folder), per
+ * descriptor N (the path ends in '/', N follows it) its link or its fdinfo; a folder that is
+ * there without files only (the root and /dev: else the function's own); one that is only
+ * listed (/tmp, which sys_tmp.c serves) */
+enum pf_type { PF_FILE, PF_DIR, PF_SELF, PF_FD, PF_FDINFO, PF_NOFILES, PF_LISTED };
 
 static const struct {
 	const char *path;
@@ -140,6 +142,9 @@ static const struct {
     {"/proc/self/fdinfo", NULL, 0, 0, PF_DIR},
     {"/proc/sys", NULL, 0, 0, PF_DIR},
     {"/proc/sys/fs", NULL, 0, 0, PF_DIR},
+    {"/", NULL, 0, 0, PF_NOFILES},
+    {"/dev", NULL, 0, 0, PF_NOFILES},
+    {"/tmp", NULL, 0, 0, PF_LISTED},
     {"/proc/self/fd/", NULL, 0, 0, PF_FD},
     {"/proc/self/fdinfo/", NULL, 0, 0, PF_FDINFO},
 };
@@ -155,7 +160,7 @@ static enum pf_type type_of(uint32_t i)
 
 static int is_dir(uint32_t i)
 {
-	return type_of(i) == PF_DIR || type_of(i) == PF_SELF;
+	return type_of(i) == PF_DIR || type_of(i) == PF_SELF || type_of(i) == PF_NOFILES;
 }
 
 /* path names row i (exactly, a folder with a '/' after it too), or, a per-descriptor one, an
@@ -175,6 +180,8 @@ static int match(struct sys_state *st, size_t i, const char *path)
 		}
 		return sys_fd_obj(st, fd) ? (int)(i | fd << 8) : -1;
 	}
+	if ((files[i].type == PF_NOFILES && st->bundle) || files[i].type == PF_LISTED)
+		return -1;
 	if (k == n + 1 && path[n] == '/' && files[i].type != PF_FILE)
 		k = n;
 	return k == n && !strncmp(path, files[i].path, n) && (!files[i].link || st->exe) ? (int)i
@@ -222,7 +229,7 @@ static void stat_of(struct sys_state *st, int i, int follow, struct stat *s)
 	s->st_blksize = 4096;
 	s->st_mode = S_IFREG | 0444; /* a size of 0, as Linux says of its /proc files */
 	s->st_uid = s->st_gid = SYS_GUEST_UID;
-	if (t == PF_DIR || (t == PF_SELF && follow)) {
+	if (t == PF_DIR || t == PF_NOFILES || (t == PF_SELF && follow)) {
 		s->st_mode = S_IFDIR | 0555;
 		s->st_nlink = 2;
 	} else if (t == PF_SELF) {
@@ -396,7 +403,10 @@ int sys_procfs_is_dir(const struct sys_obj *o)
 /* DT_* of row j */
 static uint8_t dtype_of(size_t j)
 {
-	return files[j].type == PF_DIR ? 4 : files[j].type == PF_SELF || files[j].link ? 10 : 8;
+	enum pf_type t = files[j].type;
+	return t == PF_DIR || t == PF_NOFILES || t == PF_LISTED ? 4
+	       : t == PF_SELF || files[j].link			? 10
+								: 8;
 }
 
 int sys_procfs_entry(struct sys_state *st, struct sys_obj *o, uint64_t pos, uint64_t *ino,
@@ -411,6 +421,18 @@ int sys_procfs_entry(struct sys_state *st, struct sys_obj *o, uint64_t pos, uint
 		snprintf(name, cap, "%s", pos ? ".." : ".");
 		return 1;
 	}
+	if (!strcmp(dir, "/dev")) { /* the devices */
+		for (int i = (int)pos - 2; i < sys_dev_count(); i++) {
+			*ino = 0x20000 + (uint64_t)i;
+			*type = 2; /* DT_CHR */
+			snprintf(name, cap, "%s", sys_dev_path(i) + 5);
+			*next = (uint64_t)i + 3;
+			return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(dir, "/"))
+		n = 0; /* its children's paths have their last '/' first */
 	int fds = !strcmp(dir, "/proc/self/fd"), infos = !strcmp(dir, "/proc/self/fdinfo");
 	if (fds || infos) { /* the open descriptors, from pos - 2 on */
 		for (uint64_t fd = pos - 2; fd < SYS_FDS; fd++) {
@@ -427,7 +449,7 @@ int sys_procfs_entry(struct sys_state *st, struct sys_obj *o, uint64_t pos, uint
 	for (size_t j = pos - 2; j < NFILES; j++) { /* the rows whose folder it is */
 		const char *p = files[j].path, *last = strrchr(p, '/');
 		if ((size_t)(last - p) != n || strncmp(p, dir, n) || !last[1] ||
-		    (files[j].link && !st->exe))
+		    (files[j].link && !st->exe) || (files[j].type == PF_NOFILES && st->bundle))
 			continue;
 		*ino = j + 1;
 		*type = dtype_of(j);

@@ -251,6 +251,21 @@ static void statx_of(void)
 	check("statx: the same mount in the same place", !rc && y[0x90 / 8] == x[0x90 / 8], rc);
 }
 
+/* the folders there are without files: /, /dev, /proc; the paths that are no file */
+static void roots(void)
+{
+	check("/ lists proc", listed("/", "proc"), 0);
+	check("/ lists tmp", listed("/", "tmp"), 0);
+	check("/dev lists null", listed("/dev", "null"), 0);
+	check("/proc lists self", listed("/proc", "self"), 0);
+	check("/proc/self lists fd", listed("/proc/self", "fd"), 0);
+	fails("open of \"\"", open("", O_RDONLY), ENOENT);
+	/* not NULL: page 0 is the in-guest runtime's (its syscall sled), readable in guest mode */
+	fails("open of an unmapped path", (int)syscall(SYS_open, 1UL << 44, O_RDONLY), EFAULT);
+	struct stat s;
+	fails("stat of \"\"", stat("", &s), ENOENT);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "exec")) { /* the checks again in the program exec'd */
@@ -266,5 +281,6 @@ int main(int argc, char **argv)
 	statfs_of();
 	procfd();
 	statx_of();
+	roots();
 	return failed;
 }
