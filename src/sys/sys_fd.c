@@ -77,7 +77,7 @@ int sys_obj_room(const struct sys_state *st, int n)
 
 long sys_fd_lowest(const struct sys_state *st, uint64_t from)
 {
-	for (uint64_t fd = from; fd < SYS_FDS; fd++)
+	for (uint64_t fd = from; fd < sys_rlimit_nofile(st); fd++)
 		if (!st->fd[fd].obj && fd != EMBER_CODE_FD && fd != EMBER_META_FD)
 			/* a free descriptor, but the objects may be full: the table is every
 			 * process's of the invocation */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -266,6 +267,34 @@ static void roots(void)
 	fails("stat of \"\"", stat("", &s), ENOENT);
 }
 
+/* limits lowered and raised back: RLIMIT_FSIZE said back, RLIMIT_NOFILE kept to */
+static void limits(void)
+{
+	struct rlimit old, lim, got;
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = (struct rlimit){1024, old.rlim_max};
+	check("setrlimit FSIZE lower", !setrlimit(RLIMIT_FSIZE, &lim), 0);
+	check("getrlimit FSIZE: as set", !getrlimit(RLIMIT_FSIZE, &got) && got.rlim_cur == 1024, 0);
+	check("setrlimit FSIZE back", !setrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = (struct rlimit){2048, 1024};
+	fails("setrlimit soft above hard", setrlimit(RLIMIT_FSIZE, &lim), EINVAL);
+	getrlimit(RLIMIT_NOFILE, &old);
+	lim = (struct rlimit){16, old.rlim_max};
+	check("setrlimit NOFILE 16", !setrlimit(RLIMIT_NOFILE, &lim), 0);
+	int fd = 0, fds[64], n = 0;
+	while (fd >= 0 && n < 64)
+		if ((fd = dup(0)) >= 0)
+			fds[n++] = fd;
+	fails("dup past NOFILE", fd, EMFILE);
+	check("the last one under it", n && fds[n - 1] == 15, n ? fds[n - 1] : -1);
+	while (n > 0)
+		close(fds[--n]);
+	check("setrlimit NOFILE back", !setrlimit(RLIMIT_NOFILE, &old), 0);
+	fd = dup(0);
+	check("dup after", fd >= 0, fd);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "exec")) { /* the checks again in the program exec'd */
@@ -282,5 +311,6 @@ int main(int argc, char **argv)
 	procfd();
 	statx_of();
 	roots();
+	limits();
 	return failed;
 }

@@ -3,8 +3,8 @@
 # /proc/sys/fs/pipe-max-size, a pipe's size (F_GETPIPE_SZ, F_SETPIPE_SZ) and FIONREAD, vector
 # I/O at an offset (ESPIPE on a pipe), the old getdents, O_PATH descriptors, statfs and fstatfs,
 # /proc/self/fd/N and fdinfo/N and the /proc folders, statx's checks and mount id, the root
-# and /dev without files; every check as natively, in both syscall modes and after an exec of
-# itself.
+# and /dev without files, setrlimit; every check as natively, in both syscall modes and after an
+# exec of itself.
 . "$(dirname "$0")/lib.sh"
 pick_backend
 P=$G/fdmeta.musl

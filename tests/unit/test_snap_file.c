@@ -40,7 +40,7 @@
 #define H_PIPES	   136
 #define H_BODY_LEN 144
 #define H_HASH	   152
-#define B_FIXED	   (68 + 144 + 8 + 40)
+#define B_FIXED	   (68 + 144 + 8 + 40 + 4 + 16 * 16)
 #define B_THREADS  (SNAP_HDR_LEN + B_FIXED + 65 * 32 + FPU)
 #define THREAD_LEN (12 + 144 + 8 * 4 + 24 + 8 + VM_FPU_MAX)
 #define B_FDS	   (B_THREADS + 2 * THREAD_LEN + PROC_TIMERS * 32)
