@@ -92,7 +92,8 @@ void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot)
 {
 	if (len == 0)
 		return vm_guest(st->vm, addr, 0);
-	if (addr > UINT64_MAX - len)
+	/* page 0 is the in-guest runtime's sled in guest mode: a null pointer faults, as on Linux */
+	if (addr > UINT64_MAX - len || addr < EMBER_PAGE_SIZE)
 		return NULL;
 	for (uint64_t a = addr; a < addr + len;) {
 		const struct sys_vma *v = sys_vma_find(st, a);

@@ -261,8 +261,15 @@ static void roots(void)
 	check("/proc lists self", listed("/proc", "self"), 0);
 	check("/proc/self lists fd", listed("/proc/self", "fd"), 0);
 	fails("open of \"\"", open("", O_RDONLY), ENOENT);
-	/* not NULL: page 0 is the in-guest runtime's (its syscall sled), readable in guest mode */
 	fails("open of an unmapped path", (int)syscall(SYS_open, 1UL << 44, O_RDONLY), EFAULT);
+	/* page 0 is the in-guest runtime's syscall sled in guest mode: no path, no bytes there */
+	fails("open of NULL", (int)syscall(SYS_open, NULL, O_RDONLY), EFAULT);
+	int p[2];
+	if (pipe(p))
+		return check("pipe", 0, -1);
+	fails("write from NULL", (int)syscall(SYS_write, p[1], NULL, 1), EFAULT);
+	close(p[0]);
+	close(p[1]);
 	struct stat s;
 	fails("stat of \"\"", stat("", &s), ENOENT);
 }
