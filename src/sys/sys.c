@@ -92,7 +92,7 @@ void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot)
 {
 	if (len == 0)
 		return vm_guest(st->vm, addr, 0);
-	/* page 0 is the in-guest runtime's sled in guest mode: a null pointer faults, as on Linux */
+	/* page 0 is the in-guest runtime's sled in guest mode: a null pointer faults, as Linux's */
 	if (addr > UINT64_MAX - len || addr < EMBER_PAGE_SIZE)
 		return NULL;
 	for (uint64_t a = addr; a < addr + len;) {

@@ -96,8 +96,7 @@ void sys_fs_rt_window(struct sys_state *st, uint64_t fd, struct sys_obj *f)
 	 * entry's), where guest memory can map the bundle's pages (KVM: the ptrace stub sees guest
 	 * memory through its memfd only), read at all (not O_PATH) */
 	if (i < 0 || f->refs != 1 || !st->proc.guest || st->fs_win[i] || !n->size ||
-	    (f->flags & O_PATH) ||
-	    st->bundle->fd < 0 || vm_backend_of(st->vm) != VM_BACKEND_KVM ||
+	    (f->flags & O_PATH) || st->bundle->fd < 0 || vm_backend_of(st->vm) != VM_BACKEND_KVM ||
 	    !bnd_is(st->bundle, f->id, S_IFREG))
 		return;
 	uint64_t len = window_len(st, f), page, in_page;

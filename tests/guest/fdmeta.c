@@ -122,8 +122,7 @@ static void getdents_old(void)
 		dirs += !strcmp(d->name, ".") && b[i + d->reclen - 1] == DT_DIR;
 		j += e->d_reclen;
 	}
-	check("getdents: getdents64's names and types", same && i == n && j == n64 && dirs == 1,
-	      i);
+	check("getdents: getdents64's names and types", same && i == n && j == n64 && dirs == 1, i);
 	lseek(fd, 0, SEEK_SET);
 	fails("getdents with a count past INT_MAX", syscall(SYS_getdents, fd, b, 0x80000000UL),
 	      EINVAL);
@@ -245,7 +244,8 @@ static void statx_of(void)
 	uint64_t x[32], y[32];
 	fails("statx with a reserved mask bit",
 	      syscall(SYS_statx, AT_FDCWD, "/tmp", 0, 0x80000000U, x), EINVAL);
-	fails("statx with unknown flags", syscall(SYS_statx, AT_FDCWD, "/tmp", 12345, 0, x), EINVAL);
+	fails("statx with unknown flags", syscall(SYS_statx, AT_FDCWD, "/tmp", 12345, 0, x),
+	      EINVAL);
 	long rc = syscall(SYS_statx, AT_FDCWD, "/tmp", 0, 0x1000U, x);
 	check("statx: the mount id", !rc && (x[0] & 0x1000) && x[0x90 / 8], rc);
 	rc = syscall(SYS_statx, AT_FDCWD, "/tmp/.", 0, 0x1000U, y);
