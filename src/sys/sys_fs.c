@@ -149,10 +149,10 @@ long sys_fs_none(struct sys_state *st, uint64_t addr, int empty_ok)
 /* Linux's order for a read-only file system: what is missing, what it is, then EROFS */
 static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int flags, uint64_t mode)
 {
+	/* an access mode of 3 (O_ACCMODE) is Linux's "neither": a descriptor for ioctls, which
+	 * takes read and write permission; never reading or writing (sys_io.c) */
 	int acc = flags & O_ACCMODE, creat = flags & O_CREAT,
 	    tmpfile = (flags & __O_TMPFILE) == __O_TMPFILE;
-	if (acc == O_ACCMODE)
-		return -EINVAL;
 	int proc = sys_procfs_at(st, addr), dev = sys_dev_at(st, addr);
 	if (proc >= 0)
 		return sys_procfs_open(st, proc, flags);

@@ -85,8 +85,9 @@ static struct sys_obj *open_for(struct sys_state *st, uint64_t fd, int writing, 
 {
 	struct sys_obj *o = sys_fd_obj(st, fd);
 	*err = -EBADF;
-	if (!o || (o->flags & O_ACCMODE) == (writing ? O_RDONLY : O_WRONLY))
-		return NULL;
+	uint32_t acc = o ? o->flags & O_ACCMODE : O_ACCMODE;
+	if (acc == O_ACCMODE || acc == (writing ? O_RDONLY : O_WRONLY))
+		return NULL; /* 3: open for neither (an ioctl's descriptor) */
 	return o;
 }
 

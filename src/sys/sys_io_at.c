@@ -50,7 +50,8 @@ static long vector_at(struct sys_state *st, const uint64_t a[6], int writing, in
 	int here = two && off == -1;
 	if (!here && !seekable(o))
 		return -ESPIPE; /* before the access mode, as Linux's */
-	if ((o->flags & O_ACCMODE) == (writing ? O_RDONLY : O_WRONLY))
+	uint32_t acc = o->flags & O_ACCMODE;
+	if (acc == O_ACCMODE || acc == (writing ? O_RDONLY : O_WRONLY))
 		return -EBADF;
 	if (!here && off < 0)
 		return -EINVAL;

@@ -147,6 +147,13 @@ static void opath(void)
 	check("O_PATH fstat", fstat(fd, &s) == 0 && S_ISREG(s.st_mode), 0);
 	close(fd);
 	unlink(path);
+	/* O_WRONLY | O_RDWR: Linux's access mode 3, open for neither */
+	fd = open(path, O_CREAT | O_WRONLY | O_RDWR, 0600);
+	check("access mode 3 open", fd >= 0, fd);
+	fails("access mode 3 read", read(fd, buf, 1), EBADF);
+	fails("access mode 3 write", write(fd, buf, 1), EBADF);
+	close(fd);
+	unlink(path);
 	fd = open("/tmp", O_PATH | O_DIRECTORY);
 	fails("O_PATH getdents64", syscall(SYS_getdents64, fd, path, sizeof(path)), EBADF);
 	close(fd);
