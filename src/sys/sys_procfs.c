@@ -188,6 +188,20 @@ static int match(struct sys_state *st, size_t i, const char *path)
 											 : -1;
 }
 
+/* /proc/PID, PID the process's own, is /proc/self: path rewritten so */
+static void self_alias(const struct sys_state *st, char *path, size_t cap)
+{
+	if (strncmp(path, "/proc/", 6) || path[6] < '1' || path[6] > '9')
+		return;
+	char *end;
+	long pid = strtol(path + 6, &end, 10);
+	size_t rest = strlen(end);
+	if (pid != st->pid || (*end && *end != '/') || 10 + rest >= cap)
+		return;
+	memmove(path + 10, end, rest + 1); /* after "/proc/self" */
+	memcpy(path + 6, "self", 4);
+}
+
 int sys_procfs_at(struct sys_state *st, uint64_t addr)
 {
 	char path[64];
@@ -200,6 +214,7 @@ int sys_procfs_at(struct sys_state *st, uint64_t addr)
 		if (i == sizeof(path) - 1)
 			return -1;
 	}
+	self_alias(st, path, sizeof(path));
 	for (size_t i = 0; i < NFILES; i++) {
 		int m = match(st, i, path);
 		if (m >= 0)

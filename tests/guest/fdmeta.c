@@ -243,6 +243,12 @@ static void procfd(void)
 	check("getdents after it", syscall(SYS_getdents64, r, a, sizeof(a)) >= 0, 0);
 	close(r);
 	check("/proc/self/cmdline listed", listed("/proc/self", "cmdline"), 0);
+	snprintf(path, sizeof(path), "/proc/%d/", (int)getpid());
+	check("/proc/PID/ is /proc/self/", listed(path, "cmdline"), 0);
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)getpid());
+	r = open(path, O_RDONLY);
+	check("/proc/PID/cmdline opens", r >= 0, r);
+	close(r);
 }
 
 /* statx's own checks, and the mount a file is on */
