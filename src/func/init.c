@@ -33,6 +33,8 @@ struct sys_process func_process_of(const struct img_layout *l, int cpus, int thr
 				    .stack_lo = l->stack_lo,
 				    .stack_hi = l->stack_hi,
 				    .stack_size = l->stack_size,
+				    .arg_start = l->arg_start,
+				    .arg_end = l->arg_end,
 				    .guest = l->guest,
 				    .cpus = cpus,
 				    .max_threads = threads,

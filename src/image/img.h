@@ -145,6 +145,7 @@ struct img_layout {
 	uint64_t brk_start;
 	uint64_t mmap_hi;
 	uint64_t stack_lo, stack_hi, stack_size;
+	uint64_t arg_start, arg_end; /* argv's strings, NUL-terminated one after the other */
 	size_t rewritten;
 	size_t sites_call, sites_trap; /* how the sites were rewritten */
 	int guest;		       /* the in-guest runtime is mapped */

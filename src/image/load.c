@@ -92,10 +92,14 @@ static int build_stack(const struct img *img, struct vm *vm, struct img_layout *
 	uint64_t platform = push_str(&b, "x86_64");
 	uint64_t execfn = push_str(&b, argc ? argv[0] : "function");
 	uint64_t argp[argc + 1], envpp[envc + 1];
-	for (size_t i = 0; i < argc; i++)
-		argp[i] = push_str(&b, argv[i]);
-	for (size_t i = 0; i < envc; i++)
+	/* as Linux lays them out: the environment's strings, and below them the arguments', one
+	 * after the other from argv[0] up, which /proc/self/cmdline reads back */
+	for (size_t i = envc; i-- > 0;)
 		envpp[i] = push_str(&b, envp[i]);
+	l->arg_end = b.sp;
+	for (size_t i = argc; i-- > 0;)
+		argp[i] = push_str(&b, argv[i]);
+	l->arg_start = b.sp;
 	argp[argc] = envpp[envc] = 0;
 	if (b.overflow) {
 		snprintf(err, errlen, "arguments and environment exceed %llu KiB",

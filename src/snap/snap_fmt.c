@@ -68,6 +68,8 @@ static const struct field snap_fields[] = {
     S(proc.stack_lo, 8),
     S(proc.stack_hi, 8),
     S(proc.stack_size, 8),
+    S(proc.arg_start, 8),
+    S(proc.arg_end, 8),
     S(proc.guest, 4),
     S(proc.cpus, 4),
     S(proc.max_threads, 4),
@@ -97,6 +99,8 @@ static const struct field snap_fields[] = {
     S(sys.snap_tid, 4),
     S(sys.threads.next_tid, 4),
     S(sys.threads.pending, 8),
+    S(sys.rlim_set, 4),
+    RAW(struct snap, sys.rlim),
 };
 _Static_assert(sizeof(struct vm_regs) == 18 * 8, "every register has its field");
 
@@ -124,7 +128,7 @@ static const struct field timer_fields[] = {
  * after a load), sys_saved.tmp (a /tmp that init wrote keeps its snapshot in memory only:
  * func/disk.c), the pointers and capacities the parser sets itself. */
 #if defined(__x86_64__) && defined(__LP64__)
-_Static_assert(sizeof(struct sys_process) == 56 && sizeof(struct sys_saved) == 3032 &&
+_Static_assert(sizeof(struct sys_process) == 72 && sizeof(struct sys_saved) == 3296 &&
 		   sizeof(struct proc_saved_thread) == 16608 && sizeof(struct proc_timer) == 32 &&
 		   sizeof(struct sys_saved_fd) == 12 && sizeof(struct sys_saved_obj) == 64 &&
 		   sizeof(struct sys_epi) == 32 && sizeof(struct sys_sig) == 32 &&

@@ -23,7 +23,8 @@ static void build_table(void)
 	    sys_fs_dir_table, sys_mem_table,	 sys_io_table,	    sys_fd_table,
 	    sys_pipe_table,   sys_eventfd_table, sys_timerfd_table, sys_poll_table,
 	    sys_epoll_table,  sys_time_table,	 sys_proc_table,    sys_thread_table,
-	    sys_signal_table, sys_timer_table,	 sys_kin_table};
+	    sys_signal_table, sys_timer_table,	 sys_kin_table,	    sys_io_at_table,
+	    sys_statfs_table, sys_rlimit_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)
@@ -91,7 +92,8 @@ void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot)
 {
 	if (len == 0)
 		return vm_guest(st->vm, addr, 0);
-	if (addr > UINT64_MAX - len)
+	/* page 0 is the in-guest runtime's sled in guest mode: a null pointer faults, as Linux's */
+	if (addr > UINT64_MAX - len || addr < EMBER_PAGE_SIZE)
 		return NULL;
 	for (uint64_t a = addr; a < addr + len;) {
 		const struct sys_vma *v = sys_vma_find(st, a);
@@ -151,7 +153,7 @@ static long dispatch(struct sys_state *st, uint64_t nr, const uint64_t a[6], int
 	sys_stats_mark(&st->stats, slot);
 	if (e && e->fn && (!e->when || e->when(st))) {
 		st->stats.served[slot] += count;
-		return e->fn(st, a);
+		return sys_opath_refused(st, nr, a) ? -EBADF : e->fn(st, a);
 	}
 	st->stats.denied[slot] += count;
 	return e && e->err ? -e->err : -ENOSYS;

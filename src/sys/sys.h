@@ -12,6 +12,12 @@
 
 #define SYS_NR_MAX    512  /* Linux x86-64 numbers below this are counted one by one */
 #define SYS_GUEST_UID 1000 /* the uid and gid a program sees for itself and its files */
+#define SYS_RLIMITS   16   /* RLIMIT_NLIMITS */
+
+/* a resource limit setrlimit set (sys_rlimit.c) */
+struct sys_rlim {
+	uint64_t cur, max;
+};
 
 struct sys_vma {
 	uint64_t start, end;
@@ -40,6 +46,7 @@ struct sys_process {
 	uint64_t mmap_hi; /* the mmap area grows down from here */
 	uint64_t stack_lo, stack_hi;
 	uint64_t stack_size;
+	uint64_t arg_start, arg_end; /* argv's strings on its stack: /proc/self/cmdline */
 	int guest;	 /* the in-guest runtime serves the common syscalls: sys_rt_of(guest) */
 	int cpus;	 /* vCPUs its threads run on (--cpus), 1 to VM_CPUS_MAX */
 	int max_threads; /* threads at most (--threads): clone answers EAGAIN past it */
@@ -98,7 +105,8 @@ enum sys_kind {
  *   STD    id: which (its first fd: 0 request, 1 stdout, 2 stderr, 3 code, 4 metadata)
  *   FILE   id: the bundle's node; pos: the offset, or a folder's next entry
  *   PIPE   flags O_RDONLY (the read end) or O_WRONLY; id: the other end's slot + 1 (0: closed);
- *          the read end's bytes: len of them in sys_state.pipe_buf[its slot] from pos
+ *          the read end's bytes: len of them in sys_state.pipe_buf[its slot] from pos; its
+ *          every: the ring's size when F_SETPIPE_SZ changed it (0: SYS_PIPE_SIZE)
  *   EVENT  pos: the counter; id: 1 for EFD_SEMAPHORE
  *   TIMER  id: the clock; pos: expirations not read yet; at: the next one (CLOCK_MONOTONIC ns,
  *          0: disarmed), every: the interval (ns, 0: once)
@@ -252,6 +260,10 @@ struct sys_state {
 	int redo;      /* the call being served is made again after a wait (sys_retrying) */
 	int snap_tid;  /* the thread that stopped at the snapshot point */
 	int exit_code; /* of the process when its last thread calls exit */
+	/* the limits setrlimit changed, a bit each by RLIMIT_*, and their values; the others are
+	 * Ember's own (sys_rlimit.c). A fork and an execve keep them, as Linux's. */
+	uint32_t rlim_set;
+	struct sys_rlim rlim[SYS_RLIMITS];
 	uint64_t start_ns;
 	/* ranges made writable since the snapshot: a page there may have been written even if it
 	 * is read-only again by the end (the reset puts them back) */
@@ -350,6 +362,8 @@ struct sys_saved {
 	 * has the positions, and the first run after loading forgets the windows) */
 	uint64_t fs_win[SYS_FS_FILES];
 	struct sys_sig sig[65];
+	uint32_t rlim_set;
+	struct sys_rlim rlim[SYS_RLIMITS];
 	/* every thread but the one the snapshot's registers are (snap_tid's on vCPU 0 in the
 	 * common case: proc_save keeps them all, and the snapshot layer the vCPU's) */
 	struct proc_saved threads;
@@ -508,7 +522,8 @@ struct sys_entry {
 extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[], sys_proc_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
-    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[];
+    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[],
+    sys_io_at_table[], sys_statfs_table[], sys_rlimit_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

@@ -44,6 +44,16 @@ int sys_dev_at(struct sys_state *st, uint64_t addr)
 	return -1;
 }
 
+int sys_dev_count(void)
+{
+	return (int)NDEVS;
+}
+
+const char *sys_dev_path(int i)
+{
+	return i >= 0 && (size_t)i < NDEVS ? devs[i].path : "/dev/null";
+}
+
 void sys_dev_stat(int i, struct stat *s)
 {
 	memset(s, 0, sizeof(*s));

@@ -9,8 +9,6 @@
 
 #include "sys/sys_fd.h"
 
-#define PIPE_SIZE 65536
-
 /* by kind; NONE has none */
 static const struct sys_fd_ops *const kinds[SYS_KINDS] = {
     [SYS_KIND_STD] = &sys_std_ops,     [SYS_KIND_FILE] = &sys_file_ops,
@@ -79,7 +77,7 @@ int sys_obj_room(const struct sys_state *st, int n)
 
 long sys_fd_lowest(const struct sys_state *st, uint64_t from)
 {
-	for (uint64_t fd = from; fd < SYS_FDS; fd++)
+	for (uint64_t fd = from; fd < sys_rlimit_nofile(st); fd++)
 		if (!st->fd[fd].obj && fd != EMBER_CODE_FD && fd != EMBER_META_FD)
 			/* a free descriptor, but the objects may be full: the table is every
 			 * process's of the invocation */
@@ -271,7 +269,10 @@ static long sys_fcntl(struct sys_state *st, const uint64_t a[6])
 			return -EINVAL;
 		return dup_from(st, a[0], a[2], (int)a[1] == F_DUPFD_CLOEXEC);
 	case F_GETPIPE_SZ:
-		return o->kind == SYS_KIND_PIPE ? PIPE_SIZE : -EBADF;
+	case F_SETPIPE_SZ:
+		if (o->kind != SYS_KIND_PIPE)
+			return -EBADF;
+		return sys_pipe_size(st, o, (int)a[1] == F_SETPIPE_SZ, a[2]);
 	case F_SETLK:
 	case F_SETLKW:
 	case F_OFD_SETLK:

@@ -8,6 +8,27 @@
 
 #include "sys/sys.h"
 
+/* a pipe's buffer: its size at first, and the most F_SETPIPE_SZ grants */
+#define SYS_PIPE_SIZE 65536
+#define SYS_PIPE_MAX  1048576
+
+/* the bytes a pipe's read end r holds at most (its `every`: 0 for SYS_PIPE_SIZE) */
+static inline uint64_t sys_pipe_cap(const struct sys_obj *r)
+{
+	return r->every ? r->every : SYS_PIPE_SIZE;
+}
+/* F_GETPIPE_SZ (set 0) and F_SETPIPE_SZ of arg on either end o: the size or -errno */
+long sys_pipe_size(struct sys_state *st, struct sys_obj *o, int set, uint64_t arg);
+
+/* the call nr with arguments a names an O_PATH descriptor where it needs an open file: EBADF
+ * (sys_opath.c) */
+int sys_opath_refused(struct sys_state *st, uint64_t nr, const uint64_t a[6]);
+
+/* sys_rlimit.c: the descriptors a process may have (RLIMIT_NOFILE, SYS_FDS at most); whether
+ * the limits a snapshot holds are ones setrlimit could set */
+uint64_t sys_rlimit_nofile(const struct sys_state *st);
+int sys_rlimit_valid(uint32_t set, const struct sys_rlim *r);
+
 /* an iovec as the guest lays it out */
 struct sys_iov {
 	uint64_t base, len;

@@ -10,8 +10,6 @@
 #include "sys/sys_fs.h"
 #include "sys/sys_tmp.h"
 
-#define PIPE_SIZE 65536
-
 static int reader(const struct sys_obj *o)
 {
 	return o->kind == SYS_KIND_PIPE && (o->flags & O_ACCMODE) == O_RDONLY;
@@ -50,7 +48,7 @@ int sys_fd_save(const struct sys_state *st, struct sys_saved *out)
 		/* the bytes from the start of the ring, whatever their place in it */
 		for (uint64_t k = 0; k < o->len; k++)
 			out->pipes.data[out->pipes.len++] =
-			    st->pipe_buf[i][(o->pos + k) % PIPE_SIZE];
+			    st->pipe_buf[i][(o->pos + k) % sys_pipe_cap(o)];
 		s->o.pos = 0;
 	}
 	if (st->nepi) /* st->epi may be NULL */
@@ -85,7 +83,11 @@ static int obj_ok(const struct sys_saved *s, const struct sys_obj *o)
 		if (o->id && (!(p = saved(s, o->id - 1)) || p->kind != SYS_KIND_PIPE ||
 			      (p->flags & O_ACCMODE) == acc || !p->id || saved(s, p->id - 1) != o))
 			return 0;
-		return acc == O_RDONLY ? o->len <= PIPE_SIZE && o->pos < PIPE_SIZE : !o->len;
+		return acc == O_RDONLY
+			   ? (!o->every || (o->every >= 4096 && o->every <= SYS_PIPE_MAX &&
+					    !(o->every & (o->every - 1)))) &&
+				 o->len <= sys_pipe_cap(o) && o->pos < sys_pipe_cap(o)
+			   : !o->len;
 	case SYS_KIND_EVENT:
 		return o->id <= 1 && o->pos != UINT64_MAX;
 	case SYS_KIND_TIMER:
@@ -153,16 +155,13 @@ int sys_fd_restore(struct sys_state *st, const struct sys_saved *s)
 	}
 	for (size_t i = 0; i < s->nfd; i++)
 		st->fd[s->fds[i].fd] = (struct sys_fd){s->fds[i].obj + 1, s->fds[i].cloexec};
-	/* a ring's memory is kept for the read end that has the slot again, else given back */
+	/* every ring made again at its size (F_SETPIPE_SZ may have changed it since) */
 	for (size_t i = 0; i < SYS_FDS; i++) {
 		struct sys_obj *o = &st->obj[i];
-		if (reader(o) && o->len && !st->pipe_buf[i] &&
-		    !(st->pipe_buf[i] = malloc(PIPE_SIZE)))
+		free(st->pipe_buf[i]);
+		st->pipe_buf[i] = NULL;
+		if (reader(o) && o->len && !(st->pipe_buf[i] = malloc(sys_pipe_cap(o))))
 			return -ENOMEM;
-		if (!reader(o) && st->pipe_buf[i]) {
-			free(st->pipe_buf[i]);
-			st->pipe_buf[i] = NULL;
-		}
 		if (reader(o) && o->len) {
 			memcpy(st->pipe_buf[i], s->pipes.data + at, o->len);
 			at += o->len;

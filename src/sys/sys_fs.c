@@ -137,13 +137,22 @@ long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 	return bnd_lookup(st->bundle, dir, path, follow, node, parent_ok);
 }
 
+long sys_fs_none(struct sys_state *st, uint64_t addr, int empty_ok)
+{
+	char path[BND_PATH_MAX];
+	long rc = sys_fs_get_path(st, addr, path);
+	if (rc)
+		return rc;
+	return path[0] || empty_ok ? -EACCES : -ENOENT;
+}
+
 /* Linux's order for a read-only file system: what is missing, what it is, then EROFS */
 static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int flags, uint64_t mode)
 {
+	/* an access mode of 3 (O_ACCMODE) is Linux's "neither": a descriptor for ioctls, which
+	 * takes read and write permission; never reading or writing (sys_io.c) */
 	int acc = flags & O_ACCMODE, creat = flags & O_CREAT,
 	    tmpfile = (flags & __O_TMPFILE) == __O_TMPFILE;
-	if (acc == O_ACCMODE)
-		return -EINVAL;
 	int proc = sys_procfs_at(st, addr), dev = sys_dev_at(st, addr);
 	if (proc >= 0)
 		return sys_procfs_open(st, proc, flags);
@@ -154,7 +163,7 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 	if (trc || tmp.in)
 		return trc ? trc : sys_tmp_open(st, &tmp, flags, (uint32_t)mode);
 	if (!st->bundle)
-		return -EACCES; /* without files, as the host's own would be */
+		return sys_fs_none(st, addr, 0);
 	uint32_t node;
 	int parent_ok = 0;
 	int follow = !(flags & O_NOFOLLOW) && !(creat && (flags & O_EXCL));
@@ -184,14 +193,28 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 	return sys_fd_open(st, f, (flags & O_CLOEXEC) != 0);
 }
 
+/* open_at, or with O_PATH a descriptor that only names its file: the flags but those three
+ * ignored, as Linux's, the file not opened for reading (sys_opath.c) */
+static long open_or_path(struct sys_state *st, uint64_t dirfd, uint64_t addr, int flags,
+			 uint64_t mode)
+{
+	if (!(flags & O_PATH))
+		return open_at(st, dirfd, addr, flags, mode);
+	long fd =
+	    open_at(st, dirfd, addr, flags & (O_PATH | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW), 0);
+	if (fd >= 0)
+		sys_fd_obj(st, (uint64_t)fd)->flags = O_PATH;
+	return fd;
+}
+
 static long sys_open(struct sys_state *st, const uint64_t a[6])
 {
-	return open_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], a[2]);
+	return open_or_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], a[2]);
 }
 
 static long sys_openat(struct sys_state *st, const uint64_t a[6])
 {
-	return open_at(st, a[0], a[1], (int)a[2], a[3]);
+	return open_or_path(st, a[0], a[1], (int)a[2], a[3]);
 }
 
 static long sys_creat(struct sys_state *st, const uint64_t a[6])
@@ -278,7 +301,7 @@ long sys_fs_lookup_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int f
 		      uint32_t *node)
 {
 	if (!st->bundle)
-		return -EACCES;
+		return sys_fs_none(st, path, flags & AT_EMPTY_PATH);
 	return sys_fs_resolve(st, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW),
 			      flags & AT_EMPTY_PATH, node, NULL);
 }
@@ -327,15 +350,28 @@ static long sys_lstat(struct sys_state *st, const uint64_t a[6])
 	return sys_fs_stat_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], AT_SYMLINK_NOFOLLOW);
 }
 
+#define STATX_MNT_ID_	 0x1000U
+#define STATX_RESERVED_	 0x80000000U
+#define STATX_SYNC_TYPE_ 0x6000 /* AT_STATX_SYNC_TYPE: FORCE_SYNC and DONT_SYNC */
+#define STATX_FLAGS	 (AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH | STATX_SYNC_TYPE_)
+
 static long sys_statx(struct sys_state *st, const uint64_t a[6])
 {
 	struct stat s;
-	long rc = stat_path(st, a[0], a[1], (int)a[2], &s);
+	int flags = (int)a[2];
+	/* Linux's checks first: known flags, not both sync types, no reserved bit asked for */
+	if ((flags & ~STATX_FLAGS) || (flags & STATX_SYNC_TYPE_) == STATX_SYNC_TYPE_ ||
+	    ((uint32_t)a[3] & STATX_RESERVED_))
+		return -EINVAL;
+	long rc = stat_path(st, a[0], a[1], flags, &s);
 	if (rc)
 		return rc;
 	struct statx x;
 	memset(&x, 0, sizeof(x));
-	x.stx_mask = STATX_BASIC_STATS;
+	x.stx_mask = STATX_BASIC_STATS | STATX_MNT_ID_;
+	/* a mount per file system, as st_dev tells them apart (never 0) */
+	uint64_t mnt = (uint64_t)s.st_dev + 1;
+	x.stx_mnt_id = mnt;
 	x.stx_blksize = (uint32_t)s.st_blksize;
 	x.stx_nlink = (uint32_t)s.st_nlink;
 	x.stx_uid = s.st_uid;

@@ -17,6 +17,9 @@ long sys_fs_lookup_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int f
 /* the path argument at addr, NUL-terminated inside mapped guest memory, into buf (BND_PATH_MAX
  * bytes): 0, -EFAULT or -ENAMETOOLONG */
 long sys_fs_get_path(struct sys_state *st, uint64_t addr, char *buf);
+/* a path without files (none but the made ones): what the path is read for first (EFAULT,
+ * ENAMETOOLONG), "" ENOENT (unless empty_ok), the rest EACCES as the host's own would be */
+long sys_fs_none(struct sys_state *st, uint64_t addr, int empty_ok);
 /* the table's predicate: the function has files */
 int sys_fs_has(const struct sys_state *st);
 
@@ -35,8 +38,24 @@ int sys_procfs_valid(const struct sys_obj *o);
 /* sys_dev.c: the devices. Which one the path at addr names exactly, or -1; its stat; opened */
 int sys_dev_at(struct sys_state *st, uint64_t addr);
 void sys_dev_stat(int i, struct stat *s);
+const char *sys_dev_path(int i);
+int sys_dev_count(void);
 long sys_dev_open(struct sys_state *st, int i, int flags);
 int sys_dev_valid(const struct sys_obj *o);
+/* the listing of an open /proc folder: entry pos's inode, type and name (at most cap bytes with
+ * its NUL) and the position after it; 0 past the last (sys_fs_dir.c's getdents) */
+int sys_procfs_entry(struct sys_state *st, struct sys_obj *o, uint64_t pos, uint64_t *ino,
+		     uint8_t *type, char *name, size_t cap, uint64_t *next);
+int sys_procfs_is_dir(const struct sys_obj *o);
+/* sys_procfs_fd.c: what /proc/self/fd/N is of descriptor fd: the link's text into buf (cap
+ * bytes with its NUL; its length or -errno), opened again with flags (a descriptor or -errno),
+ * its fdinfo's text */
+long sys_procfs_fd_link(struct sys_state *st, uint64_t fd, char *buf, size_t cap);
+long sys_procfs_fd_reopen(struct sys_state *st, uint64_t fd, int flags);
+size_t sys_procfs_fd_info(struct sys_state *st, uint64_t fd, char *buf, size_t cap);
+/* the made file's path (a /proc/self/fd/N's with its number) into buf */
+void sys_procfs_path(const struct sys_obj *o, char *buf, size_t cap);
+
 /* fd's bytes when it is /proc/self/exe opened (it may be mapped, a private copy), else NULL */
 const uint8_t *sys_procfs_exe(struct sys_state *st, uint64_t fd, size_t *len);
 

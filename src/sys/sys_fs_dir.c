@@ -1,4 +1,5 @@
-/* The bundle's folders listed (getdents64) and its files mapped (mmap of a descriptor). */
+/* The bundle's folders listed (getdents64, and the old getdents's layout) and its files mapped
+ * (mmap of a descriptor). */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -48,26 +49,36 @@ static void entry(const struct bnd *b, uint32_t d, uint64_t i, uint32_t *node, c
 
 /* one entry of a listing at a[1]: 0, or -EINVAL when it does not fit (nothing written yet),
  * -EFAULT */
-static long put_entry(struct sys_state *st, const uint64_t a[6], uint64_t *done, uint64_t ino,
-		      int64_t next, uint8_t type, const char *name, size_t len)
+/* the old getdents's: the name after the length, its type in the record's last byte */
+struct dirent_hdr {
+	uint64_t ino;
+	int64_t off;
+	uint16_t reclen;
+} __attribute__((packed));
+
+static long put_entry(struct sys_state *st, const uint64_t a[6], int old, uint64_t *done,
+		      uint64_t ino, int64_t next, uint8_t type, const char *name, size_t len)
 {
-	size_t reclen = (sizeof(struct dirent64_hdr) + len + 1 + 7) & ~(size_t)7;
-	if (*done + reclen > a[2])
+	size_t head = old ? sizeof(struct dirent_hdr) : sizeof(struct dirent64_hdr);
+	size_t reclen = (head + len + 1 + old + 7) & ~(size_t)7;
+	if (*done + reclen > a[2] || a[2] > INT32_MAX) /* Linux's count is an int */
 		return -EINVAL;
 	uint8_t *p = sys_user(st, a[1] + *done, reclen, PROT_WRITE);
 	if (!p)
 		return -EFAULT;
 	struct dirent64_hdr h = {ino, next, (uint16_t)reclen, type};
 	memset(p, 0, reclen);
-	memcpy(p, &h, sizeof(h));
-	memcpy(p + sizeof(h), name, len);
+	memcpy(p, &h, head); /* the old header is the new one's first part */
+	memcpy(p + head, name, len);
+	if (old)
+		p[reclen - 1] = type;
 	*done += reclen;
 	return 0;
 }
 
 /* a /tmp folder: ".", "..", then its children in node order; pos is 0, 1, or 2 + the next node
  * to look at */
-static long tmp_getdents(struct sys_state *st, struct sys_obj *f, const uint64_t a[6])
+static long tmp_getdents(struct sys_state *st, struct sys_obj *f, const uint64_t a[6], int old)
 {
 	const struct sys_tmp *t = st->tmp;
 	if (!S_ISDIR(t->n[f->id].mode))
@@ -80,19 +91,41 @@ static long tmp_getdents(struct sys_state *st, struct sys_obj *f, const uint64_t
 		if (f->pos >= 2 && (!i || t->n[i].mode == SYS_TMP_FREE || t->n[i].parent != f->id))
 			continue;
 		const char *name = f->pos == 0 ? "." : f->pos == 1 ? ".." : t->n[i].name;
-		long rc = put_entry(st, a, &done, i + 1, (int64_t)f->pos + 1, dtype(t->n[i].mode),
-				    name, strlen(name));
+		long rc = put_entry(st, a, old, &done, i + 1, (int64_t)f->pos + 1,
+				    dtype(t->n[i].mode), name, strlen(name));
 		if (rc)
 			return done ? (long)done : rc;
 	}
 	return (long)done;
 }
 
-static long sys_getdents64(struct sys_state *st, const uint64_t a[6])
+/* a made /proc folder (sys_procfs.c's entries); pos is where the next one is */
+static long proc_getdents(struct sys_state *st, struct sys_obj *f, const uint64_t a[6], int old)
 {
+	if (!sys_procfs_is_dir(f))
+		return -ENOTDIR;
+	uint64_t done = 0, ino, next;
+	uint8_t type;
+	char name[32];
+	while (sys_procfs_entry(st, f, f->pos, &ino, &type, name, sizeof(name), &next)) {
+		long rc =
+		    put_entry(st, a, old, &done, ino, (int64_t)next, type, name, strlen(name));
+		if (rc)
+			return done ? (long)done : rc;
+		f->pos = next;
+	}
+	return (long)done;
+}
+
+/* a[0]'s entries into a[2] bytes at a[1]; old: the old getdents's layout */
+static long list_dir(struct sys_state *st, const uint64_t a[6], int old)
+{
+	struct sys_obj *pf = sys_fd_obj(st, a[0]);
+	if (pf && pf->kind == SYS_KIND_PROC)
+		return proc_getdents(st, pf, a, old);
 	struct sys_obj *tf = sys_tmp_file(st, a[0]);
 	if (tf)
-		return tmp_getdents(st, tf, a);
+		return tmp_getdents(st, tf, a, old);
 	struct sys_obj *f = sys_fs_file(st, a[0]);
 	if (!f)
 		return sys_fd_obj(st, a[0]) ? -ENOTDIR : -EBADF;
@@ -105,13 +138,23 @@ static long sys_getdents64(struct sys_state *st, const uint64_t a[6])
 		const char *name;
 		size_t len;
 		entry(b, f->id, f->pos, &node, &name, &len);
-		long rc = put_entry(st, a, &done, node + 1, (int64_t)f->pos + 1,
+		long rc = put_entry(st, a, old, &done, node + 1, (int64_t)f->pos + 1,
 				    dtype(b->nodes[node].mode), name, len);
 		if (rc)
 			return done ? (long)done : rc;
 		f->pos++;
 	}
 	return (long)done;
+}
+
+static long sys_getdents64(struct sys_state *st, const uint64_t a[6])
+{
+	return list_dir(st, a, 0);
+}
+
+static long sys_getdents(struct sys_state *st, const uint64_t a[6])
+{
+	return list_dir(st, a, 1);
 }
 
 long sys_fs_map_refused(struct sys_state *st, uint64_t fd)
@@ -192,5 +235,6 @@ int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t l
 
 const struct sys_entry sys_fs_dir_table[] = {
     {SYS_getdents64, "getdents64", sys_getdents64, 0, NULL},
+    {SYS_getdents, "getdents", sys_getdents, 0, NULL},
     {0, NULL, NULL, 0, NULL},
 };

@@ -1,6 +1,7 @@
 /* The bundle's files the in-guest runtime reads itself: a read-only window of the file's pages
  * in guest memory and its entry in the runtime's table, made when the host serves a read. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -93,9 +94,9 @@ void sys_fs_rt_window(struct sys_state *st, uint64_t fd, struct sys_obj *f)
 	const struct bnd_node *n = &st->bundle->nodes[f->id];
 	/* guest mode only, a file with bytes that no other descriptor shares (its position is the
 	 * entry's), where guest memory can map the bundle's pages (KVM: the ptrace stub sees guest
-	 * memory through its memfd only) */
+	 * memory through its memfd only), read at all (not O_PATH) */
 	if (i < 0 || f->refs != 1 || !st->proc.guest || st->fs_win[i] || !n->size ||
-	    st->bundle->fd < 0 || vm_backend_of(st->vm) != VM_BACKEND_KVM ||
+	    (f->flags & O_PATH) || st->bundle->fd < 0 || vm_backend_of(st->vm) != VM_BACKEND_KVM ||
 	    !bnd_is(st->bundle, f->id, S_IFREG))
 		return;
 	uint64_t len = window_len(st, f), page, in_page;

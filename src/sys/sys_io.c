@@ -85,8 +85,9 @@ static struct sys_obj *open_for(struct sys_state *st, uint64_t fd, int writing, 
 {
 	struct sys_obj *o = sys_fd_obj(st, fd);
 	*err = -EBADF;
-	if (!o || (o->flags & O_ACCMODE) == (writing ? O_RDONLY : O_WRONLY))
-		return NULL;
+	uint32_t acc = o ? o->flags & O_ACCMODE : O_ACCMODE;
+	if (acc == O_ACCMODE || acc == (writing ? O_RDONLY : O_WRONLY))
+		return NULL; /* 3: open for neither (an ioctl's descriptor) */
 	return o;
 }
 
@@ -159,6 +160,25 @@ static long sys_newfstatat(struct sys_state *st, const uint64_t a[6])
 	return fill_stat(st, a[0], a[2]);
 }
 
+/* FIONREAD's answer on fd: a pipe's bytes, what is left of a file from its position; else
+ * ENOTTY */
+static int nread(struct sys_state *st, uint64_t fd, struct sys_obj *o)
+{
+	struct stat s;
+	if (o->kind == SYS_KIND_PIPE) {
+		int reader = (o->flags & O_ACCMODE) == O_RDONLY;
+		const struct sys_obj *r = reader ? o : o->id ? &st->obj[o->id - 1] : NULL;
+		return r ? (int)r->len : 0;
+	}
+	if (o->kind == SYS_KIND_FILE)
+		sys_fs_file(st, fd); /* its position taken back from the in-guest runtime */
+	else if (o->kind != SYS_KIND_TMP)
+		return -ENOTTY;
+	sys_fd_stat(st, fd, &s);
+	uint64_t left = S_ISREG(s.st_mode) && (uint64_t)s.st_size > o->pos ? s.st_size - o->pos : 0;
+	return left > INT32_MAX ? INT32_MAX : (int)left;
+}
+
 /* the ioctls any descriptor takes (libuv sets O_NONBLOCK with FIONBIO); the rest, a terminal's
  * among them, ENOTTY: stdio sees no terminal */
 static long sys_ioctl(struct sys_state *st, const uint64_t a[6])
@@ -173,6 +193,11 @@ static long sys_ioctl(struct sys_state *st, const uint64_t a[6])
 			return -EFAULT;
 		o->flags = on ? o->flags | O_NONBLOCK : o->flags & ~(uint32_t)O_NONBLOCK;
 		return 0;
+	case FIONREAD: /* the bytes a read would find now */
+		on = nread(st, a[0], o);
+		if (on < 0)
+			return on;
+		return sys_put(st, a[2], &on, sizeof(on));
 	case FIOCLEX:
 	case FIONCLEX:
 		st->fd[a[0]].cloexec = (unsigned)a[1] == FIOCLEX;

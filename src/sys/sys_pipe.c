@@ -1,16 +1,17 @@
-/* Pipes inside one process: a ring of 64 KiB behind two objects (the read end holds it), reads
- * and writes that wait for each other, EOF without a writer, EPIPE and SIGPIPE without a reader. */
+/* Pipes inside one process: a ring of 64 KiB (F_SETPIPE_SZ: 4 KiB to 1 MiB) behind two objects
+ * (the read end holds it), reads and writes that wait for each other, EOF without a writer, EPIPE
+ * and SIGPIPE without a reader. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "sys/sys_fd.h"
 
-#define PIPE_SIZE 65536
 #define PIPE_BUF_ 4096 /* writes up to this long are atomic: all at once or not at all */
 
 static struct sys_obj *peer(struct sys_state *st, const struct sys_obj *o)
@@ -19,6 +20,12 @@ static struct sys_obj *peer(struct sys_state *st, const struct sys_obj *o)
 }
 
 /* a call that found nothing to do: EAGAIN without waiting, else it waits for a change */
+/* the read end r's ring: its size */
+static uint64_t ring_size(const struct sys_obj *r)
+{
+	return sys_pipe_cap(r);
+}
+
 static long later(struct sys_state *st, const struct sys_obj *o)
 {
 	if (o->flags & O_NONBLOCK)
@@ -32,7 +39,7 @@ static int ring_out(struct sys_state *st, const struct sys_obj *r, uint64_t len,
 		    const struct sys_iov *v, int n)
 {
 	const uint8_t *buf = st->pipe_buf[sys_obj_slot(st, r)];
-	uint64_t first = PIPE_SIZE - r->pos < len ? PIPE_SIZE - r->pos : len;
+	uint64_t size = ring_size(r), first = size - r->pos < len ? size - r->pos : len;
 	if (!sys_iov_ok(st, v, n, 0, len, 1) || sys_iov_out(st, v, n, 0, buf + r->pos, first))
 		return -EFAULT;
 	return first < len ? sys_iov_out(st, v, n, first, buf, len - first) : 0;
@@ -50,7 +57,7 @@ static long pipe_read(struct sys_state *st, uint64_t fd, struct sys_obj *o, cons
 	uint64_t k = want < o->len ? want : o->len;
 	if (ring_out(st, o, k, v, n))
 		return -EFAULT;
-	o->pos = (o->pos + k) % PIPE_SIZE;
+	o->pos = (o->pos + k) % ring_size(o);
 	o->len -= k;
 	if (peer(st, o))
 		sys_fd_changed(st, peer(st, o)); /* room for the writer */
@@ -70,20 +77,19 @@ static long pipe_write(struct sys_state *st, uint64_t fd, struct sys_obj *o,
 		sys_send(st, t, SIGPIPE, 0);
 		return done ? (long)done : -EPIPE;
 	}
-	uint64_t room = PIPE_SIZE - r->len, left = total - done;
+	uint64_t size = ring_size(r), room = size - r->len, left = total - done;
 	if (!room || (left <= PIPE_BUF_ && room < left)) {
 		if ((o->flags & O_NONBLOCK) && done)
 			return (long)done;
 		return later(st, o);
 	}
 	uint32_t slot = sys_obj_slot(st, r);
-	if (!st->pipe_buf[slot] && !(st->pipe_buf[slot] = malloc(PIPE_SIZE)))
+	if (!st->pipe_buf[slot] && !(st->pipe_buf[slot] = malloc(size)))
 		return done ? (long)done : -ENOMEM;
 	uint64_t k = left < room ? left : room;
 	/* the ring's free part from r->len on, filled from the pieces at done */
 	uint8_t *buf = st->pipe_buf[slot];
-	uint64_t at = (r->pos + r->len) % PIPE_SIZE,
-		 first = PIPE_SIZE - at < k ? PIPE_SIZE - at : k;
+	uint64_t at = (r->pos + r->len) % size, first = size - at < k ? size - at : k;
 	if (!sys_iov_ok(st, v, n, done, k, 0) || sys_iov_in(st, v, n, done, buf + at, first) ||
 	    (first < k && sys_iov_in(st, v, n, done + first, buf, k - first)))
 		return done ? (long)done : -EFAULT;
@@ -105,7 +111,7 @@ static uint32_t pipe_poll(struct sys_state *st, struct sys_obj *o, uint64_t *nex
 	if (!r)
 		return EPOLLOUT | EPOLLWRNORM | EPOLLERR;
 	/* writable while a write of PIPE_BUF would not wait, as Linux's page-sized slots say */
-	return PIPE_SIZE - r->len >= PIPE_BUF_ ? EPOLLOUT | EPOLLWRNORM : 0;
+	return ring_size(r) - r->len >= PIPE_BUF_ ? EPOLLOUT | EPOLLWRNORM : 0;
 }
 
 static void pipe_stat(struct sys_state *st, struct sys_obj *o, struct stat *s)
@@ -131,6 +137,43 @@ static void pipe_close(struct sys_state *st, struct sys_obj *o)
 		p->id = 0;
 		sys_fd_changed(st, p);
 	}
+}
+
+long sys_pipe_size(struct sys_state *st, struct sys_obj *o, int set, uint64_t arg)
+{
+	int reader = (o->flags & O_ACCMODE) == O_RDONLY;
+	struct sys_obj *r = reader ? o : peer(st, o);
+	if (!set)
+		return r ? (long)ring_size(r) : SYS_PIPE_SIZE;
+	uint32_t want = (uint32_t)arg; /* Linux takes an unsigned int */
+	if (want > (1u << 31))
+		return -EINVAL;
+	uint64_t size = 4096;
+	while (size < want)
+		size <<= 1;
+	if (size > SYS_PIPE_MAX)
+		return -EPERM; /* past pipe-max-size, to a process without CAP_SYS_RESOURCE */
+	if (!r)
+		return (long)size; /* the reader is gone: nothing is kept */
+	if (r->len > size)
+		return -EBUSY;
+	uint32_t slot = sys_obj_slot(st, r);
+	if (st->pipe_buf[slot]) { /* the bytes, from the ring's start */
+		uint8_t *buf = malloc(size);
+		if (!buf)
+			return -ENOMEM;
+		uint64_t old = ring_size(r), first = old - r->pos < r->len ? old - r->pos : r->len;
+		memcpy(buf, st->pipe_buf[slot] + r->pos, first);
+		memcpy(buf + first, st->pipe_buf[slot], r->len - first);
+		free(st->pipe_buf[slot]);
+		st->pipe_buf[slot] = buf;
+	}
+	r->pos = 0;
+	r->every = size == SYS_PIPE_SIZE ? 0 : size;
+	sys_fd_changed(st, r);
+	if (peer(st, r))
+		sys_fd_changed(st, peer(st, r));
+	return (long)size;
 }
 
 static int pipe_pollable(const struct sys_obj *o)

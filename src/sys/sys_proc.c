@@ -62,26 +62,6 @@ static long sys_uname(struct sys_state *st, const uint64_t a[6])
 	return sys_put(st, a[0], &u, sizeof(u));
 }
 
-static long sys_prlimit64(struct sys_state *st, const uint64_t a[6])
-{
-	if (a[0] != 0 && (int)a[0] != st->pid)
-		return -ESRCH;
-	if (a[1] >= RLIM_NLIMITS)
-		return -EINVAL;
-	if (a[2])
-		return -EPERM;
-	if (!a[3])
-		return 0;
-	struct rlimit old = {RLIM_INFINITY, RLIM_INFINITY};
-	if (a[1] == RLIMIT_STACK)
-		old.rlim_cur = old.rlim_max = st->proc.stack_size;
-	else if (a[1] == RLIMIT_AS || a[1] == RLIMIT_DATA)
-		old.rlim_cur = old.rlim_max = vm_user_top(st->vm);
-	else if (a[1] == RLIMIT_NOFILE)
-		old.rlim_cur = old.rlim_max = SYS_FDS;
-	return sys_put(st, a[3], &old, sizeof(old));
-}
-
 static long sys_getrandom(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t len = a[1] > 33554431 ? 33554431 : a[1];
@@ -115,7 +95,6 @@ const struct sys_entry sys_proc_table[] = {
     {SYS_arch_prctl, "arch_prctl", sys_arch_prctl, 0, NULL},
     {SYS_rseq, "rseq", ret_enosys, 0, NULL},
     {SYS_uname, "uname", sys_uname, 0, NULL},
-    {SYS_prlimit64, "prlimit64", sys_prlimit64, 0, NULL},
     {SYS_getrandom, "getrandom", sys_getrandom, 0, NULL},
     {SYS_sysinfo, "sysinfo", sys_sysinfo, 0, NULL},
     {0, NULL, NULL, 0, NULL},

@@ -1,5 +1,6 @@
 /* The few /proc and /sys files programs read at start, made from the virtine's own state at each
- * read: never the host's. */
+ * read: never the host's; the folders that hold them, and /proc/self/fd's links
+ * (sys_procfs_fd.c). */
 #include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -95,19 +96,111 @@ static const uint8_t *gen_exe(struct sys_state *st, char *buf, size_t cap, size_
 	return st->exe;
 }
 
+/* argv's strings as the program's stack holds them now, as Linux reads them from its memory */
+static const uint8_t *gen_cmdline(struct sys_state *st, char *buf, size_t cap, size_t *len)
+{
+	uint64_t start = st->proc.arg_start, end = st->proc.arg_end;
+	uint64_t n = end > start ? end - start : 0;
+	const void *p = n ? sys_user(st, start, n < cap ? n : cap, PROT_READ) : NULL;
+	*len = p ? (n < cap ? n : cap) : 0;
+	if (p)
+		memcpy(buf, p, *len);
+	return (const uint8_t *)buf;
+}
+
+/* the largest pipe F_SETPIPE_SZ grants, as Linux's default (Go's os tests read it) */
+static const uint8_t *gen_pipe_max(struct sys_state *st, char *buf, size_t cap, size_t *len)
+{
+	(void)st;
+	*len = (size_t)snprintf(buf, cap, "%d\n", SYS_PIPE_MAX);
+	return (const uint8_t *)buf;
+}
+
+/* what an entry is: a made file, a folder, /proc/self (a link to the process's folder), per
+ * descriptor N (the path ends in '/', N follows it) its link or its fdinfo; a folder that is
+ * there without files only (the root and /dev: else the function's own); one that is only
+ * listed (/tmp, which sys_tmp.c serves) */
+enum pf_type { PF_FILE, PF_DIR, PF_SELF, PF_FD, PF_FDINFO, PF_NOFILES, PF_LISTED };
+
 static const struct {
 	const char *path;
 	gen_fn gen;
 	int link;  /* /proc/self/exe: a link to the program, opened as the program */
 	int sysfs; /* a /sys file: SEEK_END is from 4096, its size as sysfs says it */
+	enum pf_type type;
 } files[] = {
-    {"/proc/self/maps", gen_maps, 0, 0},
-    {"/proc/cpuinfo", gen_cpuinfo, 0, 0},
-    {"/sys/devices/system/cpu/online", gen_online, 0, 1},
-    {"/sys/devices/system/cpu/possible", gen_online, 0, 1},
-    {"/proc/self/exe", gen_exe, 1, 0},
+    {"/proc/self/maps", gen_maps, 0, 0, PF_FILE},
+    {"/proc/cpuinfo", gen_cpuinfo, 0, 0, PF_FILE},
+    {"/sys/devices/system/cpu/online", gen_online, 0, 1, PF_FILE},
+    {"/sys/devices/system/cpu/possible", gen_online, 0, 1, PF_FILE},
+    {"/proc/self/exe", gen_exe, 1, 0, PF_FILE},
+    {"/proc/self/cmdline", gen_cmdline, 0, 0, PF_FILE},
+    {"/proc/sys/fs/pipe-max-size", gen_pipe_max, 0, 0, PF_FILE},
+    {"/proc", NULL, 0, 0, PF_DIR},
+    {"/proc/self", NULL, 0, 0, PF_SELF},
+    {"/proc/self/fd", NULL, 0, 0, PF_DIR},
+    {"/proc/self/fdinfo", NULL, 0, 0, PF_DIR},
+    {"/proc/sys", NULL, 0, 0, PF_DIR},
+    {"/proc/sys/fs", NULL, 0, 0, PF_DIR},
+    {"/", NULL, 0, 0, PF_NOFILES},
+    {"/dev", NULL, 0, 0, PF_NOFILES},
+    {"/tmp", NULL, 0, 0, PF_LISTED},
+    {"/proc/self/fd/", NULL, 0, 0, PF_FD},
+    {"/proc/self/fdinfo/", NULL, 0, 0, PF_FDINFO},
 };
 #define NFILES (sizeof(files) / sizeof(files[0]))
+/* an entry's index: the table's row, and for the per-descriptor ones the descriptor above it */
+#define ROW(i) ((uint32_t)(i)&0xff)
+#define ARG(i) ((uint32_t)(i) >> 8)
+
+static enum pf_type type_of(uint32_t i)
+{
+	return files[ROW(i)].type;
+}
+
+static int is_dir(uint32_t i)
+{
+	return type_of(i) == PF_DIR || type_of(i) == PF_SELF || type_of(i) == PF_NOFILES;
+}
+
+/* path names row i (exactly, a folder with a '/' after it too), or, a per-descriptor one, an
+ * open descriptor after its '/': the entry's index, or -1 */
+static int match(struct sys_state *st, size_t i, const char *path)
+{
+	size_t n = strlen(files[i].path), k = strlen(path);
+	if (files[i].type == PF_FD || files[i].type == PF_FDINFO) {
+		if (k <= n || k > n + 3 || strncmp(path, files[i].path, n) ||
+		    (path[n] == '0' && k > n + 1))
+			return -1;
+		uint32_t fd = 0;
+		for (size_t j = n; j < k; j++) {
+			if (path[j] < '0' || path[j] > '9')
+				return -1;
+			fd = fd * 10 + (uint32_t)(path[j] - '0');
+		}
+		return sys_fd_obj(st, fd) ? (int)(i | fd << 8) : -1;
+	}
+	if ((files[i].type == PF_NOFILES && st->bundle) || files[i].type == PF_LISTED)
+		return -1;
+	if (k == n + 1 && path[n] == '/' && files[i].type != PF_FILE)
+		k = n;
+	return k == n && !strncmp(path, files[i].path, n) && (!files[i].link || st->exe) ? (int)i
+											 : -1;
+}
+
+/* /proc/PID, PID the process's own, is /proc/self: path rewritten so */
+static void self_alias(const struct sys_state *st, char *path, size_t cap)
+{
+	if (strncmp(path, "/proc/", 6) || path[6] < '1' || path[6] > '9')
+		return;
+	char *end;
+	long pid = strtol(path + 6, &end, 10);
+	size_t rest = strlen(end);
+	if (pid != st->pid || (*end && *end != '/') || 10 + rest >= cap)
+		return;
+	memmove(path + 10, end, rest + 1); /* after "/proc/self" */
+	memcpy(path + 6, "self", 4);
+}
 
 int sys_procfs_at(struct sys_state *st, uint64_t addr)
 {
@@ -121,24 +214,51 @@ int sys_procfs_at(struct sys_state *st, uint64_t addr)
 		if (i == sizeof(path) - 1)
 			return -1;
 	}
-	for (size_t i = 0; i < NFILES; i++)
-		if (!strcmp(path, files[i].path) && (!files[i].link || st->exe))
-			return (int)i;
+	self_alias(st, path, sizeof(path));
+	for (size_t i = 0; i < NFILES; i++) {
+		int m = match(st, i, path);
+		if (m >= 0)
+			return m;
+	}
 	return -1;
+}
+
+void sys_procfs_path(const struct sys_obj *o, char *buf, size_t cap)
+{
+	enum pf_type t = type_of(o->id);
+	if (t == PF_FD || t == PF_FDINFO)
+		snprintf(buf, cap, "%s%u", files[ROW(o->id)].path, ARG(o->id));
+	else
+		snprintf(buf, cap, "%s", files[ROW(o->id)].path);
 }
 
 static void stat_of(struct sys_state *st, int i, int follow, struct stat *s)
 {
+	enum pf_type t = type_of((uint32_t)i);
+	if (t == PF_FD && follow && sys_fd_stat(st, ARG(i), s) == 0)
+		return; /* the descriptor's file */
 	memset(s, 0, sizeof(*s));
 	s->st_dev = PROC_DEV;
 	s->st_ino = (ino_t)i + 1;
 	s->st_nlink = 1;
 	s->st_blksize = 4096;
 	s->st_mode = S_IFREG | 0444; /* a size of 0, as Linux says of its /proc files */
-	if (files[i].link && follow) {
+	s->st_uid = s->st_gid = SYS_GUEST_UID;
+	if (t == PF_DIR || t == PF_NOFILES || (t == PF_SELF && follow)) {
+		s->st_mode = S_IFDIR | 0555;
+		s->st_nlink = 2;
+	} else if (t == PF_SELF) {
+		s->st_mode = S_IFLNK | 0777;
+		s->st_size = snprintf(NULL, 0, "%d", st->pid);
+	} else if (t == PF_FD) { /* the link: rwx for the owner as the descriptor is open */
+		const struct sys_obj *o = sys_fd_obj(st, ARG(i));
+		uint32_t acc = o ? o->flags & O_ACCMODE : O_RDONLY;
+		s->st_mode = S_IFLNK | (acc != O_WRONLY ? 0500 : 0) | (acc != O_RDONLY ? 0300 : 0);
+		s->st_size = 64;
+	} else if (files[ROW(i)].link && follow) {
 		s->st_mode = S_IFREG | 0555;
 		s->st_size = (off_t)st->exe_len;
-	} else if (files[i].link) {
+	} else if (files[ROW(i)].link) {
 		s->st_mode = S_IFLNK | 0777;
 		s->st_size = (off_t)strlen(st->exe_path);
 	}
@@ -153,15 +273,29 @@ long sys_procfs_stat(struct sys_state *st, int i, int follow, struct stat *s)
 long sys_procfs_open(struct sys_state *st, int i, int flags)
 {
 	int acc = flags & O_ACCMODE;
+	enum pf_type t = type_of((uint32_t)i);
 	if (acc == O_ACCMODE)
 		return -EINVAL;
-	if (files[i].link && (flags & O_NOFOLLOW) && !(flags & O_PATH))
+	if ((t == PF_FD || t == PF_SELF) && (flags & O_NOFOLLOW) && !(flags & O_PATH))
+		return -ELOOP;
+	if (t == PF_FD && !(flags & O_PATH)) /* the descriptor's file, opened again */
+		return sys_procfs_fd_reopen(st, ARG(i), flags);
+	if (is_dir((uint32_t)i) && (acc != O_RDONLY || (flags & O_CREAT)))
+		return -EISDIR;
+	if (is_dir((uint32_t)i) || t == PF_FD) {
+		if (sys_fd_lowest(st, 0) < 0)
+			return -EMFILE;
+		struct sys_obj *o = sys_obj_new(st, SYS_KIND_PROC, O_RDONLY);
+		o->id = (uint32_t)i;
+		return sys_fd_open(st, o, (flags & O_CLOEXEC) != 0);
+	}
+	if (files[ROW(i)].link && (flags & O_NOFOLLOW) && !(flags & O_PATH))
 		return -ELOOP;
 	if ((flags & O_CREAT) && (flags & O_EXCL))
 		return -EEXIST;
 	if (flags & O_DIRECTORY)
 		return -ENOTDIR;
-	if ((acc != O_RDONLY || (flags & O_TRUNC)) && files[i].link)
+	if ((acc != O_RDONLY || (flags & O_TRUNC)) && files[ROW(i)].link)
 		return -ETXTBSY; /* the program, running */
 	if (acc != O_RDONLY || (flags & O_TRUNC))
 		return -EACCES; /* as to a process that does not own them */
@@ -174,16 +308,27 @@ long sys_procfs_open(struct sys_state *st, int i, int flags)
 
 long sys_procfs_readlink(struct sys_state *st, int i, uint64_t buf, uint64_t len)
 {
-	if (!files[i].link)
+	char text[BND_PATH_MAX + 32];
+	long n;
+	if (type_of((uint32_t)i) == PF_SELF)
+		n = snprintf(text, sizeof(text), "%d", st->pid);
+	else if (type_of((uint32_t)i) == PF_FD)
+		n = sys_procfs_fd_link(st, ARG(i), text, sizeof(text));
+	else if (files[ROW(i)].link)
+		n = snprintf(text, sizeof(text), "%s", st->exe_path);
+	else
 		return -EINVAL;
-	size_t n = strlen(st->exe_path), k = n < len ? n : (size_t)len;
-	return sys_put(st, buf, st->exe_path, k) ? -EFAULT : (long)k;
+	if (n < 0)
+		return n;
+	size_t k = (size_t)n < len ? (size_t)n : (size_t)len;
+	k = k < sizeof(text) ? k : sizeof(text) - 1;
+	return sys_put(st, buf, text, k) ? -EFAULT : (long)k;
 }
 
 long sys_procfs_access(struct sys_state *st, int i, int mode)
 {
 	(void)st;
-	if ((mode & W_OK) || ((mode & X_OK) && !files[i].link))
+	if ((mode & W_OK) || ((mode & X_OK) && !files[ROW(i)].link && !is_dir((uint32_t)i)))
 		return -EACCES;
 	return 0;
 }
@@ -196,7 +341,13 @@ static long read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint
 	char *buf = malloc(cap);
 	if (!buf)
 		return -ENOMEM;
-	const uint8_t *b = files[o->id].gen(st, buf, cap, &total);
+	const uint8_t *b = (const uint8_t *)buf;
+	if (is_dir(o->id))
+		total = 0;
+	else if (type_of(o->id) == PF_FDINFO)
+		total = sys_procfs_fd_info(st, ARG(o->id), buf, cap);
+	else if (files[ROW(o->id)].gen)
+		b = files[ROW(o->id)].gen(st, buf, cap, &total);
 	uint64_t left = pos < total ? total - pos : 0, k = len < left ? len : left;
 	long rc = k && sys_put(st, addr, b + pos, k) ? -EFAULT : (long)k;
 	free(buf);
@@ -212,8 +363,10 @@ long sys_procfs_pread(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 long sys_procfs_lseek(struct sys_state *st, struct sys_obj *o, int64_t off, int whence)
 {
 	int64_t base = whence == SEEK_CUR ? (int64_t)o->pos : 0;
-	if (whence == SEEK_END && (files[o->id].link || files[o->id].sysfs))
-		base = files[o->id].link ? (int64_t)st->exe_len : 4096; /* these have an end */
+	if (whence == SEEK_END && is_dir(o->id))
+		base = 0; /* a folder's end is its start, as Linux's proc folders say */
+	else if (whence == SEEK_END && (files[ROW(o->id)].link || files[ROW(o->id)].sysfs))
+		base = files[ROW(o->id)].link ? (int64_t)st->exe_len : 4096; /* these have an end */
 	else if (whence != SEEK_SET && whence != SEEK_CUR)
 		return -EINVAL; /* a made file has no end to start from, as Linux's /proc ones */
 	if (off > INT64_MAX - base || base + off < 0)
@@ -226,6 +379,8 @@ static long proc_read(struct sys_state *st, uint64_t fd, struct sys_obj *o, cons
 		      int n)
 {
 	(void)fd;
+	if (is_dir(o->id))
+		return -EISDIR;
 	return sys_iov_at(st, o, v, n, read_at, NULL);
 }
 
@@ -243,7 +398,7 @@ static void proc_stat(struct sys_state *st, struct sys_obj *o, struct stat *s)
 const uint8_t *sys_procfs_exe(struct sys_state *st, uint64_t fd, size_t *len)
 {
 	struct sys_obj *o = sys_fd_obj(st, fd);
-	if (!o || o->kind != SYS_KIND_PROC || !files[o->id].link)
+	if (!o || o->kind != SYS_KIND_PROC || !files[ROW(o->id)].link)
 		return NULL;
 	*len = st->exe_len;
 	return st->exe;
@@ -251,7 +406,73 @@ const uint8_t *sys_procfs_exe(struct sys_state *st, uint64_t fd, size_t *len)
 
 int sys_procfs_valid(const struct sys_obj *o)
 {
-	return o->id < NFILES;
+	return ROW(o->id) < NFILES && ARG(o->id) < SYS_FDS &&
+	       (!ARG(o->id) || type_of(o->id) == PF_FD || type_of(o->id) == PF_FDINFO);
+}
+
+int sys_procfs_is_dir(const struct sys_obj *o)
+{
+	return is_dir(o->id);
+}
+
+/* DT_* of row j */
+static uint8_t dtype_of(size_t j)
+{
+	enum pf_type t = files[j].type;
+	return t == PF_DIR || t == PF_NOFILES || t == PF_LISTED ? 4
+	       : t == PF_SELF || files[j].link			? 10
+								: 8;
+}
+
+int sys_procfs_entry(struct sys_state *st, struct sys_obj *o, uint64_t pos, uint64_t *ino,
+		     uint8_t *type, char *name, size_t cap, uint64_t *next)
+{
+	const char *dir = files[ROW(o->id)].path;
+	size_t n = strlen(dir);
+	*next = pos + 1;
+	if (pos < 2) {
+		*ino = pos ? 1 : o->id + 1;
+		*type = 4; /* DT_DIR */
+		snprintf(name, cap, "%s", pos ? ".." : ".");
+		return 1;
+	}
+	if (!strcmp(dir, "/dev")) { /* the devices */
+		for (int i = (int)pos - 2; i < sys_dev_count(); i++) {
+			*ino = 0x20000 + (uint64_t)i;
+			*type = 2; /* DT_CHR */
+			snprintf(name, cap, "%s", sys_dev_path(i) + 5);
+			*next = (uint64_t)i + 3;
+			return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(dir, "/"))
+		n = 0; /* its children's paths have their last '/' first */
+	int fds = !strcmp(dir, "/proc/self/fd"), infos = !strcmp(dir, "/proc/self/fdinfo");
+	if (fds || infos) { /* the open descriptors, from pos - 2 on */
+		for (uint64_t fd = pos - 2; fd < SYS_FDS; fd++) {
+			if (!sys_fd_obj(st, fd))
+				continue;
+			*ino = (fd << 8 | (infos ? 1 : 0)) + 0x10000;
+			*type = fds ? 10 : 8;
+			snprintf(name, cap, "%u", (unsigned)fd);
+			*next = fd + 3;
+			return 1;
+		}
+		return 0;
+	}
+	for (size_t j = pos - 2; j < NFILES; j++) { /* the rows whose folder it is */
+		const char *p = files[j].path, *last = strrchr(p, '/');
+		if ((size_t)(last - p) != n || strncmp(p, dir, n) || !last[1] ||
+		    (files[j].link && !st->exe) || (files[j].type == PF_NOFILES && st->bundle))
+			continue;
+		*ino = j + 1;
+		*type = dtype_of(j);
+		snprintf(name, cap, "%s", last + 1);
+		*next = j + 3;
+		return 1;
+	}
+	return 0;
 }
 
 const struct sys_fd_ops sys_procfs_ops = {

@@ -55,6 +55,8 @@ int sys_save(const struct sys_state *cst, struct sys_saved *out)
 	out->cwd = st->cwd;
 	memcpy(out->fs_win, st->fs_win, sizeof(out->fs_win));
 	memcpy(out->sig, st->sig, sizeof(out->sig));
+	out->rlim_set = st->rlim_set;
+	memcpy(out->rlim, st->rlim, sizeof(out->rlim));
 	out->snap_tid = st->snap_tid;
 	out->pending = st->pending;
 	return 0;
@@ -84,6 +86,10 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	st->brk_cur = s->brk_cur;
 	st->code_pos = s->code_pos;
 	st->cwd = s->cwd;
+	if (!sys_rlimit_valid(s->rlim_set, s->rlim))
+		return -EINVAL;
+	st->rlim_set = s->rlim_set;
+	memcpy(st->rlim, s->rlim, sizeof(st->rlim));
 	int rc = sys_tmp_restore(st, s->tmp); /* before the descriptors that name its files */
 	if (rc)
 		return rc;

@@ -29,6 +29,8 @@ GUEST_PROGS += logger
 GUEST_PROGS += files fileread
 # readiness and event calls between threads (tests/integration/test_guest.sh)
 GUEST_PROGS += events
+# descriptors, pipes and /proc as Linux has them (tests/integration/test_fdmeta.sh)
+GUEST_PROGS += fdmeta
 # threads for `ember bench programs`: create+join timed inside, work split over two threads
 GUEST_PROGS += threadbench parwork
 # processes for `ember bench programs`: fork + execve of itself + wait4, fork + _exit + wait4,

@@ -40,7 +40,7 @@
 #define H_PIPES	   136
 #define H_BODY_LEN 144
 #define H_HASH	   152
-#define B_FIXED	   (52 + 144 + 8 + 40)
+#define B_FIXED	   (68 + 144 + 8 + 40 + 4 + 16 * 16)
 #define B_THREADS  (SNAP_HDR_LEN + B_FIXED + 65 * 32 + FPU)
 #define THREAD_LEN (12 + 144 + 8 * 4 + 24 + 8 + VM_FPU_MAX)
 #define B_FDS	   (B_THREADS + 2 * THREAD_LEN + PROC_TIMERS * 32)
@@ -71,7 +71,8 @@ static void make(struct snap *s)
 	s->fpu_len = FPU;
 	for (size_t i = 0; i < FPU; i++)
 		s->fpu[i] = (uint8_t)(i ^ 0x5a);
-	s->proc = (struct sys_process){0x500000, 0x700000, 0x780000, 0x7f0000, 0x70000, 1, 2, 77, 0};
+	s->proc = (struct sys_process){0x500000, 0x700000, 0x780000, 0x7f0000, 0x70000, 0x7eff00,
+				       0x7eff40, 1,	   2,	     77,       0};
 	struct sys_saved *y = &s->sys;
 	y->brk_cur = 0x501000;
 	y->code_pos = 7;
@@ -308,12 +309,14 @@ static void layout_is_pinned(void **state)
 	assert_int_equal(get64(file + H_PIPES), 5);
 	assert_int_equal(get64(file + H_BODY_LEN), file_len - SNAP_HDR_LEN);
 	assert_int_equal(get64(b), 0x500000);				 /* proc.brk_start */
-	assert_int_equal(get64(b + 40) & 0xffffffff, 1);		 /* proc.guest, 4 bytes */
-	assert_int_equal(get64(b + 44) & 0xffffffff, 2);		 /* proc.cpus */
-	assert_int_equal(get64(b + 48) & 0xffffffff, 77);		 /* proc.max_threads */
-	assert_int_equal(get64(b + 52), 0x0101010101010101ULL);		 /* rax */
-	assert_int_equal(get64(b + 52 + 16 * 8), 0x1111111111111111ULL); /* rip */
-	assert_int_equal(get64(b + 52 + 144), 0x7fff0000);		 /* fs_base */
+	assert_int_equal(get64(b + 40), 0x7eff00);			 /* proc.arg_start */
+	assert_int_equal(get64(b + 48), 0x7eff40);			 /* proc.arg_end */
+	assert_int_equal(get64(b + 56) & 0xffffffff, 1);		 /* proc.guest, 4 bytes */
+	assert_int_equal(get64(b + 60) & 0xffffffff, 2);		 /* proc.cpus */
+	assert_int_equal(get64(b + 64) & 0xffffffff, 77);		 /* proc.max_threads */
+	assert_int_equal(get64(b + 68), 0x0101010101010101ULL);		 /* rax */
+	assert_int_equal(get64(b + 68 + 16 * 8), 0x1111111111111111ULL); /* rip */
+	assert_int_equal(get64(b + 68 + 144), 0x7fff0000);		 /* fs_base */
 	/* the second thread: its tid, its rip, its FPU state's length */
 	const uint8_t *t = file + B_THREADS + THREAD_LEN;
 	assert_int_equal(get64(t) & 0xffffffff, 3);
