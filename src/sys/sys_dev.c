@@ -71,6 +71,24 @@ long sys_dev_open(struct sys_state *st, int i, int flags)
 	return sys_fd_open(st, o, (flags & O_CLOEXEC) != 0);
 }
 
+/* fd is /dev/zero, whose mapping is anonymous memory */
+int sys_dev_zero(struct sys_state *st, uint64_t fd)
+{
+	struct sys_obj *o = sys_fd_obj(st, fd);
+	return o && o->kind == SYS_KIND_DEV && devs[o->id].read == DEV_ZEROS && !devs[o->id].full;
+}
+
+/* Linux's checks of a mapping of it: a readable descriptor, a writable one to share writes */
+long sys_dev_zero_check(struct sys_state *st, uint64_t fd, int prot, int flags)
+{
+	uint32_t mode = sys_fd_obj(st, fd)->flags & O_ACCMODE;
+	if (mode == O_WRONLY)
+		return -EACCES;
+	if ((flags & MAP_TYPE) != MAP_PRIVATE && (prot & PROT_WRITE) && mode != O_RDWR)
+		return -EACCES;
+	return 0;
+}
+
 /* len bytes of the device into the guest at addr */
 static long dev_read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
 			uint64_t pos)

@@ -36,6 +36,9 @@ int sys_procfs_valid(const struct sys_obj *o);
 int sys_dev_at(struct sys_state *st, uint64_t addr);
 void sys_dev_stat(int i, struct stat *s);
 long sys_dev_open(struct sys_state *st, int i, int flags);
+/* fd is /dev/zero (its mapping is anonymous memory); Linux's EACCES for a mapping of it */
+int sys_dev_zero(struct sys_state *st, uint64_t fd);
+long sys_dev_zero_check(struct sys_state *st, uint64_t fd, int prot, int flags);
 int sys_dev_valid(const struct sys_obj *o);
 /* fd's bytes when it is /proc/self/exe opened (it may be mapped, a private copy), else NULL */
 const uint8_t *sys_procfs_exe(struct sys_state *st, uint64_t fd, size_t *len);

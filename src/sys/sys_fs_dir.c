@@ -127,9 +127,9 @@ long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, ui
 {
 	size_t exe_len;
 	if (sys_procfs_exe(st, fd, &exe_len)) /* read-only: a shared writable mapping, EACCES */
-		return off % EMBER_PAGE_SIZE					 ? -EINVAL
-		       : (flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE) ? -EACCES
-										 : 0;
+		return off % EMBER_PAGE_SIZE					  ? -EINVAL
+		       : (flags & MAP_TYPE) != MAP_PRIVATE && (prot & PROT_WRITE) ? -EACCES
+										  : 0;
 	struct sys_obj *t = sys_tmp_file(st, fd);
 	if (t) { /* a private copy; a shared writable mapping would have to write the file back */
 		if (off % EMBER_PAGE_SIZE)
@@ -149,7 +149,7 @@ long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, ui
 	if (!bnd_is(st->bundle, f->id, S_IFREG))
 		return -ENODEV;
 	/* the descriptor is read-only: a shared writable mapping could change the file */
-	if ((flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE))
+	if ((flags & MAP_TYPE) != MAP_PRIVATE && (prot & PROT_WRITE))
 		return -EACCES;
 	return 0;
 }

@@ -91,15 +91,26 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 		return -EINVAL;
 	if (len < a[1])
 		return -ENOMEM;
-	int file = !(flags & MAP_ANONYMOUS);
+	int file = !(flags & MAP_ANONYMOUS), type = flags & MAP_TYPE;
 	size_t exe_len;
+	if (file && sys_dev_zero(st, a[4])) { /* /dev/zero: anonymous memory, shared or not */
+		long zrc = sys_dev_zero_check(st, a[4], prot, flags);
+		if (zrc)
+			return zrc;
+		file = 0;
+		type = type == MAP_SHARED_VALIDATE ? MAP_SHARED : type;
+	}
 	if (file && !sys_fs_is(st, a[4]) && !sys_tmp_file(st, a[4]) &&
 	    !sys_procfs_exe(st, a[4], &exe_len))
 		return sys_fs_map_refused(st, a[4]);
 	long frc = file ? sys_fs_map_check(st, a[4], prot, flags, a[5]) : 0;
 	if (frc)
 		return frc;
-	if (!(flags & (MAP_PRIVATE | MAP_SHARED)))
+	/* a file's end past the largest offset: Linux's EOVERFLOW */
+	if (file && a[5] / PAGE > (INT64_MAX - len) / PAGE)
+		return -EOVERFLOW;
+	/* as Linux: MAP_SHARED_VALIDATE only for a file (its flags are all known here) */
+	if (type != MAP_PRIVATE && type != MAP_SHARED && (type != MAP_SHARED_VALIDATE || !file))
 		return -EINVAL;
 	if (addr % PAGE) { /* a fixed address must be aligned; a hint is only a hint */
 		if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))
