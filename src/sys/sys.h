@@ -18,6 +18,12 @@ struct sys_vma {
 	int prot;
 };
 
+/* a /tmp file's range mapped MAP_SHARED at [start, end) (sys_shm.c) */
+struct sys_shm {
+	uint64_t start, end, off;
+	uint32_t node;
+};
+
 struct sys_buf {
 	uint8_t *data;
 	size_t len, cap;
@@ -257,6 +263,9 @@ struct sys_state {
 	 * is read-only again by the end (the reset puts them back) */
 	struct sys_vma wr[16];
 	size_t nwr;
+	/* the /tmp files mapped MAP_SHARED (sys_shm.c): this process's, forgotten by a reset */
+	struct sys_shm *shm;
+	size_t nshm, shm_cap;
 	/* snapshots */
 	int snap_armed; /* stop at the snapshot point instead of serving it */
 	int pending;	/* the hypercall (port) at the snapshot point still waits to be served */
@@ -359,6 +368,9 @@ struct sys_saved {
 	struct sys_buf out, log;
 	/* /tmp as init left it (a copy), NULL when empty; never on disk (func/disk.c) */
 	struct sys_tmp *tmp;
+	/* its files mapped shared, written back into it first (sys_shm.c) */
+	struct sys_shm *shm;
+	size_t nshm;
 };
 int sys_save(const struct sys_state *st, struct sys_saved *out);
 /* init left something in /tmp: a file or folder, or a descriptor on it (sys_tmp.c) */
@@ -436,6 +448,18 @@ int sys_far_taken(const struct sys_state *st, uint64_t addr, uint64_t len);
 /* notes that [start, end) became writable (sys_vma.c) */
 void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end);
 
+/* /tmp files mapped MAP_SHARED (sys_shm.c): a record of [start, end) mapping node from off;
+ * flush writes what the program wrote there into the file, refresh the file into the mappings;
+ * cut writes back and forgets [lo, hi); names: node is mapped (it lives on while it is) */
+int sys_shm_add(struct sys_state *st, uint64_t start, uint64_t end, uint32_t node, uint64_t off);
+int sys_shm_names(const struct sys_state *st, uint32_t node);
+void sys_shm_flush(struct sys_state *st, uint32_t node);
+void sys_shm_refresh(struct sys_state *st, uint32_t node);
+void sys_shm_flush_range(struct sys_state *st, uint64_t lo, uint64_t hi);
+void sys_shm_refresh_range(struct sys_state *st, uint64_t lo, uint64_t hi);
+void sys_shm_cut(struct sys_state *st, uint64_t lo, uint64_t hi);
+void sys_shm_free(struct sys_state *st);
+
 /* memory bookkeeping (sys_vma.c) */
 int sys_vma_map(struct sys_state *st, uint64_t start, uint64_t end, int prot);
 int sys_vma_unmap(struct sys_state *st, uint64_t start, uint64_t end);
@@ -508,7 +532,8 @@ struct sys_entry {
 extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[], sys_proc_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
-    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[];
+    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[],
+    sys_shm_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

@@ -131,15 +131,18 @@ long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, ui
 		       : (flags & MAP_TYPE) != MAP_PRIVATE && (prot & PROT_WRITE) ? -EACCES
 										  : 0;
 	struct sys_obj *t = sys_tmp_file(st, fd);
-	if (t) { /* a private copy; a shared writable mapping would have to write the file back */
+	if (t) { /* a copy, kept one with the file when shared (sys_shm.c) */
 		if (off % EMBER_PAGE_SIZE)
 			return -EINVAL;
 		if (!S_ISREG(st->tmp->n[t->id].mode))
 			return -ENODEV;
 		if ((t->flags & O_ACCMODE) == O_WRONLY)
 			return -EACCES;
-		/* a shared mapping would have to see later writes (and write back): not kept so */
-		return (flags & MAP_TYPE) == MAP_SHARED ? -ENODEV : 0;
+		/* a shared mapping writes the file: the descriptor must allow it (sys_shm.c) */
+		return (flags & MAP_TYPE) != MAP_PRIVATE && (prot & PROT_WRITE) &&
+			       (t->flags & O_ACCMODE) != O_RDWR
+			   ? -EACCES
+			   : 0;
 	}
 	struct sys_obj *f = sys_fs_file(st, fd);
 	if (!f)

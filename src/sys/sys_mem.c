@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 
 #include "sys/sys.h"
+#include "sys/sys_fd.h"
 #include "sys/sys_fs.h"
 #include "sys/sys_tmp.h"
 
@@ -33,6 +34,7 @@ static int discard(struct sys_state *st, uint64_t start, uint64_t len)
 static int map_range(struct sys_state *st, uint64_t start, uint64_t len, int prot, int zero)
 {
 	sys_sites_gone(st, start, start + len); /* what is there goes, or is mapped over */
+	sys_shm_cut(st, start, start + len);
 	if (zero && discard(st, start, len))
 		return -ENOMEM;
 	if (sys_vma_map(st, start, start + len, prot) || vm_protect(st->vm, start, len, prot))
@@ -45,6 +47,7 @@ static int map_range(struct sys_state *st, uint64_t start, uint64_t len, int pro
 static int unmap_range(struct sys_state *st, uint64_t start, uint64_t len)
 {
 	sys_sites_gone(st, start, start + len);
+	sys_shm_cut(st, start, start + len);
 	if (sys_vma_unmap(st, start, start + len))
 		return -ENOMEM;
 	vm_protect(st->vm, start, len, 0);
@@ -141,8 +144,13 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 			return -ENOMEM;
 	}
 	int rc = map_range(st, addr, len, prot, 1);
-	if (!rc && file) /* a copy of the file's bytes: private, whatever the flags say */
+	struct sys_obj *tmp = file ? sys_tmp_file(st, a[4]) : NULL;
+	if (!rc && tmp)
+		sys_shm_flush(st, tmp->id); /* what other shared mappings wrote is the file's */
+	if (!rc && file) /* a copy of the file's bytes: private, or kept one with it (sys_shm.c) */
 		rc = sys_fs_map_fill(st, a[4], addr, len, a[5]);
+	if (!rc && tmp && type != MAP_PRIVATE)
+		rc = sys_shm_add(st, addr, addr + len, tmp->id, a[5]);
 	/* a library's code, as ld.so maps it (each segment at its final permissions) */
 	if (!rc && file && (prot & PROT_EXEC))
 		sys_sites_mapped(st, a[4], addr, len, a[5]);
@@ -244,8 +252,12 @@ static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 		for (uint64_t p = a[0]; p < a[0] + len; p += PAGE)
 			if (!sys_vma_find(st, p))
 				return -ENOMEM;
-	if (advice == MADV_DONTNEED || advice == MADV_FREE)
+	if (advice == MADV_DONTNEED || advice == MADV_FREE) {
+		/* a shared file mapping keeps its file's bytes: they come back */
+		sys_shm_flush_range(st, a[0], a[0] + len);
 		discard(st, a[0], len);
+		sys_shm_refresh_range(st, a[0], a[0] + len);
+	}
 	if (advice == MADV_MERGEABLE && st->merge)
 		return st->merge(st->merge_ctx, st->vm, a[0], len);
 	return 0;
