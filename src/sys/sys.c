@@ -70,6 +70,7 @@ void sys_free(struct sys_state *st)
 	st->tmp = NULL;
 	free(st->far);
 	sys_shm_free(st);
+	sys_shmem_free(st);
 	sys_fd_free(st);
 	free(st->vmas);
 	free(st->out.data);

@@ -24,6 +24,12 @@ struct sys_shm {
 	uint32_t node;
 };
 
+/* anonymous memory mapped MAP_SHARED at [start, end): off into the memfd fd (sys_shmem.c) */
+struct sys_shmem {
+	uint64_t start, end, off;
+	int fd;
+};
+
 struct sys_buf {
 	uint8_t *data;
 	size_t len, cap;
@@ -266,6 +272,9 @@ struct sys_state {
 	/* the /tmp files mapped MAP_SHARED (sys_shm.c): this process's, forgotten by a reset */
 	struct sys_shm *shm;
 	size_t nshm, shm_cap;
+	/* the shared anonymous mappings (sys_shmem.c): a fork child's are its parent's pages */
+	struct sys_shmem *shmem;
+	size_t nshmem, shmem_cap;
 	/* snapshots */
 	int snap_armed; /* stop at the snapshot point instead of serving it */
 	int pending;	/* the hypercall (port) at the snapshot point still waits to be served */
@@ -459,6 +468,17 @@ void sys_shm_flush_range(struct sys_state *st, uint64_t lo, uint64_t hi);
 void sys_shm_refresh_range(struct sys_state *st, uint64_t lo, uint64_t hi);
 void sys_shm_cut(struct sys_state *st, uint64_t lo, uint64_t hi);
 void sys_shm_free(struct sys_state *st);
+
+/* MAP_SHARED anonymous memory (sys_shmem.c): map puts a new memfd's pages at the fresh mapping
+ * [addr, addr+len) (KVM; elsewhere it stays private); cut forgets [lo, hi) (the machine's
+ * unmapping puts private memory there); covers: addr is such memory; inherit: a fork child
+ * holds the same; remap maps them into the child's machine; free closes them all */
+int sys_shmem_map(struct sys_state *st, uint64_t addr, uint64_t len);
+void sys_shmem_cut(struct sys_state *st, uint64_t lo, uint64_t hi);
+int sys_shmem_covers(const struct sys_state *st, uint64_t addr);
+int sys_shmem_inherit(struct sys_state *to, const struct sys_state *from);
+int sys_shmem_remap(struct sys_state *st);
+void sys_shmem_free(struct sys_state *st);
 
 /* memory bookkeeping (sys_vma.c) */
 int sys_vma_map(struct sys_state *st, uint64_t start, uint64_t end, int prot);

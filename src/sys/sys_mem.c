@@ -35,6 +35,7 @@ static int map_range(struct sys_state *st, uint64_t start, uint64_t len, int pro
 {
 	sys_sites_gone(st, start, start + len); /* what is there goes, or is mapped over */
 	sys_shm_cut(st, start, start + len);
+	sys_shmem_cut(st, start, start + len);
 	if (zero && discard(st, start, len))
 		return -ENOMEM;
 	if (sys_vma_map(st, start, start + len, prot) || vm_protect(st->vm, start, len, prot))
@@ -48,6 +49,7 @@ static int unmap_range(struct sys_state *st, uint64_t start, uint64_t len)
 {
 	sys_sites_gone(st, start, start + len);
 	sys_shm_cut(st, start, start + len);
+	sys_shmem_cut(st, start, start + len);
 	if (sys_vma_unmap(st, start, start + len))
 		return -ENOMEM;
 	vm_protect(st->vm, start, len, 0);
@@ -151,6 +153,8 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 		rc = sys_fs_map_fill(st, a[4], addr, len, a[5]);
 	if (!rc && tmp && type != MAP_PRIVATE)
 		rc = sys_shm_add(st, addr, addr + len, tmp->id, a[5]);
+	if (!rc && !file && type != MAP_PRIVATE) /* a fork child's too (sys_shmem.c) */
+		rc = sys_shmem_map(st, addr, len);
 	/* a library's code, as ld.so maps it (each segment at its final permissions) */
 	if (!rc && file && (prot & PROT_EXEC))
 		sys_sites_mapped(st, a[4], addr, len, a[5]);
@@ -235,6 +239,24 @@ static long sys_mremap(struct sys_state *st, const uint64_t a[6])
 	return (long)to;
 }
 
+/* madvise's discard: shared anonymous memory keeps its pages (the other processes' too) */
+static void discard_private(struct sys_state *st, uint64_t lo, uint64_t hi)
+{
+	if (!st->nshmem) {
+		discard(st, lo, hi - lo);
+		return;
+	}
+	for (uint64_t p = lo; p < hi;) {
+		uint64_t q = p;
+		int shared = sys_shmem_covers(st, p);
+		while (q < hi && sys_shmem_covers(st, q) == shared)
+			q += PAGE;
+		if (!shared)
+			discard(st, p, q - p);
+		p = q;
+	}
+}
+
 static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t len = page_up(a[1]);
@@ -255,7 +277,7 @@ static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 	if (advice == MADV_DONTNEED || advice == MADV_FREE) {
 		/* a shared file mapping keeps its file's bytes: they come back */
 		sys_shm_flush_range(st, a[0], a[0] + len);
-		discard(st, a[0], len);
+		discard_private(st, a[0], a[0] + len);
 		sys_shm_refresh_range(st, a[0], a[0] + len);
 	}
 	if (advice == MADV_MERGEABLE && st->merge)

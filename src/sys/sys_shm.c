@@ -1,5 +1,4 @@
-/* /tmp files mapped MAP_SHARED: the mapping and the file kept one, by copies at each file access.
- */
+/* /tmp files mapped MAP_SHARED: the mapping and the file kept one by copies at each access. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

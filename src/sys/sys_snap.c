@@ -94,7 +94,8 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	int rc = sys_tmp_restore(st, s->tmp); /* before the descriptors that name its files */
 	if (rc)
 		return rc;
-	st->nshm = 0; /* the snapshot's shared mappings of its /tmp files, those only */
+	sys_shmem_free(st); /* the machine's reset gave its shared memory back, private */
+	st->nshm = 0;	    /* the snapshot's shared mappings of its /tmp files, those only */
 	for (size_t i = 0; i < s->nshm && !rc; i++)
 		rc = sys_shm_add(st, s->shm[i].start, s->shm[i].end, s->shm[i].node, s->shm[i].off);
 	if (rc)

@@ -9,7 +9,9 @@
  *          by the parent, the parent's by the child; a private mapping stays private
  *   leak   a shared anonymous mapping and a /tmp file mapped shared, made before the request
  *          (the snapshot point): each invocation prints what it finds there, then writes a
- *          secret; the next must find init's bytes only */
+ *          secret; the next must find init's bytes only
+ *   forkleak a shared anonymous mapping made by init and one made by each invocation, which a
+ *          fork child writes a secret into: each invocation finds init's bytes and zeros */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -164,6 +166,37 @@ static int leak(void)
 	return msync(file, PG, MS_SYNC) ? 1 : 0;
 }
 
+static int forkleak(void)
+{
+	char *init = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (init == MAP_FAILED)
+		return 1;
+	strcpy(init, "init");
+	/* 8 MiB written by init and left alone: the reset soon records the writes instead of
+	 * comparing, and the child's writes, made in another machine, are not among them */
+	char *big = mmap(NULL, 8 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (big == MAP_FAILED)
+		return 1;
+	memset(big, 1, 8 << 20);
+	char req[16];
+	if (read(0, req, sizeof(req)) < 0) /* the snapshot point */
+		return 1;
+	char *fresh = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (fresh == MAP_FAILED)
+		return 1;
+	printf("at the start: init's %.7s, a new one's %d %d\n", init, fresh[0], fresh[PG]);
+	pid_t pid = fork();
+	if (pid == 0) {
+		strcpy(fresh, "secret");
+		strcpy(fresh + PG, "secret");
+		strcpy(init, "secret");
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	printf("the child's write seen: %.7s\n", fresh[0] ? fresh : "-");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -176,6 +209,8 @@ int main(int argc, char **argv)
 		return fork_();
 	if (!strcmp(m, "leak"))
 		return leak();
-	fprintf(stderr, "usage: shmap tmp|zero|fork|leak\n");
+	if (!strcmp(m, "forkleak"))
+		return forkleak();
+	fprintf(stderr, "usage: shmap tmp|zero|fork|leak|forkleak\n");
 	return 2;
 }

@@ -1,8 +1,10 @@
 #!/bin/sh
 # MAP_SHARED (tests/guest/shmap.c): a /tmp file mapped shared agrees with read(), write(),
 # truncation, msync and its other mappings; /dev/zero maps as anonymous memory; Linux's errnos
-# (EACCES, EINVAL, EOVERFLOW), all as natively, in both syscall modes; a shared mapping made
-# by init holds init's bytes at every invocation, never the one before's.
+# (EACCES, EINVAL, EOVERFLOW), all as natively, in both syscall modes; on KVM, shared anonymous
+# memory and /dev/zero's are one with a fork child's (ptrace: a copy, as before); a shared
+# mapping made by init holds init's bytes at every invocation, never the one before's, and one
+# a child wrote into is new and zero at the next.
 . "$(dirname "$0")/lib.sh"
 pick_backend
 P=$G/shmap.musl
@@ -30,5 +32,34 @@ for mode in trap guest; do
 	expect_rc 0 "leak --repeat 3, $mode"
 	check "leak --repeat 3, $mode: each sees init's bytes, never the secret" \
 		cmp -s "$tmp/out" "$tmp/want"
+done
+# fork: the child's writes to shared memory seen by the parent, not to private memory
+"$P" fork >"$tmp/native" 2>&1
+for mode in trap guest; do
+	er --syscalls "$mode" "$P" fork
+	expect_rc 0 "fork, $mode"
+	if [ "$EMBER_BACKEND" = kvm ]; then
+		check "fork, $mode: shared memory shared, private memory private, as natively" \
+			cmp -s "$tmp/out" "$tmp/native"
+	else
+		grep -v "shared" "$tmp/native" >"$tmp/want"
+		grep -v "shared" "$tmp/out" >"$tmp/got"
+		check "fork, $mode: private memory private (ptrace: shared memory a copy)" \
+			cmp -s "$tmp/got" "$tmp/want"
+	fi
+done
+
+# shared memory a child wrote into: nothing of it at the next invocation
+seen=secret
+[ "$EMBER_BACKEND" = kvm ] || seen=-
+printf "at the start: init's init, a new one's 0 0\nthe child's write seen: %s\n" "$seen" \
+	>"$tmp/one"
+copies 3 "$tmp/one"
+for mode in trap guest; do
+	er --syscalls "$mode" --repeat 3 "$P" forkleak
+	expect_rc 0 "forkleak --repeat 3, $mode"
+	check "forkleak --repeat 3, $mode: each starts from init's bytes and zeros" \
+		cmp -s "$tmp/out" "$tmp/want"
+	[ "$rc" = 0 ] && ! cmp -s "$tmp/out" "$tmp/want" && diff "$tmp/want" "$tmp/out" | head -n 4
 done
 finish
