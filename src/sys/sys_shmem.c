@@ -59,7 +59,8 @@ void sys_shmem_cut(struct sys_state *st, uint64_t lo, uint64_t hi)
 			continue;
 		}
 		if (s->start < lo && s->end > hi) { /* the middle goes: two remain */
-			struct sys_shmem right = {hi, s->end, s->off + (hi - s->start), fcntl(s->fd, F_DUPFD_CLOEXEC, 0)};
+			int fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
+			struct sys_shmem right = {hi, s->end, s->off + (hi - s->start), fd};
 			s->end = lo;
 			if (right.fd >= 0 && add(st, right.start, right.end, right.off, right.fd))
 				close(right.fd);
