@@ -109,6 +109,25 @@ static long dev_read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, 
 	return (long)len;
 }
 
+/* pread and pwrite: the devices ignore the offset, as Linux's do */
+long sys_dev_pread(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+		   int64_t pos)
+{
+	return pos < 0 ? -EINVAL : dev_read_at(st, o, addr, len, (uint64_t)pos);
+}
+
+long sys_dev_pwrite(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+		    int64_t pos)
+{
+	if ((o->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (pos < 0)
+		return -EINVAL;
+	if (devs[o->id].full)
+		return -ENOSPC;
+	return !len || sys_user(st, addr, len, PROT_READ) ? (long)len : -EFAULT;
+}
+
 static long dev_read(struct sys_state *st, uint64_t fd, struct sys_obj *o, const struct sys_iov *v,
 		     int n)
 {

@@ -119,8 +119,9 @@ long sys_fs_map_refused(struct sys_state *st, uint64_t fd)
 	struct sys_obj *o = sys_fd_obj(st, fd);
 	if (!o)
 		return -EBADF;
-	/* Ember's own (pipes, and files it serves itself) as before; the others have no pages */
-	return o->kind == SYS_KIND_STD ? -EACCES : -ENODEV;
+	/* as Linux: a descriptor not open for reading first (a pipe's write end); Ember's own
+	 * (the request, the output) as before; the others have no pages */
+	return o->kind == SYS_KIND_STD || (o->flags & O_ACCMODE) == O_WRONLY ? -EACCES : -ENODEV;
 }
 
 long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, uint64_t off)

@@ -282,6 +282,8 @@ static long sys_pwrite64(struct sys_state *st, const uint64_t a[6])
 		return -EBADF;
 	if (o->kind == SYS_KIND_FILE || o->kind == SYS_KIND_PROC)
 		return -EBADF; /* open read-only */
+	if (o->kind == SYS_KIND_DEV)
+		return sys_dev_pwrite(st, o, a[1], a[2], (int64_t)a[3]);
 	if (o->kind != SYS_KIND_TMP)
 		return -ESPIPE;
 	if ((int64_t)a[3] < 0)

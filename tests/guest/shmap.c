@@ -4,7 +4,8 @@
  *          file unlinked while mapped, EACCES for a writable one on a read-only descriptor
  *   zero   /dev/zero mapped private and shared (zeros, writable, independent), its EACCES;
  *          MAP_SHARED_VALIDATE on anonymous memory (EINVAL), an offset past the largest
- *          (EOVERFLOW); the program's own file mapped shared, read-only (EACCES writable)
+ *          (EOVERFLOW); pread and pwrite of the devices, a pipe's ends (ENODEV, EACCES);
+ *          the program's own file mapped shared, read-only (EACCES writable)
  *   fork   MAP_SHARED|MAP_ANONYMOUS and /dev/zero shared across fork: the child's write seen
  *          by the parent, the parent's by the child; a private mapping stays private
  *   leak   a shared anonymous mapping and a /tmp file mapped shared, made before the request
@@ -108,6 +109,19 @@ static int zero(void)
 	res("offset before it", map(PG, PROT_READ, MAP_PRIVATE, fd, (INT64_MAX - PG) & ~(PG - 1)));
 	res("a negative offset", map(PG, PROT_READ, MAP_PRIVATE, fd, -PG));
 	unlink("/tmp/ember-shmap-z");
+	char buf[8] = "xxxxxxx";
+	res("pread of /dev/zero", pread(z, buf, 4, 12345));
+	printf("read zeros: %d %c\n", buf[0], buf[4]);
+	res("pwrite of /dev/zero", pwrite(z, buf, 8, 99));
+	int nul = open("/dev/null", O_WRONLY), full = open("/dev/full", O_WRONLY);
+	res("pwrite of /dev/null", pwrite(nul, buf, 8, 0));
+	res("pwrite of /dev/full", pwrite(full, buf, 8, 0));
+	res("pread of /dev/null, write-only", pread(nul, buf, 8, 0));
+	int p[2];
+	if (pipe(p))
+		return 1;
+	res("a pipe's read end", map(PG, PROT_READ, MAP_PRIVATE, p[0], 0));
+	res("a pipe's write end", map(PG, PROT_READ, MAP_PRIVATE, p[1], 0));
 	int exe = open("/proc/self/exe", O_RDONLY);
 	res("the program shared read-only", map(PG, PROT_READ, MAP_SHARED, exe, 0));
 	res("the program shared writable", map(PG, PROT_READ | PROT_WRITE, MAP_SHARED, exe, 0));
