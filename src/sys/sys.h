@@ -272,6 +272,9 @@ struct sys_state {
 	/* the /tmp files mapped MAP_SHARED (sys_shm.c): this process's, forgotten by a reset */
 	struct sys_shm *shm;
 	size_t nshm, shm_cap;
+	/* RLIMIT_DATA and RLIMIT_AS as the program set them, soft (start) and hard (end), each
+	 * the limit + 1; 0: all of guest memory (sys_rlim.c) */
+	struct sys_vma rlim[2];
 	/* the shared anonymous mappings (sys_shmem.c): a fork child's are its parent's pages */
 	struct sys_shmem *shmem;
 	size_t nshmem, shmem_cap;
@@ -468,6 +471,16 @@ void sys_shm_flush_range(struct sys_state *st, uint64_t lo, uint64_t hi);
 void sys_shm_refresh_range(struct sys_state *st, uint64_t lo, uint64_t hi);
 void sys_shm_cut(struct sys_state *st, uint64_t lo, uint64_t hi);
 void sys_shm_free(struct sys_state *st);
+
+/* RLIMIT_DATA and RLIMIT_AS (sys_rlim.c): get and set (-EPERM for the other resources); may_map
+ * and may_brk: whether a new mapping of len bytes (-ENOMEM), or a heap of heap bytes, stays
+ * under them; mapped: the bytes of the program's mappings */
+struct rlimit;
+int sys_rlim_get(const struct sys_state *st, uint64_t res, struct rlimit *out);
+long sys_rlim_set(struct sys_state *st, uint64_t res, const struct rlimit *want);
+int sys_rlim_may_map(const struct sys_state *st, uint64_t len, int prot, int shared);
+int sys_rlim_may_brk(const struct sys_state *st, uint64_t heap);
+uint64_t sys_rlim_mapped(const struct sys_state *st);
 
 /* MAP_SHARED anonymous memory (sys_shmem.c): map puts a new memfd's pages at the fresh mapping
  * [addr, addr+len) (KVM; elsewhere it stays private); cut forgets [lo, hi) (the machine's

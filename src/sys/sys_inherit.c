@@ -85,6 +85,7 @@ int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 		return -ENOMEM;
 	to->tmp_borrowed = 1;
 	memcpy(to->sig, from->sig, sizeof(to->sig));
+	memcpy(to->rlim, from->rlim, sizeof(to->rlim)); /* kept by fork and execve */
 	if (exec) /* a handler is code the new program has not: its signal goes back to default */
 		for (int s = 1; s <= 64; s++)
 			if (to->sig[s].handler != (uint64_t)(uintptr_t)SIG_IGN)

@@ -76,6 +76,11 @@ long sys_brk_to(struct sys_state *st, uint64_t want)
 	if (want < st->proc.brk_start || want > st->proc.mmap_hi)
 		return (long)cur;
 	uint64_t old_end = page_up(cur), new_end = page_up(want);
+	/* RLIMIT_DATA holds a heap that grows; in guest mode a call is the runtime's, asking for
+	 * room past the break it keeps itself (sys_rlim.c) */
+	if ((new_end > old_end || st->proc.guest) &&
+	    !sys_rlim_may_brk(st, new_end - page_up(st->proc.brk_start)))
+		return (long)cur;
 	if (new_end > old_end) {
 		if (new_end > st->proc.mmap_hi || !sys_vma_free_range(st, old_end, new_end))
 			return (long)cur;
@@ -117,6 +122,9 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 	/* as Linux: MAP_SHARED_VALIDATE only for a file (its flags are all known here) */
 	if (type != MAP_PRIVATE && type != MAP_SHARED && (type != MAP_SHARED_VALIDATE || !file))
 		return -EINVAL;
+	long lrc = sys_rlim_may_map(st, len, prot, type != MAP_PRIVATE); /* RLIMIT_AS, _DATA */
+	if (lrc)
+		return lrc;
 	if (addr % PAGE) { /* a fixed address must be aligned; a hint is only a hint */
 		if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))
 			return -EINVAL;

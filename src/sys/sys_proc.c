@@ -68,17 +68,19 @@ static long sys_prlimit64(struct sys_state *st, const uint64_t a[6])
 		return -ESRCH;
 	if (a[1] >= RLIM_NLIMITS)
 		return -EINVAL;
-	if (a[2])
-		return -EPERM;
-	if (!a[3])
-		return 0;
-	struct rlimit old = {RLIM_INFINITY, RLIM_INFINITY};
+	struct rlimit old = {RLIM_INFINITY, RLIM_INFINITY}, want;
 	if (a[1] == RLIMIT_STACK)
 		old.rlim_cur = old.rlim_max = st->proc.stack_size;
 	else if (a[1] == RLIMIT_AS || a[1] == RLIMIT_DATA)
-		old.rlim_cur = old.rlim_max = vm_user_top(st->vm);
+		sys_rlim_get(st, a[1], &old);
 	else if (a[1] == RLIMIT_NOFILE)
 		old.rlim_cur = old.rlim_max = SYS_FDS;
+	if (a[2] && sys_get(st, &want, a[2], sizeof(want)))
+		return -EFAULT;
+	/* the old limits are given back only when the new ones are taken */
+	long rc = a[2] ? sys_rlim_set(st, a[1], &want) : 0;
+	if (rc || !a[3])
+		return rc;
 	return sys_put(st, a[3], &old, sizeof(old));
 }
 

@@ -39,6 +39,8 @@ GUEST_PROGS += forkbench
 GUEST_PROGS += procs
 # MAP_SHARED of /tmp files, /dev/zero and anonymous memory (tests/integration/test_shmap.sh)
 GUEST_PROGS += shmap
+# RLIMIT_DATA and RLIMIT_AS set by the program (tests/integration/test_guest.sh)
+GUEST_PROGS += rlimits
 GUEST_MULTI := hello workout args counter marker procs
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
