@@ -1,6 +1,7 @@
 /* The syscall table, built from the family tables, the guest-pointer door, and the service of
  * each thread's exits for the scheduler (src/proc/). */
 #include <errno.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -97,8 +98,8 @@ void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot)
 		return NULL;
 	for (uint64_t a = addr; a < addr + len;) {
 		const struct sys_vma *v = sys_vma_find(st, a);
-		if (!v || (v->prot & prot) != prot)
-			return NULL;
+		if (!v || (v->prot & prot) != prot || (v->prot & VM_PROT_FAULT))
+			return NULL; /* a file's pages past its end too: EFAULT, as Linux */
 		a = v->end;
 	}
 	return vm_guest(st->vm, addr, len);
@@ -201,6 +202,12 @@ static void crashed(struct sys_state *st, const struct vm_exit *e)
 			return;
 		}
 		uint64_t a = e->addr;
+		const struct sys_vma *v = sys_vma_find(st, a);
+		if (v && (v->prot & VM_PROT_FAULT)) { /* a file's page past its end */
+			sys_stop(st, SYS_SIGNALED, SIGBUS, "bus error at address %#llx, rip %#llx",
+				 (unsigned long long)a, (unsigned long long)e->rip);
+			return;
+		}
 		const char *where =
 		    a < EMBER_SYS_END ? " (null pointer)"
 		    : a >= st->proc.stack_lo - EMBER_STACK_GUARD && a < st->proc.stack_lo

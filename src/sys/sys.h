@@ -18,10 +18,11 @@ struct sys_vma {
 	int prot;
 };
 
-/* a /tmp file's range mapped MAP_SHARED at [start, end) (sys_shm.c) */
+/* a /tmp file's range mapped at [start, end) (sys_shm.c): MAP_SHARED, or private */
 struct sys_shm {
 	uint64_t start, end, off;
 	uint32_t node;
+	int priv;
 };
 
 /* anonymous memory mapped MAP_SHARED at [start, end): off into the memfd fd (sys_shmem.c) */
@@ -269,7 +270,7 @@ struct sys_state {
 	 * is read-only again by the end (the reset puts them back) */
 	struct sys_vma wr[16];
 	size_t nwr;
-	/* the /tmp files mapped MAP_SHARED (sys_shm.c): this process's, forgotten by a reset */
+	/* the /tmp files mapped (sys_shm.c): this process's, the snapshot's after a reset */
 	struct sys_shm *shm;
 	size_t nshm, shm_cap;
 	/* RLIMIT_DATA and RLIMIT_AS as the program set them, soft (start) and hard (end), each
@@ -463,7 +464,11 @@ void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end);
 /* /tmp files mapped MAP_SHARED (sys_shm.c): a record of [start, end) mapping node from off;
  * flush writes what the program wrote there into the file, refresh the file into the mappings;
  * cut writes back and forgets [lo, hi); names: node is mapped (it lives on while it is) */
-int sys_shm_add(struct sys_state *st, uint64_t start, uint64_t end, uint32_t node, uint64_t off);
+int sys_shm_add(struct sys_state *st, uint64_t start, uint64_t end, uint32_t node, uint64_t off,
+		int priv);
+/* the pages past the end of the files mapped in [lo, hi) made to fault (SIGBUS), the others
+ * not (after mprotect, which sets them alike) */
+void sys_shm_bus_range(struct sys_state *st, uint64_t lo, uint64_t hi);
 int sys_shm_names(const struct sys_state *st, uint32_t node);
 void sys_shm_flush(struct sys_state *st, uint32_t node);
 void sys_shm_refresh(struct sys_state *st, uint32_t node);
@@ -499,6 +504,7 @@ int sys_vma_unmap(struct sys_state *st, uint64_t start, uint64_t end);
 int sys_vma_protect(struct sys_state *st, uint64_t start, uint64_t end, int prot);
 const struct sys_vma *sys_vma_find(const struct sys_state *st, uint64_t addr);
 int sys_vma_free_range(const struct sys_state *st, uint64_t start, uint64_t end);
+int sys_vma_flag(struct sys_state *st, uint64_t start, uint64_t end, int bit, int on);
 uint64_t sys_vma_find_gap(const struct sys_state *st, uint64_t len);
 
 /* what a handler returns instead of a value: the thread waits (sys_wait) and the call is made

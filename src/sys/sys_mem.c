@@ -159,8 +159,8 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 		sys_shm_flush(st, tmp->id); /* what other shared mappings wrote is the file's */
 	if (!rc && file) /* a copy of the file's bytes: private, or kept one with it (sys_shm.c) */
 		rc = sys_fs_map_fill(st, a[4], addr, len, a[5]);
-	if (!rc && tmp && type != MAP_PRIVATE)
-		rc = sys_shm_add(st, addr, addr + len, tmp->id, a[5]);
+	if (!rc && tmp) /* kept one with the file when shared; past its end, SIGBUS */
+		rc = sys_shm_add(st, addr, addr + len, tmp->id, a[5], type == MAP_PRIVATE);
 	if (!rc && !file && type != MAP_PRIVATE) /* a fork child's too (sys_shmem.c) */
 		rc = sys_shmem_map(st, addr, len);
 	/* a library's code, as ld.so maps it (each segment at its final permissions) */
@@ -202,7 +202,10 @@ static long sys_mprotect(struct sys_state *st, const uint64_t a[6])
 		return rc;
 	if (prot & PROT_WRITE)
 		sys_note_writable(st, a[0], a[0] + len);
-	return vm_protect(st->vm, a[0], len, prot) ? -ENOMEM : 0;
+	if (vm_protect(st->vm, a[0], len, prot))
+		return -ENOMEM;
+	sys_shm_bus_range(st, a[0], a[0] + len); /* a file's pages past its end still fault */
+	return 0;
 }
 
 static long sys_mremap(struct sys_state *st, const uint64_t a[6])

@@ -1,4 +1,4 @@
-/* /tmp files mapped MAP_SHARED: the mapping and the file kept one by copies at each access. */
+/* /tmp files mapped: shared ones kept one with the file by copies; past its end, SIGBUS. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +14,28 @@
  * a shared mapping is a copy that the host makes agree with the file whenever the file is
  * reached through a call (read, write, truncate, a new mapping, msync, munmap). Every such call
  * goes through the host, so within one process nothing can tell the copy from the file's pages.
- * A fork child's copy is its own (the records are not inherited), and a reset forgets them. */
+ * A fork child's copy is its own (the records are not inherited); a reset puts back the
+ * snapshot's (sys_snap.c).
+ * Every mapping of a file, private ones too, has its pages wholly past the file's end made to
+ * fault (VM_PROT_FAULT in the memory map: SIGBUS, and EFAULT to a call), as the end moves. */
 
 static struct sys_tmp_node *node_of(struct sys_state *st, uint32_t node)
 {
 	return &st->tmp->n[node];
 }
 
-int sys_shm_add(struct sys_state *st, uint64_t start, uint64_t end, uint32_t node, uint64_t off)
+/* the pages of s wholly past its file's end fault (SIGBUS, EFAULT to a call), the others not */
+static void bus(struct sys_state *st, const struct sys_shm *s)
+{
+	uint64_t size = node_of(st, s->node)->size;
+	uint64_t in = s->off < size ? (size - s->off + PAGE - 1) & ~(PAGE - 1) : 0;
+	uint64_t edge = in < s->end - s->start ? s->start + in : s->end;
+	sys_vma_flag(st, s->start, edge, VM_PROT_FAULT, 0);
+	sys_vma_flag(st, edge, s->end, VM_PROT_FAULT, 1);
+}
+
+int sys_shm_add(struct sys_state *st, uint64_t start, uint64_t end, uint32_t node, uint64_t off,
+		int priv)
 {
 	if (st->nshm == st->shm_cap) {
 		size_t cap = st->shm_cap ? st->shm_cap * 2 : 8;
@@ -31,8 +45,16 @@ int sys_shm_add(struct sys_state *st, uint64_t start, uint64_t end, uint32_t nod
 		st->shm = s;
 		st->shm_cap = cap;
 	}
-	st->shm[st->nshm++] = (struct sys_shm){start, end, off, node};
+	st->shm[st->nshm++] = (struct sys_shm){start, end, off, node, priv};
+	bus(st, &st->shm[st->nshm - 1]);
 	return 0;
+}
+
+void sys_shm_bus_range(struct sys_state *st, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < st->nshm; i++)
+		if (st->shm[i].start < hi && st->shm[i].end > lo)
+			bus(st, &st->shm[i]);
 }
 
 int sys_shm_names(const struct sys_state *st, uint32_t node)
@@ -49,7 +71,7 @@ static void refresh(struct sys_state *st, uint32_t node)
 	const struct sys_tmp_node *n = node_of(st, node);
 	for (size_t i = 0; i < st->nshm; i++) {
 		const struct sys_shm *s = &st->shm[i];
-		if (s->node != node)
+		if (s->node != node || s->priv)
 			continue;
 		uint64_t len = s->end - s->start;
 		uint64_t k = s->off < n->size ? n->size - s->off : 0;
@@ -88,7 +110,7 @@ void sys_shm_flush(struct sys_state *st, uint32_t node)
 	const struct sys_tmp_node *n = node_of(st, node);
 	for (size_t i = 0; i < st->nshm; i++) {
 		const struct sys_shm *s = &st->shm[i];
-		if (s->node != node)
+		if (s->node != node || s->priv)
 			continue;
 		many++;
 		uint64_t len = s->end - s->start;
@@ -119,10 +141,16 @@ void sys_shm_flush(struct sys_state *st, uint32_t node)
 		refresh(st, node);
 }
 
+/* after a write or a new size: the shared mappings hold the file's bytes, and every mapping
+ * faults past its end */
 void sys_shm_refresh(struct sys_state *st, uint32_t node)
 {
-	if (sys_shm_names(st, node))
-		refresh(st, node);
+	if (!sys_shm_names(st, node))
+		return;
+	refresh(st, node);
+	for (size_t i = 0; i < st->nshm; i++)
+		if (st->shm[i].node == node)
+			bus(st, &st->shm[i]);
 }
 
 /* the nodes of the mappings overlapping [lo, hi) flushed */
@@ -152,9 +180,11 @@ void sys_shm_cut(struct sys_state *st, uint64_t lo, uint64_t hi)
 			continue;
 		}
 		if (s->start < lo && s->end > hi) { /* the middle goes: two remain */
-			struct sys_shm right = {hi, s->end, s->off + (hi - s->start), s->node};
+			struct sys_shm right = {hi, s->end, s->off + (hi - s->start), s->node,
+						s->priv};
 			s->end = lo;
-			if (sys_shm_add(st, right.start, right.end, right.node, right.off))
+			if (sys_shm_add(st, right.start, right.end, right.node, right.off,
+					right.priv))
 				return; /* the right part stays a private copy */
 			i++;
 			continue;

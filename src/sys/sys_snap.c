@@ -98,7 +98,8 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	memset(st->rlim, 0, sizeof(st->rlim)); /* the limits as every invocation starts */
 	st->nshm = 0; /* the snapshot's shared mappings of its /tmp files, those only */
 	for (size_t i = 0; i < s->nshm && !rc; i++)
-		rc = sys_shm_add(st, s->shm[i].start, s->shm[i].end, s->shm[i].node, s->shm[i].off);
+		rc = sys_shm_add(st, s->shm[i].start, s->shm[i].end, s->shm[i].node, s->shm[i].off,
+				 s->shm[i].priv);
 	if (rc)
 		return rc;
 	rc = sys_fd_restore(st, s);

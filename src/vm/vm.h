@@ -229,7 +229,10 @@ int vm_present(struct vm *vm, const uint64_t *addrs, size_t n, uint8_t *out);
 int vm_mergeable(struct vm *vm);
 
 /* Sets program-visible permissions (PROT_* bits; 0 = unmapped) for whole pages in
- * [addr, addr+len). Both must be page-aligned and inside guest RAM above EMBER_SYS_END. */
+ * [addr, addr+len). Both must be page-aligned and inside guest RAM above EMBER_SYS_END.
+ * VM_PROT_FAULT with any of them: no access at all (the caller's books keep the rest: a
+ * file's pages past its end, SIGBUS to the program). */
+#define VM_PROT_FAULT 0x10000
 int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot);
 /* Gives [addr, addr+len) back: the pages read as zero afterwards and cost no memory. */
 int vm_discard(struct vm *vm, uint64_t addr, uint64_t len);

@@ -6,6 +6,9 @@
  *          MAP_SHARED_VALIDATE on anonymous memory (EINVAL), an offset past the largest
  *          (EOVERFLOW); pread and pwrite of the devices, a pipe's ends (ENODEV, EACCES);
  *          the program's own file mapped shared, read-only (EACCES writable)
+ *   bus    a /tmp file's pages past its end, mapped shared and private: SIGBUS to a child
+ *          touching them, EFAULT to a call, after mprotect too; its end moved up and down by
+ *          ftruncate, a private copy of a page included
  *   fork   MAP_SHARED|MAP_ANONYMOUS and /dev/zero shared across fork: the child's write seen
  *          by the parent, the parent's by the child; a private mapping stays private
  *   leak   a shared anonymous mapping and a /tmp file mapped shared, made before the request
@@ -15,6 +18,7 @@
  *          fork child writes a secret into: each invocation finds init's bytes and zeros */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -157,6 +161,56 @@ static int fork_(void)
 	return 0;
 }
 
+/* how a child touching p (reading, or writing) ends: "ok", or the signal that killed it */
+static const char *touch(volatile char *p, int write)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (write)
+			*p = 'w';
+		else
+			(void)*p;
+		_exit(0);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status)				    ? "ok"
+	       : WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS  ? "SIGBUS"
+	       : WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV ? "SIGSEGV"
+								    : "another end";
+}
+
+static int bus(void)
+{
+	int fd = open("/tmp/ember-shmap-bus", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, "half a page", 11) != 11)
+		return 1;
+	char *sh = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	char *pr = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	char *far = mmap(NULL, PG, PROT_READ, MAP_PRIVATE, fd, 10 * PG);
+	if (sh == MAP_FAILED || pr == MAP_FAILED || far == MAP_FAILED)
+		return printf("mmap: %s\n", strerror(errno)), 1;
+	printf("shared, its end's page: %s; the next: %s, written: %s\n", touch(sh + 5, 0),
+	       touch(sh + PG, 0), touch(sh + PG, 1));
+	printf("private, its end's page: %s; the next: %s, written: %s\n", touch(pr + 5, 1),
+	       touch(pr + PG, 0), touch(pr + PG, 1));
+	printf("a mapping wholly past the end: %s\n", touch(far, 0));
+	int p[2], z = open("/dev/zero", O_RDONLY);
+	if (pipe(p))
+		return 1;
+	res("write() from past the end", write(p[1], pr + PG, 16));
+	res("read() into past the end", read(z, sh + PG, 16));
+	res("mprotect", mprotect(sh, 2 * PG, PROT_READ));
+	printf("after mprotect, past the end: %s\n", touch(sh + PG, 0));
+	res("ftruncate to two pages", ftruncate(fd, 2 * PG));
+	printf("then the second page: %s %s\n", touch(sh + PG, 0), touch(pr + PG, 1));
+	pr[0] = 'c'; /* a private copy of the page: gone with the file's end all the same */
+	res("ftruncate to 0", ftruncate(fd, 0));
+	printf("then the first page: %s %s\n", touch(sh, 0), touch(pr, 0));
+	unlink("/tmp/ember-shmap-bus");
+	return 0;
+}
+
 static int leak(void)
 {
 	char *anon = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -223,8 +277,10 @@ int main(int argc, char **argv)
 		return fork_();
 	if (!strcmp(m, "leak"))
 		return leak();
+	if (!strcmp(m, "bus"))
+		return bus();
 	if (!strcmp(m, "forkleak"))
 		return forkleak();
-	fprintf(stderr, "usage: shmap tmp|zero|fork|leak|forkleak\n");
+	fprintf(stderr, "usage: shmap tmp|zero|fork|leak|forkleak|bus\n");
 	return 2;
 }

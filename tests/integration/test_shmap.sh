@@ -1,15 +1,16 @@
 #!/bin/sh
 # MAP_SHARED (tests/guest/shmap.c): a /tmp file mapped shared agrees with read(), write(),
-# truncation, msync and its other mappings; /dev/zero maps as anonymous memory; Linux's errnos
-# (EACCES, EINVAL, EOVERFLOW), all as natively, in both syscall modes; on KVM, shared anonymous
-# memory and /dev/zero's are one with a fork child's (ptrace: a copy, as before); a shared
-# mapping made by init holds init's bytes at every invocation, never the one before's, and one
-# a child wrote into is new and zero at the next.
+# truncation, msync and its other mappings, and its pages past its end fault (SIGBUS, EFAULT);
+# /dev/zero maps as anonymous memory; Linux's errnos (EACCES, EINVAL, EOVERFLOW), all as
+# natively, in both syscall modes; on KVM, shared anonymous memory and /dev/zero's are one with
+# a fork child's (ptrace: a copy, as before); a shared mapping made by init holds init's bytes
+# at every invocation, never the one before's, and one a child wrote into is new and zero at
+# the next.
 . "$(dirname "$0")/lib.sh"
 pick_backend
 P=$G/shmap.musl
 
-for m in tmp zero; do
+for m in tmp zero bus; do
 	rm -f /tmp/ember-shmap /tmp/ember-shmap-z
 	"$P" "$m" >"$tmp/native" 2>&1
 	check "natively: $m ran" [ "$?" = 0 ]
