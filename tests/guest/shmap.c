@@ -14,8 +14,9 @@
  *   leak   a shared anonymous mapping and a /tmp file mapped shared, made before the request
  *          (the snapshot point): each invocation prints what it finds there, then writes a
  *          secret; the next must find init's bytes only
- *   forkleak a shared anonymous mapping made by init and one made by each invocation, which a
- *          fork child writes a secret into: each invocation finds init's bytes and zeros */
+ *   forkleak a shared anonymous mapping made by init, one made by each invocation, and one
+ *          each invocation puts over init's private memory, which a fork child writes a
+ *          secret into: each invocation finds init's bytes and zeros */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -246,18 +247,29 @@ static int forkleak(void)
 	if (big == MAP_FAILED)
 		return 1;
 	memset(big, 1, 8 << 20);
+	/* private memory of init's that each invocation maps shared memory over, for a child to
+	 * write into: its own writes are not the parent's machine's, whatever it records */
+	char *mine = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mine == MAP_FAILED)
+		return 1;
+	strcpy(mine, "mine");
 	char req[16];
 	if (read(0, req, sizeof(req)) < 0) /* the snapshot point */
 		return 1;
 	char *fresh = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (fresh == MAP_FAILED)
 		return 1;
-	printf("at the start: init's %.7s, a new one's %d %d\n", init, fresh[0], fresh[PG]);
+	printf("at the start: init's %.7s, a new one's %d %d, %.7s\n", init, fresh[0], fresh[PG],
+	       mine);
+	if (mmap(mine, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+	    mine)
+		return 1;
 	pid_t pid = fork();
 	if (pid == 0) {
 		strcpy(fresh, "secret");
 		strcpy(fresh + PG, "secret");
 		strcpy(init, "secret");
+		strcpy(mine, "secret");
 		_exit(0);
 	}
 	waitpid(pid, NULL, 0);

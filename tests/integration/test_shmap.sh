@@ -53,7 +53,7 @@ done
 # shared memory a child wrote into: nothing of it at the next invocation
 seen=secret
 [ "$EMBER_BACKEND" = kvm ] || seen=-
-printf "at the start: init's init, a new one's 0 0\nthe child's write seen: %s\n" "$seen" \
+printf "at the start: init's init, a new one's 0 0, mine\nthe child's write seen: %s\n" "$seen" \
 	>"$tmp/one"
 copies 3 "$tmp/one"
 for mode in trap guest; do
