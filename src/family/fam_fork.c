@@ -79,6 +79,8 @@ static void build(void *p)
 		if (!rc)
 			rc = vm_protect(c->vm, v->start, v->end - v->start, v->prot);
 	}
+	if (!rc) /* shared memory: the parent's pages themselves over the copy */
+		rc = sys_shmem_remap(c);
 	int cpu = a->t->cpu > 0 && proc_in_runtime(a->t) ? a->t->cpu : 0;
 	if (!rc)
 		rc = child_thread(a, cpu);

@@ -10,8 +10,8 @@
 #define EINVAL 22
 
 #define PROT_RW		    3 /* PROT_READ | PROT_WRITE */
-#define MAP_SHARED	    0x01
 #define MAP_PRIVATE	    0x02
+#define MAP_TYPE	    0x0f
 #define MAP_FIXED	    0x10
 #define MAP_ANONYMOUS	    0x20
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -72,8 +72,9 @@ long rt_mmap(long addr, long len0, long prot, long flags, long fd, long off)
 	/* Linux: MAP_FIXED_NOREPLACE never replaces, with MAP_FIXED or without */
 	int fixed = (int)flags & (MAP_FIXED | MAP_FIXED_NOREPLACE);
 	int noreplace = (int)flags & MAP_FIXED_NOREPLACE;
+	/* private memory only: shared memory is the host's (a fork child sees its pages) */
 	if (!len0 || len < (uint64_t)len0 || !((int)flags & MAP_ANONYMOUS) ||
-	    !((int)flags & (MAP_SHARED | MAP_PRIVATE)) || a % PAGE || a + len < a || (prot & ~7L))
+	    ((int)flags & MAP_TYPE) != MAP_PRIVATE || a % PAGE || a + len < a || (prot & ~7L))
 		return rt_forward(__NR_mmap, addr, len0, prot, flags, fd, off); /* its errors */
 	uint64_t got = a ? pool_cover(a, a + len, &st) : 0;
 	if (fixed) {

@@ -1,6 +1,7 @@
 /* The syscall table, built from the family tables, the guest-pointer door, and the service of
  * each thread's exits for the scheduler (src/proc/). */
 #include <errno.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ static void build_table(void)
 	    sys_pipe_table,   sys_eventfd_table, sys_timerfd_table, sys_poll_table,
 	    sys_epoll_table,  sys_time_table,	 sys_proc_table,    sys_thread_table,
 	    sys_signal_table, sys_timer_table,	 sys_kin_table,	    sys_io_at_table,
-	    sys_statfs_table, sys_rlimit_table};
+	    sys_statfs_table, sys_rlimit_table, sys_shm_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)
@@ -70,6 +71,8 @@ void sys_free(struct sys_state *st)
 		sys_tmp_free(st->tmp);
 	st->tmp = NULL;
 	free(st->far);
+	sys_shm_free(st);
+	sys_shmem_free(st);
 	sys_fd_free(st);
 	free(st->vmas);
 	free(st->out.data);
@@ -97,8 +100,8 @@ void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot)
 		return NULL;
 	for (uint64_t a = addr; a < addr + len;) {
 		const struct sys_vma *v = sys_vma_find(st, a);
-		if (!v || (v->prot & prot) != prot)
-			return NULL;
+		if (!v || (v->prot & prot) != prot || (v->prot & VM_PROT_FAULT))
+			return NULL; /* a file's pages past its end too: EFAULT, as Linux */
 		a = v->end;
 	}
 	return vm_guest(st->vm, addr, len);
@@ -201,6 +204,12 @@ static void crashed(struct sys_state *st, const struct vm_exit *e)
 			return;
 		}
 		uint64_t a = e->addr;
+		const struct sys_vma *v = sys_vma_find(st, a);
+		if (v && (v->prot & VM_PROT_FAULT)) { /* a file's page past its end */
+			sys_stop(st, SYS_SIGNALED, SIGBUS, "bus error at address %#llx, rip %#llx",
+				 (unsigned long long)a, (unsigned long long)e->rip);
+			return;
+		}
 		const char *where =
 		    a < EMBER_SYS_END ? " (null pointer)"
 		    : a >= st->proc.stack_lo - EMBER_STACK_GUARD && a < st->proc.stack_lo

@@ -24,6 +24,19 @@ struct sys_vma {
 	int prot;
 };
 
+/* a /tmp file's range mapped at [start, end) (sys_shm.c): MAP_SHARED, or private */
+struct sys_shm {
+	uint64_t start, end, off;
+	uint32_t node;
+	int priv;
+};
+
+/* anonymous memory mapped MAP_SHARED at [start, end): off into the memfd fd (sys_shmem.c) */
+struct sys_shmem {
+	uint64_t start, end, off;
+	int fd;
+};
+
 struct sys_buf {
 	uint8_t *data;
 	size_t len, cap;
@@ -269,6 +282,12 @@ struct sys_state {
 	 * is read-only again by the end (the reset puts them back) */
 	struct sys_vma wr[16];
 	size_t nwr;
+	/* the /tmp files mapped (sys_shm.c): this process's, the snapshot's after a reset */
+	struct sys_shm *shm;
+	size_t nshm, shm_cap;
+	/* the shared anonymous mappings (sys_shmem.c): a fork child's are its parent's pages */
+	struct sys_shmem *shmem;
+	size_t nshmem, shmem_cap;
 	/* snapshots */
 	int snap_armed; /* stop at the snapshot point instead of serving it */
 	int pending;	/* the hypercall (port) at the snapshot point still waits to be served */
@@ -373,6 +392,9 @@ struct sys_saved {
 	struct sys_buf out, log;
 	/* /tmp as init left it (a copy), NULL when empty; never on disk (func/disk.c) */
 	struct sys_tmp *tmp;
+	/* its files mapped shared, written back into it first (sys_shm.c) */
+	struct sys_shm *shm;
+	size_t nshm;
 };
 int sys_save(const struct sys_state *st, struct sys_saved *out);
 /* init left something in /tmp: a file or folder, or a descriptor on it (sys_tmp.c) */
@@ -450,12 +472,48 @@ int sys_far_taken(const struct sys_state *st, uint64_t addr, uint64_t len);
 /* notes that [start, end) became writable (sys_vma.c) */
 void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end);
 
+/* /tmp files mapped MAP_SHARED (sys_shm.c): a record of [start, end) mapping node from off;
+ * flush writes what the program wrote there into the file, refresh the file into the mappings;
+ * cut writes back and forgets [lo, hi); names: node is mapped (it lives on while it is) */
+int sys_shm_add(struct sys_state *st, uint64_t start, uint64_t end, uint32_t node, uint64_t off,
+		int priv);
+/* the pages past the end of the files mapped in [lo, hi) made to fault (SIGBUS), the others
+ * not (after mprotect, which sets them alike) */
+void sys_shm_bus_range(struct sys_state *st, uint64_t lo, uint64_t hi);
+int sys_shm_names(const struct sys_state *st, uint32_t node);
+void sys_shm_flush(struct sys_state *st, uint32_t node);
+void sys_shm_refresh(struct sys_state *st, uint32_t node);
+void sys_shm_flush_range(struct sys_state *st, uint64_t lo, uint64_t hi);
+void sys_shm_refresh_range(struct sys_state *st, uint64_t lo, uint64_t hi);
+void sys_shm_cut(struct sys_state *st, uint64_t lo, uint64_t hi);
+void sys_shm_free(struct sys_state *st);
+
+/* RLIMIT_DATA and RLIMIT_AS kept to (sys_rlim.c) where memory is mapped and the break moves:
+ * may_map and may_brk 0 or -ENOMEM; the program's mapped bytes; the in-guest runtime told of a
+ * new RLIMIT_DATA (it then asks for every page past the break) */
+int sys_rlim_may_map(const struct sys_state *st, uint64_t len, int prot, int shared);
+int sys_rlim_may_brk(const struct sys_state *st, uint64_t heap);
+uint64_t sys_rlim_mapped(const struct sys_state *st);
+void sys_rlim_data_set(struct sys_state *st);
+
+/* MAP_SHARED anonymous memory (sys_shmem.c): map puts a new memfd's pages at the fresh mapping
+ * [addr, addr+len) (KVM; elsewhere it stays private); cut forgets [lo, hi) (the machine's
+ * unmapping puts private memory there); covers: addr is such memory; inherit: a fork child
+ * holds the same; remap maps them into the child's machine; free closes them all */
+int sys_shmem_map(struct sys_state *st, uint64_t addr, uint64_t len);
+void sys_shmem_cut(struct sys_state *st, uint64_t lo, uint64_t hi);
+int sys_shmem_covers(const struct sys_state *st, uint64_t addr);
+int sys_shmem_inherit(struct sys_state *to, const struct sys_state *from);
+int sys_shmem_remap(struct sys_state *st);
+void sys_shmem_free(struct sys_state *st);
+
 /* memory bookkeeping (sys_vma.c) */
 int sys_vma_map(struct sys_state *st, uint64_t start, uint64_t end, int prot);
 int sys_vma_unmap(struct sys_state *st, uint64_t start, uint64_t end);
 int sys_vma_protect(struct sys_state *st, uint64_t start, uint64_t end, int prot);
 const struct sys_vma *sys_vma_find(const struct sys_state *st, uint64_t addr);
 int sys_vma_free_range(const struct sys_state *st, uint64_t start, uint64_t end);
+int sys_vma_flag(struct sys_state *st, uint64_t start, uint64_t end, int bit, int on);
 uint64_t sys_vma_find_gap(const struct sys_state *st, uint64_t len);
 
 /* what a handler returns instead of a value: the thread waits (sys_wait) and the call is made
@@ -523,7 +581,7 @@ extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
     sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[],
-    sys_io_at_table[], sys_statfs_table[], sys_rlimit_table[];
+    sys_io_at_table[], sys_statfs_table[], sys_rlimit_table[], sys_shm_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

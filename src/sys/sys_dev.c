@@ -81,6 +81,24 @@ long sys_dev_open(struct sys_state *st, int i, int flags)
 	return sys_fd_open(st, o, (flags & O_CLOEXEC) != 0);
 }
 
+/* fd is /dev/zero, whose mapping is anonymous memory */
+int sys_dev_zero(struct sys_state *st, uint64_t fd)
+{
+	struct sys_obj *o = sys_fd_obj(st, fd);
+	return o && o->kind == SYS_KIND_DEV && devs[o->id].read == DEV_ZEROS && !devs[o->id].full;
+}
+
+/* Linux's checks of a mapping of it: a readable descriptor, a writable one to share writes */
+long sys_dev_zero_check(struct sys_state *st, uint64_t fd, int prot, int flags)
+{
+	uint32_t mode = sys_fd_obj(st, fd)->flags & O_ACCMODE;
+	if (mode == O_WRONLY)
+		return -EACCES;
+	if ((flags & MAP_TYPE) != MAP_PRIVATE && (prot & PROT_WRITE) && mode != O_RDWR)
+		return -EACCES;
+	return 0;
+}
+
 /* len bytes of the device into the guest at addr */
 static long dev_read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
 			uint64_t pos)
@@ -99,6 +117,25 @@ static long dev_read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, 
 	else if (getrandom(dst, len, 0) != (ssize_t)len)
 		return -EIO;
 	return (long)len;
+}
+
+/* pread and pwrite: the devices ignore the offset, as Linux's do */
+long sys_dev_pread(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+		   int64_t pos)
+{
+	return pos < 0 ? -EINVAL : dev_read_at(st, o, addr, len, (uint64_t)pos);
+}
+
+long sys_dev_pwrite(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+		    int64_t pos)
+{
+	if ((o->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (pos < 0)
+		return -EINVAL;
+	if (devs[o->id].full)
+		return -ENOSPC;
+	return !len || sys_user(st, addr, len, PROT_READ) ? (long)len : -EFAULT;
 }
 
 static long dev_read(struct sys_state *st, uint64_t fd, struct sys_obj *o, const struct sys_iov *v,

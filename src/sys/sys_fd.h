@@ -27,6 +27,8 @@ int sys_opath_refused(struct sys_state *st, uint64_t nr, const uint64_t a[6]);
 /* sys_rlimit.c: the descriptors a process may have (RLIMIT_NOFILE, SYS_FDS at most); whether
  * the limits a snapshot holds are ones setrlimit could set */
 uint64_t sys_rlimit_nofile(const struct sys_state *st);
+/* the soft limit of resource r now: as set, else Ember's own */
+uint64_t sys_rlimit_cur(const struct sys_state *st, unsigned r);
 int sys_rlimit_valid(uint32_t set, const struct sys_rlim *r);
 
 /* an iovec as the guest lays it out */

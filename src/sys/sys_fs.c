@@ -251,6 +251,8 @@ static long sys_pread64(struct sys_state *st, const uint64_t a[6])
 		return (int64_t)a[3] < 0 ? -EINVAL : sys_procfs_pread(st, o, a[1], a[2], a[3]);
 	if (o && o->kind == SYS_KIND_TMP)
 		return (int64_t)a[3] < 0 ? -EINVAL : sys_tmp_read_at(st, o, a[1], a[2], a[3]);
+	if (o && o->kind == SYS_KIND_DEV)
+		return sys_dev_pread(st, o, a[1], a[2], (int64_t)a[3]);
 	if ((int64_t)a[3] < 0)
 		return sys_fs_is(st, a[0]) ? -EINVAL : -EBADF;
 	if (!sys_fs_is(st, a[0]))

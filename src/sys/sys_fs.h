@@ -41,6 +41,14 @@ void sys_dev_stat(int i, struct stat *s);
 const char *sys_dev_path(int i);
 int sys_dev_count(void);
 long sys_dev_open(struct sys_state *st, int i, int flags);
+/* fd is /dev/zero (its mapping is anonymous memory); Linux's EACCES for a mapping of it */
+int sys_dev_zero(struct sys_state *st, uint64_t fd);
+/* pread and pwrite of a device (SYS_KIND_DEV): the offset means nothing, as on Linux */
+long sys_dev_pread(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+		   int64_t pos);
+long sys_dev_pwrite(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
+		    int64_t pos);
+long sys_dev_zero_check(struct sys_state *st, uint64_t fd, int prot, int flags);
 int sys_dev_valid(const struct sys_obj *o);
 /* the listing of an open /proc folder: entry pos's inode, type and name (at most cap bytes with
  * its NUL) and the position after it; 0 past the last (sys_fs_dir.c's getdents) */

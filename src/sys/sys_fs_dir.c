@@ -162,27 +162,31 @@ long sys_fs_map_refused(struct sys_state *st, uint64_t fd)
 	struct sys_obj *o = sys_fd_obj(st, fd);
 	if (!o)
 		return -EBADF;
-	/* Ember's own (pipes, and files it serves itself) as before; the others have no pages */
-	return o->kind == SYS_KIND_STD ? -EACCES : -ENODEV;
+	/* as Linux: a descriptor not open for reading first (a pipe's write end); Ember's own
+	 * (the request, the output) as before; the others have no pages */
+	return o->kind == SYS_KIND_STD || (o->flags & O_ACCMODE) == O_WRONLY ? -EACCES : -ENODEV;
 }
 
 long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, uint64_t off)
 {
 	size_t exe_len;
 	if (sys_procfs_exe(st, fd, &exe_len)) /* read-only: a shared writable mapping, EACCES */
-		return off % EMBER_PAGE_SIZE					 ? -EINVAL
-		       : (flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE) ? -EACCES
-										 : 0;
+		return off % EMBER_PAGE_SIZE					  ? -EINVAL
+		       : (flags & MAP_TYPE) != MAP_PRIVATE && (prot & PROT_WRITE) ? -EACCES
+										  : 0;
 	struct sys_obj *t = sys_tmp_file(st, fd);
-	if (t) { /* a private copy; a shared writable mapping would have to write the file back */
+	if (t) { /* a copy, kept one with the file when shared (sys_shm.c) */
 		if (off % EMBER_PAGE_SIZE)
 			return -EINVAL;
 		if (!S_ISREG(st->tmp->n[t->id].mode))
 			return -ENODEV;
 		if ((t->flags & O_ACCMODE) == O_WRONLY)
 			return -EACCES;
-		/* a shared mapping would have to see later writes (and write back): not kept so */
-		return (flags & MAP_TYPE) == MAP_SHARED ? -ENODEV : 0;
+		/* a shared mapping writes the file: the descriptor must allow it (sys_shm.c) */
+		return (flags & MAP_TYPE) != MAP_PRIVATE && (prot & PROT_WRITE) &&
+			       (t->flags & O_ACCMODE) != O_RDWR
+			   ? -EACCES
+			   : 0;
 	}
 	struct sys_obj *f = sys_fs_file(st, fd);
 	if (!f)
@@ -192,7 +196,7 @@ long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, ui
 	if (!bnd_is(st->bundle, f->id, S_IFREG))
 		return -ENODEV;
 	/* the descriptor is read-only: a shared writable mapping could change the file */
-	if ((flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE))
+	if ((flags & MAP_TYPE) != MAP_PRIVATE && (prot & PROT_WRITE))
 		return -EACCES;
 	return 0;
 }

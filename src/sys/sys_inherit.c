@@ -60,7 +60,7 @@ static int inherit_memory(struct sys_state *to, const struct sys_state *from)
 	memcpy(to->fs_win, from->fs_win, sizeof(to->fs_win));
 	memcpy(to->wr, from->wr, sizeof(to->wr));
 	to->nwr = from->nwr;
-	return 0;
+	return sys_shmem_inherit(to, from); /* the same pages, not a copy (fam_fork.c) */
 }
 
 int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)

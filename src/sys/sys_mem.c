@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 
 #include "sys/sys.h"
+#include "sys/sys_fd.h"
 #include "sys/sys_fs.h"
 #include "sys/sys_tmp.h"
 
@@ -33,6 +34,8 @@ static int discard(struct sys_state *st, uint64_t start, uint64_t len)
 static int map_range(struct sys_state *st, uint64_t start, uint64_t len, int prot, int zero)
 {
 	sys_sites_gone(st, start, start + len); /* what is there goes, or is mapped over */
+	sys_shm_cut(st, start, start + len);
+	sys_shmem_cut(st, start, start + len);
 	if (zero && discard(st, start, len))
 		return -ENOMEM;
 	if (sys_vma_map(st, start, start + len, prot) || vm_protect(st->vm, start, len, prot))
@@ -45,6 +48,8 @@ static int map_range(struct sys_state *st, uint64_t start, uint64_t len, int pro
 static int unmap_range(struct sys_state *st, uint64_t start, uint64_t len)
 {
 	sys_sites_gone(st, start, start + len);
+	sys_shm_cut(st, start, start + len);
+	sys_shmem_cut(st, start, start + len);
 	if (sys_vma_unmap(st, start, start + len))
 		return -ENOMEM;
 	vm_protect(st->vm, start, len, 0);
@@ -71,6 +76,11 @@ long sys_brk_to(struct sys_state *st, uint64_t want)
 	if (want < st->proc.brk_start || want > st->proc.mmap_hi)
 		return (long)cur;
 	uint64_t old_end = page_up(cur), new_end = page_up(want);
+	/* RLIMIT_DATA holds a heap that grows; in guest mode a call is the runtime's, asking for
+	 * room past the break it keeps itself (sys_rlim.c) */
+	if ((new_end > old_end || st->proc.guest) &&
+	    !sys_rlim_may_brk(st, new_end - page_up(st->proc.brk_start)))
+		return (long)cur;
 	if (new_end > old_end) {
 		if (new_end > st->proc.mmap_hi || !sys_vma_free_range(st, old_end, new_end))
 			return (long)cur;
@@ -91,16 +101,30 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 		return -EINVAL;
 	if (len < a[1])
 		return -ENOMEM;
-	int file = !(flags & MAP_ANONYMOUS);
+	int file = !(flags & MAP_ANONYMOUS), type = flags & MAP_TYPE;
 	size_t exe_len;
+	if (file && sys_dev_zero(st, a[4])) { /* /dev/zero: anonymous memory, shared or not */
+		long zrc = sys_dev_zero_check(st, a[4], prot, flags);
+		if (zrc)
+			return zrc;
+		file = 0;
+		type = type == MAP_SHARED_VALIDATE ? MAP_SHARED : type;
+	}
 	if (file && !sys_fs_is(st, a[4]) && !sys_tmp_file(st, a[4]) &&
 	    !sys_procfs_exe(st, a[4], &exe_len))
 		return sys_fs_map_refused(st, a[4]);
 	long frc = file ? sys_fs_map_check(st, a[4], prot, flags, a[5]) : 0;
 	if (frc)
 		return frc;
-	if (!(flags & (MAP_PRIVATE | MAP_SHARED)))
+	/* a file's end past the largest offset: Linux's EOVERFLOW */
+	if (file && a[5] / PAGE > (INT64_MAX - len) / PAGE)
+		return -EOVERFLOW;
+	/* as Linux: MAP_SHARED_VALIDATE only for a file (its flags are all known here) */
+	if (type != MAP_PRIVATE && type != MAP_SHARED && (type != MAP_SHARED_VALIDATE || !file))
 		return -EINVAL;
+	long lrc = sys_rlim_may_map(st, len, prot, type != MAP_PRIVATE); /* RLIMIT_AS, _DATA */
+	if (lrc)
+		return lrc;
 	if (addr % PAGE) { /* a fixed address must be aligned; a hint is only a hint */
 		if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))
 			return -EINVAL;
@@ -130,8 +154,15 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 			return -ENOMEM;
 	}
 	int rc = map_range(st, addr, len, prot, 1);
-	if (!rc && file) /* a copy of the file's bytes: private, whatever the flags say */
+	struct sys_obj *tmp = file ? sys_tmp_file(st, a[4]) : NULL;
+	if (!rc && tmp)
+		sys_shm_flush(st, tmp->id); /* what other shared mappings wrote is the file's */
+	if (!rc && file) /* a copy of the file's bytes: private, or kept one with it (sys_shm.c) */
 		rc = sys_fs_map_fill(st, a[4], addr, len, a[5]);
+	if (!rc && tmp) /* kept one with the file when shared; past its end, SIGBUS */
+		rc = sys_shm_add(st, addr, addr + len, tmp->id, a[5], type == MAP_PRIVATE);
+	if (!rc && !file && type != MAP_PRIVATE) /* a fork child's too (sys_shmem.c) */
+		rc = sys_shmem_map(st, addr, len);
 	/* a library's code, as ld.so maps it (each segment at its final permissions) */
 	if (!rc && file && (prot & PROT_EXEC))
 		sys_sites_mapped(st, a[4], addr, len, a[5]);
@@ -171,7 +202,10 @@ static long sys_mprotect(struct sys_state *st, const uint64_t a[6])
 		return rc;
 	if (prot & PROT_WRITE)
 		sys_note_writable(st, a[0], a[0] + len);
-	return vm_protect(st->vm, a[0], len, prot) ? -ENOMEM : 0;
+	if (vm_protect(st->vm, a[0], len, prot))
+		return -ENOMEM;
+	sys_shm_bus_range(st, a[0], a[0] + len); /* a file's pages past its end still fault */
+	return 0;
 }
 
 static long sys_mremap(struct sys_state *st, const uint64_t a[6])
@@ -216,6 +250,24 @@ static long sys_mremap(struct sys_state *st, const uint64_t a[6])
 	return (long)to;
 }
 
+/* madvise's discard: shared anonymous memory keeps its pages (the other processes' too) */
+static void discard_private(struct sys_state *st, uint64_t lo, uint64_t hi)
+{
+	if (!st->nshmem) {
+		discard(st, lo, hi - lo);
+		return;
+	}
+	for (uint64_t p = lo; p < hi;) {
+		uint64_t q = p;
+		int shared = sys_shmem_covers(st, p);
+		while (q < hi && sys_shmem_covers(st, q) == shared)
+			q += PAGE;
+		if (!shared)
+			discard(st, p, q - p);
+		p = q;
+	}
+}
+
 static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t len = page_up(a[1]);
@@ -233,8 +285,12 @@ static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 		for (uint64_t p = a[0]; p < a[0] + len; p += PAGE)
 			if (!sys_vma_find(st, p))
 				return -ENOMEM;
-	if (advice == MADV_DONTNEED || advice == MADV_FREE)
-		discard(st, a[0], len);
+	if (advice == MADV_DONTNEED || advice == MADV_FREE) {
+		/* a shared file mapping keeps its file's bytes: they come back */
+		sys_shm_flush_range(st, a[0], a[0] + len);
+		discard_private(st, a[0], a[0] + len);
+		sys_shm_refresh_range(st, a[0], a[0] + len);
+	}
 	if (advice == MADV_MERGEABLE && st->merge)
 		return st->merge(st->merge_ctx, st->vm, a[0], len);
 	return 0;

@@ -1,8 +1,8 @@
 /* Resource limits: getrlimit, setrlimit and prlimit64 of the process itself. Ember's own limits
  * are what a process starts with (its stack, its memory, its descriptors: SYS_FDS); a program
  * may lower them, or raise one back up to its hard limit, as Linux lets a process without
- * CAP_SYS_RESOURCE. A lowered RLIMIT_NOFILE is kept to (sys_fd_lowest); the others are said
- * back as set. */
+ * CAP_SYS_RESOURCE. A lowered RLIMIT_NOFILE is kept to (sys_fd_lowest), RLIMIT_DATA and
+ * RLIMIT_AS where memory is mapped (sys_rlim.c); the others are said back as set. */
 #include <errno.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -25,6 +25,11 @@ static struct sys_rlim own(const struct sys_state *st, unsigned r)
 static struct sys_rlim limit_of(const struct sys_state *st, unsigned r)
 {
 	return st->rlim_set & (1u << r) ? st->rlim[r] : own(st, r);
+}
+
+uint64_t sys_rlimit_cur(const struct sys_state *st, unsigned r)
+{
+	return r < SYS_RLIMITS ? limit_of(st, r).cur : RLIM_INFINITY;
 }
 
 uint64_t sys_rlimit_nofile(const struct sys_state *st)
@@ -60,6 +65,8 @@ static long rlimit(struct sys_state *st, uint64_t r, uint64_t new, uint64_t old)
 	if (new) {
 		st->rlim[r] = want;
 		st->rlim_set |= 1u << r;
+		if (r == RLIMIT_DATA)
+			sys_rlim_data_set(st);
 	}
 	return 0;
 }

@@ -284,6 +284,10 @@ int sys_fault_signal(struct sys_state *st, struct proc_thread *t, const struct v
 		if (fault_sigs[i].fault != e->fault)
 			continue;
 		int sig = fault_sigs[i].sig, code = fault_sigs[i].code;
+		const struct sys_vma *v =
+		    e->fault == VM_FAULT_PAGE ? sys_vma_find(st, e->addr) : NULL;
+		if (v && (v->prot & VM_PROT_FAULT)) /* a file's page past its end */
+			sig = SIGBUS, code = BUS_ADRERR;
 		uint64_t h = st->sig[sig].handler;
 		/* a handler that cannot run (the signal blocked, or none) lets the fault kill the
 		 * process, as Linux's forced signal does */
@@ -291,7 +295,7 @@ int sys_fault_signal(struct sys_state *st, struct proc_thread *t, const struct v
 		    (sys_sigmask(st, t) & SIG_BIT(sig)) || t->regs.rip < EMBER_SYS_END)
 			return 0;
 		uint64_t addr = e->fault == VM_FAULT_PAGE ? e->addr : e->rip;
-		if (e->fault == VM_FAULT_PAGE && sys_vma_find(st, e->addr))
+		if (e->fault == VM_FAULT_PAGE && v && sig == SIGSEGV)
 			code = SEGV_ACCERR;
 		if (e->fault == VM_FAULT_BREAK)
 			t->regs.rip = e->rip + 1; /* a trap: after the int3, as Linux reports it */

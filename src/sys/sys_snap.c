@@ -36,9 +36,16 @@ int sys_save(const struct sys_state *cst, struct sys_saved *out)
 	memset(out, 0, sizeof(*out));
 	if (proc_save(&st->pr, &out->threads, mask_of, st) || sys_fd_save(st, out))
 		return -ENOMEM;
+	for (size_t i = 0; i < st->nshm; i++) /* the file as the mappings have it */
+		sys_shm_flush(st, st->shm[i].node);
 	if (copy_buf(&out->out, &st->out) || copy_buf(&out->log, &st->log) ||
 	    sys_tmp_save(st, &out->tmp))
 		return -ENOMEM;
+	if (st->nshm && !(out->shm = malloc(st->nshm * sizeof(*out->shm))))
+		return -ENOMEM;
+	if (st->nshm)
+		memcpy(out->shm, st->shm, st->nshm * sizeof(*out->shm));
+	out->nshm = st->nshm;
 	out->vmas = malloc((st->nvma ? st->nvma : 1) * sizeof(*out->vmas));
 	if (!out->vmas)
 		return -ENOMEM;
@@ -93,6 +100,13 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	int rc = sys_tmp_restore(st, s->tmp); /* before the descriptors that name its files */
 	if (rc)
 		return rc;
+	sys_shmem_free(st); /* the machine's reset gave its shared memory back, private */
+	st->nshm = 0; /* the snapshot's shared mappings of its /tmp files, those only */
+	for (size_t i = 0; i < s->nshm && !rc; i++)
+		rc = sys_shm_add(st, s->shm[i].start, s->shm[i].end, s->shm[i].node, s->shm[i].off,
+				 s->shm[i].priv);
+	if (rc)
+		return rc;
 	rc = sys_fd_restore(st, s);
 	if (rc)
 		return rc;
@@ -129,6 +143,7 @@ void sys_saved_free(struct sys_saved *s)
 {
 	proc_saved_free(&s->threads);
 	sys_tmp_free(s->tmp);
+	free(s->shm);
 	free(s->far);
 	sys_fd_saved_free(s);
 	free(s->vmas);

@@ -72,7 +72,7 @@ long sys_tmp_new(struct sys_state *st, uint32_t parent, const char *name, uint32
 /* The bound counts what is held, not what is used: every file's capacity. A file grows by
  * doubling while the bound allows, else to its size in pages; it gives memory back when it
  * shrinks below a quarter of what it holds */
-long sys_tmp_resize(struct sys_state *st, uint32_t node, uint64_t size)
+static long resize(struct sys_state *st, uint32_t node, uint64_t size)
 {
 	struct sys_tmp *t = st->tmp;
 	struct sys_tmp_node *n = &t->n[node];
@@ -105,12 +105,21 @@ long sys_tmp_resize(struct sys_state *st, uint32_t node, uint64_t size)
 	return 0;
 }
 
+/* a file mapped MAP_SHARED sees its new size (sys_shm.c) */
+long sys_tmp_resize(struct sys_state *st, uint32_t node, uint64_t size)
+{
+	sys_shm_flush(st, node);
+	long rc = resize(st, node, size);
+	sys_shm_refresh(st, node);
+	return rc;
+}
+
 int sys_tmp_open_node(const struct sys_state *st, uint32_t node)
 {
 	for (size_t i = 0; i < SYS_FDS; i++)
 		if (st->obj[i].kind == SYS_KIND_TMP && st->obj[i].refs && st->obj[i].id == node)
 			return 1;
-	return 0;
+	return sys_shm_names(st, node); /* a shared mapping holds it as a descriptor does */
 }
 
 static void free_node(struct sys_tmp *t, uint32_t node)
@@ -288,12 +297,16 @@ static void tmp_stat(struct sys_state *st, struct sys_obj *o, struct stat *s)
 	sys_tmp_stat(st, o->id, s);
 }
 
+void sys_tmp_release(struct sys_state *st, uint32_t node)
+{
+	if (st->tmp && st->tmp->n[node].parent == SYS_TMP_GONE && !sys_tmp_open_node(st, node))
+		free_node(st->tmp, node);
+}
+
 /* the last descriptor of a file unlinked while open: it goes now */
 static void tmp_close(struct sys_state *st, struct sys_obj *o)
 {
-	uint32_t node = o->id; /* o has no descriptor left: the look below passes it by */
-	if (st->tmp && st->tmp->n[node].parent == SYS_TMP_GONE && !sys_tmp_open_node(st, node))
-		free_node(st->tmp, node);
+	sys_tmp_release(st, o->id); /* o has no descriptor left: the look passes it by */
 }
 
 const struct sys_fd_ops sys_tmp_ops = {

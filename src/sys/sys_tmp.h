@@ -48,7 +48,10 @@ long sys_tmp_new(struct sys_state *st, uint32_t parent, const char *name, uint32
 long sys_tmp_resize(struct sys_state *st, uint32_t node, uint64_t size);
 /* node freed now, or, a file open on a descriptor, when its last one closes */
 void sys_tmp_unlink(struct sys_state *st, uint32_t node);
-/* whether a descriptor names node */
+/* node freed if it was unlinked and nothing names it any more (its last descriptor closed, its
+ * last shared mapping gone) */
+void sys_tmp_release(struct sys_state *st, uint32_t node);
+/* whether a descriptor (or a shared mapping) names node */
 int sys_tmp_open_node(const struct sys_state *st, uint32_t node);
 /* the stat of node */
 void sys_tmp_stat(const struct sys_state *st, uint32_t node, struct stat *s);

@@ -70,6 +70,7 @@ long sys_tmp_read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uin
 		return -EISDIR;
 	if ((o->flags & O_ACCMODE) == O_WRONLY)
 		return -EBADF;
+	sys_shm_flush(st, o->id); /* what a shared mapping wrote is the file's */
 	uint64_t left = pos < n->size ? n->size - pos : 0, k = len < left ? len : left;
 	if (k && sys_put(st, addr, n->data + pos, k))
 		return -EFAULT;
@@ -95,11 +96,13 @@ long sys_tmp_write_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 	uint64_t end = pos + len < most ? pos + len : most;
 	if (end <= pos)
 		return -ENOSPC;
+	sys_shm_flush(st, o->id); /* a shared mapping's writes first, then this one over them */
 	long rc = end > size ? sys_tmp_resize(st, o->id, end) : 0;
 	if (rc)
 		return rc;
 	struct sys_tmp_node *n = node_of(st, o->id);
 	memcpy(n->data + pos, src, end - pos);
+	sys_shm_refresh(st, o->id);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n->mtime_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -279,6 +282,8 @@ static long sys_pwrite64(struct sys_state *st, const uint64_t a[6])
 		return -EBADF;
 	if (o->kind == SYS_KIND_FILE || o->kind == SYS_KIND_PROC)
 		return -EBADF; /* open read-only */
+	if (o->kind == SYS_KIND_DEV)
+		return sys_dev_pwrite(st, o, a[1], a[2], (int64_t)a[3]);
 	if (o->kind != SYS_KIND_TMP)
 		return -ESPIPE;
 	if ((int64_t)a[3] < 0)

@@ -116,6 +116,25 @@ int sys_vma_protect(struct sys_state *st, uint64_t start, uint64_t end, int prot
 	return sys_vma_map(st, start, end, prot);
 }
 
+/* bit set (on) or cleared in the protections of what is mapped in [start, end), the rest of
+ * them kept, the machine told */
+int sys_vma_flag(struct sys_state *st, uint64_t start, uint64_t end, int bit, int on)
+{
+	for (uint64_t a = start; a < end;) {
+		size_t i = first_above(st, a);
+		if (i >= st->nvma || st->vmas[i].start >= end)
+			return 0;
+		const struct sys_vma *v = &st->vmas[i];
+		uint64_t lo = v->start > a ? v->start : a, hi = v->end < end ? v->end : end;
+		int prot = on ? v->prot | bit : v->prot & ~bit;
+		if (prot != v->prot &&
+		    (sys_vma_map(st, lo, hi, prot) || vm_protect(st->vm, lo, hi - lo, prot)))
+			return -ENOMEM;
+		a = hi;
+	}
+	return 0;
+}
+
 int sys_vma_free_range(const struct sys_state *st, uint64_t start, uint64_t end)
 {
 	size_t i = first_above(st, start);

@@ -336,6 +336,9 @@ int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 		return -EINVAL;
 	if (len == 0)
 		return 0;
+	/* kept in the caller's books, never accessible (a file's pages past its end) */
+	if (prot & VM_PROT_FAULT)
+		prot = 0;
 	return vm->ops->protect(vm, addr, len, prot);
 }
 

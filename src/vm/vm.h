@@ -193,6 +193,10 @@ void vm_cow_budget_reset(void);
  * until vm_drop_files or vm_discard over it, which put private zero memory in its place. */
 int vm_map_file(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off);
 int vm_drop_files(struct vm *vm, uint64_t lo, uint64_t hi);
+/* As vm_map_file, but shared: the guest's writes go to fd's pages, which every machine mapping
+ * them sees (MAP_SHARED memory across fork); a file run as above, which vm_drop_files, a
+ * discard and the reset replace with private zero memory. -EOPNOTSUPP on ptrace. */
+int vm_map_shared(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off);
 /* the file runs there are now become the snapshot's content (the snapshot point): a reset
  * keeps them, copying into what was written, as it does with the snapshot's own runs */
 void vm_keep_files(struct vm *vm);
@@ -225,7 +229,10 @@ int vm_present(struct vm *vm, const uint64_t *addrs, size_t n, uint8_t *out);
 int vm_mergeable(struct vm *vm);
 
 /* Sets program-visible permissions (PROT_* bits; 0 = unmapped) for whole pages in
- * [addr, addr+len). Both must be page-aligned and inside guest RAM above EMBER_SYS_END. */
+ * [addr, addr+len). Both must be page-aligned and inside guest RAM above EMBER_SYS_END.
+ * VM_PROT_FAULT with any of them: no access at all (the caller's books keep the rest: a
+ * file's pages past its end, SIGBUS to the program). */
+#define VM_PROT_FAULT 0x10000
 int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot);
 /* Gives [addr, addr+len) back: the pages read as zero afterwards and cost no memory. */
 int vm_discard(struct vm *vm, uint64_t addr, uint64_t len);

@@ -234,7 +234,8 @@ static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t 
 {
 	if (!vm->host_w || vm->backend != VM_BACKEND_KVM)
 		return -EOPNOTSUPP; /* the ptrace stub sees guest memory through the memfd only */
-	int flags = MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE | (fd < 0 ? MAP_ANONYMOUS : 0);
+	int flags = (file == VM_RUN_SHARED ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED | MAP_NORESERVE |
+		    (fd < 0 ? MAP_ANONYMOUS : 0);
 	if (addr % PAGE || len % PAGE || off % PAGE || !len || !vm_guest(vm, addr, len) ||
 	    addr + len > vm->user_top)
 		return -EINVAL;
@@ -258,14 +259,24 @@ static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t 
 
 int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
 {
-	return map_run(vm, addr, len, fd, off, 0, 1);
+	return map_run(vm, addr, len, fd, off, VM_RUN_SNAP, 1);
 }
 
 int vm_map_file(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
 {
 	if (fd < 0)
 		return -EINVAL;
-	int rc = map_run(vm, addr, len, fd, off, 1, 1);
+	int rc = map_run(vm, addr, len, fd, off, VM_RUN_FILE, 1);
+	vm->files |= !rc;
+	return rc;
+}
+
+int vm_map_shared(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
+{
+	if (fd < 0)
+		return -EINVAL;
+	/* a file's run: a discard, an unmapping and the reset put private memory in its place */
+	int rc = map_run(vm, addr, len, fd, off, VM_RUN_SHARED, 1);
 	vm->files |= !rc;
 	return rc;
 }
@@ -285,9 +296,14 @@ static int next_file(const struct vm *vm, uint64_t lo, uint64_t hi, uint64_t *a,
 
 void vm_keep_files(struct vm *vm)
 {
-	for (size_t i = 0; i < vm->ncow; i++)
-		vm->cow[i].file = 0;
 	vm->files = 0;
+	for (size_t i = 0; i < vm->ncow; i++) {
+		/* shared memory is never a snapshot's: the first reset gives it back, private */
+		if (vm->cow[i].file == VM_RUN_SHARED)
+			vm->files = 1;
+		else
+			vm->cow[i].file = VM_RUN_SNAP;
+	}
 }
 
 int vm_drop_files(struct vm *vm, uint64_t lo, uint64_t hi)
@@ -298,7 +314,7 @@ int vm_drop_files(struct vm *vm, uint64_t lo, uint64_t hi)
 	while (next_file(vm, lo, hi, &a, &b)) {
 		/* private anonymous memory in their place (it reads as zero), written as far as a
 		 * reset knows: the snapshot's pages there are put back */
-		int rc = map_run(vm, a, b - a, -1, 0, 0, 0);
+		int rc = map_run(vm, a, b - a, -1, 0, VM_RUN_SNAP, 0);
 		if (rc)
 			return rc;
 	}

@@ -59,9 +59,10 @@ struct vm_cpu {
 	uint64_t slice;	    /* the run in progress ends at this time (0: no end but the deadline) */
 };
 
+enum { VM_RUN_SNAP, VM_RUN_FILE, VM_RUN_SHARED };
 struct vm_range {
 	uint64_t lo, hi;
-	int file; /* a copy-on-write run: a file's (vm_map_file), not a snapshot's */
+	int file; /* VM_RUN_*: a copy-on-write run, a snapshot's or a file's; or shared memory */
 };
 
 struct vm_thread;

@@ -214,6 +214,7 @@ int main(int argc, char **argv)
 	sum_map("mmap private ro", fb, 10000, PROT_READ, MAP_PRIVATE);
 	sum_map("mmap private rw", fb, 10000, PROT_READ | PROT_WRITE, MAP_PRIVATE);
 	sum_map("mmap private ro again", fb, 10000, PROT_READ, MAP_PRIVATE);
+	sum_map("mmap shared ro", fb, 10000, PROT_READ, MAP_SHARED);
 	sum_map("mmap shared rw", fb, 4096, PROT_READ | PROT_WRITE, MAP_SHARED);
 	sum_map("mmap of a folder", fdir, 4096, PROT_READ, MAP_PRIVATE);
 	res("mmap unaligned offset", (long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fb, 100));

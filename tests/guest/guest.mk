@@ -39,6 +39,10 @@ GUEST_PROGS += forkbench
 # processes in an invocation (tests/integration/test_procs.sh): with glibc too, whose fork is
 # clone(CLONE_CHILD_SETTID|CLONE_CHILD_CLEARTID|SIGCHLD) where musl's is SYS_fork
 GUEST_PROGS += procs
+# MAP_SHARED of /tmp files, /dev/zero and anonymous memory (tests/integration/test_shmap.sh)
+GUEST_PROGS += shmap
+# RLIMIT_DATA and RLIMIT_AS set by the program (tests/integration/test_guest.sh)
+GUEST_PROGS += rlimits
 GUEST_MULTI := hello workout args counter marker procs
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
