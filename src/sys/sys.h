@@ -10,8 +10,9 @@
 #include "sys/sys_rt.h"
 #include "vm/vm.h"
 
-#define SYS_NR_MAX    512  /* Linux x86-64 numbers below this are counted one by one */
-#define SYS_GUEST_UID 1000 /* the uid and gid a program sees for itself and its files */
+#define SYS_NR_MAX    512	  /* Linux x86-64 numbers below this are counted one by one */
+#define SYS_GUEST_UID 1000	  /* the uid and gid a program sees for itself and its files */
+#define SYS_CWD_TMP   0x80000000u /* sys_state.cwd: a node of /tmp's, not of the bundle's */
 
 struct sys_vma {
 	uint64_t start, end;
@@ -214,7 +215,8 @@ struct sys_state {
 	struct sys_obj obj_own[SYS_FDS];
 	uint8_t *pipe_own[SYS_FDS];
 	int std_changed; /* fds 0 to 4 changed since the runtime was told (sys_rt_ops.fds) */
-	/* the function's files (NULL: none; every path is refused) and the cwd there */
+	/* the function's files (NULL: none; every path is refused) and the cwd: a folder there,
+	 * or with SYS_CWD_TMP, a folder of the scratch /tmp (its node) */
 	const struct bnd *bundle;
 	uint32_t cwd;
 	/* the scratch /tmp, made on first use (sys_tmp.c); NULL: none yet. Borrowed: the first

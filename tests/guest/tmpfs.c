@@ -4,7 +4,9 @@
  *   leave  prints whether /tmp/left is there, then writes it, a secret (the next invocation
  *          must not see it)
  *   fill   writes 1 MiB pieces to /tmp/big until the file system is full: prints how far
- *   edges  what differs from a tmpfs: links, /tmp itself removed, a cwd in /tmp
+ *   edges  what differs from a tmpfs: links, /tmp itself removed
+ *   cwd    a cwd in /tmp: relative paths from it, chdir and fchdir, getcwd, out of /tmp by "..",
+ *          the cwd removed (compared with a native run; /etc must be in the function's files)
  *   hostile what once harmed the host: a 4095-byte path of 2,048 components from a /tmp
  *          descriptor, a rename over a folder open on a descriptor then listed, files grown to
  *          the bound and truncated again and again (what a file held is given back)
@@ -34,7 +36,8 @@ static const struct {
 	     {EBUSY, "EBUSY"},	       {EPERM, "EPERM"},
 	     {ENOTEMPTY, "ENOTEMPTY"}, {ENOSPC, "ENOSPC"},
 	     {EACCES, "EACCES"},       {EROFS, "EROFS"},
-	     {EXDEV, "EXDEV"},	       {ENAMETOOLONG, "ENAMETOOLONG"}};
+	     {EXDEV, "EXDEV"},	       {ENAMETOOLONG, "ENAMETOOLONG"},
+	     {ERANGE, "ERANGE"}};
 
 static const char *err_name(int e)
 {
@@ -50,6 +53,52 @@ static void res(const char *what, long rc)
 		printf("%s: %s\n", what, err_name(errno));
 	else
 		printf("%s: %ld\n", what, rc);
+}
+
+static void show_cwd(void)
+{
+	char buf[256];
+	if (getcwd(buf, sizeof(buf)))
+		printf("getcwd: %s\n", buf);
+	else
+		printf("getcwd: %s\n", err_name(errno));
+}
+
+static int cwd(void)
+{
+	char small[8];
+	struct stat s;
+	unlink(D "/a/f"), rmdir(D "/a"), rmdir(D);
+	res("mkdir", mkdir(D, 0700) || mkdir(D "/a", 0700));
+	res("chdir " D "/a", chdir(D "/a"));
+	show_cwd();
+	int fd = open("f", O_CREAT | O_WRONLY, 0600);
+	res("open f", fd < 0 ? -1 : 0);
+	res("write f", write(fd, "abc", 3));
+	close(fd);
+	res("stat ../a/f", stat("../a/f", &s));
+	printf("size: %ld\n", (long)s.st_size);
+	res("chdir ..", chdir(".."));
+	show_cwd();
+	res("open a", (fd = open("a", O_RDONLY | O_DIRECTORY)) < 0 ? -1 : 0);
+	res("fchdir a", fchdir(fd));
+	close(fd);
+	show_cwd();
+	res("stat ./f", stat("./f", &s));
+	res("access ../../../etc", access("../../../etc", F_OK));
+	res("open ../../../etc", (fd = open("../../../etc", O_RDONLY | O_DIRECTORY)) < 0 ? -1 : 0);
+	close(fd);
+	res("getcwd in 8 bytes", getcwd(small, sizeof(small)) ? 0 : -1);
+	res("chdir f", chdir("f"));
+	res("chdir none", chdir("none"));
+	res("unlink f", unlink("f"));
+	res("rmdir the cwd", rmdir(D "/a"));
+	show_cwd();
+	res("open g in the removed cwd", open("g", O_CREAT | O_WRONLY, 0600));
+	res("chdir /tmp", chdir("/tmp"));
+	show_cwd();
+	res("rmdir " D, rmdir(D));
+	return 0;
 }
 
 static int by_name(const void *a, const void *b)
@@ -177,9 +226,10 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "edges")) { /* where Ember's /tmp says no and a tmpfs would not */
 		res("symlink", symlink("x", "/tmp/l"));
 		res("rmdir /tmp", rmdir("/tmp"));
-		res("chdir /tmp", chdir("/tmp"));
 		return 0;
 	}
+	if (!strcmp(mode, "cwd"))
+		return cwd();
 	if (!strcmp(mode, "hostile")) {
 		static char deep[4096];
 		for (int i = 0; i < 2047; i++)
