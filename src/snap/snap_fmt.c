@@ -93,6 +93,7 @@ static const struct field snap_fields[] = {
     S(sys.brk_cur, 8),
     S(sys.code_pos, 8),
     S(sys.cwd, 4),
+    S(sys.umask, 4),
     S(sys.pending, 4),
     S(sys.snap_tid, 4),
     S(sys.threads.next_tid, 4),

@@ -23,7 +23,8 @@ static void build_table(void)
 	    sys_fs_dir_table, sys_mem_table,	 sys_io_table,	    sys_fd_table,
 	    sys_pipe_table,   sys_eventfd_table, sys_timerfd_table, sys_poll_table,
 	    sys_epoll_table,  sys_time_table,	 sys_proc_table,    sys_thread_table,
-	    sys_signal_table, sys_timer_table,	 sys_kin_table};
+	    sys_signal_table, sys_timer_table,	 sys_kin_table,	    sys_ident_table,
+	    sys_fs_attr_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)
@@ -56,6 +57,7 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 	if (st->proc.max_pids < 1)
 		st->proc.max_pids = SYS_PIDS_DEFAULT;
 	st->pid = st->pgid = st->sid = 1;
+	st->umask = 022;
 	sys_fd_init(st); /* 0, 1, 2; 3 only with code, 4 in invocations */
 	if (vm_cpus(vm) < st->proc.cpus)
 		return -EINVAL; /* the machine was made with fewer vCPUs (vm_add_cpu) */

@@ -219,6 +219,7 @@ struct sys_state {
 	 * or with SYS_CWD_TMP, a folder of the scratch /tmp (its node) */
 	const struct bnd *bundle;
 	uint32_t cwd;
+	uint32_t umask; /* the mode bits a file or folder made in /tmp goes without */
 	/* the scratch /tmp, made on first use (sys_tmp.c); NULL: none yet. Borrowed: the first
 	 * process's, which every process of the invocation shares (sys_inherit) */
 	struct sys_tmp *tmp;
@@ -337,7 +338,7 @@ struct sys_saved {
 	struct sys_vma *far; /* reservations beyond guest memory */
 	size_t nfar;
 	size_t code_pos;
-	uint32_t cwd;
+	uint32_t cwd, umask;
 	/* the descriptor table, compact: the open descriptors, the objects they name (each with its
 	 * slot), the epoll entries, and the pipes' bytes (each read end's len of them, in the order
 	 * of the objects); a timer's at is the time left (sys_fd_snap.c) */
@@ -510,7 +511,8 @@ struct sys_entry {
 extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[], sys_proc_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
-    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[];
+    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[],
+    sys_ident_table[], sys_fs_attr_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

@@ -23,8 +23,6 @@ const struct sys_entry sys_deny_table[] = {
     DENY(SYS_ptrace, "ptrace", EPERM),
     DENY(SYS_process_vm_readv, "process_vm_readv", EPERM),
     DENY(SYS_process_vm_writev, "process_vm_writev", EPERM),
-    DENY(SYS_setuid, "setuid", EPERM),
-    DENY(SYS_setgid, "setgid", EPERM),
     DENY(SYS_mount, "mount", EPERM),
     DENY(SYS_reboot, "reboot", EPERM),
     DENY(SYS_memfd_create, "memfd_create", EACCES),

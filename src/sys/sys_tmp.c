@@ -33,7 +33,7 @@ struct sys_tmp *sys_tmp_tree(struct sys_state *st)
 	}
 	t->nn = 1;
 	t->n[0] = (struct sys_tmp_node){.mode = S_IFDIR | 01777, .parent = 0, .name = "tmp"};
-	t->n[0].mtime_ns = now_ns();
+	t->n[0].atime_ns = t->n[0].mtime_ns = now_ns();
 	st->tmp = t;
 	return t;
 }
@@ -65,7 +65,7 @@ long sys_tmp_new(struct sys_state *st, uint32_t parent, const char *name, uint32
 	n->mode = mode;
 	n->parent = parent;
 	snprintf(n->name, sizeof(n->name), "%s", name);
-	n->mtime_ns = t->n[parent].mtime_ns = now_ns();
+	n->atime_ns = n->mtime_ns = t->n[parent].mtime_ns = now_ns();
 	return i;
 }
 
@@ -157,7 +157,8 @@ void sys_tmp_stat(const struct sys_state *st, uint32_t node, struct stat *s)
 	s->st_blksize = 4096;
 	s->st_blocks = (blkcnt_t)((n->size + 511) / 512);
 	s->st_mtim = (struct timespec){n->mtime_ns / 1000000000LL, n->mtime_ns % 1000000000LL};
-	s->st_atim = s->st_ctim = s->st_mtim;
+	s->st_ctim = s->st_mtim;
+	s->st_atim = (struct timespec){n->atime_ns / 1000000000LL, n->atime_ns % 1000000000LL};
 }
 
 struct sys_obj *sys_tmp_file(struct sys_state *st, uint64_t fd)

@@ -17,7 +17,7 @@ struct sys_tmp_node {
 	char name[SYS_TMP_NAME];
 	uint8_t *data;
 	uint64_t size, cap;
-	int64_t mtime_ns;
+	int64_t mtime_ns, atime_ns;
 };
 
 /* node 0 is /tmp; nodes are never moved, so a descriptor names one by its index */

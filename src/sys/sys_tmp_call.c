@@ -14,8 +14,6 @@
 #include "sys/sys_fs.h"
 #include "sys/sys_tmp.h"
 
-#define UMASK 022
-
 static struct sys_tmp_node *node_of(struct sys_state *st, uint32_t i)
 {
 	return &st->tmp->n[i];
@@ -48,7 +46,7 @@ long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, 
 		return -EMFILE;
 	if (tmpfile || !at->found) {
 		long n = sys_tmp_new(st, tmpfile ? node : at->parent, tmpfile ? "" : at->name,
-				     S_IFREG | (mode & 07777 & ~UMASK));
+				     S_IFREG | (mode & 07777 & ~st->umask));
 		if (n < 0)
 			return n;
 		node = (uint32_t)n;
@@ -121,7 +119,7 @@ static long make_dir(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64
 		return rc ? rc : outside(st);
 	if (at.found)
 		return -EEXIST;
-	rc = sys_tmp_new(st, at.parent, at.name, S_IFDIR | ((uint32_t)mode & 07777 & ~UMASK));
+	rc = sys_tmp_new(st, at.parent, at.name, S_IFDIR | ((uint32_t)mode & 07777 & ~st->umask));
 	return rc < 0 ? rc : 0;
 }
 
@@ -328,20 +326,21 @@ static long set_attr(struct sys_state *st, uint64_t dirfd, uint64_t path, int is
 		n->mode = (n->mode & S_IFMT) | ((uint32_t)v & 07777);
 		return 0;
 	}
-	struct timespec ts[2];
+	/* the access time, then the modification time: each a time, UTIME_NOW or UTIME_OMIT */
+	struct timespec ts[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}}, now;
 	if (v && sys_get(st, ts, v, sizeof(ts)))
 		return -EFAULT;
-	if (v && ts[1].tv_nsec == UTIME_OMIT)
-		return 0;
-	if (v && ts[1].tv_nsec != UTIME_NOW) {
-		if (ts[1].tv_nsec < 0 || ts[1].tv_nsec >= 1000000000)
+	for (int i = 0; i < 2; i++)
+		if (ts[i].tv_nsec != UTIME_NOW && ts[i].tv_nsec != UTIME_OMIT &&
+		    (ts[i].tv_nsec < 0 || ts[i].tv_nsec >= 1000000000))
 			return -EINVAL;
-		n->mtime_ns = (int64_t)ts[1].tv_sec * 1000000000 + ts[1].tv_nsec;
-		return 0;
-	}
-	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	n->mtime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	int64_t *times[2] = {&n->atime_ns, &n->mtime_ns};
+	for (int i = 0; i < 2; i++)
+		if (ts[i].tv_nsec != UTIME_OMIT)
+			*times[i] = ts[i].tv_nsec == UTIME_NOW
+					? (int64_t)now.tv_sec * 1000000000 + now.tv_nsec
+					: (int64_t)ts[i].tv_sec * 1000000000 + ts[i].tv_nsec;
 	return 0;
 }
 

@@ -7,6 +7,8 @@
  *   edges  what differs from a tmpfs: links, /tmp itself removed
  *   cwd    a cwd in /tmp: relative paths from it, chdir and fchdir, getcwd, out of /tmp by "..",
  *          the cwd removed (compared with a native run; /etc must be in the function's files)
+ *   attr   what an unprivileged user may do with its files and ids: the umask, both times set,
+ *          chown to its own ids only, statfs of /tmp and of the files (/etc), its ids and groups
  *   hostile what once harmed the host: a 4095-byte path of 2,048 components from a /tmp
  *          descriptor, a rename over a folder open on a descriptor then listed, files grown to
  *          the bound and truncated again and again (what a file held is given back)
@@ -22,6 +24,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -98,6 +102,48 @@ static int cwd(void)
 	res("chdir /tmp", chdir("/tmp"));
 	show_cwd();
 	res("rmdir " D, rmdir(D));
+	return 0;
+}
+
+static int attr(void)
+{
+	struct stat s;
+	struct statfs f;
+	unsigned ids[3];
+	gid_t groups[4];
+	printf("umask: %03o\n", umask(077));
+	res("creat", close(open("/tmp/f", O_CREAT | O_WRONLY, 0666)));
+	res("stat", stat("/tmp/f", &s));
+	printf("mode: %03o, umask then: %03o\n", s.st_mode & 0777, umask(022));
+	const struct timespec ts[2] = {{1, 500000000}, {4, 250000000}},
+			      omit[2] = {{0, UTIME_OMIT}, {9, 0}};
+	res("utimensat", utimensat(AT_FDCWD, "/tmp/f", ts, 0));
+	res("stat", stat("/tmp/f", &s));
+	printf("atime %ld.%09ld, mtime %ld.%09ld\n", (long)s.st_atim.tv_sec, s.st_atim.tv_nsec,
+	       (long)s.st_mtim.tv_sec, s.st_mtim.tv_nsec);
+	res("utimensat, atime omitted", utimensat(AT_FDCWD, "/tmp/f", omit, 0));
+	res("stat", stat("/tmp/f", &s));
+	printf("atime %ld, mtime %ld\n", (long)s.st_atim.tv_sec, (long)s.st_mtim.tv_sec);
+	res("chown to its own", chown("/tmp/f", getuid(), getgid()));
+	res("chown to -1", chown("/tmp/f", -1, -1));
+	res("chown to root", chown("/tmp/f", 0, 0));
+	res("chown /etc", chown("/etc", -1, -1));
+	res("fchown 99", fchown(99, -1, -1));
+	res("statfs /tmp", statfs("/tmp", &f));
+	printf("tmpfs: %d, bsize %ld, read-only %d\n", f.f_type == 0x01021994, (long)f.f_bsize,
+	       (f.f_flags & ST_RDONLY) != 0);
+	res("statfs /etc", statfs("/etc", &f));
+	printf("read-only %d\n", (f.f_flags & ST_RDONLY) != 0);
+	res("statfs /none", statfs("/none", &f));
+	res("fstatfs 99", fstatfs(99, &f));
+	res("getresuid", getresuid(&ids[0], &ids[1], &ids[2]));
+	printf("ids: %u %u %u\n", ids[0], ids[1], ids[2]);
+	int n = getgroups(4, groups);
+	printf("groups: %d, the first its own: %d\n", n, n > 0 && groups[0] == getgid());
+	res("setreuid -1 -1", setreuid(-1, -1));
+	res("setresuid to its own", setresuid(getuid(), getuid(), -1));
+	res("setuid 0", setuid(0));
+	res("unlink", unlink("/tmp/f"));
 	return 0;
 }
 
@@ -230,6 +276,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "cwd"))
 		return cwd();
+	if (!strcmp(mode, "attr"))
+		return attr();
 	if (!strcmp(mode, "hostile")) {
 		static char deep[4096];
 		for (int i = 0; i < 2047; i++)

@@ -3,7 +3,8 @@
 # and removed as on Linux (compared with a native run in the host's /tmp), in both syscall modes;
 # what init leaves there is every invocation's start and nothing more; what an invocation leaves
 # is gone at the next; it is bounded (ENOSPC past a quarter of guest memory); Debian's sqlite3
-# keeps a database there; a cwd there works as natively; links and /tmp itself removed are refused.
+# keeps a database there; a cwd there works as natively; links and /tmp itself removed are refused;
+# the umask, times, owners, statfs and ids are an unprivileged user's.
 . "$(dirname "$0")/lib.sh"
 pick_backend
 P=$G/tmpfs.musl
@@ -67,6 +68,45 @@ for mode in trap guest; do
 	expect_rc 0 "cwd, $mode"
 	check "cwd, $mode: every result as natively" cmp -s "$tmp/out" "$tmp/native"
 	[ -s "$tmp/out" ] && ! cmp -s "$tmp/out" "$tmp/native" && diff "$tmp/native" "$tmp/out" | head -n 6
+done
+
+# what an unprivileged user may do with its files and ids (natively root may do more)
+cat >"$tmp/want_attr" <<'EOF'
+umask: 022
+creat: 0
+stat: 0
+mode: 600, umask then: 077
+utimensat: 0
+stat: 0
+atime 1.500000000, mtime 4.250000000
+utimensat, atime omitted: 0
+stat: 0
+atime 1, mtime 9
+chown to its own: 0
+chown to -1: 0
+chown to root: EPERM
+chown /etc: EROFS
+fchown 99: EBADF
+statfs /tmp: 0
+tmpfs: 1, bsize 4096, read-only 0
+statfs /etc: 0
+read-only 1
+statfs /none: ENOENT
+fstatfs 99: EBADF
+getresuid: 0
+ids: 1000 1000 1000
+groups: 1, the first its own: 1
+setreuid -1 -1: 0
+setresuid to its own: 0
+setuid 0: EPERM
+unlink: 0
+EOF
+for mode in trap guest; do
+	er --syscalls "$mode" --files "$tmp/root" "$P" attr
+	expect_rc 0 "attr, $mode"
+	check "attr, $mode: as the user the guest is" cmp -s "$tmp/out" "$tmp/want_attr"
+	[ -s "$tmp/out" ] && ! cmp -s "$tmp/out" "$tmp/want_attr" &&
+		diff "$tmp/want_attr" "$tmp/out" | head -n 6
 done
 
 # what once harmed the host: refused or done, and the host goes on (a path too long, a folder
