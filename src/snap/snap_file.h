@@ -8,9 +8,9 @@
  * width little-endian fields (snap_fmt.c) instead of the structs as the compiler laid them out;
  * 7: the runtime's table of call sites, its call in progress, a smaller XSAVE area; 8: threads
  * and timers; 9: the descriptor table (pipes with their bytes, eventfds, timerfds, epolls) in
- * place of the bundle's open files; 10: the umask.
+ * place of the bundle's open files.
  * A file of another version is refused, and the snapshot made again. */
-#define SNAP_FILE_VERSION 10
+#define SNAP_FILE_VERSION 9
 
 /* what a snapshot on disk must match to be used */
 struct snap_meta {

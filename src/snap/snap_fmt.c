@@ -93,7 +93,6 @@ static const struct field snap_fields[] = {
     S(sys.brk_cur, 8),
     S(sys.code_pos, 8),
     S(sys.cwd, 4),
-    S(sys.umask, 4),
     S(sys.pending, 4),
     S(sys.snap_tid, 4),
     S(sys.threads.next_tid, 4),
@@ -122,8 +121,9 @@ static const struct field timer_fields[] = {
 /* A member added to a struct saved here needs its field in these tables and a new
  * SNAP_FILE_VERSION: on x86-64 these sizes change with it, and the build says so. Not on disk,
  * by design: sys_saved.fs_win (the in-guest runtime's file windows, forgotten by the first run
- * after a load), sys_saved.tmp (a /tmp that init wrote keeps its snapshot in memory only:
- * func/disk.c), the pointers and capacities the parser sets itself. */
+ * after a load), sys_saved.umask and sys_saved.tmp (a umask init changed, a /tmp that init wrote
+ * keep their snapshot in memory only: func/disk.c), the pointers and capacities the parser sets
+ * itself. */
 #if defined(__x86_64__) && defined(__LP64__)
 _Static_assert(sizeof(struct sys_process) == 56 && sizeof(struct sys_saved) == 3032 &&
 		   sizeof(struct proc_saved_thread) == 16608 && sizeof(struct proc_timer) == 32 &&

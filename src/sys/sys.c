@@ -57,7 +57,7 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 	if (st->proc.max_pids < 1)
 		st->proc.max_pids = SYS_PIDS_DEFAULT;
 	st->pid = st->pgid = st->sid = 1;
-	st->umask = 022;
+	st->umask = SYS_UMASK;
 	sys_fd_init(st); /* 0, 1, 2; 3 only with code, 4 in invocations */
 	if (vm_cpus(vm) < st->proc.cpus)
 		return -EINVAL; /* the machine was made with fewer vCPUs (vm_add_cpu) */

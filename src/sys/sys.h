@@ -13,6 +13,7 @@
 #define SYS_NR_MAX    512	  /* Linux x86-64 numbers below this are counted one by one */
 #define SYS_GUEST_UID 1000	  /* the uid and gid a program sees for itself and its files */
 #define SYS_CWD_TMP   0x80000000u /* sys_state.cwd: a node of /tmp's, not of the bundle's */
+#define SYS_UMASK     022	  /* a process's umask until it sets one */
 
 struct sys_vma {
 	uint64_t start, end;
@@ -338,7 +339,8 @@ struct sys_saved {
 	struct sys_vma *far; /* reservations beyond guest memory */
 	size_t nfar;
 	size_t code_pos;
-	uint32_t cwd, umask;
+	uint32_t cwd;
+	uint32_t umask; /* 0: SYS_UMASK (a snapshot from disk keeps none); else it | 01000 */
 	/* the descriptor table, compact: the open descriptors, the objects they name (each with its
 	 * slot), the epoll entries, and the pipes' bytes (each read end's len of them, in the order
 	 * of the objects); a timer's at is the time left (sys_fd_snap.c) */

@@ -53,7 +53,7 @@ int sys_save(const struct sys_state *cst, struct sys_saved *out)
 	out->brk_cur = st->brk_cur;
 	out->code_pos = st->code_pos;
 	out->cwd = st->cwd;
-	out->umask = st->umask;
+	out->umask = st->umask == SYS_UMASK ? 0 : st->umask | 01000;
 	memcpy(out->fs_win, st->fs_win, sizeof(out->fs_win));
 	memcpy(out->sig, st->sig, sizeof(out->sig));
 	out->snap_tid = st->snap_tid;
@@ -85,7 +85,7 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	st->brk_cur = s->brk_cur;
 	st->code_pos = s->code_pos;
 	st->cwd = s->cwd;
-	st->umask = s->umask;
+	st->umask = s->umask ? s->umask & 0777 : SYS_UMASK;
 	int rc = sys_tmp_restore(st, s->tmp); /* before the descriptors that name its files */
 	if (rc)
 		return rc;
