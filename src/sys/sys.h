@@ -94,6 +94,7 @@ enum sys_kind {
 	SYS_KIND_PROC,	/* a /proc or /sys file made from the virtine's state (sys_procfs.c) */
 	SYS_KIND_TMP,	/* a file or folder of the scratch /tmp (sys_tmp.c) */
 	SYS_KIND_DEV,	/* /dev/null, /dev/zero, /dev/urandom and the like (sys_dev.c) */
+	SYS_KIND_SOCK,	/* one end of a connected pair of Unix stream sockets (sys_sock.c) */
 	SYS_KINDS,
 };
 /* an open file description; what the fields hold is the kind's:
@@ -101,6 +102,8 @@ enum sys_kind {
  *   FILE   id: the bundle's node; pos: the offset, or a folder's next entry
  *   PIPE   flags O_RDONLY (the read end) or O_WRONLY; id: the other end's slot + 1 (0: closed);
  *          the read end's bytes: len of them in sys_state.pipe_buf[its slot] from pos
+ *   SOCK   as a pipe's read end, each end with its ring, flags O_RDWR; at: what is shut of it
+ *          (1 receiving, 2 sending: Linux's sk_shutdown)
  *   EVENT  pos: the counter; id: 1 for EFD_SEMAPHORE
  *   TIMER  id: the clock; pos: expirations not read yet; at: the next one (CLOCK_MONOTONIC ns,
  *          0: disarmed), every: the interval (ns, 0: once)
@@ -514,7 +517,7 @@ extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
     sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[],
-    sys_ident_table[], sys_fs_attr_table[], sys_sigwait_table[];
+    sys_ident_table[], sys_fs_attr_table[], sys_sigwait_table[], sys_sock_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

@@ -16,7 +16,6 @@ const struct sys_entry sys_deny_table[] = {
     DENY(SYS_openat2, "openat2", EACCES),
     /* the network */
     DENY(SYS_socket, "socket", EACCES),
-    DENY(SYS_socketpair, "socketpair", EACCES),
     /* connect, bind, getpeername and the other calls on a socket: sys_fd.c (no descriptor is
      * one: ENOTSOCK on an open one) */
     /* other processes */
