@@ -8,7 +8,8 @@
  *   cwd    a cwd in /tmp: relative paths from it, chdir and fchdir, getcwd, out of /tmp by "..",
  *          the cwd removed (compared with a native run; /etc must be in the function's files)
  *   attr   what an unprivileged user may do with its files and ids: the umask, both times set,
- *          chown to its own ids only, statfs of /tmp and of the files (/etc), its ids and groups
+ *          chown to its own ids only, statfs of /tmp and of the files (/etc), its ids and groups,
+ *          the clock (not its to set) and its thread's CPU clock
  *   hostile what once harmed the host: a 4095-byte path of 2,048 components from a /tmp
  *          descriptor, a rename over a folder open on a descriptor then listed, files grown to
  *          the bound and truncated again and again (what a file held is given back)
@@ -19,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define D "/tmp/ember-tmpfs"
@@ -143,6 +146,13 @@ static int attr(void)
 	res("setreuid -1 -1", setreuid(-1, -1));
 	res("setresuid to its own", setresuid(getuid(), getuid(), -1));
 	res("setuid 0", setuid(0));
+	struct timespec now;
+	clockid_t cpu;
+	clock_gettime(CLOCK_REALTIME, &now);
+	res("clock_settime", clock_settime(CLOCK_REALTIME, &now));
+	res("clock_settime of the monotonic clock", clock_settime(CLOCK_MONOTONIC, &now));
+	pthread_getcpuclockid(pthread_self(), &cpu);
+	res("its thread's CPU clock read", clock_gettime(cpu, &now));
 	res("unlink", unlink("/tmp/f"));
 	return 0;
 }

@@ -99,6 +99,9 @@ groups: 1, the first its own: 1
 setreuid -1 -1: 0
 setresuid to its own: 0
 setuid 0: EPERM
+clock_settime: EPERM
+clock_settime of the monotonic clock: EINVAL
+its thread's CPU clock read: 0
 unlink: 0
 EOF
 for mode in trap guest; do
