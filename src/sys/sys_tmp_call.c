@@ -19,6 +19,17 @@ static struct sys_tmp_node *node_of(struct sys_state *st, uint32_t i)
 	return &st->tmp->n[i];
 }
 
+/* the guest's access to node by its owner's bits (it owns every node but /tmp itself, 01777,
+ * which it reaches as "other"): want 4 read, 2 write, 1 search; 0 or -EACCES */
+static long may(struct sys_state *st, uint32_t node, unsigned want)
+{
+	unsigned perm = node ? (node_of(st, node)->mode >> 6) & 7 : 7;
+	return (perm & want) == want ? 0 : -EACCES;
+}
+
+/* a folder's entries change: written and searched */
+#define CHANGE 3
+
 long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, uint32_t mode)
 {
 	int acc = flags & O_ACCMODE, creat = flags & O_CREAT,
@@ -42,6 +53,12 @@ long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, 
 	} else if (at->trailing || (flags & O_DIRECTORY)) {
 		return -EISDIR; /* a folder cannot be made by open */
 	}
+	unsigned want = (acc != O_WRONLY ? 4 : 0) | (acc != O_RDONLY || flags & O_TRUNC ? 2 : 0);
+	long rc = tmpfile || !at->found ? may(st, tmpfile ? node : at->parent, CHANGE)
+		  : flags & O_PATH	? 0
+					: may(st, node, want);
+	if (rc)
+		return rc;
 	if (sys_fd_lowest(st, 0) < 0)
 		return -EMFILE;
 	if (tmpfile || !at->found) {
@@ -119,6 +136,8 @@ static long make_dir(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64
 		return rc ? rc : outside(st);
 	if (at.found)
 		return -EEXIST;
+	if ((rc = may(st, at.parent, CHANGE)))
+		return rc;
 	rc = sys_tmp_new(st, at.parent, at.name, S_IFDIR | ((uint32_t)mode & 07777 & ~st->umask));
 	return rc < 0 ? rc : 0;
 }
@@ -147,6 +166,8 @@ static long remove_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int d
 		return -ENOTDIR;
 	if (!dir && is_dir)
 		return -EISDIR;
+	if ((rc = may(st, node_of(st, at.node)->parent, CHANGE)))
+		return rc;
 	if (is_dir && !empty_dir(st->tmp, at.node))
 		return -ENOTEMPTY;
 	if (is_dir && sys_tmp_open_node(st, at.node))
@@ -178,6 +199,8 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 	for (uint32_t d = to_dir; d; d = node_of(st, d)->parent)
 		if (d == a.node)
 			return -EINVAL; /* a folder into itself */
+	if ((rc = may(st, node_of(st, a.node)->parent, CHANGE)) || (rc = may(st, to_dir, CHANGE)))
+		return rc;
 	if (b.found && b.node == a.node)
 		return 0;
 	if (b.found && (flags & 1))

@@ -9,7 +9,8 @@
  *          the cwd removed (compared with a native run; /etc must be in the function's files)
  *   attr   what an unprivileged user may do with its files and ids: the umask, both times set,
  *          chown to its own ids only, statfs of /tmp and of the files (/etc), its ids and groups,
- *          the clock (not its to set) and its thread's CPU clock
+ *          the clock (not its to set) and its thread's CPU clock, the modes of its files and
+ *          folders obeyed (no root to pass them by)
  *   hostile what once harmed the host: a 4095-byte path of 2,048 components from a /tmp
  *          descriptor, a rename over a folder open on a descriptor then listed, files grown to
  *          the bound and truncated again and again (what a file held is given back)
@@ -153,7 +154,21 @@ static int attr(void)
 	res("clock_settime of the monotonic clock", clock_settime(CLOCK_MONOTONIC, &now));
 	pthread_getcpuclockid(pthread_self(), &cpu);
 	res("its thread's CPU clock read", clock_gettime(cpu, &now));
-	res("unlink", unlink("/tmp/f"));
+	res("chmod 0400", chmod("/tmp/f", 0400));
+	res("open for writing", open("/tmp/f", O_WRONLY));
+	res("open for reading", close(open("/tmp/f", O_RDONLY)));
+	res("mkdir d", mkdir("/tmp/d", 0700));
+	res("chmod d 0500", chmod("/tmp/d", 0500));
+	res("create in d", open("/tmp/d/g", O_CREAT | O_WRONLY, 0600));
+	res("mkdir in d", mkdir("/tmp/d/e", 0700));
+	res("rename into d", rename("/tmp/f", "/tmp/d/f"));
+	res("chmod d 0700", chmod("/tmp/d", 0700));
+	res("rename into d", rename("/tmp/f", "/tmp/d/f"));
+	res("chmod d 0500", chmod("/tmp/d", 0500));
+	res("unlink in d", unlink("/tmp/d/f"));
+	res("chmod d 0700", chmod("/tmp/d", 0700));
+	res("unlink in d", unlink("/tmp/d/f"));
+	res("rmdir d", rmdir("/tmp/d"));
 	return 0;
 }
 

@@ -102,7 +102,21 @@ setuid 0: EPERM
 clock_settime: EPERM
 clock_settime of the monotonic clock: EINVAL
 its thread's CPU clock read: 0
-unlink: 0
+chmod 0400: 0
+open for writing: EACCES
+open for reading: 0
+mkdir d: 0
+chmod d 0500: 0
+create in d: EACCES
+mkdir in d: EACCES
+rename into d: EACCES
+chmod d 0700: 0
+rename into d: 0
+chmod d 0500: 0
+unlink in d: EACCES
+chmod d 0700: 0
+unlink in d: 0
+rmdir d: 0
 EOF
 for mode in trap guest; do
 	er --syscalls "$mode" --files "$tmp/root" "$P" attr
