@@ -142,6 +142,37 @@ static long make_dir(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64
 	return rc < 0 ? rc : 0;
 }
 
+/* mknod: a regular file; a fifo or socket node is not made here, a device not by this user
+ * (EPERM both) */
+static long make_node(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t mode)
+{
+	struct sys_tmp_at at;
+	uint32_t type = (uint32_t)mode & S_IFMT;
+	long rc = sys_tmp_path(st, dirfd, path, &at);
+	if (rc || !at.in)
+		return rc ? rc : outside(st);
+	if (at.found)
+		return -EEXIST;
+	if (type && type != S_IFREG)
+		return type == S_IFIFO || type == S_IFSOCK || type == S_IFCHR || type == S_IFBLK
+			   ? -EPERM
+			   : -EINVAL;
+	if ((rc = may(st, at.parent, CHANGE)))
+		return rc;
+	rc = sys_tmp_new(st, at.parent, at.name, S_IFREG | ((uint32_t)mode & 07777 & ~st->umask));
+	return rc < 0 ? rc : 0;
+}
+
+static long sys_mknod(struct sys_state *st, const uint64_t a[6])
+{
+	return make_node(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1]);
+}
+
+static long sys_mknodat(struct sys_state *st, const uint64_t a[6])
+{
+	return make_node(st, a[0], a[1], a[2]);
+}
+
 static int empty_dir(const struct sys_tmp *t, uint32_t d)
 {
 	for (uint32_t i = 1; i < t->nn; i++)
@@ -390,6 +421,8 @@ static long sys_utimensat(struct sys_state *st, const uint64_t a[6])
 const struct sys_entry sys_tmp_table[] = {
     {SYS_mkdir, "mkdir", sys_mkdir, 0, NULL},
     {SYS_mkdirat, "mkdirat", sys_mkdirat, 0, NULL},
+    {SYS_mknod, "mknod", sys_mknod, 0, NULL},
+    {SYS_mknodat, "mknodat", sys_mknodat, 0, NULL},
     {SYS_rmdir, "rmdir", sys_rmdir, 0, NULL},
     {SYS_unlink, "unlink", sys_unlink, 0, NULL},
     {SYS_unlinkat, "unlinkat", sys_unlinkat, 0, NULL},

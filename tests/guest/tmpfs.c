@@ -7,6 +7,8 @@
  *   edges  what differs from a tmpfs: links, /tmp itself removed
  *   cwd    a cwd in /tmp: relative paths from it, chdir and fchdir, getcwd, out of /tmp by "..",
  *          the cwd removed (compared with a native run; /etc must be in the function's files)
+ *   vec    pieces at an offset (preadv, pwritev), posix_fadvise, fallocate, mknod of a regular
+ *          file, and the scheduler's answers (compared with a native run)
  *   attr   what an unprivileged user may do with its files and ids: the umask, both times set,
  *          chown to its own ids only, statfs of /tmp and of the files (/etc), its ids and groups,
  *          the clock (not its to set) and its thread's CPU clock, the modes of its files and
@@ -22,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,7 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,13 +42,11 @@
 static const struct {
 	int e;
 	const char *name;
-} names[] = {{EEXIST, "EEXIST"},       {ENOENT, "ENOENT"},
-	     {ENOTDIR, "ENOTDIR"},     {EISDIR, "EISDIR"},
-	     {EBADF, "EBADF"},	       {EINVAL, "EINVAL"},
-	     {EBUSY, "EBUSY"},	       {EPERM, "EPERM"},
-	     {ENOTEMPTY, "ENOTEMPTY"}, {ENOSPC, "ENOSPC"},
-	     {EACCES, "EACCES"},       {EROFS, "EROFS"},
-	     {EXDEV, "EXDEV"},	       {ENAMETOOLONG, "ENAMETOOLONG"},
+} names[] = {{EEXIST, "EEXIST"}, {ENOENT, "ENOENT"}, {ENOTDIR, "ENOTDIR"},
+	     {EISDIR, "EISDIR"}, {EBADF, "EBADF"},   {EINVAL, "EINVAL"},
+	     {EBUSY, "EBUSY"},	 {EPERM, "EPERM"},   {ENOTEMPTY, "ENOTEMPTY"},
+	     {ENOSPC, "ENOSPC"}, {EACCES, "EACCES"}, {EROFS, "EROFS"},
+	     {EXDEV, "EXDEV"},	 {ESRCH, "ESRCH"},   {ENAMETOOLONG, "ENAMETOOLONG"},
 	     {ERANGE, "ERANGE"}};
 
 static const char *err_name(int e)
@@ -106,6 +108,42 @@ static int cwd(void)
 	res("chdir /tmp", chdir("/tmp"));
 	show_cwd();
 	res("rmdir " D, rmdir(D));
+	return 0;
+}
+
+static int vec(void)
+{
+	char a[3] = "", b[3] = "";
+	struct iovec out[2] = {{"ab", 2}, {"cd", 2}}, in[2] = {{a, 3}, {b, 3}};
+	struct stat s;
+	struct timespec rr;
+	cpu_set_t set;
+	unlink(D "/v"), unlink(D "/n"), rmdir(D);
+	mkdir(D, 0700);
+	int fd = open(D "/v", O_CREAT | O_RDWR, 0600);
+	res("pwritev at 2", pwritev(fd, out, 2, 2));
+	res("preadv at 1", preadv(fd, in, 2, 1));
+	printf("read: %d %d %d | %.3s\n", a[0], a[1], a[2], b);
+	res("the position still", lseek(fd, 0, SEEK_CUR));
+	res("preadv at -1", preadv(fd, in, 2, -1));
+	res("posix_fadvise", -posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED));
+	res("fallocate to 100", fallocate(fd, 0, 50, 50));
+	fstat(fd, &s);
+	printf("size: %ld\n", (long)s.st_size);
+	res("fallocate, keep size", fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 200));
+	fstat(fd, &s);
+	printf("size: %ld\n", (long)s.st_size);
+	close(fd);
+	res("mknod a regular file", mknod(D "/n", S_IFREG | 0600, 0));
+	res("mknod it again", mknod(D "/n", S_IFREG | 0600, 0));
+	res("stat", stat(D "/n", &s));
+	printf("regular: %d\n", S_ISREG(s.st_mode));
+	res("sched_get_priority_max(SCHED_RR)", sched_get_priority_max(SCHED_RR));
+	res("sched_get_priority_min(SCHED_OTHER)", sched_get_priority_min(SCHED_OTHER));
+	res("sched_getscheduler(0)", syscall(SYS_sched_getscheduler, 0)); /* musl: ENOSYS */
+	res("sched_rr_get_interval(0)", sched_rr_get_interval(0, &rr));
+	res("sched_getaffinity(-1)", sched_getaffinity(-1, sizeof(set), &set));
+	unlink(D "/v"), unlink(D "/n"), rmdir(D);
 	return 0;
 }
 
@@ -303,6 +341,8 @@ int main(int argc, char **argv)
 		return cwd();
 	if (!strcmp(mode, "attr"))
 		return attr();
+	if (!strcmp(mode, "vec"))
+		return vec();
 	if (!strcmp(mode, "hostile")) {
 		static char deep[4096];
 		for (int i = 0; i < 2047; i++)

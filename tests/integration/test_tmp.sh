@@ -70,6 +70,18 @@ for mode in trap guest; do
 	[ -s "$tmp/out" ] && ! cmp -s "$tmp/out" "$tmp/native" && diff "$tmp/native" "$tmp/out" | head -n 6
 done
 
+# pieces at an offset, fadvise, fallocate, mknod, the scheduler's answers: as natively
+rm -rf /tmp/ember-tmpfs
+"$P" vec >"$tmp/native" 2>&1
+rm -rf /tmp/ember-tmpfs
+check "natively: the vec program ran to its end" grep -q "^sched_getaffinity(-1): ESRCH$" "$tmp/native"
+for mode in trap guest; do
+	er --syscalls "$mode" "$P" vec
+	expect_rc 0 "vec, $mode"
+	check "vec, $mode: every result as natively" cmp -s "$tmp/out" "$tmp/native"
+	[ -s "$tmp/out" ] && ! cmp -s "$tmp/out" "$tmp/native" && diff "$tmp/native" "$tmp/out" | head -n 6
+done
+
 # what an unprivileged user may do with its files and ids (natively root may do more)
 cat >"$tmp/want_attr" <<'EOF'
 umask: 022

@@ -1,0 +1,113 @@
+/* A file's pieces at an offset, its position untouched (preadv, pwritev), and what a
+ * program tells or asks of a file's storage (posix_fadvise, fallocate). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <sys/syscall.h>
+
+#include "sys/sys_fd.h"
+#include "sys/sys_fs.h"
+#include "sys/sys_tmp.h"
+
+/* one piece of o (fd) at pos: read or written, by its kind */
+static long piece(struct sys_state *st, uint64_t fd, struct sys_obj *o, const struct sys_iov *v,
+		  uint64_t pos, int out)
+{
+	if (o->kind == SYS_KIND_TMP)
+		return out ? sys_tmp_write_at(st, o, v->base, v->len, pos)
+			   : sys_tmp_read_at(st, o, v->base, v->len, pos);
+	if (out)
+		return -EBADF; /* the bundle's files and /proc's are open read-only */
+	if (o->kind == SYS_KIND_PROC)
+		return sys_procfs_pread(st, o, v->base, v->len, pos);
+	return sys_fs_read(st, fd, v->base, v->len, (int64_t)pos);
+}
+
+/* preadv and pwritev (out): the pieces one after the other from pos, stopping at a short or
+ * failed one */
+static long vec_at(struct sys_state *st, const uint64_t a[6], int out)
+{
+	struct sys_obj *o = sys_fd_obj(st, a[0]);
+	struct sys_iov v[SYS_IOV_MAX];
+	uint64_t total, pos = a[3];
+	if (!o)
+		return -EBADF;
+	if (o->kind != SYS_KIND_TMP && o->kind != SYS_KIND_FILE && o->kind != SYS_KIND_PROC)
+		return -ESPIPE;
+	if ((int64_t)pos < 0)
+		return -EINVAL;
+	long rc = sys_iov_get(st, a[1], a[2], v, &total);
+	if (rc)
+		return rc;
+	if (o->kind == SYS_KIND_FILE)
+		sys_fs_file(st, a[0]); /* the in-guest runtime's position taken back first */
+	if (out && o->kind == SYS_KIND_TMP && o->flags & O_APPEND)
+		pos = st->tmp->n[o->id].size;
+	uint64_t done = 0;
+	for (uint64_t i = 0; i < a[2]; i++) {
+		long k = v[i].len ? piece(st, a[0], o, &v[i], pos + done, out) : 0;
+		if (k < 0)
+			return done ? (long)done : k;
+		done += (uint64_t)k;
+		if ((uint64_t)k < v[i].len)
+			break;
+	}
+	return (long)done;
+}
+
+static long sys_preadv(struct sys_state *st, const uint64_t a[6])
+{
+	return vec_at(st, a, 0);
+}
+
+static long sys_pwritev(struct sys_state *st, const uint64_t a[6])
+{
+	return vec_at(st, a, 1);
+}
+
+/* advice a file takes and forgets (its bytes are in memory already); a pipe's: ESPIPE */
+static long sys_fadvise64(struct sys_state *st, const uint64_t a[6])
+{
+	struct sys_obj *o = sys_fd_obj(st, a[0]);
+	if (!o)
+		return -EBADF;
+	if (o->kind != SYS_KIND_TMP && o->kind != SYS_KIND_FILE && o->kind != SYS_KIND_PROC &&
+	    o->kind != SYS_KIND_DEV)
+		return -ESPIPE;
+	return a[3] > POSIX_FADV_NOREUSE || (int64_t)a[2] < 0 ? -EINVAL : 0;
+}
+
+/* room for [offset, offset + len) in a /tmp file: it grows to hold it (mode 0, or KEEP_SIZE
+ * which only reserves); punching holes and the like: EOPNOTSUPP, as a file system without them */
+static long sys_fallocate(struct sys_state *st, const uint64_t a[6])
+{
+	struct sys_obj *o = sys_fd_obj(st, a[0]);
+	int64_t off = (int64_t)a[2], len = (int64_t)a[3];
+	if (!o)
+		return -EBADF;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if (o->kind == SYS_KIND_FILE || o->kind == SYS_KIND_PROC ||
+	    (o->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (o->kind != SYS_KIND_TMP)
+		return o->kind == SYS_KIND_PIPE || o->kind == SYS_KIND_SOCK ? -ESPIPE : -ENODEV;
+	if (S_ISDIR(st->tmp->n[o->id].mode))
+		return -EISDIR;
+	if (a[1] & ~(uint64_t)FALLOC_FL_KEEP_SIZE)
+		return -EOPNOTSUPP;
+	if (off > INT64_MAX - len)
+		return -EFBIG;
+	uint64_t end = (uint64_t)(off + len);
+	if (a[1] & FALLOC_FL_KEEP_SIZE || end <= st->tmp->n[o->id].size)
+		return 0;
+	return sys_tmp_resize(st, o->id, end);
+}
+
+const struct sys_entry sys_vec_table[] = {
+    {SYS_preadv, "preadv", sys_preadv, 0, NULL},
+    {SYS_pwritev, "pwritev", sys_pwritev, 0, NULL},
+    {SYS_fadvise64, "fadvise64", sys_fadvise64, 0, NULL},
+    {SYS_fallocate, "fallocate", sys_fallocate, 0, NULL},
+    {0, NULL, NULL, 0, NULL},
+};
