@@ -7,8 +7,8 @@
  *   edges  what differs from a tmpfs: links, /tmp itself removed
  *   cwd    a cwd in /tmp: relative paths from it, chdir and fchdir, getcwd, out of /tmp by "..",
  *          the cwd removed (compared with a native run; /etc must be in the function's files)
- *   vec    pieces at an offset (preadv, pwritev), posix_fadvise, fallocate, mknod of a regular
- *          file, and the scheduler's answers (compared with a native run)
+ *   vec    pieces at an offset (preadv, pwritev), posix_fadvise, fallocate, copy_file_range,
+ *          mknod of a regular file, and the scheduler's answers (compared with a native run)
  *   attr   what an unprivileged user may do with its files and ids: the umask, both times set,
  *          chown to its own ids only, statfs of /tmp and of the files (/etc), its ids and groups,
  *          the clock (not its to set) and its thread's CPU clock, the modes of its files and
@@ -133,7 +133,20 @@ static int vec(void)
 	res("fallocate, keep size", fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 200));
 	fstat(fd, &s);
 	printf("size: %ld\n", (long)s.st_size);
+	int w = open(D "/w", O_CREAT | O_RDWR | O_TRUNC, 0600);
+	off_t from = 2, to = 1;
+	char got[8] = "";
+	res("copy_file_range 4 at 2 to 1", copy_file_range(fd, &from, w, &to, 4, 0));
+	printf("offsets now %ld %ld\n", (long)from, (long)to);
+	lseek(fd, 3, SEEK_SET);
+	res("copy_file_range from the positions", copy_file_range(fd, NULL, w, NULL, 2, 0));
+	res("the positions", lseek(fd, 0, SEEK_CUR) * 10 + lseek(w, 0, SEEK_CUR));
+	res("pread", pread(w, got, sizeof(got), 0));
+	printf("copied: %d %d %d %d %d\n", got[0], got[1], got[2], got[3], got[4]);
+	res("copy_file_range, flags 1", copy_file_range(fd, NULL, w, NULL, 2, 1));
+	close(w);
 	close(fd);
+	unlink(D "/w");
 	res("mknod a regular file", mknod(D "/n", S_IFREG | 0600, 0));
 	res("mknod it again", mknod(D "/n", S_IFREG | 0600, 0));
 	res("stat", stat(D "/n", &s));
