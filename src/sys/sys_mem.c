@@ -240,6 +240,20 @@ static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 	return 0;
 }
 
+/* msync: a private mapping, or the bundle's read-only one, has nothing to write back; the range
+ * must be mapped (ENOMEM), the flags one of MS_ASYNC and MS_SYNC, MS_INVALIDATE or not */
+static long sys_msync(struct sys_state *st, const uint64_t a[6])
+{
+	uint64_t len = page_up(a[1]);
+	if (a[0] % PAGE || a[2] & ~(uint64_t)(MS_ASYNC | MS_SYNC | MS_INVALIDATE) ||
+	    (a[2] & MS_ASYNC && a[2] & MS_SYNC) || len < a[1] || a[0] + len < a[0])
+		return -EINVAL;
+	for (uint64_t p = a[0]; p < a[0] + len; p += PAGE)
+		if (!sys_vma_find(st, p))
+			return -ENOMEM;
+	return 0;
+}
+
 /* EMBER_SYS_POOL, from the in-guest runtime: fresh writable memory for its pool, placed as an
  * mmap would be */
 long sys_map_fresh(struct sys_state *st, uint64_t len, int prot, int zero)
@@ -265,11 +279,8 @@ long sys_pool_grow(struct sys_state *st, uint64_t len0)
 }
 
 const struct sys_entry sys_mem_table[] = {
-    {SYS_brk, "brk", sys_brk, 0, NULL},
-    {SYS_mmap, "mmap", sys_mmap, 0, NULL},
-    {SYS_munmap, "munmap", sys_munmap, 0, NULL},
-    {SYS_mprotect, "mprotect", sys_mprotect, 0, NULL},
-    {SYS_mremap, "mremap", sys_mremap, 0, NULL},
-    {SYS_madvise, "madvise", sys_madvise, 0, NULL},
-    {0, NULL, NULL, 0, NULL},
+    {SYS_brk, "brk", sys_brk, 0, NULL},		 {SYS_mmap, "mmap", sys_mmap, 0, NULL},
+    {SYS_munmap, "munmap", sys_munmap, 0, NULL}, {SYS_mprotect, "mprotect", sys_mprotect, 0, NULL},
+    {SYS_mremap, "mremap", sys_mremap, 0, NULL}, {SYS_madvise, "madvise", sys_madvise, 0, NULL},
+    {SYS_msync, "msync", sys_msync, 0, NULL},	 {0, NULL, NULL, 0, NULL},
 };
