@@ -115,13 +115,14 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen)
 {
 	if (func_state(fn) != FUNC_WARM)
-		return 0;			 /* no snapshot point: nothing to keep */
-	if (sys_tmp_saved_used(&fn->snap.sys)) { /* what init left in /tmp is not kept on disk */
+		return 0; /* no snapshot point: nothing to keep */
+	/* what init left in /tmp, a umask it set, are not kept on disk */
+	if (sys_tmp_saved_used(&fn->snap.sys) || fn->snap.sys.umask) {
 		if (cold)
-			return snprintf(
-				   err, errlen,
-				   "init wrote files in /tmp, which a snapshot keeps in memory "
-				   "only: it cannot start cold from disk"),
+			return snprintf(err, errlen,
+					"init wrote files in /tmp or set its umask, which a "
+					"snapshot keeps in memory only: it cannot start cold "
+					"from disk"),
 			       EMBER_ERR_CONFIG;
 		return 0;
 	}

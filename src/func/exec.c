@@ -111,6 +111,15 @@ struct exec_plan {
 	char **owned_argv; /* a #! line's, freed by the caller */
 };
 
+/* path in from's files, from its cwd; a relative path from a /tmp cwd names nothing there
+ * (nothing in /tmp runs) */
+static int exec_lookup(const struct sys_state *from, const char *path, uint32_t *node)
+{
+	if ((from->cwd & SYS_CWD_TMP) && path[0] != '/')
+		return -ENOENT;
+	return bnd_lookup(from->bundle, from->cwd & ~SYS_CWD_TMP, path, 1, node, NULL);
+}
+
 static int is_self(const struct ember_function *fn, const struct sys_state *from, const char *p)
 {
 	if (!strcmp(p, "/proc/self/exe"))
@@ -119,7 +128,7 @@ static int is_self(const struct ember_function *fn, const struct sys_state *from
 	uint32_t node;
 	return (fn->exe_path && !strcmp(p, fn->exe_path)) ||
 	       (fn->argv && fn->argv[0] && !strcmp(p, fn->argv[0]) &&
-		(!from->bundle || bnd_lookup(from->bundle, from->cwd, p, 1, &node, NULL)));
+		(!from->bundle || exec_lookup(from, p, &node)));
 }
 
 /* argv for a #! line of file: the interpreter, its one argument, the script, the rest */
@@ -190,7 +199,7 @@ static int plan_exec(struct ember_function *fn, const struct sys_state *from, co
 	uint32_t node;
 	if (!b)
 		return -ENOENT; /* no files: the program itself is all there is */
-	int rc = bnd_lookup(b, from->cwd, path, 1, &node, NULL);
+	int rc = exec_lookup(from, path, &node);
 	if (rc)
 		return rc;
 	const struct bnd_node *n = &b->nodes[node];

@@ -19,6 +19,9 @@
 #define MADV_DONTNEED	    4
 #define MADV_FREE	    8
 #define MADV_MERGEABLE	    12
+#define MS_ASYNC	    1
+#define MS_INVALIDATE	    2
+#define MS_SYNC		    4
 
 /* The heap is writable up to brk_top, beyond the break the program knows of. Before the host is
  * asked to do anything there for the program (a fixed mapping, munmap, mprotect...), it takes
@@ -212,6 +215,21 @@ long rt_madvise(long addr, long len0, long advice, long a3, long a4, long a5)
 	if (advice == MADV_DONTNEED || advice == MADV_FREE)
 		return pool_zero(a, a + len);
 	return 0;
+}
+
+/* msync: no memory has anything to write back; over pool memory alone its holes are known here
+ * (ENOMEM), the rest is the host's */
+long rt_msync(long addr, long len0, long flags, long a3, long a4, long a5)
+{
+	const long args[6] = {addr, len0, flags, a3, a4, a5};
+	uint64_t a = (uint64_t)addr, len = page_up((uint64_t)len0);
+	unsigned st;
+	if (a % PAGE || flags & ~(long)(MS_ASYNC | MS_SYNC | MS_INVALIDATE) ||
+	    ((flags & MS_ASYNC) && (flags & MS_SYNC)))
+		return -EINVAL;
+	if (len < (uint64_t)len0 || a + len < a || pool_cover(a, a + len, &st) != len)
+		return fwd_range(__NR_msync, a, a + len, args);
+	return st & (BIT(FREE) | BIT(DIRTY)) ? -ENOMEM : 0;
 }
 
 /* the break moves freely below the top the host made writable; higher, the host is asked once

@@ -125,9 +125,9 @@ static const struct field timer_fields[] = {
 /* A member added to a struct saved here needs its field in these tables and a new
  * SNAP_FILE_VERSION: on x86-64 these sizes change with it, and the build says so. Not on disk,
  * by design: sys_saved.fs_win (the in-guest runtime's file windows, forgotten by the first run
- * after a load), sys_saved.tmp (a /tmp that init wrote keeps its snapshot in memory only:
- * func/disk.c) and sys_saved.shm (its files' shared mappings), the pointers and capacities the
- * parser sets itself. */
+ * after a load), sys_saved.umask and sys_saved.tmp (a umask init changed, a /tmp that init wrote
+ * keep their snapshot in memory only: func/disk.c), sys_saved.shm (its files' shared mappings),
+ * the pointers and capacities the parser sets itself. */
 #if defined(__x86_64__) && defined(__LP64__)
 _Static_assert(sizeof(struct sys_process) == 72 && sizeof(struct sys_saved) == 3312 &&
 		   sizeof(struct proc_saved_thread) == 16608 && sizeof(struct proc_timer) == 32 &&

@@ -20,12 +20,14 @@ static void build_table(void)
 {
 	/* a later family's entry replaces an earlier one's: the bundle's calls the refusals */
 	const struct sys_entry *families[] = {
-	    sys_deny_table,   sys_fs_table,	 sys_fs_path_table, sys_tmp_table,
-	    sys_fs_dir_table, sys_mem_table,	 sys_io_table,	    sys_fd_table,
-	    sys_pipe_table,   sys_eventfd_table, sys_timerfd_table, sys_poll_table,
-	    sys_epoll_table,  sys_time_table,	 sys_proc_table,    sys_thread_table,
-	    sys_signal_table, sys_timer_table,	 sys_kin_table,	    sys_io_at_table,
-	    sys_statfs_table, sys_rlimit_table, sys_shm_table};
+	    sys_deny_table,    sys_fs_table,	  sys_fs_path_table, sys_tmp_table,
+	    sys_fs_dir_table,  sys_mem_table,	  sys_io_table,	     sys_fd_table,
+	    sys_pipe_table,    sys_eventfd_table, sys_timerfd_table, sys_poll_table,
+	    sys_epoll_table,   sys_time_table,	  sys_proc_table,    sys_thread_table,
+	    sys_signal_table,  sys_timer_table,	  sys_kin_table,     sys_ident_table,
+	    sys_fs_attr_table, sys_sigwait_table, sys_sock_table,    sys_sched_table,
+	    sys_vec_table,     sys_io_at_table,	  sys_statfs_table,  sys_rlimit_table,
+	    sys_shm_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)
@@ -58,6 +60,7 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 	if (st->proc.max_pids < 1)
 		st->proc.max_pids = SYS_PIDS_DEFAULT;
 	st->pid = st->pgid = st->sid = 1;
+	st->umask = SYS_UMASK;
 	sys_fd_init(st); /* 0, 1, 2; 3 only with code, 4 in invocations */
 	if (vm_cpus(vm) < st->proc.cpus)
 		return -EINVAL; /* the machine was made with fewer vCPUs (vm_add_cpu) */
@@ -408,8 +411,9 @@ static int ops_enter(void *ctx, struct proc_thread *t)
 	struct sys_state *st = ctx;
 	if (t->retry) {
 		t->retry = 0;
-		/* woken, it returns that, and the signal is taken after, as on Linux */
-		if (!t->woken && sys_signal_ready(st, t)) {
+		/* woken, it returns that, and the signal is taken after, as on Linux; one a
+		 * sigtimedwait awaits is its result (sys_sigwait.c) */
+		if (!t->woken && sys_signal_ready(st, t) && t->nr != SYS_rt_sigtimedwait) {
 			sys_interrupt(st, t);
 		} else {
 			st->redo = 1;

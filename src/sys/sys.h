@@ -13,6 +13,8 @@
 #define SYS_NR_MAX    512  /* Linux x86-64 numbers below this are counted one by one */
 #define SYS_GUEST_UID 1000 /* the uid and gid a program sees for itself and its files */
 #define SYS_RLIMITS   16   /* RLIMIT_NLIMITS */
+#define SYS_CWD_TMP   0x80000000u /* sys_state.cwd: a node of /tmp's, not of the bundle's */
+#define SYS_UMASK     022	  /* a process's umask until it sets one */
 
 /* a resource limit setrlimit set (sys_rlimit.c) */
 struct sys_rlim {
@@ -112,6 +114,7 @@ enum sys_kind {
 	SYS_KIND_PROC,	/* a /proc or /sys file made from the virtine's state (sys_procfs.c) */
 	SYS_KIND_TMP,	/* a file or folder of the scratch /tmp (sys_tmp.c) */
 	SYS_KIND_DEV,	/* /dev/null, /dev/zero, /dev/urandom and the like (sys_dev.c) */
+	SYS_KIND_SOCK,	/* one end of a connected pair of Unix stream sockets (sys_sock.c) */
 	SYS_KINDS,
 };
 /* an open file description; what the fields hold is the kind's:
@@ -120,6 +123,8 @@ enum sys_kind {
  *   PIPE   flags O_RDONLY (the read end) or O_WRONLY; id: the other end's slot + 1 (0: closed);
  *          the read end's bytes: len of them in sys_state.pipe_buf[its slot] from pos; its
  *          every: the ring's size when F_SETPIPE_SZ changed it (0: SYS_PIPE_SIZE)
+ *   SOCK   as a pipe's read end, each end with its ring, flags O_RDWR; at: what is shut of it
+ *          (1 receiving, 2 sending: Linux's sk_shutdown)
  *   EVENT  pos: the counter; id: 1 for EFD_SEMAPHORE
  *   TIMER  id: the clock; pos: expirations not read yet; at: the next one (CLOCK_MONOTONIC ns,
  *          0: disarmed), every: the interval (ns, 0: once)
@@ -235,9 +240,11 @@ struct sys_state {
 	struct sys_obj obj_own[SYS_FDS];
 	uint8_t *pipe_own[SYS_FDS];
 	int std_changed; /* fds 0 to 4 changed since the runtime was told (sys_rt_ops.fds) */
-	/* the function's files (NULL: none; every path is refused) and the cwd there */
+	/* the function's files (NULL: none; every path is refused) and the cwd: a folder there,
+	 * or with SYS_CWD_TMP, a folder of the scratch /tmp (its node) */
 	const struct bnd *bundle;
 	uint32_t cwd;
+	uint32_t umask; /* the mode bits a file or folder made in /tmp goes without */
 	/* the scratch /tmp, made on first use (sys_tmp.c); NULL: none yet. Borrowed: the first
 	 * process's, which every process of the invocation shares (sys_inherit) */
 	struct sys_tmp *tmp;
@@ -367,6 +374,7 @@ struct sys_saved {
 	size_t nfar;
 	size_t code_pos;
 	uint32_t cwd;
+	uint32_t umask; /* 0: SYS_UMASK (a snapshot from disk keeps none); else it | 01000 */
 	/* the descriptor table, compact: the open descriptors, the objects they name (each with its
 	 * slot), the epoll entries, and the pipes' bytes (each read end's len of them, in the order
 	 * of the objects); a timer's at is the time left (sys_fd_snap.c) */
@@ -581,7 +589,11 @@ extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
     sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[],
-    sys_io_at_table[], sys_statfs_table[], sys_rlimit_table[], sys_shm_table[];
+    sys_ident_table[], sys_fs_attr_table[], sys_sigwait_table[], sys_sock_table[],
+    sys_sched_table[], sys_vec_table[], sys_io_at_table[], sys_statfs_table[],
+    sys_rlimit_table[], sys_shm_table[];
+/* sys_sched.c: pid names the caller (0), its process or one of its threads: 0, -EINVAL or -ESRCH */
+int sys_sched_task(struct sys_state *st, uint64_t pid);
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

@@ -16,15 +16,12 @@ const struct sys_entry sys_deny_table[] = {
     DENY(SYS_openat2, "openat2", EACCES),
     /* the network */
     DENY(SYS_socket, "socket", EACCES),
-    DENY(SYS_socketpair, "socketpair", EACCES),
     /* connect, bind, getpeername and the other calls on a socket: sys_fd.c (no descriptor is
      * one: ENOTSOCK on an open one) */
     /* other processes */
     DENY(SYS_ptrace, "ptrace", EPERM),
     DENY(SYS_process_vm_readv, "process_vm_readv", EPERM),
     DENY(SYS_process_vm_writev, "process_vm_writev", EPERM),
-    DENY(SYS_setuid, "setuid", EPERM),
-    DENY(SYS_setgid, "setgid", EPERM),
     DENY(SYS_mount, "mount", EPERM),
     DENY(SYS_reboot, "reboot", EPERM),
     DENY(SYS_memfd_create, "memfd_create", EACCES),

@@ -15,7 +15,7 @@ static const struct sys_fd_ops *const kinds[SYS_KINDS] = {
     [SYS_KIND_PIPE] = &sys_pipe_ops,   [SYS_KIND_EVENT] = &sys_event_ops,
     [SYS_KIND_TIMER] = &sys_timer_ops, [SYS_KIND_EPOLL] = &sys_epoll_ops,
     [SYS_KIND_PROC] = &sys_procfs_ops, [SYS_KIND_TMP] = &sys_tmp_ops,
-    [SYS_KIND_DEV] = &sys_dev_ops,
+    [SYS_KIND_DEV] = &sys_dev_ops,     [SYS_KIND_SOCK] = &sys_sock_ops,
 };
 
 const struct sys_fd_ops *sys_obj_ops(const struct sys_obj *o)
@@ -291,8 +291,8 @@ static long sys_fcntl(struct sys_state *st, const uint64_t a[6])
 	}
 }
 
-/* the calls on a socket: no descriptor is one, as Linux says of a descriptor that is not (bash
- * asks getpeername of its stdin whether it runs under sshd) */
+/* the calls on a socket: where no descriptor is one (sys_sock.c serves the pairs), as Linux says of
+ * a descriptor that is not (bash asks getpeername of its stdin whether it runs under sshd) */
 static long not_socket(struct sys_state *st, const uint64_t a[6])
 {
 	return sys_fd_obj(st, a[0]) ? -ENOTSOCK : -EBADF;

@@ -58,7 +58,7 @@ struct sys_fd_ops {
 	int (*pollable)(const struct sys_obj *o);
 };
 extern const struct sys_fd_ops sys_std_ops, sys_file_ops, sys_pipe_ops, sys_event_ops,
-    sys_timer_ops, sys_epoll_ops, sys_procfs_ops, sys_tmp_ops, sys_dev_ops;
+    sys_timer_ops, sys_epoll_ops, sys_procfs_ops, sys_tmp_ops, sys_dev_ops, sys_sock_ops;
 
 /* the object fd names, or NULL (not open) */
 struct sys_obj *sys_fd_obj(struct sys_state *st, uint64_t fd);
@@ -119,6 +119,24 @@ long sys_iov_at(struct sys_state *st, struct sys_obj *o, const struct sys_iov *v
 /* the pieces' bytes [skip, skip + len) may be written (out) or read */
 int sys_iov_ok(struct sys_state *st, const struct sys_iov *v, int n, uint64_t skip, uint64_t len,
 	       int out);
+
+/* the ring of 64 KiB a pipe's read end holds (sys_pipe.c), and a socket's end too (sys_sock.c):
+ * o's bytes (len of them in sys_state.pipe_buf[its slot] from pos) read into v, the writer told
+ * of the room (NULL: none); with how's SYS_RING_END an empty ring is the end (0), else EAGAIN
+ * (SYS_RING_NONBLOCK) or a wait; SYS_RING_PEEK leaves the bytes there */
+#define SYS_RING_END	  1
+#define SYS_RING_NONBLOCK 2
+#define SYS_RING_PEEK	  4
+long sys_ring_read(struct sys_state *st, struct sys_obj *o, struct sys_obj *writer, int how,
+		   const struct sys_iov *v, int n);
+/* v written into r's ring: all at once up to PIPE_BUF, then piece by piece, waiting for room
+ * (the thread's wdone kept across the retries) or not (nonblock) */
+long sys_ring_write(struct sys_state *st, struct sys_obj *r, int nonblock, const struct sys_iov *v,
+		    int n);
+/* a write of PIPE_BUF into r would not wait */
+int sys_ring_room(const struct sys_obj *r);
+/* o's ring given back */
+void sys_ring_free(struct sys_state *st, struct sys_obj *o);
 
 /* epoll (sys_epoll.c): the entries of object slot, or of the epoll there, forgotten (it is
  * freed) */

@@ -10,9 +10,11 @@
 #include "sys/sys_fs.h"
 #include "sys/sys_tmp.h"
 
+/* an object that holds a ring: a pipe's read end, a socket's end */
 static int reader(const struct sys_obj *o)
 {
-	return o->kind == SYS_KIND_PIPE && (o->flags & O_ACCMODE) == O_RDONLY;
+	return (o->kind == SYS_KIND_PIPE && (o->flags & O_ACCMODE) == O_RDONLY) ||
+	       o->kind == SYS_KIND_SOCK;
 }
 
 int sys_fd_save(const struct sys_state *st, struct sys_saved *out)
@@ -88,6 +90,13 @@ static int obj_ok(const struct sys_saved *s, const struct sys_obj *o)
 					    !(o->every & (o->every - 1)))) &&
 				 o->len <= sys_pipe_cap(o) && o->pos < sys_pipe_cap(o)
 			   : !o->len;
+	case SYS_KIND_SOCK: /* its peer names it back; its ring as a read end's */
+		if (acc != O_RDWR || o->at > 3 || o->every)
+			return 0;
+		if (o->id && (!(p = saved(s, o->id - 1)) || p->kind != SYS_KIND_SOCK ||
+			      saved(s, p->id - 1) != o || !p->id))
+			return 0;
+		return o->len <= sys_pipe_cap(o) && o->pos < sys_pipe_cap(o);
 	case SYS_KIND_EVENT:
 		return o->id <= 1 && o->pos != UINT64_MAX;
 	case SYS_KIND_TIMER:

@@ -78,6 +78,9 @@ int sys_fs_check(const struct sys_state *st)
 		if (st->obj[i].kind == SYS_KIND_FILE &&
 		    (!st->bundle || st->obj[i].id >= st->bundle->nnodes))
 			return -EINVAL;
+	uint32_t tmp_cwd = st->cwd & ~SYS_CWD_TMP; /* /tmp itself is there without a tree */
+	if (st->cwd & SYS_CWD_TMP)
+		return tmp_cwd && (!st->tmp || tmp_cwd >= st->tmp->nn) ? -EINVAL : 0;
 	return st->bundle && st->cwd >= st->bundle->nnodes ? -EINVAL : 0;
 }
 
@@ -93,12 +96,18 @@ long sys_fs_get_path(struct sys_state *st, uint64_t addr, char *buf)
 	return -ENAMETOOLONG;
 }
 
-/* where a relative path starts: the cwd, or an open folder */
+/* where a relative path starts: the cwd, or an open folder; 0, or 1 when that is a folder of
+ * /tmp's (*dir its node), or -errno */
 static long start_dir(struct sys_state *st, uint64_t dirfd, uint32_t *dir)
 {
 	if ((int)dirfd == AT_FDCWD) {
-		*dir = st->cwd;
-		return 0;
+		*dir = st->cwd & ~SYS_CWD_TMP;
+		return (st->cwd & SYS_CWD_TMP) != 0;
+	}
+	struct sys_obj *t = sys_tmp_file(st, dirfd);
+	if (t && S_ISDIR(st->tmp->n[t->id].mode)) {
+		*dir = t->id;
+		return 1;
 	}
 	struct sys_obj *f = sys_fs_file(st, dirfd);
 	if (!f)
@@ -121,7 +130,7 @@ long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 	if (!path[0] && empty_ok) {
 		if ((int)dirfd == AT_FDCWD) {
 			*node = st->cwd;
-			return 0;
+			return st->cwd & SYS_CWD_TMP ? -ENOENT : 0; /* a /tmp cwd: stat_path's */
 		}
 		struct sys_obj *f = sys_fs_file(st, dirfd);
 		if (!f)
@@ -131,9 +140,15 @@ long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 	}
 	if (!path[0])
 		return -ENOENT; /* before dirfd is looked at, as Linux */
-	uint32_t dir = st->cwd;
-	if (path[0] != '/' && (rc = start_dir(st, dirfd, &dir)))
+	uint32_t dir = 0;
+	if (path[0] != '/' && (rc = start_dir(st, dirfd, &dir)) < 0)
 		return rc;
+	if (rc) { /* from a folder of /tmp's, out of it by "..": the path from the root */
+		char abs[BND_PATH_MAX];
+		if ((rc = sys_tmp_outside(st, dir, path, abs, sizeof(abs))))
+			return rc;
+		return bnd_lookup(st->bundle, 0, abs, follow, node, parent_ok);
+	}
 	return bnd_lookup(st->bundle, dir, path, follow, node, parent_ok);
 }
 
@@ -321,6 +336,9 @@ static long stat_path(struct sys_state *st, uint64_t dirfd, uint64_t path, int f
 	/* the descriptor itself, of any kind (libuv's fstat is statx(fd, "", AT_EMPTY_PATH)) */
 	if (c && !*c && (flags & AT_EMPTY_PATH) && (int)dirfd != AT_FDCWD)
 		return sys_fd_stat(st, dirfd, s);
+	if (c && !*c && (flags & AT_EMPTY_PATH) && (st->cwd & SYS_CWD_TMP))
+		return sys_tmp_tree(st) ? (sys_tmp_stat(st, st->cwd & ~SYS_CWD_TMP, s), 0)
+					: -ENOMEM;
 	struct sys_tmp_at tmp;
 	long trc = sys_tmp_path(st, dirfd, path, &tmp);
 	if (!trc && tmp.in && !tmp.found)

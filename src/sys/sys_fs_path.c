@@ -97,12 +97,25 @@ static long sys_faccessat2(struct sys_state *st, const uint64_t a[6])
 	return access_at(st, a[0], a[1], (int)a[2], (int)a[3]);
 }
 
+/* the cwd becomes cwd: a folder of /tmp's the old one was, removed meanwhile, goes now */
+static void set_cwd(struct sys_state *st, uint32_t cwd)
+{
+	uint32_t old = st->cwd;
+	st->cwd = cwd;
+	if (old & SYS_CWD_TMP)
+		sys_tmp_release(st, old & ~SYS_CWD_TMP);
+}
+
 static long sys_chdir(struct sys_state *st, const uint64_t a[6])
 {
 	struct sys_tmp_at tmp;
 	long trc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], &tmp);
-	if (trc || tmp.in) /* the cwd is a folder of the function's files */
-		return trc ? trc : -EACCES;
+	if (!trc && tmp.in && !tmp.found)
+		trc = -ENOENT;
+	if (!trc && tmp.in && !S_ISDIR(st->tmp->n[tmp.node].mode))
+		trc = -ENOTDIR;
+	if (trc || tmp.in)
+		return trc ? trc : (set_cwd(st, SYS_CWD_TMP | tmp.node), 0);
 	if (!st->bundle)
 		return -EACCES;
 	uint32_t node;
@@ -111,27 +124,40 @@ static long sys_chdir(struct sys_state *st, const uint64_t a[6])
 		return rc;
 	if (!bnd_is(st->bundle, node, S_IFDIR))
 		return -ENOTDIR;
-	st->cwd = node;
+	set_cwd(st, node);
 	return 0;
 }
 
 static long sys_fchdir(struct sys_state *st, const uint64_t a[6])
 {
+	struct sys_obj *t = sys_tmp_file(st, a[0]);
+	if (t && !S_ISDIR(st->tmp->n[t->id].mode))
+		return -ENOTDIR;
+	if (t)
+		return set_cwd(st, SYS_CWD_TMP | t->id), 0;
 	struct sys_obj *f = sys_fs_file(st, a[0]);
 	if (!f)
 		return sys_fd_obj(st, a[0]) ? -ENOTDIR : -EBADF;
 	if (!bnd_is(st->bundle, f->id, S_IFDIR))
 		return -ENOTDIR;
-	st->cwd = f->id;
+	set_cwd(st, f->id);
 	return 0;
 }
 
+/* the cwd's absolute path with its NUL: -ENOENT when it was removed, -ERANGE past size */
 static long sys_getcwd(struct sys_state *st, const uint64_t a[6])
 {
 	char path[BND_PATH_MAX] = "/"; /* without files: the root of an empty tree */
-	long n = !st->bundle ? (a[1] < 2 ? -ERANGE : 2)
-			     : bnd_path_of(st->bundle, st->cwd, path,
-					   a[1] < sizeof(path) ? a[1] : sizeof(path));
+	size_t len = a[1] < sizeof(path) ? a[1] : sizeof(path);
+	long n;
+	if (st->cwd & SYS_CWD_TMP) {
+		n = sys_tmp_tree(st) ? sys_tmp_path_of(st, st->cwd & ~SYS_CWD_TMP, path, len)
+				     : -ENOMEM;
+		n = n == -ENAMETOOLONG ? -ERANGE : n < 0 ? n : n + 1;
+	} else {
+		n = !st->bundle ? (a[1] < 2 ? -ERANGE : 2)
+				: bnd_path_of(st->bundle, st->cwd, path, len);
+	}
 	if (n < 0)
 		return n;
 	return sys_put(st, a[0], path, (size_t)n) ? -EFAULT : n;

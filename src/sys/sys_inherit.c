@@ -76,6 +76,7 @@ int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 	to->bundle = from->bundle;
 	to->file_sites = from->file_sites, to->file_sites_ctx = from->file_sites_ctx;
 	to->cwd = from->cwd;
+	to->umask = from->umask;
 	if (!exec) /* the new program's: the loader set them */
 		to->exe = from->exe, to->exe_len = from->exe_len, to->exe_path = from->exe_path;
 	/* one /tmp for the whole invocation: the first process owns it */

@@ -26,9 +26,9 @@ static uint64_t ring_size(const struct sys_obj *r)
 	return sys_pipe_cap(r);
 }
 
-static long later(struct sys_state *st, const struct sys_obj *o)
+static long later(struct sys_state *st, int nonblock)
 {
-	if (o->flags & O_NONBLOCK)
+	if (nonblock)
 		return -EAGAIN;
 	return sys_wait(st, SYS_KEY_FD, ~0u, 0);
 }
@@ -45,43 +45,59 @@ static int ring_out(struct sys_state *st, const struct sys_obj *r, uint64_t len,
 	return first < len ? sys_iov_out(st, v, n, first, buf, len - first) : 0;
 }
 
-static long pipe_read(struct sys_state *st, uint64_t fd, struct sys_obj *o, const struct sys_iov *v,
-		      int n)
+long sys_ring_read(struct sys_state *st, struct sys_obj *o, struct sys_obj *writer, int how,
+		   const struct sys_iov *v, int n)
 {
-	(void)fd;
 	uint64_t want = sys_iov_total(v, n);
 	if (!want)
 		return 0;
 	if (!o->len)
-		return o->id ? later(st, o) : 0; /* no writer: the end */
+		return how & SYS_RING_END ? 0 : later(st, how & SYS_RING_NONBLOCK);
 	uint64_t k = want < o->len ? want : o->len;
 	if (ring_out(st, o, k, v, n))
 		return -EFAULT;
+	if (how & SYS_RING_PEEK)
+		return (long)k;
 	o->pos = (o->pos + k) % ring_size(o);
 	o->len -= k;
-	if (peer(st, o))
-		sys_fd_changed(st, peer(st, o)); /* room for the writer */
+	if (writer)
+		sys_fd_changed(st, writer); /* room for the writer */
 	return (long)k;
+}
+
+static long pipe_read(struct sys_state *st, uint64_t fd, struct sys_obj *o, const struct sys_iov *v,
+		      int n)
+{
+	(void)fd;
+	int how = (o->id ? 0 : SYS_RING_END) | (o->flags & O_NONBLOCK ? SYS_RING_NONBLOCK : 0);
+	return sys_ring_read(st, o, peer(st, o), how, v, n); /* no writer: the end */
 }
 
 static long pipe_write(struct sys_state *st, uint64_t fd, struct sys_obj *o,
 		       const struct sys_iov *v, int n)
 {
 	(void)fd;
+	struct sys_obj *r = peer(st, o);
+	if (!r) {
+		struct proc_thread *t = sys_cur(st);
+		sys_send(st, t, SIGPIPE, 0);
+		return t->wdone ? (long)t->wdone : -EPIPE;
+	}
+	return sys_ring_write(st, r, (o->flags & O_NONBLOCK) != 0, v, n);
+}
+
+long sys_ring_write(struct sys_state *st, struct sys_obj *r, int nonblock, const struct sys_iov *v,
+		    int n)
+{
 	struct proc_thread *t = sys_cur(st);
 	uint64_t total = sys_iov_total(v, n), done = t->wdone;
 	if (!total)
 		return 0;
-	struct sys_obj *r = peer(st, o);
-	if (!r) {
-		sys_send(st, t, SIGPIPE, 0);
-		return done ? (long)done : -EPIPE;
-	}
 	uint64_t size = ring_size(r), room = size - r->len, left = total - done;
 	if (!room || (left <= PIPE_BUF_ && room < left)) {
-		if ((o->flags & O_NONBLOCK) && done)
+		if (nonblock && done)
 			return (long)done;
-		return later(st, o);
+		return later(st, nonblock);
 	}
 	uint32_t slot = sys_obj_slot(st, r);
 	if (!st->pipe_buf[slot] && !(st->pipe_buf[slot] = malloc(size)))
@@ -96,7 +112,7 @@ static long pipe_write(struct sys_state *st, uint64_t fd, struct sys_obj *o,
 	r->len += k;
 	done += k;
 	sys_fd_changed(st, r);
-	if (done == total || (o->flags & O_NONBLOCK))
+	if (done == total || nonblock)
 		return (long)done;
 	t->wdone = done; /* the rest when the reader made room: kept across the retries */
 	return sys_wait(st, SYS_KEY_FD, ~0u, 0);
@@ -110,8 +126,13 @@ static uint32_t pipe_poll(struct sys_state *st, struct sys_obj *o, uint64_t *nex
 	struct sys_obj *r = peer(st, o);
 	if (!r)
 		return EPOLLOUT | EPOLLWRNORM | EPOLLERR;
-	/* writable while a write of PIPE_BUF would not wait, as Linux's page-sized slots say */
-	return ring_size(r) - r->len >= PIPE_BUF_ ? EPOLLOUT | EPOLLWRNORM : 0;
+	return sys_ring_room(r) ? EPOLLOUT | EPOLLWRNORM : 0;
+}
+
+/* writable while a write of PIPE_BUF would not wait, as Linux's page-sized slots say */
+int sys_ring_room(const struct sys_obj *r)
+{
+	return ring_size(r) - r->len >= PIPE_BUF_;
 }
 
 static void pipe_stat(struct sys_state *st, struct sys_obj *o, struct stat *s)
@@ -123,16 +144,20 @@ static void pipe_stat(struct sys_state *st, struct sys_obj *o, struct stat *s)
 	s->st_dev = 0xc; /* pipefs's */
 }
 
+void sys_ring_free(struct sys_state *st, struct sys_obj *o)
+{
+	uint32_t slot = sys_obj_slot(st, o);
+	free(st->pipe_buf[slot]);
+	st->pipe_buf[slot] = NULL;
+}
+
 /* an end closed: the other sees EOF (the writer gone) or EPIPE (the reader gone); the reader
  * takes the bytes with it */
 static void pipe_close(struct sys_state *st, struct sys_obj *o)
 {
 	struct sys_obj *p = peer(st, o);
-	if ((o->flags & O_ACCMODE) == O_RDONLY) {
-		uint32_t slot = sys_obj_slot(st, o);
-		free(st->pipe_buf[slot]);
-		st->pipe_buf[slot] = NULL;
-	}
+	if ((o->flags & O_ACCMODE) == O_RDONLY)
+		sys_ring_free(st, o);
 	if (p) {
 		p->id = 0;
 		sys_fd_changed(st, p);

@@ -18,7 +18,8 @@ void sys_rlim_data_set(struct sys_state *st)
 	/* the in-guest runtime grows the heap itself up to a top the host gave it: from now on
 	 * it asks for every page past the break, and the host checks */
 	struct ember_rt_ctl *c = st->proc.guest ? vm_guest(st->vm, EMBER_RT_CTL, sizeof(*c)) : NULL;
-	uint64_t cur = c ? (c->brk_cur + EMBER_PAGE_SIZE - 1) & ~(uint64_t)(EMBER_PAGE_SIZE - 1) : 0;
+	uint64_t cur =
+	    c ? (c->brk_cur + EMBER_PAGE_SIZE - 1) & ~(uint64_t)(EMBER_PAGE_SIZE - 1) : 0;
 	if (c && limit(st, RLIMIT_DATA) && c->brk_top > cur)
 		c->brk_top = cur;
 }

@@ -60,6 +60,7 @@ int sys_save(const struct sys_state *cst, struct sys_saved *out)
 	out->brk_cur = st->brk_cur;
 	out->code_pos = st->code_pos;
 	out->cwd = st->cwd;
+	out->umask = st->umask == SYS_UMASK ? 0 : st->umask | 01000;
 	memcpy(out->fs_win, st->fs_win, sizeof(out->fs_win));
 	memcpy(out->sig, st->sig, sizeof(out->sig));
 	out->rlim_set = st->rlim_set;
@@ -97,6 +98,7 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 		return -EINVAL;
 	st->rlim_set = s->rlim_set;
 	memcpy(st->rlim, s->rlim, sizeof(st->rlim));
+	st->umask = s->umask ? s->umask & 0777 : SYS_UMASK;
 	int rc = sys_tmp_restore(st, s->tmp); /* before the descriptors that name its files */
 	if (rc)
 		return rc;

@@ -147,6 +147,9 @@ static long sys_sched_yield(struct sys_state *st, const uint64_t a[6])
 
 static long sys_sched_getaffinity(struct sys_state *st, const uint64_t a[6])
 {
+	long rc = sys_sched_task(st, a[0]);
+	if (rc)
+		return -ESRCH; /* a negative pid names no process either */
 	if (a[1] < 8 || a[1] % 8)
 		return -EINVAL;
 	uint64_t mask = st->proc.cpus >= 64 ? ~0ULL : (1ULL << st->proc.cpus) - 1;
@@ -156,6 +159,9 @@ static long sys_sched_getaffinity(struct sys_state *st, const uint64_t a[6])
 static long sys_sched_setaffinity(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t mask = 0;
+	long rc = sys_sched_task(st, a[0]);
+	if (rc)
+		return -ESRCH; /* a negative pid names no process either */
 	if (a[1] < 8)
 		return -EINVAL;
 	if (sys_get(st, &mask, a[2], sizeof(mask)))

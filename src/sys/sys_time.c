@@ -7,8 +7,19 @@
 
 #include "sys/sys.h"
 
+/* a CPU-time clock of a process or thread, as pthread_getcpuclockid and clock_getcpuclockid make
+ * them (Linux's CPUCLOCK encoding: ~id << 3, 4 for a thread, 3 kinds): the caller's own, or one
+ * of its threads */
+static int cpu_clock(struct sys_state *st, uint64_t id)
+{
+	int c = (int)id, who = ~(c >> 3);
+	if (c >= 0 || (c & 3) == 3 || (c & 7) > 6)
+		return 0;
+	return c & 4 ? proc_find(&st->pr, who) != NULL : who == 0 || who == st->pid;
+}
+
 /* the clocks a guest may read; CPU-time clocks count the invocation's wall time */
-static int host_clock(uint64_t id, clockid_t *out)
+static int host_clock(struct sys_state *st, uint64_t id, clockid_t *out)
 {
 	static const clockid_t ok[] = {CLOCK_REALTIME,	       CLOCK_MONOTONIC,
 				       CLOCK_MONOTONIC_RAW,    CLOCK_REALTIME_COARSE,
@@ -19,7 +30,7 @@ static int host_clock(uint64_t id, clockid_t *out)
 			return 0;
 		}
 	}
-	if (id == CLOCK_PROCESS_CPUTIME_ID || id == CLOCK_THREAD_CPUTIME_ID) {
+	if (id == CLOCK_PROCESS_CPUTIME_ID || id == CLOCK_THREAD_CPUTIME_ID || cpu_clock(st, id)) {
 		*out = CLOCK_PROCESS_CPUTIME_ID;
 		return 0;
 	}
@@ -36,7 +47,7 @@ static void cputime(const struct sys_state *st, struct timespec *ts)
 static long sys_clock_gettime(struct sys_state *st, const uint64_t a[6])
 {
 	clockid_t c;
-	if (host_clock(a[0], &c))
+	if (host_clock(st, a[0], &c))
 		return -EINVAL;
 	struct timespec ts;
 	if (c == CLOCK_PROCESS_CPUTIME_ID)
@@ -49,7 +60,7 @@ static long sys_clock_gettime(struct sys_state *st, const uint64_t a[6])
 static long sys_clock_getres(struct sys_state *st, const uint64_t a[6])
 {
 	clockid_t c;
-	if (host_clock(a[0], &c))
+	if (host_clock(st, a[0], &c))
 		return -EINVAL;
 	if (!a[1])
 		return 0;
@@ -130,14 +141,34 @@ static long sys_nanosleep(struct sys_state *st, const uint64_t a[6])
 static long sys_clock_nanosleep(struct sys_state *st, const uint64_t a[6])
 {
 	clockid_t c;
-	if (host_clock(a[0], &c) || c == CLOCK_PROCESS_CPUTIME_ID)
+	if (host_clock(st, a[0], &c) || c == CLOCK_PROCESS_CPUTIME_ID)
 		return -EINVAL;
 	return do_sleep(st, c, (int)a[1] & TIMER_ABSTIME, a[2]);
+}
+
+/* clock_settime and settimeofday: the clock is the host's, not an unprivileged user's to set */
+static long sys_clock_settime(struct sys_state *st, const uint64_t a[6])
+{
+	clockid_t c;
+	struct timespec ts;
+	if (host_clock(st, a[0], &c) || c != CLOCK_REALTIME)
+		return -EINVAL;
+	if (sys_get(st, &ts, a[1], sizeof(ts)))
+		return -EFAULT;
+	return ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L || ts.tv_sec < 0 ? -EINVAL : -EPERM;
+}
+
+static long sys_settimeofday(struct sys_state *st, const uint64_t a[6])
+{
+	(void)st, (void)a;
+	return -EPERM;
 }
 
 const struct sys_entry sys_time_table[] = {
     {SYS_clock_gettime, "clock_gettime", sys_clock_gettime, 0, NULL},
     {SYS_clock_getres, "clock_getres", sys_clock_getres, 0, NULL},
+    {SYS_clock_settime, "clock_settime", sys_clock_settime, 0, NULL},
+    {SYS_settimeofday, "settimeofday", sys_settimeofday, 0, NULL},
     {SYS_gettimeofday, "gettimeofday", sys_gettimeofday, 0, NULL},
     {SYS_time, "time", sys_time, 0, NULL},
     {SYS_nanosleep, "nanosleep", sys_nanosleep, 0, NULL},

@@ -33,7 +33,7 @@ struct sys_tmp *sys_tmp_tree(struct sys_state *st)
 	}
 	t->nn = 1;
 	t->n[0] = (struct sys_tmp_node){.mode = S_IFDIR | 01777, .parent = 0, .name = "tmp"};
-	t->n[0].mtime_ns = now_ns();
+	t->n[0].atime_ns = t->n[0].mtime_ns = now_ns();
 	st->tmp = t;
 	return t;
 }
@@ -65,7 +65,7 @@ long sys_tmp_new(struct sys_state *st, uint32_t parent, const char *name, uint32
 	n->mode = mode;
 	n->parent = parent;
 	snprintf(n->name, sizeof(n->name), "%s", name);
-	n->mtime_ns = t->n[parent].mtime_ns = now_ns();
+	n->atime_ns = n->mtime_ns = t->n[parent].mtime_ns = now_ns();
 	return i;
 }
 
@@ -130,14 +130,27 @@ static void free_node(struct sys_tmp *t, uint32_t node)
 	memset(n, 0, sizeof(*n));
 }
 
+/* a descriptor or the cwd names node: it stays, out of the tree, while one does */
+static int in_use(const struct sys_state *st, uint32_t node)
+{
+	return sys_tmp_open_node(st, node) || st->cwd == (SYS_CWD_TMP | node);
+}
+
 void sys_tmp_unlink(struct sys_state *st, uint32_t node)
 {
 	struct sys_tmp *t = st->tmp;
 	t->n[t->n[node].parent].mtime_ns = now_ns();
-	if (sys_tmp_open_node(st, node))
+	if (in_use(st, node))
 		t->n[node].parent = SYS_TMP_GONE;
 	else
 		free_node(t, node);
+}
+
+void sys_tmp_release(struct sys_state *st, uint32_t node)
+{
+	if (st->tmp && node < st->tmp->nn && st->tmp->n[node].parent == SYS_TMP_GONE &&
+	    !in_use(st, node))
+		free_node(st->tmp, node);
 }
 
 void sys_tmp_stat(const struct sys_state *st, uint32_t node, struct stat *s)
@@ -153,7 +166,8 @@ void sys_tmp_stat(const struct sys_state *st, uint32_t node, struct stat *s)
 	s->st_blksize = 4096;
 	s->st_blocks = (blkcnt_t)((n->size + 511) / 512);
 	s->st_mtim = (struct timespec){n->mtime_ns / 1000000000LL, n->mtime_ns % 1000000000LL};
-	s->st_atim = s->st_ctim = s->st_mtim;
+	s->st_ctim = s->st_mtim;
+	s->st_atim = (struct timespec){n->atime_ns / 1000000000LL, n->atime_ns % 1000000000LL};
 }
 
 struct sys_obj *sys_tmp_file(struct sys_state *st, uint64_t fd)
@@ -177,6 +191,34 @@ long sys_tmp_path_of(const struct sys_state *st, uint32_t node, char *buf, size_
 	return k < len ? (long)k : -ENAMETOOLONG;
 }
 
+long sys_tmp_outside(const struct sys_state *st, uint32_t node, const char *rel, char *out,
+		     size_t len)
+{
+	const char *p = rel;
+	for (;;) { /* up by "..", "." skipped, until /tmp's own ".." */
+		while (*p == '/')
+			p++;
+		const char *e = p;
+		while (*e && *e != '/')
+			e++;
+		size_t l = (size_t)(e - p);
+		if (l == 1 && p[0] == '.') {
+			p = e;
+			continue;
+		}
+		if (l != 2 || p[0] != '.' || p[1] != '.')
+			return -ENOENT; /* a name inside /tmp, or the end: not outside */
+		p = e;
+		if (!node)
+			break;
+		if (st->tmp->n[node].parent == SYS_TMP_GONE)
+			return -ENOENT;
+		node = st->tmp->n[node].parent;
+	}
+	int n = snprintf(out, len, "/%s", p);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 /* the child of dir called name (len bytes), or 0 */
 static uint32_t child(const struct sys_tmp *t, uint32_t dir, const char *name, size_t len)
 {
@@ -187,10 +229,14 @@ static uint32_t child(const struct sys_tmp *t, uint32_t dir, const char *name, s
 	return 0;
 }
 
-/* where a relative path starts, as text: the cwd (the bundle's), or dirfd's folder; 0, 1 when
- * dirfd is no folder of /tmp's or the bundle's (the caller's lookup says why), or -errno */
+/* where a relative path starts, as text: the cwd, or dirfd's folder; 0, 1 when dirfd is no
+ * folder of /tmp's or the bundle's (the caller's lookup says why), or -errno */
 static long base_of(struct sys_state *st, uint64_t dirfd, char *buf, size_t len)
 {
+	if ((int)dirfd == AT_FDCWD && (st->cwd & SYS_CWD_TMP)) {
+		long n = sys_tmp_path_of(st, st->cwd & ~SYS_CWD_TMP, buf, len);
+		return n < 0 ? n : 0;
+	}
 	if ((int)dirfd == AT_FDCWD) {
 		if (!st->bundle)
 			return snprintf(buf, len, "/"), 0;
@@ -295,12 +341,6 @@ static uint32_t tmp_poll(struct sys_state *st, struct sys_obj *o, uint64_t *next
 static void tmp_stat(struct sys_state *st, struct sys_obj *o, struct stat *s)
 {
 	sys_tmp_stat(st, o->id, s);
-}
-
-void sys_tmp_release(struct sys_state *st, uint32_t node)
-{
-	if (st->tmp && st->tmp->n[node].parent == SYS_TMP_GONE && !sys_tmp_open_node(st, node))
-		free_node(st->tmp, node);
 }
 
 /* the last descriptor of a file unlinked while open: it goes now */

@@ -17,7 +17,7 @@ struct sys_tmp_node {
 	char name[SYS_TMP_NAME];
 	uint8_t *data;
 	uint64_t size, cap;
-	int64_t mtime_ns;
+	int64_t mtime_ns, atime_ns;
 };
 
 /* node 0 is /tmp; nodes are never moved, so a descriptor names one by its index */
@@ -48,9 +48,6 @@ long sys_tmp_new(struct sys_state *st, uint32_t parent, const char *name, uint32
 long sys_tmp_resize(struct sys_state *st, uint32_t node, uint64_t size);
 /* node freed now, or, a file open on a descriptor, when its last one closes */
 void sys_tmp_unlink(struct sys_state *st, uint32_t node);
-/* node freed if it was unlinked and nothing names it any more (its last descriptor closed, its
- * last shared mapping gone) */
-void sys_tmp_release(struct sys_state *st, uint32_t node);
 /* whether a descriptor (or a shared mapping) names node */
 int sys_tmp_open_node(const struct sys_state *st, uint32_t node);
 /* the stat of node */
@@ -59,8 +56,17 @@ void sys_tmp_stat(const struct sys_state *st, uint32_t node, struct stat *s);
 uint64_t sys_tmp_limit(const struct sys_state *st);
 /* the open /tmp file or folder on fd, or NULL */
 struct sys_obj *sys_tmp_file(struct sys_state *st, uint64_t fd);
-/* the absolute path of /tmp's folder node into buf: its length, or -ENAMETOOLONG */
+/* the absolute path of /tmp's folder node into buf: its length, or -ENAMETOOLONG (-ENOENT
+ * when it was removed) */
 long sys_tmp_path_of(const struct sys_state *st, uint32_t node, char *buf, size_t len);
+/* a relative path from /tmp's folder node that sys_tmp_path found outside /tmp (its ".." lead
+ * out): the absolute path it names in the bundle into out, what follows /tmp's ".." as written
+ * (the bundle's links are the bundle's lookup's); 0, -ENOENT or -ENAMETOOLONG */
+long sys_tmp_outside(const struct sys_state *st, uint32_t node, const char *rel, char *out,
+		     size_t len);
+/* node, removed while a descriptor, a shared mapping or the cwd still named it, freed once none
+ * does */
+void sys_tmp_release(struct sys_state *st, uint32_t node);
 
 /* the calls on a path in /tmp (sys_tmp_call.c), at the path's lookup */
 long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, uint32_t mode);

@@ -14,12 +14,21 @@
 #include "sys/sys_fs.h"
 #include "sys/sys_tmp.h"
 
-#define UMASK 022
-
 static struct sys_tmp_node *node_of(struct sys_state *st, uint32_t i)
 {
 	return &st->tmp->n[i];
 }
+
+/* the guest's access to node by its owner's bits (it owns every node but /tmp itself, 01777,
+ * which it reaches as "other"): want 4 read, 2 write, 1 search; 0 or -EACCES */
+static long may(struct sys_state *st, uint32_t node, unsigned want)
+{
+	unsigned perm = node ? (node_of(st, node)->mode >> 6) & 7 : 7;
+	return (perm & want) == want ? 0 : -EACCES;
+}
+
+/* a folder's entries change: written and searched */
+#define CHANGE 3
 
 long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, uint32_t mode)
 {
@@ -44,11 +53,17 @@ long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, 
 	} else if (at->trailing || (flags & O_DIRECTORY)) {
 		return -EISDIR; /* a folder cannot be made by open */
 	}
+	unsigned want = (acc != O_WRONLY ? 4 : 0) | (acc != O_RDONLY || flags & O_TRUNC ? 2 : 0);
+	long rc = tmpfile || !at->found ? may(st, tmpfile ? node : at->parent, CHANGE)
+		  : flags & O_PATH	? 0
+					: may(st, node, want);
+	if (rc)
+		return rc;
 	if (sys_fd_lowest(st, 0) < 0)
 		return -EMFILE;
 	if (tmpfile || !at->found) {
 		long n = sys_tmp_new(st, tmpfile ? node : at->parent, tmpfile ? "" : at->name,
-				     S_IFREG | (mode & 07777 & ~UMASK));
+				     S_IFREG | (mode & 07777 & ~st->umask));
 		if (n < 0)
 			return n;
 		node = (uint32_t)n;
@@ -124,8 +139,41 @@ static long make_dir(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64
 		return rc ? rc : outside(st);
 	if (at.found)
 		return -EEXIST;
-	rc = sys_tmp_new(st, at.parent, at.name, S_IFDIR | ((uint32_t)mode & 07777 & ~UMASK));
+	if ((rc = may(st, at.parent, CHANGE)))
+		return rc;
+	rc = sys_tmp_new(st, at.parent, at.name, S_IFDIR | ((uint32_t)mode & 07777 & ~st->umask));
 	return rc < 0 ? rc : 0;
+}
+
+/* mknod: a regular file; a fifo or socket node is not made here, a device not by this user
+ * (EPERM both) */
+static long make_node(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t mode)
+{
+	struct sys_tmp_at at;
+	uint32_t type = (uint32_t)mode & S_IFMT;
+	long rc = sys_tmp_path(st, dirfd, path, &at);
+	if (rc || !at.in)
+		return rc ? rc : outside(st);
+	if (at.found)
+		return -EEXIST;
+	if (type && type != S_IFREG)
+		return type == S_IFIFO || type == S_IFSOCK || type == S_IFCHR || type == S_IFBLK
+			   ? -EPERM
+			   : -EINVAL;
+	if ((rc = may(st, at.parent, CHANGE)))
+		return rc;
+	rc = sys_tmp_new(st, at.parent, at.name, S_IFREG | ((uint32_t)mode & 07777 & ~st->umask));
+	return rc < 0 ? rc : 0;
+}
+
+static long sys_mknod(struct sys_state *st, const uint64_t a[6])
+{
+	return make_node(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1]);
+}
+
+static long sys_mknodat(struct sys_state *st, const uint64_t a[6])
+{
+	return make_node(st, a[0], a[1], a[2]);
 }
 
 static int empty_dir(const struct sys_tmp *t, uint32_t d)
@@ -152,6 +200,8 @@ static long remove_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int d
 		return -ENOTDIR;
 	if (!dir && is_dir)
 		return -EISDIR;
+	if ((rc = may(st, node_of(st, at.node)->parent, CHANGE)))
+		return rc;
 	if (is_dir && !empty_dir(st->tmp, at.node))
 		return -ENOTEMPTY;
 	if (is_dir && sys_tmp_open_node(st, at.node))
@@ -183,6 +233,8 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 	for (uint32_t d = to_dir; d; d = node_of(st, d)->parent)
 		if (d == a.node)
 			return -EINVAL; /* a folder into itself */
+	if ((rc = may(st, node_of(st, a.node)->parent, CHANGE)) || (rc = may(st, to_dir, CHANGE)))
+		return rc;
 	if (b.found && b.node == a.node)
 		return 0;
 	if (b.found && (flags & 1))
@@ -333,20 +385,21 @@ static long set_attr(struct sys_state *st, uint64_t dirfd, uint64_t path, int is
 		n->mode = (n->mode & S_IFMT) | ((uint32_t)v & 07777);
 		return 0;
 	}
-	struct timespec ts[2];
+	/* the access time, then the modification time: each a time, UTIME_NOW or UTIME_OMIT */
+	struct timespec ts[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}}, now;
 	if (v && sys_get(st, ts, v, sizeof(ts)))
 		return -EFAULT;
-	if (v && ts[1].tv_nsec == UTIME_OMIT)
-		return 0;
-	if (v && ts[1].tv_nsec != UTIME_NOW) {
-		if (ts[1].tv_nsec < 0 || ts[1].tv_nsec >= 1000000000)
+	for (int i = 0; i < 2; i++)
+		if (ts[i].tv_nsec != UTIME_NOW && ts[i].tv_nsec != UTIME_OMIT &&
+		    (ts[i].tv_nsec < 0 || ts[i].tv_nsec >= 1000000000))
 			return -EINVAL;
-		n->mtime_ns = (int64_t)ts[1].tv_sec * 1000000000 + ts[1].tv_nsec;
-		return 0;
-	}
-	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	n->mtime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	int64_t *times[2] = {&n->atime_ns, &n->mtime_ns};
+	for (int i = 0; i < 2; i++)
+		if (ts[i].tv_nsec != UTIME_OMIT)
+			*times[i] = ts[i].tv_nsec == UTIME_NOW
+					? (int64_t)now.tv_sec * 1000000000 + now.tv_nsec
+					: (int64_t)ts[i].tv_sec * 1000000000 + ts[i].tv_nsec;
 	return 0;
 }
 
@@ -373,6 +426,8 @@ static long sys_utimensat(struct sys_state *st, const uint64_t a[6])
 const struct sys_entry sys_tmp_table[] = {
     {SYS_mkdir, "mkdir", sys_mkdir, 0, NULL},
     {SYS_mkdirat, "mkdirat", sys_mkdirat, 0, NULL},
+    {SYS_mknod, "mknod", sys_mknod, 0, NULL},
+    {SYS_mknodat, "mknodat", sys_mknodat, 0, NULL},
     {SYS_rmdir, "rmdir", sys_rmdir, 0, NULL},
     {SYS_unlink, "unlink", sys_unlink, 0, NULL},
     {SYS_unlinkat, "unlinkat", sys_unlinkat, 0, NULL},

@@ -1,7 +1,9 @@
 /* Readiness and event calls over the process's own descriptors, between threads: pipes (blocking,
  * non-blocking, EOF, EPIPE), eventfd, timerfd, poll, ppoll, select, epoll (level, edge, one-shot,
- * a timerfd inside), dup and fcntl; objects made during initialisation (a pipe holding bytes, an
- * eventfd, an epoll watching it, a timer of an hour) are in every invocation as init left them,
+ * a timerfd inside), dup and fcntl, Unix stream socket pairs (both ways, shutdown, EOF, EPIPE,
+ * peek, the socket calls); objects made during initialisation (a pipe and a socket pair holding
+ * bytes, an eventfd, an epoll watching it, a timer of an hour) are in every invocation as init
+ * left them,
  * and what an invocation makes is gone in the next. Prints only facts the same on every run, so
  * its output equals a native run's (tests/integration/test_guest.sh). */
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -22,8 +25,8 @@
 
 #define MS 1000000LL
 
-static int ip[2], ie, iep, itf; /* made during initialisation */
-static char inherited[256];	/* open before it (a native run's shell may leave some) */
+static int ip[2], ie, iep, itf, isp[2]; /* made during initialisation */
+static char inherited[256];		/* open before it (a native run's shell may leave some) */
 
 static long long now_ns(void)
 {
@@ -71,13 +74,15 @@ static void init(void)
 	itf = timerfd_create(CLOCK_MONOTONIC, 0);
 	struct itimerspec hour = {{0, 0}, {3600, 0}};
 	timerfd_settime(itf, 0, &hour, NULL);
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, isp);
+	send(isp[1], "init-sock", 9, 0);
 }
 
 /* what initialisation left, as it left it; then changed, for the next invocation not to see */
 static void from_init(void)
 {
-	const int ours[] = {ip[0], ip[1], ie, iep, itf};
-	printf("leftover descriptors: %d\n", leftovers(ours, 5));
+	const int ours[] = {ip[0], ip[1], ie, iep, itf, isp[0], isp[1]};
+	printf("leftover descriptors: %d\n", leftovers(ours, 7));
 	struct epoll_event ev;
 	int n = epoll_wait(iep, &ev, 1, 0);
 	printf("init epoll: %d event, data %llu\n", n,
@@ -94,6 +99,11 @@ static void from_init(void)
 	timerfd_gettime(itf, &left);
 	printf("init timer: between 59 and 60 minutes left: %s\n",
 	       left.it_value.tv_sec >= 3540 && left.it_value.tv_sec < 3600 ? "yes" : "no");
+	k = recv(isp[0], buf, sizeof(buf), 0);
+	printf("init socket: '%.*s'\n", k > 0 ? (int)k : 0, buf);
+	k = recv(isp[0], buf, sizeof(buf), 0);
+	printf("init socket again: %ld %s\n", k, err(k));
+	send(isp[1], "from-invocation", 15, 0);
 	/* what the next invocation must not see */
 	write(ip[1], "from-invocation", 15);
 	v = 3;
@@ -552,6 +562,65 @@ static void epoll_modes(void)
 	close(ep);
 }
 
+/* a Unix stream socket pair: both ways, a thread waiting in recv, peek, poll's view of a
+ * shutdown, EOF after the peer's shutdown and close, EPIPE (no SIGPIPE with MSG_NOSIGNAL), the
+ * socket calls' answers */
+static void *sock_echo(void *arg)
+{
+	int fd = *(int *)arg;
+	char buf[64];
+	long k = recv(fd, buf, sizeof(buf), 0);
+	if (k > 0)
+		send(fd, buf, (size_t)k, 0);
+	return NULL;
+}
+
+static void socket_pairs(void)
+{
+	int sv[2], type = 0;
+	char buf[64];
+	socklen_t len = sizeof(type);
+	pthread_t th;
+	printf("socketpair: %s\n", err(socketpair(AF_UNIX, SOCK_STREAM, 0, sv)));
+	pthread_create(&th, NULL, sock_echo, &sv[1]);
+	nap(20);
+	long k = send(sv[0], "ping", 4, 0);
+	k = recv(sv[0], buf, sizeof(buf), 0);
+	pthread_join(th, NULL);
+	printf("echoed by a thread: '%.*s'\n", k > 0 ? (int)k : 0, buf);
+	write(sv[1], "abc", 3);
+	k = recv(sv[0], buf, 2, MSG_PEEK);
+	printf("peek: %ld '%.*s'; ", k, k > 0 ? (int)k : 0, buf);
+	k = read(sv[0], buf, sizeof(buf));
+	printf("then read: %ld '%.*s'\n", k, k > 0 ? (int)k : 0, buf);
+	k = recv(sv[0], buf, sizeof(buf), MSG_DONTWAIT);
+	printf("nothing, MSG_DONTWAIT: %ld %s\n", k, err(k));
+	struct stat s;
+	fstat(sv[0], &s);
+	getsockopt(sv[0], SOL_SOCKET, SO_TYPE, &type, &len);
+	printf("a socket: %d, SO_TYPE stream: %d\n", S_ISSOCK(s.st_mode), type == SOCK_STREAM);
+	struct pollfd p = {sv[0], POLLIN | POLLOUT | POLLRDHUP, 0};
+	poll(&p, 1, 0);
+	printf("poll: in %d out %d rdhup %d\n", !!(p.revents & POLLIN), !!(p.revents & POLLOUT),
+	       !!(p.revents & POLLRDHUP));
+	shutdown(sv[1], SHUT_WR);
+	poll(&p, 1, 0);
+	printf("after the peer's SHUT_WR: in %d out %d rdhup %d hup %d\n", !!(p.revents & POLLIN),
+	       !!(p.revents & POLLOUT), !!(p.revents & POLLRDHUP), !!(p.revents & POLLHUP));
+	k = recv(sv[0], buf, sizeof(buf), 0);
+	printf("recv: %ld (the end)\n", k);
+	k = send(sv[1], "x", 1, MSG_NOSIGNAL);
+	printf("send after its SHUT_WR: %ld %s\n", k, err(k));
+	k = send(sv[0], "still", 5, 0);
+	printf("the other way still: %ld\n", k);
+	close(sv[1]);
+	poll(&p, 1, 0);
+	printf("peer closed: hup %d\n", !!(p.revents & POLLHUP));
+	k = send(sv[0], "x", 1, MSG_NOSIGNAL);
+	printf("send to a closed peer: %ld %s\n", k, err(k));
+	close(sv[0]);
+}
+
 int main(void)
 {
 	init();
@@ -569,5 +638,6 @@ int main(void)
 	nonblocking_and_errors();
 	dup_calls();
 	epoll_modes();
+	socket_pairs();
 	return 0;
 }

@@ -193,6 +193,48 @@ static int m_sigsuspend(void)
 	return 0;
 }
 
+/* a signal taken as sigtimedwait's result, not by its handler: one pending, none (a zero and a
+ * short timeout), one that another thread sends while it waits (the awaited signal unblocked for
+ * the wait only), and another signal's handler ending the wait with EINTR */
+static void *send_later(void *arg)
+{
+	struct timespec ms20 = {0, 20000000};
+	nanosleep(&ms20, NULL);
+	kill(getpid(), (int)(intptr_t)arg);
+	return NULL;
+}
+
+static int m_sigwait(void)
+{
+	sigset_t usr1, now;
+	siginfo_t info;
+	pthread_t th;
+	struct timespec zero = {0, 0}, ms50 = {0, 50000000}, s5 = {5, 0};
+	int sig = 0;
+	handle(SIGUSR1, on_signal, 0);
+	handle(SIGUSR2, on_signal, 0);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
+	raise(SIGUSR1);
+	show("sigwaitinfo, one pending", sigwaitinfo(&usr1, &info));
+	printf("si_signo %d, si_code %d\n", info.si_signo, info.si_code);
+	show("sigtimedwait, none, zero timeout", sigtimedwait(&usr1, &info, &zero));
+	show("sigtimedwait, none, 50 ms", sigtimedwait(&usr1, &info, &ms50));
+	pthread_create(&th, NULL, send_later, (void *)(intptr_t)SIGUSR1);
+	show("sigwait, sent while it waits", sigwait(&usr1, &sig));
+	pthread_join(th, NULL);
+	printf("its signal %d, handled %d\n", sig, (int)handled);
+	pthread_create(&th, NULL, send_later, (void *)(intptr_t)SIGUSR2);
+	/* the call itself: libc's sigtimedwait makes it again after EINTR */
+	show("rt_sigtimedwait, another signal handled",
+	     syscall(SYS_rt_sigtimedwait, &usr1, NULL, &s5, 8));
+	pthread_join(th, NULL);
+	sigprocmask(SIG_BLOCK, NULL, &now);
+	printf("handled %d, SIGUSR1 still blocked %d\n", (int)handled, sigismember(&now, SIGUSR1));
+	return 0;
+}
+
 /* clone in a loop: EAGAIN at --threads (256 with the first), never a crash or a hang */
 static int m_bomb(void)
 {
@@ -929,6 +971,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOFBF, 4096);
 	if (!strcmp(mode, "sigsuspend"))
 		return m_sigsuspend();
+	if (!strcmp(mode, "sigwait"))
+		return m_sigwait();
 	if (!strcmp(mode, "bomb"))
 		return m_bomb();
 	if (!strcmp(mode, "futex"))

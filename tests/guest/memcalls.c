@@ -1,5 +1,5 @@
-/* memcalls: brk and anonymous mmap/munmap/mremap/mprotect/madvise after the request is read, with
- * results that do not depend on addresses, so a native run prints the same lines.
+/* memcalls: brk and anonymous mmap/munmap/mremap/mprotect/madvise/msync after the request is
+ * read, with results that do not depend on addresses, so a native run prints the same lines.
  *   memcalls        every case, one "name=value" line each
  *   memcalls light  a few small calls only (no pool growth): one exit per warm invocation
  *   memcalls wp     writes to a page made read-only: dies of SIGSEGV
@@ -121,6 +121,10 @@ static void every(void)
 	errno = 0;
 	printf("madvise_hole=%s\n",
 	       madvise(t, 3 * PG, MADV_DONTNEED) && errno == ENOMEM ? "ENOMEM" : "ok");
+	errno = 0;
+	printf("msync_hole=%s msync=%d\n",
+	       msync(t, 3 * PG, MS_SYNC) && errno == ENOMEM ? "ENOMEM" : "ok",
+	       msync(t, PG, MS_ASYNC));
 	/* DONTNEED reads as zero afterwards */
 	int rc = madvise(t, PG, MADV_DONTNEED);
 	printf("dontneed=%d dontneed_zero=%d\n", rc, zeros(t, PG));

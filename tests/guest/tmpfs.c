@@ -4,7 +4,15 @@
  *   leave  prints whether /tmp/left is there, then writes it, a secret (the next invocation
  *          must not see it)
  *   fill   writes 1 MiB pieces to /tmp/big until the file system is full: prints how far
- *   edges  what differs from a tmpfs: links, /tmp itself removed, a cwd in /tmp
+ *   edges  what differs from a tmpfs: links, /tmp itself removed
+ *   cwd    a cwd in /tmp: relative paths from it, chdir and fchdir, getcwd, out of /tmp by "..",
+ *          the cwd removed (compared with a native run; /etc must be in the function's files)
+ *   vec    pieces at an offset (preadv, pwritev), posix_fadvise, fallocate, copy_file_range,
+ *          mknod of a regular file, and the scheduler's answers (compared with a native run)
+ *   attr   what an unprivileged user may do with its files and ids: the umask, both times set,
+ *          chown to its own ids only, statfs of /tmp and of the files (/etc), its ids and groups,
+ *          the clock (not its to set) and its thread's CPU clock, the modes of its files and
+ *          folders obeyed (no root to pass them by)
  *   hostile what once harmed the host: a 4095-byte path of 2,048 components from a /tmp
  *          descriptor, a rename over a folder open on a descriptor then listed, files grown to
  *          the bound and truncated again and again (what a file held is given back)
@@ -15,12 +23,18 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define D "/tmp/ember-tmpfs"
@@ -28,13 +42,12 @@
 static const struct {
 	int e;
 	const char *name;
-} names[] = {{EEXIST, "EEXIST"},       {ENOENT, "ENOENT"},
-	     {ENOTDIR, "ENOTDIR"},     {EISDIR, "EISDIR"},
-	     {EBADF, "EBADF"},	       {EINVAL, "EINVAL"},
-	     {EBUSY, "EBUSY"},	       {EPERM, "EPERM"},
-	     {ENOTEMPTY, "ENOTEMPTY"}, {ENOSPC, "ENOSPC"},
-	     {EACCES, "EACCES"},       {EROFS, "EROFS"},
-	     {EXDEV, "EXDEV"},	       {ENAMETOOLONG, "ENAMETOOLONG"}};
+} names[] = {{EEXIST, "EEXIST"}, {ENOENT, "ENOENT"}, {ENOTDIR, "ENOTDIR"},
+	     {EISDIR, "EISDIR"}, {EBADF, "EBADF"},   {EINVAL, "EINVAL"},
+	     {EBUSY, "EBUSY"},	 {EPERM, "EPERM"},   {ENOTEMPTY, "ENOTEMPTY"},
+	     {ENOSPC, "ENOSPC"}, {EACCES, "EACCES"}, {EROFS, "EROFS"},
+	     {EXDEV, "EXDEV"},	 {ESRCH, "ESRCH"},   {ENAMETOOLONG, "ENAMETOOLONG"},
+	     {ERANGE, "ERANGE"}};
 
 static const char *err_name(int e)
 {
@@ -50,6 +63,164 @@ static void res(const char *what, long rc)
 		printf("%s: %s\n", what, err_name(errno));
 	else
 		printf("%s: %ld\n", what, rc);
+}
+
+static void show_cwd(void)
+{
+	char buf[256];
+	if (getcwd(buf, sizeof(buf)))
+		printf("getcwd: %s\n", buf);
+	else
+		printf("getcwd: %s\n", err_name(errno));
+}
+
+static int cwd(void)
+{
+	char small[8];
+	struct stat s;
+	unlink(D "/a/f"), rmdir(D "/a"), rmdir(D);
+	res("mkdir", mkdir(D, 0700) || mkdir(D "/a", 0700));
+	res("chdir " D "/a", chdir(D "/a"));
+	show_cwd();
+	int fd = open("f", O_CREAT | O_WRONLY, 0600);
+	res("open f", fd < 0 ? -1 : 0);
+	res("write f", write(fd, "abc", 3));
+	close(fd);
+	res("stat ../a/f", stat("../a/f", &s));
+	printf("size: %ld\n", (long)s.st_size);
+	res("chdir ..", chdir(".."));
+	show_cwd();
+	res("open a", (fd = open("a", O_RDONLY | O_DIRECTORY)) < 0 ? -1 : 0);
+	res("fchdir a", fchdir(fd));
+	close(fd);
+	show_cwd();
+	res("stat ./f", stat("./f", &s));
+	res("access ../../../etc", access("../../../etc", F_OK));
+	res("open ../../../etc", (fd = open("../../../etc", O_RDONLY | O_DIRECTORY)) < 0 ? -1 : 0);
+	close(fd);
+	res("getcwd in 8 bytes", getcwd(small, sizeof(small)) ? 0 : -1);
+	res("chdir f", chdir("f"));
+	res("chdir none", chdir("none"));
+	res("unlink f", unlink("f"));
+	res("rmdir the cwd", rmdir(D "/a"));
+	show_cwd();
+	res("open g in the removed cwd", open("g", O_CREAT | O_WRONLY, 0600));
+	res("chdir /tmp", chdir("/tmp"));
+	show_cwd();
+	res("rmdir " D, rmdir(D));
+	return 0;
+}
+
+static int vec(void)
+{
+	char a[3] = "", b[3] = "";
+	struct iovec out[2] = {{"ab", 2}, {"cd", 2}}, in[2] = {{a, 3}, {b, 3}};
+	struct stat s;
+	struct timespec rr;
+	cpu_set_t set;
+	unlink(D "/v"), unlink(D "/n"), rmdir(D);
+	mkdir(D, 0700);
+	int fd = open(D "/v", O_CREAT | O_RDWR, 0600);
+	res("pwritev at 2", pwritev(fd, out, 2, 2));
+	res("preadv at 1", preadv(fd, in, 2, 1));
+	printf("read: %d %d %d | %.3s\n", a[0], a[1], a[2], b);
+	res("the position still", lseek(fd, 0, SEEK_CUR));
+	res("preadv at -1", preadv(fd, in, 2, -1));
+	res("posix_fadvise", -posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED));
+	res("fallocate to 100", fallocate(fd, 0, 50, 50));
+	fstat(fd, &s);
+	printf("size: %ld\n", (long)s.st_size);
+	res("fallocate, keep size", fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 200));
+	fstat(fd, &s);
+	printf("size: %ld\n", (long)s.st_size);
+	int w = open(D "/w", O_CREAT | O_RDWR | O_TRUNC, 0600);
+	off_t from = 2, to = 1;
+	char got[8] = "";
+	res("copy_file_range 4 at 2 to 1", copy_file_range(fd, &from, w, &to, 4, 0));
+	printf("offsets now %ld %ld\n", (long)from, (long)to);
+	lseek(fd, 3, SEEK_SET);
+	res("copy_file_range from the positions", copy_file_range(fd, NULL, w, NULL, 2, 0));
+	res("the positions", lseek(fd, 0, SEEK_CUR) * 10 + lseek(w, 0, SEEK_CUR));
+	res("pread", pread(w, got, sizeof(got), 0));
+	printf("copied: %d %d %d %d %d\n", got[0], got[1], got[2], got[3], got[4]);
+	res("copy_file_range, flags 1", copy_file_range(fd, NULL, w, NULL, 2, 1));
+	close(w);
+	close(fd);
+	unlink(D "/w");
+	res("mknod a regular file", mknod(D "/n", S_IFREG | 0600, 0));
+	res("mknod it again", mknod(D "/n", S_IFREG | 0600, 0));
+	res("stat", stat(D "/n", &s));
+	printf("regular: %d\n", S_ISREG(s.st_mode));
+	res("sched_get_priority_max(SCHED_RR)", sched_get_priority_max(SCHED_RR));
+	res("sched_get_priority_min(SCHED_OTHER)", sched_get_priority_min(SCHED_OTHER));
+	res("sched_getscheduler(0)", syscall(SYS_sched_getscheduler, 0)); /* musl: ENOSYS */
+	res("sched_rr_get_interval(0)", sched_rr_get_interval(0, &rr));
+	res("sched_getaffinity(-1)", sched_getaffinity(-1, sizeof(set), &set));
+	unlink(D "/v"), unlink(D "/n"), rmdir(D);
+	return 0;
+}
+
+static int attr(void)
+{
+	struct stat s;
+	struct statfs f;
+	unsigned ids[3];
+	gid_t groups[4];
+	printf("umask: %03o\n", umask(077));
+	res("creat", close(open("/tmp/f", O_CREAT | O_WRONLY, 0666)));
+	res("stat", stat("/tmp/f", &s));
+	printf("mode: %03o, umask then: %03o\n", s.st_mode & 0777, umask(022));
+	const struct timespec ts[2] = {{1, 500000000}, {4, 250000000}},
+			      omit[2] = {{0, UTIME_OMIT}, {9, 0}};
+	res("utimensat", utimensat(AT_FDCWD, "/tmp/f", ts, 0));
+	res("stat", stat("/tmp/f", &s));
+	printf("atime %ld.%09ld, mtime %ld.%09ld\n", (long)s.st_atim.tv_sec, s.st_atim.tv_nsec,
+	       (long)s.st_mtim.tv_sec, s.st_mtim.tv_nsec);
+	res("utimensat, atime omitted", utimensat(AT_FDCWD, "/tmp/f", omit, 0));
+	res("stat", stat("/tmp/f", &s));
+	printf("atime %ld, mtime %ld\n", (long)s.st_atim.tv_sec, (long)s.st_mtim.tv_sec);
+	res("chown to its own", chown("/tmp/f", getuid(), getgid()));
+	res("chown to -1", chown("/tmp/f", -1, -1));
+	res("chown to root", chown("/tmp/f", 0, 0));
+	res("chown /etc", chown("/etc", -1, -1));
+	res("fchown 99", fchown(99, -1, -1));
+	res("statfs /tmp", statfs("/tmp", &f));
+	printf("tmpfs: %d, bsize %ld, read-only %d\n", f.f_type == 0x01021994, (long)f.f_bsize,
+	       (f.f_flags & ST_RDONLY) != 0);
+	res("statfs /etc", statfs("/etc", &f));
+	printf("read-only %d\n", (f.f_flags & ST_RDONLY) != 0);
+	res("statfs /none", statfs("/none", &f));
+	res("fstatfs 99", fstatfs(99, &f));
+	res("getresuid", getresuid(&ids[0], &ids[1], &ids[2]));
+	printf("ids: %u %u %u\n", ids[0], ids[1], ids[2]);
+	int n = getgroups(4, groups);
+	printf("groups: %d, the first its own: %d\n", n, n > 0 && groups[0] == getgid());
+	res("setreuid -1 -1", setreuid(-1, -1));
+	res("setresuid to its own", setresuid(getuid(), getuid(), -1));
+	res("setuid 0", setuid(0));
+	struct timespec now;
+	clockid_t cpu;
+	clock_gettime(CLOCK_REALTIME, &now);
+	res("clock_settime", clock_settime(CLOCK_REALTIME, &now));
+	res("clock_settime of the monotonic clock", clock_settime(CLOCK_MONOTONIC, &now));
+	pthread_getcpuclockid(pthread_self(), &cpu);
+	res("its thread's CPU clock read", clock_gettime(cpu, &now));
+	res("chmod 0400", chmod("/tmp/f", 0400));
+	res("open for writing", open("/tmp/f", O_WRONLY));
+	res("open for reading", close(open("/tmp/f", O_RDONLY)));
+	res("mkdir d", mkdir("/tmp/d", 0700));
+	res("chmod d 0500", chmod("/tmp/d", 0500));
+	res("create in d", open("/tmp/d/g", O_CREAT | O_WRONLY, 0600));
+	res("mkdir in d", mkdir("/tmp/d/e", 0700));
+	res("rename into d", rename("/tmp/f", "/tmp/d/f"));
+	res("chmod d 0700", chmod("/tmp/d", 0700));
+	res("rename into d", rename("/tmp/f", "/tmp/d/f"));
+	res("chmod d 0500", chmod("/tmp/d", 0500));
+	res("unlink in d", unlink("/tmp/d/f"));
+	res("chmod d 0700", chmod("/tmp/d", 0700));
+	res("unlink in d", unlink("/tmp/d/f"));
+	res("rmdir d", rmdir("/tmp/d"));
+	return 0;
 }
 
 static int by_name(const void *a, const void *b)
@@ -177,9 +348,14 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "edges")) { /* where Ember's /tmp says no and a tmpfs would not */
 		res("symlink", symlink("x", "/tmp/l"));
 		res("rmdir /tmp", rmdir("/tmp"));
-		res("chdir /tmp", chdir("/tmp"));
 		return 0;
 	}
+	if (!strcmp(mode, "cwd"))
+		return cwd();
+	if (!strcmp(mode, "attr"))
+		return attr();
+	if (!strcmp(mode, "vec"))
+		return vec();
 	if (!strcmp(mode, "hostile")) {
 		static char deep[4096];
 		for (int i = 0; i < 2047; i++)

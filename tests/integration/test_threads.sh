@@ -121,6 +121,7 @@ like rtsignals
 
 # sigsuspend with the signal pending already (block, raise, suspend): the handler runs at once
 like sigsuspend
+like sigwait
 
 # in a handler: sa_mask and the signal blocked (not with SA_NODEFER), siginfo, the alternate
 # stack (SA_ONSTACK); SA_RESETHAND; the mask back after it

@@ -3,7 +3,8 @@
 # and removed as on Linux (compared with a native run in the host's /tmp), in both syscall modes;
 # what init leaves there is every invocation's start and nothing more; what an invocation leaves
 # is gone at the next; it is bounded (ENOSPC past a quarter of guest memory); Debian's sqlite3
-# keeps a database there; links, a cwd in /tmp and /tmp itself removed are refused.
+# keeps a database there; a cwd there works as natively; links and /tmp itself removed are refused;
+# the umask, times, owners, statfs and ids are an unprivileged user's.
 . "$(dirname "$0")/lib.sh"
 pick_backend
 P=$G/tmpfs.musl
@@ -52,8 +53,90 @@ has "$tmp/out" "^wrote 31 MiB, then ENOSPC$" "fill --mem 128M: 32 MiB"
 
 # what a tmpfs would do and this /tmp refuses
 er "$P" edges
-printf 'symlink: EPERM\nrmdir /tmp: EBUSY\nchdir /tmp: EACCES\n' >"$tmp/want"
-check "edges: links EPERM, /tmp itself EBUSY, a cwd there EACCES" cmp -s "$tmp/out" "$tmp/want"
+printf 'symlink: EPERM\nrmdir /tmp: EBUSY\n' >"$tmp/want"
+check "edges: links EPERM, /tmp itself EBUSY" cmp -s "$tmp/out" "$tmp/want"
+
+# a cwd in /tmp, as natively: relative paths, getcwd, out of /tmp by ".." into the function's
+# files (which hold /etc as the host does), the cwd removed
+rm -rf /tmp/ember-tmpfs
+"$P" cwd >"$tmp/native" 2>&1
+rm -rf /tmp/ember-tmpfs
+mkdir -p "$tmp/root/etc"
+check "natively: the cwd program ran to its end" grep -q "^getcwd: /tmp$" "$tmp/native"
+for mode in trap guest; do
+	er --syscalls "$mode" --files "$tmp/root" "$P" cwd
+	expect_rc 0 "cwd, $mode"
+	check "cwd, $mode: every result as natively" cmp -s "$tmp/out" "$tmp/native"
+	[ -s "$tmp/out" ] && ! cmp -s "$tmp/out" "$tmp/native" && diff "$tmp/native" "$tmp/out" | head -n 6
+done
+
+# pieces at an offset, fadvise, fallocate, mknod, the scheduler's answers: as natively
+rm -rf /tmp/ember-tmpfs
+"$P" vec >"$tmp/native" 2>&1
+rm -rf /tmp/ember-tmpfs
+check "natively: the vec program ran to its end" grep -q "^sched_getaffinity(-1): ESRCH$" "$tmp/native"
+for mode in trap guest; do
+	er --syscalls "$mode" "$P" vec
+	expect_rc 0 "vec, $mode"
+	check "vec, $mode: every result as natively" cmp -s "$tmp/out" "$tmp/native"
+	[ -s "$tmp/out" ] && ! cmp -s "$tmp/out" "$tmp/native" && diff "$tmp/native" "$tmp/out" | head -n 6
+done
+
+# what an unprivileged user may do with its files and ids (natively root may do more)
+cat >"$tmp/want_attr" <<'EOF'
+umask: 022
+creat: 0
+stat: 0
+mode: 600, umask then: 077
+utimensat: 0
+stat: 0
+atime 1.500000000, mtime 4.250000000
+utimensat, atime omitted: 0
+stat: 0
+atime 1, mtime 9
+chown to its own: 0
+chown to -1: 0
+chown to root: EPERM
+chown /etc: EROFS
+fchown 99: EBADF
+statfs /tmp: 0
+tmpfs: 1, bsize 4096, read-only 0
+statfs /etc: 0
+read-only 1
+statfs /none: ENOENT
+fstatfs 99: EBADF
+getresuid: 0
+ids: 1000 1000 1000
+groups: 1, the first its own: 1
+setreuid -1 -1: 0
+setresuid to its own: 0
+setuid 0: EPERM
+clock_settime: EPERM
+clock_settime of the monotonic clock: EINVAL
+its thread's CPU clock read: 0
+chmod 0400: 0
+open for writing: EACCES
+open for reading: 0
+mkdir d: 0
+chmod d 0500: 0
+create in d: EACCES
+mkdir in d: EACCES
+rename into d: EACCES
+chmod d 0700: 0
+rename into d: 0
+chmod d 0500: 0
+unlink in d: EACCES
+chmod d 0700: 0
+unlink in d: 0
+rmdir d: 0
+EOF
+for mode in trap guest; do
+	er --syscalls "$mode" --files "$tmp/root" "$P" attr
+	expect_rc 0 "attr, $mode"
+	check "attr, $mode: as the user the guest is" cmp -s "$tmp/out" "$tmp/want_attr"
+	[ -s "$tmp/out" ] && ! cmp -s "$tmp/out" "$tmp/want_attr" &&
+		diff "$tmp/want_attr" "$tmp/out" | head -n 6
+done
 
 # what once harmed the host: refused or done, and the host goes on (a path too long, a folder
 # open while renamed over: EBUSY, 600 MiB written through a 16 MiB bound and given back)

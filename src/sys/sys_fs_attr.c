@@ -1,0 +1,88 @@
+/* Owners: chown on /tmp's files (the guest's own) and the bundle's (EROFS); statfs is
+ * sys_statfs.c's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+
+#include "sys/sys_fd.h"
+#include "sys/sys_fs.h"
+#include "sys/sys_tmp.h"
+
+#define BUNDLE_MAGIC SQUASHFS_MAGIC /* read-only, packed: what the bundle is most like */
+#define PIPE_MAGIC   0x50495045	    /* pipefs, where pipes, eventfds and the like live */
+
+/* an owner argument the guest may give for a file of its own: its ids, or -1 (unchanged); for
+ * /tmp itself (root's) -1 only */
+static long chown_node(uint32_t node, uint64_t uid, uint64_t gid)
+{
+	uint32_t u = (uint32_t)uid, g = (uint32_t)gid, own = node ? SYS_GUEST_UID : UINT32_MAX;
+	return (u == UINT32_MAX || u == own) && (g == UINT32_MAX || g == own) ? 0 : -EPERM;
+}
+
+static long chown_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t uid,
+		     uint64_t gid, int flags)
+{
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	const char *c = sys_user(st, path, 1, PROT_READ);
+	if (c && !*c && (flags & AT_EMPTY_PATH) && (int)dirfd != AT_FDCWD) {
+		struct sys_obj *o = sys_fd_obj(st, dirfd);
+		if (!o)
+			return -EBADF;
+		if (o->kind == SYS_KIND_TMP)
+			return chown_node(o->id, uid, gid);
+		return o->kind == SYS_KIND_FILE || o->kind == SYS_KIND_PROC
+			   ? -EROFS
+			   : chown_node(1, uid, gid);
+	}
+	struct sys_tmp_at tmp;
+	long rc = sys_tmp_path(st, dirfd, path, &tmp);
+	if (!rc && tmp.in)
+		return tmp.found ? chown_node(tmp.node, uid, gid) : -ENOENT;
+	if (rc)
+		return rc;
+	if (sys_procfs_at(st, path) >= 0 || sys_dev_at(st, path) >= 0)
+		return -EPERM; /* root's, on file systems that are not read-only */
+	uint32_t node;
+	rc = sys_fs_lookup_at(st, dirfd, path, flags, &node);
+	return rc ? rc : -EROFS;
+}
+
+static long sys_chown(struct sys_state *st, const uint64_t a[6])
+{
+	return chown_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], a[2], 0);
+}
+
+static long sys_lchown(struct sys_state *st, const uint64_t a[6])
+{
+	return chown_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], a[2], AT_SYMLINK_NOFOLLOW);
+}
+
+static long sys_fchownat(struct sys_state *st, const uint64_t a[6])
+{
+	return chown_at(st, a[0], a[1], a[2], a[3], (int)a[4]);
+}
+
+static long sys_fchown(struct sys_state *st, const uint64_t a[6])
+{
+	struct sys_obj *o = sys_fd_obj(st, a[0]);
+	if (!o)
+		return -EBADF;
+	if (o->kind == SYS_KIND_TMP)
+		return chown_node(o->id, a[1], a[2]);
+	return o->kind == SYS_KIND_FILE || o->kind == SYS_KIND_PROC ? -EROFS
+								    : chown_node(1, a[1], a[2]);
+}
+
+const struct sys_entry sys_fs_attr_table[] = {
+    {SYS_chown, "chown", sys_chown, 0, NULL},
+    {SYS_lchown, "lchown", sys_lchown, 0, NULL},
+    {SYS_fchown, "fchown", sys_fchown, 0, NULL},
+    {SYS_fchownat, "fchownat", sys_fchownat, 0, NULL},
+    {0, NULL, NULL, 0, NULL},
+};
