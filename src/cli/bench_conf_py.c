@@ -35,7 +35,6 @@ static int py_target(const struct conf_opts *o, const char *file, struct conf_ta
 	t->pre[1] = "test";
 	t->npre = 2;
 	t->mem = "1G";
-	t->env[0] = "PYTHONDONTWRITEBYTECODE=1"; /* the files are read-only */
 	return 0;
 }
 
@@ -140,8 +139,10 @@ static void reason(const char *out, const char *id, char *why, size_t len)
 
 static enum conf_res py_result(const char *out, const char *id, char *why, size_t len)
 {
-	const char *p = verbose_line(out, id);
-	if (!p)
+	/* up to the first summary: a forked child that raised may go on running the module and
+	 * print its own verdicts after it */
+	const char *ran = strstr(out, "\nRan "), *p = verbose_line(out, id);
+	if (!p || (ran && p > ran))
 		return CONF_NONE;
 	p = strstr(p, " ... ") + 5;
 	enum conf_res r = word(p);

@@ -22,11 +22,22 @@ $(CONF_OUT)/go/selftest.dir: tests/conformance/go-build.sh tests/conformance/sel
 	sh tests/conformance/go-build.sh $(CONF_OUT)/go selftest tests/conformance/selftest
 
 # CPython's closure (the python runtime's files) and its tests, linked where they can be
-$(CONF_PY_ROOT): $(B)/runtimes/python3-files.stamp
+$(CONF_PY_ROOT): $(B)/runtimes/python3-files.stamp tests/conformance/conformance.mk
 	rm -rf $(CONF_OUT)/python/root
 	mkdir -p $(CONF_OUT)/python
 	cp -al $(B)/runtimes/python3-files $(CONF_OUT)/python/root 2>/dev/null || \
 		cp -a $(B)/runtimes/python3-files $(CONF_OUT)/python/root
 	rm -rf $(CONF_OUT)/python/root/usr/lib/python3.11/test
 	cp -a /usr/lib/python3.11/test $(CONF_OUT)/python/root/usr/lib/python3.11/test
+	# what the tests start and look up: python itself at its path, Debian's dash as /bin/sh
+	# (its libraries are the closure's), users and groups with the guest's uid 1000
+	mkdir -p $(CONF_OUT)/python/root/usr/bin $(CONF_OUT)/python/root/bin $(CONF_OUT)/python/root/etc
+	cp /usr/bin/python3.11 $(CONF_OUT)/python/root/usr/bin/python3.11
+	ln -sf python3.11 $(CONF_OUT)/python/root/usr/bin/python3
+	cp /bin/dash $(CONF_OUT)/python/root/bin/dash
+	ln -sf dash $(CONF_OUT)/python/root/bin/sh
+	sh runtimes/closure.sh $(CONF_OUT)/python/root /bin/dash /usr/bin/python3.11
+	printf 'root:x:0:0:root:/root:/bin/sh\nember:x:1000:1000:ember:/tmp:/bin/sh\n' \
+		>$(CONF_OUT)/python/root/etc/passwd
+	printf 'root:x:0:\nember:x:1000:\n' >$(CONF_OUT)/python/root/etc/group
 	touch $@
