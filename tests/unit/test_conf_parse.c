@@ -96,7 +96,7 @@ static void test_python(void **state)
 	expect(&conf_python, out, "test.test_x.T.test_f", CONF_FAIL, "[Errno 38]");
 	expect(&conf_python, out, "test.test_x.T.test_g", CONF_NONE, NULL);
 	/* a forked child that went on running the module after the summary: not the case's */
-	expect(&conf_python, "Ran 1 test\ntest_h (test.test_x.T.test_h) ... ok\n",
+	expect(&conf_python, "---\nRan 1 test\ntest_h (test.test_x.T.test_h) ... ok\n",
 	       "test.test_x.T.test_h", CONF_NONE, NULL);
 
 	struct conf_file f = {.suite = &conf_python};
