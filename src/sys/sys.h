@@ -490,6 +490,10 @@ int sys_fault_signal(struct sys_state *st, struct proc_thread *t, const struct v
 int sys_signal_ready(struct sys_state *st, struct proc_thread *t);
 void sys_interrupt(struct sys_state *st, struct proc_thread *t);
 
+/* sys_futex.c: thread t ends: the robust futexes it holds released (FUTEX_OWNER_DIED, a waiter
+ * woken), its clear-child-tid word zeroed and woken (pthread_join) */
+void sys_futex_exit(struct sys_state *st, struct proc_thread *t);
+
 /* sys_kin.c: clone of a new process (no CLONE_THREAD), for clone and clone3: the child's pid
  * or -errno; kill(pid, sig) as the call does it */
 long sys_kin_clone(struct sys_state *st, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t ctid);
@@ -508,7 +512,8 @@ struct sys_entry {
 extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[], sys_proc_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
-    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[];
+    sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[],
+    sys_futex_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

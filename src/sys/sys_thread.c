@@ -1,12 +1,10 @@
-/* Thread syscalls: clone and clone3 for threads, exit, futex, thread ids, yielding, affinity. */
+/* Thread syscalls: clone and clone3 for threads, exit, thread ids, yielding, affinity. */
 #include <errno.h>
-#include <linux/futex.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 
 #include "sys/sys.h"
 
@@ -109,11 +107,7 @@ static long sys_exit(struct sys_state *st, const uint64_t a[6])
 	struct proc_thread *t = sys_cur(st);
 	if (proc_threads(&st->pr) <= 1)
 		return sys_exit_group(st, a);
-	if (t->clear_tid) {
-		const int zero = 0;
-		if (!sys_put(st, t->clear_tid, &zero, sizeof(zero)))
-			proc_wake(&st->pr, t->clear_tid, ~0u, 1);
-	}
+	sys_futex_exit(st, t);
 	proc_exit_thread(&st->pr, t);
 	threads_changed(st);
 	return 0;
@@ -129,12 +123,6 @@ static long sys_gettid(struct sys_state *st, const uint64_t a[6])
 {
 	(void)a;
 	return sys_cur(st)->tid;
-}
-
-static long ret_zero(struct sys_state *st, const uint64_t a[6])
-{
-	(void)st, (void)a;
-	return 0;
 }
 
 /* the vCPU goes to another thread that is ready, if any */
@@ -171,169 +159,13 @@ static long sys_getcpu(struct sys_state *st, const uint64_t a[6])
 	return a[1] && sys_put(st, a[1], &node, sizeof(node)) ? -EFAULT : 0;
 }
 
-/* a timespec's ns, -EINVAL when it is not one, -EFAULT when unreadable */
-static int64_t timespec_ns(struct sys_state *st, uint64_t addr, int64_t *ns)
-{
-	struct timespec ts;
-	if (sys_get(st, &ts, addr, sizeof(ts)))
-		return -EFAULT;
-	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
-		return -EINVAL;
-	*ns = (uint64_t)ts.tv_sec > (uint64_t)INT64_MAX / 1000000000ULL
-		  ? INT64_MAX
-		  : ts.tv_sec * 1000000000LL + ts.tv_nsec;
-	return 0;
-}
-
-/* an absolute time on clock c as a CLOCK_MONOTONIC deadline */
-static uint64_t mono_of(clockid_t c, int64_t abs_ns)
-{
-	struct timespec now;
-	clock_gettime(c, &now);
-	int64_t left = abs_ns - (now.tv_sec * 1000000000LL + now.tv_nsec);
-	uint64_t m = base_now_ns();
-	return left <= 0 ? m : m + (uint64_t)left;
-}
-
-/* a futex op's deadline from its timeout argument (0: none); first attempt only */
-static long futex_deadline(struct sys_state *st, int op, uint64_t addr, uint64_t *deadline)
-{
-	*deadline = 0;
-	if (sys_retrying(st)) {
-		*deadline = sys_cur(st)->wdeadline;
-		return 0;
-	}
-	if (!addr)
-		return 0;
-	int64_t ns;
-	long rc = timespec_ns(st, addr, &ns);
-	if (rc)
-		return rc;
-	int cmd = op & FUTEX_CMD_MASK;
-	if (cmd == FUTEX_WAIT)
-		*deadline = sys_deadline_in(st, (uint64_t)ns);
-	else
-		*deadline =
-		    mono_of(op & FUTEX_CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC, ns);
-	if (!*deadline)
-		*deadline = 1; /* in the past: times out at once */
-	return 0;
-}
-
-static long futex_wait(struct sys_state *st, int op, const uint64_t a[6], uint32_t bits)
-{
-	struct proc_thread *t = sys_cur(st);
-	if (sys_retrying(st)) {
-		if (t->woken)
-			return 0;
-		if (t->expired)
-			return -ETIMEDOUT;
-	}
-	if (!bits)
-		return -EINVAL;
-	uint64_t deadline;
-	long rc = futex_deadline(st, op, a[3], &deadline);
-	if (rc)
-		return rc;
-	uint32_t v;
-	if (sys_get(st, &v, a[0], sizeof(v)))
-		return -EFAULT;
-	if (v != (uint32_t)a[2])
-		return -EAGAIN;
-	if (deadline && deadline <= base_now_ns())
-		return -ETIMEDOUT;
-	return sys_wait(st, a[0], bits, deadline);
-}
-
-/* FUTEX_WAKE_OP's operation on *uaddr2, and its comparison of the old value, as the kernel's
- * futex_atomic_op_inuser: oparg and cmparg are signed 12-bit numbers, and the word is changed
- * atomically, for other vCPUs may be running the program's own atomic operations on it */
-static int wake_op(struct sys_state *st, uint64_t addr, uint32_t encoded, int *cond)
-{
-	uint32_t op = (encoded >> 28) & 7, cmp = (encoded >> 24) & 15;
-	int32_t oparg = (int32_t)(encoded << 8) >> 20, cmparg = (int32_t)(encoded << 20) >> 20;
-	if (encoded & (8u << 28))
-		oparg = (int32_t)(1u << (oparg & 31)); /* the kernel masks a shift out of range */
-	if (addr % 4)
-		return -EINVAL;
-	uint32_t *p = sys_user(st, addr, sizeof(uint32_t), PROT_READ | PROT_WRITE);
-	if (!p)
-		return -EFAULT;
-	if (op > 4)
-		return -ENOSYS; /* nothing changed */
-	uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED), nv, arg = (uint32_t)oparg;
-	do {
-		nv = op == 0   ? arg
-		     : op == 1 ? old + arg
-		     : op == 2 ? old | arg
-		     : op == 3 ? old & ~arg
-			       : old ^ arg;
-	} while (!__atomic_compare_exchange_n(p, &old, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
-	int32_t o = (int32_t)old;
-	if (cmp > 5)
-		return -ENOSYS; /* the word changed, as with Linux */
-	*cond = cmp == 0   ? o == cmparg
-		: cmp == 1 ? o != cmparg
-		: cmp == 2 ? o < cmparg
-		: cmp == 3 ? o <= cmparg
-		: cmp == 4 ? o > cmparg
-			   : o >= cmparg;
-	return 0;
-}
-
-static long sys_futex(struct sys_state *st, const uint64_t a[6])
-{
-	int op = (int)a[1], cmd = op & FUTEX_CMD_MASK;
-	if (a[0] % 4)
-		return -EINVAL;
-	if (op & FUTEX_CLOCK_REALTIME && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_WAIT)
-		return -ENOSYS;
-	int n = (int)a[2] < 0 ? 0 : (int)a[2];
-	switch (cmd) {
-	case FUTEX_WAIT:
-		return futex_wait(st, op, a, FUTEX_BITSET_MATCH_ANY);
-	case FUTEX_WAIT_BITSET:
-		return futex_wait(st, op, a, (uint32_t)a[5]);
-	case FUTEX_WAKE:
-		return proc_wake(&st->pr, a[0], FUTEX_BITSET_MATCH_ANY, n);
-	case FUTEX_WAKE_BITSET:
-		return a[5] ? proc_wake(&st->pr, a[0], (uint32_t)a[5], n) : -EINVAL;
-	case FUTEX_REQUEUE:
-	case FUTEX_CMP_REQUEUE: {
-		if (a[4] % 4)
-			return -EINVAL;
-		if (cmd == FUTEX_CMP_REQUEUE) {
-			uint32_t v;
-			if (sys_get(st, &v, a[0], sizeof(v)))
-				return -EFAULT;
-			if (v != (uint32_t)a[5])
-				return -EAGAIN;
-		}
-		int moved, m = (int)a[3] < 0 ? 0 : (int)a[3];
-		return proc_requeue(&st->pr, a[0], a[4], n, m, &moved);
-	}
-	case FUTEX_WAKE_OP: {
-		int cond = 0, rc = wake_op(st, a[4], (uint32_t)a[5], &cond);
-		if (rc)
-			return rc;
-		int woken = proc_wake(&st->pr, a[0], FUTEX_BITSET_MATCH_ANY, n);
-		int n2 = (int)a[3] < 0 ? 0 : (int)a[3];
-		return woken + (cond ? proc_wake(&st->pr, a[4], FUTEX_BITSET_MATCH_ANY, n2) : 0);
-	}
-	default: /* the priority-inheriting ones */
-		return -ENOSYS;
-	}
-}
-
 const struct sys_entry sys_thread_table[] = {
     {SYS_clone, "clone", sys_clone, 0, NULL},
     {SYS_clone3, "clone3", sys_clone3, 0, NULL},
     {SYS_exit, "exit", sys_exit, 0, NULL},
     {SYS_exit_group, "exit_group", sys_exit_group, 0, NULL},
     {SYS_set_tid_address, "set_tid_address", sys_set_tid_address, 0, NULL},
-    {SYS_set_robust_list, "set_robust_list", ret_zero, 0, NULL},
     {SYS_gettid, "gettid", sys_gettid, 0, NULL},
-    {SYS_futex, "futex", sys_futex, 0, NULL},
     {SYS_sched_yield, "sched_yield", sys_sched_yield, 0, NULL},
     {SYS_sched_getaffinity, "sched_getaffinity", sys_sched_getaffinity, 0, NULL},
     {SYS_sched_setaffinity, "sched_setaffinity", sys_sched_setaffinity, 0, NULL},

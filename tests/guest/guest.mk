@@ -37,10 +37,13 @@ GUEST_PROGS += forkbench
 # processes in an invocation (tests/integration/test_procs.sh): with glibc too, whose fork is
 # clone(CLONE_CHILD_SETTID|CLONE_CHILD_CLEARTID|SIGCHLD) where musl's is SYS_fork
 GUEST_PROGS += procs
+# process and thread calls checked against Linux's answers (tests/integration/test_proccalls.sh),
+# with glibc too, whose robust and PI mutexes lean on the kernel
+GUEST_PROGS += proccalls
 GUEST_MULTI := hello workout args counter marker procs
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
-GUEST_GLIBC     := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc)
+GUEST_GLIBC     := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc) $(GUEST_OUT)/proccalls.glibc
 GUEST_MUSL_PIE  := $(GUEST_MULTI:%=$(GUEST_OUT)/%.musl-pie)
 GUEST_GLIBC_PIE := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc-pie)
 GUEST_BINS      := $(GUEST_MUSL) $(GUEST_GLIBC) $(GUEST_MUSL_PIE) $(GUEST_GLIBC_PIE) \

@@ -1,0 +1,205 @@
+/* Process and thread calls as Linux answers them, each case checking itself: futex counts and
+ * kinds, robust and priority-inheriting locks, and the calls of tests/integration/
+ * test_proccalls.sh. Prints "NAME ok" per case passed, else what differed; exit 1 if any did. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* linux/futex.h's, which musl-gcc does not see */
+#define FUTEX_WAIT	   0
+#define FUTEX_WAKE	   1
+#define FUTEX_LOCK_PI	   6
+#define FUTEX_UNLOCK_PI	   7
+#define FUTEX_TRYLOCK_PI   8
+#define FUTEX_PRIVATE_FLAG 128
+
+static int failed;
+
+static void bad(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("%s: ", name);
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	failed = 1;
+}
+
+static long futex(void *addr, int op, long val, void *ts, void *addr2, long val3)
+{
+	return syscall(SYS_futex, addr, op, val, ts, addr2, val3);
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = {0, ms * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* a waiter on word with op (FUTEX_WAIT, private or not), for up to 2 s */
+struct waiter {
+	int word, op;
+	long rc;
+};
+
+static void *wait_on(void *p)
+{
+	struct waiter *w = p;
+	struct timespec ts = {2, 0};
+	w->rc = futex(&w->word, w->op, 1, &ts, NULL, 0);
+	return NULL;
+}
+
+/* a wake with a count of 0 wakes one, as Linux's; a private wake never wakes a shared waiter,
+ * nor a shared one a private waiter */
+static int case_futex(void)
+{
+	for (int priv = 0; priv < 2; priv++) {
+		int flag = priv ? FUTEX_PRIVATE_FLAG : 0;
+		struct waiter w = {1, FUTEX_WAIT | flag, -1};
+		pthread_t th;
+		pthread_create(&th, NULL, wait_on, &w);
+		long r = 0;
+		for (int i = 0; i < 1000 && r == 0; i++) {
+			nap_ms(1);
+			if (futex(&w.word, FUTEX_WAKE | (flag ^ FUTEX_PRIVATE_FLAG), 1, NULL, NULL,
+				  0) != 0)
+				bad("futex", "a wake of the other kind woke a waiter");
+			r = futex(&w.word, FUTEX_WAKE | flag, 0, NULL, NULL, 0);
+		}
+		pthread_join(th, NULL);
+		if (r != 1 || w.rc != 0)
+			bad("futex", "FUTEX_WAKE of 0 (private %d): %ld woken, the wait %ld", priv,
+			    r, w.rc);
+	}
+	return 0;
+}
+
+static pthread_mutex_t robust_mu;
+
+static void *lock_and_exit(void *p)
+{
+	(void)p;
+	pthread_mutex_lock(&robust_mu);
+	return NULL;
+}
+
+/* a robust mutex whose owner ended: the next lock says EOWNERDEAD; set_robust_list takes its
+ * head's size only; get_robust_list says what was set */
+static int case_robust(void)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&robust_mu, &a);
+	pthread_t th;
+	pthread_create(&th, NULL, lock_and_exit, NULL);
+	pthread_join(th, NULL);
+	int rc = pthread_mutex_lock(&robust_mu);
+	if (rc != EOWNERDEAD)
+		bad("robust", "lock after the owner's end: %d, not EOWNERDEAD", rc);
+	else if (pthread_mutex_consistent(&robust_mu) || pthread_mutex_unlock(&robust_mu))
+		bad("robust", "consistent + unlock failed");
+	uint64_t head[3] = {0, 0, 0}, *got = NULL;
+	head[0] = (uint64_t)(uintptr_t)head;
+	size_t len = 0;
+	if (syscall(SYS_set_robust_list, head, sizeof(head) + 1) != -1 || errno != EINVAL)
+		bad("robust", "set_robust_list of a wrong size: not EINVAL");
+	void *old = NULL;
+	syscall(SYS_get_robust_list, 0, &old, &len);
+	if (syscall(SYS_set_robust_list, head, sizeof(head)) ||
+	    syscall(SYS_get_robust_list, 0, &got, &len) || got != head || len != sizeof(head))
+		bad("robust", "get_robust_list: not what was set");
+	syscall(SYS_set_robust_list, old, sizeof(head));
+	return 0;
+}
+
+static pthread_mutex_t pi_mu;
+static long pi_count;
+
+static void *pi_worker(void *p)
+{
+	(void)p;
+	for (int i = 0; i < 200; i++) {
+		pthread_mutex_lock(&pi_mu);
+		long c = pi_count;
+		if (i % 50 == 0)
+			nap_ms(1);
+		pi_count = c + 1;
+		pthread_mutex_unlock(&pi_mu);
+	}
+	return NULL;
+}
+
+static void *pi_trylock(void *p)
+{
+	int *word = p;
+	long r = futex(word, FUTEX_TRYLOCK_PI | FUTEX_PRIVATE_FLAG, 0, NULL, NULL, 0);
+	return (void *)(intptr_t)(r == -1 ? errno : 0);
+}
+
+/* the priority-inheriting lock operations: a PTHREAD_PRIO_INHERIT mutex fought over, and the
+ * errors of the raw calls */
+static int case_pi(void)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&pi_mu, &a);
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, pi_worker, NULL);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	if (pi_count != 800)
+		bad("pi", "the count under a PI mutex: %ld, not 800", pi_count);
+	int word = 0, tid = (int)syscall(SYS_gettid);
+	const int priv = FUTEX_PRIVATE_FLAG;
+	if (futex(&word, FUTEX_LOCK_PI | priv, 0, NULL, NULL, 0) || word != tid)
+		bad("pi", "FUTEX_LOCK_PI of a free word: %#x, not the tid", word);
+	if (futex(&word, FUTEX_LOCK_PI | priv, 0, NULL, NULL, 0) != -1 || errno != EDEADLK)
+		bad("pi", "FUTEX_LOCK_PI of a word it holds: not EDEADLK");
+	pthread_t t;
+	void *r;
+	pthread_create(&t, NULL, pi_trylock, &word);
+	pthread_join(t, &r);
+	if ((intptr_t)r != EAGAIN)
+		bad("pi", "FUTEX_TRYLOCK_PI of a held word: %d, not EAGAIN", (int)(intptr_t)r);
+	if (futex(&word, FUTEX_UNLOCK_PI | priv, 0, NULL, NULL, 0) || word != 0)
+		bad("pi", "FUTEX_UNLOCK_PI: the word %#x, not 0", word);
+	if (futex(&word, FUTEX_UNLOCK_PI | priv, 0, NULL, NULL, 0) != -1 || errno != EPERM)
+		bad("pi", "FUTEX_UNLOCK_PI of a word it does not hold: not EPERM");
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} cases[] = {
+    {"futex", case_futex},
+    {"robust", case_robust},
+    {"pi", case_pi},
+};
+
+int main(int argc, char **argv)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (argc > 1 && strcmp(argv[1], cases[i].name))
+			continue;
+		int before = failed;
+		failed = 0;
+		cases[i].fn();
+		if (!failed)
+			printf("%s ok\n", cases[i].name);
+		failed |= before;
+	}
+	fflush(stdout);
+	return failed;
+}
