@@ -46,6 +46,12 @@ struct proc_thread {
 	/* set_robust_list's head: the robust futexes it holds are released at its end (not
 	 * kept by a snapshot: a thread sets it as it starts) */
 	uint64_t robust;
+	/* prctl's, per thread as on Linux (a new thread takes its creator's; sys_prctl.c): its
+	 * name (PR_SET_NAME, "" until set: the program's), no_new_privs, keepcaps, the signal its
+	 * parent's end sends it */
+	char comm[16];
+	uint8_t no_new_privs, keepcaps;
+	int pdeathsig;
 	/* a call that waits: the key a wake names, the futex bitset, the deadline (CLOCK_MONOTONIC
 	 * ns, 0: none); woken: a wake named it; expired: the deadline passed; restart: the call's
 	 * number, to make it again */

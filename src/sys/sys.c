@@ -23,7 +23,8 @@ static void build_table(void)
 	    sys_fs_dir_table, sys_mem_table,	 sys_io_table,	    sys_fd_table,
 	    sys_pipe_table,   sys_eventfd_table, sys_timerfd_table, sys_poll_table,
 	    sys_epoll_table,  sys_time_table,	 sys_proc_table,    sys_thread_table,
-	    sys_signal_table, sys_timer_table,	 sys_kin_table,	    sys_futex_table};
+	    sys_signal_table, sys_timer_table,	 sys_kin_table,	    sys_futex_table,
+	    sys_prctl_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)

@@ -252,6 +252,10 @@ struct sys_state {
 	int redo;      /* the call being served is made again after a wait (sys_retrying) */
 	int snap_tid;  /* the thread that stopped at the snapshot point */
 	int exit_code; /* of the process when its last thread calls exit */
+	/* prctl's, per process (sys_prctl.c): PR_SET_DUMPABLE's (1 at the start, as a fork's parent
+	 * had it), PR_SET_CHILD_SUBREAPER's (an execve keeps it, a fork's child has it not); a
+	 * snapshot keeps neither: an invocation starts with Linux's defaults */
+	int undumpable, subreaper;
 	uint64_t start_ns;
 	/* ranges made writable since the snapshot: a page there may have been written even if it
 	 * is read-only again by the end (the reset puts them back) */
@@ -494,6 +498,10 @@ void sys_interrupt(struct sys_state *st, struct proc_thread *t);
  * woken), its clear-child-tid word zeroed and woken (pthread_join) */
 void sys_futex_exit(struct sys_state *st, struct proc_thread *t);
 
+/* sys_prctl.c: what a new thread (clone) or process (fork; execve when exec) takes of t's
+ * prctl settings */
+void sys_prctl_inherit(struct proc_thread *to, const struct proc_thread *t, int exec);
+
 /* sys_kin.c: clone of a new process (no CLONE_THREAD), for clone and clone3: the child's pid
  * or -errno; kill(pid, sig) as the call does it */
 long sys_kin_clone(struct sys_state *st, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t ctid);
@@ -513,7 +521,7 @@ extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[],
     sys_deny_table[], sys_fs_table[], sys_fs_path_table[], sys_fs_dir_table[], sys_thread_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
     sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[],
-    sys_futex_table[];
+    sys_futex_table[], sys_prctl_table[];
 
 /* ends the run (from a handler): outcome with status, and a message */
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)

@@ -93,6 +93,10 @@ int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 	to->kin = from->kin, to->kin_ctx = from->kin_ctx;
 	to->out_to = root;
 	to->start_ns = from->start_ns;
+	/* a fork's child may dump as its parent may; an execve's program may, and stays a
+	 * subreaper if it was */
+	to->undumpable = exec ? 0 : from->undumpable;
+	to->subreaper = exec ? from->subreaper : 0;
 	to->discarded = NULL;
 	to->merge = NULL;
 	return 0;

@@ -58,6 +58,7 @@ static long new_thread(struct sys_state *st, uint64_t flags, uint64_t sp, uint64
 	}
 	if (flags & CLONE_CHILD_CLEARTID)
 		c->clear_tid = ctid;
+	sys_prctl_inherit(c, t, 0);
 	proc_ready(&st->pr, c);
 	threads_changed(st);
 	return tid;

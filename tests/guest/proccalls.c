@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -179,13 +180,106 @@ static int case_pi(void)
 	return 0;
 }
 
+static void *prctl_thread(void *p)
+{
+	(void)p;
+	long keep = prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		bad("prctl", "PR_SET_NO_NEW_PRIVS in a thread did not hold");
+	return (void *)keep;
+}
+
+/* prctl's options as Linux answers them: names truncated to 15 bytes, dumpability, keepcaps and
+ * no_new_privs per thread (a new thread takes its creator's), the subreaper bit, the bounding
+ * set, a parent's death signal, EINVAL for what it does not know */
+static int case_prctl(void)
+{
+	char name[16] = {0};
+	if (prctl(PR_GET_NAME, name, 0, 0, 0) || !name[0])
+		bad("prctl", "PR_GET_NAME: empty");
+	prctl(PR_SET_NAME, "abcdefghijklmnopqrst", 0, 0, 0);
+	if (prctl(PR_GET_NAME, name, 0, 0, 0) || strcmp(name, "abcdefghijklmno"))
+		bad("prctl", "PR_GET_NAME after a long PR_SET_NAME: '%s'", name);
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0 ||
+	    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 1)
+		bad("prctl", "PR_SET_DUMPABLE did not hold");
+	if (prctl(PR_SET_DUMPABLE, 2, 0, 0, 0) != -1 || errno != EINVAL)
+		bad("prctl", "PR_SET_DUMPABLE of SUID_DUMP_ROOT: not EINVAL");
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0) != 1)
+		bad("prctl", "PR_SET_KEEPCAPS did not hold");
+	pthread_t th;
+	void *keep;
+	pthread_create(&th, NULL, prctl_thread, NULL);
+	pthread_join(th, &keep);
+	if ((long)keep != 1)
+		bad("prctl", "a new thread's keepcaps: %ld, not its creator's", (long)keep);
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 0)
+		bad("prctl", "another thread's PR_SET_NO_NEW_PRIVS reached this one");
+	prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+	int v = -1;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 42, 0, 0, 0) ||
+	    prctl(PR_GET_CHILD_SUBREAPER, &v, 0, 0, 0) || v != 1)
+		bad("prctl", "PR_GET_CHILD_SUBREAPER: %d, not 1", v);
+	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+	if (prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0) || prctl(PR_GET_PDEATHSIG, &v, 0, 0, 0) || v != 9)
+		bad("prctl", "PR_GET_PDEATHSIG: %d, not 9", v);
+	if (prctl(PR_CAPBSET_READ, 0, 0, 0, 0) != 1)
+		bad("prctl", "PR_CAPBSET_READ of CAP_CHOWN: not 1");
+	if (prctl(PR_CAPBSET_READ, 999, 0, 0, 0) != -1 || errno != EINVAL)
+		bad("prctl", "PR_CAPBSET_READ of no capability: not EINVAL");
+	if (prctl(0x7fff0000, 0, 0, 0, 0) != -1 || errno != EINVAL)
+		bad("prctl", "an unknown option: not EINVAL");
+	return 0;
+}
+
+/* linux/capability.h's */
+#define CAP_V1 0x19980330
+#define CAP_V3 0x20080522
+
+/* capget and capset: the version a probe learns, EINVAL for an unknown one; as an unprivileged
+ * process (not natively as root), every set empty, and capset of more refused */
+static int case_caps(void)
+{
+	uint32_t hdr[2] = {0x12345678, 0}, data[6];
+	if (syscall(SYS_capget, hdr, NULL) || hdr[0] != CAP_V3)
+		bad("caps", "capget probe: version %#x, not _LINUX_CAPABILITY_VERSION_3", hdr[0]);
+	hdr[0] = 0x12345678;
+	if (syscall(SYS_capget, hdr, data) != -1 || errno != EINVAL || hdr[0] != CAP_V3)
+		bad("caps", "capget of an unknown version: not EINVAL with the version back");
+	hdr[0] = CAP_V3;
+	memset(data, 0xff, sizeof(data));
+	if (syscall(SYS_capget, hdr, data))
+		bad("caps", "capget: errno %d", errno);
+	hdr[0] = CAP_V1;
+	if (syscall(SYS_capget, hdr, data))
+		bad("caps", "capget, version 1: errno %d", errno);
+	hdr[1] = -1;
+	if (syscall(SYS_capget, hdr, data) != -1 || errno != EINVAL)
+		bad("caps", "capget of pid -1: not EINVAL");
+	if (geteuid() == 0)
+		return 0;
+	hdr[0] = CAP_V3, hdr[1] = 0;
+	memset(data, 0xff, sizeof(data));
+	if (syscall(SYS_capget, hdr, data))
+		bad("caps", "capget: errno %d", errno);
+	for (int i = 0; i < 6; i++)
+		if (data[i])
+			bad("caps", "capget: word %d is %#x, not empty", i, data[i]);
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, hdr, data))
+		bad("caps", "capset of empty sets: errno %d", errno);
+	data[0] = data[1] = 1; /* CAP_CHOWN effective and permitted */
+	if (syscall(SYS_capset, hdr, data) != -1 || errno != EPERM)
+		bad("caps", "capset of CAP_CHOWN: not EPERM");
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
 } cases[] = {
-    {"futex", case_futex},
-    {"robust", case_robust},
-    {"pi", case_pi},
+    {"futex", case_futex}, {"robust", case_robust}, {"pi", case_pi},
+    {"prctl", case_prctl}, {"caps", case_caps},
 };
 
 int main(int argc, char **argv)
