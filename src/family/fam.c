@@ -122,14 +122,16 @@ static long kin_wait(void *ctx, struct sys_state *st, int idtype, int id, int no
 		if (c->reaped || c->orphan || c->ppid != st->pid || !matches(c, idtype, id))
 			continue;
 		some = 1;
-		if (c->state != FAM_ZOMBIE)
+		if (c->state != FAM_ZOMBIE && !status)
+			return 0; /* one alive */
+		if (c->state != FAM_ZOMBIE || !status)
 			continue;
 		*status = c->status;
 		if (!nowait)
 			reap(f, c);
 		return c->pid;
 	}
-	return some ? 0 : -ECHILD;
+	return some && status ? 0 : -ECHILD;
 }
 
 static void send(struct sys_state *st, int sig)

@@ -1,5 +1,6 @@
 /* fork: a child virtine made from its parent's memory and state, as a restore makes one. */
 #include <errno.h>
+#include <linux/sched.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,8 @@ long fam_fork(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t s
 	c->pid = f->next_tid++;
 	if (sys_inherit(cs, st, 0))
 		goto fail_st;
+	if (flags & CLONE_CLEAR_SIGHAND)
+		sys_sig_default(cs);
 	cs->pid = c->pid;
 	cs->ppid = c->ppid = st->pid;
 	/* a warm first process on KVM: the function's snapshot beneath, only what it changed

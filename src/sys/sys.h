@@ -149,7 +149,8 @@ struct sys_sig {
 struct sys_kin_ops {
 	/* a new process, a copy of st made from its thread t (the child's registers t's, rax 0;
 	 * its stack at sp, 0: t's; flags: clone's CLONE_CHILD_SETTID and _CLEARTID at ctid, in
-	 * the child's memory): the child's pid, or -EAGAIN (--pids) or -ENOMEM */
+	 * the child's memory, and CLONE_CLEAR_SIGHAND: sys_sig_default): the child's pid, or
+	 * -EAGAIN (--pids) or -ENOMEM */
 	long (*fork)(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t sp,
 		     uint64_t flags, uint64_t ctid);
 	/* execve of path (the function's files, or the program itself) with argv and envp (host
@@ -159,7 +160,8 @@ struct sys_kin_ops {
 		     char *const *envp);
 	/* wait4/waitid: a child of st matching idtype (P_ALL, P_PID, P_PGID) and id that ended:
 	 * its pid, its wait status in *status, reaped unless nowait; 0 when some match and none
-	 * ended yet; -ECHILD when none match */
+	 * ended yet; -ECHILD when none match. status NULL: 0 when one that matches is alive,
+	 * else -ECHILD (a wait for stops has nothing to wait for in those that ended) */
 	long (*wait)(void *ctx, struct sys_state *st, int idtype, int id, int nowait, int *status);
 	/* kill(pid, sig) of anything but st alone: another process, a group, or all (-1) */
 	long (*kill)(void *ctx, struct sys_state *st, int pid, int sig);
@@ -377,6 +379,10 @@ void sys_saved_free(struct sys_saved *s);
  * (exec 1) the same but the memory map, the descriptors with FD_CLOEXEC and the handlers
  * (back to their default). 0 or -ENOMEM. */
 int sys_inherit(struct sys_state *to, struct sys_state *from, int exec);
+
+/* every signal handler of st back to its default; those ignored stay so (execve,
+ * CLONE_CLEAR_SIGHAND) */
+void sys_sig_default(struct sys_state *st);
 
 /* brk as the syscall does it (sys_mem.c): the break it has afterwards */
 long sys_brk_to(struct sys_state *st, uint64_t want);

@@ -63,6 +63,13 @@ static int inherit_memory(struct sys_state *to, const struct sys_state *from)
 	return 0;
 }
 
+void sys_sig_default(struct sys_state *st)
+{
+	for (int s = 1; s <= 64; s++)
+		if (st->sig[s].handler != (uint64_t)(uintptr_t)SIG_IGN)
+			memset(&st->sig[s], 0, sizeof(st->sig[s]));
+}
+
 int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 {
 	int rc;
@@ -86,9 +93,7 @@ int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 	to->tmp_borrowed = 1;
 	memcpy(to->sig, from->sig, sizeof(to->sig));
 	if (exec) /* a handler is code the new program has not: its signal goes back to default */
-		for (int s = 1; s <= 64; s++)
-			if (to->sig[s].handler != (uint64_t)(uintptr_t)SIG_IGN)
-				memset(&to->sig[s], 0, sizeof(to->sig[s]));
+		sys_sig_default(to);
 	to->pid = from->pid, to->ppid = from->ppid, to->pgid = from->pgid, to->sid = from->sid;
 	to->kin = from->kin, to->kin_ctx = from->kin_ctx;
 	to->out_to = root;

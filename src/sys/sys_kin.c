@@ -1,5 +1,6 @@
 /* Calls that reach the invocation's other processes: fork, execve, wait, kill and groups. */
 #include <errno.h>
+#include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -39,7 +40,8 @@ long sys_kin_clone(struct sys_state *st, uint64_t flags, uint64_t sp, uint64_t p
 		return (flags & CLONE_SIGHAND) && !(flags & CLONE_VM) ? -EINVAL : -EPERM;
 	if ((flags & CLONE_PARENT_SETTID) && !sys_user(st, ptid, sizeof(int), PROT_WRITE))
 		return -EFAULT;
-	long pid = new_process(st, sp, flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID), ctid);
+	long pid = new_process(
+	    st, sp, flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_CLEAR_SIGHAND), ctid);
 	if (pid > 0 && (flags & CLONE_PARENT_SETTID)) {
 		const int p = (int)pid;
 		sys_put(st, ptid, &p, sizeof(p));
@@ -227,8 +229,10 @@ static long sys_waitid(struct sys_state *st, const uint64_t a[6])
 	if (options & WEXITED) {
 		r = wait_child(st, idtype, id, options, &status);
 	} else {
-		/* stops and continues never happen here: nothing to report, ever */
-		r = st->kin ? st->kin->wait(st->kin_ctx, st, idtype, id, 1, &status) : -ECHILD;
+		/* stops and continues never happen here: nothing to report, ever; a wait for
+		 * them waits while a child that may stop lives, as Linux's, and is ECHILD when
+		 * none does */
+		r = st->kin ? st->kin->wait(st->kin_ctx, st, idtype, id, 1, NULL) : -ECHILD;
 		if (r >= 0)
 			r = options & WNOHANG ? 0 : sys_wait(st, SYS_KEY_CHILD, ~0u, 0);
 	}

@@ -67,8 +67,10 @@ static long new_thread(struct sys_state *st, uint64_t flags, uint64_t sp, uint64
 static long sys_clone(struct sys_state *st, const uint64_t a[6])
 {
 	/* x86-64: flags, stack, parent_tid, child_tid, tls */
+	if (a[0] & CLONE_SETTLS && a[4] >= (1ULL << 47))
+		return -EPERM;
 	if (!(a[0] & CLONE_THREAD))
-		return sys_kin_clone(st, a[0], a[1], a[2], a[3]);
+		return sys_kin_clone(st, a[0] & 0xffffffffULL, a[1], a[2], a[3]);
 	return new_thread(st, a[0], a[1], a[2], a[3], a[4]);
 }
 
@@ -80,7 +82,15 @@ static long sys_clone3(struct sys_state *st, const uint64_t a[6])
 		return -EINVAL;
 	if (sys_get(st, &ca, a[0], a[1] < sizeof(ca) ? a[1] : sizeof(ca)))
 		return -EFAULT;
-	if (!(ca.flags & CLONE_THREAD) && (ca.exit_signal > 64 || ca.set_tid || (ca.flags >> 32)))
+	/* as Linux: a thread or a sibling (CLONE_PARENT) sends its parent no exit signal; of the
+	 * flags only clone3 has, CLONE_CLEAR_SIGHAND is served (a process's handlers back to
+	 * their default), which CLONE_SIGHAND contradicts */
+	if (ca.flags & (CLONE_THREAD | CLONE_PARENT) && ca.exit_signal)
+		return -EINVAL;
+	if (ca.flags & CLONE_CLEAR_SIGHAND && ca.flags & CLONE_SIGHAND)
+		return -EINVAL;
+	if (!(ca.flags & CLONE_THREAD) &&
+	    (ca.exit_signal > 64 || ca.set_tid || (ca.flags >> 32 & ~(CLONE_CLEAR_SIGHAND >> 32))))
 		return -EINVAL;
 	if (!(ca.flags & CLONE_THREAD))
 		return sys_kin_clone(st, ca.flags, ca.stack ? ca.stack + ca.stack_size : 0,

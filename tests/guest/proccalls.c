@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -274,12 +276,75 @@ static int case_caps(void)
 	return 0;
 }
 
+/* waitid for stops alone when the only child has ended: ECHILD, as nothing of it can stop;
+ * then its end is there still for a wait for it */
+static int case_wait(void)
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(7);
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	nap_ms(50);
+	if (waitid(P_ALL, 0, &si, WSTOPPED) != -1 || errno != ECHILD)
+		bad("wait", "waitid(WSTOPPED) with only an ended child: not ECHILD");
+	if (waitid(P_ALL, 0, &si, WEXITED) || si.si_pid != pid || si.si_status != 7)
+		bad("wait", "waitid(WEXITED) after it: pid %d status %d", si.si_pid, si.si_status);
+	return 0;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* clone3 with CLONE_CLEAR_SIGHAND: the child's handlers back to default, what is ignored still
+ * ignored; the flags clone3 refuses, and a non-canonical TLS */
+static int case_clone3(void)
+{
+	uint64_t ca[11] = {
+	    0}; /* struct clone_args: flags, pidfd, child_tid, parent_tid,
+		   exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup */
+	signal(SIGUSR1, on_usr1);
+	signal(SIGUSR2, SIG_IGN);
+	ca[0] = 0x100000000ULL; /* CLONE_CLEAR_SIGHAND */
+	ca[4] = SIGCHLD;
+	long pid = syscall(SYS_clone3, ca, sizeof(ca));
+	if (pid == 0) {
+		struct sigaction a1, a2;
+		sigaction(SIGUSR1, NULL, &a1);
+		sigaction(SIGUSR2, NULL, &a2);
+		_exit(a1.sa_handler != SIG_DFL ? 1 : a2.sa_handler != SIG_IGN ? 2 : 0);
+	}
+	int status = -1;
+	if (pid < 0)
+		bad("clone3", "CLONE_CLEAR_SIGHAND: errno %d", errno);
+	else if (waitpid((pid_t)pid, &status, 0) != pid || status != 0)
+		bad("clone3", "CLONE_CLEAR_SIGHAND: the child's handlers (status %#x)", status);
+	ca[0] = 0x100000000ULL | CLONE_SIGHAND | CLONE_VM;
+	if (syscall(SYS_clone3, ca, sizeof(ca)) != -1 || errno != EINVAL)
+		bad("clone3", "CLONE_CLEAR_SIGHAND with CLONE_SIGHAND: not EINVAL");
+	ca[0] = CLONE_THREAD;
+	if (syscall(SYS_clone3, ca, sizeof(ca)) != -1 || errno != EINVAL)
+		bad("clone3", "CLONE_THREAD with an exit signal: not EINVAL");
+	ca[0] = CLONE_PARENT;
+	if (syscall(SYS_clone3, ca, sizeof(ca)) != -1 || errno != EINVAL)
+		bad("clone3", "CLONE_PARENT with an exit signal: not EINVAL");
+	char stack;
+	if (syscall(SYS_clone, SIGCHLD | CLONE_SETTLS, &stack, NULL, NULL, 1ULL << 63) != -1 ||
+	    errno != EPERM)
+		bad("clone3", "clone with a non-canonical TLS: not EPERM");
+	signal(SIGUSR1, SIG_DFL);
+	signal(SIGUSR2, SIG_DFL);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
 } cases[] = {
-    {"futex", case_futex}, {"robust", case_robust}, {"pi", case_pi},
-    {"prctl", case_prctl}, {"caps", case_caps},
+    {"futex", case_futex}, {"robust", case_robust}, {"pi", case_pi},	     {"prctl", case_prctl},
+    {"caps", case_caps},   {"wait", case_wait},	    {"clone3", case_clone3},
 };
 
 int main(int argc, char **argv)
