@@ -41,7 +41,8 @@ long sys_kin_clone(struct sys_state *st, uint64_t flags, uint64_t sp, uint64_t p
 	if ((flags & CLONE_PARENT_SETTID) && !sys_user(st, ptid, sizeof(int), PROT_WRITE))
 		return -EFAULT;
 	long pid = new_process(
-	    st, sp, flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_CLEAR_SIGHAND), ctid);
+	    st, sp, flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_CLEAR_SIGHAND),
+	    ctid);
 	if (pid > 0 && (flags & CLONE_PARENT_SETTID)) {
 		const int p = (int)pid;
 		sys_put(st, ptid, &p, sizeof(p));
