@@ -126,6 +126,7 @@ void proc_exit_thread(struct proc *p, struct proc_thread *t)
 	t->state = PROC_FREE;
 	t->pending = 0;
 	p->live--;
+	p->cpu_gone += t->cpu_ns;
 	/* its vCPU holds nothing of anyone now: the next thread there is loaded whole */
 	if (t->cpu >= 0) {
 		if (p->ops->swap)
@@ -133,6 +134,15 @@ void proc_exit_thread(struct proc *p, struct proc_thread *t)
 		p->cpu[t->cpu].cur = NULL;
 		t->cpu = -1;
 	}
+}
+
+uint64_t proc_cpu_ns(struct proc *p)
+{
+	uint64_t ns = p->cpu_gone;
+	for (size_t i = 0; i < p->nt; i++)
+		if (p->t[i]->state != PROC_FREE)
+			ns += p->t[i]->cpu_ns;
+	return ns;
 }
 
 struct proc_thread *proc_find(struct proc *p, int tid)

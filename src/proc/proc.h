@@ -50,6 +50,8 @@ struct proc_thread {
 	 * name (PR_SET_NAME, "" until set: the program's), no_new_privs, keepcaps, the signal its
 	 * parent's end sends it */
 	char comm[16];
+	/* the time it ran on a vCPU (ns): its CPU-time clock */
+	uint64_t cpu_ns;
 	uint8_t no_new_privs, keepcaps;
 	int pdeathsig;
 	/* a call that waits: the key a wake names, the futex bitset, the deadline (CLOCK_MONOTONIC
@@ -141,6 +143,7 @@ struct proc {
 	struct proc_thread *cur;
 	int cur_cpu;
 	uint64_t switches; /* vCPU handed from one thread to another, counted */
+	uint64_t cpu_gone; /* the CPU time of its threads that ended (ns) */
 };
 
 /* a thread in the saved form the snapshot keeps (proc_save) */
@@ -226,5 +229,7 @@ int proc_restore(struct proc *p, const struct proc_saved *s);
 void proc_saved_free(struct proc_saved *s);
 /* threads alive */
 int proc_threads(const struct proc *p);
+/* under the lock: the CPU time of every thread of p, those that ended included (ns) */
+uint64_t proc_cpu_ns(struct proc *p);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -339,12 +340,66 @@ static int case_clone3(void)
 	return 0;
 }
 
+static int64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	if (clock_gettime(c, &ts))
+		return -1;
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* a thread that runs until its own CPU-time clock has counted 100 ms more */
+static void *spin(void *p)
+{
+	(void)p;
+	int64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + 100000000LL;
+	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
+		for (volatile int i = 0; i < 100000; i++)
+			;
+	return NULL;
+}
+
+/* the process's CPU-time clock adds up its threads'; a thread's clock by its id
+ * (pthread_getcpuclockid) has a resolution and a time; getrusage's */
+static int case_cputime(void)
+{
+	int64_t start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	pthread_t th[3];
+	for (int i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, spin, NULL);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	int64_t used = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - start;
+	if (used < 300000000LL)
+		bad("cputime", "3 threads of 100 ms each: the process clock counted %lld ns",
+		    (long long)used);
+	clockid_t c;
+	struct timespec ts = {0, 0};
+	if (pthread_getcpuclockid(pthread_self(), &c) || clock_getres(c, &ts) ||
+	    (!ts.tv_sec && !ts.tv_nsec))
+		bad("cputime", "clock_getres of the thread's clock: errno %d", errno);
+	if (clock_ns(c) <= 0)
+		bad("cputime", "clock_gettime of the thread's clock: %lld", (long long)clock_ns(c));
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) || ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec +
+						   ru.ru_stime.tv_sec * 1000000LL +
+						   ru.ru_stime.tv_usec <
+					       300000)
+		bad("cputime", "getrusage(RUSAGE_SELF): less than the threads ran");
+	if (getrusage(RUSAGE_CHILDREN, &ru) || getrusage(RUSAGE_THREAD, &ru))
+		bad("cputime", "getrusage(RUSAGE_CHILDREN, RUSAGE_THREAD): errno %d", errno);
+	if (getrusage(99, &ru) != -1 || errno != EINVAL)
+		bad("cputime", "getrusage(99): not EINVAL");
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
 } cases[] = {
-    {"futex", case_futex}, {"robust", case_robust}, {"pi", case_pi},	     {"prctl", case_prctl},
-    {"caps", case_caps},   {"wait", case_wait},	    {"clone3", case_clone3},
+    {"futex", case_futex},   {"robust", case_robust},	{"pi", case_pi},
+    {"prctl", case_prctl},   {"caps", case_caps},	{"wait", case_wait},
+    {"clone3", case_clone3}, {"cputime", case_cputime},
 };
 
 int main(int argc, char **argv)
