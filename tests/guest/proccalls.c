@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -393,13 +394,36 @@ static int case_cputime(void)
 	return 0;
 }
 
+/* mincore: EINVAL for an unaligned address, ENOMEM for a range not mapped, else a byte per page
+ * with 1 for a page touched */
+static int case_mincore(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char vec[4] = {9, 9, 9, 9};
+	char *m = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return bad("mincore", "mmap failed"), 0;
+	m[0] = 1, m[2 * pg] = 1;
+	if (mincore(m + 1, pg, vec) != -1 || errno != EINVAL)
+		bad("mincore", "an unaligned address: not EINVAL");
+	if (mincore(m, 4 * pg, vec) || !(vec[0] & 1) || !(vec[2] & 1))
+		bad("mincore", "pages touched: %d %d %d %d", vec[0], vec[1], vec[2], vec[3]);
+	munmap(m + 3 * pg, pg);
+	if (mincore(m, 4 * pg, vec) != -1 || errno != ENOMEM)
+		bad("mincore", "a range with a page unmapped: not ENOMEM");
+	if (mincore(m, pg, NULL) != -1 || errno != EFAULT)
+		bad("mincore", "a vector nowhere: not EFAULT");
+	munmap(m, 3 * pg);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
 } cases[] = {
     {"futex", case_futex},   {"robust", case_robust},	{"pi", case_pi},
     {"prctl", case_prctl},   {"caps", case_caps},	{"wait", case_wait},
-    {"clone3", case_clone3}, {"cputime", case_cputime},
+    {"clone3", case_clone3}, {"cputime", case_cputime}, {"mincore", case_mincore},
 };
 
 int main(int argc, char **argv)
