@@ -59,7 +59,7 @@ static int child_thread(struct fork_args *a, int cpu)
 		n->regs_dirty = 0;
 	}
 	if (!rc && n)
-		sys_prctl_inherit(n, t, 0);
+		sys_thread_inherit(n, t, 0);
 	if (!rc && n)
 		c->rt->swap(c, n->cpu >= 0 ? n->cpu : 0, NULL, n); /* the runtime's tid and mask */
 out:

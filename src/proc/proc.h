@@ -50,6 +50,9 @@ struct proc_thread {
 	 * name (PR_SET_NAME, "" until set: the program's), no_new_privs, keepcaps, the signal its
 	 * parent's end sends it */
 	char comm[16];
+	/* sched_setaffinity's mask of the vCPUs it may run on, 0: all (kept, never obeyed: any
+	 * vCPU of the process runs any thread) */
+	uint64_t affinity;
 	/* the time it ran on a vCPU (ns): its CPU-time clock */
 	uint64_t cpu_ns;
 	uint8_t no_new_privs, keepcaps;

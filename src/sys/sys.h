@@ -504,9 +504,9 @@ void sys_interrupt(struct sys_state *st, struct proc_thread *t);
  * woken), its clear-child-tid word zeroed and woken (pthread_join) */
 void sys_futex_exit(struct sys_state *st, struct proc_thread *t);
 
-/* sys_prctl.c: what a new thread (clone) or process (fork; execve when exec) takes of t's
- * prctl settings */
-void sys_prctl_inherit(struct proc_thread *to, const struct proc_thread *t, int exec);
+/* sys_thread.c: what a new thread (clone) or process (fork; execve when exec) takes of t's
+ * settings: prctl's, its CPU affinity */
+void sys_thread_inherit(struct proc_thread *to, const struct proc_thread *t, int exec);
 
 /* sys_kin.c: clone of a new process (no CLONE_THREAD), for clone and clone3: the child's pid
  * or -errno; kill(pid, sig) as the call does it */

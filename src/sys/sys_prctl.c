@@ -168,15 +168,6 @@ static long sys_prctl(struct sys_state *st, const uint64_t a[6])
 	return -EINVAL; /* as Linux for an option it does not know */
 }
 
-void sys_prctl_inherit(struct proc_thread *to, const struct proc_thread *t, int exec)
-{
-	to->no_new_privs = t->no_new_privs;
-	if (exec) /* the new program's name, no capabilities kept */
-		return;
-	memcpy(to->comm, t->comm, sizeof(to->comm));
-	to->keepcaps = t->keepcaps;
-}
-
 /* the header's version: how many 32-bit words each set has (1 or 2), or -EINVAL with the
  * version Linux prefers written back, as a probe with an unknown one expects */
 static long cap_words(struct sys_state *st, uint64_t hdr, int *pid)

@@ -58,7 +58,7 @@ static long new_thread(struct sys_state *st, uint64_t flags, uint64_t sp, uint64
 	}
 	if (flags & CLONE_CHILD_CLEARTID)
 		c->clear_tid = ctid;
-	sys_prctl_inherit(c, t, 0);
+	sys_thread_inherit(c, t, 0);
 	proc_ready(&st->pr, c);
 	threads_changed(st);
 	return tid;
@@ -144,14 +144,35 @@ static long sys_sched_yield(struct sys_state *st, const uint64_t a[6])
 	return 0;
 }
 
+/* the thread a call names by tid: 0 the caller, else one of this process's; NULL with *err
+ * -ESRCH when there is none, 0 when it is another process of the invocation's (whose threads
+ * are not reached from here) */
+static struct proc_thread *named(struct sys_state *st, uint64_t tid, long *err)
+{
+	struct proc_thread *t = (int)tid ? proc_find(&st->pr, (int)tid) : sys_cur(st);
+	*err = t || (st->kin && st->kin->getpgid(st->kin_ctx, st, (int)tid) >= 0) ? 0 : -ESRCH;
+	return t;
+}
+
+static uint64_t online(const struct sys_state *st)
+{
+	return st->proc.cpus >= 64 ? ~0ULL : (1ULL << st->proc.cpus) - 1;
+}
+
 static long sys_sched_getaffinity(struct sys_state *st, const uint64_t a[6])
 {
 	if (a[1] < 8 || a[1] % 8)
 		return -EINVAL;
-	uint64_t mask = st->proc.cpus >= 64 ? ~0ULL : (1ULL << st->proc.cpus) - 1;
+	long err;
+	struct proc_thread *t = named(st, a[0], &err);
+	if (err)
+		return err;
+	uint64_t mask = t && t->affinity ? t->affinity : online(st);
 	return sys_put(st, a[2], &mask, sizeof(mask)) ? -EFAULT : 8;
 }
 
+/* the mask is kept for sched_getaffinity, as Linux restricts it to the CPUs there are (another
+ * process's: taken, not kept) */
 static long sys_sched_setaffinity(struct sys_state *st, const uint64_t a[6])
 {
 	uint64_t mask = 0;
@@ -159,7 +180,15 @@ static long sys_sched_setaffinity(struct sys_state *st, const uint64_t a[6])
 		return -EINVAL;
 	if (sys_get(st, &mask, a[2], sizeof(mask)))
 		return -EFAULT;
-	return mask ? 0 : -EINVAL;
+	long err;
+	struct proc_thread *t = named(st, a[0], &err);
+	if (err)
+		return err;
+	if (!(mask & online(st)))
+		return -EINVAL;
+	if (t)
+		t->affinity = mask & online(st);
+	return 0;
 }
 
 static long sys_getcpu(struct sys_state *st, const uint64_t a[6])
@@ -168,6 +197,16 @@ static long sys_getcpu(struct sys_state *st, const uint64_t a[6])
 	if (a[0] && sys_put(st, a[0], &cpu, sizeof(cpu)))
 		return -EFAULT;
 	return a[1] && sys_put(st, a[1], &node, sizeof(node)) ? -EFAULT : 0;
+}
+
+void sys_thread_inherit(struct proc_thread *to, const struct proc_thread *t, int exec)
+{
+	to->no_new_privs = t->no_new_privs;
+	to->affinity = t->affinity;
+	if (exec) /* the new program's name, no capabilities kept */
+		return;
+	memcpy(to->comm, t->comm, sizeof(to->comm));
+	to->keepcaps = t->keepcaps;
 }
 
 const struct sys_entry sys_thread_table[] = {

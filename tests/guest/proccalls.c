@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -417,13 +418,43 @@ static int case_mincore(void)
 	return 0;
 }
 
+/* sched_setaffinity's mask is what sched_getaffinity says after it, in a fork's child too */
+static int case_affinity(void)
+{
+	cpu_set_t all, want, got;
+	if (sched_getaffinity(0, sizeof(all), &all))
+		return bad("affinity", "sched_getaffinity: errno %d", errno), 0;
+	want = all;
+	for (int n = 0; n < CPU_SETSIZE; n++)
+		if (CPU_ISSET(n, &want) && CPU_COUNT(&want) > 1) {
+			CPU_CLR(n, &want);
+			break;
+		}
+	if (sched_setaffinity(0, sizeof(want), &want) || sched_getaffinity(0, sizeof(got), &got) ||
+	    !CPU_EQUAL(&got, &want))
+		bad("affinity", "sched_getaffinity after sched_setaffinity: another mask");
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(sched_getaffinity(0, sizeof(got), &got) || !CPU_EQUAL(&got, &want));
+	int status = -1;
+	waitpid(pid, &status, 0);
+	if (status != 0)
+		bad("affinity", "the fork's child has another mask");
+	CPU_ZERO(&got);
+	if (sched_setaffinity(0, sizeof(got), &got) != -1 || errno != EINVAL)
+		bad("affinity", "an empty mask: not EINVAL");
+	sched_setaffinity(0, sizeof(all), &all);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
 } cases[] = {
-    {"futex", case_futex},   {"robust", case_robust},	{"pi", case_pi},
-    {"prctl", case_prctl},   {"caps", case_caps},	{"wait", case_wait},
-    {"clone3", case_clone3}, {"cputime", case_cputime}, {"mincore", case_mincore},
+    {"futex", case_futex},	 {"robust", case_robust},   {"pi", case_pi},
+    {"prctl", case_prctl},	 {"caps", case_caps},	    {"wait", case_wait},
+    {"clone3", case_clone3},	 {"cputime", case_cputime}, {"mincore", case_mincore},
+    {"affinity", case_affinity},
 };
 
 int main(int argc, char **argv)
