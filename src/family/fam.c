@@ -66,6 +66,7 @@ void fam_ended(struct fam *f, struct sys_state *st, int status)
 		return;
 	c->state = FAM_ZOMBIE;
 	c->status = status;
+	c->cpu_ns = proc_cpu_ns(&st->pr) + st->children_cpu;
 	c->pgid = st->pgid;
 	/* its children are the first process's now, as init's on Linux */
 	for (struct fam_proc *k = f->procs; k; k = k->next) {
@@ -114,7 +115,8 @@ static int matches(const struct fam_proc *c, int idtype, int id)
 	       (idtype == P_PGID && pgid == id);
 }
 
-static long kin_wait(void *ctx, struct sys_state *st, int idtype, int id, int nowait, int *status)
+static long kin_wait(void *ctx, struct sys_state *st, int idtype, int id, int nowait, int *status,
+		     uint64_t *cpu_ns)
 {
 	struct fam *f = ctx;
 	int some = 0;
@@ -127,8 +129,11 @@ static long kin_wait(void *ctx, struct sys_state *st, int idtype, int id, int no
 		if (c->state != FAM_ZOMBIE || !status)
 			continue;
 		*status = c->status;
-		if (!nowait)
+		*cpu_ns = c->cpu_ns;
+		if (!nowait) {
+			st->children_cpu += c->cpu_ns;
 			reap(f, c);
+		}
 		return c->pid;
 	}
 	return some && status ? 0 : -ECHILD;

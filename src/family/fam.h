@@ -39,6 +39,7 @@ struct fam_proc {
 	int reaped; /* waited for (or nobody would): its thread is joined and it goes */
 	int orphan; /* its parent ended: pid 1 is its parent, as init is, but never waits */
 	int status; /* the wait status once it ended */
+	uint64_t cpu_ns; /* its CPU time and its waited-for children's, once it ended */
 	struct vm *vm;
 	struct sys_state *st; /* what it runs now (execve replaces both) */
 	struct vm *next_vm;   /* execve: what it goes on as */

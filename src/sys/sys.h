@@ -160,9 +160,12 @@ struct sys_kin_ops {
 		     char *const *envp);
 	/* wait4/waitid: a child of st matching idtype (P_ALL, P_PID, P_PGID) and id that ended:
 	 * its pid, its wait status in *status, reaped unless nowait; 0 when some match and none
-	 * ended yet; -ECHILD when none match. status NULL: 0 when one that matches is alive,
-	 * else -ECHILD (a wait for stops has nothing to wait for in those that ended) */
-	long (*wait)(void *ctx, struct sys_state *st, int idtype, int id, int nowait, int *status);
+	 * ended yet; -ECHILD when none match. Its CPU time (its children's it waited for
+	 * included) in *cpu_ns, added to st->children_cpu when reaped. status NULL: 0 when one
+	 * that matches is alive, else -ECHILD (a wait for stops has nothing to wait for in those
+	 * that ended) */
+	long (*wait)(void *ctx, struct sys_state *st, int idtype, int id, int nowait, int *status,
+		     uint64_t *cpu_ns);
 	/* kill(pid, sig) of anything but st alone: another process, a group, or all (-1) */
 	long (*kill)(void *ctx, struct sys_state *st, int pid, int sig);
 	/* setpgid(pid, pgid) with pid st's or a child's, and getpgid(pid) of another process */
@@ -258,6 +261,8 @@ struct sys_state {
 	 * had it), PR_SET_CHILD_SUBREAPER's (an execve keeps it, a fork's child has it not); a
 	 * snapshot keeps neither: an invocation starts with Linux's defaults */
 	int undumpable, subreaper;
+	/* the CPU time of the children it waited for, theirs included (ns): RUSAGE_CHILDREN */
+	uint64_t children_cpu;
 	uint64_t start_ns;
 	/* ranges made writable since the snapshot: a page there may have been written even if it
 	 * is read-only again by the end (the reset puts them back) */

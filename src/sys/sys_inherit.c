@@ -102,6 +102,7 @@ int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 	 * subreaper if it was */
 	to->undumpable = exec ? 0 : from->undumpable;
 	to->subreaper = exec ? from->subreaper : 0;
+	to->children_cpu = exec ? from->children_cpu : 0;
 	to->discarded = NULL;
 	to->merge = NULL;
 	return 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -165,14 +166,26 @@ static void wait_ids(struct sys_state *st, int pid, int *idtype, int *id)
 
 /* the waits' common part: a child that ended (its pid and status), 0 (none yet, WNOHANG), or
  * the wait (SYS_WAITS) */
-static long wait_child(struct sys_state *st, int idtype, int id, int options, int *status)
+static long wait_child(struct sys_state *st, int idtype, int id, int options, int *status,
+		       uint64_t *cpu_ns)
 {
 	if (!st->kin)
 		return -ECHILD;
-	long r = st->kin->wait(st->kin_ctx, st, idtype, id, (options & WNOWAIT) != 0, status);
+	long r =
+	    st->kin->wait(st->kin_ctx, st, idtype, id, (options & WNOWAIT) != 0, status, cpu_ns);
 	if (r != 0 || (options & WNOHANG))
 		return r;
 	return sys_wait(st, SYS_KEY_CHILD, ~0u, 0);
+}
+
+/* the rusage a wait fills: the child's CPU time as user time (0: none ended) */
+static void put_rusage(struct sys_state *st, uint64_t addr, uint64_t ns)
+{
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	ru.ru_utime.tv_sec = (time_t)(ns / 1000000000ULL);
+	ru.ru_utime.tv_usec = (long)(ns % 1000000000ULL / 1000);
+	sys_put(st, addr, &ru, sizeof(ru));
 }
 
 static long sys_wait4(struct sys_state *st, const uint64_t a[6])
@@ -187,13 +200,12 @@ static long sys_wait4(struct sys_state *st, const uint64_t a[6])
 	if ((int)a[0] == INT32_MIN)
 		return -ESRCH;
 	wait_ids(st, (int)a[0], &idtype, &id);
-	long r = wait_child(st, idtype, id, options, &status);
+	uint64_t cpu = 0;
+	long r = wait_child(st, idtype, id, options, &status, &cpu);
 	if (r > 0 && a[1])
 		sys_put(st, a[1], &status, sizeof(status));
-	if (r >= 0 && a[3]) {
-		static const uint8_t zero[144];
-		sys_put(st, a[3], zero, sizeof(zero));
-	}
+	if (r >= 0 && a[3])
+		put_rusage(st, a[3], cpu);
 	return r;
 }
 
@@ -227,13 +239,14 @@ static long sys_waitid(struct sys_state *st, const uint64_t a[6])
 	    (a[4] && !sys_user(st, a[4], 144, PROT_WRITE)))
 		return -EFAULT;
 	long r;
+	uint64_t cpu = 0;
 	if (options & WEXITED) {
-		r = wait_child(st, idtype, id, options, &status);
+		r = wait_child(st, idtype, id, options, &status, &cpu);
 	} else {
 		/* stops and continues never happen here: nothing to report, ever; a wait for
 		 * them waits while a child that may stop lives, as Linux's, and is ECHILD when
 		 * none does */
-		r = st->kin ? st->kin->wait(st->kin_ctx, st, idtype, id, 1, NULL) : -ECHILD;
+		r = st->kin ? st->kin->wait(st->kin_ctx, st, idtype, id, 1, NULL, NULL) : -ECHILD;
 		if (r >= 0)
 			r = options & WNOHANG ? 0 : sys_wait(st, SYS_KEY_CHILD, ~0u, 0);
 	}
@@ -245,10 +258,8 @@ static long sys_waitid(struct sys_state *st, const uint64_t a[6])
 		child_info(si, (int)r, status);
 	if (a[2])
 		sys_put(st, a[2], si, sizeof(si));
-	if (a[4]) {
-		static const uint8_t zero[144];
-		sys_put(st, a[4], zero, sizeof(zero));
-	}
+	if (a[4])
+		put_rusage(st, a[4], r > 0 ? cpu : 0);
 	return 0;
 }
 

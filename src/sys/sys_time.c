@@ -162,8 +162,8 @@ static long sys_clock_nanosleep(struct sys_state *st, const uint64_t a[6])
 	return do_sleep(st, c, (int)a[1] & TIMER_ABSTIME, a[2]);
 }
 
-/* getrusage: the CPU time as user time, of the process or the calling thread; its children's
- * is not counted (zero) */
+/* getrusage: the CPU time as user time, of the process, the calling thread, or the children it
+ * waited for */
 static long sys_getrusage(struct sys_state *st, const uint64_t a[6])
 {
 	struct rusage ru;
@@ -173,7 +173,7 @@ static long sys_getrusage(struct sys_state *st, const uint64_t a[6])
 		return -EINVAL;
 	uint64_t ns = who == RUSAGE_SELF     ? proc_cpu_ns(&st->pr)
 		      : who == RUSAGE_THREAD ? sys_cur(st)->cpu_ns
-					     : 0;
+					     : st->children_cpu;
 	ru.ru_utime.tv_sec = (time_t)(ns / 1000000000ULL);
 	ru.ru_utime.tv_usec = (long)(ns % 1000000000ULL / 1000);
 	return sys_put(st, a[1], &ru, sizeof(ru));

@@ -395,6 +395,39 @@ static int case_cputime(void)
 	return 0;
 }
 
+static int64_t ru_us(const struct rusage *ru)
+{
+	return ru->ru_utime.tv_sec * 1000000LL + ru->ru_utime.tv_usec +
+	       ru->ru_stime.tv_sec * 1000000LL + ru->ru_stime.tv_usec;
+}
+
+/* a child's CPU time in what wait4 and waitid say of it, and in RUSAGE_CHILDREN once it was
+ * waited for */
+static int case_rusage(void)
+{
+	struct rusage before, ru, after;
+	getrusage(RUSAGE_CHILDREN, &before);
+	for (int how = 0; how < 2; how++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			spin(NULL);
+			_exit(0);
+		}
+		memset(&ru, 0, sizeof(ru));
+		siginfo_t si;
+		long r = how ? syscall(SYS_waitid, P_PID, pid, &si, WEXITED, &ru)
+			     : wait4(pid, NULL, 0, &ru);
+		if (r < 0 || ru_us(&ru) < 100000)
+			bad("rusage", "%s: the child's time %lld us", how ? "waitid" : "wait4",
+			    (long long)ru_us(&ru));
+	}
+	getrusage(RUSAGE_CHILDREN, &after);
+	if (ru_us(&after) - ru_us(&before) < 200000)
+		bad("rusage", "RUSAGE_CHILDREN: %lld us more, not 200000",
+		    (long long)(ru_us(&after) - ru_us(&before)));
+	return 0;
+}
+
 /* mincore: EINVAL for an unaligned address, ENOMEM for a range not mapped, else a byte per page
  * with 1 for a page touched */
 static int case_mincore(void)
@@ -451,10 +484,10 @@ static const struct {
 	const char *name;
 	int (*fn)(void);
 } cases[] = {
-    {"futex", case_futex},	 {"robust", case_robust},   {"pi", case_pi},
-    {"prctl", case_prctl},	 {"caps", case_caps},	    {"wait", case_wait},
-    {"clone3", case_clone3},	 {"cputime", case_cputime}, {"mincore", case_mincore},
-    {"affinity", case_affinity},
+    {"futex", case_futex},     {"robust", case_robust},	    {"pi", case_pi},
+    {"prctl", case_prctl},     {"caps", case_caps},	    {"wait", case_wait},
+    {"clone3", case_clone3},   {"cputime", case_cputime},   {"rusage", case_rusage},
+    {"mincore", case_mincore}, {"affinity", case_affinity},
 };
 
 int main(int argc, char **argv)
