@@ -147,6 +147,7 @@ long fam_fork(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t s
 		sys_sig_default(cs);
 	cs->pid = c->pid;
 	cs->ppid = c->ppid = st->pid;
+	c->thread = t->tid;
 	/* a warm first process on KVM: the function's snapshot beneath, only what it changed
 	 * copied; else every page that holds data */
 	const struct snap *base = st == f->root && vm_backend_of(st->vm) == VM_BACKEND_KVM

@@ -158,13 +158,14 @@ struct sys_kin_ops {
 	 * new program, else -errno (-ENOENT, -EACCES, -ENOEXEC, -ENOMEM, ...) and st goes on */
 	long (*exec)(void *ctx, struct sys_state *st, const char *path, char *const *argv,
 		     char *const *envp);
-	/* wait4/waitid: a child of st matching idtype (P_ALL, P_PID, P_PGID) and id that ended:
-	 * its pid, its wait status in *status, reaped unless nowait; 0 when some match and none
+	/* wait4/waitid: a child of st matching idtype (P_ALL, P_PID, P_PGID) and id that ended
+	 * (with __WNOTHREAD in options, one the calling thread made): its pid, its wait status
+	 * in *status, reaped unless WNOWAIT is in options; 0 when some match and none
 	 * ended yet; -ECHILD when none match. Its CPU time (its children's it waited for
 	 * included) in *cpu_ns, added to st->children_cpu when reaped. status NULL: 0 when one
 	 * that matches is alive, else -ECHILD (a wait for stops has nothing to wait for in those
 	 * that ended) */
-	long (*wait)(void *ctx, struct sys_state *st, int idtype, int id, int nowait, int *status,
+	long (*wait)(void *ctx, struct sys_state *st, int idtype, int id, int options, int *status,
 		     uint64_t *cpu_ns);
 	/* kill(pid, sig) of anything but st alone: another process, a group, or all (-1) */
 	long (*kill)(void *ctx, struct sys_state *st, int pid, int sig);

@@ -171,8 +171,11 @@ static long wait_child(struct sys_state *st, int idtype, int id, int options, in
 {
 	if (!st->kin)
 		return -ECHILD;
-	long r =
-	    st->kin->wait(st->kin_ctx, st, idtype, id, (options & WNOWAIT) != 0, status, cpu_ns);
+	/* every child here sends SIGCHLD at its end: none is a "clone" child __WCLONE asks for */
+	if (options & __WCLONE && !(options & __WALL))
+		return -ECHILD;
+	long r = st->kin->wait(st->kin_ctx, st, idtype, id, options & (WNOWAIT | __WNOTHREAD),
+			       status, cpu_ns);
 	if (r != 0 || (options & WNOHANG))
 		return r;
 	return sys_wait(st, SYS_KEY_CHILD, ~0u, 0);
@@ -246,7 +249,9 @@ static long sys_waitid(struct sys_state *st, const uint64_t a[6])
 		/* stops and continues never happen here: nothing to report, ever; a wait for
 		 * them waits while a child that may stop lives, as Linux's, and is ECHILD when
 		 * none does */
-		r = st->kin ? st->kin->wait(st->kin_ctx, st, idtype, id, 1, NULL, NULL) : -ECHILD;
+		r = st->kin ? st->kin->wait(st->kin_ctx, st, idtype, id,
+					    WNOWAIT | (options & __WNOTHREAD), NULL, NULL)
+			    : -ECHILD;
 		if (r >= 0)
 			r = options & WNOHANG ? 0 : sys_wait(st, SYS_KEY_CHILD, ~0u, 0);
 	}

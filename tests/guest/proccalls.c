@@ -279,6 +279,22 @@ static int case_caps(void)
 	return 0;
 }
 
+static volatile int forked, checked;
+
+static void *fork_and_wait(void *p)
+{
+	(void)p;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	forked = pid;
+	while (!checked)
+		nap_ms(1);
+	if (waitpid(pid, NULL, __WNOTHREAD) != pid)
+		bad("wait", "__WNOTHREAD: the thread's own child not seen");
+	return NULL;
+}
+
 /* waitid for stops alone when the only child has ended: ECHILD, as nothing of it can stop;
  * then its end is there still for a wait for it */
 static int case_wait(void)
@@ -293,6 +309,24 @@ static int case_wait(void)
 		bad("wait", "waitid(WSTOPPED) with only an ended child: not ECHILD");
 	if (waitid(P_ALL, 0, &si, WEXITED) || si.si_pid != pid || si.si_status != 7)
 		bad("wait", "waitid(WEXITED) after it: pid %d status %d", si.si_pid, si.si_status);
+	/* a fork's child is no "clone" child: __WCLONE does not see it, __WALL does */
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (waitpid(pid, NULL, __WCLONE) != -1 || errno != ECHILD)
+		bad("wait", "__WCLONE: a fork's child seen");
+	if (waitpid(pid, NULL, __WALL) != pid)
+		bad("wait", "__WALL: a fork's child not seen");
+	/* __WNOTHREAD: another thread's child is not this one's to wait for */
+	pthread_t th;
+	pthread_create(&th, NULL, fork_and_wait, NULL);
+	while (!forked)
+		nap_ms(1);
+	nap_ms(20);
+	if (waitpid(-1, NULL, WNOHANG | __WNOTHREAD) != -1 || errno != ECHILD)
+		bad("wait", "__WNOTHREAD: another thread's child seen");
+	checked = 1;
+	pthread_join(th, NULL);
 	return 0;
 }
 
