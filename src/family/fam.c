@@ -122,8 +122,8 @@ static int own_child(const struct fam_proc *c, struct sys_state *st)
 	return c->thread == sys_cur(st)->tid || !proc_find(&st->pr, c->thread);
 }
 
-static long kin_wait(void *ctx, struct sys_state *st, int idtype, int id, int options,
-		     int *status, uint64_t *cpu_ns)
+static long kin_wait(void *ctx, struct sys_state *st, int idtype, int id, int options, int *status,
+		     uint64_t *cpu_ns)
 {
 	struct fam *f = ctx;
 	int some = 0;
