@@ -142,6 +142,8 @@ struct sys_sig {
 /* --pids: an invocation's processes at most by default, and the most it may ask for */
 #define SYS_PIDS_DEFAULT 64
 #define SYS_PIDS_MAX	 1024
+/* children sharing a process's memory it may have at once (sys_kin_vmkid) */
+#define SYS_VMKIDS 32
 
 /* What the other processes of an invocation do for one of them (src/family/), called under the
  * process's lock, which every process of the invocation shares. NULL in sys_state.kin: the
@@ -264,6 +266,12 @@ struct sys_state {
 	int undumpable, subreaper;
 	/* the CPU time of the children it waited for, theirs included (ns): RUSAGE_CHILDREN */
 	uint64_t children_cpu;
+	/* its children that share its memory (sys_kin_vmkid): their tids, the signal each sends
+	 * at its end, its wait status once ended; none kept by a snapshot */
+	struct sys_vmkid {
+		int tid, sig, status, ended;
+	} vmkid[SYS_VMKIDS];
+	int nvmkid;
 	uint64_t start_ns;
 	/* ranges made writable since the snapshot: a page there may have been written even if it
 	 * is read-only again by the end (the reset puts them back) */
@@ -513,6 +521,12 @@ void sys_futex_exit(struct sys_state *st, struct proc_thread *t);
 /* sys_thread.c: what a new thread (clone) or process (fork; execve when exec) takes of t's
  * settings: prctl's, its CPU affinity */
 void sys_thread_inherit(struct proc_thread *to, const struct proc_thread *t, int exec);
+
+/* sys_kin.c: a child sharing st's memory (clone with CLONE_VM, no CLONE_THREAD), run as thread
+ * tid, which sends sig at its end: 0, or -EAGAIN past SYS_VMKIDS of them; and thread tid ended
+ * with wait status status (nothing when it is no such child) */
+int sys_kin_vmkid(struct sys_state *st, int tid, int sig);
+void sys_kin_vmkid_exit(struct sys_state *st, int tid, int status);
 
 /* sys_kin.c: clone of a new process (no CLONE_THREAD), for clone and clone3: the child's pid
  * or -errno; kill(pid, sig) as the call does it */

@@ -1,5 +1,6 @@
 /* Calls that reach the invocation's other processes: fork, execve, wait, kill and groups. */
 #include <errno.h>
+#include <limits.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -164,18 +165,82 @@ static void wait_ids(struct sys_state *st, int pid, int *idtype, int *id)
 		*idtype = P_PID, *id = pid;
 }
 
+int sys_kin_vmkid(struct sys_state *st, int tid, int sig)
+{
+	if (st->nvmkid >= SYS_VMKIDS)
+		return -EAGAIN;
+	st->vmkid[st->nvmkid++] = (struct sys_vmkid){tid, sig, 0, 0};
+	return 0;
+}
+
+void sys_kin_vmkid_exit(struct sys_state *st, int tid, int status)
+{
+	for (int i = 0; i < st->nvmkid; i++) {
+		struct sys_vmkid *k = &st->vmkid[i];
+		if (k->tid != tid || k->ended)
+			continue;
+		k->ended = 1;
+		k->status = status;
+		if (k->sig)
+			sys_send(st, NULL, k->sig, CLD_EXITED);
+		proc_wake(&st->pr, SYS_KEY_CHILD, ~0u, INT_MAX);
+		return;
+	}
+}
+
+/* a "clone" child, which __WCLONE asks for: one that sends no SIGCHLD at its end; without
+ * __WALL a wait sees either those or the others */
+static int wait_sees(int sig, int options)
+{
+	return options & __WALL || !(options & __WCLONE) == (sig == SIGCHLD);
+}
+
+/* the waits for children sharing st's memory: one that ended (its tid, status; forgotten unless
+ * WNOWAIT), 0 when one that may still end matches, -ECHILD when none does */
+static long wait_vmkid(struct sys_state *st, int idtype, int id, int options, int *status)
+{
+	long r = -ECHILD;
+	for (int i = 0; i < st->nvmkid; i++) {
+		struct sys_vmkid *k = &st->vmkid[i];
+		if (!wait_sees(k->sig, options) || (idtype == P_PID && k->tid != id) ||
+		    (idtype == P_PGID && id != st->pgid))
+			continue;
+		if (!k->ended || !status) {
+			r = k->ended ? r : 0;
+			continue;
+		}
+		int tid = k->tid;
+		*status = k->status;
+		if (!(options & WNOWAIT))
+			st->vmkid[i] = st->vmkid[--st->nvmkid];
+		return tid;
+	}
+	return r;
+}
+
+/* the children of st, processes and those sharing its memory: one that ended (its pid, status
+ * and CPU time), 0 when some match and none ended, -ECHILD; status NULL: whether one alive
+ * matches (0) or not (-ECHILD) */
+static long find_child(struct sys_state *st, int idtype, int id, int options, int *status,
+		       uint64_t *cpu_ns)
+{
+	long v = wait_vmkid(st, idtype, id, options, status);
+	if (v > 0)
+		return v;
+	/* every child process sends SIGCHLD at its end: none is a "clone" child */
+	long r = !st->kin || !wait_sees(SIGCHLD, options)
+		     ? -ECHILD
+		     : st->kin->wait(st->kin_ctx, st, idtype, id, options & (WNOWAIT | __WNOTHREAD),
+				     status, cpu_ns);
+	return r == -ECHILD && v == 0 ? 0 : r;
+}
+
 /* the waits' common part: a child that ended (its pid and status), 0 (none yet, WNOHANG), or
  * the wait (SYS_WAITS) */
 static long wait_child(struct sys_state *st, int idtype, int id, int options, int *status,
 		       uint64_t *cpu_ns)
 {
-	if (!st->kin)
-		return -ECHILD;
-	/* every child here sends SIGCHLD at its end: none is a "clone" child __WCLONE asks for */
-	if (options & __WCLONE && !(options & __WALL))
-		return -ECHILD;
-	long r = st->kin->wait(st->kin_ctx, st, idtype, id, options & (WNOWAIT | __WNOTHREAD),
-			       status, cpu_ns);
+	long r = find_child(st, idtype, id, options, status, cpu_ns);
 	if (r != 0 || (options & WNOHANG))
 		return r;
 	return sys_wait(st, SYS_KEY_CHILD, ~0u, 0);
@@ -249,9 +314,7 @@ static long sys_waitid(struct sys_state *st, const uint64_t a[6])
 		/* stops and continues never happen here: nothing to report, ever; a wait for
 		 * them waits while a child that may stop lives, as Linux's, and is ECHILD when
 		 * none does */
-		r = st->kin ? st->kin->wait(st->kin_ctx, st, idtype, id,
-					    WNOWAIT | (options & __WNOTHREAD), NULL, NULL)
-			    : -ECHILD;
+		r = find_child(st, idtype, id, options | WNOWAIT, NULL, NULL);
 		if (r >= 0)
 			r = options & WNOHANG ? 0 : sys_wait(st, SYS_KEY_CHILD, ~0u, 0);
 	}

@@ -23,11 +23,16 @@ static void threads_changed(struct sys_state *st)
 	st->rt->threads(st, proc_threads(&st->pr));
 }
 
-/* a new thread of this process: as its parent at the call, but rax 0, on its own stack */
+/* a new thread of this process: as its parent at the call, but rax 0, on its own stack; with
+ * kid, a child sharing its memory (sys_kin_vmkid): a thread here, which its parent waits for as
+ * for a process */
 static long new_thread(struct sys_state *st, uint64_t flags, uint64_t sp, uint64_t ptid,
-		       uint64_t ctid, uint64_t tls)
+		       uint64_t ctid, uint64_t tls, int kid)
 {
-	if ((flags & THREAD_FLAGS) != THREAD_FLAGS || (flags & ~(uint64_t)THREAD_OK & ~0xffULL))
+	if (!kid &&
+	    ((flags & THREAD_FLAGS) != THREAD_FLAGS || (flags & ~(uint64_t)THREAD_OK & ~0xffULL)))
+		return -EINVAL;
+	if (kid && (flags & ~(uint64_t)THREAD_OK & ~0xffULL))
 		return -EINVAL;
 	if (flags & (CLONE_PIDFD | CLONE_NEWTIME)) /* what only a new process may ask for */
 		return -EINVAL;
@@ -50,7 +55,8 @@ static long new_thread(struct sys_state *st, uint64_t flags, uint64_t sp, uint64
 		return -EAGAIN;
 	int tid = c->tid;
 	/* the tids before the thread can run: a write that faults fails the clone, as on Linux */
-	if ((flags & CLONE_PARENT_SETTID && sys_put(st, ptid, &tid, sizeof(tid))) ||
+	if ((kid && sys_kin_vmkid(st, tid, (int)(flags & 0xff))) ||
+	    (flags & CLONE_PARENT_SETTID && sys_put(st, ptid, &tid, sizeof(tid))) ||
 	    (flags & CLONE_CHILD_SETTID && sys_put(st, ctid, &tid, sizeof(tid))) ||
 	    (fpu_len && proc_set_fpu(&st->pr, c, fpu, fpu_len))) {
 		proc_exit_thread(&st->pr, c);
@@ -64,14 +70,27 @@ static long new_thread(struct sys_state *st, uint64_t flags, uint64_t sp, uint64
 	return tid;
 }
 
+/* a child that shares what a thread shares (memory, files, handlers) but is a process of its
+ * own, on a stack of its own (glibc's clone(fn, stack, CLONE_VM | CLONE_FILES | ...)): a thread
+ * here; without one of them, it is a copy (sys_kin_clone) */
+#define VMKID_FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND)
+static int vm_kid(uint64_t flags, uint64_t sp)
+{
+	return !(flags & (CLONE_THREAD | CLONE_VFORK)) && (flags & VMKID_FLAGS) == VMKID_FLAGS &&
+	       sp;
+}
+
 static long sys_clone(struct sys_state *st, const uint64_t a[6])
 {
 	/* x86-64: flags, stack, parent_tid, child_tid, tls */
-	if (a[0] & CLONE_SETTLS && a[4] >= (1ULL << 47))
+	uint64_t flags = a[0] & 0xffffffffULL;
+	if (flags & CLONE_SETTLS && a[4] >= (1ULL << 47))
 		return -EPERM;
-	if (!(a[0] & CLONE_THREAD))
-		return sys_kin_clone(st, a[0] & 0xffffffffULL, a[1], a[2], a[3]);
-	return new_thread(st, a[0], a[1], a[2], a[3], a[4]);
+	if (vm_kid(flags, a[1]))
+		return new_thread(st, flags, a[1], a[2], a[3], a[4], 1);
+	if (!(flags & CLONE_THREAD))
+		return sys_kin_clone(st, flags, a[1], a[2], a[3]);
+	return new_thread(st, flags, a[1], a[2], a[3], a[4], 0);
 }
 
 static long sys_clone3(struct sys_state *st, const uint64_t a[6])
@@ -92,6 +111,10 @@ static long sys_clone3(struct sys_state *st, const uint64_t a[6])
 	if (!(ca.flags & CLONE_THREAD) &&
 	    (ca.exit_signal > 64 || ca.set_tid || (ca.flags >> 32 & ~(CLONE_CLEAR_SIGHAND >> 32))))
 		return -EINVAL;
+	uint64_t kid_sp = ca.stack ? ca.stack + ca.stack_size : 0;
+	if (vm_kid(ca.flags, kid_sp))
+		return new_thread(st, (ca.flags & ~0xffULL) | ca.exit_signal, kid_sp, ca.parent_tid,
+				  ca.child_tid, ca.tls, 1);
 	if (!(ca.flags & CLONE_THREAD))
 		return sys_kin_clone(st, ca.flags, ca.stack ? ca.stack + ca.stack_size : 0,
 				     ca.parent_tid, ca.child_tid);
@@ -102,7 +125,7 @@ static long sys_clone3(struct sys_state *st, const uint64_t a[6])
 	if ((ca.stack == 0) != (ca.stack_size == 0))
 		return -EINVAL;
 	uint64_t sp = ca.stack ? ca.stack + ca.stack_size : 0;
-	return new_thread(st, ca.flags, sp, ca.parent_tid, ca.child_tid, ca.tls);
+	return new_thread(st, ca.flags, sp, ca.parent_tid, ca.child_tid, ca.tls, 0);
 }
 
 static long sys_exit_group(struct sys_state *st, const uint64_t a[6])
@@ -119,6 +142,7 @@ static long sys_exit(struct sys_state *st, const uint64_t a[6])
 	if (proc_threads(&st->pr) <= 1)
 		return sys_exit_group(st, a);
 	sys_futex_exit(st, t);
+	sys_kin_vmkid_exit(st, t->tid, (int)(a[0] & 0xff) << 8);
 	proc_exit_thread(&st->pr, t);
 	threads_changed(st);
 	return 0;

@@ -376,6 +376,40 @@ static int case_clone3(void)
 	return 0;
 }
 
+static volatile int kid_wrote;
+
+/* a child sharing the memory of its parent, which sees what it wrote */
+static int vm_kid(void *arg)
+{
+	kid_wrote = (int)(intptr_t)arg;
+	syscall(SYS_exit, 3); /* this child alone, not exit_group */
+	return 0;
+}
+
+/* clone of a child that shares memory, files and handlers but is a process to wait for: with
+ * SIGCHLD as a fork's child, without as a "clone" child only __WCLONE or __WALL see */
+static int case_vmkid(void)
+{
+	static char stack[2][65536] __attribute__((aligned(16)));
+	const int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND;
+	int status = -1;
+	pid_t pid = clone(vm_kid, stack[0] + sizeof(stack[0]), flags | SIGCHLD, (void *)7);
+	if (pid < 0)
+		return bad("vmkid", "clone: errno %d", errno), 0;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 3 ||
+	    kid_wrote != 7)
+		bad("vmkid", "waitpid: status %#x, the shared word %d", status, kid_wrote);
+	pid = clone(vm_kid, stack[1] + sizeof(stack[1]), flags, (void *)8);
+	if (pid < 0)
+		return bad("vmkid", "clone without an exit signal: errno %d", errno), 0;
+	nap_ms(50);
+	if (waitpid(pid, &status, 0) != -1 || errno != ECHILD)
+		bad("vmkid", "a child with no exit signal seen without __WCLONE");
+	if (waitpid(pid, &status, __WCLONE) != pid || WEXITSTATUS(status) != 3 || kid_wrote != 8)
+		bad("vmkid", "__WCLONE: status %#x, the shared word %d", status, kid_wrote);
+	return 0;
+}
+
 static int64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
@@ -521,7 +555,7 @@ static const struct {
     {"futex", case_futex},     {"robust", case_robust},	    {"pi", case_pi},
     {"prctl", case_prctl},     {"caps", case_caps},	    {"wait", case_wait},
     {"clone3", case_clone3},   {"cputime", case_cputime},   {"rusage", case_rusage},
-    {"mincore", case_mincore}, {"affinity", case_affinity},
+    {"mincore", case_mincore}, {"affinity", case_affinity}, {"vmkid", case_vmkid},
 };
 
 int main(int argc, char **argv)
