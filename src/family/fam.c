@@ -66,6 +66,7 @@ void fam_ended(struct fam *f, struct sys_state *st, int status)
 		return;
 	c->state = FAM_ZOMBIE;
 	c->status = status;
+	c->cpu_ns = proc_cpu_ns(&st->pr) + st->children_cpu;
 	c->pgid = st->pgid;
 	/* its children are the first process's now, as init's on Linux */
 	for (struct fam_proc *k = f->procs; k; k = k->next) {
@@ -114,22 +115,36 @@ static int matches(const struct fam_proc *c, int idtype, int id)
 	       (idtype == P_PGID && pgid == id);
 }
 
-static long kin_wait(void *ctx, struct sys_state *st, int idtype, int id, int nowait, int *status)
+/* a thread's own child, for __WNOTHREAD: one the thread made, or one whose maker has ended (its
+ * children are the process's, as Linux gives them to another thread) */
+static int own_child(const struct fam_proc *c, struct sys_state *st)
+{
+	return c->thread == sys_cur(st)->tid || !proc_find(&st->pr, c->thread);
+}
+
+static long kin_wait(void *ctx, struct sys_state *st, int idtype, int id, int options, int *status,
+		     uint64_t *cpu_ns)
 {
 	struct fam *f = ctx;
 	int some = 0;
 	for (struct fam_proc *c = f->procs; c; c = c->next) {
-		if (c->reaped || c->orphan || c->ppid != st->pid || !matches(c, idtype, id))
+		if (c->reaped || c->orphan || c->ppid != st->pid || !matches(c, idtype, id) ||
+		    (options & __WNOTHREAD && !own_child(c, st)))
 			continue;
 		some = 1;
-		if (c->state != FAM_ZOMBIE)
+		if (c->state != FAM_ZOMBIE && !status)
+			return 0; /* one alive */
+		if (c->state != FAM_ZOMBIE || !status)
 			continue;
 		*status = c->status;
-		if (!nowait)
+		*cpu_ns = c->cpu_ns;
+		if (!(options & WNOWAIT)) {
+			st->children_cpu += c->cpu_ns;
 			reap(f, c);
+		}
 		return c->pid;
 	}
-	return some ? 0 : -ECHILD;
+	return some && status ? 0 : -ECHILD;
 }
 
 static void send(struct sys_state *st, int sig)

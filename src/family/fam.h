@@ -36,9 +36,11 @@ struct fam_proc {
 	int pid, ppid;
 	int pgid; /* once it ended (while it lives: st->pgid) */
 	enum fam_state state;
-	int reaped; /* waited for (or nobody would): its thread is joined and it goes */
-	int orphan; /* its parent ended: pid 1 is its parent, as init is, but never waits */
-	int status; /* the wait status once it ended */
+	int reaped;	 /* waited for (or nobody would): its thread is joined and it goes */
+	int orphan;	 /* its parent ended: pid 1 is its parent, as init is, but never waits */
+	int status;	 /* the wait status once it ended */
+	uint64_t cpu_ns; /* its CPU time and its waited-for children's, once it ended */
+	int thread;	 /* the tid of its parent's thread that made it */
 	struct vm *vm;
 	struct sys_state *st; /* what it runs now (execve replaces both) */
 	struct vm *next_vm;   /* execve: what it goes on as */

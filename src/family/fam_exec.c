@@ -16,6 +16,7 @@ static void own_pid(struct sys_state *st, struct sys_state *from)
 	if (caller) {
 		t->sigmask = sys_sigmask(from, caller);
 		t->pending = caller->pending;
+		sys_thread_inherit(t, caller, 1);
 		st->pr.pending = from->pr.pending;
 	}
 	st->rt->swap(st, 0, NULL, t);

@@ -1,5 +1,6 @@
 /* fork: a child virtine made from its parent's memory and state, as a restore makes one. */
 #include <errno.h>
+#include <linux/sched.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,8 @@ static int child_thread(struct fork_args *a, int cpu)
 			goto out;
 		n->regs_dirty = 0;
 	}
+	if (!rc && n)
+		sys_thread_inherit(n, t, 0);
 	if (!rc && n)
 		c->rt->swap(c, n->cpu >= 0 ? n->cpu : 0, NULL, n); /* the runtime's tid and mask */
 out:
@@ -142,8 +145,11 @@ long fam_fork(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t s
 	c->pid = f->next_tid++;
 	if (sys_inherit(cs, st, 0))
 		goto fail_st;
+	if (flags & CLONE_CLEAR_SIGHAND)
+		sys_sig_default(cs);
 	cs->pid = c->pid;
 	cs->ppid = c->ppid = st->pid;
+	c->thread = t->tid;
 	/* a warm first process on KVM: the function's snapshot beneath, only what it changed
 	 * copied; else every page that holds data */
 	const struct snap *base = st == f->root && vm_backend_of(st->vm) == VM_BACKEND_KVM

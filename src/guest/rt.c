@@ -141,6 +141,7 @@ static const rt_fn table[NR_MAX] = {
     [__NR_mprotect] = rt_mprotect,
     [__NR_madvise] = rt_madvise,
     [__NR_msync] = rt_msync,
+    [__NR_mincore] = rt_mincore,
     [__NR_rt_sigprocmask] = sys_rt_sigprocmask,
     [__NR_getpid] = ret_pid,
     [__NR_gettid] = ret_tid,

@@ -134,5 +134,6 @@ long rt_mprotect(long addr, long len, long prot, long a3, long a4, long a5);
 long rt_mremap(long old, long old_len, long new_len, long flags, long new_addr, long a5);
 long rt_madvise(long addr, long len, long advice, long a3, long a4, long a5);
 long rt_msync(long addr, long len, long flags, long a3, long a4, long a5);
+long rt_mincore(long addr, long len, long vec, long a3, long a4, long a5);
 
 #endif

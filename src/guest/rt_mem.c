@@ -232,6 +232,18 @@ long rt_msync(long addr, long len0, long flags, long a3, long a4, long a5)
 	return st & (BIT(FREE) | BIT(DIRTY)) ? -ENOMEM : 0;
 }
 
+/* mincore is the host's (it knows which pages hold memory), but the pool's free memory, mapped
+ * for the host, is not for the program: ENOMEM there */
+long rt_mincore(long addr, long len0, long vec, long a3, long a4, long a5)
+{
+	uint64_t a = (uint64_t)addr, len = page_up((uint64_t)len0);
+	unsigned st = 0;
+	if (a % PAGE == 0 && len >= (uint64_t)len0 && a + len > a && pool_cover(a, a + len, &st) &&
+	    (st & (BIT(FREE) | BIT(DIRTY))))
+		return -ENOMEM;
+	return rt_forward(__NR_mincore, addr, len0, vec, a3, a4, a5);
+}
+
 /* the break moves freely below the top the host made writable; higher, the host is asked once
  * for a step more */
 long rt_brk(long want0, long a1, long a2, long a3, long a4, long a5)

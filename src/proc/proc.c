@@ -126,6 +126,7 @@ void proc_exit_thread(struct proc *p, struct proc_thread *t)
 	t->state = PROC_FREE;
 	t->pending = 0;
 	p->live--;
+	p->cpu_gone += t->cpu_ns;
 	/* its vCPU holds nothing of anyone now: the next thread there is loaded whole */
 	if (t->cpu >= 0) {
 		if (p->ops->swap)
@@ -133,6 +134,15 @@ void proc_exit_thread(struct proc *p, struct proc_thread *t)
 		p->cpu[t->cpu].cur = NULL;
 		t->cpu = -1;
 	}
+}
+
+uint64_t proc_cpu_ns(struct proc *p)
+{
+	uint64_t ns = p->cpu_gone;
+	for (size_t i = 0; i < p->nt; i++)
+		if (p->t[i]->state != PROC_FREE)
+			ns += p->t[i]->cpu_ns;
+	return ns;
 }
 
 struct proc_thread *proc_find(struct proc *p, int tid)
@@ -207,24 +217,43 @@ void proc_rouse(struct proc *p, struct proc_thread *t)
 		rouse(p, t);
 }
 
+/* t waits on key, or was roused (by a signal, its deadline) and has not run since: it still
+ * waits, as on Linux until it runs: a wake counts it and its call returns woken, the signal's
+ * handler after it (made again, the call waited once more: the wake was lost) */
+static int queued(const struct proc_thread *t, uint64_t key, uint32_t bits)
+{
+	int waits = t->state == PROC_WAITING || (t->state == PROC_READY && t->retry && !t->woken);
+	return waits && t->wkey == key && (t->wbits & bits);
+}
+
+struct proc_thread *proc_waiter(struct proc *p, uint64_t key, struct proc_thread *after)
+{
+	size_t i = 0;
+	if (after)
+		while (i < p->nt && p->t[i++] != after)
+			;
+	for (; i < p->nt; i++)
+		if (queued(p->t[i], key, ~0u))
+			return p->t[i];
+	return NULL;
+}
+
+void proc_wake_thread(struct proc *p, struct proc_thread *t)
+{
+	t->woken = 1;
+	if (t->state == PROC_WAITING)
+		rouse(p, t);
+}
+
 int proc_wake(struct proc *p, uint64_t key, uint32_t bits, int n)
 {
 	int woken = 0;
-	/* in the order they came: the slot order is the order of their tids, not of their waits,
-	 * so the earliest wait goes first (wdeadline is not it): a FIFO per key would be fairer;
-	 * futex guarantees no order */
+	/* in slot order, which is the order of their tids, not of their waits (a FIFO per key
+	 * would be fairer; futex guarantees no order) */
 	for (size_t i = 0; i < p->nt && woken < n; i++) {
-		struct proc_thread *t = p->t[i];
-		/* one roused (by a signal, its deadline) that has not run since waits still, as on
-		 * Linux until it runs: the wake counts it and its call returns woken, the signal's
-		 * handler after it (made again, the call waited once more: the wake was lost) */
-		int queued =
-		    t->state == PROC_WAITING || (t->state == PROC_READY && t->retry && !t->woken);
-		if (!queued || t->wkey != key || !(t->wbits & bits))
+		if (!queued(p->t[i], key, bits))
 			continue;
-		t->woken = 1;
-		if (t->state == PROC_WAITING)
-			rouse(p, t);
+		proc_wake_thread(p, p->t[i]);
 		woken++;
 	}
 	return woken;

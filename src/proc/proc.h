@@ -43,6 +43,20 @@ struct proc_thread {
 	uint64_t sigmask, pending;
 	uint64_t altstack[3];
 	uint64_t clear_tid; /* CLONE_CHILD_CLEARTID, set_tid_address: 0 and a wake at its end */
+	/* set_robust_list's head: the robust futexes it holds are released at its end (not
+	 * kept by a snapshot: a thread sets it as it starts) */
+	uint64_t robust;
+	/* prctl's, per thread as on Linux (a new thread takes its creator's; sys_prctl.c): its
+	 * name (PR_SET_NAME, "" until set: the program's), no_new_privs, keepcaps, the signal its
+	 * parent's end sends it */
+	char comm[16];
+	/* sched_setaffinity's mask of the vCPUs it may run on, 0: all (kept, never obeyed: any
+	 * vCPU of the process runs any thread) */
+	uint64_t affinity;
+	/* the time it ran on a vCPU (ns): its CPU-time clock */
+	uint64_t cpu_ns;
+	uint8_t no_new_privs, keepcaps;
+	int pdeathsig;
 	/* a call that waits: the key a wake names, the futex bitset, the deadline (CLOCK_MONOTONIC
 	 * ns, 0: none); woken: a wake named it; expired: the deadline passed; restart: the call's
 	 * number, to make it again */
@@ -132,6 +146,7 @@ struct proc {
 	struct proc_thread *cur;
 	int cur_cpu;
 	uint64_t switches; /* vCPU handed from one thread to another, counted */
+	uint64_t cpu_gone; /* the CPU time of its threads that ended (ns) */
 };
 
 /* a thread in the saved form the snapshot keeps (proc_save) */
@@ -195,6 +210,10 @@ void proc_rouse(struct proc *p, struct proc_thread *t);
 /* under the lock: up to n threads waiting on key with a bit of bits in common become READY
  * (woken): how many */
 int proc_wake(struct proc *p, uint64_t key, uint32_t bits, int n);
+/* under the lock: the first thread after `after` (NULL: from the start) that waits on key, or
+ * NULL; and t, which waits, woken as proc_wake wakes one */
+struct proc_thread *proc_waiter(struct proc *p, uint64_t key, struct proc_thread *after);
+void proc_wake_thread(struct proc *p, struct proc_thread *t);
 /* under the lock: up to n waiters on key woken, up to m more moved to key2: those woken + moved */
 int proc_requeue(struct proc *p, uint64_t key, uint64_t key2, int n, int m, int *moved);
 /* under the lock: sig (1-64) is pending for t, or for the process (t NULL); a thread that
@@ -213,5 +232,7 @@ int proc_restore(struct proc *p, const struct proc_saved *s);
 void proc_saved_free(struct proc_saved *s);
 /* threads alive */
 int proc_threads(const struct proc *p);
+/* under the lock: the CPU time of every thread of p, those that ended included (ns) */
+uint64_t proc_cpu_ns(struct proc *p);
 
 #endif

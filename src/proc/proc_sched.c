@@ -269,8 +269,11 @@ static void cpu_loop(struct proc *p, int cpu)
 		c->running = 1;
 		pthread_mutex_unlock(p->mu);
 		struct vm_exit e;
+		uint64_t ran = base_now_ns();
 		vm_cpu_run(p->vm, cpu, until, &e);
+		ran = base_now_ns() - ran;
 		pthread_mutex_lock(p->mu);
+		t->cpu_ns += ran;
 		c->running = 0;
 		vm_cpu_get_regs(p->vm, cpu, &t->regs);
 		p->cur = t;

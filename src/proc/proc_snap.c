@@ -66,6 +66,7 @@ int proc_restore(struct proc *p, const struct proc_saved *s)
 		p->cpu[i].cur = NULL;
 	p->ready_head = p->ready_tail = 0;
 	p->live = 0;
+	p->cpu_gone = 0; /* an invocation's CPU time starts at 0, as a process's */
 	p->next_tid = 1;
 	struct proc_thread *first = NULL;
 	for (size_t i = 0; i < s->nt; i++) {

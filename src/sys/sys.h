@@ -168,6 +168,8 @@ struct sys_sig {
 /* --pids: an invocation's processes at most by default, and the most it may ask for */
 #define SYS_PIDS_DEFAULT 64
 #define SYS_PIDS_MAX	 1024
+/* children sharing a process's memory it may have at once (sys_kin_vmkid) */
+#define SYS_VMKIDS 32
 
 /* What the other processes of an invocation do for one of them (src/family/), called under the
  * process's lock, which every process of the invocation shares. NULL in sys_state.kin: the
@@ -175,7 +177,8 @@ struct sys_sig {
 struct sys_kin_ops {
 	/* a new process, a copy of st made from its thread t (the child's registers t's, rax 0;
 	 * its stack at sp, 0: t's; flags: clone's CLONE_CHILD_SETTID and _CLEARTID at ctid, in
-	 * the child's memory): the child's pid, or -EAGAIN (--pids) or -ENOMEM */
+	 * the child's memory, and CLONE_CLEAR_SIGHAND: sys_sig_default): the child's pid, or
+	 * -EAGAIN (--pids) or -ENOMEM */
 	long (*fork)(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t sp,
 		     uint64_t flags, uint64_t ctid);
 	/* execve of path (the function's files, or the program itself) with argv and envp (host
@@ -183,10 +186,15 @@ struct sys_kin_ops {
 	 * new program, else -errno (-ENOENT, -EACCES, -ENOEXEC, -ENOMEM, ...) and st goes on */
 	long (*exec)(void *ctx, struct sys_state *st, const char *path, char *const *argv,
 		     char *const *envp);
-	/* wait4/waitid: a child of st matching idtype (P_ALL, P_PID, P_PGID) and id that ended:
-	 * its pid, its wait status in *status, reaped unless nowait; 0 when some match and none
-	 * ended yet; -ECHILD when none match */
-	long (*wait)(void *ctx, struct sys_state *st, int idtype, int id, int nowait, int *status);
+	/* wait4/waitid: a child of st matching idtype (P_ALL, P_PID, P_PGID) and id that ended
+	 * (with __WNOTHREAD in options, one the calling thread made): its pid, its wait status
+	 * in *status, reaped unless WNOWAIT is in options; 0 when some match and none
+	 * ended yet; -ECHILD when none match. Its CPU time (its children's it waited for
+	 * included) in *cpu_ns, added to st->children_cpu when reaped. status NULL: 0 when one
+	 * that matches is alive, else -ECHILD (a wait for stops has nothing to wait for in those
+	 * that ended) */
+	long (*wait)(void *ctx, struct sys_state *st, int idtype, int id, int options, int *status,
+		     uint64_t *cpu_ns);
 	/* kill(pid, sig) of anything but st alone: another process, a group, or all (-1) */
 	long (*kill)(void *ctx, struct sys_state *st, int pid, int sig);
 	/* setpgid(pid, pgid) with pid st's or a child's, and getpgid(pid) of another process */
@@ -284,6 +292,18 @@ struct sys_state {
 	 * Ember's own (sys_rlimit.c). A fork and an execve keep them, as Linux's. */
 	uint32_t rlim_set;
 	struct sys_rlim rlim[SYS_RLIMITS];
+	/* prctl's, per process (sys_prctl.c): PR_SET_DUMPABLE's (1 at the start, as a fork's parent
+	 * had it), PR_SET_CHILD_SUBREAPER's (an execve keeps it, a fork's child has it not); a
+	 * snapshot keeps neither: an invocation starts with Linux's defaults */
+	int undumpable, subreaper;
+	/* the CPU time of the children it waited for, theirs included (ns): RUSAGE_CHILDREN */
+	uint64_t children_cpu;
+	/* its children that share its memory (sys_kin_vmkid): their tids, the signal each sends
+	 * at its end, its wait status once ended; none kept by a snapshot */
+	struct sys_vmkid {
+		int tid, sig, status, ended;
+	} vmkid[SYS_VMKIDS];
+	int nvmkid;
 	uint64_t start_ns;
 	/* ranges made writable since the snapshot: a page there may have been written even if it
 	 * is read-only again by the end (the reset puts them back) */
@@ -417,6 +437,10 @@ void sys_saved_free(struct sys_saved *s);
  * (exec 1) the same but the memory map, the descriptors with FD_CLOEXEC and the handlers
  * (back to their default). 0 or -ENOMEM. */
 int sys_inherit(struct sys_state *to, struct sys_state *from, int exec);
+
+/* every signal handler of st back to its default; those ignored stay so (execve,
+ * CLONE_CLEAR_SIGHAND) */
+void sys_sig_default(struct sys_state *st);
 
 /* brk as the syscall does it (sys_mem.c): the break it has afterwards */
 long sys_brk_to(struct sys_state *st, uint64_t want);
@@ -570,6 +594,20 @@ int sys_fault_signal(struct sys_state *st, struct proc_thread *t, const struct v
 int sys_signal_ready(struct sys_state *st, struct proc_thread *t);
 void sys_interrupt(struct sys_state *st, struct proc_thread *t);
 
+/* sys_futex.c: thread t ends: the robust futexes it holds released (FUTEX_OWNER_DIED, a waiter
+ * woken), its clear-child-tid word zeroed and woken (pthread_join) */
+void sys_futex_exit(struct sys_state *st, struct proc_thread *t);
+
+/* sys_thread.c: what a new thread (clone) or process (fork; execve when exec) takes of t's
+ * settings: prctl's, its CPU affinity */
+void sys_thread_inherit(struct proc_thread *to, const struct proc_thread *t, int exec);
+
+/* sys_kin.c: a child sharing st's memory (clone with CLONE_VM, no CLONE_THREAD), run as thread
+ * tid, which sends sig at its end: 0, or -EAGAIN past SYS_VMKIDS of them; and thread tid ended
+ * with wait status status (nothing when it is no such child) */
+int sys_kin_vmkid(struct sys_state *st, int tid, int sig);
+void sys_kin_vmkid_exit(struct sys_state *st, int tid, int status);
+
 /* sys_kin.c: clone of a new process (no CLONE_THREAD), for clone and clone3: the child's pid
  * or -errno; kill(pid, sig) as the call does it */
 long sys_kin_clone(struct sys_state *st, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t ctid);
@@ -591,7 +629,7 @@ extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[],
     sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[],
     sys_ident_table[], sys_fs_attr_table[], sys_sigwait_table[], sys_sock_table[],
     sys_sched_table[], sys_vec_table[], sys_io_at_table[], sys_statfs_table[],
-    sys_rlimit_table[], sys_shm_table[];
+    sys_rlimit_table[], sys_shm_table[], sys_futex_table[], sys_prctl_table[];
 /* sys_sched.c: pid names the caller (0), its process or one of its threads: 0, -EINVAL or -ESRCH */
 int sys_sched_task(struct sys_state *st, uint64_t pid);
 

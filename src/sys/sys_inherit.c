@@ -63,6 +63,13 @@ static int inherit_memory(struct sys_state *to, const struct sys_state *from)
 	return sys_shmem_inherit(to, from); /* the same pages, not a copy (fam_fork.c) */
 }
 
+void sys_sig_default(struct sys_state *st)
+{
+	for (int s = 1; s <= 64; s++)
+		if (st->sig[s].handler != (uint64_t)(uintptr_t)SIG_IGN)
+			memset(&st->sig[s], 0, sizeof(st->sig[s]));
+}
+
 int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 {
 	int rc;
@@ -89,13 +96,16 @@ int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 	to->rlim_set = from->rlim_set;
 	memcpy(to->rlim, from->rlim, sizeof(to->rlim));
 	if (exec) /* a handler is code the new program has not: its signal goes back to default */
-		for (int s = 1; s <= 64; s++)
-			if (to->sig[s].handler != (uint64_t)(uintptr_t)SIG_IGN)
-				memset(&to->sig[s], 0, sizeof(to->sig[s]));
+		sys_sig_default(to);
 	to->pid = from->pid, to->ppid = from->ppid, to->pgid = from->pgid, to->sid = from->sid;
 	to->kin = from->kin, to->kin_ctx = from->kin_ctx;
 	to->out_to = root;
 	to->start_ns = from->start_ns;
+	/* a fork's child may dump as its parent may; an execve's program may, and stays a
+	 * subreaper if it was */
+	to->undumpable = exec ? 0 : from->undumpable;
+	to->subreaper = exec ? from->subreaper : 0;
+	to->children_cpu = exec ? from->children_cpu : 0;
 	to->discarded = NULL;
 	to->merge = NULL;
 	return 0;

@@ -1,10 +1,13 @@
 /* Calls that reach the invocation's other processes: fork, execve, wait, kill and groups. */
 #include <errno.h>
+#include <limits.h>
+#include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -39,7 +42,9 @@ long sys_kin_clone(struct sys_state *st, uint64_t flags, uint64_t sp, uint64_t p
 		return (flags & CLONE_SIGHAND) && !(flags & CLONE_VM) ? -EINVAL : -EPERM;
 	if ((flags & CLONE_PARENT_SETTID) && !sys_user(st, ptid, sizeof(int), PROT_WRITE))
 		return -EFAULT;
-	long pid = new_process(st, sp, flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID), ctid);
+	long pid = new_process(
+	    st, sp, flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_CLEAR_SIGHAND),
+	    ctid);
 	if (pid > 0 && (flags & CLONE_PARENT_SETTID)) {
 		const int p = (int)pid;
 		sys_put(st, ptid, &p, sizeof(p));
@@ -160,16 +165,95 @@ static void wait_ids(struct sys_state *st, int pid, int *idtype, int *id)
 		*idtype = P_PID, *id = pid;
 }
 
+int sys_kin_vmkid(struct sys_state *st, int tid, int sig)
+{
+	if (st->nvmkid >= SYS_VMKIDS)
+		return -EAGAIN;
+	st->vmkid[st->nvmkid++] = (struct sys_vmkid){tid, sig, 0, 0};
+	return 0;
+}
+
+void sys_kin_vmkid_exit(struct sys_state *st, int tid, int status)
+{
+	for (int i = 0; i < st->nvmkid; i++) {
+		struct sys_vmkid *k = &st->vmkid[i];
+		if (k->tid != tid || k->ended)
+			continue;
+		k->ended = 1;
+		k->status = status;
+		if (k->sig)
+			sys_send(st, NULL, k->sig, CLD_EXITED);
+		proc_wake(&st->pr, SYS_KEY_CHILD, ~0u, INT_MAX);
+		return;
+	}
+}
+
+/* a "clone" child, which __WCLONE asks for: one that sends no SIGCHLD at its end; without
+ * __WALL a wait sees either those or the others */
+static int wait_sees(int sig, int options)
+{
+	return options & __WALL || !(options & __WCLONE) == (sig == SIGCHLD);
+}
+
+/* the waits for children sharing st's memory: one that ended (its tid, status; forgotten unless
+ * WNOWAIT), 0 when one that may still end matches, -ECHILD when none does */
+static long wait_vmkid(struct sys_state *st, int idtype, int id, int options, int *status)
+{
+	long r = -ECHILD;
+	for (int i = 0; i < st->nvmkid; i++) {
+		struct sys_vmkid *k = &st->vmkid[i];
+		if (!wait_sees(k->sig, options) || (idtype == P_PID && k->tid != id) ||
+		    (idtype == P_PGID && id != st->pgid))
+			continue;
+		if (!k->ended || !status) {
+			r = k->ended ? r : 0;
+			continue;
+		}
+		int tid = k->tid;
+		*status = k->status;
+		if (!(options & WNOWAIT))
+			st->vmkid[i] = st->vmkid[--st->nvmkid];
+		return tid;
+	}
+	return r;
+}
+
+/* the children of st, processes and those sharing its memory: one that ended (its pid, status
+ * and CPU time), 0 when some match and none ended, -ECHILD; status NULL: whether one alive
+ * matches (0) or not (-ECHILD) */
+static long find_child(struct sys_state *st, int idtype, int id, int options, int *status,
+		       uint64_t *cpu_ns)
+{
+	long v = wait_vmkid(st, idtype, id, options, status);
+	if (v > 0)
+		return v;
+	/* every child process sends SIGCHLD at its end: none is a "clone" child */
+	long r = !st->kin || !wait_sees(SIGCHLD, options)
+		     ? -ECHILD
+		     : st->kin->wait(st->kin_ctx, st, idtype, id, options & (WNOWAIT | __WNOTHREAD),
+				     status, cpu_ns);
+	return r == -ECHILD && v == 0 ? 0 : r;
+}
+
 /* the waits' common part: a child that ended (its pid and status), 0 (none yet, WNOHANG), or
  * the wait (SYS_WAITS) */
-static long wait_child(struct sys_state *st, int idtype, int id, int options, int *status)
+static long wait_child(struct sys_state *st, int idtype, int id, int options, int *status,
+		       uint64_t *cpu_ns)
 {
-	if (!st->kin)
-		return -ECHILD;
-	long r = st->kin->wait(st->kin_ctx, st, idtype, id, (options & WNOWAIT) != 0, status);
+	long r = find_child(st, idtype, id, options, status, cpu_ns);
 	if (r != 0 || (options & WNOHANG))
 		return r;
 	return sys_wait(st, SYS_KEY_CHILD, ~0u, 0);
+}
+
+/* the rusage a wait fills: the child's CPU time as user time (0: none ended) */
+static void put_rusage(struct sys_state *st, uint64_t addr, uint64_t ns)
+{
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	ru.ru_utime.tv_sec = (time_t)(ns / 1000000000ULL);
+	ru.ru_utime.tv_usec = (long)(ns % 1000000000ULL / 1000);
+	sys_put(st, addr, &ru, sizeof(ru));
 }
 
 static long sys_wait4(struct sys_state *st, const uint64_t a[6])
@@ -184,13 +268,12 @@ static long sys_wait4(struct sys_state *st, const uint64_t a[6])
 	if ((int)a[0] == INT32_MIN)
 		return -ESRCH;
 	wait_ids(st, (int)a[0], &idtype, &id);
-	long r = wait_child(st, idtype, id, options, &status);
+	uint64_t cpu = 0;
+	long r = wait_child(st, idtype, id, options, &status, &cpu);
 	if (r > 0 && a[1])
 		sys_put(st, a[1], &status, sizeof(status));
-	if (r >= 0 && a[3]) {
-		static const uint8_t zero[144];
-		sys_put(st, a[3], zero, sizeof(zero));
-	}
+	if (r >= 0 && a[3])
+		put_rusage(st, a[3], cpu);
 	return r;
 }
 
@@ -224,11 +307,14 @@ static long sys_waitid(struct sys_state *st, const uint64_t a[6])
 	    (a[4] && !sys_user(st, a[4], 144, PROT_WRITE)))
 		return -EFAULT;
 	long r;
+	uint64_t cpu = 0;
 	if (options & WEXITED) {
-		r = wait_child(st, idtype, id, options, &status);
+		r = wait_child(st, idtype, id, options, &status, &cpu);
 	} else {
-		/* stops and continues never happen here: nothing to report, ever */
-		r = st->kin ? st->kin->wait(st->kin_ctx, st, idtype, id, 1, &status) : -ECHILD;
+		/* stops and continues never happen here: nothing to report, ever; a wait for
+		 * them waits while a child that may stop lives, as Linux's, and is ECHILD when
+		 * none does */
+		r = find_child(st, idtype, id, options | WNOWAIT, NULL, NULL);
 		if (r >= 0)
 			r = options & WNOHANG ? 0 : sys_wait(st, SYS_KEY_CHILD, ~0u, 0);
 	}
@@ -240,10 +326,8 @@ static long sys_waitid(struct sys_state *st, const uint64_t a[6])
 		child_info(si, (int)r, status);
 	if (a[2])
 		sys_put(st, a[2], si, sizeof(si));
-	if (a[4]) {
-		static const uint8_t zero[144];
-		sys_put(st, a[4], zero, sizeof(zero));
-	}
+	if (a[4])
+		put_rusage(st, a[4], r > 0 ? cpu : 0);
 	return 0;
 }
 

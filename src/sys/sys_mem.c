@@ -1,5 +1,6 @@
 /* Memory syscalls: brk and mmap/munmap/mremap/mprotect/madvise inside guest RAM. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -296,6 +297,43 @@ static long sys_madvise(struct sys_state *st, const uint64_t a[6])
 	return 0;
 }
 
+/* mincore: a byte per page of [addr, addr+len), 1 where the page holds memory (vm_resident);
+ * Linux's order: alignment (EINVAL), the range (ENOMEM), the vector (EFAULT), then every page
+ * mapped (ENOMEM); a reservation beyond guest memory holds none */
+static long sys_mincore(struct sys_state *st, const uint64_t a[6])
+{
+	uint64_t len = page_up(a[1]), start = a[0], end = start + len;
+	if (start % PAGE)
+		return -EINVAL;
+	if (len < a[1] || end < start || end > (1ULL << 47))
+		return -ENOMEM;
+	if (!len)
+		return 0;
+	if (!sys_user(st, a[2], len / PAGE, PROT_WRITE))
+		return -EFAULT;
+	if (sys_far_is(start, len)) {
+		if (!sys_far_taken(st, start, len))
+			return -ENOMEM;
+		uint8_t *vec = sys_user(st, a[2], len / PAGE, PROT_WRITE);
+		memset(vec, 0, len / PAGE);
+		return 0;
+	}
+	for (uint64_t p = start; p < end;) {
+		const struct sys_vma *v = sys_vma_find(st, p);
+		if (!v)
+			return -ENOMEM;
+		p = v->end;
+	}
+	uint8_t *vec = malloc(len / PAGE);
+	if (!vec)
+		return -ENOMEM;
+	long rc = vm_resident(st->vm, start, len, vec) ? -ENOMEM : 0;
+	if (!rc && sys_put(st, a[2], vec, len / PAGE))
+		rc = -EFAULT;
+	free(vec);
+	return rc;
+}
+
 /* EMBER_SYS_POOL, from the in-guest runtime: fresh writable memory for its pool, placed as an
  * mmap would be */
 long sys_map_fresh(struct sys_state *st, uint64_t len, int prot, int zero)
@@ -327,5 +365,6 @@ const struct sys_entry sys_mem_table[] = {
     {SYS_mprotect, "mprotect", sys_mprotect, 0, NULL},
     {SYS_mremap, "mremap", sys_mremap, 0, NULL},
     {SYS_madvise, "madvise", sys_madvise, 0, NULL},
+    {SYS_mincore, "mincore", sys_mincore, 0, NULL},
     {0, NULL, NULL, 0, NULL},
 };

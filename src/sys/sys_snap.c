@@ -122,6 +122,9 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	/* the runtime learns the number of threads at the start of the next run (rt_begin): guest
 	 * memory may not be there yet (a cold start installs it after this) */
 	st->snap_tid = s->snap_tid;
+	st->undumpable = st->subreaper = 0; /* prctl's, as Linux starts a process */
+	st->children_cpu = 0;
+	st->nvmkid = 0;
 	st->pending = s->pending;
 	st->nwr = 0;
 	st->snap_armed = 0;

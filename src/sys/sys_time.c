@@ -1,25 +1,17 @@
-/* Time syscalls: clocks read from the host, sleeps that never outlast the invocation's deadline. */
+/* Time syscalls: clocks read from the host, CPU time as the scheduler counts it, sleeps that never
+ * outlast the invocation's deadline. */
 #include <errno.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 
 #include "sys/sys.h"
 
-/* a CPU-time clock of a process or thread, as pthread_getcpuclockid and clock_getcpuclockid make
- * them (Linux's CPUCLOCK encoding: ~id << 3, 4 for a thread, 3 kinds): the caller's own, or one
- * of its threads */
-static int cpu_clock(struct sys_state *st, uint64_t id)
-{
-	int c = (int)id, who = ~(c >> 3);
-	if (c >= 0 || (c & 3) == 3 || (c & 7) > 6)
-		return 0;
-	return c & 4 ? proc_find(&st->pr, who) != NULL : who == 0 || who == st->pid;
-}
-
-/* the clocks a guest may read; CPU-time clocks count the invocation's wall time */
-static int host_clock(struct sys_state *st, uint64_t id, clockid_t *out)
+/* the clocks a guest may read from the host's */
+static int host_clock(uint64_t id, clockid_t *out)
 {
 	static const clockid_t ok[] = {CLOCK_REALTIME,	       CLOCK_MONOTONIC,
 				       CLOCK_MONOTONIC_RAW,    CLOCK_REALTIME_COARSE,
@@ -30,37 +22,61 @@ static int host_clock(struct sys_state *st, uint64_t id, clockid_t *out)
 			return 0;
 		}
 	}
-	if (id == CLOCK_PROCESS_CPUTIME_ID || id == CLOCK_THREAD_CPUTIME_ID || cpu_clock(st, id)) {
-		*out = CLOCK_PROCESS_CPUTIME_ID;
-		return 0;
-	}
 	return -EINVAL;
 }
 
-static void cputime(const struct sys_state *st, struct timespec *ts)
+/* A CPU-time clock's time so far (ns): the time its threads ran on a vCPU, what the scheduler
+ * counts (src/proc/); 0, or -EINVAL when id is none. Besides CLOCK_PROCESS_CPUTIME_ID and
+ * CLOCK_THREAD_CPUTIME_ID, Linux's encoded ids (clock_getcpuclockid, pthread_getcpuclockid):
+ * ~pid << 3, 4 for a thread, the low two bits PROF, VIRT or SCHED, alike here. Another
+ * process's clock is refused. */
+static int cpu_clock(struct sys_state *st, uint64_t id, uint64_t *ns)
 {
-	uint64_t ns = base_now_ns() - st->start_ns;
-	ts->tv_sec = (time_t)(ns / 1000000000ULL);
-	ts->tv_nsec = (long)(ns % 1000000000ULL);
+	int32_t c = (int32_t)id; /* a clockid_t, an int: the register's upper half is not it */
+	if (c == CLOCK_PROCESS_CPUTIME_ID || c == CLOCK_THREAD_CPUTIME_ID) {
+		*ns = c == CLOCK_THREAD_CPUTIME_ID ? sys_cur(st)->cpu_ns : proc_cpu_ns(&st->pr);
+		return 0;
+	}
+	if (c >= 0 || (c & 3) == 3)
+		return -EINVAL;
+	int pid = (int)~(c >> 3);
+	if (c & 4) {
+		struct proc_thread *t = pid ? proc_find(&st->pr, pid) : sys_cur(st);
+		if (!t)
+			return -EINVAL;
+		*ns = t->cpu_ns;
+		return 0;
+	}
+	if (pid && pid != st->pid)
+		return -EINVAL;
+	*ns = proc_cpu_ns(&st->pr);
+	return 0;
+}
+
+static struct timespec ts_of(uint64_t ns)
+{
+	return (struct timespec){(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
 }
 
 static long sys_clock_gettime(struct sys_state *st, const uint64_t a[6])
 {
 	clockid_t c;
-	if (host_clock(st, a[0], &c))
-		return -EINVAL;
 	struct timespec ts;
-	if (c == CLOCK_PROCESS_CPUTIME_ID)
-		cputime(st, &ts);
-	else
+	uint64_t ns;
+	if (!cpu_clock(st, a[0], &ns))
+		ts = ts_of(ns);
+	else if (!host_clock(a[0], &c))
 		clock_gettime(c, &ts);
+	else
+		return -EINVAL;
 	return sys_put(st, a[1], &ts, sizeof(ts));
 }
 
 static long sys_clock_getres(struct sys_state *st, const uint64_t a[6])
 {
 	clockid_t c;
-	if (host_clock(st, a[0], &c))
+	uint64_t ns;
+	if (cpu_clock(st, a[0], &ns) && host_clock(a[0], &c))
 		return -EINVAL;
 	if (!a[1])
 		return 0;
@@ -141,9 +157,26 @@ static long sys_nanosleep(struct sys_state *st, const uint64_t a[6])
 static long sys_clock_nanosleep(struct sys_state *st, const uint64_t a[6])
 {
 	clockid_t c;
-	if (host_clock(st, a[0], &c) || c == CLOCK_PROCESS_CPUTIME_ID)
-		return -EINVAL;
+	if (host_clock(a[0], &c))
+		return -EINVAL; /* a CPU-time clock too */
 	return do_sleep(st, c, (int)a[1] & TIMER_ABSTIME, a[2]);
+}
+
+/* getrusage: the CPU time as user time, of the process, the calling thread, or the children it
+ * waited for */
+static long sys_getrusage(struct sys_state *st, const uint64_t a[6])
+{
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	int who = (int)a[0];
+	if (who != RUSAGE_SELF && who != RUSAGE_THREAD && who != RUSAGE_CHILDREN)
+		return -EINVAL;
+	uint64_t ns = who == RUSAGE_SELF     ? proc_cpu_ns(&st->pr)
+		      : who == RUSAGE_THREAD ? sys_cur(st)->cpu_ns
+					     : st->children_cpu;
+	ru.ru_utime.tv_sec = (time_t)(ns / 1000000000ULL);
+	ru.ru_utime.tv_usec = (long)(ns % 1000000000ULL / 1000);
+	return sys_put(st, a[1], &ru, sizeof(ru));
 }
 
 /* clock_settime and settimeofday: the clock is the host's, not an unprivileged user's to set */
@@ -151,7 +184,7 @@ static long sys_clock_settime(struct sys_state *st, const uint64_t a[6])
 {
 	clockid_t c;
 	struct timespec ts;
-	if (host_clock(st, a[0], &c) || c != CLOCK_REALTIME)
+	if (host_clock(a[0], &c) || c != CLOCK_REALTIME)
 		return -EINVAL;
 	if (sys_get(st, &ts, a[1], sizeof(ts)))
 		return -EFAULT;
@@ -165,6 +198,7 @@ static long sys_settimeofday(struct sys_state *st, const uint64_t a[6])
 }
 
 const struct sys_entry sys_time_table[] = {
+    {SYS_getrusage, "getrusage", sys_getrusage, 0, NULL},
     {SYS_clock_gettime, "clock_gettime", sys_clock_gettime, 0, NULL},
     {SYS_clock_getres, "clock_getres", sys_clock_getres, 0, NULL},
     {SYS_clock_settime, "clock_settime", sys_clock_settime, 0, NULL},

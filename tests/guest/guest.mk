@@ -43,10 +43,13 @@ GUEST_PROGS += procs
 GUEST_PROGS += shmap
 # RLIMIT_DATA and RLIMIT_AS set by the program (tests/integration/test_guest.sh)
 GUEST_PROGS += rlimits
+# process and thread calls checked against Linux's answers (tests/integration/test_proccalls.sh),
+# with glibc too, whose robust and PI mutexes lean on the kernel
+GUEST_PROGS += proccalls
 GUEST_MULTI := hello workout args counter marker procs
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
-GUEST_GLIBC     := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc)
+GUEST_GLIBC     := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc) $(GUEST_OUT)/proccalls.glibc
 GUEST_MUSL_PIE  := $(GUEST_MULTI:%=$(GUEST_OUT)/%.musl-pie)
 GUEST_GLIBC_PIE := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc-pie)
 GUEST_BINS      := $(GUEST_MUSL) $(GUEST_GLIBC) $(GUEST_MUSL_PIE) $(GUEST_GLIBC_PIE) \
