@@ -15,8 +15,8 @@
 #include "cli/bench_conf.h"
 #include "cli/cli.h"
 
-#define BATCH_S	  900.0 /* a whole file at once */
-#define GRACE_S	  30.0	/* past Ember's own timeout, a run is a hang */
+#define BATCH_S 900.0 /* a whole file at once */
+#define GRACE_S 30.0  /* past Ember's own timeout, a run is a hang */
 
 const struct conf_col conf_cols[CONF_COLS] = {
     {"native", NULL, NULL},
@@ -84,9 +84,12 @@ static int run(const struct conf_file *f, int col, const struct conf_opts *o, co
 			snprintf(state, sizeof(state), "%s", o->state);
 		else
 			snprintf(state, sizeof(state), "%s/conformance/state", o->build);
-		const char *head[] = {o->ember, "run", "--backend", conf_cols[col].backend,
-				      "--syscalls", conf_cols[col].syscalls, "--mem", t->mem,
-				      "--timeout", tmo, "--stats"};
+		const char *head[] = {o->ember,	    "run",
+				      "--backend",  conf_cols[col].backend,
+				      "--syscalls", conf_cols[col].syscalls,
+				      "--mem",	    t->mem,
+				      "--timeout",  tmo,
+				      "--stats"};
 		for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
 			argv[n++] = head[i];
 		/* as many processors as the tests see natively (up to 16), where the backend has
@@ -98,8 +101,8 @@ static int run(const struct conf_file *f, int col, const struct conf_opts *o, co
 			argv[n++] = cpus;
 		}
 		if (t->root[0]) {
-			const char *files[] = {"--files", t->root, "--workdir", t->workdir,
-					       "--state", state};
+			const char *files[] = {"--files",  t->root,   "--workdir",
+					       t->workdir, "--state", state};
 			for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 				argv[n++] = files[i];
 		}
@@ -155,8 +158,8 @@ static int last_line(const char *out, const char *prefix, char *why, size_t len)
 static enum conf_res ended(int col, const struct conf_run *r, double timeout_s, char *why,
 			   size_t len)
 {
-	static const char *const fatal[] = {"ember: ", "panic: ", "fatal error: ",
-					    "Fatal Python error: "};
+	static const char *const fatal[] = {
+	    "ember: ", "panic: ", "fatal error: ", "Fatal Python error: "};
 	if (r->killed) {
 		snprintf(why, len, "%s past %.0f s, killed", col ? "Ember hung" : "ran",
 			 timeout_s + (col ? GRACE_S : 0));
@@ -226,7 +229,8 @@ static void run_col(struct conf_file *f, int col, const struct conf_opts *o)
 	conf_run_free(&r);
 	for (size_t i = 0; i < f->ncases; i++) {
 		struct conf_case *c = &f->cases[i];
-		if ((f->selected && !c->wanted) || c->res[col] == CONF_NA || c->res[col] == CONF_PASS)
+		if ((f->selected && !c->wanted) || c->res[col] == CONF_NA ||
+		    c->res[col] == CONF_PASS)
 			continue;
 		n = s->case_args(f, c->name, args, buf, sizeof(buf));
 		if (run(f, col, o, args, n, o->timeout_s, &r)) {

@@ -34,8 +34,8 @@ struct conf_target {
 	char workdir[PATH_MAX]; /* the working folder (in root, at the same path natively) */
 	const char *pre[4];	/* arguments before the suite's own (python3 -m test) */
 	int npre;
-	const char *mem;      /* ember run --mem */
-	const char *env[4];   /* beside the common environment; NULL-terminated */
+	const char *mem;    /* ember run --mem */
+	const char *env[4]; /* beside the common environment; NULL-terminated */
 };
 
 #define CONF_ARGS 64 /* the arguments one run of a suite's program may take */
@@ -53,8 +53,8 @@ struct conf_file {
 	struct conf_target t;
 	struct conf_case *cases;
 	size_t ncases;
-	int selected; /* only the wanted cases run (--cases) */
-	char err[256];	       /* why it could not run at all; "" */
+	int selected;		/* only the wanted cases run (--cases) */
+	char err[256];		/* why it could not run at all; "" */
 	double secs[CONF_COLS]; /* wall time of each column */
 };
 
@@ -72,15 +72,16 @@ struct conf_suite {
 	const char *package;	  /* the Debian package its source is, for the version */
 	const char *const *files; /* the default files (packages, modules, test programs) */
 	/* t for file, or -1 with why (not built: the command that builds it) */
-	int (*target)(const struct conf_opts *o, const char *file, struct conf_target *t,
-		      char *why, size_t len);
+	int (*target)(const struct conf_opts *o, const char *file, struct conf_target *t, char *why,
+		      size_t len);
 	/* the arguments that list the cases; the names from that output into f */
 	int (*list_args)(const struct conf_file *f, const char **args);
 	int (*list)(struct conf_file *f, char *out);
-	/* the arguments that run the file's cases (only the wanted ones when f->selected), or one */
+	/* the arguments that run the file's cases (only the wanted ones when f->selected), or one
+	 */
 	int (*batch_args)(const struct conf_file *f, const char **args, char *buf, size_t len);
-	int (*case_args)(const struct conf_file *f, const char *name, const char **args,
-			 char *buf, size_t len);
+	int (*case_args)(const struct conf_file *f, const char *name, const char **args, char *buf,
+			 size_t len);
 	/* what out says of case name (CONF_NONE: nothing), the first failure line into why */
 	enum conf_res (*result)(const char *out, const char *name, char *why, size_t len);
 };

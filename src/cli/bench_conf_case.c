@@ -7,8 +7,8 @@
 
 const char *conf_res_name(enum conf_res r)
 {
-	static const char *const names[] = {"none", "pass", "fail", "crash",
-					    "timeout", "n/a", "skip"};
+	static const char *const names[] = {"none",    "pass", "fail", "crash",
+					    "timeout", "n/a",  "skip"};
 	return names[r];
 }
 

@@ -7,11 +7,30 @@
 #include "cli/bench_conf.h"
 
 static const char *const go_files[] = {
-    "sync",	     "sync/atomic",	"time",		   "os",	      "os/exec",
-    "os/signal",     "io",		"bufio",	   "bytes",	      "strings",
-    "strconv",	     "sort",		"path/filepath",   "encoding/json",   "encoding/binary",
-    "compress/gzip", "compress/flate", "crypto/sha256",   "crypto/aes",      "math/big",
-    "regexp",	     "context",		"runtime",	   NULL,
+    "sync",
+    "sync/atomic",
+    "time",
+    "os",
+    "os/exec",
+    "os/signal",
+    "io",
+    "bufio",
+    "bytes",
+    "strings",
+    "strconv",
+    "sort",
+    "path/filepath",
+    "encoding/json",
+    "encoding/binary",
+    "compress/gzip",
+    "compress/flate",
+    "crypto/sha256",
+    "crypto/aes",
+    "math/big",
+    "regexp",
+    "context",
+    "runtime",
+    NULL,
 };
 
 /* the package's file name in the build: sync/atomic is sync_atomic */
@@ -23,8 +42,8 @@ static void flat(const char *pkg, char *buf, size_t len)
 			*c = '_';
 }
 
-static int go_target(const struct conf_opts *o, const char *file, struct conf_target *t,
-		     char *why, size_t len)
+static int go_target(const struct conf_opts *o, const char *file, struct conf_target *t, char *why,
+		     size_t len)
 {
 	char name[128], dirf[PATH_MAX], prog[PATH_MAX];
 	flat(file, name, sizeof(name));
@@ -92,8 +111,8 @@ static int go_batch_args(const struct conf_file *f, const char **args, char *buf
 	return n;
 }
 
-static int go_case_args(const struct conf_file *f, const char *name, const char **args,
-			char *buf, size_t len)
+static int go_case_args(const struct conf_file *f, const char *name, const char **args, char *buf,
+			size_t len)
 {
 	(void)f;
 	snprintf(buf, len, "-test.run=^%s$", name);

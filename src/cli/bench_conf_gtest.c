@@ -7,8 +7,8 @@
 
 #include "cli/bench_conf.h"
 
-static int gv_target(const struct conf_opts *o, const char *file, struct conf_target *t,
-		     char *why, size_t len)
+static int gv_target(const struct conf_opts *o, const char *file, struct conf_target *t, char *why,
+		     size_t len)
 {
 	if (!o->gvisor) {
 		snprintf(why, len, "no --gvisor folder of built tests");
@@ -71,8 +71,8 @@ static int gv_batch_args(const struct conf_file *f, const char **args, char *buf
 	return 1;
 }
 
-static int gv_case_args(const struct conf_file *f, const char *name, const char **args,
-			char *buf, size_t len)
+static int gv_case_args(const struct conf_file *f, const char *name, const char **args, char *buf,
+			size_t len)
 {
 	(void)f;
 	snprintf(buf, len, "--gtest_filter=%s", name);
@@ -130,7 +130,7 @@ static enum conf_res gv_result(const char *out, const char *id, char *why, size_
 const struct conf_suite conf_gvisor = {
     .name = "gvisor",
     .package = NULL, /* a checkout: its commit is the version */
-    .files = NULL,	 /* every program in the --gvisor folder */
+    .files = NULL,   /* every program in the --gvisor folder */
     .target = gv_target,
     .list_args = gv_list_args,
     .list = gv_list,

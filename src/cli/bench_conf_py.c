@@ -7,14 +7,14 @@
 #include "cli/bench_conf.h"
 
 static const char *const py_files[] = {
-    "test_os",	     "test_posix", "test_threading", "test_thread",  "test_subprocess",
-    "test_signal",   "test_select", "test_selectors", "test_mmap",    "test_fcntl",
-    "test_time",     "test_json",  "test_decimal",   "test_re",	     "test_zlib",
-    "test_hashlib",  "test_tempfile", "test_io",     NULL,
+    "test_os",	    "test_posix",    "test_threading", "test_thread", "test_subprocess",
+    "test_signal",  "test_select",   "test_selectors", "test_mmap",   "test_fcntl",
+    "test_time",    "test_json",     "test_decimal",   "test_re",     "test_zlib",
+    "test_hashlib", "test_tempfile", "test_io",	       NULL,
 };
 
-static int py_target(const struct conf_opts *o, const char *file, struct conf_target *t,
-		     char *why, size_t len)
+static int py_target(const struct conf_opts *o, const char *file, struct conf_target *t, char *why,
+		     size_t len)
 {
 	struct stat st;
 	snprintf(t->prog, sizeof(t->prog), "/usr/bin/python3.11");
@@ -75,8 +75,8 @@ static int py_batch_args(const struct conf_file *f, const char **args, char *buf
 	return n;
 }
 
-static int py_case_args(const struct conf_file *f, const char *name, const char **args,
-			char *buf, size_t len)
+static int py_case_args(const struct conf_file *f, const char *name, const char **args, char *buf,
+			size_t len)
 {
 	(void)buf;
 	(void)len;
@@ -102,8 +102,9 @@ static enum conf_res word(const char *p)
 		const char *w;
 		enum conf_res r;
 	} words[] = {
-	    {"ok", CONF_PASS},	       {"expected failure", CONF_PASS}, {"skipped", CONF_SKIP},
-	    {"FAIL", CONF_FAIL},       {"ERROR", CONF_FAIL},	   {"unexpected success", CONF_FAIL},
+	    {"ok", CONF_PASS},	    {"expected failure", CONF_PASS},
+	    {"skipped", CONF_SKIP}, {"FAIL", CONF_FAIL},
+	    {"ERROR", CONF_FAIL},   {"unexpected success", CONF_FAIL},
 	};
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
 		size_t n = strlen(words[i].w);

@@ -122,16 +122,18 @@ void conf_print_table(struct conf_file *const *files, size_t n, const struct con
 						first = col;
 					else if (c->res[col] != c->res[first] ||
 						 !c->why[col] != !c->why[first] ||
-						 (c->why[col] && strcmp(c->why[col], c->why[first])))
+						 (c->why[col] &&
+						  strcmp(c->why[col], c->why[first])))
 						same = 0;
 				}
 				for (int col = CONF_KVM_GUEST; col < CONF_COLS; col++) {
 					if (!o->cols[col] || c->res[col] == CONF_PASS ||
 					    c->res[col] == CONF_NA || (same && shown))
 						continue;
-					printf("%s%s: %s: %s",
-					       shown ? "; " : "  ", same ? "every column" : conf_cols[col].name,
-					       conf_res_name(c->res[col]), c->why[col] ? c->why[col] : "");
+					printf("%s%s: %s: %s", shown ? "; " : "  ",
+					       same ? "every column" : conf_cols[col].name,
+					       conf_res_name(c->res[col]),
+					       c->why[col] ? c->why[col] : "");
 					shown = 1;
 				}
 				if (shown)
@@ -150,11 +152,11 @@ static json_t *summary(struct conf_file *const *files, size_t n, const struct co
 		struct count k = {0};
 		for (size_t i = 0; i < n; i++)
 			add(&k, files[i], col);
-		json_object_set_new(
-		    sum, conf_cols[col].name,
-		    json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:o}", "cases", k.cases, "applicable",
-			      k.cases - k.na, "pass", k.pass, "fail", k.fail, "crash", k.crash,
-			      "timeout", k.timeout, "pass_pct", bench_json_num(pct(&k))));
+		json_object_set_new(sum, conf_cols[col].name,
+				    json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:o}", "cases", k.cases,
+					      "applicable", k.cases - k.na, "pass", k.pass, "fail",
+					      k.fail, "crash", k.crash, "timeout", k.timeout,
+					      "pass_pct", bench_json_num(pct(&k))));
 	}
 	return sum;
 }
@@ -195,12 +197,11 @@ int conf_write_json(struct conf_file *const *files, size_t n, const struct conf_
 		if (o->cols[col])
 			json_object_set_new(
 			    cols, conf_cols[col].name,
-			    json_string(col == CONF_NATIVE ? "the test program as a process here"
-					: col == CONF_PTRACE
-					    ? "ember run --backend ptrace"
-					    : col == CONF_KVM_GUEST
-						  ? "ember run --backend kvm --syscalls guest"
-						  : "ember run --backend kvm --syscalls trap"));
+			    json_string(col == CONF_NATIVE   ? "the test program as a process here"
+					: col == CONF_PTRACE ? "ember run --backend ptrace"
+					: col == CONF_KVM_GUEST
+					    ? "ember run --backend kvm --syscalls guest"
+					    : "ember run --backend kvm --syscalls trap"));
 	for (size_t a = 0; a < n;) {
 		const struct conf_suite *s = files[a]->suite;
 		size_t b = a;
@@ -211,7 +212,8 @@ int conf_write_json(struct conf_file *const *files, size_t n, const struct conf_
 		json_t *errs = json_object();
 		for (size_t i = a; i < b; i++)
 			if (files[i]->err[0])
-				json_object_set_new(errs, files[i]->name, json_string(files[i]->err));
+				json_object_set_new(errs, files[i]->name,
+						    json_string(files[i]->err));
 		json_object_set_new(ss, s->name,
 				    json_pack("{s:s,s:o,s:o,s:o}", "source", src, "not_run", errs,
 					      "summary", summary(files + a, b - a, o), "cases",
@@ -251,7 +253,8 @@ int conf_regressions(struct conf_file *const *files, size_t n, const struct conf
 						col == CONF_NATIVE ? "note" : "REGRESSION",
 						files[i]->suite->name, files[i]->name, c->name,
 						conf_cols[col].name,
-						c->why[col] ? c->why[col] : conf_res_name(c->res[col]));
+						c->why[col] ? c->why[col]
+							    : conf_res_name(c->res[col]));
 				bad += col != CONF_NATIVE && c->res[col] != CONF_NA;
 			}
 		}

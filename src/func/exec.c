@@ -80,8 +80,8 @@ static int image_of(struct ember_function *fn, const struct bnd *b, uint32_t nod
 	 * relative path made whole) */
 	char abs[BND_PATH_MAX];
 	char *p = strdup(bnd_path_of(b, node, abs, sizeof(abs)) > 0 ? abs
-			 : path[0] == '/'				  ? path
-									  : "/");
+			 : path[0] == '/'			    ? path
+								    : "/");
 	struct func_exec_img *e = malloc(sizeof(*e));
 	pthread_mutex_lock(&fn->exec_lock);
 	/* another invocation may have read it meanwhile: its entry stays the one */

@@ -10,9 +10,9 @@
 #include "sys/sys_rt.h"
 #include "vm/vm.h"
 
-#define SYS_NR_MAX    512  /* Linux x86-64 numbers below this are counted one by one */
-#define SYS_GUEST_UID 1000 /* the uid and gid a program sees for itself and its files */
-#define SYS_RLIMITS   16   /* RLIMIT_NLIMITS */
+#define SYS_NR_MAX    512	  /* Linux x86-64 numbers below this are counted one by one */
+#define SYS_GUEST_UID 1000	  /* the uid and gid a program sees for itself and its files */
+#define SYS_RLIMITS   16	  /* RLIMIT_NLIMITS */
 #define SYS_CWD_TMP   0x80000000u /* sys_state.cwd: a node of /tmp's, not of the bundle's */
 #define SYS_UMASK     022	  /* a process's umask until it sets one */
 
@@ -628,8 +628,8 @@ extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[],
     sys_signal_table[], sys_timer_table[], sys_fd_table[], sys_pipe_table[], sys_eventfd_table[],
     sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[], sys_kin_table[],
     sys_ident_table[], sys_fs_attr_table[], sys_sigwait_table[], sys_sock_table[],
-    sys_sched_table[], sys_vec_table[], sys_io_at_table[], sys_statfs_table[],
-    sys_rlimit_table[], sys_shm_table[], sys_futex_table[], sys_prctl_table[];
+    sys_sched_table[], sys_vec_table[], sys_io_at_table[], sys_statfs_table[], sys_rlimit_table[],
+    sys_shm_table[], sys_futex_table[], sys_prctl_table[];
 /* sys_sched.c: pid names the caller (0), its process or one of its threads: 0, -EINVAL or -ESRCH */
 int sys_sched_task(struct sys_state *st, uint64_t pid);
 

@@ -103,7 +103,7 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	if (rc)
 		return rc;
 	sys_shmem_free(st); /* the machine's reset gave its shared memory back, private */
-	st->nshm = 0; /* the snapshot's shared mappings of its /tmp files, those only */
+	st->nshm = 0;	    /* the snapshot's shared mappings of its /tmp files, those only */
 	for (size_t i = 0; i < s->nshm && !rc; i++)
 		rc = sys_shm_add(st, s->shm[i].start, s->shm[i].end, s->shm[i].node, s->shm[i].off,
 				 s->shm[i].priv);
