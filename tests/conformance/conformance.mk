@@ -30,13 +30,16 @@ $(CONF_PY_ROOT): $(B)/runtimes/python3-files.stamp tests/conformance/conformance
 	rm -rf $(CONF_OUT)/python/root/usr/lib/python3.11/test
 	cp -a /usr/lib/python3.11/test $(CONF_OUT)/python/root/usr/lib/python3.11/test
 	# what the tests start and look up: python itself at its path, Debian's dash as /bin/sh
-	# (its libraries are the closure's), users and groups with the guest's uid 1000
+	# (its libraries are the closure's), users and groups with the guest's uid 1000, the locale
 	mkdir -p $(CONF_OUT)/python/root/usr/bin $(CONF_OUT)/python/root/bin $(CONF_OUT)/python/root/etc
 	cp /usr/bin/python3.11 $(CONF_OUT)/python/root/usr/bin/python3.11
 	ln -sf python3.11 $(CONF_OUT)/python/root/usr/bin/python3
 	cp /bin/dash $(CONF_OUT)/python/root/bin/dash
 	ln -sf dash $(CONF_OUT)/python/root/bin/sh
 	sh runtimes/closure.sh $(CONF_OUT)/python/root /bin/dash /usr/bin/python3.11
+	# the C.UTF-8 locale the harness's LANG names (without it Python's UTF-8 mode turns on)
+	mkdir -p $(CONF_OUT)/python/root/usr/lib/locale
+	[ ! -d /usr/lib/locale/C.utf8 ] || cp -a /usr/lib/locale/C.utf8 $(CONF_OUT)/python/root/usr/lib/locale/
 	printf 'root:x:0:0:root:/root:/bin/sh\nember:x:1000:1000:ember:/tmp:/bin/sh\n' \
 		>$(CONF_OUT)/python/root/etc/passwd
 	printf 'root:x:0:\nember:x:1000:\n' >$(CONF_OUT)/python/root/etc/group
