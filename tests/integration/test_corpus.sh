@@ -335,8 +335,13 @@ check "busybox cat /proc/cpuinfo, without files: one processor, the CPU's vendor
 er "$BB" cat /proc/self/maps
 has "$tmp/out" "^[0-9a-f]{8,}-[0-9a-f]{8,} r-xp .*" "/proc/self/maps: the program's code"
 has "$tmp/out" "\[stack\]$" "/proc/self/maps: its stack"
+# the program is pid 1 of its invocation: /proc/1 is its own, argv as it was started (never the
+# host's pid 1)
+er "$BB" cat /proc/1/cmdline
+printf '%s\0cat\0/proc/1/cmdline\0' "$BB" >"$tmp/want"
+check "busybox cat /proc/1/cmdline: its own argv" cmp -s "$tmp/out" "$tmp/want"
 # and nothing else of /proc: not another process's, not the host's
-for f in /proc/1/cmdline /proc/self/environ /proc/self/mem /proc/version; do
+for f in /proc/2/cmdline /proc/self/environ /proc/self/mem /proc/version; do
 	er "$BB" cat "$f"
 	check "busybox cat $f: refused, nothing read" sh -c "[ $rc -ne 0 ] && [ ! -s '$tmp/out' ]"
 done
