@@ -102,7 +102,8 @@ static int run(const struct conf_file *f, int col, const struct conf_opts *o, co
 		}
 		if (t->root[0]) {
 			const char *files[] = {"--files",  t->root,   "--workdir",
-					       t->workdir, "--state", state};
+					       t->guest_cwd[0] ? t->guest_cwd : t->workdir,
+					       "--state", state};
 			for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 				argv[n++] = files[i];
 		}
@@ -112,7 +113,7 @@ static int run(const struct conf_file *f, int col, const struct conf_opts *o, co
 		}
 		argv[n++] = "--";
 	}
-	argv[n++] = t->prog;
+	argv[n++] = col != CONF_NATIVE && t->guest_prog[0] ? t->guest_prog : t->prog;
 	for (int i = 0; i < t->npre; i++)
 		argv[n++] = t->pre[i];
 	for (int i = 0; i < nargs && n < (int)(sizeof(argv) / sizeof(argv[0])) - 1; i++)

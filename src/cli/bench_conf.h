@@ -31,7 +31,11 @@ extern const struct conf_col conf_cols[CONF_COLS];
 struct conf_target {
 	char prog[PATH_MAX];
 	char root[PATH_MAX];	/* the function's files in Ember; "" none */
-	char workdir[PATH_MAX]; /* the working folder (in root, at the same path natively) */
+	char workdir[PATH_MAX]; /* the working folder natively, and in root unless guest_cwd */
+	/* where the program and its working folder are in root, when not at their own paths:
+	 * never under /tmp, which in a virtine is the invocation's scratch /tmp; "" the same */
+	char guest_prog[PATH_MAX];
+	char guest_cwd[PATH_MAX];
 	const char *pre[4];	/* arguments before the suite's own (python3 -m test) */
 	int npre;
 	const char *mem;    /* ember run --mem */

@@ -47,8 +47,7 @@ static int go_target(const struct conf_opts *o, const char *file, struct conf_ta
 {
 	char name[128], dirf[PATH_MAX], prog[PATH_MAX];
 	flat(file, name, sizeof(name));
-	/* at its own absolute path here and in its root: it runs itself again (os/exec's helper
-	 * processes, os.Executable) */
+	/* by its absolute path (it runs itself again: os/exec's helper processes) */
 	snprintf(prog, sizeof(prog), "%s/conformance/go/%s.test", o->build, name);
 	if (!realpath(prog, t->prog))
 		snprintf(t->prog, sizeof(t->prog), "%s", prog);
@@ -66,6 +65,15 @@ static int go_target(const struct conf_opts *o, const char *file, struct conf_ta
 		return -1;
 	}
 	t->workdir[strcspn(t->workdir, "\n")] = 0;
+	/* in its root: the program at /conformance/NAME.test, a package of ours at
+	 * /conformance/src/NAME (go-build.sh), Go's own at their paths */
+	snprintf(t->guest_prog, sizeof(t->guest_prog), "/conformance/%s.test", name);
+	snprintf(dirf, sizeof(dirf), "%s/conformance/go/%s.wd", o->build, name);
+	f = fopen(dirf, "r");
+	if (f && fgets(t->guest_cwd, sizeof(t->guest_cwd), f))
+		t->guest_cwd[strcspn(t->guest_cwd, "\n")] = 0;
+	if (f)
+		fclose(f);
 	t->mem = "2G";
 	return 0;
 }

@@ -18,10 +18,12 @@ static int gv_target(const struct conf_opts *o, const char *file, struct conf_ta
 	snprintf(prog, sizeof(prog), "%s/%s", o->gvisor, file);
 	if (!realpath(prog, t->prog))
 		snprintf(t->prog, sizeof(t->prog), "%s", prog);
-	/* the root gvisor-build.sh makes: the programs at their own paths, a shell */
+	/* the root gvisor-build.sh makes: the programs under /gvisor, a shell */
 	snprintf(t->root, sizeof(t->root), "%s/root", o->gvisor);
 	if (access(t->root, X_OK))
 		t->root[0] = 0;
+	else /* there at /gvisor, its helpers beside it */
+		snprintf(t->guest_prog, sizeof(t->guest_prog), "/gvisor/%s", file);
 	if (access(t->prog, X_OK)) {
 		snprintf(why, len, "no program %s: tests/conformance/gvisor-build.sh builds it",
 			 t->prog);

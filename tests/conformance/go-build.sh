@@ -1,10 +1,12 @@
 #!/bin/sh
 # Builds one Go package's test binary (go test -c, static) and the root filesystem it runs in:
 #   go-build.sh OUT PKG [SRCDIR]
-# OUT/NAME.test, OUT/NAME.root (a root filesystem: the package's tree at its own path, the time
-# zones, /etc/passwd and /etc/group, busybox as /bin/sh and a few commands, the test program at
-# its own path) and OUT/NAME.dir (the package's path: the working folder), NAME being PKG with /
-# as _. PKG is a package of Debian's golang-1.19-src, or, with SRCDIR, a package folder of ours.
+# OUT/NAME.test, OUT/NAME.root (a root filesystem: the package's tree at its own path, or at
+# /conformance/src/NAME for one of ours, the time zones, /etc/passwd, /etc/group and /etc/hosts,
+# busybox as /bin/sh and a few commands, nohup, the test program as /conformance/NAME.test),
+# OUT/NAME.wd (the package's folder in the root: the working folder there) and OUT/NAME.dir
+# (its folder here), NAME being PKG with / as _. PKG is a package of Debian's golang-1.19-src,
+# or, with SRCDIR, a package folder of ours.
 set -eu
 out=$1 pkg=$2 src=${3:-}
 name=$(echo "$pkg" | tr / _)
@@ -13,9 +15,12 @@ goroot=$($go env GOROOT)
 if [ -n "$src" ]; then
 	dir=$(cd "$src" && pwd)
 	target=.
+	# in the root, never under /tmp (a virtine's own scratch /tmp): a place of its own
+	wd=/conformance/src/$name
 else
 	dir=$goroot/src/$pkg
 	target=$pkg
+	wd=$dir
 fi
 [ -d "$dir" ] || { echo "go-build.sh: no package folder $dir" >&2; exit 1; }
 mkdir -p "$out"
@@ -30,10 +35,10 @@ tags=""
 	>"$out/$name.log" 2>&1 || { cat "$out/$name.log" >&2; exit 1; }
 root=$out/$name.root
 rm -rf "$root"
-mkdir -p "$root$dir" "$root/usr/share" "$root/etc" "$root/bin" "$root/usr/bin" "$root$out"
+mkdir -p "$root$wd" "$root/usr/share" "$root/etc" "$root/bin" "$root/usr/bin" "$root/conformance"
 # the package's tree (tests read their sources, their testdata and their subpackages' names),
 # the source tree's shared testdata, the time zones
-cp -rL "$dir/." "$root$dir/"
+cp -rL "$dir/." "$root$wd/"
 [ -d "$goroot/src/testdata" ] && mkdir -p "$root$goroot/src" && cp -rL "$goroot/src/testdata" "$root$goroot/src/"
 cp -rL /usr/share/zoneinfo "$root/usr/share/"
 # what a Debian root holds that tests look at: users, groups and hosts (the guest runs as
@@ -49,6 +54,7 @@ done
 cp /usr/bin/nohup "$root/usr/bin/nohup"
 sh "$(dirname "$0")/../../runtimes/closure.sh" "$root" /usr/bin/nohup
 printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost\n' >"$root/etc/hosts"
-cp "$out/$name.test" "$root$out/$name.test"
-[ -n "$src" ] && : >"$root$dir/ember-marker"
+cp "$out/$name.test" "$root/conformance/$name.test"
+[ -n "$src" ] && : >"$root$wd/ember-marker"
+echo "$wd" >"$out/$name.wd"
 echo "$dir" >"$out/$name.dir"

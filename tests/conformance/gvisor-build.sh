@@ -152,15 +152,15 @@ for t in $targets; do
 	fi
 done
 # what `ember bench conformance --gvisor OUT` runs them in: a root filesystem holding the test
-# programs and their helpers at their own paths (they find the helpers beside themselves), a
-# shell (Debian's busybox-static), and the checkout's commit as the suite's version
-abs=$(cd "$out" && pwd)
+# programs and their helpers under /gvisor (they find the helpers beside themselves; never under
+# /tmp, a virtine's own), a shell (Debian's busybox-static), and the checkout's commit as the
+# suite's version
 rm -rf "$out/root"
-mkdir -p "$out/root$abs/test/syscalls/linux" "$out/root/bin"
+mkdir -p "$out/root/gvisor/test/syscalls/linux" "$out/root/bin"
 for t in $targets; do
-	[ -x "$out/$t" ] && { ln "$out/$t" "$out/root$abs/$t" 2>/dev/null || cp "$out/$t" "$out/root$abs/$t"; }
+	[ -x "$out/$t" ] && { ln "$out/$t" "$out/root/gvisor/$t" 2>/dev/null || cp "$out/$t" "$out/root/gvisor/$t"; }
 done
-[ -f "$out/test/syscalls/linux/exit_script" ] && cp "$out/test/syscalls/linux/exit_script" "$out/root$abs/test/syscalls/linux/"
+[ -f "$out/test/syscalls/linux/exit_script" ] && cp "$out/test/syscalls/linux/exit_script" "$out/root/gvisor/test/syscalls/linux/"
 cp /bin/busybox "$out/root/bin/busybox" && ln -sf busybox "$out/root/bin/sh"
 commit=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || echo "${GVISOR_COMMIT:-unknown}")
 echo "google/gvisor $commit, test/syscalls/linux" >"$out/SOURCE"
