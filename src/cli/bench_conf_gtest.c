@@ -42,14 +42,15 @@ static int gv_list_args(const struct conf_file *f, const char **args)
 	return 1;
 }
 
-/* "Suite." on a line, then "  Case  # GetParam() = ..." under it */
+/* "Suite." on a line (a typed suite's with "  # TypeParam = ..." after it), then
+ * "  Case  # GetParam() = ..." under it */
 static int gv_list(struct conf_file *f, char *out)
 {
 	char suite[200] = "", id[400];
 	for (char *p = out; *p;) {
-		size_t n = strcspn(p, "\n");
-		if (n && p[0] != ' ' && p[n - 1] == '.' && n < sizeof(suite))
-			snprintf(suite, sizeof(suite), "%.*s", (int)n, p);
+		size_t n = strcspn(p, "\n"), w = strcspn(p, " \n");
+		if (w && p[0] != ' ' && p[w - 1] == '.' && w < sizeof(suite))
+			snprintf(suite, sizeof(suite), "%.*s", (int)w, p);
 		else if (n > 2 && !strncmp(p, "  ", 2) && suite[0]) {
 			size_t k = strcspn(p + 2, " \n");
 			int m = snprintf(id, sizeof(id), "%s%.*s", suite, (int)k, p + 2);

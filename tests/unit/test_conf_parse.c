@@ -126,11 +126,12 @@ static void test_gtest(void **state)
 	expect(&conf_gvisor, out, "PipeTest.Rea", CONF_NONE, NULL);
 
 	struct conf_file f = {.suite = &conf_gvisor};
-	char list[] =
-	    "PipeTest.\n  Read\n  Flags\nP/PipeTest.\n  NonBlocking/0  # GetParam() = 1\n";
+	char list[] = "PipeTest.\n  Read\n  Flags\nP/PipeTest.\n  NonBlocking/0  # GetParam() = 1\n"
+		      "GetdentsTest/0.  # TypeParam = linux_dirent\n  SmallDir\n";
 	assert_int_equal(conf_gvisor.list(&f, list), 0);
-	assert_int_equal(f.ncases, 3);
+	assert_int_equal(f.ncases, 4);
 	assert_string_equal(f.cases[2].name, "P/PipeTest.NonBlocking/0");
+	assert_string_equal(f.cases[3].name, "GetdentsTest/0.SmallDir"); /* a typed suite's */
 	free_file(&f);
 }
 
