@@ -15,10 +15,9 @@ static struct sys_rlim own(const struct sys_state *st, unsigned r)
 	uint64_t v = RLIM_INFINITY;
 	if (r == RLIMIT_STACK)
 		v = st->proc.stack_size;
-	else if (r == RLIMIT_AS || r == RLIMIT_DATA)
-		v = vm_user_top(st->vm);
 	else if (r == RLIMIT_NOFILE)
 		v = SYS_FDS;
+	/* RLIMIT_AS and RLIMIT_DATA infinite, as Linux's: guest memory bounds them anyway */
 	return (struct sys_rlim){v, v};
 }
 

@@ -46,6 +46,9 @@ int main(void)
 	void *brk0 = sbrk(0);
 	res("brk past it", brk((char *)brk0 + 8192));
 	res("RLIMIT_DATA back", setrlimit(RLIMIT_DATA, &data));
+	/* infinite, the hard limit a process starts with, as Linux's */
+	struct rlimit inf = {RLIM_INFINITY, RLIM_INFINITY};
+	res("RLIMIT_DATA infinite", setrlimit(RLIMIT_DATA, &inf));
 	long size = mapped();
 	printf("statm says something is mapped: %d\n", size > 0);
 	low = (struct rlimit){(rlim_t)size + (1 << 20), as.rlim_max};
