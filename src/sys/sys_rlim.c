@@ -6,11 +6,13 @@
 
 #include "sys/sys_fd.h"
 
-/* a limit below the guest memory there is: one to keep to (Ember's own is all of it) */
+#define NO_LIMIT UINT64_MAX
+
+/* a limit below the guest memory there is: one to keep to (0 too); else NO_LIMIT */
 static uint64_t limit(const struct sys_state *st, unsigned r)
 {
 	uint64_t v = sys_rlimit_cur(st, r);
-	return v < vm_user_top(st->vm) ? v : 0;
+	return v < vm_user_top(st->vm) ? v : NO_LIMIT;
 }
 
 void sys_rlim_data_set(struct sys_state *st)
@@ -20,7 +22,7 @@ void sys_rlim_data_set(struct sys_state *st)
 	struct ember_rt_ctl *c = st->proc.guest ? vm_guest(st->vm, EMBER_RT_CTL, sizeof(*c)) : NULL;
 	uint64_t cur =
 	    c ? (c->brk_cur + EMBER_PAGE_SIZE - 1) & ~(uint64_t)(EMBER_PAGE_SIZE - 1) : 0;
-	if (c && limit(st, RLIMIT_DATA) && c->brk_top > cur)
+	if (c && limit(st, RLIMIT_DATA) != NO_LIMIT && c->brk_top > cur)
 		c->brk_top = cur;
 }
 
@@ -45,9 +47,9 @@ uint64_t sys_rlim_mapped(const struct sys_state *st)
 int sys_rlim_may_map(const struct sys_state *st, uint64_t len, int prot, int shared)
 {
 	uint64_t as = limit(st, RLIMIT_AS), data = limit(st, RLIMIT_DATA);
-	if (as && mapped(st, 0) + len > as)
+	if (as != NO_LIMIT && mapped(st, 0) + len > as)
 		return -ENOMEM;
-	if (data && (prot & PROT_WRITE) && !shared && mapped(st, 1) + len > data)
+	if (data != NO_LIMIT && (prot & PROT_WRITE) && !shared && mapped(st, 1) + len > data)
 		return -ENOMEM;
 	return 0;
 }
@@ -55,5 +57,5 @@ int sys_rlim_may_map(const struct sys_state *st, uint64_t len, int prot, int sha
 int sys_rlim_may_brk(const struct sys_state *st, uint64_t heap)
 {
 	uint64_t data = limit(st, RLIMIT_DATA);
-	return !data || heap <= data;
+	return data == NO_LIMIT || heap <= data;
 }
