@@ -19,10 +19,10 @@
 #define GRACE_S 30.0  /* past Ember's own timeout, a run is a hang */
 
 const struct conf_col conf_cols[CONF_COLS] = {
-    {"native", NULL, NULL},
-    {"kvm_guest", "kvm", "guest"},
-    {"kvm_trap", "kvm", "trap"},
-    {"ptrace", "ptrace", "guest"},
+    {"native", NULL, NULL, "the test program as a process here"},
+    {"kvm_guest", "kvm", "guest", "ember run --backend kvm --syscalls guest"},
+    {"kvm_trap", "kvm", "trap", "ember run --backend kvm --syscalls trap"},
+    {"ptrace", "ptrace", "guest", "ember run --backend ptrace"},
 };
 
 static const char *const common_env[] = {"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8",
@@ -101,9 +101,10 @@ static int run(const struct conf_file *f, int col, const struct conf_opts *o, co
 			argv[n++] = cpus;
 		}
 		if (t->root[0]) {
-			const char *files[] = {"--files",  t->root,   "--workdir",
-					       t->guest_cwd[0] ? t->guest_cwd : t->workdir,
-					       "--state", state};
+			const char *files[] = {
+			    "--files",	 t->root,
+			    "--workdir", t->guest_cwd[0] ? t->guest_cwd : t->workdir,
+			    "--state",	 state};
 			for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 				argv[n++] = files[i];
 		}

@@ -24,6 +24,7 @@ struct conf_col {
 	const char *name;     /* as in the JSON */
 	const char *backend;  /* ember run --backend; NULL: native */
 	const char *syscalls; /* ember run --syscalls */
+	const char *what;     /* what runs the cases, as the JSON says it */
 };
 extern const struct conf_col conf_cols[CONF_COLS];
 
@@ -36,7 +37,7 @@ struct conf_target {
 	 * never under /tmp, which in a virtine is the invocation's scratch /tmp; "" the same */
 	char guest_prog[PATH_MAX];
 	char guest_cwd[PATH_MAX];
-	const char *pre[4];	/* arguments before the suite's own (python3 -m test) */
+	const char *pre[4]; /* arguments before the suite's own (python3 -m test) */
 	int npre;
 	const char *mem;    /* ember run --mem */
 	const char *env[4]; /* beside the common environment; NULL-terminated */

@@ -31,40 +31,39 @@ static void source(const struct conf_suite *s, const struct conf_opts *o, char *
 	conf_run_free(&r);
 }
 
+/* a column's cases by result (a skip or none where Ember ran counts as a fail) */
 struct count {
-	int cases, na, pass, fail, crash, timeout;
+	int cases, by[CONF_SKIP + 1];
 };
 
 static void add(struct count *k, const struct conf_file *f, int col)
 {
-	for (size_t i = 0; i < f->ncases; i++) {
-		const struct conf_case *c = &f->cases[i];
-		if (f->selected && !c->wanted)
-			continue;
-		k->cases++;
-		switch (c->res[col]) {
-		case CONF_NA:
-			k->na++;
-			break;
-		case CONF_PASS:
-			k->pass++;
-			break;
-		case CONF_CRASH:
-			k->crash++;
-			break;
-		case CONF_TIMEOUT:
-			k->timeout++;
-			break;
-		default:
-			k->fail++;
+	for (size_t i = 0; i < f->ncases; i++)
+		if (!f->selected || f->cases[i].wanted) {
+			k->cases++;
+			k->by[f->cases[i].res[col]]++;
 		}
-	}
+}
+
+static int failed(const struct count *k)
+{
+	return k->cases - k->by[CONF_NA] - k->by[CONF_PASS] - k->by[CONF_CRASH] -
+	       k->by[CONF_TIMEOUT];
+}
+
+/* the end of the run of files of files[a]'s suite (they come grouped by suite) */
+static size_t suite_end(struct conf_file *const *files, size_t n, size_t a)
+{
+	size_t b = a;
+	while (b < n && files[b]->suite == files[a]->suite)
+		b++;
+	return b;
 }
 
 static double pct(const struct count *k)
 {
-	int applicable = k->cases - k->na;
-	return applicable ? 100.0 * k->pass / applicable : 0;
+	int applicable = k->cases - k->by[CONF_NA];
+	return applicable ? 100.0 * k->by[CONF_PASS] / applicable : 0;
 }
 
 static void row(const char *name, struct conf_file *const *files, size_t n,
@@ -73,14 +72,14 @@ static void row(const char *name, struct conf_file *const *files, size_t n,
 	struct count nat = {0};
 	for (size_t i = 0; i < n; i++)
 		add(&nat, files[i], CONF_NATIVE);
-	printf("%-22s %6d %5d", name, nat.cases, nat.na);
+	printf("%-22s %6d %5d", name, nat.cases, nat.by[CONF_NA]);
 	for (int col = CONF_KVM_GUEST; col < CONF_COLS; col++) {
 		if (!o->cols[col])
 			continue;
 		struct count k = {0};
 		for (size_t i = 0; i < n; i++)
 			add(&k, files[i], col);
-		printf("  %5d/%-5d %5.1f%%", k.pass, k.cases - k.na, pct(&k));
+		printf("  %5d/%-5d %5.1f%%", k.by[CONF_PASS], k.cases - k.by[CONF_NA], pct(&k));
 	}
 	printf("\n");
 }
@@ -89,9 +88,7 @@ void conf_print_table(struct conf_file *const *files, size_t n, const struct con
 {
 	for (size_t a = 0; a < n;) {
 		const struct conf_suite *s = files[a]->suite;
-		size_t b = a;
-		while (b < n && files[b]->suite == s)
-			b++;
+		size_t b = suite_end(files, n, a);
 		char src[160];
 		source(s, o, src, sizeof(src));
 		printf("\n%s (%s): pass / applicable per column; n/a: failed or skipped natively\n",
@@ -154,8 +151,9 @@ static json_t *summary(struct conf_file *const *files, size_t n, const struct co
 			add(&k, files[i], col);
 		json_object_set_new(sum, conf_cols[col].name,
 				    json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:o}", "cases", k.cases,
-					      "applicable", k.cases - k.na, "pass", k.pass, "fail",
-					      k.fail, "crash", k.crash, "timeout", k.timeout,
+					      "applicable", k.cases - k.by[CONF_NA], "pass",
+					      k.by[CONF_PASS], "fail", failed(&k), "crash",
+					      k.by[CONF_CRASH], "timeout", k.by[CONF_TIMEOUT],
 					      "pass_pct", bench_json_num(pct(&k))));
 	}
 	return sum;
@@ -195,18 +193,11 @@ int conf_write_json(struct conf_file *const *files, size_t n, const struct conf_
 	json_t *root = json_object(), *ss = json_object(), *cols = json_object();
 	for (int col = 0; col < CONF_COLS; col++)
 		if (o->cols[col])
-			json_object_set_new(
-			    cols, conf_cols[col].name,
-			    json_string(col == CONF_NATIVE   ? "the test program as a process here"
-					: col == CONF_PTRACE ? "ember run --backend ptrace"
-					: col == CONF_KVM_GUEST
-					    ? "ember run --backend kvm --syscalls guest"
-					    : "ember run --backend kvm --syscalls trap"));
+			json_object_set_new(cols, conf_cols[col].name,
+					    json_string(conf_cols[col].what));
 	for (size_t a = 0; a < n;) {
 		const struct conf_suite *s = files[a]->suite;
-		size_t b = a;
-		while (b < n && files[b]->suite == s)
-			b++;
+		size_t b = suite_end(files, n, a);
 		char src[160];
 		source(s, o, src, sizeof(src));
 		json_t *errs = json_object();
