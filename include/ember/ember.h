@@ -255,6 +255,7 @@ struct ember_info {
 	uint64_t refills;  /* virtines made ready by the background thread */
 	uint64_t trims;	   /* ready virtines dropped as demand fell */
 	uint64_t restores; /* invocations that restored a virtine on their own path */
+	unsigned cpus;	   /* vCPUs per virtine (ember_config.cpus, or 1) */
 };
 
 /* Validates the image and the configuration, runs the initialisation and fills the pool. Returns

@@ -328,6 +328,7 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	info->sites_trap = info->rewritten_sites - info->sites_call;
 	info->image_bytes = fn->img->len;
 	info->mem_bytes = fn->vmcfg.mem_size;
+	info->cpus = (unsigned)fn->vmcfg.cpus;
 	info->snapshot = func_has_snapshot(fn);
 	info->init_us = fn->init_us;
 	info->init_exits = fn->init_exits;
