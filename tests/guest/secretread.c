@@ -57,6 +57,17 @@ int main(void)
 	snprintf(path, sizeof(path), DIR_PATH "%s", name);
 	int fd = open(path, O_WRONLY);
 	printf("write %s\n", fd < 0 ? err_name(errno) : "allowed");
+	/* all of it, and its sum: a secret of a page or more is served whole too */
+	unsigned long bytes = 0, sum = 0;
+	static unsigned char chunk[1000];
+	ssize_t got;
+	if ((fd = open(path, O_RDONLY)) >= 0) {
+		while ((got = read(fd, chunk, sizeof(chunk))) > 0)
+			for (ssize_t i = 0; i < got; i++)
+				bytes++, sum += chunk[i] * (bytes % 251 + 1);
+		close(fd);
+		printf("bytes %lu sum %lu\n", bytes, sum);
+	}
 	struct stat st;
 	if (!stat(path, &st))
 		printf("mode %o\n", (unsigned)(st.st_mode & 07777));

@@ -43,6 +43,18 @@ absent() {
 }
 # mode FILE: its permission bits in octal
 mode() { stat -c %a "$1"; }
+# sumof FILE: the "bytes N sum S" line secretread prints of a secret with FILE's bytes
+sumof() {
+	python3 -c 'import sys
+b = open(sys.argv[1], "rb").read()
+print("bytes %d sum %d" % (len(b), sum(c * ((i + 1) % 251 + 1) for i, c in enumerate(b))))' "$1"
+}
+# want_a VALUE: sra's whole answer for a request "a" when a holds VALUE (read at init too)
+want_a() {
+	printf '%s' "$1" >"$tmp/val"
+	printf 'init %s\na %s\nwrite EROFS\n%s\nmode 444\nlist a\n' "$1" "$1" "$(sumof "$tmp/val")" \
+		>"$tmp/want"
+}
 
 start
 expect "upload secretread" 201 \
@@ -97,7 +109,7 @@ expect "POST /system/secrets/a: no such route" 404 "$(http POST /system/secrets/
 body='{"service":"sra","image":"sr","secrets":["a"],"envVars":{"INIT_SECRET":"a"}}'
 expect "deploy sra given a" 202 "$(http POST /system/functions --data-binary "$body")"
 expect "sra reads a" 200 "$(call sra a)"
-printf 'init %s\na %s\nwrite EROFS\nmode 444\nlist a\n' "$VAL_A" "$VAL_A" >"$tmp/want"
+want_a "$VAL_A"
 check "sra: a at init and at the request, read-only, the folder lists a alone" \
 	cmp -s "$tmp/want" "$tmp/body"
 expect "sra reads b" 200 "$(call sra b)"
@@ -111,6 +123,14 @@ expect "srb reads a" 200 "$(call srb a)"
 has "$tmp/body" "^a ENOENT$" "srb: a, not given, is ENOENT"
 has "$tmp/body" "^list b$" "srb: its folder lists b alone"
 absent "srb never sees a's value" "$VAL_A" "$tmp/body"
+# a secret of more than a page, whole
+head -c 10000 /dev/urandom >"$tmp/big.bin"
+expect "create big (10000 bytes)" 201 \
+	"$(secret POST '{"name":"big","rawValue":"'"$(base64 -w0 "$tmp/big.bin")"'"}')"
+expect "deploy srbig given big" 202 \
+	"$(http POST /system/functions --data-binary '{"service":"srbig","image":"sr","secrets":["big"]}')"
+expect "srbig reads big" 200 "$(call srbig big)"
+has "$tmp/body" "^$(sumof "$tmp/big.bin")$" "srbig: all of big's bytes"
 expect "deploy none, given nothing" 202 \
 	"$(http POST /system/functions --data-binary '{"service":"none","image":"sr"}')"
 expect "none reads a" 200 "$(call none a)"
@@ -127,6 +147,14 @@ printf '{"service":"srf","image":"sr","secrets":["a"],"files":"%s"}' \
 expect "deploy srf: files and a" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
 expect "srf reads a" 200 "$(call srf a)"
 has "$tmp/body" "^a $VAL_A$" "srf: a beside its files"
+# the same files given b: the tree of one never serves the other (no cache keyed by files only)
+printf '{"service":"srf2","image":"sr","secrets":["b"],"files":"%s"}' \
+	"$(base64 -w0 "$tmp/tree.tgz")" >"$tmp/deploy.json"
+expect "deploy srf2: the same files, and b" 202 \
+	"$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+expect "srf2 reads a" 200 "$(call srf2 a)"
+has "$tmp/body" "^a ENOENT$" "srf2: a, given to srf with the same files, is ENOENT"
+has "$tmp/body" "^list b$" "srf2: its folder lists b alone"
 # a dynamic program without files: its closure and the secret
 body='{"service":"dyn","image":"hellodyn","secrets":["a"]}'
 expect "upload hello.dyn" 201 "$(http PUT /system/images/hellodyn --data-binary @"$G/hello.dyn")"
@@ -134,6 +162,22 @@ expect "deploy hello.dyn given a (its closure made too)" 202 \
 	"$(http POST /system/functions --data-binary "$body")"
 expect "hello.dyn answers" 200 "$(call dyn Ember)"
 contains "hello.dyn: as without secrets" "Hello, Ember" "$tmp/body"
+
+# a Python handler, as OpenFaaS's python3 template reads its secrets
+cat >"$tmp/handler.py" <<'EOF'
+def handler(req, env):
+    try:
+        with open("/var/openfaas/secrets/" + req) as f:
+            return req + "=" + f.read()
+    except OSError as e:
+        return req + ":" + type(e).__name__
+EOF
+python3 -c 'import json, sys
+print(json.dumps({"service": "py", "runtime": "python", "secrets": ["a"],
+                  "code": open(sys.argv[1]).read()}))' "$tmp/handler.py" >"$tmp/deploy.json"
+expect "deploy a Python handler given a" 202 "$(http POST /system/functions --data-binary @"$tmp/deploy.json")"
+expect "py reads a" 200 "$(call py a)" "a=$VAL_A"
+expect "py reads b" 200 "$(call py b)" "b:FileNotFoundError"
 
 # deployments that name secrets wrongly: refused, nothing deployed
 expect "deploy with an unknown secret: 400" 400 "$(http POST /system/functions \
@@ -156,7 +200,7 @@ decodes FunctionStatus "sra's status: a FunctionStatus"
 
 # --- delete one in use: refused
 expect "delete a, given to functions: 409" 409 "$(secret DELETE '{"name":"a"}')"
-contains "... naming them" "(sra, srf, dyn)" "$tmp/body"
+contains "... naming them" "(sra, srf, dyn, py)" "$tmp/body"
 same "a is still there" "$VAL_A" "$(cat "$S/a")"
 
 # --- update: the next call loads again (init reads the new value: no old snapshot reused)
@@ -164,9 +208,10 @@ snaps_before=$(ls "$tmp/state/snapshots" | wc -l)
 expect "update a" 200 "$(secret PUT '{"name":"a","value":"'"$VAL_A2"'"}')"
 same "a holds the new value, 0600" "$VAL_A2 600" "$(cat "$S/a") $(mode "$S/a")"
 expect "sra after the update" 200 "$(call sra a)"
-printf 'init %s\na %s\nwrite EROFS\nmode 444\nlist a\n' "$VAL_A2" "$VAL_A2" >"$tmp/want"
+want_a "$VAL_A2"
 check "sra: the new value, at init and at the request" cmp -s "$tmp/want" "$tmp/body"
 absent "... never the old one" "$VAL_A" "$tmp/body"
+expect "py after the update" 200 "$(call py a)" "a=$VAL_A2"
 expect "srf after the update" 200 "$(call srf a)"
 has "$tmp/body" "^a $VAL_A2$" "srf: the new value"
 expect "srb, not given a, unchanged" 200 "$(call srb b)"
@@ -196,7 +241,8 @@ expect "namespaces without credentials: 401" 401 "$(NOAUTH=1 http GET /system/na
 stop
 start
 same "after a restart: the folder 0700, a 0600" "700 600" "$(mode "$S") $(mode "$S/a")"
-expect "after a restart: the list" 200 "$(http GET /system/secrets)" '[{"name":"a"},{"name":"b"}]'
+expect "after a restart: the list" 200 "$(http GET /system/secrets)" \
+	'[{"name":"a"},{"name":"b"},{"name":"big"}]'
 expect "after a restart: sra reads a" 200 "$(call sra a)"
 check "after a restart: the new value" cmp -s "$tmp/want" "$tmp/body"
 expect "after a restart: srb reads b" 200 "$(call srb b)"
@@ -240,7 +286,7 @@ printf 'bin\001\n' >"$tmp/blob"
 check "blob holds the file's bytes (rawValue)" cmp -s "$tmp/blob" "$S/blob"
 expect "faas-cli secret list: 200" 200 "$(replay secret-list.http)"
 decodes "[]Secret" "faas-cli secret list: a []Secret"
-json '[s["name"] for s in j] == ["a", "api-key", "b", "blob"] and all(list(s) == ["name"] for s in j)' \
+json '[s["name"] for s in j] == ["a", "api-key", "b", "big", "blob"] and all(list(s) == ["name"] for s in j)' \
 	"faas-cli secret list: names only"
 expect "faas-cli secret list -n: 200" 200 "$(replay secret-list-namespace.http)"
 decodes "[]Secret" "faas-cli secret list -n: a []Secret"
@@ -280,7 +326,7 @@ else
 fi
 
 # --- never a value in the logs, the REPORT lines, the status, /metrics, other state files
-for f in sra srb srf none stk dyn; do
+for f in sra srb srf srf2 none stk dyn py srbig; do
 	http GET "/system/logs?name=$f" >/dev/null
 	cp "$tmp/body" "$tmp/logs-$f"
 done
@@ -299,12 +345,13 @@ for v in "$VAL_A" "$VAL_A2" "$VAL_B"; do
 done
 
 # --- delete: once no function is given it
-for f in sra srf dyn; do
+for f in sra srf dyn py; do
 	expect "delete $f" 202 "$(http DELETE /system/functions --data-binary '{"functionName":"'"$f"'"}')"
 done
 expect "delete a, given to none now" 200 "$(secret DELETE '{"name":"a"}')"
 check "a's file is gone" test ! -e "$S/a"
-expect "the list without a" 200 "$(http GET /system/secrets)" '[{"name":"b"},{"name":"blob"}]'
+expect "the list without a" 200 "$(http GET /system/secrets)" \
+	'[{"name":"b"},{"name":"big"},{"name":"blob"}]'
 stop
 expect "the server exits 0" 0 "$rc"
 finish
