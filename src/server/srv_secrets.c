@@ -39,18 +39,19 @@ enum MHD_Result h_secret_list(struct srv *s, struct srv_req *r)
 	char path[SRV_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/" SECRETS_DIR, s->state);
 	json_t *list = json_array();
-	pthread_mutex_lock(&s->admin);
+	/* without s->admin, which a deployment holds while it loads: a name is there, whole, or
+	 * not (each is renamed into place) */
 	DIR *d = opendir(path);
 	struct dirent *de;
 	while (d && list && (de = readdir(d)))
 		if (srv_name_ok(de->d_name)) /* not ".", "..", nor a .tmp- file */
 			json_array_append_new(list, json_pack("{s:s}", "name", de->d_name));
-	pthread_mutex_unlock(&s->admin);
+	int e = d ? 0 : errno;
 	if (d)
 		closedir(d);
 	if (!d || !list) {
 		json_decref(list);
-		return srv_reply_error(r, 500, "cannot read %s: %s", path, strerror(errno));
+		return srv_reply_error(r, 500, "cannot read %s: %s", path, strerror(e ? e : ENOMEM));
 	}
 	size_t n = json_array_size(list);
 	json_t **v = calloc(n ? n : 1, sizeof(*v));
@@ -143,7 +144,7 @@ static enum MHD_Result write_secret(struct srv *s, struct srv_req *r, int update
 	char err[SRV_ERR_MAX], tmp[SRV_PATH_MAX];
 	struct secret_in in;
 	unsigned st = read_in(r, 1, &in, err, sizeof(err));
-	size_t dropped = 0;
+	size_t reloaded = 0;
 	int rc = 0;
 	pthread_mutex_lock(&s->admin);
 	if (!st && !update && exists(s, in.name))
@@ -156,15 +157,18 @@ static enum MHD_Result write_secret(struct srv *s, struct srv_req *r, int update
 				     sizeof(err))))
 		rc = store_commit(s, SECRETS_DIR, tmp, in.name, "", err, sizeof(err));
 	if (!st && !rc && update)
-		dropped = secrets_changed(s, in.name);
+		reloaded = secrets_changed(s, in.name);
 	pthread_mutex_unlock(&s->admin);
 	put_in(r, &in);
 	if (st)
 		return srv_reply_error(r, st, "%s", err);
 	if (rc)
 		return srv_reply_load_error(r, rc, err);
-	srv_log(s, "info", "secret %s %s%s", in.name, update ? "updated" : "created",
-		dropped ? ": the functions given it load it at their next call" : "");
+	if (update)
+		srv_log(s, "info", "secret %s updated: %zu function%s given it loaded again",
+			in.name, reloaded, reloaded == 1 ? "" : "s");
+	else
+		srv_log(s, "info", "secret %s created", in.name);
 	return srv_reply_json(r, update ? 200 : 201, json_pack("{s:s}", "name", in.name));
 }
 

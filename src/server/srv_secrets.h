@@ -36,8 +36,10 @@ int secrets_load(struct srv *s, const struct srv_spec *sp, struct srv_secret_set
 void secrets_free(struct srv_secret_set *set);
 /* the functions given secret name, "a, b" into buf (with s->mu held): how many */
 size_t secrets_users(struct srv *s, const char *name, char *buf, size_t len);
-/* its value changed: every loaded version given it is dropped (its snapshot too), so that the
- * next call loads the function with the new value; how many were */
+/* its value changed (s->admin held): every function given it that is loaded (or keeps warm
+ * virtines) is loaded again with the new value, as a redeploy; the others, and one whose load
+ * fails (logged), are dropped, so that their next call loads them. The versions replaced go
+ * with their snapshots. How many were loaded again */
 size_t secrets_changed(struct srv *s, const char *name);
 /* the namespaces in use: OpenFaaS's default and those deployments named, sorted, each once */
 json_t *secrets_namespaces(struct srv *s);

@@ -100,35 +100,56 @@ size_t secrets_users(struct srv *s, const char *name, char *buf, size_t len)
 	return n;
 }
 
-#define DROP_BATCH 64
+/* function name's loaded version dropped (with its snapshot), and its generation moved: a load
+ * running now read the old value, sees the move and loads again (srv_registry.c's get_inst) */
+static void drop(struct srv *s, const char *name)
+{
+	pthread_mutex_lock(&s->mu);
+	struct srv_entry *e = reg_find(s, name, NULL);
+	struct srv_inst *dead = NULL;
+	if (e) {
+		e->gen++;
+		e->failed = 0;
+		if (e->inst)
+			e->inst->retired = 1; /* its snapshot may hold the old value: it goes too */
+		dead = reg_inst_put(e->inst);
+		e->inst = NULL;
+	}
+	pthread_mutex_unlock(&s->mu);
+	inst_unload(dead); /* calls running hold their own references */
+}
 
 size_t secrets_changed(struct srv *s, const char *name)
 {
-	size_t total = 0, k;
-	do { /* in batches: the unloads wait for s->mu (inst_unload), so they run without it */
-		struct srv_inst *dead[DROP_BATCH];
-		k = 0;
+	size_t loaded = 0;
+	/* s->admin is held: no function is added or removed meanwhile, so an index stays its own */
+	for (size_t i = 0;; i++) {
+		char fn[SRV_NAME_MAX], err[SRV_ERR_MAX];
 		pthread_mutex_lock(&s->mu);
-		for (size_t i = 0; i < s->nfns && k < DROP_BATCH; i++) {
-			struct srv_entry *e = s->fns[i];
-			if (!given(e->spec, name))
-				continue;
-			/* a load running now read the old value: it sees the generation move, and
-			 * loads again (srv_registry.c's get_inst) */
-			e->gen++;
-			e->failed = 0;
-			if (!e->inst)
-				continue;
-			e->inst->retired = 1; /* its snapshot may hold the old value: it goes too */
-			dead[k++] = reg_inst_put(e->inst);
-			e->inst = NULL;
-		}
+		struct srv_entry *e = i < s->nfns ? s->fns[i] : NULL;
+		int mine = e && given(e->spec, name);
+		int hot = mine && (e->inst || e->loading || e->spec->min_warm);
+		struct srv_spec *sp = mine ? spec_get(e->spec) : NULL;
 		pthread_mutex_unlock(&s->mu);
-		for (size_t i = 0; i < k; i++)
-			inst_unload(dead[i]);
-		total += k;
-	} while (k == DROP_BATCH);
-	return total;
+		if (!e)
+			break;
+		if (!mine)
+			continue;
+		memcpy(fn, sp->name, sizeof(fn));
+		/* loaded, or kept warm: loaded again now, as a redeploy of the same deployment */
+		struct srv_inst *in = NULL;
+		int rc = hot ? load_spec(s, sp, NULL, &in, err, sizeof(err)) : -1;
+		if (!rc && reg_replace(s, spec_get(sp), in) == REG_OK) {
+			loaded++;
+		} else {
+			if (hot && rc)
+				srv_log(s, "error", "cannot load %s with secret %s's new value: %s",
+					fn, name, err);
+			drop(s, fn); /* the next call loads it */
+		}
+		spec_put(sp);
+	}
+	return loaded;
 }
 
 static int by_string(const void *a, const void *b)

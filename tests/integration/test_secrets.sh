@@ -165,6 +165,14 @@ contains "hello.dyn: as without secrets" "Hello, Ember" "$tmp/body"
 
 # a Python handler, as OpenFaaS's python3 template reads its secrets
 cat >"$tmp/handler.py" <<'EOF'
+try:
+    with open("/var/openfaas/secrets/a") as f:
+        INIT = f.read()
+except OSError:
+    INIT = ""
+if INIT == "break-init":
+    raise RuntimeError("init refused")
+
 def handler(req, env):
     try:
         with open("/var/openfaas/secrets/" + req) as f:
@@ -207,6 +215,10 @@ same "a is still there" "$VAL_A" "$(cat "$S/a")"
 snaps_before=$(ls "$tmp/state/snapshots" | wc -l)
 expect "update a" 200 "$(secret PUT '{"name":"a","value":"'"$VAL_A2"'"}')"
 same "a holds the new value, 0600" "$VAL_A2 600" "$(cat "$S/a") $(mode "$S/a")"
+expect "sra's status after the update" 200 "$(http GET /system/function/sra)"
+json 'j["ember"]["loaded"]' "sra is loaded again before the update's answer"
+has "$tmp/server.log" "secret a updated: 4 functions given it loaded again" \
+	"the log: the four functions given a (sra, srf, dyn, py) loaded again"
 expect "sra after the update" 200 "$(call sra a)"
 want_a "$VAL_A2"
 check "sra: the new value, at init and at the request" cmp -s "$tmp/want" "$tmp/body"
@@ -224,6 +236,18 @@ body='{"service":"sra","image":"sr","secrets":["a"],"envVars":{"INIT_SECRET":"a"
 expect "redeploy sra" 202 "$(http PUT /system/functions --data-binary "$body")"
 expect "sra after the redeploy" 200 "$(call sra a)"
 check "sra after the redeploy: the new value" cmp -s "$tmp/want" "$tmp/body"
+
+# an update whose value the function's initialisation refuses: the others load again, it is
+# dropped (its next calls fail, saying why), and the next good value brings it back
+expect "update a to what py's init refuses" 200 "$(secret PUT '{"name":"a","value":"break-init"}')"
+has "$tmp/server.log" "cannot load py with secret a's new value" "the log: py cannot load"
+code=$(call py a)
+check "py's call fails ($code): its initialisation" test "$code" -ge 400
+contains "... saying why" "init refused" "$tmp/body"
+expect "sra with that value" 200 "$(call sra a)"
+has "$tmp/body" "^a break-init$" "sra sees it"
+expect "update a back" 200 "$(secret PUT '{"name":"a","value":"'"$VAL_A2"'"}')"
+expect "py is back" 200 "$(call py a)" "a=$VAL_A2"
 
 # --- namespaces
 expect "namespaces: OpenFaaS's default" 200 "$(http GET /system/namespaces)" '["openfaas-fn"]'
