@@ -51,7 +51,8 @@ enum MHD_Result h_secret_list(struct srv *s, struct srv_req *r)
 		closedir(d);
 	if (!d || !list) {
 		json_decref(list);
-		return srv_reply_error(r, 500, "cannot read %s: %s", path, strerror(e ? e : ENOMEM));
+		return srv_reply_error(r, 500, "cannot read %s: %s", path,
+				       strerror(e ? e : ENOMEM));
 	}
 	size_t n = json_array_size(list);
 	json_t **v = calloc(n ? n : 1, sizeof(*v));
