@@ -90,43 +90,68 @@ static void wipe(json_t *j, const char *key)
 		explicit_bzero((char *)json_string_value(v), json_string_length(v));
 }
 
-/* reads {"name", "value" or "rawValue" (base64: faas-cli's --from-file)}; rawValue wins, as in
- * faasd. 0, or the status of the error put in err */
+/* what is wrong with the body, and its status; 0 when nothing */
+static unsigned check(const json_t *j, int want_value, char *err, size_t errlen)
+{
+	const char *name = json_string_value(json_object_get(j, "name"));
+	const json_t *raw = json_object_get(j, "rawValue"), *val = json_object_get(j, "value");
+	if (!json_is_object(j))
+		return snprintf(err, errlen,
+				"the body must be a JSON object {\"name\", \"value\"}"),
+		       400;
+	/* a NUL in a name would end it early (JSON_ALLOW_NUL lets one through, for the values) */
+	if (!name || !srv_name_ok(name) ||
+	    strlen(name) != json_string_length(json_object_get(j, "name")))
+		return snprintf(err, errlen,
+				"name must match [a-z0-9][a-z0-9-_.]{0,62} and not contain '..'"),
+		       400;
+	if ((raw && !json_is_string(raw)) || (val && !json_is_string(val)))
+		return snprintf(err, errlen, "value and rawValue must be strings"), 400;
+	if (want_value && !json_string_length(raw) && !val)
+		return snprintf(err, errlen,
+				"give the secret's value (value, or rawValue in base64)"),
+		       400;
+	return 0;
+}
+
+/* the value: rawValue (base64: faas-cli's --from-file) when given, as in faasd, else value; 0,
+ * or the status of the error put in err */
+static unsigned value_of(const json_t *j, struct secret_in *in, char *err, size_t errlen)
+{
+	const json_t *raw = json_object_get(j, "rawValue"), *val = json_object_get(j, "value");
+	int rc = 0;
+	if (json_string_length(raw)) {
+		rc = srv_base64(json_string_value(raw), json_string_length(raw), &in->value,
+				&in->len);
+	} else { /* its bytes, a NUL among them too */
+		in->len = json_string_length(val);
+		if ((in->value = malloc(in->len ? in->len : 1)))
+			memcpy(in->value, json_string_value(val), in->len);
+		rc = in->value ? 0 : -2;
+	}
+	if (rc == -2)
+		return snprintf(err, errlen, "out of memory"), 500;
+	if (rc)
+		return snprintf(err, errlen, "rawValue must be base64"), 400;
+	if (in->len > SECRET_MAX)
+		return snprintf(err, errlen, "a secret holds at most %u bytes", SECRET_MAX), 413;
+	return 0;
+}
+
+/* reads {"name", "value" or "rawValue"} (the value when want_value); 0, or the status of the
+ * error put in err */
 static unsigned read_in(struct srv_req *r, int want_value, struct secret_in *in, char *err,
 			size_t errlen)
 {
 	json_error_t jerr;
-	json_t *j = json_loadb((const char *)r->body, r->len, JSON_REJECT_DUPLICATES, &jerr);
-	const char *name = json_string_value(json_object_get(j, "name"));
-	const json_t *raw = json_object_get(j, "rawValue"), *val = json_object_get(j, "value");
-	unsigned st = 0;
+	json_t *j = json_loadb((const char *)r->body, r->len,
+			       JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	memset(in, 0, sizeof(*in));
-	if (!json_is_object(j))
-		st = 400,
-		snprintf(err, errlen, "the body must be a JSON object {\"name\", \"value\"}");
-	else if (!name || !srv_name_ok(name))
-		st = 400,
-		snprintf(err, errlen,
-			 "name must match [a-z0-9][a-z0-9-_.]{0,62} and not contain '..'");
-	else if ((raw && !json_is_string(raw)) || (val && !json_is_string(val)))
-		st = 400, snprintf(err, errlen, "value and rawValue must be strings");
-	else if (want_value && !(raw && json_string_length(raw)) && !val)
-		st = 400,
-		snprintf(err, errlen, "give the secret's value (value, or rawValue in base64)");
+	unsigned st = check(j, want_value, err, errlen);
 	if (!st)
-		srv_copy(in->name, sizeof(in->name), name);
-	int rc = 0;
-	if (!st && want_value && raw && json_string_length(raw))
-		rc = srv_base64(json_string_value(raw), json_string_length(raw), &in->value,
-				&in->len);
-	else if (!st && want_value)
-		in->value = (uint8_t *)strndup(json_string_value(val), json_string_length(val)),
-		in->len = json_string_length(val), rc = in->value ? 0 : -2;
-	if (rc)
-		st = rc == -2 ? 500 : 400,
-		snprintf(err, errlen, "%s", rc == -2 ? "out of memory" : "rawValue must be base64");
-	if (!st && in->len > SECRET_MAX)
-		st = 413, snprintf(err, errlen, "a secret holds at most %u bytes", SECRET_MAX);
+		srv_copy(in->name, sizeof(in->name), json_string_value(json_object_get(j, "name")));
+	if (!st && want_value)
+		st = value_of(j, in, err, errlen);
 	wipe(j, "value"); /* jansson's copies */
 	wipe(j, "rawValue");
 	json_decref(j);
@@ -148,11 +173,11 @@ static enum MHD_Result write_secret(struct srv *s, struct srv_req *r, int update
 	size_t reloaded = 0;
 	int rc = 0;
 	pthread_mutex_lock(&s->admin);
-	if (!st && !update && exists(s, in.name))
-		st = 409,
-		snprintf(err, sizeof(err), "secret '%s' exists (PUT updates it)", in.name);
-	else if (!st && update && !exists(s, in.name))
-		st = 404, snprintf(err, sizeof(err), "secret '%s' not found", in.name);
+	if (!st && exists(s, in.name) != update) {
+		st = update ? 404 : 409;
+		snprintf(err, sizeof(err), "secret '%s' %s", in.name,
+			 update ? "not found" : "exists (PUT updates it)");
+	}
 	/* whole on disk, readable by Ember only, before it gets its name */
 	if (!st && !(rc = store_temp(s, SECRETS_DIR, in.value, in.len, 0600, tmp, sizeof(tmp), err,
 				     sizeof(err))))
@@ -183,26 +208,37 @@ enum MHD_Result h_secret_update(struct srv *s, struct srv_req *r)
 	return write_secret(s, r, 1);
 }
 
+/* DELETE with s->admin held: 0, or the status of the error put in err */
+static unsigned delete_locked(struct srv *s, const char *name, char *err, size_t errlen)
+{
+	char users[128];
+	if (!exists(s, name))
+		return snprintf(err, errlen, "secret '%s' not found", name), 404;
+	pthread_mutex_lock(&s->mu);
+	size_t n = secrets_users(s, name, users, sizeof(users));
+	pthread_mutex_unlock(&s->mu);
+	if (n)
+		return snprintf(
+			   err, errlen,
+			   "secret '%s' is given to %zu function%s (%.80s): deploy them without "
+			   "it first",
+			   name, n, n > 1 ? "s" : "", users),
+		       409;
+	if (store_remove(s, SECRETS_DIR, name, ""))
+		return snprintf(err, errlen, "cannot remove secret '%s': %s", name,
+				strerror(errno)),
+		       500;
+	return 0;
+}
+
 enum MHD_Result h_secret_delete(struct srv *s, struct srv_req *r)
 {
-	char err[SRV_ERR_MAX], users[512] = "";
+	char err[SRV_ERR_MAX];
 	struct secret_in in;
 	unsigned st = read_in(r, 0, &in, err, sizeof(err));
 	pthread_mutex_lock(&s->admin);
-	if (!st && !exists(s, in.name))
-		st = 404, snprintf(err, sizeof(err), "secret '%s' not found", in.name);
-	pthread_mutex_lock(&s->mu);
-	size_t n = st ? 0 : secrets_users(s, in.name, users, sizeof(users));
-	pthread_mutex_unlock(&s->mu);
-	if (n)
-		st = 409,
-		snprintf(err, sizeof(err),
-			 "secret '%s' is given to %zu function%s (%s): deploy them without "
-			 "it first",
-			 in.name, n, n > 1 ? "s" : "", users);
-	if (!st && store_remove(s, SECRETS_DIR, in.name, ""))
-		st = 500, snprintf(err, sizeof(err), "cannot remove secret '%s': %s", in.name,
-				   strerror(errno));
+	if (!st)
+		st = delete_locked(s, in.name, err, sizeof(err));
 	pthread_mutex_unlock(&s->admin);
 	put_in(r, &in);
 	if (st)

@@ -69,6 +69,10 @@ expect "create b with rawValue" 201 \
 	"$(secret POST '{"name":"b","value":"ignored","rawValue":"'"$(base64 -w0 "$tmp/b.raw")"'"}')"
 check "b holds rawValue's bytes, not value" cmp -s "$tmp/b.raw" "$S/b"
 same "a holds value" "$VAL_A" "$(cat "$S/a")"
+expect "create n with a NUL in its value" 201 "$(secret POST '{"name":"n","value":"x\u0000y"}')"
+printf 'x\000y' >"$tmp/n.want"
+check "n holds the three bytes" cmp -s "$tmp/n.want" "$S/n"
+expect "delete n" 200 "$(secret DELETE '{"name":"n"}')"
 expect "list: names only, sorted" 200 "$(http GET /system/secrets)" '[{"name":"a"},{"name":"b"}]'
 expect "list with ?namespace=" 200 "$(http GET '/system/secrets?namespace=openfaas-fn')" \
 	'[{"name":"a"},{"name":"b"}]'
@@ -82,6 +86,7 @@ same "a is unchanged" "$VAL_A" "$(cat "$S/a")"
 for n in '../x' '..' 'A' '' 'a/b' '.hidden' '-a' 'x..y/../z' "$(printf 'n%.0s' $(seq 70))"; do
 	expect "name '$n': 400" 400 "$(secret POST '{"name":"'"$n"'","value":"v"}')"
 done
+expect "a name with a NUL: 400" 400 "$(secret POST '{"name":"a\u0000x","value":"v"}')"
 expect "a name that is no string: 400" 400 "$(secret POST '{"name":5,"value":"v"}')"
 expect "no value: 400" 400 "$(secret POST '{"name":"c"}')"
 expect "a value that is no string: 400" 400 "$(secret POST '{"name":"c","value":5}')"
