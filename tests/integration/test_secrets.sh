@@ -3,9 +3,10 @@
 # with names only, update, delete; bad names, values and states refused with nothing lost; the
 # management credentials), the values in STATE/function-secrets (0600 files in a 0700 folder,
 # kept across a restart); a deployment's secrets read by the function at
-# /var/openfaas/secrets/NAME (read-only), one it was not given ENOENT; an update seen at the
-# next call (the value read at init too: no snapshot of the old one is reused) and after a
-# redeploy; the values never in the logs, the REPORT lines, the status, /metrics or the state's
+# /var/openfaas/secrets/NAME (read-only; a C program, a Python handler, with files, a dynamic
+# program's closure), one it was not given ENOENT; an update that loads the functions given it
+# again before its answer (the value read at init too: no snapshot of the old one is reused),
+# one their init refuses, and a redeploy; the values never in the logs, the REPORT lines, the status, /metrics or the state's
 # other files; /system/namespaces; a stack file's secrets: with `ember deploy`; faas-cli's
 # recorded requests replayed, and the real faas-cli when there is one ($FAAS_CLI, else faas-cli
 # on PATH). EMBER_BACKEND: kvm, ptrace or auto. Waits poll, never sleep.
