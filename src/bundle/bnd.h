@@ -101,6 +101,9 @@ struct bnd *bnd_cache_load(const char *state, uint64_t key);
 int bnd_check(const struct bnd *b);
 /* keeps b under key (written whole to a temporary file, then renamed): 0 or -1 */
 int bnd_cache_save(const char *state, uint64_t key, const struct bnd *b);
+/* those sources added to bb (bnd_add_path, then bnd_add_tar): 0 or -1 with err */
+int bnd_add_sources(struct bnd_builder *bb, const char *const *paths, size_t npaths,
+		    const void *tar, size_t tar_len, char *err, size_t errlen);
 /* The tree of those sources, packed, or read from STATE/bundles when state is not NULL and it
  * was kept there (then kept there once packed); NULL with the reason in err. */
 struct bnd *bnd_build(const char *const *paths, size_t npaths, const void *tar, size_t tar_len,

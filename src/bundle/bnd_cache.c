@@ -215,6 +215,15 @@ int bnd_cache_save(const char *state, uint64_t key, const struct bnd *b)
 	return base_commit(tmp, path) ? -1 : 0; /* the rename, then the folder's fsync */
 }
 
+int bnd_add_sources(struct bnd_builder *bb, const char *const *paths, size_t npaths,
+		    const void *tar, size_t tar_len, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < npaths; i++)
+		if (paths[i] && bnd_add_path(bb, paths[i], err, errlen))
+			return -1;
+	return tar && bnd_add_tar(bb, tar, tar_len, err, errlen) ? -1 : 0;
+}
+
 struct bnd *bnd_build(const char *const *paths, size_t npaths, const void *tar, size_t tar_len,
 		      const char *state, char *err, size_t errlen)
 {
@@ -226,16 +235,12 @@ struct bnd *bnd_build(const char *const *paths, size_t npaths, const void *tar, 
 	struct bnd_builder *bb = bnd_builder_new();
 	if (!bb)
 		return snprintf(err, errlen, "out of memory"), NULL;
-	for (size_t i = 0; i < npaths; i++)
-		if (paths[i] && bnd_add_path(bb, paths[i], err, errlen))
-			goto fail;
-	if (tar && bnd_add_tar(bb, tar, tar_len, err, errlen))
-		goto fail;
+	if (bnd_add_sources(bb, paths, npaths, tar, tar_len, err, errlen)) {
+		bnd_builder_free(bb);
+		return NULL;
+	}
 	if ((b = bnd_pack(bb, err, errlen)) && keyed)
 		bnd_cache_save(state, key,
 			       b); /* a folder that cannot be written: packed next time */
 	return b;
-fail:
-	bnd_builder_free(bb);
-	return NULL;
 }

@@ -49,12 +49,14 @@ static int bundle(struct ember_function *fn, const struct ember_config *cfg, cha
 	if (cfg->files && cfg->files_tar)
 		return BAD_CONFIG("give files or files_tar, not both");
 	if (!cfg->files && !cfg->files_tar && !cfg->runtime_files)
-		return 0;
+		return 0; /* the secrets alone come after a dynamic program's closure */
 	const char *paths[] = {cfg->runtime_files, cfg->files};
 	char why[EMBER_ERR_MAX] = "out of memory";
-	/* kept packed in the state folder: a load of the same tree reads it back (bnd_cache.c) */
-	fn->bundle = bnd_build(paths, 2, cfg->files_tar, cfg->files_tar_len, cfg->state_dir, why,
-			       sizeof(why));
+	/* kept packed in the state folder: a load of the same tree reads it back (bnd_cache.c);
+	 * never with secrets, which are kept in memory only (and not in the cache's key) */
+	fn->bundle = cfg->nsecret_files ? func_secrets_build(paths, 2, cfg, why, sizeof(why))
+					: bnd_build(paths, 2, cfg->files_tar, cfg->files_tar_len,
+						    cfg->state_dir, why, sizeof(why));
 	if (!fn->bundle)
 		return BAD_CONFIG("%s%s", cfg->files_tar ? "files: " : "", why);
 	return 0;
@@ -178,7 +180,8 @@ static int open_image(struct ember_function *fn, const struct ember_config *cfg,
 static int load(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen)
 {
 	int rc = open_image(fn, cfg, err, errlen);
-	if (rc || (rc = func_dynamic(fn, err, errlen)))
+	if (rc || (rc = func_dynamic(fn, cfg, err, errlen)) ||
+	    (rc = func_secrets_only(fn, cfg, err, errlen)))
 		return rc;
 	const char *a0 = fn->argv[0] ? fn->argv[0] : cfg->image, *base = strrchr(a0, '/');
 	if (asprintf(&fn->exe_path, "%s%s", a0[0] == '/' ? "" : "/",

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "server/srv_impl.h"
+#include "server/srv_secrets.h"
 
 /* A connection's memory: its read buffer and the request's headers, which libmicrohttpd zeroes
  * for every request on it (32 KiB by default, 2 % of a warm request's CPU time at saturation).
@@ -40,6 +41,11 @@ static const struct srv_route routes[] = {
     {"GET", "/system/images", ROUTE_EXACT, BODY_REQUEST, h_image_list},
     {"PUT", "/system/images/", ROUTE_NAME, BODY_IMAGE, h_image_put},
     {"DELETE", "/system/images/", ROUTE_NAME, BODY_REQUEST, h_image_delete},
+    {"GET", "/system/secrets", ROUTE_EXACT, BODY_REQUEST, h_secret_list},
+    {"POST", "/system/secrets", ROUTE_EXACT, BODY_REQUEST, h_secret_create},
+    {"PUT", "/system/secrets", ROUTE_EXACT, BODY_REQUEST, h_secret_update},
+    {"DELETE", "/system/secrets", ROUTE_EXACT, BODY_REQUEST, h_secret_delete},
+    {"GET", "/system/namespaces", ROUTE_EXACT, BODY_REQUEST, h_namespaces},
     {NULL, "/function/", ROUTE_NAME_REST, BODY_REQUEST, h_invoke},
     {"POST", "/async-function/", ROUTE_NAME_REST, BODY_REQUEST, h_async},
 };

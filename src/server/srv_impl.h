@@ -76,6 +76,9 @@ void srv_rfc3339(char *buf, size_t len);
 void srv_call_id(char *buf, size_t len);		       /* a random UUID */
 void srv_fixed(char *buf, size_t len, double v, int decimals); /* "%.*f" of v >= 0 */
 void srv_copy(char *dst, size_t len, const char *src);	       /* bounded, terminated */
+/* base64 of n bytes (a multiple of 4, padded) decoded into a new buffer *out of *len bytes: 0,
+ * -1 when it is not base64, -2 when out of memory */
+int srv_base64(const char *b64, size_t n, uint8_t **out, size_t *len);
 
 /* One loaded version of a function. refs: the table's own plus one per invocation using it. */
 struct srv_inst {

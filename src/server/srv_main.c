@@ -8,6 +8,7 @@
 
 #include "image/img.h"
 #include "server/srv_async.h"
+#include "server/srv_secrets.h"
 #include "vm/vm.h"
 
 #define DEFAULT_MAX_BODY   (6ULL << 20)
@@ -121,7 +122,7 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 	base_cond_init(&s->reaper_cv);
 	s->started = srv_now();
 	if (set_options(s, opt, err, errlen) || store_init(s, err, errlen) ||
-	    store_seed(s, err, errlen) || auth_init(s, err, errlen))
+	    secrets_init(s, err, errlen) || store_seed(s, err, errlen) || auth_init(s, err, errlen))
 		goto fail;
 	cpu_start(s);
 	s->budget =
