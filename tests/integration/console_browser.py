@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # The console in a real browser: Debian's chromium, headless, driven through chromedriver by
 # Selenium (python3-selenium). Run by test_console.sh against a real `ember serve` on loopback:
-#   console_browser.py URL USER PASSWORD BACKEND SHOTS_DIR
+#   console_browser.py URL USER PASSWORD BACKEND SHOTS_DIR PROGRAM (a static executable to upload)
 # One line per check on stdout, "ok WHAT" or "FAIL WHAT: why", for the suite to count.
 import base64
 import json
@@ -15,7 +15,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-URL, USER, PASSWORD, BACKEND, SHOTS = sys.argv[1:6]
+URL, USER, PASSWORD, BACKEND, SHOTS, PROGRAM = sys.argv[1:7]
 ORIGIN = urllib.parse.urlsplit(URL)
 WAIT_S = 30
 # typed in the textarea: spaces, since a tab would move the focus on
@@ -151,6 +151,17 @@ def console(d):
     env = text(d, "fn-deployment")
     report("kind\nruntime duktape" in env, "its deployment is shown", env[:200])
     d.save_screenshot(SHOTS + "/console.png")
+
+    # a program uploaded from the page: its image first, then its deployment
+    d.find_element(By.ID, "deploy-name").clear()
+    d.find_element(By.ID, "deploy-name").send_keys("console-c")
+    Select(d.find_element(By.ID, "deploy-kind")).select_by_value("image")
+    d.find_element(By.ID, "deploy-file").send_keys(PROGRAM)
+    d.find_element(By.ID, "deploy-go").click()
+    wait_for(d, "the page uploads a program and deploys it",
+             lambda: "deploy: HTTP 202" in text(d, "deploy-status"),
+             lambda: (text(d, "deploy-status"), text(d, "deploy-answer")))
+    wait_for(d, "its row names its image", lambda: (row(d, "console-c") or ["", ""])[1] == "image console-c")
     # hello's charts, moved by its 10000 invocations
     for tr in d.find_elements(By.CSS_SELECTOR, "#functions tbody tr"):
         if tr.get_attribute("data-name") == "hello":

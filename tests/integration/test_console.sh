@@ -123,7 +123,8 @@ fi
 
 # --- a real browser
 if timeout -k 5 180 /usr/bin/python3 "$(dirname "$0")/console_browser.py" "$U" tester \
-	"${AUTH#tester:}" "$EMBER_BACKEND" "$SHOTS" >"$tmp/browser" 2>"$tmp/err"; then
+	"${AUTH#tester:}" "$EMBER_BACKEND" "$SHOTS" "$(cd "$B/functions" && pwd)/hello" >"$tmp/browser" \
+	2>"$tmp/err"; then
 	ok "the browser's run ended"
 else
 	bad "the browser's run failed: $(tail -n 5 "$tmp/err")"
