@@ -19,7 +19,7 @@ enum MHD_Result h_history(struct srv *s, struct srv_req *r)
 	spec_put(sp);
 	if (!known)
 		return srv_reply_error(r, 404, "function '%s' not found", r->name);
-	/* its series, by name as the metrics' (made now when it was never invoked) */
+	/* its series, by name as the metrics' (made when it was deployed) */
 	struct srv_fn_metrics *f = metrics_fn(s->metrics, r->name);
 	json_t *j = f ? hist_json(&f->hist, hist_now(), (unsigned)seconds) : NULL;
 	if (!j)
