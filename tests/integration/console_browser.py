@@ -3,10 +3,8 @@
 # Selenium (python3-selenium). Run by test_console.sh against a real `ember serve` on loopback:
 #   console_browser.py URL USER PASSWORD BACKEND SHOTS_DIR PROGRAM (a static executable to upload)
 # One line per check on stdout, "ok WHAT" or "FAIL WHAT: why", for the suite to count.
-import base64
 import json
 import sys
-import time
 import urllib.parse
 
 from selenium import webdriver
