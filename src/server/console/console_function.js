@@ -81,6 +81,7 @@ function renderDeployment(f) {
 		['kind', kindOf(f)],
 		['created', f.createdAt],
 		['environment', Object.keys(f.envVars || {}).join(', ') || 'none', 'names only: values are not shown'],
+		['secrets', (f.secrets || []).join(', ') || 'none', 'names only, as the deployment gives them'],
 		['memory', limits.memory ? limits.memory : bytes(e.guestMemoryBytes) + ' (default)'],
 		['timeout', e.timeout + ' s'],
 		['concurrency', e.maxConcurrency ? e.maxConcurrency + ', queue ' + e.queue : 'no limit'],
