@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "ember/abi.h"
 #include "image/img.h"
 #include "server/srv_impl.h"
@@ -203,6 +205,12 @@ static int files(const json_t *in, struct srv_spec *sp, char *err, size_t errlen
 				rc == -2 ? "out of memory"
 					 : "files must be a tar or zip archive in base64"),
 		       -1;
+	unsigned char md[32];
+	unsigned mdlen = 0;
+	if (!EVP_Digest(sp->files, sp->files_len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
+		return snprintf(err, errlen, "out of memory"), -1;
+	for (unsigned i = 0; i < mdlen; i++)
+		snprintf(sp->files_sha256 + 2 * i, 3, "%02x", md[i]);
 	return json_object_set_new(sp->doc, "files", json_stringn(b64, n));
 }
 

@@ -18,7 +18,8 @@ static json_t *status_locked(struct srv_entry *e)
 	json_object_del(j, "code");
 	if (e->spec->files)
 		json_object_set_new(j, "files",
-				    json_pack("{s:I}", "bytes", (json_int_t)e->spec->files_len));
+				    json_pack("{s:I,s:s}", "bytes", (json_int_t)e->spec->files_len,
+					      "sha256", e->spec->files_sha256));
 	json_object_del(j, "service");
 	json_object_set_new(j, "name", json_string(e->spec->name));
 	struct ember_info info = {0};
