@@ -2,6 +2,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "server/srv_cluster.h"
 #include "server/srv_cluster_impl.h"
@@ -12,6 +13,9 @@ int cluster_start(struct srv *s, char *err, size_t errlen)
 		return 0;
 	if (!s->opt.store_dir)
 		return snprintf(err, errlen, "--cluster needs --store DIR (the shared store)"), -1;
+	struct stat st;
+	if (stat(s->opt.store_dir, &st) || !S_ISDIR(st.st_mode))
+		return snprintf(err, errlen, "--store %s: not a folder", s->opt.store_dir), -1;
 	struct srv_cluster *c = calloc(1, sizeof(*c));
 	if (!c)
 		return snprintf(err, errlen, "out of memory"), -1;

@@ -18,7 +18,7 @@ static void set_state(struct srv_cluster *c, int connected, const char *err, int
 	pthread_mutex_unlock(&c->mu);
 }
 
-/* the stored blob of digest as base64 into in[field]; or, for the image, written as images/NAME */
+/* the blob v[field] names, read from the store and checked (*data NULL when v names none) */
 static int fetch(struct srv *s, const json_t *v, const char *field, uint8_t **data, size_t *len,
 		 char *err, size_t errlen)
 {

@@ -97,6 +97,24 @@ c = json.load(open(sys.argv[1]))["ember"]["cluster"]
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/body" "$2"
 }
 
+# bad_start WHAT TEXT ARGS...: ember serve with ARGS refuses to start, saying TEXT (a server
+# that starts is stopped after 60 s, and fails the check)
+bad_start() {
+	bs_what=$1
+	bs_text=$2
+	shift 2
+	timeout 60 "$E" serve --listen "127.0.0.1:$n1" --state "$tmp/bad" --backend "$EMBER_BACKEND" \
+		--secrets "$tmp/secrets" "$@" >/dev/null 2>"$tmp/err"
+	rc=$?
+	expect_rc 125 "$bs_what"
+	has "$tmp/err" "$bs_text" "... saying '$bs_text'"
+}
+bad_start "--cluster without --store" "needs --store" --cluster "etcd://127.0.0.1:$ec_port"
+bad_start "--store that is no folder" "not a folder" --cluster "etcd://127.0.0.1:$ec_port" \
+	--store "$tmp/none"
+bad_start "--cluster that is not etcd://" "not etcd://" --cluster "http://127.0.0.1:$ec_port" \
+	--store "$tmp/store"
+
 etcd_start
 node_start 1
 node_start 2
