@@ -1,7 +1,8 @@
 #!/bin/sh
 # ember serve --cluster: deployments kept in etcd (a real etcd on loopback, started and stopped
 # here), three nodes that converge to it. A deploy through one node reaches the three (their
-# status and /metrics say at which etcd revision); an update and a delete too; a node down
+# status and /metrics say at which etcd revision); an update and a delete too; a deployment with
+# files, its bundle by the store; `ember deploy` of a stack through one node; a node down
 # during a deploy and a delete catches up when it returns; a blob of the shared store whose
 # content does not match its digest is refused; with etcd down, deploys answer 503 and the
 # nodes go on serving, and converge again once it is back. Needs etcd (scripts/setup.sh:
@@ -191,6 +192,49 @@ for i in 1 2 3; do
 	await "hello gone from node $i" gone $i hello && ok "hello deleted on node $i"
 done
 expect "delete it again: 404" 404 "$(on 1 DELETE /system/functions -d '{"functionName":"hello"}')"
+
+# --- a deployment with files through node 2: the bundle goes by the store, each node reads it
+# shellcheck source=tests/integration/files_lib.sh
+. "$(dirname "$0")/files_lib.sh"
+expect "upload files.musl to node 2" 201 "$(on 2 PUT /system/images/files --data-binary @"$P")"
+tar -C "$T" -czf "$tmp/tree.tgz" .
+printf '{"service":"fs","image":"files","files":"%s"}' "$(base64 -w0 "$tmp/tree.tgz")" \
+	>"$tmp/deploy.json"
+expect "deploy fs with files through node 2" 202 \
+	"$(on 2 POST /system/functions --data-binary @"$tmp/deploy.json")"
+rf=$(revision)
+contains "the store holds the files by their digest" "$(sha256sum "$tmp/tree.tgz" | cut -d' ' -f1)" \
+	"$(ls "$tmp/store/sha256/" >"$tmp/list"; echo "$tmp/list")"
+for i in 1 2 3; do
+	await "node $i at fs's revision" rev_is $i fs "$rf"
+	NOAUTH=1 on $i POST /function/fs --data-binary request >/dev/null
+	check "node $i's fs reads its files as natively" cmp -s "$tmp/body" "$tmp/native"
+done
+
+# --- ember deploy (a stack file, its image uploaded) through one node reaches the three
+case $B in
+/*) BA=$B ;;
+*) BA=$PWD/$B ;;
+esac
+mkdir "$tmp/proj"
+cat >"$tmp/proj/stack.yml" <<YML
+provider:
+  name: openfaas
+functions:
+  stacked:
+    image: $BA/functions/hello
+YML
+(cd "$tmp/proj" && "$BA/ember" deploy -f stack.yml --gateway "http://127.0.0.1:$n3" \
+	--secrets "$tmp/secrets") >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect_rc 0 "ember deploy through node 3"
+# shellcheck disable=SC2317 # run by await
+answers() {
+	[ "$(on "$1" POST "/function/$2" -d Ember)" = 200 ] && [ "$(cat "$tmp/body")" = "Hello, Ember!" ]
+}
+for i in 1 2 3; do
+	await "stacked on node $i" answers $i stacked && ok "stacked answers on node $i"
+done
 
 # --- a node down during a deploy and a delete catches up when it returns (no --seed)
 expect "deploy old" 202 "$(on 1 POST /system/functions -d '{"service":"old","image":"hello"}')"
