@@ -20,12 +20,12 @@ if ! command -v etcd >/dev/null; then
 fi
 
 etcd_pid=
-p1= p2= p3=
+p1='' p2='' p3=''
 # shellcheck disable=SC2317 # run by the trap
 cleanup() {
 	for p in $p1 $p2 $p3 $etcd_pid; do kill -KILL "$p" 2>/dev/null; done
 	[ -n "${SERVER_LOG:-}" ] && cat "$tmp"/node*.log "$tmp/etcd.log" >"$SERVER_LOG"
-	SERVER_LOG= srv_cleanup
+	SERVER_LOG='' srv_cleanup
 }
 trap cleanup EXIT
 
@@ -52,7 +52,7 @@ n3=$(free_port)
 mkdir "$tmp/store"
 # node_start I: node I (port $nI, state $tmp/stateI) in the cluster; waits for /healthz
 node_start() {
-	eval "np=\$n$1"
+	np=$(eval "echo \"\$n$1\"")
 	"$E" serve --listen "127.0.0.1:$np" --state "$tmp/state$1" --backend "$EMBER_BACKEND" \
 		--secrets "$tmp/secrets" --cluster "etcd://127.0.0.1:$ec_port" --store "$tmp/store" \
 		2>>"$tmp/node$1.log" &
@@ -60,7 +60,7 @@ node_start() {
 	await "node $1 to start" curl -sf "http://127.0.0.1:$np/healthz" -o /dev/null
 }
 node_stop() {
-	eval "np=\$p$1"
+	np=$(eval "echo \"\$p$1\"")
 	kill -TERM "$np"
 	wait "$np"
 	rc=$?
