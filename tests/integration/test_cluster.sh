@@ -5,7 +5,8 @@
 # files, its bundle by the store; `ember deploy` of a stack through one node; a node down
 # during a deploy and a delete catches up when it returns; a blob of the shared store whose
 # content does not match its digest is refused; with etcd down, deploys answer 503 and the
-# nodes go on serving, and converge again once it is back. Needs etcd (scripts/setup.sh:
+# nodes go on serving, and converge again once it is back; on 3 etcd members, one killed while
+# deploying, each deploy is on every node or on none. Needs etcd (scripts/setup.sh:
 # etcd-server). Run from the repository root; B is the build directory; EMBER_BACKEND as for
 # every suite. Waits poll (await), bounded by AWAIT_POLLS polls 0.1 s apart.
 set -u
@@ -294,4 +295,70 @@ for i in 1 2 3; do
 	same "node $i exits 0 on SIGTERM" 0 "$rc"
 done
 etcd_stop
+
+# --- three etcd members, one killed while deploying: every deploy answered 202 is on every
+# node, every other one (a 503 while etcd elects a leader) on none: nothing half-applied
+m1='' m2='' m3=''
+# shellcheck disable=SC2317 # run by the trap
+cleanup3() {
+	for p in $m1 $m2 $m3; do kill -KILL "$p" 2>/dev/null; done
+	cleanup
+}
+trap cleanup3 EXIT
+c1=$(free_port) c2=$(free_port) c3=$(free_port)
+pp1=$(free_port) pp2=$(free_port) pp3=$(free_port)
+initial="m1=http://127.0.0.1:$pp1,m2=http://127.0.0.1:$pp2,m3=http://127.0.0.1:$pp3"
+for i in 1 2 3; do
+	c=$(eval "echo \"\$c$i\"")
+	pp=$(eval "echo \"\$pp$i\"")
+	etcd --name "m$i" --data-dir "$tmp/etcd3-$i" --listen-client-urls "http://127.0.0.1:$c" \
+		--advertise-client-urls "http://127.0.0.1:$c" --listen-peer-urls "http://127.0.0.1:$pp" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$pp" --initial-cluster "$initial" \
+		--initial-cluster-state new >>"$tmp/etcd.log" 2>&1 &
+	eval "m$i=\$!"
+done
+for i in 1 2 3; do
+	c=$(eval "echo \"\$c$i\"")
+	await "etcd member $i to answer" sh -c "curl -sf http://127.0.0.1:$c/health | grep -q true"
+done
+ec_port="$c1,127.0.0.1:$c2,127.0.0.1:$c3" # node_start's --cluster: the three members
+for i in 1 2 3; do node_start $i; done
+for i in 1 2 3; do
+	await "node $i synced with the new etcd" info_has $i 'c["connected"] and c["revision"] > 0'
+done
+expect "a node with an empty etcd has nothing" 200 "$(on 1 GET /system/functions)" "[]"
+taken='' refused=''
+for f in 0 1 2 3 4 5 6 7 8 9; do
+	if [ $f = 4 ]; then
+		kill -KILL "$m1" # the first endpoint each node tries
+		wait "$m1" 2>/dev/null
+		m1=''
+	fi
+	code=$(on 1 POST /system/functions -d "{\"service\":\"f$f\",\"image\":\"hello\"}")
+	case $code in
+	202) taken="$taken f$f" ;;
+	503) refused="$refused f$f" ;;
+	*) bad "deploy f$f with a member lost: $code $(head -c 200 "$tmp/body")" ;;
+	esac
+done
+echo "taken:$taken; refused:${refused:- none}"
+check "most deploys taken with one member of three lost" test "$(echo "$taken" | wc -w)" -ge 5
+for i in 1 2 3; do
+	for f in $taken; do
+		await "$f on node $i" answers $i "$f" || break
+	done
+	ok "node $i has every deploy etcd took ($(echo "$taken" | wc -w) of 10)"
+	for f in $refused; do
+		expect "$f (refused) is not on node $i" 404 "$(on $i GET "/system/function/$f")"
+	done
+done
+for i in 1 2 3; do
+	node_stop $i
+	same "node $i exits 0 on SIGTERM" 0 "$rc"
+done
+for p in $m2 $m3; do
+	kill -TERM "$p"
+	wait "$p" 2>/dev/null
+done
+m2='' m3=''
 finish
