@@ -11,6 +11,7 @@
 #define ETCD_CONNECT_S	   2
 #define ETCD_CALL_S	   5
 #define ETCD_REPLY_MAX	   (64u << 20)
+#define ETCD_KEEPALIVE_S   5
 
 struct etcd {
 	char ep[ETCD_MAX_ENDPOINTS][128]; /* "http://HOST:PORT" */
@@ -168,6 +169,10 @@ static int post(const char *url, const char *body, long timeout_s, struct etcd_r
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, rx_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+	/* a member gone without a word (a host down) ends the watch too, not only a refusal */
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPIDLE, (long)ETCD_KEEPALIVE_S);
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPINTVL, (long)ETCD_KEEPALIVE_S);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, rx_progress);
 	curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
