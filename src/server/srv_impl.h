@@ -156,6 +156,7 @@ struct srv {
 	atomic_ulong conns_cut; /* connections shut for reading too slowly */
 	char secrets[SRV_PATH_MAX];
 	char auth_user[256], auth_pass[256];
+	struct srv_cluster *cluster; /* srv_cluster.c: NULL without --cluster */
 };
 
 /* srv_auth.c: HTTP basic authentication */

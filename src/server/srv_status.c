@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_cluster.h"
 
 #define EVICT_BATCH 16
 
@@ -81,6 +81,8 @@ json_t *reg_status(struct srv *s, const char *name)
 	struct srv_entry *e = reg_find(s, name, NULL);
 	json_t *j = e ? status_locked(e) : NULL;
 	pthread_mutex_unlock(&s->mu);
+	if (j)
+		cluster_annotate(s, j);
 	return j;
 }
 
@@ -91,6 +93,9 @@ json_t *reg_list(struct srv *s)
 	for (size_t i = 0; a && i < s->nfns; i++)
 		json_array_append_new(a, status_locked(s->fns[i]));
 	pthread_mutex_unlock(&s->mu);
+	size_t i;
+	json_t *st;
+	json_array_foreach(a, i, st) cluster_annotate(s, st);
 	return a;
 }
 
