@@ -225,6 +225,21 @@ int vm_memory(struct vm *vm, uint64_t *shared, uint64_t *priv);
 /* out[i] 1 when guest page addrs[i] is in the host's page map (the guest or the host touched it
  * since it was mapped), from /proc/self/pagemap: for a cold start's accounting, not hot paths */
 int vm_present(struct vm *vm, const uint64_t *addrs, size_t n, uint8_t *out);
+/* What machines hold of the host besides memory, counted for density (each mapping counts
+ * against vm.max_map_count, each descriptor against RLIMIT_NOFILE): the host's mappings read
+ * once from /proc/self/maps, then per machine its guest memory's mappings and its vCPUs'
+ * (kvm_run), and its descriptors (guest memory's, the VM's and each vCPU's, userfaultfds). For
+ * reports, not hot paths. */
+struct vm_maps {
+	uint64_t (*r)[2];
+	size_t n;
+};
+int vm_maps_read(struct vm_maps *m);
+void vm_maps_free(struct vm_maps *m);
+struct vm_hold {
+	unsigned maps, fds;
+};
+void vm_host_hold(const struct vm *vm, const struct vm_maps *m, struct vm_hold *h);
 /* madvise(MADV_MERGEABLE) on the private anonymous runs: KSM may merge their pages */
 int vm_mergeable(struct vm *vm);
 

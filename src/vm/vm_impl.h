@@ -47,6 +47,8 @@ struct vm_ops {
 	/* KVM's mappings of [lo, hi) gone: a hole now (not used any more), or new memory mapped
 	 * there (written_too: nor written) */
 	void (*forget_used)(struct vm *vm, uint64_t lo, uint64_t hi, int written_too);
+	/* adds the backend's own mappings and descriptors (vm_host_hold) */
+	void (*hold)(const struct vm *vm, struct vm_hold *h);
 	/* 1 when the page certainly holds what it held at the last reset (vm_unwritten) */
 	int (*unwritten)(struct vm *vm, uint64_t addr);
 };

@@ -2,7 +2,8 @@
 # Sharing through the server: model and model2 (the same 8 MiB table) deployed in one namespace
 # hold the table once in their domain's page store; model2 in another namespace holds its own;
 # every function answers the same in the upm, off and ksm modes; status and /metrics report
-# the memory; bad sharing fields are refused. Run from the repository root.
+# the memory; bad sharing fields are refused; `ember run --stats` counts the host mappings and
+# descriptors of a warm virtine. Run from the repository root.
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -63,4 +64,22 @@ contains "its reason" 'ember.sharing must be' "$tmp/body"
 expect "a domain must be a name" 400 "$(deploy '{"service":"bad","image":"model","ember":{"sharingDomain":"../x"}}')"
 contains "its reason" 'sharingDomain' "$tmp/body"
 stop
+
+# held KEY: memory.KEY of the last run's --stats (a count per warm virtine)
+held() { tail -n 1 "$tmp/err" | python3 -c 'import json,sys; print("%g" % json.load(sys.stdin)["memory"][sys.argv[1]])' "$1"; }
+req Ember
+for fn in "$B/functions/hello" "--runtime duktape functions/hello-js/handler.js"; do
+	# shellcheck disable=SC2086 # fn is the program and its options
+	er --stats --repeat 2 $fn
+	expect_rc 0 "$fn, warm"
+	stats 'j["memory"]["vmas_per_instance"] >= 1 and j["memory"]["fds_per_instance"] >= 1' \
+		"$fn: its mappings and descriptors counted"
+	if [ "$EMBER_BACKEND" = kvm ]; then # a vCPU is a descriptor and a mapping (kvm_run)
+		maps1=$(held vmas_per_instance) fds1=$(held fds_per_instance)
+		# shellcheck disable=SC2086
+		er --stats --repeat 2 --cpus 2 $fn
+		same "$fn: a second vCPU holds one descriptor more" $((fds1 + 1)) "$(held fds_per_instance)"
+		same "$fn: and one mapping more" $((maps1 + 1)) "$(held vmas_per_instance)"
+	fi
+done
 finish
