@@ -435,6 +435,15 @@ static void pt_hold(const struct vm *vm, struct vm_hold *h)
 	h->fds += p->uffd >= 0;
 }
 
+static void pt_drop_uffd(struct vm *vm)
+{
+	struct pt_vm *p = PT(vm);
+	if (p && p->uffd >= 0)
+		close(p->uffd);
+	if (p)
+		p->uffd = -1;
+}
+
 const struct vm_ops vm_ptrace_ops = {
     .name = "ptrace",
     .create = pt_create,
@@ -453,4 +462,5 @@ const struct vm_ops vm_ptrace_ops = {
     .usable = pt_usable,
     .machine_cpu_ns = pt_machine_cpu_ns,
     .hold = pt_hold,
+    .drop_uffd = pt_drop_uffd,
 };
