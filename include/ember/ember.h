@@ -314,6 +314,10 @@ struct ember_memory {
 	uint64_t domain_bytes; /* distinct pages it holds */
 	uint64_t merged_pages; /* pages merged by madvise(MADV_MERGEABLE) in the domain */
 	uint64_t merge_ns;     /* the time those merges took */
+	/* what those virtines hold of the host besides memory, summed: mappings (their guest
+	 * memory's, their vCPUs'), each counted against vm.max_map_count, and descriptors, each
+	 * counted against RLIMIT_NOFILE; divide by virtines for a figure per virtine */
+	uint64_t host_maps, host_fds;
 };
 /* Measures the ready virtines of fn, one at a time (an invocation meanwhile passes a virtine
  * being measured by). Returns 0 or -errno. */

@@ -56,14 +56,15 @@ static json_t *status_locked(struct srv_entry *e)
 		json_object_set_new(em, "costly", json_boolean(atomic_load(&e->inst->costly)));
 		struct ember_memory m;
 		if (!ember_memory(e->inst->fn, &m))
-			json_object_set_new(em, "memory",
-					    json_pack("{s:s,s:s?,s:I,s:i,s:I,s:I,s:I}", "sharing",
-						      m.sharing, "domain", m.domain,
-						      "snapshotBytes", (json_int_t)m.snapshot_bytes,
-						      "virtines", (int)m.virtines, "sharedBytes",
-						      (json_int_t)m.shared_bytes, "privateBytes",
-						      (json_int_t)m.private_bytes, "domainBytes",
-						      (json_int_t)m.domain_bytes));
+			json_object_set_new(
+			    em, "memory",
+			    json_pack("{s:s,s:s?,s:I,s:i,s:I,s:I,s:I,s:I,s:I}", "sharing",
+				      m.sharing, "domain", m.domain, "snapshotBytes",
+				      (json_int_t)m.snapshot_bytes, "virtines", (int)m.virtines,
+				      "sharedBytes", (json_int_t)m.shared_bytes, "privateBytes",
+				      (json_int_t)m.private_bytes, "domainBytes",
+				      (json_int_t)m.domain_bytes, "hostMaps",
+				      (json_int_t)m.host_maps, "hostFds", (json_int_t)m.host_fds));
 		json_object_set_new(
 		    em, "pool",
 		    json_pack("{s:i,s:i,s:i,s:i,s:i,s:I,s:I,s:I}", "ready", (int)info.ready,
