@@ -41,7 +41,8 @@ static long chown_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64
 			   : chown_node(1, uid, gid);
 	}
 	struct sys_tmp_at tmp;
-	long rc = sys_tmp_path(st, dirfd, path, &tmp);
+	long rc = sys_tmp_path(
+	    st, dirfd, path, flags & AT_SYMLINK_NOFOLLOW ? SYS_TMP_NOFOLLOW : SYS_TMP_FOLLOW, &tmp);
 	if (!rc && tmp.in)
 		return tmp.found ? chown_node(tmp.node, uid, gid) : -ENOENT;
 	if (rc)

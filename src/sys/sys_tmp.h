@@ -6,13 +6,14 @@
 
 #include "sys/sys.h"
 
-#define SYS_TMP_NODES 1024	 /* files and folders, /tmp itself included */
+#define SYS_TMP_NODES 1024	 /* files, folders and links, /tmp itself included */
 #define SYS_TMP_NAME  256	 /* a name's bytes with its NUL */
 #define SYS_TMP_FREE  0		 /* a free node's mode */
 #define SYS_TMP_GONE  UINT32_MAX /* the parent of a file unlinked while open */
 
 struct sys_tmp_node {
-	uint32_t mode; /* S_IFREG or S_IFDIR with the permission bits; SYS_TMP_FREE */
+	uint32_t mode; /* S_IFREG, S_IFDIR or S_IFLNK (its target in data) with the permission
+			bits; SYS_TMP_FREE */
 	uint32_t parent;
 	char name[SYS_TMP_NAME];
 	uint8_t *data;
@@ -29,7 +30,10 @@ struct sys_tmp {
 
 /* A path of a call, when it lies in /tmp: its node (or, when only the last name is missing, the
  * folder it would go in and that name). 0 with *in = 1; 0 with *in = 0 when the path is not in
- * /tmp (the caller goes on as before); or -errno (-ENOENT, -ENOTDIR, -EFAULT, -ENAMETOOLONG) */
+ * /tmp (the caller goes on as before), and then, when it went through /tmp and left it (by a
+ * link or by /tmp's ".."), outside holds the absolute path it reached, for the caller to look up
+ * from the root instead of the guest's path; or -errno (-ENOENT, -ENOTDIR, -EFAULT,
+ * -ENAMETOOLONG, -ELOOP past 40 links) */
 struct sys_tmp_at {
 	int in;
 	int found;	 /* node is the path's; else parent + name would be */
@@ -37,8 +41,18 @@ struct sys_tmp_at {
 	uint32_t parent; /* !found: the folder the last name goes in */
 	char name[SYS_TMP_NAME];
 	int trailing; /* the path ends in '/' */
+	char outside[BND_PATH_MAX];
 };
-long sys_tmp_path(struct sys_state *st, uint64_t dirfd, uint64_t addr, struct sys_tmp_at *at);
+/* follow, for the last name of a path when it is a link: */
+#define SYS_TMP_NOFOLLOW                                                                           \
+	0 /* the link itself (lstat, readlink, O_NOFOLLOW), unless the path ends in '/' */
+#define SYS_TMP_FOLLOW 1 /* where it leads (stat, open, chmod, truncate) */
+#define SYS_TMP_ENTRY  2 /* the link itself always: the name is made, removed or renamed */
+long sys_tmp_path(struct sys_state *st, uint64_t dirfd, uint64_t addr, int follow,
+		  struct sys_tmp_at *at);
+/* the same for a path in host memory */
+long sys_tmp_walk(struct sys_state *st, uint64_t dirfd, const char *path, int follow,
+		  struct sys_tmp_at *at);
 
 /* the tree, made on first use (NULL when it cannot be: out of memory) */
 struct sys_tmp *sys_tmp_tree(struct sys_state *st);
@@ -59,14 +73,15 @@ struct sys_obj *sys_tmp_file(struct sys_state *st, uint64_t fd);
 /* the absolute path of /tmp's folder node into buf: its length, or -ENAMETOOLONG (-ENOENT
  * when it was removed) */
 long sys_tmp_path_of(const struct sys_state *st, uint32_t node, char *buf, size_t len);
-/* a relative path from /tmp's folder node that sys_tmp_path found outside /tmp (its ".." lead
- * out): the absolute path it names in the bundle into out, what follows /tmp's ".." as written
- * (the bundle's links are the bundle's lookup's); 0, -ENOENT or -ENAMETOOLONG */
-long sys_tmp_outside(const struct sys_state *st, uint32_t node, const char *rel, char *out,
-		     size_t len);
 /* node, removed while a descriptor, a shared mapping or the cwd still named it, freed once none
  * does */
 void sys_tmp_release(struct sys_state *st, uint32_t node);
+
+/* the guest's access to node by its owner's bits: want 4 read, 2 write, 1 search; 0 or -EACCES */
+long sys_tmp_may(struct sys_state *st, uint32_t node, unsigned want);
+/* a link to target made at at (sys_tmp_link.c); node's target into buf (len bytes at most) */
+long sys_tmp_symlink(struct sys_state *st, const struct sys_tmp_at *at, const char *target);
+long sys_tmp_readlink(struct sys_state *st, uint32_t node, uint64_t buf, uint64_t len);
 
 /* the calls on a path in /tmp (sys_tmp_call.c), at the path's lookup */
 long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, uint32_t mode);

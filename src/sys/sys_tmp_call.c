@@ -19,13 +19,15 @@ static struct sys_tmp_node *node_of(struct sys_state *st, uint32_t i)
 	return &st->tmp->n[i];
 }
 
-/* the guest's access to node by its owner's bits (it owns every node but /tmp itself, 01777,
- * which it reaches as "other"): want 4 read, 2 write, 1 search; 0 or -EACCES */
-static long may(struct sys_state *st, uint32_t node, unsigned want)
+/* by the owner's bits: the guest owns every node but /tmp itself, 01777, which it reaches as
+ * "other" */
+long sys_tmp_may(struct sys_state *st, uint32_t node, unsigned want)
 {
 	unsigned perm = node ? (node_of(st, node)->mode >> 6) & 7 : 7;
 	return (perm & want) == want ? 0 : -EACCES;
 }
+
+#define TMP_SYS_fchmodat2 452
 
 /* a folder's entries change: written and searched */
 #define CHANGE 3
@@ -50,13 +52,15 @@ long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, 
 			return -ENOTDIR;
 		if (dir && (acc != O_RDONLY || creat))
 			return -EISDIR;
+		if (S_ISLNK(node_of(st, node)->mode) && !(flags & O_PATH))
+			return -ELOOP; /* not followed (O_NOFOLLOW): only O_PATH names a link */
 	} else if (at->trailing || (flags & O_DIRECTORY)) {
 		return -EISDIR; /* a folder cannot be made by open */
 	}
 	unsigned want = (acc != O_WRONLY ? 4 : 0) | (acc != O_RDONLY || flags & O_TRUNC ? 2 : 0);
-	long rc = tmpfile || !at->found ? may(st, tmpfile ? node : at->parent, CHANGE)
+	long rc = tmpfile || !at->found ? sys_tmp_may(st, tmpfile ? node : at->parent, CHANGE)
 		  : flags & O_PATH	? 0
-					: may(st, node, want);
+					: sys_tmp_may(st, node, want);
 	if (rc)
 		return rc;
 	if (sys_fd_lowest(st, 0) < 0)
@@ -134,12 +138,12 @@ static long outside(const struct sys_state *st)
 static long make_dir(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t mode)
 {
 	struct sys_tmp_at at;
-	long rc = sys_tmp_path(st, dirfd, path, &at);
+	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
 		return rc ? rc : outside(st);
 	if (at.found)
 		return -EEXIST;
-	if ((rc = may(st, at.parent, CHANGE)))
+	if ((rc = sys_tmp_may(st, at.parent, CHANGE)))
 		return rc;
 	rc = sys_tmp_new(st, at.parent, at.name, S_IFDIR | ((uint32_t)mode & 07777 & ~st->umask));
 	return rc < 0 ? rc : 0;
@@ -151,7 +155,7 @@ static long make_node(struct sys_state *st, uint64_t dirfd, uint64_t path, uint6
 {
 	struct sys_tmp_at at;
 	uint32_t type = (uint32_t)mode & S_IFMT;
-	long rc = sys_tmp_path(st, dirfd, path, &at);
+	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
 		return rc ? rc : outside(st);
 	if (at.found)
@@ -160,7 +164,7 @@ static long make_node(struct sys_state *st, uint64_t dirfd, uint64_t path, uint6
 		return type == S_IFIFO || type == S_IFSOCK || type == S_IFCHR || type == S_IFBLK
 			   ? -EPERM
 			   : -EINVAL;
-	if ((rc = may(st, at.parent, CHANGE)))
+	if ((rc = sys_tmp_may(st, at.parent, CHANGE)))
 		return rc;
 	rc = sys_tmp_new(st, at.parent, at.name, S_IFREG | ((uint32_t)mode & 07777 & ~st->umask));
 	return rc < 0 ? rc : 0;
@@ -188,7 +192,7 @@ static int empty_dir(const struct sys_tmp *t, uint32_t d)
 static long remove_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int dir)
 {
 	struct sys_tmp_at at;
-	long rc = sys_tmp_path(st, dirfd, path, &at);
+	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
 		return rc ? rc : outside(st);
 	if (!at.found)
@@ -200,7 +204,7 @@ static long remove_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int d
 		return -ENOTDIR;
 	if (!dir && is_dir)
 		return -EISDIR;
-	if ((rc = may(st, node_of(st, at.node)->parent, CHANGE)))
+	if ((rc = sys_tmp_may(st, node_of(st, at.node)->parent, CHANGE)))
 		return rc;
 	if (is_dir && !empty_dir(st->tmp, at.node))
 		return -ENOTEMPTY;
@@ -214,9 +218,9 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 		      uint64_t newp, unsigned flags)
 {
 	struct sys_tmp_at a, b;
-	long rc = sys_tmp_path(st, olddir, oldp, &a);
+	long rc = sys_tmp_path(st, olddir, oldp, SYS_TMP_ENTRY, &a);
 	if (!rc)
-		rc = sys_tmp_path(st, newdir, newp, &b);
+		rc = sys_tmp_path(st, newdir, newp, SYS_TMP_ENTRY, &b);
 	if (rc)
 		return rc;
 	if (!a.in && !b.in)
@@ -233,7 +237,8 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 	for (uint32_t d = to_dir; d; d = node_of(st, d)->parent)
 		if (d == a.node)
 			return -EINVAL; /* a folder into itself */
-	if ((rc = may(st, node_of(st, a.node)->parent, CHANGE)) || (rc = may(st, to_dir, CHANGE)))
+	if ((rc = sys_tmp_may(st, node_of(st, a.node)->parent, CHANGE)) ||
+	    (rc = sys_tmp_may(st, to_dir, CHANGE)))
 		return rc;
 	if (b.found && b.node == a.node)
 		return 0;
@@ -305,7 +310,7 @@ static long sys_renameat2(struct sys_state *st, const uint64_t a[6])
 static long sys_truncate(struct sys_state *st, const uint64_t a[6])
 {
 	struct sys_tmp_at at;
-	long rc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], &at);
+	long rc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], SYS_TMP_FOLLOW, &at);
 	if (rc || !at.in)
 		return rc ? rc : outside(st);
 	if (!at.found)
@@ -363,14 +368,20 @@ static long sys_flock(struct sys_state *st, const uint64_t a[6])
 	return a[1] & ~(uint64_t)(LOCK_SH | LOCK_EX | LOCK_UN | LOCK_NB) ? -EINVAL : 0;
 }
 
-/* chmod and utimensat in /tmp; the bundle's read-only answer elsewhere */
-static long set_attr(struct sys_state *st, uint64_t dirfd, uint64_t path, int is_mode, uint64_t v)
+/* chmod and utimensat in /tmp (on a link itself with AT_SYMLINK_NOFOLLOW: its times, never its
+ * mode, EOPNOTSUPP as Linux's); the bundle's read-only answer elsewhere */
+static long set_attr(struct sys_state *st, uint64_t dirfd, uint64_t path, int is_mode, uint64_t v,
+		     uint64_t flags)
 {
 	struct sys_obj *o = NULL;
 	struct sys_tmp_at at = {0};
 	long rc = 0;
+	if (flags & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
 	if (path) {
-		rc = sys_tmp_path(st, dirfd, path, &at);
+		rc = sys_tmp_path(st, dirfd, path,
+				  flags & AT_SYMLINK_NOFOLLOW ? SYS_TMP_NOFOLLOW : SYS_TMP_FOLLOW,
+				  &at);
 		if (rc || !at.in)
 			return rc ? rc : outside(st);
 		if (!at.found)
@@ -381,6 +392,8 @@ static long set_attr(struct sys_state *st, uint64_t dirfd, uint64_t path, int is
 		return o->kind == SYS_KIND_FILE ? -EROFS : is_mode ? 0 : -EPERM;
 	}
 	struct sys_tmp_node *n = node_of(st, path ? at.node : o->id);
+	if (is_mode && S_ISLNK(n->mode))
+		return -EOPNOTSUPP;
 	if (is_mode) {
 		n->mode = (n->mode & S_IFMT) | ((uint32_t)v & 07777);
 		return 0;
@@ -405,22 +418,29 @@ static long set_attr(struct sys_state *st, uint64_t dirfd, uint64_t path, int is
 
 static long sys_chmod(struct sys_state *st, const uint64_t a[6])
 {
-	return set_attr(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 1, a[1]);
+	return set_attr(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 1, a[1], 0);
 }
 
 static long sys_fchmod(struct sys_state *st, const uint64_t a[6])
 {
-	return set_attr(st, a[0], 0, 1, a[1]);
+	return set_attr(st, a[0], 0, 1, a[1], 0);
 }
 
 static long sys_fchmodat(struct sys_state *st, const uint64_t a[6])
 {
-	return set_attr(st, a[0], a[1], 1, a[2]);
+	return set_attr(st, a[0], a[1], 1, a[2], 0);
+}
+
+/* Linux 6.6's fchmodat with flags */
+static long sys_fchmodat2(struct sys_state *st, const uint64_t a[6])
+{
+	return set_attr(st, a[0], a[1], 1, a[2], a[3]);
 }
 
 static long sys_utimensat(struct sys_state *st, const uint64_t a[6])
 {
-	return set_attr(st, a[0], a[1], 0, a[2]); /* a NULL path: the descriptor (futimens) */
+	/* a NULL path: the descriptor (futimens) */
+	return set_attr(st, a[0], a[1], 0, a[2], a[3]);
 }
 
 const struct sys_entry sys_tmp_table[] = {
@@ -443,6 +463,7 @@ const struct sys_entry sys_tmp_table[] = {
     {SYS_chmod, "chmod", sys_chmod, 0, NULL},
     {SYS_fchmod, "fchmod", sys_fchmod, 0, NULL},
     {SYS_fchmodat, "fchmodat", sys_fchmodat, 0, NULL},
+    {TMP_SYS_fchmodat2, "fchmodat2", sys_fchmodat2, 0, NULL},
     {SYS_utimensat, "utimensat", sys_utimensat, 0, NULL},
     {0, NULL, NULL, 0, NULL},
 };
