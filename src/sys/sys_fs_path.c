@@ -176,14 +176,22 @@ static long sys_getcwd(struct sys_state *st, const uint64_t a[6])
 	return sys_put(st, a[0], path, (size_t)n) ? -EFAULT : n;
 }
 
-/* a new hard link at path: /tmp holds none (EPERM), the bundle is read-only (EROFS), and
- * without files, EACCES */
-static long link_at(struct sys_state *st, uint64_t dirfd, uint64_t path)
+/* a new hard link at path to the file at old (the name itself, or with AT_SYMLINK_FOLLOW where
+ * it leads): in /tmp; the bundle is read-only (EROFS), and without files, EACCES */
+static long link_at(struct sys_state *st, uint64_t olddir, uint64_t old, uint64_t dirfd,
+		    uint64_t path, uint64_t flags)
 {
-	struct sys_tmp_at tmp;
-	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &tmp);
-	if (rc || tmp.in)
-		return rc ? rc : -EPERM;
+	struct sys_tmp_at from, to;
+	if (flags & ~(uint64_t)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	if (flags & AT_EMPTY_PATH)
+		return -ENOENT; /* a descriptor's file: for the privileged (CAP_DAC_READ_SEARCH) */
+	long rc = sys_tmp_path(st, olddir, old,
+			       flags & AT_SYMLINK_FOLLOW ? SYS_TMP_FOLLOW : SYS_TMP_ENTRY, &from);
+	if (!rc)
+		rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &to);
+	if (rc || from.in || to.in)
+		return rc ? rc : sys_tmp_link(st, &from, &to);
 	return st->bundle ? -EROFS : -EACCES;
 }
 
@@ -215,12 +223,12 @@ static long sys_symlinkat(struct sys_state *st, const uint64_t a[6])
 
 static long sys_link(struct sys_state *st, const uint64_t a[6])
 {
-	return link_at(st, (uint64_t)(int64_t)AT_FDCWD, a[1]);
+	return link_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (uint64_t)(int64_t)AT_FDCWD, a[1], 0);
 }
 
 static long sys_linkat(struct sys_state *st, const uint64_t a[6])
 {
-	return link_at(st, a[2], a[3]);
+	return link_at(st, a[0], a[1], a[2], a[3], a[4]);
 }
 
 const struct sys_entry sys_fs_path_table[] = {

@@ -136,11 +136,29 @@ static int in_use(const struct sys_state *st, uint32_t node)
 	return sys_tmp_open_node(st, node) || st->cwd == (SYS_CWD_TMP | node);
 }
 
+uint32_t sys_tmp_names(const struct sys_tmp *t, uint32_t node)
+{
+	uint32_t n = 1;
+	for (uint32_t i = 1; i < t->nn; i++)
+		n += t->n[i].mode != SYS_TMP_FREE && t->n[i].same == node;
+	return n;
+}
+
 void sys_tmp_unlink(struct sys_state *st, uint32_t node)
 {
 	struct sys_tmp *t = st->tmp;
 	t->n[t->n[node].parent].mtime_ns = now_ns();
-	if (in_use(st, node))
+	uint32_t other = 0;
+	for (uint32_t i = 1; !t->n[node].same && i < t->nn && !other; i++)
+		other = t->n[i].mode != SYS_TMP_FREE && t->n[i].same == node ? i : 0;
+	if (other) { /* the file takes its other name's place: its descriptors name it still */
+		t->n[node].parent = t->n[other].parent;
+		memcpy(t->n[node].name, t->n[other].name, sizeof(t->n[node].name));
+		node = other;
+	}
+	if (t->n[node].same) /* a name only */
+		free_node(t, node);
+	else if (in_use(st, node))
 		t->n[node].parent = SYS_TMP_GONE;
 	else
 		free_node(t, node);
@@ -160,7 +178,9 @@ void sys_tmp_stat(const struct sys_state *st, uint32_t node, struct stat *s)
 	s->st_dev = TMP_DEV;
 	s->st_ino = node + 1;
 	s->st_mode = n->mode;
-	s->st_nlink = S_ISDIR(n->mode) ? 2 : n->parent == SYS_TMP_GONE ? 0 : 1;
+	s->st_nlink = S_ISDIR(n->mode)		  ? 2
+		      : n->parent == SYS_TMP_GONE ? 0
+						  : sys_tmp_names(st->tmp, node);
 	s->st_uid = s->st_gid = node ? 1000 : 0; /* the guest's (AT_UID), /tmp itself root's */
 	s->st_size = S_ISDIR(n->mode) ? 4096 : (off_t)n->size;
 	s->st_blksize = 4096;

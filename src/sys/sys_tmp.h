@@ -15,6 +15,8 @@ struct sys_tmp_node {
 	uint32_t mode; /* S_IFREG, S_IFDIR or S_IFLNK (its target in data) with the permission
 			bits; SYS_TMP_FREE */
 	uint32_t parent;
+	uint32_t same; /* a hard link: the node whose file this name is also (its mode only the
+			  type); 0: its own */
 	char name[SYS_TMP_NAME];
 	uint8_t *data;
 	uint64_t size, cap;
@@ -37,7 +39,8 @@ struct sys_tmp {
 struct sys_tmp_at {
 	int in;
 	int found;	 /* node is the path's; else parent + name would be */
-	uint32_t node;	 /* found */
+	uint32_t node;	 /* found: the file (a hard link's: the node it names) */
+	uint32_t entry;	 /* found: the name (node, or a hard link to it) */
 	uint32_t parent; /* !found: the folder the last name goes in */
 	char name[SYS_TMP_NAME];
 	int trailing; /* the path ends in '/' */
@@ -60,8 +63,11 @@ struct sys_tmp *sys_tmp_tree(struct sys_state *st);
 long sys_tmp_new(struct sys_state *st, uint32_t parent, const char *name, uint32_t mode);
 /* node's data resized to size (zeros past the old end): 0, -ENOSPC past the limit, -ENOMEM */
 long sys_tmp_resize(struct sys_state *st, uint32_t node, uint64_t size);
-/* node freed now, or, a file open on a descriptor, when its last one closes */
-void sys_tmp_unlink(struct sys_state *st, uint32_t node);
+/* the name entry removed: a hard link; a file with other names keeps the first of them; else it
+ * is freed now, or, open on a descriptor, when its last one closes */
+void sys_tmp_unlink(struct sys_state *st, uint32_t entry);
+/* node's names: 1 + its hard links */
+uint32_t sys_tmp_names(const struct sys_tmp *t, uint32_t node);
 /* whether a descriptor (or a shared mapping) names node */
 int sys_tmp_open_node(const struct sys_state *st, uint32_t node);
 /* the stat of node */
@@ -81,6 +87,8 @@ void sys_tmp_release(struct sys_state *st, uint32_t node);
 long sys_tmp_may(struct sys_state *st, uint32_t node, unsigned want);
 /* a link to target made at at (sys_tmp_link.c); node's target into buf (len bytes at most) */
 long sys_tmp_symlink(struct sys_state *st, const struct sys_tmp_at *at, const char *target);
+/* a hard link at to the file from names (both looked up in /tmp or not, at the name itself) */
+long sys_tmp_link(struct sys_state *st, const struct sys_tmp_at *from, const struct sys_tmp_at *to);
 long sys_tmp_readlink(struct sys_state *st, uint32_t node, uint64_t buf, uint64_t len);
 
 /* the calls on a path in /tmp (sys_tmp_call.c), at the path's lookup */

@@ -204,13 +204,13 @@ static long remove_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int d
 		return -ENOTDIR;
 	if (!dir && is_dir)
 		return -EISDIR;
-	if ((rc = sys_tmp_may(st, node_of(st, at.node)->parent, CHANGE)))
+	if ((rc = sys_tmp_may(st, node_of(st, at.entry)->parent, CHANGE)))
 		return rc;
 	if (is_dir && !empty_dir(st->tmp, at.node))
 		return -ENOTEMPTY;
 	if (is_dir && sys_tmp_open_node(st, at.node))
 		return -EBUSY;
-	sys_tmp_unlink(st, at.node);
+	sys_tmp_unlink(st, at.entry);
 	return 0;
 }
 
@@ -233,11 +233,11 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 		return -ENOENT;
 	if (!a.node || (b.found && !b.node))
 		return -EBUSY;
-	uint32_t to_dir = b.found ? node_of(st, b.node)->parent : b.parent;
+	uint32_t to_dir = b.found ? node_of(st, b.entry)->parent : b.parent;
 	for (uint32_t d = to_dir; d; d = node_of(st, d)->parent)
 		if (d == a.node)
 			return -EINVAL; /* a folder into itself */
-	if ((rc = sys_tmp_may(st, node_of(st, a.node)->parent, CHANGE)) ||
+	if ((rc = sys_tmp_may(st, node_of(st, a.entry)->parent, CHANGE)) ||
 	    (rc = sys_tmp_may(st, to_dir, CHANGE)))
 		return rc;
 	if (b.found && b.node == a.node)
@@ -255,10 +255,10 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 			return -ENOTEMPTY;
 		if (b_dir && sys_tmp_open_node(st, b.node))
 			return -EBUSY; /* a folder removed while open is not kept (as rmdir) */
-		snprintf(b.name, sizeof(b.name), "%s", node_of(st, b.node)->name);
-		sys_tmp_unlink(st, b.node);
+		snprintf(b.name, sizeof(b.name), "%s", node_of(st, b.entry)->name);
+		sys_tmp_unlink(st, b.entry);
 	}
-	struct sys_tmp_node *n = node_of(st, a.node);
+	struct sys_tmp_node *n = node_of(st, a.entry);
 	n->parent = to_dir;
 	snprintf(n->name, sizeof(n->name), "%s", b.name);
 	return 0;

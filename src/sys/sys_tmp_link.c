@@ -1,5 +1,5 @@
-/* Symbolic links in the scratch /tmp: made (symlink, symlinkat) and read (readlink); the lookup
- * that follows them is sys_tmp_path.c's. */
+/* Links in the scratch /tmp: symbolic ones made (symlink, symlinkat) and read (readlink), the
+ * lookup that follows them being sys_tmp_path.c's; hard ones (link, linkat): names of a file. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,4 +35,29 @@ long sys_tmp_readlink(struct sys_state *st, uint32_t node, uint64_t buf, uint64_
 		return -EINVAL;
 	uint64_t k = n->size < len ? n->size : len; /* cut short, no NUL: Linux's */
 	return sys_put(st, buf, n->data, k) ? -EFAULT : (long)k;
+}
+
+long sys_tmp_link(struct sys_state *st, const struct sys_tmp_at *from, const struct sys_tmp_at *to)
+{
+	if (from->in && !from->found)
+		return -ENOENT;
+	if (to->in && to->found)
+		return -EEXIST;
+	if (to->in && to->trailing)
+		return -ENOENT;
+	if (from->in != to->in)
+		return -EXDEV; /* another file system: the function's files, /dev, /proc */
+	long rc = sys_tmp_may(st, to->parent, 3);
+	if (rc)
+		return rc;
+	const struct sys_tmp_node *f = &st->tmp->n[from->node];
+	if (S_ISDIR(f->mode))
+		return -EPERM;
+	if (f->parent == SYS_TMP_GONE)
+		return -ENOENT; /* removed while open */
+	long n = sys_tmp_new(st, to->parent, to->name, f->mode & S_IFMT);
+	if (n < 0)
+		return n;
+	st->tmp->n[n].same = from->node;
+	return 0;
 }

@@ -39,8 +39,8 @@ static uint32_t child(const struct sys_tmp *t, uint32_t dir, const char *name, s
 /* A lookup under way: in /tmp at a folder node, or outside it at a path kept as text (taken
  * lexically, as the bundle's own lookup is given it); the path still to go in rest */
 struct walk {
-	int in, was_in; /* now in /tmp; it has been in /tmp */
-	uint32_t node;
+	int in, was_in;		/* now in /tmp; it has been in /tmp */
+	uint32_t node, entry;	/* in /tmp: the folder or file reached, and the name it was by */
 	char out[BND_PATH_MAX]; /* outside: "" (the root) or "/a/b" */
 	char rest[2 * BND_PATH_MAX + 2];
 	unsigned links;
@@ -64,7 +64,7 @@ static long start(struct sys_state *st, uint64_t dirfd, struct walk *w)
 		if (tmp && st->tmp->n[tmp].parent == SYS_TMP_GONE)
 			return -ENOENT; /* removed: nothing is in it */
 		w->in = w->was_in = 1;
-		w->node = tmp;
+		w->node = w->entry = tmp;
 		return 0;
 	}
 	long n;
@@ -101,7 +101,7 @@ static long step_out(struct sys_state *st, struct walk *w, const char *c, size_t
 	if (!sys_tmp_tree(st))
 		return -ENOMEM;
 	w->in = w->was_in = 1;
-	w->node = 0;
+	w->node = w->entry = 0;
 	return 0;
 }
 
@@ -132,7 +132,7 @@ long sys_tmp_walk(struct sys_state *st, uint64_t dirfd, const char *path, int fo
 	if (!path[0])
 		return 0;
 	w->in = w->was_in = 0;
-	w->node = w->links = 0;
+	w->node = w->entry = w->links = 0;
 	w->out[0] = 0;
 	if (path[0] != '/' && (rc = start(st, dirfd, w)))
 		return rc < 0 ? rc : 0;
@@ -169,6 +169,7 @@ long sys_tmp_walk(struct sys_state *st, uint64_t dirfd, const char *path, int fo
 				return -ENOENT;
 			else
 				w->node = t->n[w->node].parent;
+			w->entry = w->node;
 			continue;
 		}
 		if (len >= SYS_TMP_NAME)
@@ -185,13 +186,15 @@ long sys_tmp_walk(struct sys_state *st, uint64_t dirfd, const char *path, int fo
 			at->name[len] = 0;
 			return 0;
 		}
-		if (S_ISLNK(t->n[ch].mode) && (!last || last_follows)) {
-			if ((rc = expand(&t->n[ch], w, p)))
+		uint32_t file = t->n[ch].same ? t->n[ch].same : ch; /* a hard link's file */
+		if (S_ISLNK(t->n[file].mode) && (!last || last_follows)) {
+			if ((rc = expand(&t->n[file], w, p)))
 				return rc;
 			p = w->rest;
 			continue;
 		}
-		w->node = ch;
+		w->node = file;
+		w->entry = ch;
 	}
 	if (!w->in && w->was_in) /* left /tmp: where to look it up from the root */
 		snprintf(at->outside, sizeof(at->outside), "%s", w->out[0] ? w->out : "/");
@@ -199,6 +202,7 @@ long sys_tmp_walk(struct sys_state *st, uint64_t dirfd, const char *path, int fo
 		return 0;
 	at->in = at->found = 1;
 	at->node = w->node;
+	at->entry = w->entry;
 	if (at->trailing && !S_ISDIR(st->tmp->n[w->node].mode))
 		return -ENOTDIR;
 	return 0;

@@ -4,7 +4,7 @@
  *   leave  prints whether /tmp/left is there, then writes it, a secret (the next invocation
  *          must not see it)
  *   fill   writes 1 MiB pieces to /tmp/big until the file system is full: prints how far
- *   edges  what differs from a tmpfs: hard links, /tmp itself removed
+ *   edges  a folder hard-linked (EPERM, as Linux), /tmp itself removed (EBUSY)
  *   cwd    a cwd in /tmp: relative paths from it, chdir and fchdir, getcwd, out of /tmp by "..",
  *          the cwd removed (compared with a native run; /etc must be in the function's files)
  *   vec    pieces at an offset (preadv, pwritev), posix_fadvise, fallocate, copy_file_range,
@@ -346,7 +346,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "ops"))
 		return ops();
 	if (!strcmp(mode, "edges")) { /* where Ember's /tmp says no and a tmpfs would not */
-		res("link", link("/tmp", "/tmp/l")); /* a folder: EPERM on Linux too */
+		res("link", link("/tmp", "/tmp/l")); /* a folder: EPERM as on Linux */
 		res("rmdir /tmp", rmdir("/tmp"));
 		return 0;
 	}

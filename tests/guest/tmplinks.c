@@ -1,13 +1,15 @@
 /* tmplinks: symbolic links in the scratch /tmp, by mode (argv[1]):
  *   ops    made, read, listed, followed or not by each call, renamed and removed under
- *          /tmp/ember-tmplinks, each result printed (compared with a native run); with the
- *          hostile ones: loops, a chain of 41, a 4,000-byte target, links out of /tmp (to /dev,
+ *          /tmp/ember-tmplinks, hard links too, each result printed (compared with a native run);
+ * with the hostile ones: loops, a chain of 41, a 4,000-byte target, links out of /tmp (to /dev,
  *          /proc, the files, the root and back), a link to a folder then ".."
- *   perm   a link made in a folder the guest may not write: EACCES (natively root passes)
+ *   perm   a link made in a folder the guest may not write: EACCES (natively root passes); a
+ *          hard link from /dev: EXDEV (natively the host's /tmp may share a file system)
  *   leave  prints where /tmp/ll leads (or "absent"), then makes it (the next invocation must not
  *          see it)
- *   init   makes /tmp/linit -> /tmp/tinit before the request (the snapshot point), then at each
- *          invocation prints what it reads through it and replaces it: each sees init's */
+ *   init   makes /tmp/linit -> /tmp/tinit and a hard link /tmp/hinit before the request (the
+ *          snapshot point), then at each invocation prints what it reads through linit and the
+ *          file's names, replaces linit, removes hinit: each sees init's */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -104,10 +106,10 @@ static int cmp_names(const void *a, const void *b)
 static void list(void)
 {
 	DIR *d = opendir(D);
-	char *lines[64];
+	char *lines[128];
 	int n = 0;
 	struct dirent *e;
-	while (d && (e = readdir(d)) && n < 64)
+	while (d && (e = readdir(d)) && n < 128)
 		if (e->d_name[0] != '.' && asprintf(&lines[n], "%s:%u", e->d_name, e->d_type) > 0)
 			n++;
 	if (d)
@@ -305,6 +307,43 @@ static void hostile(void)
 	st("stat dotdot/ember-tmplinks/made", D "/dotdot/ember-tmplinks/made", 1);
 }
 
+/* hard links: names of one file */
+static void hard(void)
+{
+	struct stat a, b;
+	char buf[16] = "";
+	res("write h1", put(D "/h1", "one"));
+	res("link h1 h2", link(D "/h1", D "/h2"));
+	stat(D "/h1", &a);
+	stat(D "/h2", &b);
+	printf("  nlink %d, same file %d\n", (int)a.st_nlink, a.st_ino == b.st_ino);
+	res("link h1 h2 again", link(D "/h1", D "/h2"));
+	res("link none h3", link(D "/none", D "/h3"));
+	res("link dir h3", link(D "/dir", D "/h3"));
+	res("link h1 into a missing folder", link(D "/h1", D "/none/h3"));
+	res("write h2", put(D "/h2", "two"));
+	int fd = open(D "/h1", O_RDONLY);
+	res("read h1", read(fd, buf, sizeof(buf) - 1));
+	printf("  \"%s\"\n", buf);
+	res("rename h1 over h2 (one file)", rename(D "/h1", D "/h2"));
+	st("stat h1", D "/h1", 1);
+	res("unlink h1", unlink(D "/h1"));
+	st("stat h2", D "/h2", 1);
+	res("fstat of h1's descriptor", fstat(fd, &a));
+	printf("  nlink %d\n", (int)a.st_nlink);
+	close(fd);
+	res("symlink hl -> h2", symlink("h2", D "/hl"));
+	res("link hl hl2", link(D "/hl", D "/hl2"));
+	st("lstat hl2", D "/hl2", 0);
+	res("linkat hl hl3 follow",
+	    linkat(AT_FDCWD, D "/hl", AT_FDCWD, D "/hl3", AT_SYMLINK_FOLLOW));
+	st("lstat hl3", D "/hl3", 0);
+	res("linkat bad flags", linkat(AT_FDCWD, D "/h2", AT_FDCWD, D "/h4", 0x8000));
+	res("unlink h2", unlink(D "/h2"));
+	st("stat hl3", D "/hl3", 1);
+	list();
+}
+
 /* everything under D removed, D too */
 static void clean(void)
 {
@@ -332,7 +371,8 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "ops";
 	char req[256] = "", buf[64];
 	if (!strcmp(mode, "init") &&
-	    (put("/tmp/tinit", "from init") || symlink("/tmp/tinit", "/tmp/linit")))
+	    (put("/tmp/tinit", "from init") || symlink("/tmp/tinit", "/tmp/linit") ||
+	     link("/tmp/tinit", "/tmp/hinit")))
 		return 2;
 	ssize_t n = read(0, req, sizeof(req) - 1); /* the snapshot point */
 	req[n > 0 ? n : 0] = 0;
@@ -340,6 +380,7 @@ int main(int argc, char **argv)
 		make_read_list();
 		follow_calls();
 		hostile();
+		hard();
 		clean();
 	} else if (!strcmp(mode, "perm")) {
 		res("mkdir d", mkdir("/tmp/d", 0500));
@@ -347,6 +388,7 @@ int main(int argc, char **argv)
 		res("chmod d 0700", chmod("/tmp/d", 0700));
 		res("symlink in d", symlink("x", "/tmp/d/l"));
 		res("symlink in d again", symlink("x", "/tmp/d/l"));
+		res("link /dev/null into /tmp", link("/dev/null", "/tmp/n"));
 	} else if (!strcmp(mode, "leave")) {
 		n = readlink("/tmp/ll", buf, sizeof(buf));
 		printf("%.*s\n", n > 0 ? (int)n : 6, n > 0 ? buf : "absent");
@@ -355,8 +397,11 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "init")) {
 		int fd = open("/tmp/linit", O_RDONLY);
 		n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
-		printf("through linit: %.*s\n", n > 0 ? (int)n : 0, buf);
-		if (unlink("/tmp/linit") || symlink("/tmp/other", "/tmp/linit"))
+		struct stat s;
+		printf("through linit: %.*s, names %d\n", n > 0 ? (int)n : 0, buf,
+		       stat("/tmp/hinit", &s) ? 0 : (int)s.st_nlink);
+		if (unlink("/tmp/linit") || symlink("/tmp/other", "/tmp/linit") ||
+		    unlink("/tmp/hinit"))
 			return 1;
 	}
 	return 0;

@@ -4,8 +4,8 @@
 # what init leaves there is every invocation's start and nothing more; what an invocation leaves
 # is gone at the next; it is bounded (ENOSPC past a quarter of guest memory); Debian's sqlite3
 # keeps a database there; a cwd there works as natively; symbolic links (tests/guest/tmplinks.c)
-# as natively, hostile ones too, kept by snapshots as files are; hard links and /tmp itself
-# removed are refused; the umask, times, owners, statfs and ids are an unprivileged user's.
+# and hard links as natively, hostile ones too, kept by snapshots as files are; /tmp itself
+# removed is refused; the umask, times, owners, statfs and ids are an unprivileged user's.
 . "$(dirname "$0")/lib.sh"
 pick_backend
 P=$G/tmpfs.musl
@@ -65,7 +65,7 @@ has "$tmp/out" "^wrote 31 MiB, then ENOSPC$" "fill --mem 128M: 32 MiB"
 # what a tmpfs would do and this /tmp refuses
 er "$P" edges
 printf 'link: EPERM\nrmdir /tmp: EBUSY\n' >"$tmp/want"
-check "edges: hard links EPERM, /tmp itself EBUSY" cmp -s "$tmp/out" "$tmp/want"
+check "edges: a hard link to a folder EPERM, /tmp itself EBUSY" cmp -s "$tmp/out" "$tmp/want"
 
 # a cwd in /tmp, as natively: relative paths, getcwd, out of /tmp by ".." into the function's
 # files (which hold /etc as the host does), the cwd removed
@@ -158,7 +158,7 @@ cat "$tmp/native" "$tmp/native" >"$tmp/want"
 check "sqlite3 /tmp/t.db: as natively, twice (each invocation a new database)" \
 	cmp -s "$tmp/out" "$tmp/want"
 # symbolic links (tests/guest/tmplinks.c): made, read, listed, followed or not by each call,
-# renamed and removed, as natively; loops, a chain of 41, a 4,000-byte target, links out of /tmp
+# renamed and removed, as natively, and hard links; loops, a chain of 41, a 4,000-byte target, links out of /tmp
 # to /dev, /proc, the function's files (/etc) and the root and back into /tmp, a link to a folder
 # then "..": answered as Linux, and the host goes on
 L=$G/tmplinks.musl
@@ -167,8 +167,9 @@ as_native links "$L" ops /tmp/ember-tmplinks "rmdir D: 0" --files "$tmp/root"
 # the folder's modes obeyed (natively root passes them)
 er "$L" perm
 printf '%s\n' "mkdir d: 0" "symlink in d: EACCES" "chmod d 0700: 0" "symlink in d: 0" \
-	"symlink in d again: EEXIST" >"$tmp/want"
-check "links perm: EACCES in a folder it may not write, EEXIST twice" cmp -s "$tmp/out" "$tmp/want"
+	"symlink in d again: EEXIST" "link /dev/null into /tmp: EXDEV" >"$tmp/want"
+check "links perm: EACCES in a folder it may not write, EEXIST twice, EXDEV from /dev" \
+	cmp -s "$tmp/out" "$tmp/want"
 # an invocation's link is gone at the next; init's is there at every one, as init left it
 er --repeat 3 "$L" leave
 expect_rc 0 "links leave --repeat 3"
@@ -177,7 +178,7 @@ check "links leave --repeat 3: no invocation sees the link the one before made" 
 	cmp -s "$tmp/out" "$tmp/want"
 er --repeat 3 "$L" init
 expect_rc 0 "links init --repeat 3"
-printf 'through linit: from init\n%.0s' 1 2 3 >"$tmp/want"
-check "links init --repeat 3: each reads init's file through init's link, not the replaced one" \
+printf 'through linit: from init, names 2\n%.0s' 1 2 3 >"$tmp/want"
+check "links init --repeat 3: each reads init's file through init's link (not the replaced one), its hard link there" \
 	cmp -s "$tmp/out" "$tmp/want"
 finish
