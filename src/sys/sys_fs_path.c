@@ -22,8 +22,9 @@ static long readlink_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uin
 		return sys_procfs_readlink(st, proc, buf, len);
 	const char *c = sys_user(st, path, 1, PROT_READ);
 	struct sys_obj *o = c && !*c ? sys_tmp_file(st, dirfd) : NULL;
-	if (o) /* "": the link an O_PATH descriptor names */
-		return sys_tmp_readlink(st, o->id, buf, len);
+	if (o) /* "": the link an O_PATH descriptor names (another file: ENOENT, as Linux) */
+		return S_ISLNK(st->tmp->n[o->id].mode) ? sys_tmp_readlink(st, o->id, buf, len)
+						       : -ENOENT;
 	struct sys_tmp_at tmp;
 	long trc = sys_tmp_path(st, dirfd, path, SYS_TMP_NOFOLLOW, &tmp);
 	if (trc || tmp.in)

@@ -171,6 +171,15 @@ void sys_tmp_release(struct sys_state *st, uint32_t node)
 		free_node(st->tmp, node);
 }
 
+/* a folder's links: its name, its ".", and each sub-folder's ".." */
+static uint32_t sub_dirs(const struct sys_tmp *t, uint32_t dir)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 1; i < t->nn; i++)
+		n += S_ISDIR(t->n[i].mode) && t->n[i].parent == dir;
+	return n;
+}
+
 void sys_tmp_stat(const struct sys_state *st, uint32_t node, struct stat *s)
 {
 	const struct sys_tmp_node *n = &st->tmp->n[node];
@@ -178,7 +187,7 @@ void sys_tmp_stat(const struct sys_state *st, uint32_t node, struct stat *s)
 	s->st_dev = TMP_DEV;
 	s->st_ino = node + 1;
 	s->st_mode = n->mode;
-	s->st_nlink = S_ISDIR(n->mode)		  ? 2
+	s->st_nlink = S_ISDIR(n->mode)		  ? 2 + sub_dirs(st->tmp, node)
 		      : n->parent == SYS_TMP_GONE ? 0
 						  : sys_tmp_names(st->tmp, node);
 	s->st_uid = s->st_gid = node ? 1000 : 0; /* the guest's (AT_UID), /tmp itself root's */

@@ -154,6 +154,8 @@ long sys_tmp_walk(struct sys_state *st, uint64_t dirfd, const char *path, int fo
 		while (*p == '/')
 			p++;
 		int last = !*p;
+		if (w->in && !S_ISDIR(st->tmp->n[w->node].mode))
+			return -ENOTDIR; /* a name, "." or ".." after a file's */
 		if (len == 1 && c[0] == '.')
 			continue;
 		if (!w->in) {
@@ -174,8 +176,6 @@ long sys_tmp_walk(struct sys_state *st, uint64_t dirfd, const char *path, int fo
 		}
 		if (len >= SYS_TMP_NAME)
 			return -ENAMETOOLONG;
-		if (!S_ISDIR(t->n[w->node].mode))
-			return -ENOTDIR;
 		uint32_t ch = child(t, w->node, c, len);
 		if (!ch && !last)
 			return -ENOENT;

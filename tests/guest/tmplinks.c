@@ -7,6 +7,8 @@
  *          hard link from /dev: EXDEV (natively the host's /tmp may share a file system)
  *   leave  prints where /tmp/ll leads (or "absent"), then makes it (the next invocation must not
  *          see it)
+ *   exec   runs argv[2] (a program of the function's files) through a link in /tmp to it, with
+ *          the mode "ran", which prints its argv[0]
  *   init   makes /tmp/linit -> /tmp/tinit and a hard link /tmp/hinit before the request (the
  *          snapshot point), then at each invocation prints what it reads through linit and the
  *          file's names, replaces linit, removes hinit: each sees init's */
@@ -170,6 +172,9 @@ static void make_read_list(void)
 	printf("  link %d size %lld\n", S_ISLNK(s.st_mode), (long long)s.st_size);
 	rl("readlinkat of it, \"\"", fd, "", 64);
 	close(fd);
+	fd = open(D "/dir/f", O_RDONLY);
+	rl("readlinkat of a file's descriptor, \"\"", fd, "", 64);
+	close(fd);
 	res("open lf O_PATH|O_NOFOLLOW|O_DIRECTORY",
 	    open(D "/lf", O_PATH | O_NOFOLLOW | O_DIRECTORY));
 	res("access lf R_OK", access(D "/lf", R_OK));
@@ -210,6 +215,10 @@ static void follow_calls(void)
 	stat(D "/dir", &t);
 	printf("ls/.. is dir: %d\n", s.st_ino == t.st_ino);
 	st("stat ls/../lf (lf is in D, not dir)", D "/ls/../lf", 1);
+	st("stat dir/f/..", D "/dir/f/..", 1);
+	st("stat dir/f/.", D "/dir/f/.", 1);
+	stat(D "/dir", &s);
+	printf("dir's links (one sub-folder): %d\n", (int)s.st_nlink);
 	res("unlink ld/", unlink(D "/ld/"));
 	res("rmdir ld", rmdir(D "/ld"));
 	res("rmdir ld/", rmdir(D "/ld/"));
@@ -389,6 +398,14 @@ int main(int argc, char **argv)
 		res("symlink in d", symlink("x", "/tmp/d/l"));
 		res("symlink in d again", symlink("x", "/tmp/d/l"));
 		res("link /dev/null into /tmp", link("/dev/null", "/tmp/n"));
+	} else if (!strcmp(mode, "ran")) {
+		printf("ran as %s\n", argv[0]);
+	} else if (!strcmp(mode, "exec") && argc > 2) {
+		res("symlink /tmp/prog", symlink(argv[2], "/tmp/prog"));
+		res("symlink /tmp/hop -> prog", symlink("prog", "/tmp/hop"));
+		fflush(stdout);
+		char *args[] = {"/tmp/hop", "ran", NULL};
+		res("execv /tmp/hop", execv("/tmp/hop", args));
 	} else if (!strcmp(mode, "leave")) {
 		n = readlink("/tmp/ll", buf, sizeof(buf));
 		printf("%.*s\n", n > 0 ? (int)n : 6, n > 0 ? buf : "absent");

@@ -170,6 +170,12 @@ printf '%s\n' "mkdir d: 0" "symlink in d: EACCES" "chmod d 0700: 0" "symlink in 
 	"symlink in d again: EEXIST" "link /dev/null into /tmp: EXDEV" >"$tmp/want"
 check "links perm: EACCES in a folder it may not write, EEXIST twice, EXDEV from /dev" \
 	cmp -s "$tmp/out" "$tmp/want"
+# a program of the function's files run through links in /tmp (nothing in /tmp itself runs)
+mkdir -p "$tmp/root/bin"
+cp "$L" "$tmp/root/bin/tmplinks"
+er --files "$tmp/root" "$L" exec /bin/tmplinks
+printf '%s\n' "symlink /tmp/prog: 0" "symlink /tmp/hop -> prog: 0" "ran as /tmp/hop" >"$tmp/want"
+check "links exec: a program of the files run through two links of /tmp's" cmp -s "$tmp/out" "$tmp/want"
 # an invocation's link is gone at the next; init's is there at every one, as init left it
 er --repeat 3 "$L" leave
 expect_rc 0 "links leave --repeat 3"
