@@ -81,14 +81,32 @@ static long start(struct sys_state *st, uint64_t dirfd, struct walk *w)
 	return 0;
 }
 
-/* outside /tmp, one name: taken lexically; "/tmp" reached is /tmp's root */
+/* a folder of the function's files that ".." leaves: it must be one (gVisor's PathNotCleaned),
+ * unless it is of the made /proc, /sys or /dev; 0 or -errno */
+static long is_dir_out(const struct sys_state *st, const char *path)
+{
+	static const char *const made[] = {"/proc", "/sys", "/dev"};
+	uint32_t node;
+	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++)
+		if (!strncmp(path, made[i], strlen(made[i])) &&
+		    (!path[strlen(made[i])] || path[strlen(made[i])] == '/'))
+			return 0;
+	if (!st->bundle)
+		return 0;
+	long rc = bnd_lookup(st->bundle, 0, path, 1, &node, NULL);
+	return rc ? rc : bnd_is(st->bundle, node, S_IFDIR) ? 0 : -ENOTDIR;
+}
+
+/* outside /tmp, one name: taken lexically, but for a ".." after a missing name or a file's;
+ * "/tmp" reached is /tmp's root */
 static long step_out(struct sys_state *st, struct walk *w, const char *c, size_t len)
 {
 	char *slash = strrchr(w->out, '/');
 	if (len == 2 && c[0] == '.' && c[1] == '.') {
-		if (slash)
+		long rc = slash ? is_dir_out(st, w->out) : 0;
+		if (slash && !rc)
 			*slash = 0;
-		return 0;
+		return rc;
 	}
 	size_t k = strlen(w->out);
 	if (k + 1 + len >= sizeof(w->out))
