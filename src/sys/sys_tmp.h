@@ -44,6 +44,7 @@ struct sys_tmp_at {
 	uint32_t parent; /* !found: the folder the last name goes in */
 	char name[SYS_TMP_NAME];
 	int trailing; /* the path ends in '/' */
+	int dots;     /* its last name is "." (1) or ".." (2): no entry to remove or rename */
 	char outside[BND_PATH_MAX];
 };
 /* follow, for the last name of a path when it is a link: */

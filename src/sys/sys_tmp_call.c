@@ -195,6 +195,8 @@ static long remove_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int d
 	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
 		return rc ? rc : outside(st);
+	if (at.dots) /* Linux's: "." EINVAL, ".." ENOTEMPTY to rmdir; EISDIR to unlink */
+		return !dir ? -EISDIR : at.dots == 1 ? -EINVAL : -ENOTEMPTY;
 	if (!at.found)
 		return -ENOENT;
 	if (!at.node)
@@ -229,6 +231,8 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 		return -EXDEV;
 	if (flags & ~1u /* RENAME_NOREPLACE */)
 		return -EINVAL;
+	if (a.dots || b.dots)
+		return -EBUSY; /* "." or "..": no entry of its own */
 	if (!a.found)
 		return -ENOENT;
 	if (!a.node || (b.found && !b.node))

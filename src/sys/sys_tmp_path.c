@@ -174,6 +174,9 @@ long sys_tmp_walk(struct sys_state *st, uint64_t dirfd, const char *path, int fo
 		int last = !*p;
 		if (w->in && !S_ISDIR(st->tmp->n[w->node].mode))
 			return -ENOTDIR; /* a name, "." or ".." after a file's */
+		at->dots = len == 1 && c[0] == '.'		    ? 1
+			   : len == 2 && c[0] == '.' && c[1] == '.' ? 2
+								    : 0;
 		if (len == 1 && c[0] == '.')
 			continue;
 		if (!w->in) {

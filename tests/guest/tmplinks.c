@@ -32,7 +32,7 @@ static const struct {
 	     {EISDIR, "EISDIR"}, {EBADF, "EBADF"},	     {EINVAL, "EINVAL"},
 	     {EPERM, "EPERM"},	 {EACCES, "EACCES"},	     {EROFS, "EROFS"},
 	     {ELOOP, "ELOOP"},	 {EOPNOTSUPP, "EOPNOTSUPP"}, {ENAMETOOLONG, "ENAMETOOLONG"},
-	     {EXDEV, "EXDEV"},	 {ENOTEMPTY, "ENOTEMPTY"}};
+	     {EXDEV, "EXDEV"},	 {ENOTEMPTY, "ENOTEMPTY"},   {EBUSY, "EBUSY"}};
 
 /* statx's answer as the kernel lays it out (musl has no statx of its own) */
 struct sx {
@@ -222,6 +222,11 @@ static void follow_calls(void)
 	st("stat dir/f/.", D "/dir/f/.", 1);
 	stat(D "/dir", &s);
 	printf("dir's links (one sub-folder): %d\n", (int)s.st_nlink);
+	res("rmdir dir/sub/.", rmdir(D "/dir/sub/."));
+	res("rmdir dir/sub/..", rmdir(D "/dir/sub/.."));
+	res("unlink dir/sub/.", unlink(D "/dir/sub/."));
+	res("rename dir/sub/. dir/s2", rename(D "/dir/sub/.", D "/dir/s2"));
+	res("rename dir/sub dir/sub/..", rename(D "/dir/sub", D "/dir/.."));
 	res("unlink ld/", unlink(D "/ld/"));
 	res("rmdir ld", rmdir(D "/ld"));
 	res("rmdir ld/", rmdir(D "/ld/"));
