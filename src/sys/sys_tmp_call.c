@@ -1,5 +1,6 @@
-/* The calls on the scratch /tmp: open and create, read and write at offsets, size, list, make
- * and remove folders, rename, unlink, stat and mode; the bundle keeps its read-only answers. */
+/* The calls on the scratch /tmp: open and create, read and write at offsets, size, make and
+ * remove folders, rename, unlink (modes and times: sys_fs_attr.c); the bundle keeps its
+ * read-only answers. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,8 +27,6 @@ long sys_tmp_may(struct sys_state *st, uint32_t node, unsigned want)
 	unsigned perm = node ? (node_of(st, node)->mode >> 6) & 7 : 7;
 	return (perm & want) == want ? 0 : -EACCES;
 }
-
-#define TMP_SYS_fchmodat2 452
 
 /* a folder's entries change: written and searched */
 #define CHANGE 3
@@ -372,81 +371,6 @@ static long sys_flock(struct sys_state *st, const uint64_t a[6])
 	return a[1] & ~(uint64_t)(LOCK_SH | LOCK_EX | LOCK_UN | LOCK_NB) ? -EINVAL : 0;
 }
 
-/* chmod and utimensat in /tmp (on a link itself with AT_SYMLINK_NOFOLLOW: its times, never its
- * mode, EOPNOTSUPP as Linux's); the bundle's read-only answer elsewhere */
-static long set_attr(struct sys_state *st, uint64_t dirfd, uint64_t path, int is_mode, uint64_t v,
-		     uint64_t flags)
-{
-	struct sys_obj *o = NULL;
-	struct sys_tmp_at at = {0};
-	long rc = 0;
-	if (flags & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
-		return -EINVAL;
-	if (path) {
-		rc = sys_tmp_path(st, dirfd, path,
-				  flags & AT_SYMLINK_NOFOLLOW ? SYS_TMP_NOFOLLOW : SYS_TMP_FOLLOW,
-				  &at);
-		if (rc || !at.in)
-			return rc ? rc : outside(st);
-		if (!at.found)
-			return -ENOENT;
-	} else if (!(o = sys_fd_obj(st, dirfd))) {
-		return -EBADF;
-	} else if (o->kind != SYS_KIND_TMP) {
-		return o->kind == SYS_KIND_FILE ? -EROFS : is_mode ? 0 : -EPERM;
-	}
-	struct sys_tmp_node *n = node_of(st, path ? at.node : o->id);
-	if (is_mode && S_ISLNK(n->mode))
-		return -EOPNOTSUPP;
-	if (is_mode) {
-		n->mode = (n->mode & S_IFMT) | ((uint32_t)v & 07777);
-		return 0;
-	}
-	/* the access time, then the modification time: each a time, UTIME_NOW or UTIME_OMIT */
-	struct timespec ts[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}}, now;
-	if (v && sys_get(st, ts, v, sizeof(ts)))
-		return -EFAULT;
-	for (int i = 0; i < 2; i++)
-		if (ts[i].tv_nsec != UTIME_NOW && ts[i].tv_nsec != UTIME_OMIT &&
-		    (ts[i].tv_nsec < 0 || ts[i].tv_nsec >= 1000000000))
-			return -EINVAL;
-	clock_gettime(CLOCK_REALTIME, &now);
-	int64_t *times[2] = {&n->atime_ns, &n->mtime_ns};
-	for (int i = 0; i < 2; i++)
-		if (ts[i].tv_nsec != UTIME_OMIT)
-			*times[i] = ts[i].tv_nsec == UTIME_NOW
-					? (int64_t)now.tv_sec * 1000000000 + now.tv_nsec
-					: (int64_t)ts[i].tv_sec * 1000000000 + ts[i].tv_nsec;
-	return 0;
-}
-
-static long sys_chmod(struct sys_state *st, const uint64_t a[6])
-{
-	return set_attr(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 1, a[1], 0);
-}
-
-static long sys_fchmod(struct sys_state *st, const uint64_t a[6])
-{
-	return set_attr(st, a[0], 0, 1, a[1], 0);
-}
-
-static long sys_fchmodat(struct sys_state *st, const uint64_t a[6])
-{
-	return set_attr(st, a[0], a[1], 1, a[2], 0);
-}
-
-/* Linux 6.6's fchmodat with flags */
-static long sys_fchmodat2(struct sys_state *st, const uint64_t a[6])
-{
-	return set_attr(st, a[0], a[1], 1, a[2], a[3]);
-}
-
-static long sys_utimensat(struct sys_state *st, const uint64_t a[6])
-{
-	/* a NULL path: the descriptor (futimens) */
-	return set_attr(st, a[0], a[1], 0, a[2], a[3]);
-}
-
 const struct sys_entry sys_tmp_table[] = {
     {SYS_mkdir, "mkdir", sys_mkdir, 0, NULL},
     {SYS_mkdirat, "mkdirat", sys_mkdirat, 0, NULL},
@@ -464,10 +388,5 @@ const struct sys_entry sys_tmp_table[] = {
     {SYS_fsync, "fsync", sys_fsync, 0, NULL},
     {SYS_fdatasync, "fdatasync", sys_fsync, 0, NULL},
     {SYS_flock, "flock", sys_flock, 0, NULL},
-    {SYS_chmod, "chmod", sys_chmod, 0, NULL},
-    {SYS_fchmod, "fchmod", sys_fchmod, 0, NULL},
-    {SYS_fchmodat, "fchmodat", sys_fchmodat, 0, NULL},
-    {TMP_SYS_fchmodat2, "fchmodat2", sys_fchmodat2, 0, NULL},
-    {SYS_utimensat, "utimensat", sys_utimensat, 0, NULL},
     {0, NULL, NULL, 0, NULL},
 };
