@@ -1,5 +1,6 @@
 /* What a function's processes are made of: machines charged to it, the programs execve loads. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 
 #include "family/fam.h"
 #include "func/func.h"
+#include "sys/sys_tmp.h"
 
 #define SHEBANG_MAX   256 /* a #! line's bytes, as Linux's BINPRM_BUF_SIZE */
 #define SHEBANG_DEPTH 4	  /* interpreters of interpreters, as Linux's */
@@ -111,10 +113,17 @@ struct exec_plan {
 	char **owned_argv; /* a #! line's, freed by the caller */
 };
 
-/* path in from's files, from its cwd; a relative path from a /tmp cwd names nothing there
- * (nothing in /tmp runs) */
+/* path in from's files, from its cwd, or where a link of /tmp's leads in them; a relative path
+ * from a /tmp cwd names nothing there (nothing in /tmp runs) */
 static int exec_lookup(const struct sys_state *from, const char *path, uint32_t *node)
 {
+	struct sys_tmp_at at;
+	/* with a tree there, the walk only reads it (the cast: it would make one where none is) */
+	if (from->tmp &&
+	    !sys_tmp_walk((struct sys_state *)from, (uint64_t)(int64_t)AT_FDCWD, path,
+			  SYS_TMP_FOLLOW, &at) &&
+	    at.outside[0])
+		return bnd_lookup(from->bundle, 0, at.outside, 1, node, NULL);
 	if ((from->cwd & SYS_CWD_TMP) && path[0] != '/')
 		return -ENOENT;
 	return bnd_lookup(from->bundle, from->cwd & ~SYS_CWD_TMP, path, 1, node, NULL);

@@ -38,6 +38,11 @@ int sys_dev_at(struct sys_state *st, uint64_t addr)
 		if (i == sizeof(path) - 1)
 			return -1;
 	}
+	return sys_dev_find(path);
+}
+
+int sys_dev_find(const char *path)
+{
 	for (size_t i = 0; i < NDEVS; i++)
 		if (!strcmp(path, devs[i].path))
 			return (int)i;

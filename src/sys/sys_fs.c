@@ -140,15 +140,17 @@ long sys_fs_resolve(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fol
 	}
 	if (!path[0])
 		return -ENOENT; /* before dirfd is looked at, as Linux */
+	/* through /tmp (its links, its ".."), out of it: the path it reached, from the root */
+	struct sys_tmp_at tmp;
+	if ((rc = sys_tmp_walk(st, dirfd, path, follow ? SYS_TMP_FOLLOW : SYS_TMP_NOFOLLOW, &tmp)))
+		return rc;
+	if (tmp.outside[0])
+		return bnd_lookup(st->bundle, 0, tmp.outside, follow, node, parent_ok);
 	uint32_t dir = 0;
 	if (path[0] != '/' && (rc = start_dir(st, dirfd, &dir)) < 0)
 		return rc;
-	if (rc) { /* from a folder of /tmp's, out of it by "..": the path from the root */
-		char abs[BND_PATH_MAX];
-		if ((rc = sys_tmp_outside(st, dir, path, abs, sizeof(abs))))
-			return rc;
-		return bnd_lookup(st->bundle, 0, abs, follow, node, parent_ok);
-	}
+	if (rc || tmp.in) /* in /tmp: its callers looked there first */
+		return -ENOENT;
 	return bnd_lookup(st->bundle, dir, path, follow, node, parent_ok);
 }
 
@@ -174,14 +176,18 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 	if (dev >= 0)
 		return sys_dev_open(st, dev, flags);
 	struct sys_tmp_at tmp;
-	long trc = sys_tmp_path(st, dirfd, addr, &tmp);
+	int follow = !(flags & O_NOFOLLOW) && !(creat && (flags & O_EXCL));
+	long trc = sys_tmp_path(st, dirfd, addr, follow ? SYS_TMP_FOLLOW : SYS_TMP_NOFOLLOW, &tmp);
 	if (trc || tmp.in)
 		return trc ? trc : sys_tmp_open(st, &tmp, flags, (uint32_t)mode);
+	if (tmp.outside[0] && (proc = sys_procfs_find(st, tmp.outside)) >= 0)
+		return sys_procfs_open(st, proc, flags); /* a link of /tmp's to them */
+	if (tmp.outside[0] && (dev = sys_dev_find(tmp.outside)) >= 0)
+		return sys_dev_open(st, dev, flags);
 	if (!st->bundle)
 		return sys_fs_none(st, addr, 0);
 	uint32_t node;
 	int parent_ok = 0;
-	int follow = !(flags & O_NOFOLLOW) && !(creat && (flags & O_EXCL));
 	long rc = sys_fs_resolve(st, dirfd, addr, follow, 0, &node, &parent_ok);
 	if (rc == -ENOENT && creat && parent_ok)
 		return -EROFS;
@@ -340,11 +346,16 @@ static long stat_path(struct sys_state *st, uint64_t dirfd, uint64_t path, int f
 		return sys_tmp_tree(st) ? (sys_tmp_stat(st, st->cwd & ~SYS_CWD_TMP, s), 0)
 					: -ENOMEM;
 	struct sys_tmp_at tmp;
-	long trc = sys_tmp_path(st, dirfd, path, &tmp);
+	int follow = !(flags & AT_SYMLINK_NOFOLLOW);
+	long trc = sys_tmp_path(st, dirfd, path, follow ? SYS_TMP_FOLLOW : SYS_TMP_NOFOLLOW, &tmp);
 	if (!trc && tmp.in && !tmp.found)
 		trc = -ENOENT;
 	if (trc || tmp.in)
 		return trc ? trc : (sys_tmp_stat(st, tmp.node, s), 0);
+	if (tmp.outside[0] && (proc = sys_procfs_find(st, tmp.outside)) >= 0)
+		return sys_procfs_stat(st, proc, follow, s); /* a link of /tmp's to them */
+	if (tmp.outside[0] && (dev = sys_dev_find(tmp.outside)) >= 0)
+		return sys_dev_stat(dev, s), 0;
 	uint32_t node;
 	long rc = sys_fs_lookup_at(st, dirfd, path, flags, &node);
 	if (rc)

@@ -26,6 +26,8 @@ int sys_fs_has(const struct sys_state *st);
 /* sys_procfs.c: the made /proc and /sys files. Which one the guest's path at addr names
  * exactly (an absolute path), or -1; then what the calls on a path do with it */
 int sys_procfs_at(struct sys_state *st, uint64_t addr);
+/* the same for an absolute path in host memory (where a link of /tmp's leads) */
+int sys_procfs_find(struct sys_state *st, const char *abs);
 long sys_procfs_open(struct sys_state *st, int i, int flags);
 long sys_procfs_stat(struct sys_state *st, int i, int follow, struct stat *s);
 long sys_procfs_readlink(struct sys_state *st, int i, uint64_t buf, uint64_t len);
@@ -37,6 +39,7 @@ long sys_procfs_lseek(struct sys_state *st, struct sys_obj *o, int64_t off, int 
 int sys_procfs_valid(const struct sys_obj *o);
 /* sys_dev.c: the devices. Which one the path at addr names exactly, or -1; its stat; opened */
 int sys_dev_at(struct sys_state *st, uint64_t addr);
+int sys_dev_find(const char *abs);
 void sys_dev_stat(int i, struct stat *s);
 const char *sys_dev_path(int i);
 int sys_dev_count(void);

@@ -91,7 +91,8 @@ static long tmp_getdents(struct sys_state *st, struct sys_obj *f, const uint64_t
 		if (f->pos >= 2 && (!i || t->n[i].mode == SYS_TMP_FREE || t->n[i].parent != f->id))
 			continue;
 		const char *name = f->pos == 0 ? "." : f->pos == 1 ? ".." : t->n[i].name;
-		long rc = put_entry(st, a, old, &done, i + 1, (int64_t)f->pos + 1,
+		uint64_t ino = (t->n[i].same ? t->n[i].same : i) + 1; /* a hard link: its file's */
+		long rc = put_entry(st, a, old, &done, ino, (int64_t)f->pos + 1,
 				    dtype(t->n[i].mode), name, strlen(name));
 		if (rc)
 			return done ? (long)done : rc;

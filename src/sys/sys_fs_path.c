@@ -20,10 +20,17 @@ static long readlink_at(struct sys_state *st, uint64_t dirfd, uint64_t path, uin
 	int proc = sys_procfs_at(st, path);
 	if (proc >= 0)
 		return sys_procfs_readlink(st, proc, buf, len);
+	const char *c = sys_user(st, path, 1, PROT_READ);
+	struct sys_obj *o = c && !*c ? sys_tmp_file(st, dirfd) : NULL;
+	if (o) /* "": the link an O_PATH descriptor names (another file: ENOENT, as Linux) */
+		return S_ISLNK(st->tmp->n[o->id].mode) ? sys_tmp_readlink(st, o->id, buf, len)
+						       : -ENOENT;
 	struct sys_tmp_at tmp;
-	long trc = sys_tmp_path(st, dirfd, path, &tmp);
-	if (trc || tmp.in) /* /tmp holds no links */
-		return trc ? trc : tmp.found ? -EINVAL : -ENOENT;
+	long trc = sys_tmp_path(st, dirfd, path, SYS_TMP_NOFOLLOW, &tmp);
+	if (trc || tmp.in)
+		return trc ? trc : tmp.found ? sys_tmp_readlink(st, tmp.node, buf, len) : -ENOENT;
+	if (tmp.outside[0] && (proc = sys_procfs_find(st, tmp.outside)) >= 0)
+		return sys_procfs_readlink(st, proc, buf, len);
 	if (!st->bundle)
 		return -EACCES;
 	uint32_t node;
@@ -62,9 +69,16 @@ static long access_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int m
 	if (sys_dev_at(st, path) >= 0) /* mode 0666 */
 		return mode & X_OK ? -EACCES : 0;
 	struct sys_tmp_at tmp;
-	long trc = sys_tmp_path(st, dirfd, path, &tmp);
+	int dev, follow = !(flags & AT_SYMLINK_NOFOLLOW);
+	long trc = sys_tmp_path(st, dirfd, path, follow ? SYS_TMP_FOLLOW : SYS_TMP_NOFOLLOW, &tmp);
 	if (!trc && tmp.in && !tmp.found)
 		trc = -ENOENT;
+	if (!trc && tmp.in && S_ISLNK(st->tmp->n[tmp.node].mode))
+		return 0; /* a link itself: 0777 */
+	if (tmp.outside[0] && (proc = sys_procfs_find(st, tmp.outside)) >= 0)
+		return sys_procfs_access(st, proc, mode); /* a link of /tmp's to them */
+	if (tmp.outside[0] && (dev = sys_dev_find(tmp.outside)) >= 0)
+		return mode & X_OK ? -EACCES : 0;
 	if (trc || tmp.in) { /* the guest owns what it made there: the owner's bits */
 		unsigned perm = trc ? 0 : (st->tmp->n[tmp.node].mode >> 6) & 07;
 		if (!trc && ((mode & R_OK && !(perm & 4)) || (mode & W_OK && !(perm & 2)) ||
@@ -109,7 +123,7 @@ static void set_cwd(struct sys_state *st, uint32_t cwd)
 static long sys_chdir(struct sys_state *st, const uint64_t a[6])
 {
 	struct sys_tmp_at tmp;
-	long trc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], &tmp);
+	long trc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], SYS_TMP_FOLLOW, &tmp);
 	if (!trc && tmp.in && !tmp.found)
 		trc = -ENOENT;
 	if (!trc && tmp.in && !S_ISDIR(st->tmp->n[tmp.node].mode))
@@ -163,35 +177,59 @@ static long sys_getcwd(struct sys_state *st, const uint64_t a[6])
 	return sys_put(st, a[0], path, (size_t)n) ? -EFAULT : n;
 }
 
-/* a new link at path: /tmp holds none (EPERM), the bundle is read-only (EROFS), and without
- * files, EACCES */
-static long link_at(struct sys_state *st, uint64_t dirfd, uint64_t path)
+/* a new hard link at path to the file at old (the name itself, or with AT_SYMLINK_FOLLOW where
+ * it leads): in /tmp; the bundle is read-only (EROFS), and without files, EACCES */
+static long link_at(struct sys_state *st, uint64_t olddir, uint64_t old, uint64_t dirfd,
+		    uint64_t path, uint64_t flags)
 {
+	struct sys_tmp_at from, to;
+	if (flags & ~(uint64_t)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	if (flags & AT_EMPTY_PATH)
+		return -ENOENT; /* a descriptor's file: for the privileged (CAP_DAC_READ_SEARCH) */
+	long rc = sys_tmp_path(st, olddir, old,
+			       flags & AT_SYMLINK_FOLLOW ? SYS_TMP_FOLLOW : SYS_TMP_ENTRY, &from);
+	if (!rc)
+		rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &to);
+	if (rc || from.in || to.in)
+		return rc ? rc : sys_tmp_link(st, &from, &to);
+	return st->bundle ? -EROFS : -EACCES;
+}
+
+/* a symbolic link at path to target (read first, as Linux: "" is ENOENT): made in /tmp */
+static long symlink_at(struct sys_state *st, uint64_t target, uint64_t dirfd, uint64_t path)
+{
+	char to[BND_PATH_MAX];
+	long rc = sys_fs_get_path(st, target, to);
+	if (rc)
+		return rc;
+	if (!to[0])
+		return -ENOENT;
 	struct sys_tmp_at tmp;
-	long rc = sys_tmp_path(st, dirfd, path, &tmp);
+	rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &tmp);
 	if (rc || tmp.in)
-		return rc ? rc : -EPERM;
+		return rc ? rc : sys_tmp_symlink(st, &tmp, to);
 	return st->bundle ? -EROFS : -EACCES;
 }
 
 static long sys_symlink(struct sys_state *st, const uint64_t a[6])
 {
-	return link_at(st, (uint64_t)(int64_t)AT_FDCWD, a[1]);
+	return symlink_at(st, a[0], (uint64_t)(int64_t)AT_FDCWD, a[1]);
 }
 
 static long sys_symlinkat(struct sys_state *st, const uint64_t a[6])
 {
-	return link_at(st, a[1], a[2]);
+	return symlink_at(st, a[0], a[1], a[2]);
 }
 
 static long sys_link(struct sys_state *st, const uint64_t a[6])
 {
-	return link_at(st, (uint64_t)(int64_t)AT_FDCWD, a[1]);
+	return link_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], (uint64_t)(int64_t)AT_FDCWD, a[1], 0);
 }
 
 static long sys_linkat(struct sys_state *st, const uint64_t a[6])
 {
-	return link_at(st, a[2], a[3]);
+	return link_at(st, a[0], a[1], a[2], a[3], a[4]);
 }
 
 const struct sys_entry sys_fs_path_table[] = {

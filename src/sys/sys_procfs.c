@@ -226,6 +226,15 @@ int sys_procfs_at(struct sys_state *st, uint64_t addr)
 		if (i == sizeof(path) - 1)
 			return -1;
 	}
+	return sys_procfs_find(st, path);
+}
+
+int sys_procfs_find(struct sys_state *st, const char *abs)
+{
+	char path[64];
+	if (strlen(abs) >= sizeof(path))
+		return -1;
+	strcpy(path, abs);
 	self_alias(st, path, sizeof(path));
 	for (size_t i = 0; i < NFILES; i++) {
 		int m = match(st, i, path);

@@ -64,8 +64,13 @@ static long sys_statfs(struct sys_state *st, const uint64_t a[6])
 		fs = FS_PROC;
 	else if (sys_dev_at(st, a[0]) >= 0)
 		fs = FS_DEV;
-	else if ((rc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], &tmp)) || tmp.in)
+	else if ((rc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], SYS_TMP_FOLLOW, &tmp)) ||
+		 tmp.in)
 		rc = rc ? rc : tmp.found ? 0 : -ENOENT, fs = FS_TMP;
+	else if (tmp.outside[0] && sys_procfs_find(st, tmp.outside) >= 0)
+		fs = FS_PROC; /* a link of /tmp's to it */
+	else if (tmp.outside[0] && sys_dev_find(tmp.outside) >= 0)
+		fs = FS_DEV;
 	else
 		rc = sys_fs_lookup_at(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 0, &node);
 	if (rc)

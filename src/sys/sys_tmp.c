@@ -136,11 +136,29 @@ static int in_use(const struct sys_state *st, uint32_t node)
 	return sys_tmp_open_node(st, node) || st->cwd == (SYS_CWD_TMP | node);
 }
 
+uint32_t sys_tmp_names(const struct sys_tmp *t, uint32_t node)
+{
+	uint32_t n = 1;
+	for (uint32_t i = 1; i < t->nn; i++)
+		n += t->n[i].mode != SYS_TMP_FREE && t->n[i].same == node;
+	return n;
+}
+
 void sys_tmp_unlink(struct sys_state *st, uint32_t node)
 {
 	struct sys_tmp *t = st->tmp;
 	t->n[t->n[node].parent].mtime_ns = now_ns();
-	if (in_use(st, node))
+	uint32_t other = 0;
+	for (uint32_t i = 1; !t->n[node].same && i < t->nn && !other; i++)
+		other = t->n[i].mode != SYS_TMP_FREE && t->n[i].same == node ? i : 0;
+	if (other) { /* the file takes its other name's place: its descriptors name it still */
+		t->n[node].parent = t->n[other].parent;
+		memcpy(t->n[node].name, t->n[other].name, sizeof(t->n[node].name));
+		node = other;
+	}
+	if (t->n[node].same) /* a name only */
+		free_node(t, node);
+	else if (in_use(st, node))
 		t->n[node].parent = SYS_TMP_GONE;
 	else
 		free_node(t, node);
@@ -153,6 +171,15 @@ void sys_tmp_release(struct sys_state *st, uint32_t node)
 		free_node(st->tmp, node);
 }
 
+/* a folder's links: its name, its ".", and each sub-folder's ".." */
+static uint32_t sub_dirs(const struct sys_tmp *t, uint32_t dir)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 1; i < t->nn; i++)
+		n += S_ISDIR(t->n[i].mode) && t->n[i].parent == dir;
+	return n;
+}
+
 void sys_tmp_stat(const struct sys_state *st, uint32_t node, struct stat *s)
 {
 	const struct sys_tmp_node *n = &st->tmp->n[node];
@@ -160,7 +187,9 @@ void sys_tmp_stat(const struct sys_state *st, uint32_t node, struct stat *s)
 	s->st_dev = TMP_DEV;
 	s->st_ino = node + 1;
 	s->st_mode = n->mode;
-	s->st_nlink = S_ISDIR(n->mode) ? 2 : n->parent == SYS_TMP_GONE ? 0 : 1;
+	s->st_nlink = S_ISDIR(n->mode)		  ? 2 + sub_dirs(st->tmp, node)
+		      : n->parent == SYS_TMP_GONE ? 0
+						  : sys_tmp_names(st->tmp, node);
 	s->st_uid = s->st_gid = node ? 1000 : 0; /* the guest's (AT_UID), /tmp itself root's */
 	s->st_size = S_ISDIR(n->mode) ? 4096 : (off_t)n->size;
 	s->st_blksize = 4096;
@@ -174,146 +203,6 @@ struct sys_obj *sys_tmp_file(struct sys_state *st, uint64_t fd)
 {
 	struct sys_obj *o = sys_fd_obj(st, fd);
 	return o && o->kind == SYS_KIND_TMP ? o : NULL;
-}
-
-long sys_tmp_path_of(const struct sys_state *st, uint32_t node, char *buf, size_t len)
-{
-	const char *names[64];
-	int n = 0;
-	for (uint32_t i = node; i; i = st->tmp->n[i].parent) {
-		if (n == 64 || st->tmp->n[i].parent == SYS_TMP_GONE)
-			return n == 64 ? -ENAMETOOLONG : -ENOENT; /* too deep, or removed */
-		names[n++] = st->tmp->n[i].name;
-	}
-	size_t k = (size_t)snprintf(buf, len, "/tmp");
-	while (n-- > 0 && k < len)
-		k += (size_t)snprintf(buf + k, len - k, "/%s", names[n]);
-	return k < len ? (long)k : -ENAMETOOLONG;
-}
-
-long sys_tmp_outside(const struct sys_state *st, uint32_t node, const char *rel, char *out,
-		     size_t len)
-{
-	const char *p = rel;
-	for (;;) { /* up by "..", "." skipped, until /tmp's own ".." */
-		while (*p == '/')
-			p++;
-		const char *e = p;
-		while (*e && *e != '/')
-			e++;
-		size_t l = (size_t)(e - p);
-		if (l == 1 && p[0] == '.') {
-			p = e;
-			continue;
-		}
-		if (l != 2 || p[0] != '.' || p[1] != '.')
-			return -ENOENT; /* a name inside /tmp, or the end: not outside */
-		p = e;
-		if (!node)
-			break;
-		if (st->tmp->n[node].parent == SYS_TMP_GONE)
-			return -ENOENT;
-		node = st->tmp->n[node].parent;
-	}
-	int n = snprintf(out, len, "/%s", p);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-/* the child of dir called name (len bytes), or 0 */
-static uint32_t child(const struct sys_tmp *t, uint32_t dir, const char *name, size_t len)
-{
-	for (uint32_t i = 1; i < t->nn; i++)
-		if (t->n[i].mode != SYS_TMP_FREE && t->n[i].parent == dir &&
-		    strlen(t->n[i].name) == len && !memcmp(t->n[i].name, name, len))
-			return i;
-	return 0;
-}
-
-/* where a relative path starts, as text: the cwd, or dirfd's folder; 0, 1 when dirfd is no
- * folder of /tmp's or the bundle's (the caller's lookup says why), or -errno */
-static long base_of(struct sys_state *st, uint64_t dirfd, char *buf, size_t len)
-{
-	if ((int)dirfd == AT_FDCWD && (st->cwd & SYS_CWD_TMP)) {
-		long n = sys_tmp_path_of(st, st->cwd & ~SYS_CWD_TMP, buf, len);
-		return n < 0 ? n : 0;
-	}
-	if ((int)dirfd == AT_FDCWD) {
-		if (!st->bundle)
-			return snprintf(buf, len, "/"), 0;
-		long n = bnd_path_of(st->bundle, st->cwd, buf, len);
-		return n < 0 ? n : 0;
-	}
-	struct sys_obj *o = sys_fd_obj(st, dirfd);
-	if (o && o->kind == SYS_KIND_TMP && S_ISDIR(st->tmp->n[o->id].mode)) {
-		long n = sys_tmp_path_of(st, o->id, buf, len);
-		return n < 0 ? n : 0;
-	}
-	if (o && o->kind == SYS_KIND_FILE && bnd_is(st->bundle, o->id, S_IFDIR)) {
-		long n = bnd_path_of(st->bundle, o->id, buf, len);
-		return n < 0 ? n : 0;
-	}
-	return 1;
-}
-
-long sys_tmp_path(struct sys_state *st, uint64_t dirfd, uint64_t addr, struct sys_tmp_at *at)
-{
-	char path[BND_PATH_MAX], full[2 * BND_PATH_MAX + 2];
-	memset(at, 0, sizeof(*at));
-	long rc = sys_fs_get_path(st, addr, path);
-	if (rc || !path[0])
-		return rc;
-	full[0] = 0;
-	if (path[0] != '/' && (rc = base_of(st, dirfd, full, BND_PATH_MAX)))
-		return rc < 0 ? rc : 0;
-	size_t k = strlen(full);
-	snprintf(full + k, sizeof(full) - k, "/%s", path);
-	/* the components, . and .. taken lexically: /tmp holds no links */
-	const char *c[BND_PATH_MAX / 2];
-	size_t l[BND_PATH_MAX / 2], n = 0;
-	for (char *p = full; *p;) {
-		while (*p == '/')
-			p++;
-		char *e = p;
-		while (*e && *e != '/')
-			e++;
-		size_t len = (size_t)(e - p);
-		if (len == 2 && p[0] == '.' && p[1] == '.')
-			n -= n > 0;
-		else if (len && !(len == 1 && p[0] == '.') && n == sizeof(l) / sizeof(l[0]))
-			return -ENAMETOOLONG;
-		else if (len && !(len == 1 && p[0] == '.'))
-			c[n] = p, l[n++] = len;
-		p = e;
-	}
-	if (!n || l[0] != 3 || memcmp(c[0], "tmp", 3))
-		return 0;
-	struct sys_tmp *t = sys_tmp_tree(st);
-	if (!t)
-		return -ENOMEM;
-	at->in = 1;
-	at->trailing = path[strlen(path) - 1] == '/';
-	uint32_t node = 0;
-	for (size_t i = 1; i < n; i++) {
-		if (l[i] >= SYS_TMP_NAME)
-			return -ENAMETOOLONG;
-		if (!S_ISDIR(t->n[node].mode))
-			return -ENOTDIR;
-		uint32_t ch = child(t, node, c[i], l[i]);
-		if (!ch && i == n - 1) {
-			at->parent = node;
-			memcpy(at->name, c[i], l[i]);
-			at->name[l[i]] = 0;
-			return 0;
-		}
-		if (!ch)
-			return -ENOENT;
-		node = ch;
-	}
-	if (at->trailing && !S_ISDIR(t->n[node].mode))
-		return -ENOTDIR;
-	at->found = 1;
-	at->node = node;
-	return 0;
 }
 
 /* the descriptors' operations: a regular file read and written at its position, or a folder */

@@ -6,14 +6,17 @@
 
 #include "sys/sys.h"
 
-#define SYS_TMP_NODES 1024	 /* files and folders, /tmp itself included */
+#define SYS_TMP_NODES 1024	 /* files, folders and links, /tmp itself included */
 #define SYS_TMP_NAME  256	 /* a name's bytes with its NUL */
 #define SYS_TMP_FREE  0		 /* a free node's mode */
 #define SYS_TMP_GONE  UINT32_MAX /* the parent of a file unlinked while open */
 
 struct sys_tmp_node {
-	uint32_t mode; /* S_IFREG or S_IFDIR with the permission bits; SYS_TMP_FREE */
+	uint32_t mode; /* S_IFREG, S_IFDIR or S_IFLNK (its target in data) with the permission
+			bits; SYS_TMP_FREE */
 	uint32_t parent;
+	uint32_t same; /* a hard link: the node whose file this name is also (its mode only the
+			  type); 0: its own */
 	char name[SYS_TMP_NAME];
 	uint8_t *data;
 	uint64_t size, cap;
@@ -29,16 +32,31 @@ struct sys_tmp {
 
 /* A path of a call, when it lies in /tmp: its node (or, when only the last name is missing, the
  * folder it would go in and that name). 0 with *in = 1; 0 with *in = 0 when the path is not in
- * /tmp (the caller goes on as before); or -errno (-ENOENT, -ENOTDIR, -EFAULT, -ENAMETOOLONG) */
+ * /tmp (the caller goes on as before), and then, when it went through /tmp and left it (by a
+ * link or by /tmp's ".."), outside holds the absolute path it reached, for the caller to look up
+ * from the root instead of the guest's path; or -errno (-ENOENT, -ENOTDIR, -EFAULT,
+ * -ENAMETOOLONG, -ELOOP past 40 links) */
 struct sys_tmp_at {
 	int in;
 	int found;	 /* node is the path's; else parent + name would be */
-	uint32_t node;	 /* found */
+	uint32_t node;	 /* found: the file (a hard link's: the node it names) */
+	uint32_t entry;	 /* found: the name (node, or a hard link to it) */
 	uint32_t parent; /* !found: the folder the last name goes in */
 	char name[SYS_TMP_NAME];
 	int trailing; /* the path ends in '/' */
+	int dots;     /* its last name is "." (1) or ".." (2): no entry to remove or rename */
+	char outside[BND_PATH_MAX];
 };
-long sys_tmp_path(struct sys_state *st, uint64_t dirfd, uint64_t addr, struct sys_tmp_at *at);
+/* follow, for the last name of a path when it is a link: */
+#define SYS_TMP_NOFOLLOW                                                                           \
+	0 /* the link itself (lstat, readlink, O_NOFOLLOW), unless the path ends in '/' */
+#define SYS_TMP_FOLLOW 1 /* where it leads (stat, open, chmod, truncate) */
+#define SYS_TMP_ENTRY  2 /* the link itself always: the name is made, removed or renamed */
+long sys_tmp_path(struct sys_state *st, uint64_t dirfd, uint64_t addr, int follow,
+		  struct sys_tmp_at *at);
+/* the same for a path in host memory */
+long sys_tmp_walk(struct sys_state *st, uint64_t dirfd, const char *path, int follow,
+		  struct sys_tmp_at *at);
 
 /* the tree, made on first use (NULL when it cannot be: out of memory) */
 struct sys_tmp *sys_tmp_tree(struct sys_state *st);
@@ -46,8 +64,11 @@ struct sys_tmp *sys_tmp_tree(struct sys_state *st);
 long sys_tmp_new(struct sys_state *st, uint32_t parent, const char *name, uint32_t mode);
 /* node's data resized to size (zeros past the old end): 0, -ENOSPC past the limit, -ENOMEM */
 long sys_tmp_resize(struct sys_state *st, uint32_t node, uint64_t size);
-/* node freed now, or, a file open on a descriptor, when its last one closes */
-void sys_tmp_unlink(struct sys_state *st, uint32_t node);
+/* the name entry removed: a hard link; a file with other names keeps the first of them; else it
+ * is freed now, or, open on a descriptor, when its last one closes */
+void sys_tmp_unlink(struct sys_state *st, uint32_t entry);
+/* node's names: 1 + its hard links */
+uint32_t sys_tmp_names(const struct sys_tmp *t, uint32_t node);
 /* whether a descriptor (or a shared mapping) names node */
 int sys_tmp_open_node(const struct sys_state *st, uint32_t node);
 /* the stat of node */
@@ -59,14 +80,17 @@ struct sys_obj *sys_tmp_file(struct sys_state *st, uint64_t fd);
 /* the absolute path of /tmp's folder node into buf: its length, or -ENAMETOOLONG (-ENOENT
  * when it was removed) */
 long sys_tmp_path_of(const struct sys_state *st, uint32_t node, char *buf, size_t len);
-/* a relative path from /tmp's folder node that sys_tmp_path found outside /tmp (its ".." lead
- * out): the absolute path it names in the bundle into out, what follows /tmp's ".." as written
- * (the bundle's links are the bundle's lookup's); 0, -ENOENT or -ENAMETOOLONG */
-long sys_tmp_outside(const struct sys_state *st, uint32_t node, const char *rel, char *out,
-		     size_t len);
 /* node, removed while a descriptor, a shared mapping or the cwd still named it, freed once none
  * does */
 void sys_tmp_release(struct sys_state *st, uint32_t node);
+
+/* the guest's access to node by its owner's bits: want 4 read, 2 write, 1 search; 0 or -EACCES */
+long sys_tmp_may(struct sys_state *st, uint32_t node, unsigned want);
+/* a link to target made at at (sys_tmp_link.c); node's target into buf (len bytes at most) */
+long sys_tmp_symlink(struct sys_state *st, const struct sys_tmp_at *at, const char *target);
+/* a hard link at to the file from names (both looked up in /tmp or not, at the name itself) */
+long sys_tmp_link(struct sys_state *st, const struct sys_tmp_at *from, const struct sys_tmp_at *to);
+long sys_tmp_readlink(struct sys_state *st, uint32_t node, uint64_t buf, uint64_t len);
 
 /* the calls on a path in /tmp (sys_tmp_call.c), at the path's lookup */
 long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, uint32_t mode);

@@ -1,5 +1,6 @@
-/* The calls on the scratch /tmp: open and create, read and write at offsets, size, list, make
- * and remove folders, rename, unlink, stat and mode; the bundle keeps its read-only answers. */
+/* The calls on the scratch /tmp: open and create, read and write at offsets, size, make and
+ * remove folders, rename, unlink (modes and times: sys_fs_attr.c); the bundle keeps its
+ * read-only answers. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,9 +20,9 @@ static struct sys_tmp_node *node_of(struct sys_state *st, uint32_t i)
 	return &st->tmp->n[i];
 }
 
-/* the guest's access to node by its owner's bits (it owns every node but /tmp itself, 01777,
- * which it reaches as "other"): want 4 read, 2 write, 1 search; 0 or -EACCES */
-static long may(struct sys_state *st, uint32_t node, unsigned want)
+/* by the owner's bits: the guest owns every node but /tmp itself, 01777, which it reaches as
+ * "other" */
+long sys_tmp_may(struct sys_state *st, uint32_t node, unsigned want)
 {
 	unsigned perm = node ? (node_of(st, node)->mode >> 6) & 7 : 7;
 	return (perm & want) == want ? 0 : -EACCES;
@@ -50,13 +51,15 @@ long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, 
 			return -ENOTDIR;
 		if (dir && (acc != O_RDONLY || creat))
 			return -EISDIR;
+		if (S_ISLNK(node_of(st, node)->mode) && !(flags & O_PATH))
+			return -ELOOP; /* not followed (O_NOFOLLOW): only O_PATH names a link */
 	} else if (at->trailing || (flags & O_DIRECTORY)) {
 		return -EISDIR; /* a folder cannot be made by open */
 	}
 	unsigned want = (acc != O_WRONLY ? 4 : 0) | (acc != O_RDONLY || flags & O_TRUNC ? 2 : 0);
-	long rc = tmpfile || !at->found ? may(st, tmpfile ? node : at->parent, CHANGE)
+	long rc = tmpfile || !at->found ? sys_tmp_may(st, tmpfile ? node : at->parent, CHANGE)
 		  : flags & O_PATH	? 0
-					: may(st, node, want);
+					: sys_tmp_may(st, node, want);
 	if (rc)
 		return rc;
 	if (sys_fd_lowest(st, 0) < 0)
@@ -134,12 +137,12 @@ static long outside(const struct sys_state *st)
 static long make_dir(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t mode)
 {
 	struct sys_tmp_at at;
-	long rc = sys_tmp_path(st, dirfd, path, &at);
+	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
 		return rc ? rc : outside(st);
 	if (at.found)
 		return -EEXIST;
-	if ((rc = may(st, at.parent, CHANGE)))
+	if ((rc = sys_tmp_may(st, at.parent, CHANGE)))
 		return rc;
 	rc = sys_tmp_new(st, at.parent, at.name, S_IFDIR | ((uint32_t)mode & 07777 & ~st->umask));
 	return rc < 0 ? rc : 0;
@@ -151,7 +154,7 @@ static long make_node(struct sys_state *st, uint64_t dirfd, uint64_t path, uint6
 {
 	struct sys_tmp_at at;
 	uint32_t type = (uint32_t)mode & S_IFMT;
-	long rc = sys_tmp_path(st, dirfd, path, &at);
+	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
 		return rc ? rc : outside(st);
 	if (at.found)
@@ -160,7 +163,7 @@ static long make_node(struct sys_state *st, uint64_t dirfd, uint64_t path, uint6
 		return type == S_IFIFO || type == S_IFSOCK || type == S_IFCHR || type == S_IFBLK
 			   ? -EPERM
 			   : -EINVAL;
-	if ((rc = may(st, at.parent, CHANGE)))
+	if ((rc = sys_tmp_may(st, at.parent, CHANGE)))
 		return rc;
 	rc = sys_tmp_new(st, at.parent, at.name, S_IFREG | ((uint32_t)mode & 07777 & ~st->umask));
 	return rc < 0 ? rc : 0;
@@ -188,9 +191,11 @@ static int empty_dir(const struct sys_tmp *t, uint32_t d)
 static long remove_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int dir)
 {
 	struct sys_tmp_at at;
-	long rc = sys_tmp_path(st, dirfd, path, &at);
+	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
 		return rc ? rc : outside(st);
+	if (at.dots) /* Linux's: "." EINVAL, ".." ENOTEMPTY to rmdir; EISDIR to unlink */
+		return !dir ? -EISDIR : at.dots == 1 ? -EINVAL : -ENOTEMPTY;
 	if (!at.found)
 		return -ENOENT;
 	if (!at.node)
@@ -200,13 +205,13 @@ static long remove_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int d
 		return -ENOTDIR;
 	if (!dir && is_dir)
 		return -EISDIR;
-	if ((rc = may(st, node_of(st, at.node)->parent, CHANGE)))
+	if ((rc = sys_tmp_may(st, node_of(st, at.entry)->parent, CHANGE)))
 		return rc;
 	if (is_dir && !empty_dir(st->tmp, at.node))
 		return -ENOTEMPTY;
 	if (is_dir && sys_tmp_open_node(st, at.node))
 		return -EBUSY;
-	sys_tmp_unlink(st, at.node);
+	sys_tmp_unlink(st, at.entry);
 	return 0;
 }
 
@@ -214,9 +219,9 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 		      uint64_t newp, unsigned flags)
 {
 	struct sys_tmp_at a, b;
-	long rc = sys_tmp_path(st, olddir, oldp, &a);
+	long rc = sys_tmp_path(st, olddir, oldp, SYS_TMP_ENTRY, &a);
 	if (!rc)
-		rc = sys_tmp_path(st, newdir, newp, &b);
+		rc = sys_tmp_path(st, newdir, newp, SYS_TMP_ENTRY, &b);
 	if (rc)
 		return rc;
 	if (!a.in && !b.in)
@@ -225,15 +230,18 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 		return -EXDEV;
 	if (flags & ~1u /* RENAME_NOREPLACE */)
 		return -EINVAL;
+	if (a.dots || b.dots)
+		return -EBUSY; /* "." or "..": no entry of its own */
 	if (!a.found)
 		return -ENOENT;
 	if (!a.node || (b.found && !b.node))
 		return -EBUSY;
-	uint32_t to_dir = b.found ? node_of(st, b.node)->parent : b.parent;
+	uint32_t to_dir = b.found ? node_of(st, b.entry)->parent : b.parent;
 	for (uint32_t d = to_dir; d; d = node_of(st, d)->parent)
 		if (d == a.node)
 			return -EINVAL; /* a folder into itself */
-	if ((rc = may(st, node_of(st, a.node)->parent, CHANGE)) || (rc = may(st, to_dir, CHANGE)))
+	if ((rc = sys_tmp_may(st, node_of(st, a.entry)->parent, CHANGE)) ||
+	    (rc = sys_tmp_may(st, to_dir, CHANGE)))
 		return rc;
 	if (b.found && b.node == a.node)
 		return 0;
@@ -250,10 +258,10 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 			return -ENOTEMPTY;
 		if (b_dir && sys_tmp_open_node(st, b.node))
 			return -EBUSY; /* a folder removed while open is not kept (as rmdir) */
-		snprintf(b.name, sizeof(b.name), "%s", node_of(st, b.node)->name);
-		sys_tmp_unlink(st, b.node);
+		snprintf(b.name, sizeof(b.name), "%s", node_of(st, b.entry)->name);
+		sys_tmp_unlink(st, b.entry);
 	}
-	struct sys_tmp_node *n = node_of(st, a.node);
+	struct sys_tmp_node *n = node_of(st, a.entry);
 	n->parent = to_dir;
 	snprintf(n->name, sizeof(n->name), "%s", b.name);
 	return 0;
@@ -305,7 +313,7 @@ static long sys_renameat2(struct sys_state *st, const uint64_t a[6])
 static long sys_truncate(struct sys_state *st, const uint64_t a[6])
 {
 	struct sys_tmp_at at;
-	long rc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], &at);
+	long rc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], SYS_TMP_FOLLOW, &at);
 	if (rc || !at.in)
 		return rc ? rc : outside(st);
 	if (!at.found)
@@ -363,66 +371,6 @@ static long sys_flock(struct sys_state *st, const uint64_t a[6])
 	return a[1] & ~(uint64_t)(LOCK_SH | LOCK_EX | LOCK_UN | LOCK_NB) ? -EINVAL : 0;
 }
 
-/* chmod and utimensat in /tmp; the bundle's read-only answer elsewhere */
-static long set_attr(struct sys_state *st, uint64_t dirfd, uint64_t path, int is_mode, uint64_t v)
-{
-	struct sys_obj *o = NULL;
-	struct sys_tmp_at at = {0};
-	long rc = 0;
-	if (path) {
-		rc = sys_tmp_path(st, dirfd, path, &at);
-		if (rc || !at.in)
-			return rc ? rc : outside(st);
-		if (!at.found)
-			return -ENOENT;
-	} else if (!(o = sys_fd_obj(st, dirfd))) {
-		return -EBADF;
-	} else if (o->kind != SYS_KIND_TMP) {
-		return o->kind == SYS_KIND_FILE ? -EROFS : is_mode ? 0 : -EPERM;
-	}
-	struct sys_tmp_node *n = node_of(st, path ? at.node : o->id);
-	if (is_mode) {
-		n->mode = (n->mode & S_IFMT) | ((uint32_t)v & 07777);
-		return 0;
-	}
-	/* the access time, then the modification time: each a time, UTIME_NOW or UTIME_OMIT */
-	struct timespec ts[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}}, now;
-	if (v && sys_get(st, ts, v, sizeof(ts)))
-		return -EFAULT;
-	for (int i = 0; i < 2; i++)
-		if (ts[i].tv_nsec != UTIME_NOW && ts[i].tv_nsec != UTIME_OMIT &&
-		    (ts[i].tv_nsec < 0 || ts[i].tv_nsec >= 1000000000))
-			return -EINVAL;
-	clock_gettime(CLOCK_REALTIME, &now);
-	int64_t *times[2] = {&n->atime_ns, &n->mtime_ns};
-	for (int i = 0; i < 2; i++)
-		if (ts[i].tv_nsec != UTIME_OMIT)
-			*times[i] = ts[i].tv_nsec == UTIME_NOW
-					? (int64_t)now.tv_sec * 1000000000 + now.tv_nsec
-					: (int64_t)ts[i].tv_sec * 1000000000 + ts[i].tv_nsec;
-	return 0;
-}
-
-static long sys_chmod(struct sys_state *st, const uint64_t a[6])
-{
-	return set_attr(st, (uint64_t)(int64_t)AT_FDCWD, a[0], 1, a[1]);
-}
-
-static long sys_fchmod(struct sys_state *st, const uint64_t a[6])
-{
-	return set_attr(st, a[0], 0, 1, a[1]);
-}
-
-static long sys_fchmodat(struct sys_state *st, const uint64_t a[6])
-{
-	return set_attr(st, a[0], a[1], 1, a[2]);
-}
-
-static long sys_utimensat(struct sys_state *st, const uint64_t a[6])
-{
-	return set_attr(st, a[0], a[1], 0, a[2]); /* a NULL path: the descriptor (futimens) */
-}
-
 const struct sys_entry sys_tmp_table[] = {
     {SYS_mkdir, "mkdir", sys_mkdir, 0, NULL},
     {SYS_mkdirat, "mkdirat", sys_mkdirat, 0, NULL},
@@ -440,9 +388,5 @@ const struct sys_entry sys_tmp_table[] = {
     {SYS_fsync, "fsync", sys_fsync, 0, NULL},
     {SYS_fdatasync, "fdatasync", sys_fsync, 0, NULL},
     {SYS_flock, "flock", sys_flock, 0, NULL},
-    {SYS_chmod, "chmod", sys_chmod, 0, NULL},
-    {SYS_fchmod, "fchmod", sys_fchmod, 0, NULL},
-    {SYS_fchmodat, "fchmodat", sys_fchmodat, 0, NULL},
-    {SYS_utimensat, "utimensat", sys_utimensat, 0, NULL},
     {0, NULL, NULL, 0, NULL},
 };

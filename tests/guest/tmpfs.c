@@ -4,7 +4,7 @@
  *   leave  prints whether /tmp/left is there, then writes it, a secret (the next invocation
  *          must not see it)
  *   fill   writes 1 MiB pieces to /tmp/big until the file system is full: prints how far
- *   edges  what differs from a tmpfs: links, /tmp itself removed
+ *   edges  a folder hard-linked (EPERM, as Linux), /tmp itself removed (EBUSY)
  *   cwd    a cwd in /tmp: relative paths from it, chdir and fchdir, getcwd, out of /tmp by "..",
  *          the cwd removed (compared with a native run; /etc must be in the function's files)
  *   vec    pieces at an offset (preadv, pwritev), posix_fadvise, fallocate, copy_file_range,
@@ -14,9 +14,9 @@
  *          the clock (not its to set) and its thread's CPU clock, the modes of its files and
  *          folders obeyed (no root to pass them by)
  *   hostile what once harmed the host: a 4095-byte path of 2,048 components from a /tmp
- *          descriptor, a rename over a folder open on a descriptor then listed, files grown to
- *          the bound and truncated again and again (what a file held is given back)
- *   dirfd  /tmp open on a descriptor since init (the snapshot point): usable at every
+ *          descriptor (ENOENT at its first name, as Linux), a rename over a folder open on a
+ * descriptor then listed, files grown to the bound and truncated again and again (what a file held
+ * is given back) dirfd  /tmp open on a descriptor since init (the snapshot point): usable at every
  *          invocation
  *   init   writes /tmp/init before the request (the snapshot point), then at each invocation
  *          appends the request to it and prints it: each sees only what init wrote */
@@ -346,7 +346,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "ops"))
 		return ops();
 	if (!strcmp(mode, "edges")) { /* where Ember's /tmp says no and a tmpfs would not */
-		res("symlink", symlink("x", "/tmp/l"));
+		res("link", link("/tmp", "/tmp/l")); /* a folder: EPERM as on Linux */
 		res("rmdir /tmp", rmdir("/tmp"));
 		return 0;
 	}
