@@ -127,6 +127,7 @@ json_t *cold_json(const char *const *names, double disk, const struct cold_row *
 			      bench_json_num(r->warm_p50_ms), "ws_common_fraction",
 			      bench_json_num(r->ws_common)));
 		cold_json_parts(json_array_get(res, i), r, disk);
+		cold_json_load(json_array_get(res, i), r);
 	}
 	return json_pack("{s:o,s:o,s:o}", "disk_mb_s", bench_json_num(disk), "results", res,
 			 "mean_speedup", bench_json_num(mean));

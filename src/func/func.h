@@ -55,15 +55,20 @@ struct ember_function {
 	enum snap_share share;	 /* ember_config.sharing */
 	struct mem_store *store; /* upm: the domain's page store, which holds the snapshot */
 	struct mem_refs snap_refs;
-	struct mem_refs file_refs; /* upm on KVM: its bundle's file pages held by the store */
-	int from_disk;		   /* reported only (ember_info): the snapshot was read, not made */
-	uint64_t snap_load_us;	   /* reading and checking the state file on disk, at load */
-	struct snap_read_plan plan; /* the working set's page list read at load, for its start */
-	pthread_mutex_t cold_lock;  /* invocations wait while one cold start runs */
+	struct mem_refs file_refs;  /* upm on KVM: its bundle's file pages held by the store */
+	atomic_int files_shared;    /* they were given to the store (at their first mapping) */
+	pthread_mutex_t share_lock; /* held while they are */
+	int from_disk;	       /* reported only (ember_info): the snapshot was read, not made */
+	uint64_t snap_load_us; /* reading and checking the state file on disk, at load */
+	char *img_dir;	       /* STATE/images: its images' site tables, or NULL */
+	struct ember_load_parts parts; /* where its load's time went (ember_info) */
+	struct snap_read_plan plan;    /* the working set's page list read at load, for its start */
+	pthread_mutex_t cold_lock;     /* invocations wait while one cold start runs */
 	char rebuilt[EMBER_ERR_MAX];
-	struct sys_process proc; /* where the image put things */
-	int cpus, max_threads;	 /* ember_config.cpus, .threads */
-	int max_pids;		 /* ember_config.pids */
+	char damaged[EMBER_ERR_MAX]; /* a kept file the load refused and made again, or "" */
+	struct sys_process proc;     /* where the image put things */
+	int cpus, max_threads;	     /* ember_config.cpus, .threads */
+	int max_pids;		     /* ember_config.pids */
 	/* execve's programs from its files, read once (func/exec.c); under exec_lock */
 	struct func_exec_img **exec_imgs;
 	size_t nexec_imgs;
@@ -173,11 +178,14 @@ extern const struct pool_refill_ops func_refill_ops;
  * madvise(MADV_MERGEABLE) served by it, and all of it given back at unload */
 int func_share_open(struct ember_function *fn, const char *domain, char *err, size_t errlen);
 void func_share_snapshot(struct ember_function *fn);
-/* upm on KVM: the bundle's file pages held by the store, mapped from there (mem_bnd_share) */
+/* upm on KVM: the bundle's file pages held by the store, mapped from there (mem_bnd_share),
+ * from their first mapping into a machine on */
 void func_share_files(struct ember_function *fn);
 void func_share_virtine(struct ember_function *fn, struct virtine *v);
 void func_share_close(struct ember_function *fn);
 
+/* func.c: what names a file of b (its bundle's digest, where it lies) for its image's table */
+uint64_t func_file_id(const struct bnd *b, uint32_t node);
 /* dynamic.c: a dynamic program's interpreter read from its files into fn->interp, those files
  * made first, when it has none, of the host's ld.so and the libraries it needs; 0 or a kind */
 int func_dynamic(struct ember_function *fn, char *err, size_t errlen);
