@@ -327,6 +327,11 @@ int ember_memory(struct ember_function *fn, struct ember_memory *m);
  * warm-up that gives each the pages a request writes. Returns how many ran (one that failed
  * is dropped from the pool and counts too), or -1 without a snapshot in memory. */
 int ember_prime(struct ember_function *fn, const void *in, size_t len);
+/* Waits until the work a cold start left after its response is done: the snapshot read whole
+ * into memory and checked, the virtine reset and pooled (or, when a page proved damaged, the
+ * snapshot made again: ember_info.rebuilt then says why). An invocation that follows waits for it
+ * by itself; this is for what reads ember_info right after a cold start. */
+void ember_settle(struct ember_function *fn);
 void ember_unload(struct ember_function *fn);
 /* Removes from state_dir/snapshots what a crash left there: the temporary folders and files of
  * snapshots being written by processes that are gone. A server calls it at start. Returns how

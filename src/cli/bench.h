@@ -60,9 +60,10 @@ struct bench_opts {
 	"ptrace in this one run; without /dev/kvm it measures ptrace alone and a line says why.\n" \
 	"kvm, ptrace or auto measure one backend. $EMBER_BACKEND presets the choice.\n"
 
-/* Parses --json, --iterations, --backend and --help, and the extras (BENCH_EXTRA_*); returns -1 when the benchmark should run, or the exit status to end with (help
- * printed, or a bad option). When both backends are asked for (or by default) and /dev/kvm does
- * not open, it says why in one line and leaves ptrace alone to measure. */
+/* Parses --json, --iterations, --backend and --help, and the extras (BENCH_EXTRA_*); returns -1
+ * when the benchmark should run, or the exit status to end with (help printed, or a bad option).
+ * When both backends are asked for (or by default) and /dev/kvm does not open, it says why in one
+ * line and leaves ptrace alone to measure. */
 int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int extras,
 		const char *help);
 

@@ -230,8 +230,8 @@ static void print_all(const struct bench_opts *o, int iters, double disk, const 
 	} else if (o->json) {
 		bench_print_backends(cold_json(names, disk, rows[0], n, mean[0]),
 				     cold_json(names, disk, rows[1], n, mean[1]),
-				     bench_ratio_json(names, n, rows[0], rows[1], sizeof(rows[0][0]),
-						      cold_ratios, NRATIOS));
+				     bench_ratio_json(names, n, rows[0], rows[1],
+						      sizeof(rows[0][0]), cold_ratios, NRATIOS));
 	} else {
 		bench_both_line("function");
 		for (int b = 0; b < 2; b++) {

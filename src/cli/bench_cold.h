@@ -18,6 +18,8 @@ double cold_disk_mb_s(const char *dir);
 int cold_ws_pages(const char *state, uint64_t **pages, size_t *n);
 /* |A ∩ B| / |A ∪ B| of two sorted page sets (1 when both are empty) */
 double cold_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb);
+/* drops every file of the state folder from the page cache (written back first) */
+void cold_drop_cache(const char *state);
 /* removes path and everything under it */
 void cold_rm_rf(const char *path);
 

@@ -140,9 +140,9 @@ void cold_json_load(json_t *o, const struct cold_row *r)
 {
 	json_object_set_new(
 	    o, "reap_load_us",
-	    json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s?,s:s?}", "total", bench_json_num(r->l_total),
-		      "image", bench_json_num(r->l_image), "sites", bench_json_num(r->l_sites),
-		      "interp", bench_json_num(r->l_interp), "bundle",
+	    json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s?,s:s?}", "total",
+		      bench_json_num(r->l_total), "image", bench_json_num(r->l_image), "sites",
+		      bench_json_num(r->l_sites), "interp", bench_json_num(r->l_interp), "bundle",
 		      bench_json_num(r->l_bundle), "state", bench_json_num(r->l_state), "plan",
 		      bench_json_num(r->l_plan), "image_from", r->image_from, "bundle_from",
 		      r->bundle_from));

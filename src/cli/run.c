@@ -408,6 +408,8 @@ int cli_run(int argc, char **argv)
 		ember_result_free(&res);
 	}
 	free(req);
+	if (stats)
+		ember_settle(fn); /* what a cold start checked after its response counts too */
 	json_t *st = stats ? stats_json(fn, rs, code, load_us) : NULL;
 	if (!stats)
 		json_decref(rs->invocations);

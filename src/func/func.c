@@ -223,19 +223,25 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 		fn->vmcfg.mem_size = EMBER_MEM_GO;
 	if (pool_init(&fn->pool, fn->pool_slots))
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
-	/* the backend is settled here ("auto" picks one) and a missing KVM is told apart */
-	struct vm *vm;
-	if ((rc = pool_shell(&fn->vmcfg, &vm, err, errlen)) != VM_OK)
-		return rc;
-	fn->vmcfg.backend = vm_backend_of(vm);
+	/* the backend is settled here ("auto" picks one) and a missing KVM is told apart; a kind
+	 * of machine this process has ready shells of needs no proof (a start from disk then
+	 * takes no shell here only to drop it) */
+	struct vm *vm = NULL;
+	if (fn->vmcfg.backend == VM_BACKEND_AUTO || !pool_shell_ready(&fn->vmcfg)) {
+		if ((rc = pool_shell(&fn->vmcfg, &vm, err, errlen)) != VM_OK)
+			return rc;
+		fn->vmcfg.backend = vm_backend_of(vm);
+	}
 	func_share_files(fn); /* before init: its mappings of files come from the store */
 	int snapshot = !cfg->no_snapshot;
 	int on_disk = cfg->state_dir && snapshot ? func_disk(fn, cfg, err, errlen) : 1;
 	if (on_disk <= 0) { /* found on disk (the first invocation starts cold from it), or not */
-		vm_destroy(vm);
+		if (vm)
+			vm_destroy(vm);
 		if (on_disk < 0)
 			return on_disk;
-	} else if ((rc = func_init(fn, vm, snapshot, err, errlen)) ||
+	} else if ((!vm && (rc = pool_shell(&fn->vmcfg, &vm, err, errlen)) != VM_OK) ||
+		   (rc = func_init(fn, vm, snapshot, err, errlen)) ||
 		   (cfg->state_dir && (rc = func_disk_save(fn, cfg->cold, err, errlen)))) {
 		return rc;
 	}
@@ -260,6 +266,7 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	pthread_mutex_init(&fn->exec_lock, NULL);
 	pthread_mutex_init(&fn->sites_lock, NULL);
 	pthread_mutex_init(&fn->cold_lock, NULL);
+	base_cond_init(&fn->cold_done);
 	pthread_mutex_init(&fn->share_lock, NULL);
 	pool_refiller_init(&fn->refill, &fn->pool, &func_refill_ops, fn);
 	uint64_t t0 = base_now_ns();
@@ -321,6 +328,7 @@ void ember_unload(struct ember_function *fn)
 {
 	if (!fn)
 		return;
+	func_finish_join(fn); /* its virtine goes into the pool: before the pool goes */
 	pool_refiller_stop(&fn->refill);
 	budget_leave(fn->budget, &fn->pool); /* no one gives up its spares any more */
 	pool_fini(&fn->pool);
@@ -337,6 +345,7 @@ void ember_unload(struct ember_function *fn)
 	free(fn->img_dir);
 	snap_read_plan_free(&fn->plan);
 	pthread_mutex_destroy(&fn->cold_lock);
+	pthread_cond_destroy(&fn->cold_done);
 	pthread_mutex_destroy(&fn->share_lock);
 	pool_refiller_fini(&fn->refill);
 	free_vec(fn->argv);

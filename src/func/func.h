@@ -64,6 +64,11 @@ struct ember_function {
 	struct ember_load_parts parts; /* where its load's time went (ember_info) */
 	struct snap_read_plan plan;    /* the working set's page list read at load, for its start */
 	pthread_mutex_t cold_lock;     /* invocations wait while one cold start runs */
+	/* while a cold start's work after its run goes on (finish.c), under cold_lock */
+	int finishing;
+	pthread_cond_t cold_done; /* signalled when it ends */
+	pthread_t finisher;
+	int has_finisher; /* finisher is to be joined (by the next cold start, or unload) */
 	char rebuilt[EMBER_ERR_MAX];
 	char damaged[EMBER_ERR_MAX]; /* a kept file the load refused and made again, or "" */
 	struct sys_process proc;     /* where the image put things */
@@ -132,6 +137,22 @@ void func_rebuild(struct ember_function *fn, const char *why);
 #define FUNC_AGAIN 1
 int func_invoke_cold(struct ember_function *fn, const struct func_call *c,
 		     struct ember_result *res);
+
+/* finish.c: the work a cold start leaves after its run (its result is filled already), done by
+ * work on a thread of its own that takes cold_lock once the invocation gives it back; f is freed
+ * after. The caller holds cold_lock. */
+struct func_finish {
+	struct ember_function *fn;
+	void (*work)(struct func_finish *f);
+	struct virtine *v;
+	int broken;	    /* v is not to be kept */
+	struct snap_read r; /* a start that read the snapshot whole: its read */
+};
+void func_finish_later(struct func_finish *f);
+/* with cold_lock held: until no such work is going on */
+void func_finish_wait(struct ember_function *fn);
+/* the thread of the last such work ended and joined (unload; cold_lock not held) */
+void func_finish_join(struct ember_function *fn);
 
 /* virtine.c: building virtines. A kind of failure beside ember.h's: the budget had no room */
 #define FUNC_BUDGET_FULL 1
