@@ -51,10 +51,6 @@ struct bnd {
 	uint64_t *shared_off; /* published last (an atomic store): readers load it so */
 	uint64_t shared_pages;
 	int shared_fd;
-	/* called before a mapping of its files' pages into a machine (sys_fs_map_pages): a page
-	 * store takes them then, at their first use, not at the load (func/share.c); NULL: none */
-	void (*share)(struct bnd *b, void *ctx);
-	void *share_ctx;
 };
 #define BND_NOT_SHARED UINT64_MAX
 

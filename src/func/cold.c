@@ -63,10 +63,12 @@ static void read_finish(struct func_finish *f)
 	char err[EMBER_ERR_MAX] = "";
 	int rc = snap_read_check_mem(&fn->snap, &f->r, fn->snap_dir, err, sizeof(err));
 	snap_read_free(&f->r);
-	if (rc)
+	if (rc) {
 		func_rebuild(fn, err);
-	else
-		func_share_snapshot(fn);
+		return;
+	}
+	func_share_snapshot(fn);
+	func_share_files(fn);
 }
 
 /* after a lazy or prefetching start's run (finish.c): the snapshot's pages read and checked (one
@@ -82,6 +84,7 @@ static void lazy_finish(struct func_finish *f)
 		return;
 	}
 	func_share_snapshot(fn);
+	func_share_files(fn);
 	func_move(fn, FUNC_COLD, FUNC_WARM); /* the snapshot is whole in memory: warm starts go */
 	uint64_t touched;
 	if (f->broken || fill_missing(&fn->snap, f->v->vm) || func_reset(fn, f->v, &touched) ||

@@ -146,6 +146,7 @@ void func_rebuild(struct ember_function *fn, const char *why)
 	snap_read_plan_free(&fn->plan);
 	fn->from_disk = 0;
 	fn->init_us = fn->init_exits = 0;
+	func_share_files(fn); /* before init, as at a load that runs it */
 	if (pool_shell(&fn->vmcfg, &vm, err, sizeof(err)) != VM_OK ||
 	    func_init(fn, vm, 1, err, sizeof(err)) || func_disk_save(fn, 0, err, sizeof(err)))
 		snprintf(fn->rebuilt, sizeof(fn->rebuilt), "%.120s; rebuilding it failed: %s", why,

@@ -232,9 +232,12 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 			return rc;
 		fn->vmcfg.backend = vm_backend_of(vm);
 	}
-	func_share_files(fn); /* before init: its mappings of files come from the store */
 	int snapshot = !cfg->no_snapshot;
 	int on_disk = cfg->state_dir && snapshot ? func_disk(fn, cfg, err, errlen) : 1;
+	/* before init: its mappings of files come from the store (a start from disk reads none of
+	 * them now: after its response) */
+	if (on_disk > 0)
+		func_share_files(fn);
 	if (on_disk <= 0) { /* found on disk (the first invocation starts cold from it), or not */
 		if (vm)
 			vm_destroy(vm);
@@ -267,7 +270,6 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	pthread_mutex_init(&fn->sites_lock, NULL);
 	pthread_mutex_init(&fn->cold_lock, NULL);
 	base_cond_init(&fn->cold_done);
-	pthread_mutex_init(&fn->share_lock, NULL);
 	pool_refiller_init(&fn->refill, &fn->pool, &func_refill_ops, fn);
 	uint64_t t0 = base_now_ns();
 	int rc = configure(fn, cfg, err, errlen);
@@ -346,7 +348,6 @@ void ember_unload(struct ember_function *fn)
 	snap_read_plan_free(&fn->plan);
 	pthread_mutex_destroy(&fn->cold_lock);
 	pthread_cond_destroy(&fn->cold_done);
-	pthread_mutex_destroy(&fn->share_lock);
 	pool_refiller_fini(&fn->refill);
 	free_vec(fn->argv);
 	free_vec(fn->envp);

@@ -24,26 +24,15 @@ void func_share_snapshot(struct ember_function *fn)
 		mem_snap_share(fn->store, &fn->snap, &fn->snap_refs);
 }
 
-/* the bundle's hook: at the first mapping of its files, once (a load reads none of them) */
-static void share_files(struct bnd *b, void *ctx)
-{
-	struct ember_function *fn = ctx;
-	if (atomic_load(&fn->files_shared))
-		return;
-	pthread_mutex_lock(&fn->share_lock);
-	if (!atomic_load(&fn->files_shared))
-		mem_bnd_share(fn->store, b, &fn->file_refs);
-	atomic_store(&fn->files_shared, 1);
-	pthread_mutex_unlock(&fn->share_lock);
-}
-
 void func_share_files(struct ember_function *fn)
 {
 	/* only where guest memory maps files (KVM); without room in the store the bundle maps its
-	 * own block: shared by the function's virtines still, not with other functions */
-	if (fn->store && fn->bundle && fn->vmcfg.backend == VM_BACKEND_KVM) {
-		fn->bundle->share = share_files;
-		fn->bundle->share_ctx = fn;
+	 * own block: shared by the function's virtines still, not with other functions. Once: at
+	 * a load that runs init, or after a cold start's response; a virtine mapping them
+	 * meanwhile sees the store's pages or the bundle's own (published last, atomically) */
+	if (fn->store && fn->bundle && fn->vmcfg.backend == VM_BACKEND_KVM && !fn->files_shared) {
+		mem_bnd_share(fn->store, fn->bundle, &fn->file_refs);
+		fn->files_shared = 1;
 	}
 }
 

@@ -45,8 +45,6 @@ static const uint64_t *all_shared(const struct bnd *b, uint64_t first, uint64_t 
 int sys_fs_map_pages(struct vm *vm, const struct bnd *b, uint64_t addr, uint64_t len, uint64_t at)
 {
 	uint64_t first = at / EMBER_PAGE_SIZE, n = len / EMBER_PAGE_SIZE;
-	if (b->share) /* the page store takes the files' pages at their first use */
-		b->share((struct bnd *)b, b->share_ctx);
 	const uint64_t *o = NULL;
 	if (at % EMBER_PAGE_SIZE || len % EMBER_PAGE_SIZE || !(o = all_shared(b, first, n)))
 		return vm_map_file(vm, addr, len, b->fd, b->fd_off + b->data_at + at);
