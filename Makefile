@@ -44,6 +44,7 @@ SRV_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/server/*.c))
 CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/cli/*.c))
 include src/vm/stub/stub.mk
 include src/guest/guest.mk
+include src/server/console/console.mk
 
 CORE_PIC := -fPIC -fno-semantic-interposition
 $(CORE_OBJ): PIC_CFLAGS := $(CORE_PIC)

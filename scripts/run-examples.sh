@@ -3,7 +3,8 @@
 #
 # When the build has `ember serve`, starts the server on 127.0.0.1:8080 with its state in ./var,
 # deploys hello (C, uploaded as an image) and hello-js (JavaScript) over HTTP, invokes each once,
-# prints the answers and keeps serving in the foreground until Ctrl-C.
+# prints the answers and the console's address (/ui/) and keeps serving in the foreground until
+# Ctrl-C.
 # Otherwise runs every function in functions/ once with `ember run --backend auto` and its
 # small request, and prints what each answered. Exits non-zero when an example fails.
 set -eu
@@ -190,7 +191,10 @@ serve()
 	invoke hello-js functions/hello-js/small.req || ok=0
 	[ "$ok" = 1 ] || return 1
 	echo
-	echo "Ember serves on $URL (state in $STATE). Try:"
+	echo "Ember serves on $URL (state in $STATE)."
+	echo "The console: $URL/ui/ (user $(cat "$sec/basic-auth-user" 2>/dev/null || echo admin)," \
+		"password in $sec/basic-auth-password)"
+	echo "Try:"
 	echo "  curl -d 'you' $URL/function/hello-js"
 	echo "  curl -u \"\$(cat $sec/basic-auth-user):\$(cat $sec/basic-auth-password)\" $URL/system/functions"
 	echo "Ctrl-C stops it."

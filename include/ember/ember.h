@@ -86,6 +86,13 @@ struct ember_budget *ember_budget_new(uint64_t bytes); /* NULL when out of memor
 void ember_budget_free(struct ember_budget *b);
 void ember_budget_usage(struct ember_budget *b, struct ember_budget_usage *u);
 
+/* a file of the function's tree given from memory (ember_config.secret_files) */
+struct ember_file {
+	const char *path; /* absolute: where the function sees it */
+	const void *data;
+	size_t len;
+};
+
 struct ember_config {
 	/* path of an x86-64 Linux executable: an absolute path that names a file of the function's
 	 * files (files, files_tar: a root filesystem) is that file; else the host's file */
@@ -158,6 +165,13 @@ struct ember_config {
 	 * OCI image's WorkingDir); NULL or "/": the files' root. A path that names no folder of
 	 * the files is EMBER_ERR_CONFIG */
 	const char *workdir;
+	/* files added to the function's tree from memory, read-only (mode 0444), as OpenFaaS's
+	 * secrets at /var/openfaas/secrets/NAME: with its files, its runtime's, or a dynamic
+	 * program's closure, or alone. A path another source gives too is EMBER_ERR_CONFIG. Their
+	 * bytes are part of the snapshot's key, and a tree holding them is never kept in
+	 * STATE/bundles; NULL: none */
+	const struct ember_file *secret_files;
+	size_t nsecret_files;
 };
 
 struct ember_syscall_count {
@@ -274,6 +288,7 @@ struct ember_info {
 	uint64_t refills;	      /* virtines made ready by the background thread */
 	uint64_t trims;		      /* ready virtines dropped as demand fell */
 	uint64_t restores;	      /* invocations that restored a virtine on their own path */
+	unsigned cpus;		      /* vCPUs per virtine (ember_config.cpus, or 1) */
 	struct ember_load_parts load; /* where the load's time went */
 };
 
@@ -319,6 +334,10 @@ struct ember_memory {
 	uint64_t domain_bytes; /* distinct pages it holds */
 	uint64_t merged_pages; /* pages merged by madvise(MADV_MERGEABLE) in the domain */
 	uint64_t merge_ns;     /* the time those merges took */
+	/* what those virtines hold of the host besides memory, summed: mappings (their guest
+	 * memory's, their vCPUs'), each counted against vm.max_map_count, and descriptors, each
+	 * counted against RLIMIT_NOFILE; divide by virtines for a figure per virtine */
+	uint64_t host_maps, host_fds;
 };
 /* Measures the ready virtines of fn, one at a time (an invocation meanwhile passes a virtine
  * being measured by). Returns 0 or -errno. */

@@ -93,6 +93,9 @@ void *bnd_block_seal(void *mem, size_t total, int fd);
  * parents come before their children (no cycle), the root is a folder, and a file of a page or
  * more starts on a page; else -1. A tree read from disk is used only then. */
 int bnd_check(const struct bnd *b);
+/* those sources added to bb (bnd_add_path, then bnd_add_tar): 0 or -1 with err */
+int bnd_add_sources(struct bnd_builder *bb, const char *const *paths, size_t npaths,
+		    const void *tar, size_t tar_len, char *err, size_t errlen);
 /* how bnd_build got its tree */
 enum bnd_from {
 	BND_FROM_PACKED,  /* read and packed now (and kept, with a state folder) */

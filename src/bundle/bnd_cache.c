@@ -188,6 +188,15 @@ static int cache_save(const char *state, uint64_t key, const struct bnd *b, cons
 	return bnd_manifest_save(state, key, man, man_len, &kept);
 }
 
+int bnd_add_sources(struct bnd_builder *bb, const char *const *paths, size_t npaths,
+		    const void *tar, size_t tar_len, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < npaths; i++)
+		if (paths[i] && bnd_add_path(bb, paths[i], err, errlen))
+			return -1;
+	return tar && bnd_add_tar(bb, tar, tar_len, err, errlen) ? -1 : 0;
+}
+
 struct bnd *bnd_build(const char *const *paths, size_t npaths, const void *tar, size_t tar_len,
 		      const char *state, struct bnd_how *how, char *err, size_t errlen)
 {
@@ -210,18 +219,14 @@ struct bnd *bnd_build(const char *const *paths, size_t npaths, const void *tar, 
 		free(man);
 		return snprintf(err, errlen, "out of memory"), NULL;
 	}
-	for (size_t i = 0; i < npaths; i++)
-		if (paths[i] && bnd_add_path(bb, paths[i], err, errlen))
-			goto fail;
-	if (tar && bnd_add_tar(bb, tar, tar_len, err, errlen))
-		goto fail;
+	if (bnd_add_sources(bb, paths, npaths, tar, tar_len, err, errlen)) {
+		free(man);
+		bnd_builder_free(bb);
+		return NULL;
+	}
 	/* a folder that cannot be written: packed next time */
 	if ((b = bnd_pack(bb, err, errlen)) && keep)
 		cache_save(state, key, b, man, man_len);
 	free(man);
 	return b;
-fail:
-	free(man);
-	bnd_builder_free(bb);
-	return NULL;
 }

@@ -51,11 +51,10 @@ struct ember_function;
 struct ember_result;
 int cold_restore_p50(struct ember_function *fn, const void *req, size_t len, int iters, double *ms,
 		     double *p50);
-/* waits (a bounded poll) until a clean shell of the default configuration for backend is ready */
-void cold_wait_shell(const char *backend);
+/* waits (a bounded poll) until a clean shell of fn's own kind (memory, backend, vCPUs) is ready */
+void cold_wait_shell(const struct ember_function *fn);
 /* adds one REAP (or lazy) start's breakdown to row's means over iters starts, with its load's
  * (fn: its function, not unloaded yet) */
-struct ember_function;
 void cold_add_parts(struct cold_row *row, const struct ember_result *res, int reap, int iters,
 		    struct ember_function *fn);
 /* the third table: the load, where its time went, cold_over_restore */

@@ -10,13 +10,15 @@
 #include "ember/ember.h"
 #include "pool/pool.h"
 
-#define BENCH_MEM     (64ULL << 20) /* ember's default guest memory: the bench sets none */
 #define SHELL_WAIT_MS 2000
 
-void cold_wait_shell(const char *backend)
+/* the shells are kept per kind (memory, backend, vCPUs): wait for fn's own kind */
+void cold_wait_shell(const struct ember_function *fn)
 {
-	struct vm_config cfg = {.mem_size = BENCH_MEM};
-	if (vm_backend_parse(backend, &cfg.backend))
+	struct ember_info info;
+	ember_info(fn, &info);
+	struct vm_config cfg = {.mem_size = info.mem_bytes, .cpus = (int)info.cpus};
+	if (vm_backend_parse(info.backend, &cfg.backend))
 		return;
 	struct timespec ms = {0, 1000000};
 	for (int i = 0; i < SHELL_WAIT_MS && !pool_shell_ready(&cfg); i++)
@@ -31,14 +33,10 @@ static double start_ms(const struct ember_result *r)
 int cold_restore_p50(struct ember_function *fn, const void *req, size_t len, int iters, double *ms,
 		     double *p50)
 {
-	const char *backend = NULL;
-	struct ember_info info;
-	ember_info(fn, &info);
-	backend = info.backend;
 	for (int i = -1; i < iters; i++) { /* one first, not counted */
 		struct ember_result res;
 		ember_trim(fn, 0);
-		cold_wait_shell(backend);
+		cold_wait_shell(fn);
 		ember_invoke(fn, req, len, &res);
 		int ok = res.outcome == EMBER_OK && res.start == EMBER_START_RESTORE;
 		if (!ok)

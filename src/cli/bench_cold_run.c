@@ -62,7 +62,7 @@ static int cold_start(const struct cold_ctx *x, const struct cold_fn *f, const c
 	if (!fn)
 		return -1;
 	double loaded = bench_now_us();
-	cold_wait_shell(x->backend);
+	cold_wait_shell(fn);
 	double t1 = bench_now_us();
 	int rc = invoke(f, fn, large, res);
 	double start = (double)(res->wait_us + res->setup_us + res->run_us);

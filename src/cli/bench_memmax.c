@@ -18,21 +18,11 @@
 /* what stopped the search: the kernel limit nearest to being reached */
 static const char *limit_hit(void)
 {
-	long long maps = 0, max_maps = bench_proc_kib("/proc/sys/vm/max_map_count", "");
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	while (f && fgets(line, sizeof(line), f))
-		maps++;
-	if (f)
-		fclose(f);
+	long long maps = bench_maps(), max_maps = bench_proc_kib("/proc/sys/vm/max_map_count", "");
 	if (max_maps > 0 && maps > max_maps - 64)
 		return "vm.max_map_count";
 	struct rlimit rl;
-	long fds = 0;
-	for (int fd = 0;
-	     fd < 1 << 20 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)fd < rl.rlim_cur; fd++)
-		fds += fcntl(fd, F_GETFD) >= 0;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)fds > rl.rlim_cur - 16)
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)bench_fds() > rl.rlim_cur - 16)
 		return "RLIMIT_NOFILE";
 	if (bench_proc_kib("/proc/meminfo", "MemAvailable:") < (1LL << 20))
 		return "memory";

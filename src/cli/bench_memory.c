@@ -1,4 +1,5 @@
 /* ember bench memory: the PSS of N warm virtines per sharing mode, and how many fit. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -42,8 +43,11 @@ static const char help[] =
     "Also: UPM's merge time per MiB; model and model2's store in one domain and in two;\n"
     "the reset after writing K of 4096 pages (K = 1, 10, 100, 1000) on KVM in the upm and\n"
     "off modes and on ptrace (which compares every page), next to a memcpy of K pages.\n"
+    "Each row also counts the host mappings (VMAs, against vm.max_map_count) and the\n"
+    "descriptors (against RLIMIT_NOFILE) the process gained per instance.\n"
     "--json prints {\"results\": [{\"function\", \"mode\", \"n\", \"pss_per_instance_kib\",\n"
-    "\"kernel_per_instance_kib\"}...], \"max_warm\": {...}, \"max_warm_limit\": \"...\",\n"
+    "\"kernel_per_instance_kib\", \"vmas_per_instance\", \"fds_per_instance\"}...],\n"
+    "\"max_warm\": {...}, \"max_warm_limit\": \"...\",\n"
     "\"max_map_count\", \"merge\": {...}, \"resets\": [...]}.\n";
 
 /* a field of a /proc file in kB ("Pss:", "MemAvailable:"), or -1 */
@@ -207,10 +211,36 @@ static json_t *merges(const struct mem_opts *o, int json)
 
 static const char request[] = "start=10 rows=100"; /* hello's name, model's rows */
 
-/* one row: N primed virtines of function f in mode; per instance, kB */
-static int row(const struct mem_opts *o, int f, int m, unsigned n, double *pss, double *kern)
+/* the host's mappings (each counted against vm.max_map_count) and this process's descriptors */
+long long bench_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	long long n = 0;
+	for (int c; f && (c = getc(f)) != EOF;)
+		n += c == '\n';
+	if (f)
+		fclose(f);
+	return f ? n : -1;
+}
+
+long long bench_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	long long n = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return d ? n - 1 : -1; /* the directory's own */
+}
+
+/* one row: N primed virtines of function f in mode; per instance: PSS and kernel kB, host
+ * mappings and descriptors (the growth of the process's, over N: everything the virtines need
+ * counts, the store and the function's own are spread over them) */
+static int row(const struct mem_opts *o, int f, int m, unsigned n, struct mem_row *r)
 {
 	long long p0 = bench_pss_kib(), u0 = bench_used_kib();
+	long long maps0 = bench_maps(), fds0 = bench_fds();
 	struct ember_function *fn;
 	if (bench_mem_load(o, f, modes[m], n, 0, &fn))
 		return -1;
@@ -228,8 +258,10 @@ static int row(const struct mem_opts *o, int f, int m, unsigned n, double *pss, 
 			bench_mem_fns[f].name, modes[m], info.ready, n);
 		rc = -1;
 	}
-	*pss = (double)(bench_pss_kib() - p0) / n;
-	*kern = (double)(bench_used_kib() - u0) / n;
+	r->pss = (double)(bench_pss_kib() - p0) / n;
+	r->kern = (double)(bench_used_kib() - u0) / n;
+	r->maps = (double)(bench_maps() - maps0) / n;
+	r->fds = (double)(bench_fds() - fds0) / n;
 	ember_unload(fn);
 	return rc;
 }
@@ -296,31 +328,37 @@ int cli_bench_memory(int argc, char **argv)
 	}
 	json_t *results = json_array();
 	if (!json)
-		printf("%-10s %5s %12s %12s %12s   (PSS KiB per instance; kernel KiB in [])\n",
-		       "function", "N", "off", "ksm", "upm");
+		printf("%-10s %5s %12s %12s %12s   %17s   %14s\n%48s   %17s   %14s\n", "function",
+		       "N", "off", "ksm", "upm", "VMAs off/ksm/upm", "fds off/ksm/upm",
+		       "(PSS KiB per instance; kernel KiB in [])", "(per instance)",
+		       "(per instance)");
 	int rc = 0;
 	for (int f = 0; f < NFNS; f++) {
 		for (int k = 0; k < o.nn && f != MODEL2; k++) {
 			if (bench_mem_fns[f].max_n && o.n[k] > bench_mem_fns[f].max_n)
 				continue;
-			double pss[NMODES], kern[NMODES];
+			struct mem_row r[NMODES];
 			for (int m = 0; m < NMODES; m++) {
 				fprintf(stderr, "ember bench memory: %s, %s, N=%u\n",
 					bench_mem_fns[f].name, modes[m], o.n[k]);
-				if (row(&o, f, m, o.n[k], &pss[m], &kern[m]))
+				if (row(&o, f, m, o.n[k], &r[m]))
 					rc = CLI_EXIT_EMBER;
 				json_array_append_new(
 				    results,
-				    json_pack("{s:s,s:s,s:i,s:o,s:o}", "function",
+				    json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o}", "function",
 					      bench_mem_fns[f].name, "mode", modes[m], "n",
 					      (int)o.n[k], "pss_per_instance_kib",
-					      bench_json_num(pss[m]), "kernel_per_instance_kib",
-					      bench_json_num(kern[m])));
+					      bench_json_num(r[m].pss), "kernel_per_instance_kib",
+					      bench_json_num(r[m].kern), "vmas_per_instance",
+					      bench_json_num(r[m].maps), "fds_per_instance",
+					      bench_json_num(r[m].fds)));
 			}
 			if (!json)
-				printf("%-10s %5u %6.0f [%4.0f] %6.0f [%4.0f] %6.0f [%4.0f]\n",
-				       bench_mem_fns[f].name, o.n[k], pss[0], kern[0], pss[1],
-				       kern[1], pss[2], kern[2]);
+				printf("%-10s %5u %6.0f [%4.0f] %6.0f [%4.0f] %6.0f [%4.0f]   "
+				       "%5.1f %5.1f %5.1f   %4.1f %4.1f %4.1f\n",
+				       bench_mem_fns[f].name, o.n[k], r[0].pss, r[0].kern, r[1].pss,
+				       r[1].kern, r[2].pss, r[2].kern, r[0].maps, r[1].maps,
+				       r[2].maps, r[0].fds, r[1].fds, r[2].fds);
 		}
 	}
 	json_t *max = json_object();

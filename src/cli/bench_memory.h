@@ -30,6 +30,13 @@ extern const struct bench_mem_fn bench_mem_fns[];
 /* a field of a /proc file in kB ("Pss:", "MemAvailable:"), or -1 */
 long long bench_proc_kib(const char *path, const char *field);
 long long bench_pss_kib(void);
+/* the process's mappings (/proc/self/maps) and open descriptors, or -1 */
+long long bench_maps(void);
+long long bench_fds(void);
+/* one row's figures per instance: PSS and kernel KiB, host mappings, descriptors */
+struct mem_row {
+	double pss, kern, maps, fds;
+};
 /* the host's used memory, KVM's own structures outside any process's PSS included */
 long long bench_used_kib(void);
 int bench_mem_load(const struct mem_opts *o, int f, const char *mode, unsigned pool, unsigned max,

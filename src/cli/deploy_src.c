@@ -100,7 +100,7 @@ static int rootfs_source(const struct cli_stack_fn *fn, struct cli_deploy_src *s
 	return 0;
 }
 
-/* environment, labels, annotations, limits and Ember's own settings */
+/* environment, labels, annotations, limits, Ember's own settings and the secrets' names */
 static int settings(const struct cli_stack_fn *fn, json_t *d)
 {
 	int rc = json_object_set(d, "envVars", fn->env) ||
@@ -111,6 +111,8 @@ static int settings(const struct cli_stack_fn *fn, json_t *d)
 		     json_object_set_new(d, "limits", json_pack("{s:s}", "memory", fn->memory));
 	if (fn->ember)
 		rc = rc || json_object_set(d, "ember", fn->ember);
+	if (fn->secrets)
+		rc = rc || json_object_set(d, "secrets", fn->secrets);
 	return rc;
 }
 

@@ -28,7 +28,8 @@ static const char serve_help[] =
     "POST /async-function/NAME (202 at once; the result goes to X-Callback-Url). Deployments,\n"
     "images and queued async calls are kept in the state directory and come back after a\n"
     "restart. SIGTERM or SIGINT stops accepting connections, lets requests and async calls in\n"
-    "flight finish (up to shutdownTimeout) and exits 0.\n"
+    "flight finish (up to shutdownTimeout) and exits 0. A web console, with the same\n"
+    "credentials as the /system/ routes, is at /ui/ (docs/console.md).\n"
     "See docs/server.md.\n"
     "\n"
     "options:\n"
@@ -40,12 +41,19 @@ static const char serve_help[] =
     "                      start, the deployments and images STATE lacks are copied from it\n"
     "                      (not its snapshots: each node builds its own). For a node joining\n"
     "                      others behind a balancer (docs/cluster.md)\n"
+    "  --cluster etcd://HOST:PORT[,HOST:PORT...]\n"
+    "                      keep the deployments in etcd (its v3 gateway): a deploy or delete\n"
+    "                      through any node is one etcd transaction, answered 503 when etcd\n"
+    "                      cannot take it; every node watches etcd and converges to it, at\n"
+    "                      start too (no --seed). Needs --store (docs/cluster.md)\n"
+    "  --store DIR         with --cluster: the shared folder of images and files bundles,\n"
+    "                      named by their SHA-256 and checked when a node reads them\n"
     "  --secrets DIR       the management API's credentials, basic-auth-user and\n"
     "                      basic-auth-password, as OpenFaaS keeps them (default STATE/secrets;\n"
     "                      generated there, mode 0600, when absent: the folder is named on\n"
-    "                      stderr, never the password). Every /system/ route needs them\n"
-    "                      (HTTP basic auth); function routes only for deployments with\n"
-    "                      \"ember\": {\"auth\": true}\n"
+    "                      stderr, never the password). Every /system/ route and the console\n"
+    "                      (/ui/) need them (HTTP basic auth); function routes only for\n"
+    "                      deployments with \"ember\": {\"auth\": true}\n"
     "  --no-auth           no authentication: anyone who reaches the port can deploy code;\n"
     "                      refused on an address other than loopback without --insecure\n"
     "  --insecure          allow --no-auth on any address\n"
@@ -90,7 +98,8 @@ static const char serve_help[] =
     "                      the CPUs, at least 1)\n"
     "  --costly-queue N    costly calls that may wait for a slot, 1 to 1000000 (default 64\n"
     "                      per slot); past them POST /function answers 429\n"
-    "  --config FILE       a JSON object with any of: listen, state, seed, secrets, auth\n"
+    "  --config FILE       a JSON object with any of: listen, state, seed, cluster, store,\n"
+    "                      secrets, auth\n"
     "                      (false: as --no-auth), insecure, user, sandbox (false: as\n"
     "                      --no-sandbox), backend, maxBodySize,\n"
     "                      maxImageSize (default 128M: images and deployments),\n"
@@ -195,10 +204,11 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o, s
 		return -1;
 	}
 	*cfgp = cfg;
-	static const char *const strs[] = {"listen",  "state", "backend", "runtimeDir",
-					   "secrets", "seed",  "sharing", "syscalls"};
+	static const char *const strs[] = {"listen", "state",	"backend",  "runtimeDir", "secrets",
+					   "seed",   "sharing", "syscalls", "cluster",	  "store"};
 	const char **dst[] = {&o->listen,      &o->state_dir, &o->backend, &o->runtime_dir,
-			      &o->secrets_dir, &o->seed_dir,  &o->sharing, &o->syscalls};
+			      &o->secrets_dir, &o->seed_dir,  &o->sharing, &o->syscalls,
+			      &o->cluster,     &o->store_dir};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		json_t *v = json_object_get(cfg, strs[i]);
 		if (v && !json_is_string(v)) {
@@ -310,6 +320,8 @@ int cli_serve(int argc, char **argv)
 	    {"listen", required_argument, NULL, 'l'},
 	    {"state", required_argument, NULL, 's'},
 	    {"seed", required_argument, NULL, 'D'},
+	    {"cluster", required_argument, NULL, 'E'},
+	    {"store", required_argument, NULL, 'O'},
 	    {"backend", required_argument, NULL, 'b'},
 	    {"sharing", required_argument, NULL, 'H'},
 	    {"syscalls", required_argument, NULL, 'Y'},
@@ -345,6 +357,12 @@ int cli_serve(int argc, char **argv)
 			break;
 		case 'D':
 			o.seed_dir = optarg;
+			break;
+		case 'E':
+			o.cluster = optarg;
+			break;
+		case 'O':
+			o.store_dir = optarg;
 			break;
 		case 'b':
 			o.backend = optarg;

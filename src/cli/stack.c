@@ -231,6 +231,7 @@ void cli_stack_free(struct cli_stack *st)
 		json_decref(fn->env);
 		json_decref(fn->labels);
 		json_decref(fn->annotations);
+		json_decref(fn->secrets);
 		json_decref(fn->ember);
 	}
 	free(st->fns);

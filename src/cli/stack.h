@@ -31,6 +31,7 @@ struct cli_stack_fn {
 	json_t *labels, *annotations;
 	char memory[64]; /* limits.memory; "" when none */
 	json_t *ember;	 /* Ember's own settings (timeout, minWarm, ...); NULL when none */
+	json_t *secrets; /* the secrets' names (an array of strings); NULL when none */
 };
 
 struct cli_stack {

@@ -202,6 +202,30 @@ static int k_ember(struct cli_yaml *y, struct fn_ctx *f, yaml_node_t *v, const c
 	return cli_yaml_pairs(y, v, what, ember_pair, f->fn->ember);
 }
 
+/* the names of secrets made on the server (POST /system/secrets), as faas-cli's secrets: */
+static int k_secrets(struct cli_yaml *y, struct fn_ctx *f, yaml_node_t *v, const char *what)
+{
+	if (v->type != YAML_SEQUENCE_NODE)
+		return cli_yaml_fail(y, v, "%s must be a list of secret names", what);
+	json_decref(f->fn->secrets);
+	if (!(f->fn->secrets = json_array()))
+		return cli_yaml_fail(y, v, "out of memory");
+	for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top;
+	     i++) {
+		yaml_node_t *item = yaml_document_get_node(&y->doc, *i);
+		char name[64];
+		if (cli_yaml_scalar(y, item, what, name, sizeof(name)))
+			return -1;
+		if (!srv_name_ok(name))
+			return cli_yaml_fail(
+			    y, item, "%s: '%s' is no secret name ([a-z0-9][a-z0-9-_.]{0,62})", what,
+			    name);
+		if (json_array_append_new(f->fn->secrets, json_string(name)))
+			return cli_yaml_fail(y, item, "out of memory");
+	}
+	return 0;
+}
+
 /* parse NULL: ignored, with a warning saying why when why is set (build-time keys: silently) */
 static const struct {
 	const char *key;
@@ -218,10 +242,10 @@ static const struct {
     {"annotations", k_annotations, NULL},
     {"limits", k_limits, NULL},
     {"ember", k_ember, NULL},
-    {"secrets", NULL, "Ember has no secrets: the function will not find them"},
+    {"secrets", k_secrets, NULL},
     {"requests", NULL, "Ember reserves limits.memory for each virtine"},
     {"constraints", NULL, "Ember runs functions on one host"},
-    {"namespace", NULL, "Ember has no namespaces"},
+    {"namespace", NULL, "Ember's functions share one space of names"},
     {"fprocess", k_fprocess, NULL},
     {"readonly_root_filesystem", NULL, "a function cannot write its files in Ember anyway"},
     {"skip_build", NULL, NULL},

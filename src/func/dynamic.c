@@ -123,7 +123,8 @@ static int queue_needed(struct closure *c, const char *who, const uint8_t *buf, 
 
 /* The program's interpreter and every library it needs, found as the host's loader would find
  * them, each at its host path in a tree of its own, read-only: nothing else of the host's */
-static int closure(struct ember_function *fn, char *err, size_t errlen)
+static int closure(struct ember_function *fn, const struct ember_config *cfg, char *err,
+		   size_t errlen)
 {
 	struct closure *c = calloc(1, sizeof(*c));
 	struct bnd_builder *bb = bnd_builder_new();
@@ -180,6 +181,11 @@ static int closure(struct ember_function *fn, char *err, size_t errlen)
 		free(buf);
 		buf = NULL;
 	}
+	/* the function's secrets beside it, as with files */
+	if (func_secrets_add(bb, cfg, err, errlen)) {
+		rc = EMBER_ERR_CONFIG;
+		goto out;
+	}
 	fn->bundle = bnd_pack(bb, err, errlen);
 	bb = NULL;
 	rc = fn->bundle ? 0 : EMBER_ERR_NOMEM;
@@ -191,14 +197,15 @@ out:
 	return rc;
 }
 
-int func_dynamic(struct ember_function *fn, char *err, size_t errlen)
+int func_dynamic(struct ember_function *fn, const struct ember_config *cfg, char *err,
+		 size_t errlen)
 {
 	const char *interp = fn->img->elf.interp;
 	char why[EMBER_ERR_MAX - 64] = "";
 	int rc;
 	if (!interp[0])
 		return 0;
-	if (!fn->bundle && (rc = closure(fn, why, sizeof(why))))
+	if (!fn->bundle && (rc = closure(fn, cfg, why, sizeof(why))))
 		return snprintf(err, errlen, "a dynamic program: %s", why), rc;
 	uint32_t node;
 	const struct bnd *b = fn->bundle;

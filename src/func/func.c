@@ -50,16 +50,18 @@ static int bundle(struct ember_function *fn, const struct ember_config *cfg, cha
 	if (cfg->files && cfg->files_tar)
 		return BAD_CONFIG("give files or files_tar, not both");
 	if (!cfg->files && !cfg->files_tar && !cfg->runtime_files)
-		return 0;
+		return 0; /* the secrets alone come after a dynamic program's closure */
 	const char *paths[] = {cfg->runtime_files, cfg->files};
 	char why[EMBER_ERR_MAX] = "out of memory";
 	static const char *const from[] = {
 	    [BND_FROM_PACKED] = "packed", [BND_FROM_KEPT] = "kept", [BND_FROM_CHECKED] = "checked"};
-	struct bnd_how how;
+	struct bnd_how how = {BND_FROM_PACKED, ""};
 	uint64_t t0 = base_now_ns();
-	/* kept packed in the state folder: a load of the same tree reads it back (bnd_cache.c) */
-	fn->bundle = bnd_build(paths, 2, cfg->files_tar, cfg->files_tar_len, cfg->state_dir, &how,
-			       why, sizeof(why));
+	/* kept packed in the state folder: a load of the same tree reads it back (bnd_cache.c);
+	 * never with secrets, which are kept in memory only (and not in the cache's key) */
+	fn->bundle = cfg->nsecret_files ? func_secrets_build(paths, 2, cfg, why, sizeof(why))
+					: bnd_build(paths, 2, cfg->files_tar, cfg->files_tar_len,
+						    cfg->state_dir, &how, why, sizeof(why));
 	fn->parts.bundle_us = base_us_since(t0);
 	fn->parts.bundle_from = from[how.from];
 	snprintf(fn->damaged, sizeof(fn->damaged), "%s", how.damaged);
@@ -209,7 +211,8 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 	    asprintf(&fn->img_dir, "%s/images", cfg->state_dir) < 0)
 		fn->img_dir = NULL;
 	int rc = open_image(fn, cfg, err, errlen);
-	if (rc || (rc = func_dynamic(fn, err, errlen)))
+	if (rc || (rc = func_dynamic(fn, cfg, err, errlen)) ||
+	    (rc = func_secrets_only(fn, cfg, err, errlen)))
 		return rc;
 	const char *a0 = fn->argv[0] ? fn->argv[0] : cfg->image, *base = strrchr(a0, '/');
 	if (asprintf(&fn->exe_path, "%s%s", a0[0] == '/' ? "" : "/",
@@ -374,6 +377,7 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	info->sites_trap = info->rewritten_sites - info->sites_call;
 	info->image_bytes = fn->img->len;
 	info->mem_bytes = fn->vmcfg.mem_size;
+	info->cpus = (unsigned)fn->vmcfg.cpus;
 	info->snapshot = func_has_snapshot(fn);
 	info->init_us = fn->init_us;
 	info->init_exits = fn->init_exits;

@@ -208,7 +208,18 @@ void func_share_close(struct ember_function *fn);
 uint64_t func_file_id(const struct bnd *b, uint32_t node);
 /* dynamic.c: a dynamic program's interpreter read from its files into fn->interp, those files
  * made first, when it has none, of the host's ld.so and the libraries it needs; 0 or a kind */
-int func_dynamic(struct ember_function *fn, char *err, size_t errlen);
+int func_dynamic(struct ember_function *fn, const struct ember_config *cfg, char *err,
+		 size_t errlen);
+/* secrets.c: cfg's secret files added to bb (0, or -1 with err); a tree of paths, cfg's files_tar
+ * and its secrets, packed, never kept on disk (NULL with err); the secrets' tree alone when the
+ * function has no other files (0 or a kind) */
+struct bnd_builder;
+int func_secrets_add(struct bnd_builder *bb, const struct ember_config *cfg, char *err,
+		     size_t errlen);
+struct bnd *func_secrets_build(const char *const *paths, size_t npaths,
+			       const struct ember_config *cfg, char *err, size_t errlen);
+int func_secrets_only(struct ember_function *fn, const struct ember_config *cfg, char *err,
+		      size_t errlen);
 /* exec.c: what the processes of an invocation are made of (src/family/), and its cache freed */
 extern const struct fam_loader func_fam_loader;
 void func_exec_free(struct ember_function *fn);

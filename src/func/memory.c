@@ -5,6 +5,7 @@
 
 struct measure {
 	struct ember_memory *m;
+	struct vm_maps maps; /* the host's, read once for every virtine */
 	int rc;
 };
 
@@ -20,6 +21,10 @@ static int measure_one(struct virtine *v, void *ctx)
 	c->m->virtines++;
 	c->m->shared_bytes += shared;
 	c->m->private_bytes += priv;
+	struct vm_hold h;
+	vm_host_hold(v->vm, &c->maps, &h);
+	c->m->host_maps += h.maps;
+	c->m->host_fds += h.fds;
 	return 0;
 }
 
@@ -36,8 +41,11 @@ int ember_memory(struct ember_function *fn, struct ember_memory *m)
 		m->merged_pages = s.merged;
 		m->merge_ns = s.merge_ns;
 	}
-	struct measure c = {m, 0};
+	struct measure c = {m, {0}, 0};
+	if ((c.rc = vm_maps_read(&c.maps)))
+		return c.rc;
 	pool_visit(&fn->pool, measure_one, &c);
+	vm_maps_free(&c.maps);
 	return c.rc;
 }
 

@@ -95,5 +95,6 @@ struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, ch
 		*kind = vm_errno_kind(e, EMBER_ERR);
 		return NULL;
 	}
+	vm_drop_uffds(v->vm); /* a shell's, made for a cold start this is not */
 	return v;
 }

@@ -32,6 +32,8 @@ int mem_store_has(struct mem_store *st, const uint8_t *page, uint64_t *off);
 /* A page of the store equal to page, found or added: *off, held once more. */
 int mem_store_intern(struct mem_store *st, const uint8_t *page, uint64_t *off);
 void mem_store_release(struct mem_store *st, uint64_t off);
+/* the holders of the page at off now */
+uint32_t mem_store_refs(struct mem_store *st, uint64_t off);
 
 struct mem_store_stats {
 	uint64_t pages;		   /* distinct pages held */

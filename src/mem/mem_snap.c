@@ -2,6 +2,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "mem/mem.h"
@@ -32,6 +33,29 @@ static int scattered(struct mem_store *st, const struct snap *s)
 	return store > 2 * own + 16;
 }
 
+/* A machine maps the snapshot's image with one mapping (snap_image.c), which holds the
+ * function's pages once for its virtines but not for other functions: a run of at least
+ * OVERLAY_MIN pages that others hold in the store too (a table merged by madvise, the same
+ * runtime's pages) is mapped from the store over it instead, at the price of a mapping or two
+ * per virtine. Without memory for the marks, none is. */
+#define OVERLAY_MIN 16
+
+static void mark_overlay(struct mem_store *st, struct snap *s, const uint64_t *offs)
+{
+	if (!(s->overlay = calloc(s->npages, 1)))
+		return;
+	for (size_t i = 0, n; i < s->npages; i += n) {
+		for (n = 0; i + n < s->npages && mem_store_refs(st, offs[i + n]) > 1 &&
+			    (!n || (s->pages[i + n] == s->pages[i] + n * PAGE &&
+				    offs[i + n] == offs[i] + n * PAGE));
+		     n++)
+			;
+		if (n >= OVERLAY_MIN)
+			memset(s->overlay + i, 1, n);
+		n += !n;
+	}
+}
+
 int mem_snap_share(struct mem_store *st, struct snap *s, struct mem_refs *r)
 {
 	if (!s->npages || !s->data || s->store_fd || s->own_copy)
@@ -53,6 +77,7 @@ int mem_snap_share(struct mem_store *st, struct snap *s, struct mem_refs *r)
 			goto fail;
 		}
 	}
+	mark_overlay(st, s, offs);
 	uint8_t *view = snap_view(mem_store_fd(st), offs, s->npages);
 	if (!view) {
 		rc = -errno;

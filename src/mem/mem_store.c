@@ -252,6 +252,16 @@ out:
 	return rc;
 }
 
+uint32_t mem_store_refs(struct mem_store *st, uint64_t off)
+{
+	uint32_t i = (uint32_t)(off / PAGE), n = 0;
+	pthread_mutex_lock(&st->mu);
+	if (i < st->npages)
+		n = st->info[i].refs;
+	pthread_mutex_unlock(&st->mu);
+	return n;
+}
+
 void mem_store_release(struct mem_store *st, uint64_t off)
 {
 	uint32_t i = (uint32_t)(off / PAGE);

@@ -159,6 +159,23 @@ int auth_ok(const struct srv *s, struct MHD_Connection *conn)
 	return ok;
 }
 
+/* A browser holds the management credentials once someone used the console, and adds them to
+ * any request for this server, also one another site's page makes (a form that posts a
+ * deployment). Such a request that would change something is refused: a browser says where it
+ * comes from (Sec-Fetch-Site, else Origin), curl and faas-cli send neither. */
+int auth_cross_site(struct MHD_Connection *conn, const char *method)
+{
+	if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
+		return 0;
+	const char *site = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Sec-Fetch-Site");
+	if (site)
+		return strcmp(site, "same-origin") && strcmp(site, "none");
+	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+	const char *o = origin ? strstr(origin, "://") : NULL;
+	return origin && (!o || !host || strcmp(o + 3, host));
+}
+
 enum MHD_Result auth_deny(struct srv_req *r)
 {
 	static const char body[] = "{\"error\":\"authentication required\"}\n";

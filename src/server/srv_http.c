@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "server/srv_impl.h"
+#include "server/srv_secrets.h"
 
 /* A connection's memory: its read buffer and the request's headers, which libmicrohttpd zeroes
  * for every request on it (32 KiB by default, 2 % of a warm request's CPU time at saturation).
@@ -22,9 +23,10 @@
  * end (the client may then see the connection reset before the 413) */
 #define CHUNKED_DRAIN_MAX (64ULL << 20)
 
-/* Who may call a route: everything under /system/ needs the management credentials (when
- * authentication is on); a route with a function's name and a rest (its invocations) needs them
- * when that function's deployment asks (ember.auth); the rest is open (health, metrics). */
+/* Who may call a route: everything under /system/ and the console (/ui) needs the management
+ * credentials (when authentication is on); a route with a function's name and a rest (its
+ * invocations) needs them when that function's deployment asks (ember.auth); the rest is open
+ * (health, metrics). */
 static const struct srv_route routes[] = {
     {"GET", "/healthz", ROUTE_EXACT, BODY_REQUEST, h_healthz},
     {"GET", "/readyz", ROUTE_EXACT, BODY_REQUEST, h_readyz},
@@ -35,19 +37,29 @@ static const struct srv_route routes[] = {
     {"POST", "/system/functions", ROUTE_EXACT, BODY_IMAGE, h_deploy},
     {"PUT", "/system/functions", ROUTE_EXACT, BODY_IMAGE, h_update},
     {"DELETE", "/system/functions", ROUTE_EXACT, BODY_REQUEST, h_delete},
+    {"GET", "/system/function/*/history", ROUTE_NAME, BODY_REQUEST, h_history},
     {"GET", "/system/function/", ROUTE_NAME, BODY_REQUEST, h_get},
     {"GET", "/system/logs", ROUTE_EXACT, BODY_REQUEST, h_logs},
     {"GET", "/system/images", ROUTE_EXACT, BODY_REQUEST, h_image_list},
     {"PUT", "/system/images/", ROUTE_NAME, BODY_IMAGE, h_image_put},
     {"DELETE", "/system/images/", ROUTE_NAME, BODY_REQUEST, h_image_delete},
+    {"GET", "/system/secrets", ROUTE_EXACT, BODY_REQUEST, h_secret_list},
+    {"POST", "/system/secrets", ROUTE_EXACT, BODY_REQUEST, h_secret_create},
+    {"PUT", "/system/secrets", ROUTE_EXACT, BODY_REQUEST, h_secret_update},
+    {"DELETE", "/system/secrets", ROUTE_EXACT, BODY_REQUEST, h_secret_delete},
+    {"GET", "/system/namespaces", ROUTE_EXACT, BODY_REQUEST, h_namespaces},
     {NULL, "/function/", ROUTE_NAME_REST, BODY_REQUEST, h_invoke},
     {"POST", "/async-function/", ROUTE_NAME_REST, BODY_REQUEST, h_async},
+    {"GET", "/ui", ROUTE_EXACT, BODY_REQUEST, h_console},
+    {"GET", "/ui/", ROUTE_NAME, BODY_REQUEST, h_console},
 };
 
 /* 0: another path; 1: this path, name set; -1: this path with a bad name */
 static int path_match(const struct srv_route *rt, const char *url, char *name)
 {
-	size_t n = strlen(rt->path);
+	/* a '*' in a ROUTE_NAME path stands for the name, followed by the rest of the path */
+	const char *star = strchr(rt->path, '*');
+	size_t n = star ? (size_t)(star - rt->path) : strlen(rt->path);
 	if (rt->match == ROUTE_EXACT)
 		return !strcmp(url, rt->path) ||
 		       (!strncmp(url, rt->path, n) && url[n] == '/' && !url[n + 1]);
@@ -55,7 +67,9 @@ static int path_match(const struct srv_route *rt, const char *url, char *name)
 		return 0;
 	const char *p = url + n, *slash = strchr(p, '/');
 	size_t len = slash ? (size_t)(slash - p) : strlen(p);
-	if ((slash && rt->match == ROUTE_NAME) || len == 0 || len >= SRV_NAME_MAX)
+	if (star && (!slash || strcmp(slash, star + 1)))
+		return 0; /* another path: the route without the rest judges it */
+	if ((slash && rt->match == ROUTE_NAME && !star) || len == 0 || len >= SRV_NAME_MAX)
 		return -1;
 	memcpy(name, p, len);
 	name[len] = 0;
@@ -103,7 +117,7 @@ static int needs_auth(struct srv *s, const struct srv_req *r)
 {
 	if (!s->auth)
 		return 0;
-	if (!strncmp(r->route->path, "/system/", 8))
+	if (!strncmp(r->route->path, "/system/", 8) || !strncmp(r->route->path, "/ui", 3))
 		return 1;
 	/* no deployment asks for it (the common case): no lookup, no lock */
 	if (r->route->match != ROUTE_NAME_REST || !atomic_load(&s->auth_fns))
@@ -153,6 +167,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			r->authed = auth_ok(s, conn);
 			if (!r->authed)
 				*e = (struct srv_early){401, "authentication required"};
+			else if (auth_cross_site(conn, method))
+				*e = (struct srv_early){403,
+							"refused: another site's page sent this "
+							"request with the credentials the browser "
+							"holds"};
 		}
 		const char *cl =
 		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");

@@ -48,7 +48,8 @@ struct srv_spec {
 	size_t code_len;
 	uint8_t *files; /* the function's files: a tar or zip archive, decoded from doc's base64 */
 	size_t files_len;
-	char **envp; /* "K=V", NULL-terminated */
+	char files_sha256[65]; /* their digest, in hex (the console shows it) */
+	char **envp;	       /* "K=V", NULL-terminated */
 	const char *content_type;
 	uint64_t mem_bytes; /* 0: Ember's default */
 	double timeout_s;   /* 0: Ember's default */
@@ -76,6 +77,9 @@ void srv_rfc3339(char *buf, size_t len);
 void srv_call_id(char *buf, size_t len);		       /* a random UUID */
 void srv_fixed(char *buf, size_t len, double v, int decimals); /* "%.*f" of v >= 0 */
 void srv_copy(char *dst, size_t len, const char *src);	       /* bounded, terminated */
+/* base64 of n bytes (a multiple of 4, padded) decoded into a new buffer *out of *len bytes: 0,
+ * -1 when it is not base64, -2 when out of memory */
+int srv_base64(const char *b64, size_t n, uint8_t **out, size_t *len);
 
 /* One loaded version of a function. refs: the table's own plus one per invocation using it. */
 struct srv_inst {
@@ -152,6 +156,7 @@ struct srv {
 	atomic_ulong conns_cut; /* connections shut for reading too slowly */
 	char secrets[SRV_PATH_MAX];
 	char auth_user[256], auth_pass[256];
+	struct srv_cluster *cluster; /* srv_cluster.c: NULL without --cluster */
 };
 
 /* srv_auth.c: HTTP basic authentication */
@@ -159,6 +164,8 @@ struct srv_req;
 int auth_init(struct srv *s, char *err, size_t errlen); /* reads or generates the credentials */
 int auth_ok(const struct srv *s, struct MHD_Connection *conn);
 enum MHD_Result auth_deny(struct srv_req *r); /* 401 with WWW-Authenticate */
+/* 1: a browser sent this request (not GET or HEAD) for another site's page */
+int auth_cross_site(struct MHD_Connection *conn, const char *method);
 /* refuses an address other than loopback when authentication is off and not --insecure */
 struct sockaddr;
 int auth_listen_ok(const struct srv *s, const struct sockaddr *sa, char *err, size_t errlen);
@@ -276,7 +283,7 @@ struct srv_req;
 typedef enum MHD_Result (*srv_handler)(struct srv *s, struct srv_req *r);
 struct srv_route {
 	const char *method; /* NULL: any */
-	const char *path;   /* exact, or the part before the name */
+	const char *path;   /* exact, or the part before the name ('*' the name, then the rest) */
 	int match;	    /* ROUTE_EXACT, ROUTE_NAME or ROUTE_NAME_REST */
 	int body;	    /* BODY_REQUEST or BODY_IMAGE: which limit applies */
 	srv_handler fn;
@@ -372,6 +379,8 @@ enum MHD_Result h_image_list(struct srv *s, struct srv_req *r);
 enum MHD_Result h_invoke(struct srv *s, struct srv_req *r);
 enum MHD_Result h_logs(struct srv *s, struct srv_req *r);
 enum MHD_Result h_async(struct srv *s, struct srv_req *r);
+enum MHD_Result h_history(struct srv *s, struct srv_req *r); /* srv_history_route.c */
+enum MHD_Result h_console(struct srv *s, struct srv_req *r); /* srv_console.c: GET /ui/ */
 
 /* srv_logs.c: one function's stderr, a ring bounded in bytes and in lines */
 struct srv_logs;

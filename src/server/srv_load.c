@@ -6,6 +6,7 @@
 
 #include "image/img.h"
 #include "server/srv_impl.h"
+#include "server/srv_secrets.h"
 
 #define DEFAULT_POOL	     2
 #define POOL_FOR_CONCURRENCY 8
@@ -134,10 +135,16 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	/* snapshots persist beside the deployments: after a restart, or an unload for keep-alive,
 	 * the next request starts cold from disk instead of running init again */
 	cfg.state_dir = s->state;
+	struct srv_secret_set *sec; /* read now: a secret updated since is seen */
+	int rc = secrets_load(s, sp, &sec, err, errlen);
+	if (rc)
+		return rc;
+	cfg.secret_files = sec ? sec->files : NULL;
+	cfg.nsecret_files = sec ? sec->n : 0;
 	struct srv_inst *in = calloc(1, sizeof(*in));
-	if (!in)
-		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
-	int rc = ember_load(&cfg, &in->fn, err, errlen);
+	rc = in ? ember_load(&cfg, &in->fn, err, errlen)
+		: (snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM);
+	secrets_free(sec); /* the function holds its own copy */
 	if (rc) {
 		add_hint(rc, err, errlen);
 		free(in);

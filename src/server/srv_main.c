@@ -8,6 +8,8 @@
 
 #include "image/img.h"
 #include "server/srv_async.h"
+#include "server/srv_cluster.h"
+#include "server/srv_secrets.h"
 #include "vm/vm.h"
 
 #define DEFAULT_MAX_BODY   (6ULL << 20)
@@ -121,7 +123,7 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 	base_cond_init(&s->reaper_cv);
 	s->started = srv_now();
 	if (set_options(s, opt, err, errlen) || store_init(s, err, errlen) ||
-	    store_seed(s, err, errlen) || auth_init(s, err, errlen))
+	    secrets_init(s, err, errlen) || store_seed(s, err, errlen) || auth_init(s, err, errlen))
 		goto fail;
 	cpu_start(s);
 	s->budget =
@@ -142,6 +144,10 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 		goto fail;
 	}
 	s->reaper_started = 1;
+	if (cluster_start(s, err, errlen)) {
+		srv_shutdown(s);
+		return -1;
+	}
 	if (conn_watch_start(s)) {
 		srv_shutdown(s);
 		return snprintf(err, errlen, "cannot start a thread"), -1;
@@ -185,6 +191,7 @@ unsigned srv_shutdown(struct srv *s)
 	left += async_wait(s, &ts); /* the async calls running finish, callbacks included */
 	if (s->reaper_started)
 		pthread_join(s->reaper, NULL);
+	cluster_stop(s);
 	conn_watch_stop(s);
 	if (left)
 		return left; /* their threads still use everything: the process exits instead */

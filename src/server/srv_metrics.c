@@ -21,8 +21,10 @@ void metrics_free(struct srv_metrics *m)
 	if (!m)
 		return;
 	pthread_mutex_destroy(&m->mu);
-	for (size_t i = 0; i < m->n; i++)
+	for (size_t i = 0; i < m->n; i++) {
+		hist_destroy(&m->v[i]->hist);
 		free(m->v[i]);
+	}
 	free(m->v);
 	free(m);
 }
@@ -58,6 +60,7 @@ struct srv_fn_metrics *metrics_fn(struct srv_metrics *m, const char *name)
 	}
 	if ((f = calloc(1, sizeof(*f)))) {
 		snprintf(f->name, sizeof(f->name), "%s", name);
+		hist_init(&f->hist);
 		m->v[m->n++] = f;
 	}
 out:
@@ -153,6 +156,7 @@ void metrics_invocation(struct srv_metrics *m, struct srv_fn_metrics *f, unsigne
 			unsigned st = (unsigned)res->start < NSTART ? res->start : EMBER_START_INIT;
 			atomic_fetch_add_explicit(&f->starts[st], 1, memory_order_relaxed);
 		}
+		hist_record(&f->hist, hist_now(), code, seconds, res);
 	}
 	if (res && init_s >= 0)
 		observe(&m->init, metrics_secs_le, init_s, SECS_SCALE);

@@ -3,6 +3,7 @@
 #ifndef EMBER_SRV_METRICS_H
 #define EMBER_SRV_METRICS_H
 
+#include "server/srv_history.h"
 #include "server/srv_impl.h"
 
 #define NB     11  /* finite buckets per histogram */
@@ -26,6 +27,7 @@ struct srv_fn_metrics {
 	} codes[NCODES];
 	struct hist secs, exits;
 	atomic_uint_fast64_t started, starts[NSTART];
+	struct srv_history hist; /* its last minutes, second by second (the console's charts) */
 };
 
 /* one series of the gateway's http_requests_total / http_request_duration_seconds: set before

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "server/srv_async.h"
+#include "server/srv_cluster.h"
 #include "server/srv_metrics.h"
 
 static void memory_rows(FILE *f, struct srv *s);
@@ -332,6 +333,7 @@ char *metrics_render(struct srv *s, size_t *len)
 	rows(f, costly, sizeof(costly) / sizeof(costly[0]));
 	budget_metrics(f, s);
 	async_metrics(f, s);
+	cluster_metrics(f, s);
 	const struct row tail[] = {
 	    {"ember_http_connections_cut_total", "counter",
 	     "Connections shut because a request was not read within readTimeout, or none started "

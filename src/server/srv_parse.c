@@ -1,6 +1,7 @@
-/* Small parsers and clocks for the server: sizes, durations, timestamps, call ids. */
+/* Small parsers and clocks for the server: sizes, durations, timestamps, call ids, base64. */
 #include <errno.h>
 #include <math.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,4 +120,22 @@ void srv_copy(char *dst, size_t len, const char *src)
 	size_t n = strnlen(src, len - 1);
 	memcpy(dst, src, n);
 	dst[n] = 0;
+}
+
+int srv_base64(const char *b64, size_t n, uint8_t **out, size_t *len)
+{
+	*out = NULL;
+	if (!n || n % 4 || n > INT32_MAX)
+		return -1;
+	if (!(*out = malloc(n / 4 * 3)))
+		return -2;
+	int got = EVP_DecodeBlock(*out, (const unsigned char *)b64, (int)n);
+	if (got < 0) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	/* EVP_DecodeBlock counts the padding's bytes as data */
+	*len = (size_t)got - (b64[n - 1] == '=') - (b64[n - 2] == '=');
+	return 0;
 }

@@ -17,6 +17,9 @@ struct srv_options {
 	const char *state_dir; /* deployed functions and uploaded images; NULL = ./var */
 	const char *seed_dir;  /* another node's state folder: the deployments and images state_dir
 				  lacks are copied from it at start (srv_seed.c); NULL = none */
+	const char *cluster;   /* "etcd://HOST:PORT[,...]": deployments kept in etcd, this node
+				  converging to them (srv_cluster.c); NULL = none */
+	const char *store_dir; /* with cluster: the shared store of images and files bundles */
 	const char *backend;   /* kvm, ptrace or auto; NULL = kvm */
 	const char *sharing;   /* a deployment's default ember.sharing: upm, off, ksm; NULL = upm */
 	const char

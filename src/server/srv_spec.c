@@ -1,13 +1,15 @@
 /* Deployments: validating the JSON a client sends (or the state dir holds) into a srv_spec. */
-#include <openssl/evp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "ember/abi.h"
 #include "image/img.h"
 #include "server/srv_impl.h"
+#include "server/srv_secrets.h"
 
 #define DEFAULT_TIMEOUT	   10.0
 #define DEFAULT_KEEP_ALIVE 600.0 /* ten minutes */
@@ -197,15 +199,18 @@ static int files(const json_t *in, struct srv_spec *sp, char *err, size_t errlen
 		return 0;
 	size_t n = json_is_string(f) ? json_string_length(f) : 0;
 	const char *b64 = json_string_value(f);
-	if (!n || n % 4 || n > INT32_MAX)
-		return snprintf(err, errlen, "files must be a tar or zip archive in base64"), -1;
-	if (!(sp->files = malloc(n / 4 * 3)))
+	int rc = srv_base64(b64, n, &sp->files, &sp->files_len);
+	if (rc)
+		return snprintf(err, errlen, "%s",
+				rc == -2 ? "out of memory"
+					 : "files must be a tar or zip archive in base64"),
+		       -1;
+	unsigned char md[32];
+	unsigned mdlen = 0;
+	if (!EVP_Digest(sp->files, sp->files_len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
 		return snprintf(err, errlen, "out of memory"), -1;
-	int len = EVP_DecodeBlock(sp->files, (const unsigned char *)b64, (int)n);
-	if (len < 0)
-		return snprintf(err, errlen, "files must be a tar or zip archive in base64"), -1;
-	/* EVP_DecodeBlock counts the padding's bytes as data */
-	sp->files_len = (size_t)len - (b64[n - 1] == '=') - (b64[n - 2] == '=');
+	for (unsigned i = 0; i < mdlen; i++)
+		snprintf(sp->files_sha256 + 2 * i, 3, "%02x", md[i]);
 	return json_object_set_new(sp->doc, "files", json_stringn(b64, n));
 }
 
@@ -363,7 +368,7 @@ int spec_parse(const json_t *in, const char *created, struct srv_spec **out, cha
 	    string_map(in, "labels", sp->doc, err, errlen) ||
 	    string_map(in, "annotations", sp->doc, err, errlen) || limits(in, sp, err, errlen) ||
 	    files(in, sp, err, errlen) || ember_fields(in, sp, err, errlen) ||
-	    build_env(sp, err, errlen))
+	    secrets_spec(in, sp, err, errlen) || build_env(sp, err, errlen))
 		goto fail;
 	json_t *code = json_object_get(sp->doc, "code");
 	sp->code = json_string_value(code);

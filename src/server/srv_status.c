@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_cluster.h"
 
 #define EVICT_BATCH 16
 
@@ -18,7 +18,8 @@ static json_t *status_locked(struct srv_entry *e)
 	json_object_del(j, "code");
 	if (e->spec->files)
 		json_object_set_new(j, "files",
-				    json_pack("{s:I}", "bytes", (json_int_t)e->spec->files_len));
+				    json_pack("{s:I,s:s}", "bytes", (json_int_t)e->spec->files_len,
+					      "sha256", e->spec->files_sha256));
 	json_object_del(j, "service");
 	json_object_set_new(j, "name", json_string(e->spec->name));
 	struct ember_info info = {0};
@@ -55,14 +56,15 @@ static json_t *status_locked(struct srv_entry *e)
 		json_object_set_new(em, "costly", json_boolean(atomic_load(&e->inst->costly)));
 		struct ember_memory m;
 		if (!ember_memory(e->inst->fn, &m))
-			json_object_set_new(em, "memory",
-					    json_pack("{s:s,s:s?,s:I,s:i,s:I,s:I,s:I}", "sharing",
-						      m.sharing, "domain", m.domain,
-						      "snapshotBytes", (json_int_t)m.snapshot_bytes,
-						      "virtines", (int)m.virtines, "sharedBytes",
-						      (json_int_t)m.shared_bytes, "privateBytes",
-						      (json_int_t)m.private_bytes, "domainBytes",
-						      (json_int_t)m.domain_bytes));
+			json_object_set_new(
+			    em, "memory",
+			    json_pack("{s:s,s:s?,s:I,s:i,s:I,s:I,s:I,s:I,s:I}", "sharing",
+				      m.sharing, "domain", m.domain, "snapshotBytes",
+				      (json_int_t)m.snapshot_bytes, "virtines", (int)m.virtines,
+				      "sharedBytes", (json_int_t)m.shared_bytes, "privateBytes",
+				      (json_int_t)m.private_bytes, "domainBytes",
+				      (json_int_t)m.domain_bytes, "hostMaps",
+				      (json_int_t)m.host_maps, "hostFds", (json_int_t)m.host_fds));
 		json_object_set_new(
 		    em, "pool",
 		    json_pack("{s:i,s:i,s:i,s:i,s:i,s:I,s:I,s:I}", "ready", (int)info.ready,
@@ -80,6 +82,8 @@ json_t *reg_status(struct srv *s, const char *name)
 	struct srv_entry *e = reg_find(s, name, NULL);
 	json_t *j = e ? status_locked(e) : NULL;
 	pthread_mutex_unlock(&s->mu);
+	if (j)
+		cluster_annotate(s, j);
 	return j;
 }
 
@@ -90,6 +94,9 @@ json_t *reg_list(struct srv *s)
 	for (size_t i = 0; a && i < s->nfns; i++)
 		json_array_append_new(a, status_locked(s->fns[i]));
 	pthread_mutex_unlock(&s->mu);
+	size_t i;
+	json_t *st;
+	json_array_foreach(a, i, st) cluster_annotate(s, st);
 	return a;
 }
 

@@ -56,7 +56,7 @@ static int sweep(const struct srv *s, const char *dir)
 
 int store_init(struct srv *s, char *err, size_t errlen)
 {
-	static const char *const dirs[] = {"functions", "images", "async"};
+	static const char *const dirs[] = {"functions", "images", "async", "function-secrets"};
 	char path[SRV_PATH_MAX];
 	int swept = 0;
 	if (mkdir_p(s->opt.state_dir) || !realpath(s->opt.state_dir, s->state))

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_cluster.h"
 
 enum MHD_Result h_healthz(struct srv *s, struct srv_req *r)
 {
@@ -20,7 +20,7 @@ enum MHD_Result h_readyz(struct srv *s, struct srv_req *r)
 	pthread_mutex_unlock(&s->mu);
 	if (stopping)
 		return srv_reply_error(r, 503, "shutting down");
-	if (!atomic_load(&s->ready))
+	if (!atomic_load(&s->ready) || !cluster_synced(s))
 		return srv_reply_error(r, 503, "loading the deployed functions");
 	return srv_reply(r, 200, "text/plain; charset=utf-8", "OK\n", 3, 0, NULL, 0);
 }
@@ -37,6 +37,8 @@ enum MHD_Result h_info(struct srv *s, struct srv_req *r)
 			      "stateDir", s->state, "maxBodyBytes", (json_int_t)s->opt.max_body,
 			      "maxImageBytes", (json_int_t)s->opt.max_image, "functions",
 			      (json_int_t)g.functions, "uptimeSeconds", srv_now() - s->started);
+	if (s->cluster)
+		json_object_set_new(json_object_get(j, "ember"), "cluster", cluster_info(s));
 	return srv_reply_json(r, 200, j);
 }
 
@@ -78,50 +80,64 @@ static int save(struct srv *s, struct srv_spec *sp, const char *pin, char *err, 
 	return rc;
 }
 
-/* POST (update = 0) and PUT (update = 1) /system/functions, with s->admin held */
-static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const json_t *in, int update)
-{
+/* how a deployment is applied: created (POST), updated (PUT), or either (the cluster's watcher) */
+enum { APPLY_CREATE, APPLY_UPDATE, APPLY_EITHER };
+/* why it was not: an HTTP status (400, 404, 409, 500) or a kind of load failure */
+struct apply_fail {
+	unsigned status;
+	int kind;
 	char err[SRV_ERR_MAX];
+};
+
+/* a deployment made or replaced, with s->admin held: 0, or -1 and f (created: the createdAt of
+ * APPLY_EITHER's deployment) */
+static int apply_locked(struct srv *s, const json_t *in, int mode, const char *created,
+			struct apply_fail *f, char *name_out)
+{
+	char *err = f->err;
+	size_t errlen = sizeof(f->err);
 	const char *svc = json_string_value(json_object_get(in, "service"));
 	struct srv_spec *old = svc ? reg_spec(s, svc) : NULL, *sp;
-	const char *created =
-	    old ? json_string_value(json_object_get(old->doc, "createdAt")) : NULL;
-	int rc = spec_parse(in, update ? created : NULL, &sp, err, sizeof(err));
+	if (mode == APPLY_UPDATE)
+		created = old ? json_string_value(json_object_get(old->doc, "createdAt")) : NULL;
+	int rc = spec_parse(in, created, &sp, err, errlen);
+	int update = old != NULL;
 	char old_pin[sizeof(sp->pin)] = "";
 	if (old)
 		snprintf(old_pin, sizeof(old_pin), "%s", old->pin);
 	spec_put(old);
 	if (rc)
-		return srv_reply_error(r, 400, "%s", err);
-	if (old && !update) {
+		return f->status = 400, -1;
+	if (old && mode == APPLY_CREATE) {
 		spec_put(sp);
-		return srv_reply_error(r, 409,
-				       "function '%s' is already deployed (PUT /system/functions "
-				       "updates it)",
-				       svc);
+		snprintf(err, errlen,
+			 "function '%s' is already deployed (PUT /system/functions updates it)",
+			 svc);
+		return f->status = 409, -1;
 	}
-	if (!old && update) {
+	if (!old && mode == APPLY_UPDATE) {
 		spec_put(sp);
-		return srv_reply_error(r, 404, "function '%s' not found", svc);
+		snprintf(err, errlen, "function '%s' not found", svc);
+		return f->status = 404, -1;
 	}
 	struct srv_inst *inst;
 	char pin[SRV_PATH_MAX] = "";
-	if (sp->image[0] && (rc = pin_link(s, sp->image, pin, sizeof(pin), err, sizeof(err)))) {
+	if (sp->image[0] && (rc = pin_link(s, sp->image, pin, sizeof(pin), err, errlen))) {
 		spec_put(sp);
-		return srv_reply_load_error(r, rc, err);
+		return f->kind = rc, -1;
 	}
-	rc = load_spec(s, sp, pin[0] ? pin : NULL, &inst, err, sizeof(err));
+	rc = load_spec(s, sp, pin[0] ? pin : NULL, &inst, err, errlen);
 	if (rc) {
 		if (pin[0])
 			unlink(pin);
 		spec_put(sp);
-		return srv_reply_load_error(r, rc, err);
+		return f->kind = rc, -1;
 	}
-	if ((rc = save(s, sp, pin, err, sizeof(err)))) {
+	if ((rc = save(s, sp, pin, err, errlen))) {
 		spec_put(sp);
 		inst->retired = 1; /* never deployed */
 		inst_unload(inst);
-		return srv_reply_load_error(r, rc, err);
+		return f->kind = rc, -1;
 	}
 	char name[SRV_NAME_MAX], new_pin[sizeof(sp->pin)];
 	strcpy(name, sp->name);
@@ -131,16 +147,30 @@ static enum MHD_Result deploy_locked(struct srv *s, struct srv_req *r, const jso
 		store_remove(s, "functions", name, ".json");
 		pin_remove(s, new_pin);
 	}
-	if (rc == REG_NOMEM)
-		return srv_reply_error(r, 500, "out of memory");
-	if (rc)
-		return srv_reply_error(r, 500, "function '%s' changed meanwhile", name);
+	if (rc) {
+		snprintf(err, errlen,
+			 rc == REG_NOMEM ? "out of memory" : "function '%s' changed meanwhile",
+			 name);
+		return f->status = 500, -1;
+	}
 	/* no load of the old version starts from now on (one already started fails and retries) */
 	if (strcmp(old_pin, new_pin))
 		pin_remove(s, old_pin);
 	srv_log(s, "info", "%s %s", update ? "updated" : "deployed", name);
-	json_t *st = reg_status(s, name);
-	return st ? srv_reply_json(r, 202, st) : srv_reply_error(r, 500, "deleted meanwhile");
+	strcpy(name_out, name);
+	return 0;
+}
+
+int sys_apply(struct srv *s, const json_t *in, const char *created, char *err, size_t errlen)
+{
+	struct apply_fail f = {0};
+	char name[SRV_NAME_MAX];
+	pthread_mutex_lock(&s->admin);
+	int rc = apply_locked(s, in, APPLY_EITHER, created, &f, name);
+	pthread_mutex_unlock(&s->admin);
+	if (rc)
+		snprintf(err, errlen, "%s", f.err);
+	return rc;
 }
 
 static enum MHD_Result deploy(struct srv *s, struct srv_req *r, int update)
@@ -149,11 +179,23 @@ static enum MHD_Result deploy(struct srv *s, struct srv_req *r, int update)
 	json_t *in = srv_body_json(r, &ret);
 	if (!in)
 		return ret;
+	if (s->cluster) { /* etcd holds the deployments: this node converges like the others */
+		ret = cluster_deploy(s, r, in, update);
+		json_decref(in);
+		return ret;
+	}
+	struct apply_fail f = {0};
+	char name[SRV_NAME_MAX];
 	pthread_mutex_lock(&s->admin);
-	ret = deploy_locked(s, r, in, update);
+	int rc = apply_locked(s, in, update ? APPLY_UPDATE : APPLY_CREATE, NULL, &f, name);
 	pthread_mutex_unlock(&s->admin);
 	json_decref(in);
-	return ret;
+	if (rc && f.kind)
+		return srv_reply_load_error(r, f.kind, f.err);
+	if (rc)
+		return srv_reply_error(r, f.status, "%s", f.err);
+	json_t *st = reg_status(s, name);
+	return st ? srv_reply_json(r, 202, st) : srv_reply_error(r, 500, "deleted meanwhile");
 }
 
 enum MHD_Result h_deploy(struct srv *s, struct srv_req *r)
@@ -164,6 +206,22 @@ enum MHD_Result h_deploy(struct srv *s, struct srv_req *r)
 enum MHD_Result h_update(struct srv *s, struct srv_req *r)
 {
 	return deploy(s, r, 1);
+}
+
+int sys_remove(struct srv *s, const char *name)
+{
+	pthread_mutex_lock(&s->admin);
+	struct srv_spec *sp = reg_spec(s, name);
+	int rc = reg_remove(s, name);
+	if (rc == REG_OK && store_remove(s, "functions", name, ".json"))
+		srv_log(s, "error", "cannot remove functions/%s.json", name);
+	if (rc == REG_OK && sp) /* after the JSON: a crash between leaves a pin swept at start */
+		pin_remove(s, sp->pin);
+	spec_put(sp);
+	pthread_mutex_unlock(&s->admin);
+	if (rc == REG_OK)
+		srv_log(s, "info", "deleted %s", name);
+	return rc;
 }
 
 enum MHD_Result h_delete(struct srv *s, struct srv_req *r)
@@ -180,17 +238,10 @@ enum MHD_Result h_delete(struct srv *s, struct srv_req *r)
 	}
 	strcpy(name, fn);
 	json_decref(in);
-	pthread_mutex_lock(&s->admin);
-	struct srv_spec *sp = reg_spec(s, name);
-	int rc = reg_remove(s, name);
-	if (rc == REG_OK && store_remove(s, "functions", name, ".json"))
-		srv_log(s, "error", "cannot remove functions/%s.json", name);
-	if (rc == REG_OK && sp) /* after the JSON: a crash between leaves a pin swept at start */
-		pin_remove(s, sp->pin);
-	spec_put(sp);
-	pthread_mutex_unlock(&s->admin);
+	if (s->cluster)
+		return cluster_delete(s, r, name);
+	int rc = sys_remove(s, name);
 	if (rc)
 		return srv_reply_error(r, 404, "function '%s' not found", name);
-	srv_log(s, "info", "deleted %s", name);
 	return srv_reply_json(r, 202, json_pack("{s:s}", "deleted", name));
 }

@@ -139,6 +139,7 @@ void snap_free(struct snap *s)
 	sys_saved_free(&s->sys);
 	free(s->hashes);
 	free(s->pages);
+	snap_image_free(s);
 	snap_data_free(s);
 	memset(s, 0, sizeof(*s));
 }
@@ -167,10 +168,10 @@ int snap_set_cpu(const struct snap *s, struct vm *vm)
 
 int snap_restore(const struct snap *s, struct vm *vm, struct sys_state *st, enum snap_share m)
 {
-	int rc;
+	int rc, image = m == SNAP_SHARE_UPM && !snap_image_map(s, vm);
 	for (size_t i = 0; i < s->sys.nvma; i++) {
 		const struct sys_vma *v = &s->sys.vmas[i];
-		if ((rc = snap_put_memory(s, vm, v->start, v->end, m)) ||
+		if ((!image && (rc = snap_put_memory(s, vm, v->start, v->end, m))) ||
 		    (rc = vm_protect(vm, v->start, v->end - v->start, v->prot)))
 			return rc;
 	}

@@ -27,6 +27,11 @@ struct snap {
 	int sealed, memfd, store_fd;
 	int own_copy; /* kept out of the page store, which would scatter its runs (mem_snap.c) */
 	uint64_t *offs;
+	/* snap_image.c: its pages at their guest addresses in one sealed memfd (KVM, upm) */
+	int has_image, image_fd;
+	/* per page, 1: left out of the image, mapped from the page store over it (a long run of
+	 * pages other holders share, mem_snap.c); NULL: none */
+	uint8_t *overlay;
 };
 
 /* How a machine holds the snapshot's memory (snap_mem.c). */
@@ -48,6 +53,13 @@ void snap_data_free(struct snap *s);
 /* The machine s was captured from, its memory still equal to s, made to hold it in mode m
  * (upm: its own copies of the snapshot's pages given up for the shared one). */
 int snap_adopt(const struct snap *s, struct vm *vm, enum snap_share m);
+/* The image of s (snap_image.c): its pages, and the host's own structures of vm (the machine it
+ * was captured from), at their guest addresses below user_top in one sealed memfd, which
+ * snap_image_map maps over a machine's memory with one copy-on-write mapping (the overlay runs
+ * from the page store over it). KVM only; without an image a machine maps s run by run. */
+int snap_image_build(struct snap *s, struct vm *vm);
+int snap_image_map(const struct snap *s, struct vm *vm);
+void snap_image_free(struct snap *s);
 /* The snapshot's pages in [start, end) into a clean machine, in mode m. */
 int snap_put_memory(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end,
 		    enum snap_share m);

@@ -137,6 +137,14 @@ int snap_adopt(const struct snap *s, struct vm *vm, enum snap_share m)
 {
 	if (m != SNAP_SHARE_UPM || !s->sealed)
 		return 0;
+	if (s->has_image) {
+		int rc = snap_image_map(s, vm);
+		if (rc != -EOPNOTSUPP) {
+			if (!rc)
+				vm_forget_written(vm);
+			return rc;
+		}
+	}
 	for (size_t i = 0; i < s->npages;) {
 		size_t n = run_at(s, i, UINT64_MAX);
 		int rc = vm_map_cow(vm, s->pages[i], n * PAGE, s->memfd, off_of(s, i));

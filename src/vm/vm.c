@@ -107,6 +107,7 @@ int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t er
 	}
 	vm->mem_size = cfg->mem_size;
 	vm->host_uffd = -1;
+	vm->image_fd = -1;
 	vm->user_top = cfg->mem_size - vm_x86_pt_bytes(cfg->mem_size);
 	vm->memfd = memfd_create("ember-guest", MFD_CLOEXEC);
 	int rc = VM_ERR;
@@ -389,6 +390,8 @@ static int discard_piece(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void 
 	static const uint8_t zero[EMBER_PAGE_SIZE];
 	(void)ctx;
 	if (!cow) {
+		if (vm->memfd < 0) /* the page tables alone (vm_map_image), never given back */
+			return -EINVAL;
 		if (fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo,
 			      (off_t)(hi - lo)) < 0)
 			return -errno;
@@ -397,6 +400,8 @@ static int discard_piece(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void 
 		vm_mark_hole(vm, lo, hi);
 		return 0;
 	}
+	if (vm_image_piece(vm, lo))
+		return vm_image_discard(vm, lo, hi);
 	for (uint64_t a = lo; a < hi; a += EMBER_PAGE_SIZE)
 		if (memcmp(vm->mem + a, zero, EMBER_PAGE_SIZE))
 			memset(vm->mem + a, 0, EMBER_PAGE_SIZE);
@@ -503,6 +508,15 @@ int vm_get_uffds(struct vm *vm, struct vm_uffds *u, char *err, size_t errlen)
 		u->off[u->n++] = 0; /* the stub maps guest memory at the guest's own addresses */
 	}
 	return 0;
+}
+
+void vm_drop_uffds(struct vm *vm)
+{
+	if (vm->host_uffd >= 0)
+		close(vm->host_uffd);
+	vm->host_uffd = -1;
+	if (vm->ops->drop_uffd)
+		vm->ops->drop_uffd(vm);
 }
 
 int vm_guest_tsc(struct vm *vm, uint64_t *tsc)

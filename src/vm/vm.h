@@ -175,6 +175,9 @@ struct vm_uffds {
 	uint64_t off[2];
 };
 int vm_get_uffds(struct vm *vm, struct vm_uffds *u, char *err, size_t errlen);
+/* the userfaultfds closed: a machine restored from a snapshot in memory serves no cold start,
+ * and each is a descriptor held for nothing (vm_get_uffds makes them again when asked) */
+void vm_drop_uffds(struct vm *vm);
 
 /* Maps guest [addr, addr+len) copy-on-write onto [off, off+len) of fd, a snapshot's sealed
  * memfd: the guest and the host read the file's pages, one copy for every machine that maps
@@ -184,6 +187,11 @@ int vm_get_uffds(struct vm *vm, struct vm_uffds *u, char *err, size_t errlen);
  * instead, zero, which KSM may merge (vm_mergeable). */
 int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off);
 size_t vm_cow_runs(const struct vm *vm);
+/* A snapshot's image (fd: guest memory's content at its own offsets, sealed; the caller keeps
+ * it open while vm lives) mapped copy-on-write over [0, user_top) with one mapping: a page
+ * given back where the image has data is zeroed in place, elsewhere dropped (the image's hole
+ * reads zero); a file's run dropped is the image's again. -EOPNOTSUPP on ptrace. */
+int vm_map_image(struct vm *vm, int fd);
 /* the runs of every machine of this process (the budget that keeps them under vm.max_map_count) */
 long vm_cow_runs_total(void);
 /* vm.max_map_count changed (ember bench memory --max-map-count): the budget follows it */
@@ -225,6 +233,21 @@ int vm_memory(struct vm *vm, uint64_t *shared, uint64_t *priv);
 /* out[i] 1 when guest page addrs[i] is in the host's page map (the guest or the host touched it
  * since it was mapped), from /proc/self/pagemap: for a cold start's accounting, not hot paths */
 int vm_present(struct vm *vm, const uint64_t *addrs, size_t n, uint8_t *out);
+/* What machines hold of the host besides memory, counted for density (each mapping counts
+ * against vm.max_map_count, each descriptor against RLIMIT_NOFILE): the host's mappings read
+ * once from /proc/self/maps, then per machine its guest memory's mappings and its vCPUs'
+ * (kvm_run), and its descriptors (guest memory's, the VM's and each vCPU's, userfaultfds). For
+ * reports, not hot paths. */
+struct vm_maps {
+	uint64_t (*r)[2];
+	size_t n;
+};
+int vm_maps_read(struct vm_maps *m);
+void vm_maps_free(struct vm_maps *m);
+struct vm_hold {
+	unsigned maps, fds;
+};
+void vm_host_hold(const struct vm *vm, const struct vm_maps *m, struct vm_hold *h);
 /* madvise(MADV_MERGEABLE) on the private anonymous runs: KSM may merge their pages */
 int vm_mergeable(struct vm *vm);
 

@@ -162,7 +162,7 @@ int vm_logging(const struct vm *vm)
 }
 
 /* the index of the first copy-on-write run ending above addr */
-static size_t cow_at(const struct vm *vm, uint64_t addr)
+size_t vm_cow_at(const struct vm *vm, uint64_t addr)
 {
 	size_t lo = 0, hi = vm->ncow;
 	while (lo < hi) {
@@ -179,7 +179,7 @@ static size_t cow_at(const struct vm *vm, uint64_t addr)
  * cuts in the middle becomes two, for which the caller made room */
 static void cow_cut(struct vm *vm, uint64_t lo, uint64_t hi)
 {
-	for (size_t i = cow_at(vm, lo); i < vm->ncow && vm->cow[i].lo < hi;) {
+	for (size_t i = vm_cow_at(vm, lo); i < vm->ncow && vm->cow[i].lo < hi;) {
 		struct vm_range *c = &vm->cow[i];
 		if (c->lo < lo && c->hi > hi) {
 			memmove(c + 1, c, (vm->ncow - i) * sizeof(*c));
@@ -216,21 +216,21 @@ static int cow_room(struct vm *vm)
 }
 
 /* [addr, addr + len) recorded as one run (file: of a file's pages), counted in the budget */
-static void cow_record(struct vm *vm, uint64_t addr, uint64_t len, int file)
+static void cow_record(struct vm *vm, uint64_t addr, uint64_t len, int file, int image)
 {
 	size_t before = vm->ncow;
 	cow_cut(vm, addr, addr + len);
-	size_t i = cow_at(vm, addr);
+	size_t i = vm_cow_at(vm, addr);
 	memmove(&vm->cow[i + 1], &vm->cow[i], (vm->ncow - i) * sizeof(vm->cow[0]));
-	vm->cow[i] = (struct vm_range){addr, addr + len, file};
+	vm->cow[i] = (struct vm_range){addr, addr + len, file, image};
 	vm->ncow++;
 	atomic_fetch_add(&cow_runs, (long)vm->ncow - (long)before);
 }
 
 /* budgeted: the run counts against the budget (anonymous memory put where a file's run was, for
  * a reset or a discard, must happen, and replaces a run) */
-static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off, int file,
-		   int budgeted)
+int vm_map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off, int file,
+	       int budgeted)
 {
 	if (!vm->host_w || vm->backend != VM_BACKEND_KVM)
 		return -EOPNOTSUPP; /* the ptrace stub sees guest memory through the memfd only */
@@ -248,25 +248,27 @@ static int map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t 
 	    MAP_FAILED)
 		return -errno;
 	/* the memfd's pages there are out of sight now: their memory goes back */
-	fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)addr, (off_t)len);
+	if (vm->memfd >= 0)
+		fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)addr,
+			  (off_t)len);
 	if (vm->ops->forget_used) /* KVM maps the new memory afresh: its bits start clear */
 		vm->ops->forget_used(vm, addr, addr + len, 1);
 	if (!file) /* a file's run holds what the machine had nowhere: nothing to put back yet */
 		vm_mark_host(vm, addr, len);
-	cow_record(vm, addr, len, file);
+	cow_record(vm, addr, len, file, fd >= 0 && fd == vm->image_fd && off == addr);
 	return 0;
 }
 
 int vm_map_cow(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
 {
-	return map_run(vm, addr, len, fd, off, VM_RUN_SNAP, 1);
+	return vm_map_run(vm, addr, len, fd, off, VM_RUN_SNAP, 1);
 }
 
 int vm_map_file(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off)
 {
 	if (fd < 0)
 		return -EINVAL;
-	int rc = map_run(vm, addr, len, fd, off, VM_RUN_FILE, 1);
+	int rc = vm_map_run(vm, addr, len, fd, off, VM_RUN_FILE, 1);
 	vm->files |= !rc;
 	return rc;
 }
@@ -276,7 +278,7 @@ int vm_map_shared(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t o
 	if (fd < 0)
 		return -EINVAL;
 	/* a file's run: a discard, an unmapping and the reset put private memory in its place */
-	int rc = map_run(vm, addr, len, fd, off, VM_RUN_SHARED, 1);
+	int rc = vm_map_run(vm, addr, len, fd, off, VM_RUN_SHARED, 1);
 	vm->files |= !rc;
 	return rc;
 }
@@ -284,7 +286,7 @@ int vm_map_shared(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t o
 /* the first file run in [lo, hi), cut to it: 1, or 0 when there is none */
 static int next_file(const struct vm *vm, uint64_t lo, uint64_t hi, uint64_t *a, uint64_t *b)
 {
-	for (size_t i = cow_at(vm, lo); i < vm->ncow && vm->cow[i].lo < hi; i++) {
+	for (size_t i = vm_cow_at(vm, lo); i < vm->ncow && vm->cow[i].lo < hi; i++) {
 		if (!vm->cow[i].file)
 			continue;
 		*a = vm->cow[i].lo > lo ? vm->cow[i].lo : lo;
@@ -314,7 +316,9 @@ int vm_drop_files(struct vm *vm, uint64_t lo, uint64_t hi)
 	while (next_file(vm, lo, hi, &a, &b)) {
 		/* private anonymous memory in their place (it reads as zero), written as far as a
 		 * reset knows: the snapshot's pages there are put back */
-		int rc = map_run(vm, a, b - a, -1, 0, VM_RUN_SNAP, 0);
+		int image = vm->image_fd >= 0 && b <= vm->user_top; /* the image's again */
+		int rc = vm_map_run(vm, a, b - a, image ? vm->image_fd : -1, image ? a : 0,
+				    VM_RUN_SNAP, 0);
 		if (rc)
 			return rc;
 	}
@@ -326,7 +330,7 @@ int vm_drop_files(struct vm *vm, uint64_t lo, uint64_t hi)
 int vm_each_cow(struct vm *vm, uint64_t lo, uint64_t hi, vm_cow_fn fn, void *ctx)
 {
 	int rc;
-	for (size_t i = cow_at(vm, lo); lo < hi; i++) {
+	for (size_t i = vm_cow_at(vm, lo); lo < hi; i++) {
 		uint64_t c_lo = i < vm->ncow ? vm->cow[i].lo : hi;
 		uint64_t c_hi = i < vm->ncow ? vm->cow[i].hi : hi;
 		if (c_lo > lo && (rc = fn(vm, lo, c_lo < hi ? c_lo : hi, 0, ctx)))
@@ -344,7 +348,7 @@ int vm_each_cow(struct vm *vm, uint64_t lo, uint64_t hi, vm_cow_fn fn, void *ctx
 
 int vm_next_cow(const struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi)
 {
-	size_t i = cow_at(vm, addr);
+	size_t i = vm_cow_at(vm, addr);
 	if (i == vm->ncow || vm->cow[i].lo >= end)
 		return 0;
 	*lo = vm->cow[i].lo > addr ? vm->cow[i].lo : addr;
@@ -364,73 +368,4 @@ int vm_mergeable(struct vm *vm)
 			    MADV_MERGEABLE) < 0)
 			return -errno;
 	return 0;
-}
-
-/* /proc/self/pagemap: bit 63 present, 62 swapped, 61 a file page (here: the snapshot's, shared) */
-#define PM_PRESENT (1ULL << 63)
-#define PM_SWAP	   (1ULL << 62)
-#define PM_FILE	   (1ULL << 61)
-
-static int count_run(int pm, const struct vm *vm, const struct vm_range *r, uint64_t *shared,
-		     uint64_t *priv)
-{
-	uint64_t e[512];
-	for (uint64_t a = r->lo; a < r->hi;) {
-		size_t n = (r->hi - a) / PAGE < 512 ? (r->hi - a) / PAGE : 512;
-		off_t off = (off_t)((uintptr_t)(vm->mem + a) / PAGE * sizeof(e[0]));
-		ssize_t got = pread(pm, e, n * sizeof(e[0]), off);
-		if (got != (ssize_t)(n * sizeof(e[0])))
-			return got < 0 ? -errno : -EIO;
-		for (size_t i = 0; i < n; i++) {
-			if ((e[i] & PM_PRESENT) && (e[i] & PM_FILE))
-				*shared += PAGE;
-			else if (e[i] & (PM_PRESENT | PM_SWAP))
-				*priv += PAGE;
-		}
-		a += n * PAGE;
-	}
-	return 0;
-}
-
-int vm_present(struct vm *vm, const uint64_t *addrs, size_t n, uint8_t *out)
-{
-	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	if (pm < 0)
-		return -errno;
-	int rc = 0;
-	for (size_t i = 0; !rc && i < n; i++) {
-		uint64_t e = 0;
-		off_t off = (off_t)((uintptr_t)(vm->mem + addrs[i]) / PAGE * sizeof(e));
-		if (addrs[i] >= vm->mem_size)
-			rc = -EINVAL;
-		else if (pread(pm, &e, sizeof(e), off) != (ssize_t)sizeof(e))
-			rc = -EIO;
-		out[i] = (e & (PM_PRESENT | PM_SWAP)) != 0;
-	}
-	close(pm);
-	return rc;
-}
-
-int vm_memory(struct vm *vm, uint64_t *shared, uint64_t *priv)
-{
-	*shared = *priv = 0;
-	uint64_t lo, hi;
-	int rc;
-	for (uint64_t a = 0; a < vm->mem_size; a = hi) {
-		if ((rc = vm_memfd_next_data(vm, a, vm->mem_size, &lo, &hi)) < 0)
-			return rc;
-		if (!rc)
-			break;
-		*priv += hi - lo;
-	}
-	if (!vm->ncow)
-		return 0;
-	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	if (pm < 0)
-		return -errno;
-	rc = 0;
-	for (size_t i = 0; !rc && i < vm->ncow; i++)
-		rc = count_run(pm, vm, &vm->cow[i], shared, priv);
-	close(pm);
-	return rc;
 }

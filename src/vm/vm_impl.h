@@ -47,6 +47,10 @@ struct vm_ops {
 	/* KVM's mappings of [lo, hi) gone: a hole now (not used any more), or new memory mapped
 	 * there (written_too: nor written) */
 	void (*forget_used)(struct vm *vm, uint64_t lo, uint64_t hi, int written_too);
+	/* closes the guest's own userfaultfd if taken (vm_drop_uffds); NULL: none */
+	void (*drop_uffd)(struct vm *vm);
+	/* adds the backend's own mappings and descriptors (vm_host_hold) */
+	void (*hold)(const struct vm *vm, struct vm_hold *h);
 	/* 1 when the page certainly holds what it held at the last reset (vm_unwritten) */
 	int (*unwritten)(struct vm *vm, uint64_t addr);
 };
@@ -62,7 +66,8 @@ struct vm_cpu {
 enum { VM_RUN_SNAP, VM_RUN_FILE, VM_RUN_SHARED };
 struct vm_range {
 	uint64_t lo, hi;
-	int file; /* VM_RUN_*: a copy-on-write run, a snapshot's or a file's; or shared memory */
+	int file;  /* VM_RUN_*: a copy-on-write run, a snapshot's or a file's; or shared memory */
+	int image; /* 1: of the image (vm->image_fd at the same offsets) */
 };
 
 struct vm_thread;
@@ -89,6 +94,9 @@ struct vm {
 	struct vm_range *cow;
 	size_t ncow, cow_cap;
 	int files; /* some of them may be files' runs (vm_map_file) */
+	/* a snapshot's image mapped over [0, user_top) (vm_map_image), the snapshot's descriptor,
+	 * valid while the machine lives; -1: none */
+	int image_fd;
 	/* pages the host touched through the accessor since the last vm_take_written, and the
 	 * bitmap that call returns; NULL when the backend cannot record the guest's writes */
 	uint64_t *host_w, *written;
@@ -106,6 +114,12 @@ static inline int vm_in_ram(const struct vm *vm, uint64_t addr, uint64_t len)
 }
 
 /* vm_cow.c */
+/* [addr, addr + len) mapped from fd at off (fd -1: private anonymous memory), recorded as a run
+ * of kind file (VM_RUN_*); budgeted: counted against the budget of mappings */
+int vm_map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off, int file,
+	       int budgeted);
+/* the index of the first copy-on-write run ending above addr */
+size_t vm_cow_at(const struct vm *vm, uint64_t addr);
 int vm_track_init(struct vm *vm);
 void vm_track_free(struct vm *vm);
 void vm_mark_host(struct vm *vm, uint64_t addr, uint64_t len);
@@ -117,6 +131,9 @@ int vm_each_cow(struct vm *vm, uint64_t lo, uint64_t hi, vm_cow_fn fn, void *ctx
 int vm_next_cow(const struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
 /* vm_next_data of the memfd alone (vm_data.c) */
 int vm_memfd_next_data(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, uint64_t *hi);
+/* 1: the copy-on-write run at addr is the image's (vm_map_image); a discard of [lo, hi) in it */
+int vm_image_piece(const struct vm *vm, uint64_t addr);
+int vm_image_discard(struct vm *vm, uint64_t lo, uint64_t hi);
 
 extern const struct vm_ops vm_kvm_ops;
 extern const struct vm_ops vm_ptrace_ops;

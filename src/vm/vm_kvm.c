@@ -468,6 +468,19 @@ static void kvm_call(struct vm *vm, void (*fn)(void *), void *arg)
 	fn(arg);
 }
 
+/* the VM's descriptor, and each vCPU's with its kvm_run mapping */
+static void kvm_hold(const struct vm *vm, struct vm_hold *h)
+{
+	const struct kvm_vm *k = KV(vm);
+	if (!k)
+		return;
+	h->fds += k->vmfd >= 0;
+	for (int i = 0; i < VM_CPUS_MAX; i++) {
+		h->fds += k->cpu[i].fd >= 0;
+		h->maps += k->cpu[i].fd >= 0 && k->cpu[i].run;
+	}
+}
+
 const struct vm_ops vm_kvm_ops = {
     .name = "kvm",
     .create = kvm_create,
@@ -490,4 +503,5 @@ const struct vm_ops vm_kvm_ops = {
     .next_used = vm_x86_next_used,
     .forget_used = vm_x86_forget_used,
     .unwritten = vm_x86_unwritten,
+    .hold = kvm_hold,
 };

@@ -424,6 +424,26 @@ static void pt_kick(struct vm *vm, int cpu)
 		kill(p->pid, SIGSTOP);
 }
 
+/* the tracer thread's stack and its guard page; the stub's userfaultfd once taken over (the
+ * stub's own mappings are its process's) */
+static void pt_hold(const struct vm *vm, struct vm_hold *h)
+{
+	const struct pt_vm *p = PT(vm);
+	if (!p)
+		return;
+	h->maps += p->thread ? 2 : 0;
+	h->fds += p->uffd >= 0;
+}
+
+static void pt_drop_uffd(struct vm *vm)
+{
+	struct pt_vm *p = PT(vm);
+	if (p && p->uffd >= 0)
+		close(p->uffd);
+	if (p)
+		p->uffd = -1;
+}
+
 const struct vm_ops vm_ptrace_ops = {
     .name = "ptrace",
     .create = pt_create,
@@ -441,4 +461,6 @@ const struct vm_ops vm_ptrace_ops = {
     .guest_uffd = pt_guest_uffd,
     .usable = pt_usable,
     .machine_cpu_ns = pt_machine_cpu_ns,
+    .hold = pt_hold,
+    .drop_uffd = pt_drop_uffd,
 };

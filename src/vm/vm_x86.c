@@ -210,8 +210,22 @@ int vm_x86_next_used(struct vm *vm, uint64_t addr, uint64_t end, uint64_t *lo, u
 void vm_x86_forget_used(struct vm *vm, uint64_t lo, uint64_t hi, int written_too)
 {
 	uint64_t bits = X86_PTE_A | (written_too ? X86_PTE_D : 0);
-	for (uint64_t a = lo; a < hi; a += 4096)
-		*pte_of(vm, a) &= ~bits;
+	const uint64_t *pde = (const uint64_t *)(vm->mem + X86_PD0);
+	for (uint64_t a = lo; a < hi;) {
+		/* 2 MiB whose directory entry was never walked (region_unused) hold no bit to
+		 * clear, and their table page is not read: reading it would give the memfd a
+		 * page (a bit left set would only make the reset look closer) */
+		if (a % (512 * 4096) == 0 && hi - a >= 512 * 4096 &&
+		    !(pde[a / (512 * 4096)] & X86_PTE_A)) {
+			a += 512 * 4096;
+			continue;
+		}
+		uint64_t *e = pte_of(vm, a);
+		if (*e & bits) /* written only where set: a page of the table is not copied for
+				  nothing */
+			*e &= ~bits;
+		a += 4096;
+	}
 }
 
 /* The page holds what it held at the end of the last reset: the guest never wrote it (the dirty

@@ -65,7 +65,9 @@ FZ_UNTRACED static void check_route(const struct srv *s, const struct srv_req *r
 	if (!rt)
 		return;
 	const char *meth = strcmp(r->method, "HEAD") ? r->method : "GET";
-	size_t n = strlen(rt->path);
+	/* a '*' stands for the name, the rest of the path after it */
+	const char *star = strchr(rt->path, '*');
+	size_t n = star ? (size_t)(star - rt->path) : strlen(rt->path);
 	FZ_CHECK(!rt->method || !strcmp(rt->method, meth), "%s routed to %s", r->method,
 		 rt->method);
 	FZ_CHECK(r->limit == (rt->body == BODY_IMAGE ? s->opt.max_image : s->opt.max_body),
@@ -80,7 +82,8 @@ FZ_UNTRACED static void check_route(const struct srv *s, const struct srv_req *r
 		return;
 	size_t k = strlen(r->name);
 	FZ_CHECK(ref_name(r->name) && !strncmp(url + n, r->name, k) &&
-		     (!url[n + k] || (rt->match == ROUTE_NAME_REST && url[n + k] == '/')),
+		     (star ? !strcmp(url + n + k, star + 1)
+			   : !url[n + k] || (rt->match == ROUTE_NAME_REST && url[n + k] == '/')),
 		 "'%s' routed to %s with name '%s'", url, rt->path, r->name);
 }
 

@@ -27,6 +27,8 @@ GUEST_PROGS += farmap
 GUEST_PROGS += logger
 # the bundle's file calls (tests/integration/test_files.sh)
 GUEST_PROGS += files fileread
+# OpenFaaS's secrets at /var/openfaas/secrets (tests/integration/test_secrets.sh)
+GUEST_PROGS += secretread
 # readiness and event calls between threads (tests/integration/test_guest.sh)
 GUEST_PROGS += events
 # descriptors, pipes and /proc as Linux has them (tests/integration/test_fdmeta.sh)

@@ -29,7 +29,8 @@ code=$(NOAUTH=1 http POST /function/fs --data-binary request)
 check "again, warm: as natively" cmp -s "$tmp/body" "$tmp/native"
 code=$(http GET /system/function/fs)
 expect "the status of fs" 200 "$code"
-contains "the status has the archive's size" '"files":{"bytes":'"$(wc -c <"$tmp/tree.tgz")"'}' \
+contains "the status has the archive's size and digest" \
+	'"files":{"bytes":'"$(wc -c <"$tmp/tree.tgz")"',"sha256":"'"$(sha256sum <"$tmp/tree.tgz" | cut -c1-64)"'"}' \
 	"$tmp/body"
 if grep -q "$(base64 -w0 "$tmp/tree.tgz" | head -c 40)" "$tmp/body"; then
 	bad "the status shows the archive itself"

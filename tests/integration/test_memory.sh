@@ -2,7 +2,8 @@
 # Sharing through the server: model and model2 (the same 8 MiB table) deployed in one namespace
 # hold the table once in their domain's page store; model2 in another namespace holds its own;
 # every function answers the same in the upm, off and ksm modes; status and /metrics report
-# the memory; bad sharing fields are refused. Run from the repository root.
+# the memory; bad sharing fields are refused; `ember run --stats` counts the host mappings and
+# descriptors of a warm virtine. Run from the repository root.
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -27,6 +28,8 @@ expect "deploy m2 in t1" 202 "$(deploy '{"service":"m2","image":"model2","namesp
 expect "deploy m3 in t2" 202 "$(deploy '{"service":"m3","image":"model2","ember":{"sharingDomain":"t2"}}')"
 expect "deploy m4 off" 202 "$(deploy '{"service":"m4","image":"model","namespace":"t1","ember":{"sharing":"off"}}')"
 expect "deploy m5 ksm" 202 "$(deploy '{"service":"m5","image":"model2","namespace":"t1","ember":{"sharing":"ksm"}}')"
+expect "upload hello" 201 "$(http PUT /system/images/hello --data-binary @"$B/functions/hello")"
+expect "deploy h1, 3 warm" 202 "$(deploy '{"service":"h1","image":"hello","ember":{"minWarm":3}}')"
 r="start=10 rows=100"
 same "m1 answers" "sum of 100 rows from 10: 9767750453208800979" "$(call m1 "$r")"
 same "m2 answers" "max of 100 rows from 10: 18418358253708141447" "$(call m2 "$r")"
@@ -51,6 +54,16 @@ else # the stub sees guest memory through its memfd only: a private copy each (d
 	same "ptrace: m1's virtine maps none" 0 "$(field m1 sharedBytes)"
 fi
 same "m4's virtine maps none" 0 "$(field m4 sharedBytes)"
+# what a warm virtine holds of the host besides memory, from the server's clean shells (made
+# with a userfaultfd for a cold start, closed when restored warm): a few mappings, and on KVM
+# the VM's and the vCPU's descriptors alone (issue 36)
+same "h1 answers" "Hello, Ember!" "$(call h1 Ember)"
+hv=$(field h1 virtines)
+check "h1: its virtines measured ($hv)" [ "$hv" -ge 1 ]
+check "h1: at most 4 host mappings a virtine ($(field h1 hostMaps) for $hv)" \
+	[ "$(field h1 hostMaps)" -le $((4 * hv)) ]
+check "h1: at most 2 descriptors a virtine ($(field h1 hostFds) for $hv)" \
+	[ "$(field h1 hostFds)" -le $((2 * hv)) ]
 
 http GET /metrics >/dev/null
 check "metrics: t1's store" grep -q '^ember_domain_bytes{domain="t1"} '"$d1"'$' "$tmp/body"
@@ -63,4 +76,25 @@ contains "its reason" 'ember.sharing must be' "$tmp/body"
 expect "a domain must be a name" 400 "$(deploy '{"service":"bad","image":"model","ember":{"sharingDomain":"../x"}}')"
 contains "its reason" 'sharingDomain' "$tmp/body"
 stop
+
+# held KEY: memory.KEY of the last run's --stats (a count per warm virtine)
+held() { tail -n 1 "$tmp/err" | python3 -c 'import json,sys; print("%g" % json.load(sys.stdin)["memory"][sys.argv[1]])' "$1"; }
+req Ember
+for fn in "$B/functions/hello" "--runtime duktape functions/hello-js/handler.js"; do
+	# shellcheck disable=SC2086 # fn is the program and its options
+	er --stats --repeat 2 $fn
+	expect_rc 0 "$fn, warm"
+	stats 'j["memory"]["vmas_per_instance"] >= 1 and j["memory"]["fds_per_instance"] >= 1' \
+		"$fn: its mappings and descriptors counted"
+	# the goal (issue 36): at most 4 host mappings and 2 descriptors (VM and vCPU) a virtine
+	stats 'j["memory"]["vmas_per_instance"] <= 4 and j["memory"]["fds_per_instance"] <= 2' \
+		"$fn: at most 4 mappings and 2 descriptors"
+	if [ "$EMBER_BACKEND" = kvm ]; then # a vCPU is a descriptor and a mapping (kvm_run)
+		maps1=$(held vmas_per_instance) fds1=$(held fds_per_instance)
+		# shellcheck disable=SC2086
+		er --stats --repeat 2 --cpus 2 $fn
+		same "$fn: a second vCPU holds one descriptor more" $((fds1 + 1)) "$(held fds_per_instance)"
+		same "$fn: and one mapping more" $((maps1 + 1)) "$(held vmas_per_instance)"
+	fi
+done
 finish

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Checks a JSON answer the way faas-cli's json.Unmarshal would decode it into its Go type.
 
-usage: gotypes.py TYPE FILE    TYPE: FunctionStatus, []FunctionStatus or GatewayInfo
+usage: gotypes.py TYPE FILE    TYPE: FunctionStatus, []FunctionStatus, GatewayInfo, []Secret
+                               or []string
 
-The types are faas-provider's types.FunctionStatus and the gateway's types.GatewayInfo, as
-vendored by faas-cli 0.18.12. encoding/json ignores unknown fields and nulls, and fails on a
-value of the wrong JSON type: a string where a number goes, a fraction or a negative number
+The types are faas-provider's types.FunctionStatus and types.Secret and the gateway's
+types.GatewayInfo, as vendored by faas-cli 0.18.12 (types.Secret: also at its 2023 commit
+9424845); []string is /system/namespaces' answer. encoding/json ignores unknown fields and
+nulls, and fails on a value of the wrong JSON type: a string where a number goes, a fraction or a negative number
 for a uint64, a timestamp that is not RFC 3339. Exit 0 when it would decode; else the first
 field that would not, on stderr, and exit 1.
 """
@@ -62,6 +64,10 @@ FunctionStatus = struct({
     "invocationCount": number, "replicas": uint64, "availableReplicas": uint64,
     "createdAt": timestamp, "usage": FunctionUsage,
 })
+# []byte: encoding/json's base64 (standard alphabet, padded)
+byte_slice = scalar("[]byte (base64)", lambda v: isinstance(v, str) and
+                    re.match(r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$", v))
+Secret = struct({"name": string, "namespace": string, "value": string, "rawValue": byte_slice})
 VersionInfo = struct({"commit_message": string, "sha": string, "release": string})
 ProviderInfo = struct({"provider": string, "version": VersionInfo, "orchestration": string})
 GatewayInfo = struct({"provider": ProviderInfo, "version": VersionInfo, "arch": string})
@@ -73,10 +79,11 @@ def main():
         v = json.load(open(path))
     except ValueError as e:
         sys.exit(f"not JSON: {e}")
-    if kind == "[]FunctionStatus":
+    arrays = {"[]FunctionStatus": FunctionStatus, "[]Secret": Secret, "[]string": string}
+    if kind in arrays:
         if not isinstance(v, list):
             sys.exit(f"an array, not {type(v).__name__}")
-        errs = [FunctionStatus(x, f"[{i}]") for i, x in enumerate(v)]
+        errs = [arrays[kind](x, f"[{i}]") for i, x in enumerate(v)]
     else:
         errs = [{"FunctionStatus": FunctionStatus, "GatewayInfo": GatewayInfo}[kind](v, kind)]
     errs = [e for e in errs if e]
