@@ -12,7 +12,7 @@ libyaml-dev curl pkg-config clang-format wrk qemu-system-x86 busybox-static e2fs
 clang libclang-rt-dev llvm iproute2 haproxy libarchive-dev libacl1-dev libzstd-dev liblz4-dev \
 libssl-dev libpython3.11-dev python3.11 gnuplot-nox uuid-dev golang-go sash gpgv-static jq sqlite3 bash-static nodejs \
 python3-numpy umoci golang-1.19-src libpython3.11-testsuite libjs-chart.js chromium \
-chromium-driver python3-selenium etcd-server"
+chromium-driver python3-selenium etcd-server strace"
 # the peers of `ember bench all`, for benchmarks only
 BENCH_PKGS="runsc bubblewrap runc"
 [ $BENCH = 1 ] && PKGS="$PKGS $BENCH_PKGS"

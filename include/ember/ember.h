@@ -243,6 +243,25 @@ struct ember_result {
 
 struct ember_function;
 
+/* Where a load's time went, in µs (ember_info.load): reading and checking the program's image
+ * (the runtime's, for a handler), or only mapping it when its syscall-site table was kept in the
+ * state folder (image_from says which); finding its syscall sites, or reading that table; a
+ * dynamic program's interpreter (ld.so, from its files); the function's files (bundle_from says
+ * how); the snapshot's state file, read and checked; the working set's page list (REAP on KVM).
+ * total_us is the whole load: these, the configuration, a machine, and init when it ran. */
+struct ember_load_parts {
+	uint64_t image_us, sites_us, interp_us, bundle_us, state_us, plan_us, total_us;
+	/* "scanned" (hashed and disassembled), "table" (its identity matched a kept table: the
+	 * file is mapped, not read) or "shared" (another load of this process has it open) */
+	const char *image_from;
+	/* "packed" (read and packed now), "kept" (the sources unchanged by their recorded
+	 * identities, the packed tree unchanged by its own: only its index read and checked),
+	 * "checked" (the packed tree read back and hashed whole), or NULL without files */
+	const char *bundle_from;
+	/* a kept file the load found damaged and made again (the packed files), or NULL */
+	const char *damaged;
+};
+
 struct ember_info {
 	const char *backend; /* the machine backend in use */
 	size_t rewritten_sites;
@@ -262,14 +281,15 @@ struct ember_info {
 	int from_disk;		   /* 1: loaded from disk, init not run in this process */
 	int cold_pending; /* 1: the next invocation starts from disk (nothing is restored yet) */
 	/* the pool's capacity (see ember_config.pool_max) */
-	unsigned in_use;   /* virtines running an invocation now */
-	unsigned target;   /* virtines (ready and in use) wanted now */
-	unsigned peak;	   /* the recent peak of in_use the target follows */
-	unsigned capacity; /* the most it keeps: pool_max within the budget */
-	uint64_t refills;  /* virtines made ready by the background thread */
-	uint64_t trims;	   /* ready virtines dropped as demand fell */
-	uint64_t restores; /* invocations that restored a virtine on their own path */
-	unsigned cpus;	   /* vCPUs per virtine (ember_config.cpus, or 1) */
+	unsigned in_use;	      /* virtines running an invocation now */
+	unsigned target;	      /* virtines (ready and in use) wanted now */
+	unsigned peak;		      /* the recent peak of in_use the target follows */
+	unsigned capacity;	      /* the most it keeps: pool_max within the budget */
+	uint64_t refills;	      /* virtines made ready by the background thread */
+	uint64_t trims;		      /* ready virtines dropped as demand fell */
+	uint64_t restores;	      /* invocations that restored a virtine on their own path */
+	unsigned cpus;		      /* vCPUs per virtine (ember_config.cpus, or 1) */
+	struct ember_load_parts load; /* where the load's time went */
 };
 
 /* Validates the image and the configuration, runs the initialisation and fills the pool. Returns
@@ -326,6 +346,11 @@ int ember_memory(struct ember_function *fn, struct ember_memory *m);
  * warm-up that gives each the pages a request writes. Returns how many ran (one that failed
  * is dropped from the pool and counts too), or -1 without a snapshot in memory. */
 int ember_prime(struct ember_function *fn, const void *in, size_t len);
+/* Waits until the work a cold start left after its response is done: the snapshot read whole
+ * into memory and checked, the virtine reset and pooled (or, when a page proved damaged, the
+ * snapshot made again: ember_info.rebuilt then says why). An invocation that follows waits for it
+ * by itself; this is for what reads ember_info right after a cold start. */
+void ember_settle(struct ember_function *fn);
 void ember_unload(struct ember_function *fn);
 /* Removes from state_dir/snapshots what a crash left there: the temporary folders and files of
  * snapshots being written by processes that are gone. A server calls it at start. Returns how

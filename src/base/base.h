@@ -38,6 +38,13 @@ int base_commit(const char *tmp, const char *path);
  * never half of the new one. The temporary name is PATH.tmp-PID-XXXXXX. */
 int base_replace(const char *path, const void *data, size_t len, int mode);
 
+/* base_io.c: a file's identity as stat gives it: type and permissions, size, inode, device,
+ * modification and change times (the change time cannot be set back by a user: a file written in
+ * place gets a new one). Equal identities: the file was not written in between. */
+#define BASE_ID_WORDS 8
+struct stat;
+void base_stat_id(const struct stat *s, uint64_t id[BASE_ID_WORDS]);
+
 /* base_le.c: width bytes (1 to 8) at p, least significant first */
 void base_put_le(uint8_t *p, uint64_t v, unsigned width);
 uint64_t base_get_le(const uint8_t *p, unsigned width);

@@ -141,3 +141,16 @@ int base_replace(const char *path, const void *data, size_t len, int mode)
 	int rc = base_temp_write(tmp, data, len, mode);
 	return rc ? rc : base_commit(tmp, path);
 }
+
+void base_stat_id(const struct stat *s, uint64_t id[BASE_ID_WORDS])
+{
+	const uint64_t v[BASE_ID_WORDS] = {s->st_mode,
+					   (uint64_t)s->st_size,
+					   (uint64_t)s->st_ino,
+					   (uint64_t)s->st_dev,
+					   (uint64_t)s->st_mtim.tv_sec,
+					   (uint64_t)s->st_mtim.tv_nsec,
+					   (uint64_t)s->st_ctim.tv_sec,
+					   (uint64_t)s->st_ctim.tv_nsec};
+	memcpy(id, v, sizeof(v));
+}

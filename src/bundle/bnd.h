@@ -48,7 +48,7 @@ struct bnd {
 	/* set while a page store holds the pages of its files of a page or more (mem_bnd_share):
 	 * page i of data is mapped from shared_off[i] of shared_fd (the store's memfd), or from fd
 	 * when shared_off[i] is BND_NOT_SHARED; NULL: every page from fd */
-	uint64_t *shared_off;
+	uint64_t *shared_off; /* published last (an atomic store): readers load it so */
 	uint64_t shared_pages;
 	int shared_fd;
 };
@@ -85,29 +85,33 @@ void bnd_builder_free(struct bnd_builder *bb);
 void *bnd_block_new(size_t total, int *fd);
 void *bnd_block_seal(void *mem, size_t total, int fd);
 
-/* Packed trees kept on disk (bnd_cache.c), under STATE/bundles/. The key of a tree made of the
- * folders or archive files at paths (NULL ones skipped) and an archive in memory (tar, may be
- * NULL): a folder's names, types, sizes and modification times, an archive file's identity and
- * time, an archive in memory's bytes; 0 or -1 when a source cannot be read. */
-int bnd_key(const char *const *paths, size_t npaths, const void *tar, size_t tar_len,
-	    uint64_t *key);
-/* the tree kept under key, read and checked in full (its digest, every index and range); NULL
- * when there is none or it is not sound */
-struct bnd *bnd_cache_load(const char *state, uint64_t key);
+/* Packed trees kept on disk (bnd_cache.c), under STATE/bundles/, named by the paths of their
+ * sources (and an archive in memory's bytes): KEY.bnd, the packed form, and KEY.man, the stat
+ * identity of every source entry as it was packed and of KEY.bnd as it was written. */
 /* 0 when every index and range of b's packed form (nodes at mem, names after them, data at
  * data_at) stays inside it, links are shorter than a path, children follow their folder and
  * parents come before their children (no cycle), the root is a folder, and a file of a page or
  * more starts on a page; else -1. A tree read from disk is used only then. */
 int bnd_check(const struct bnd *b);
-/* keeps b under key (written whole to a temporary file, then renamed): 0 or -1 */
-int bnd_cache_save(const char *state, uint64_t key, const struct bnd *b);
 /* those sources added to bb (bnd_add_path, then bnd_add_tar): 0 or -1 with err */
 int bnd_add_sources(struct bnd_builder *bb, const char *const *paths, size_t npaths,
 		    const void *tar, size_t tar_len, char *err, size_t errlen);
-/* The tree of those sources, packed, or read from STATE/bundles when state is not NULL and it
- * was kept there (then kept there once packed); NULL with the reason in err. */
+/* how bnd_build got its tree */
+enum bnd_from {
+	BND_FROM_PACKED,  /* read and packed now (and kept, with a state folder) */
+	BND_FROM_KEPT,	  /* its sources unchanged (a stat of each) and the kept file as written
+			     (its identity): mapped, its index checked, nothing else read */
+	BND_FROM_CHECKED, /* the kept file changed since written: read back and hashed whole */
+};
+struct bnd_how {
+	enum bnd_from from;
+	char damaged[320]; /* a kept file refused as damaged (and packed again), or "" */
+};
+/* The tree of those sources, packed, or read back from STATE/bundles when state is not NULL and
+ * it was kept there (then kept there once packed); NULL with the reason in err. how (may be
+ * NULL) says how. */
 struct bnd *bnd_build(const char *const *paths, size_t npaths, const void *tar, size_t tar_len,
-		      const char *state, char *err, size_t errlen);
+		      const char *state, struct bnd_how *how, char *err, size_t errlen);
 
 /* Path lookup inside the tree only (bnd_path.c): an absolute path starts at the root, a
  * relative one at dir; ".." of the root is the root, and links are followed inside the tree

@@ -1,6 +1,5 @@
 /* Packed trees kept on disk (STATE/bundles/KEY.bnd), so that a load does not read and pack the
  * same tree again: keyed by what the sources are, checked in full when read back. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 
 #include "base/base.h"
 #include "bundle/bnd.h"
+#include "bundle/bnd_kept.h"
 
 #define CACHE_MAGIC   0x31444e4252424d45ULL /* "EMBRBND1" */
 #define CACHE_VERSION 1
@@ -25,83 +25,26 @@ struct cache_hdr {
 	uint32_t nnodes, pad;
 };
 
-/* a folder's entries into the key: names, types, permissions, sizes, modification times and
- * links' targets, depth first (a folder that changes changes its key) */
-static int key_walk(XXH3_state_t *h, int dfd, int depth)
-{
-	DIR *d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return -1;
-	}
-	int rc = depth > BND_DEPTH_MAX ? -1 : 0;
-	for (struct dirent *e; !rc && (e = readdir(d));) {
-		struct stat s;
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (fstatat(dirfd(d), e->d_name, &s, AT_SYMLINK_NOFOLLOW) < 0) {
-			rc = -1;
-			break;
-		}
-		uint64_t f[5] = {s.st_mode, (uint64_t)s.st_size, (uint64_t)s.st_mtim.tv_sec,
-				 (uint64_t)s.st_mtim.tv_nsec, (uint64_t)s.st_ino};
-		XXH3_64bits_update(h, e->d_name, strlen(e->d_name) + 1);
-		XXH3_64bits_update(h, f, sizeof(f));
-		if (S_ISDIR(s.st_mode)) {
-			int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			rc = sub < 0 ? -1 : key_walk(h, sub, depth + 1);
-			XXH3_64bits_update(h, "/", 1); /* the folder ends */
-		}
-	}
-	closedir(d);
-	return rc;
-}
-
-/* one source: a folder's entries, or an archive file's identity and time */
-static int key_path(XXH3_state_t *h, const char *path)
-{
-	struct stat s;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &s) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	uint64_t f[6] = {s.st_mode,
-			 (uint64_t)s.st_size,
-			 (uint64_t)s.st_mtim.tv_sec,
-			 (uint64_t)s.st_mtim.tv_nsec,
-			 (uint64_t)s.st_ino,
-			 (uint64_t)s.st_dev};
-	XXH3_64bits_update(h, path, strlen(path) + 1);
-	XXH3_64bits_update(h, f, sizeof(f));
-	if (!S_ISDIR(s.st_mode)) {
-		close(fd);
-		return 0;
-	}
-	return key_walk(h, fd, 0);
-}
-
-int bnd_key(const char *const *paths, size_t npaths, const void *tar, size_t tar_len, uint64_t *key)
+/* the sources' names (their contents are the manifest's), and an archive in memory's bytes */
+static uint64_t key_of(const char *const *paths, size_t npaths, const void *tar, size_t tar_len)
 {
 	XXH3_state_t *h = XXH3_createState();
-	int rc = h ? 0 : -1;
-	uint64_t v = CACHE_VERSION;
-	if (!rc)
-		XXH3_64bits_reset(h);
-	if (!rc)
-		XXH3_64bits_update(h, &v, sizeof(v));
-	for (size_t i = 0; !rc && i < npaths; i++)
-		rc = paths[i] ? key_path(h, paths[i]) : 0;
-	if (!rc && tar) {
+	if (!h)
+		return 0;
+	uint64_t v = BND_KEPT_VERSION;
+	XXH3_64bits_reset(h);
+	XXH3_64bits_update(h, &v, sizeof(v));
+	for (size_t i = 0; i < npaths; i++)
+		XXH3_64bits_update(h, paths[i] ? paths[i] : "",
+				   paths[i] ? strlen(paths[i]) + 1 : 1);
+	if (tar) {
 		uint64_t t = XXH3_64bits(tar, tar_len);
 		XXH3_64bits_update(h, "tar", 4);
 		XXH3_64bits_update(h, &t, sizeof(t));
 	}
-	if (!rc)
-		*key = XXH3_64bits_digest(h);
+	uint64_t key = XXH3_64bits_digest(h);
 	XXH3_freeState(h);
-	return rc;
+	return key;
 }
 
 static void cache_path(char *buf, size_t len, const char *state, uint64_t key)
@@ -136,7 +79,11 @@ int bnd_check(const struct bnd *b)
 	return b->nnodes && !b->nodes[0].parent && bnd_is(b, 0, S_IFDIR) ? 0 : -1;
 }
 
-struct bnd *bnd_cache_load(const char *state, uint64_t key)
+/* the kept tree of key: with kept (its sources unchanged) and the file still as it was written,
+ * mapped as it is and only its index checked; else read and hashed whole. NULL when there is
+ * none or it is not sound (how->damaged says why when it was there). */
+static struct bnd *cache_load(const char *state, uint64_t key, const struct bnd_kept *kept,
+			      struct bnd_how *how)
 {
 	char path[4096];
 	cache_path(path, sizeof(path), state, key);
@@ -145,18 +92,30 @@ struct bnd *bnd_cache_load(const char *state, uint64_t key)
 	struct stat s;
 	struct bnd *b = NULL;
 	uint8_t *mem = MAP_FAILED;
-	if (fd < 0 || fstat(fd, &s) < 0 || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    h.magic != CACHE_MAGIC || h.version != CACHE_VERSION || h.hdr_size != sizeof(h) ||
-	    h.key != key || h.mem_len > 2 * BND_MAX_BYTES || h.mem_len % BND_PAGE || !h.mem_len ||
+	uint64_t id[BASE_ID_WORDS];
+	if (fd < 0 || fstat(fd, &s) < 0)
+		goto out;
+	base_stat_id(&s, id);
+	int same = kept && !memcmp(id, kept->id, sizeof(id));
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != CACHE_MAGIC ||
+	    h.version != CACHE_VERSION || h.hdr_size != sizeof(h) || h.key != key ||
+	    h.mem_len > 2 * BND_MAX_BYTES || h.mem_len % BND_PAGE || !h.mem_len ||
 	    (uint64_t)s.st_size != HDR_PAGE + h.mem_len || h.nnodes > BND_MAX_NODES ||
 	    h.data_at % BND_PAGE || h.data_at > h.mem_len ||
-	    (uint64_t)h.nnodes * sizeof(struct bnd_node) > h.data_at)
-		goto out;
+	    (uint64_t)h.nnodes * sizeof(struct bnd_node) > h.data_at ||
+	    (same && h.digest != kept->digest))
+		goto damaged;
 	/* the file's pages themselves (the host's page cache, one copy for every process and
-	 * machine that maps them), after the page of the header */
-	mem = mmap(NULL, h.mem_len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, HDR_PAGE);
-	if (mem == MAP_FAILED || XXH3_64bits(mem, h.mem_len) != h.digest ||
-	    !(b = calloc(1, sizeof(*b))))
+	 * machine that maps them), after the page of the header: unchanged since written, only
+	 * its index is read now, the files' pages when used */
+	mem =
+	    mmap(NULL, h.mem_len, PROT_READ, MAP_PRIVATE | (same ? 0 : MAP_POPULATE), fd, HDR_PAGE);
+	if (mem == MAP_FAILED)
+		goto out;
+	if (same ? XXH3_64bits(mem, h.data_at) != kept->index_digest
+		 : XXH3_64bits(mem, h.mem_len) != h.digest)
+		goto damaged;
+	if (!(b = calloc(1, sizeof(*b))))
 		goto out;
 	size_t names_at = h.nnodes * sizeof(struct bnd_node);
 	*b = (struct bnd){.mem = mem,
@@ -172,18 +131,26 @@ struct bnd *bnd_cache_load(const char *state, uint64_t key)
 	if (bnd_check(b)) {
 		free(b);
 		b = NULL;
-		goto out;
+		goto damaged;
 	}
+	how->from = same ? BND_FROM_KEPT : BND_FROM_CHECKED;
 	return b;
+damaged:
+	snprintf(how->damaged, sizeof(how->damaged),
+		 "%.200s is damaged (%s): its files were packed again", path,
+		 same ? "its index" : "its digest");
 out:
 	if (mem != MAP_FAILED)
 		munmap(mem, h.mem_len);
 	if (fd >= 0)
 		close(fd);
-	return b;
+	return NULL;
 }
 
-int bnd_cache_save(const char *state, uint64_t key, const struct bnd *b)
+/* keeps b under key (written whole to a temporary file, then renamed), with what proves it and
+ * its sources unchanged later: 0 or -1 */
+static int cache_save(const char *state, uint64_t key, const struct bnd *b, const void *man,
+		      size_t man_len)
 {
 	char dir[4096], path[4096], tmp[4200];
 	snprintf(dir, sizeof(dir), "%s/bundles", state);
@@ -212,7 +179,13 @@ int bnd_cache_save(const char *state, uint64_t key, const struct bnd *b)
 		unlink(tmp);
 		return -1;
 	}
-	return base_commit(tmp, path) ? -1 : 0; /* the rename, then the folder's fsync */
+	struct stat s;
+	if (base_commit(tmp, path) || stat(path, &s) < 0) /* the rename, then the folder's fsync */
+		return -1;
+	struct bnd_kept kept = {.digest = b->digest,
+				.index_digest = XXH3_64bits(b->mem, b->data_at)};
+	base_stat_id(&s, kept.id); /* as renamed: a rename may change its change time */
+	return bnd_manifest_save(state, key, man, man_len, &kept);
 }
 
 int bnd_add_sources(struct bnd_builder *bb, const char *const *paths, size_t npaths,
@@ -225,22 +198,35 @@ int bnd_add_sources(struct bnd_builder *bb, const char *const *paths, size_t npa
 }
 
 struct bnd *bnd_build(const char *const *paths, size_t npaths, const void *tar, size_t tar_len,
-		      const char *state, char *err, size_t errlen)
+		      const char *state, struct bnd_how *how, char *err, size_t errlen)
 {
-	uint64_t key = 0;
-	int keyed = state && !bnd_key(paths, npaths, tar, tar_len, &key);
-	struct bnd *b = keyed ? bnd_cache_load(state, key) : NULL;
-	if (b)
+	struct bnd_how none;
+	how = how ? how : &none;
+	memset(how, 0, sizeof(*how));
+	how->from = BND_FROM_PACKED;
+	uint64_t key = state ? key_of(paths, npaths, tar, tar_len) : 0;
+	struct bnd_kept kept;
+	struct bnd *b = NULL;
+	if (key && !bnd_manifest_check(state, key, paths, npaths, &kept) &&
+	    (b = cache_load(state, key, &kept, how)))
 		return b;
+	/* what the sources are before they are read: a change meanwhile is seen next time */
+	void *man = NULL;
+	size_t man_len = 0;
+	int keep = key && !bnd_manifest_make(paths, npaths, &man, &man_len);
 	struct bnd_builder *bb = bnd_builder_new();
-	if (!bb)
+	if (!bb) {
+		free(man);
 		return snprintf(err, errlen, "out of memory"), NULL;
+	}
 	if (bnd_add_sources(bb, paths, npaths, tar, tar_len, err, errlen)) {
+		free(man);
 		bnd_builder_free(bb);
 		return NULL;
 	}
-	if ((b = bnd_pack(bb, err, errlen)) && keyed)
-		bnd_cache_save(state, key,
-			       b); /* a folder that cannot be written: packed next time */
+	/* a folder that cannot be written: packed next time */
+	if ((b = bnd_pack(bb, err, errlen)) && keep)
+		cache_save(state, key, b, man, man_len);
+	free(man);
 	return b;
 }

@@ -185,6 +185,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int 
 	    {"backend", required_argument, NULL, 'b'},
 	    {"syscalls", required_argument, NULL, 's'},
 	    {"functions", required_argument, NULL, 'f'},
+	    {"only", required_argument, NULL, 'o'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -202,12 +203,15 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int 
 			o->syscalls = optarg;
 		else if (c == 'f')
 			o->functions = optarg;
+		else if (c == 'o')
+			o->only = optarg;
 		else if (c == 'h')
 			return fputs(help, stdout), 0;
 		else
 			return fputs(help, stderr), CLI_EXIT_EMBER;
 	}
-	if (!extras && (o->syscalls || o->functions))
+	if ((!(extras & BENCH_EXTRA_SUITE) && (o->syscalls || o->functions)) ||
+	    (!(extras & BENCH_EXTRA_ONLY) && o->only))
 		return fputs(help, stderr), CLI_EXIT_EMBER; /* not options of this benchmark */
 	if (o->iters < 1 || o->iters > max_iters)
 		return fprintf(stderr, "ember bench: --iterations from 1 to %d\n", max_iters),

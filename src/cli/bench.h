@@ -48,7 +48,11 @@ struct bench_opts {
 	int nbackends;
 	const char *syscalls;  /* --syscalls (where a benchmark uses it) */
 	const char *functions; /* --functions (where a benchmark uses it) */
+	const char *only;      /* --only NAME,NAME (where a benchmark uses it): those rows alone */
 };
+/* bench_parse's extras: the options a benchmark takes beside the common ones */
+#define BENCH_EXTRA_SUITE 1 /* --syscalls, --functions */
+#define BENCH_EXTRA_ONLY  2 /* --only */
 
 /* what every benchmark's --help says of --backend */
 #define BENCH_HELP_BACKEND                                                                         \
@@ -56,10 +60,10 @@ struct bench_opts {
 	"ptrace in this one run; without /dev/kvm it measures ptrace alone and a line says why.\n" \
 	"kvm, ptrace or auto measure one backend. $EMBER_BACKEND presets the choice.\n"
 
-/* Parses --json, --iterations, --backend and --help, and with extras --syscalls and
- * --functions; returns -1 when the benchmark should run, or the exit status to end with (help
- * printed, or a bad option). When both backends are asked for (or by default) and /dev/kvm does
- * not open, it says why in one line and leaves ptrace alone to measure. */
+/* Parses --json, --iterations, --backend and --help, and the extras (BENCH_EXTRA_*); returns -1
+ * when the benchmark should run, or the exit status to end with (help printed, or a bad option).
+ * When both backends are asked for (or by default) and /dev/kvm does not open, it says why in one
+ * line and leaves ptrace alone to measure. */
 int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int extras,
 		const char *help);
 

@@ -125,6 +125,7 @@ static int bench_fn(const struct cold_ctx *x, const struct cold_fn *f, struct co
 	if (cold_restore_series(x, f, ms, &row->restore_p50_ms))
 		goto out;
 	row->reap_over_restore = row->reap_start_ms / row->restore_p50_ms;
+	row->cold_over_restore = row->reap_p50_ms / row->restore_p50_ms;
 	if (cold_record(x, f, large, 1, &large_ms))
 		goto out;
 	if (cold_ws_pages(small, &a, &na) || cold_ws_pages(large, &b, &nb)) {
@@ -144,6 +145,7 @@ out:
 
 static const char cold_help[] =
     "usage: ember bench cold [--json] [--iterations N] [--backend both|kvm|ptrace|auto]\n"
+    "                        [--only NAME,NAME...]\n"
     "\n"
     "Cold starts from snapshots on disk, for hello.musl and every function of the suite, in a\n"
     "temporary state folder under $TMPDIR (default /var/tmp): the snapshot is made, one REAP\n"
@@ -166,7 +168,15 @@ static const char cold_help[] =
     "(served on demand), waits (faults that waited for a page on its way), run and mis (REAP\n"
     "on KVM, which reads the snapshot whole and maps it: the pages outside the working set the\n"
     "run touched; its faults are 0).\n"
-    "--json adds these to each function's object.\n"
+    "A third table is the load before a REAP start (ember_load, mean µs over the N starts):\n"
+    "c/rs (cold_over_restore) = reap_ms / restore, the whole cold start, load and all, over a\n"
+    "restore from memory; load, and its parts: image (reading and checking the program, the\n"
+    "runtime's for a handler), sites (finding its syscall sites, or reading their kept\n"
+    "table), interp (a dynamic program's ld.so), bundle (its files), state (the snapshot's\n"
+    "state file), plan (the working set's page list); image_by (scanned, table, shared) and\n"
+    "files_by (packed, kept, checked) say how the image and files were had.\n"
+    "--json adds these to each function's object (cold_over_restore, reap_load_us).\n"
+    "--only NAME,NAME measures those functions of the suite alone.\n"
     "A function whose files the build made (functions/NAME/files) starts with them as its\n"
     "--files.\n"
     "\n" BENCH_HELP_BACKEND
@@ -187,7 +197,7 @@ static const struct bench_ratio cold_ratios[] = {
 #define NRATIOS (sizeof(cold_ratios) / sizeof(cold_ratios[0]))
 
 /* one function on every backend asked for, into rows[backend][k]; mean: REAP's mean speedup */
-static int bench_all(struct cold_ctx *x, const struct bench_opts *o, size_t k,
+static int bench_all(struct cold_ctx *x, const struct bench_opts *o, size_t k, size_t j,
 		     struct cold_row (*rows)[NFNS], double *mean)
 {
 	struct cold_fn f;
@@ -199,50 +209,69 @@ static int bench_all(struct cold_ctx *x, const struct bench_opts *o, size_t k,
 	}
 	for (int b = 0; !rc && b < o->nbackends; b++) {
 		x->backend = o->backends[b];
-		if (bench_fn(x, &f, &rows[b][k]))
+		if (bench_fn(x, &f, &rows[b][j]))
 			rc = CLI_EXIT_EMBER;
-		mean[b] += rows[b][k].speedup / NFNS;
+		mean[b] += rows[b][j].speedup;
 	}
 	fn_close(&f);
 	return rc;
 }
 
-static void print_all(const struct bench_opts *o, int iters, double disk,
-		      struct cold_row (*rows)[NFNS], const double *mean)
+/* the rows of names[0..n) */
+static void print_all(const struct bench_opts *o, int iters, double disk, const char *const *names,
+		      size_t n, struct cold_row (*rows)[NFNS], const double *mean)
 {
-	const char *names[NFNS];
-	for (size_t i = 0; i < NFNS; i++)
-		names[i] = fns[i].name;
 	if (o->nbackends == 1 && o->json) {
-		cli_print_json(stdout, cold_json(names, disk, rows[0], NFNS, mean[0]));
+		cli_print_json(stdout, cold_json(names, disk, rows[0], n, mean[0]));
 	} else if (o->nbackends == 1) {
-		cold_print_table(names, o->backend, iters, disk, rows[0], NFNS, mean[0]);
-		cold_print_parts(names, disk, rows[0], NFNS);
+		cold_print_table(names, o->backend, iters, disk, rows[0], n, mean[0]);
+		cold_print_parts(names, disk, rows[0], n);
+		cold_print_load(names, rows[0], n);
 	} else if (o->json) {
-		bench_print_backends(cold_json(names, disk, rows[0], NFNS, mean[0]),
-				     cold_json(names, disk, rows[1], NFNS, mean[1]),
-				     bench_ratio_json(names, NFNS, rows[0], rows[1],
+		bench_print_backends(cold_json(names, disk, rows[0], n, mean[0]),
+				     cold_json(names, disk, rows[1], n, mean[1]),
+				     bench_ratio_json(names, n, rows[0], rows[1],
 						      sizeof(rows[0][0]), cold_ratios, NRATIOS));
 	} else {
 		bench_both_line("function");
 		for (int b = 0; b < 2; b++) {
-			cold_print_table(names, o->backends[b], iters, disk, rows[b], NFNS,
-					 mean[b]);
-			cold_print_parts(names, disk, rows[b], NFNS);
+			cold_print_table(names, o->backends[b], iters, disk, rows[b], n, mean[b]);
+			cold_print_parts(names, disk, rows[b], n);
+			cold_print_load(names, rows[b], n);
 			printf("\n");
 		}
 		printf("KVM over ptrace (each figure's kvm / ptrace)\n");
-		bench_ratio_print(names, NFNS, rows[0], rows[1], sizeof(rows[0][0]), cold_ratios,
+		bench_ratio_print(names, n, rows[0], rows[1], sizeof(rows[0][0]), cold_ratios,
 				  NRATIOS);
 	}
+}
+
+/* the functions --only names (every one without it) into sel: how many, or 0 with a name that
+ * is none of the suite's */
+static size_t select_fns(const char *only, size_t *sel)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < NFNS; i++) {
+		size_t len = strlen(fns[i].name);
+		const char *p = only;
+		while (p && *p && !(!strncmp(p, fns[i].name, len) && (p[len] == ',' || !p[len])))
+			p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+		if (!only || (p && *p))
+			sel[n++] = i;
+	}
+	return n;
 }
 
 int cli_bench_cold(int argc, char **argv)
 {
 	struct bench_opts o = {.iters = 10};
-	int rc = bench_parse(argc, argv, &o, 100000, 0, cold_help);
+	int rc = bench_parse(argc, argv, &o, 100000, BENCH_EXTRA_ONLY, cold_help);
 	if (rc >= 0)
 		return rc;
+	size_t sel[NFNS], nsel = select_fns(o.only, sel);
+	if (!nsel)
+		return fprintf(stderr, "ember bench: --only names none of the suite's functions\n"),
+		       CLI_EXIT_EMBER;
 	struct cold_ctx x = {.backend = o.backend, .iters = o.iters};
 	snprintf(x.build, sizeof(x.build), "%s", bench_build_dir());
 	snprintf(x.src, sizeof(x.src), "%s/../functions", x.build);
@@ -257,10 +286,15 @@ int cli_bench_cold(int argc, char **argv)
 	rc = disk < 0 ? (fprintf(stderr, "ember bench: cannot measure the disk in %s\n", x.tmp),
 			 CLI_EXIT_EMBER)
 		      : 0;
-	for (size_t i = 0; !rc && i < NFNS; i++)
-		rc = bench_all(&x, &o, i, rows, mean);
+	const char *names[NFNS];
+	for (size_t i = 0; !rc && i < nsel; i++) {
+		names[i] = fns[sel[i]].name;
+		rc = bench_all(&x, &o, sel[i], i, rows, mean);
+	}
 	cold_rm_rf(x.tmp);
+	for (int b = 0; b < 2; b++)
+		mean[b] /= (double)nsel;
 	if (!rc)
-		print_all(&o, x.iters, disk, rows, mean);
+		print_all(&o, x.iters, disk, names, nsel, rows, mean);
 	return rc;
 }

@@ -18,6 +18,8 @@ double cold_disk_mb_s(const char *dir);
 int cold_ws_pages(const char *state, uint64_t **pages, size_t *n);
 /* |A ∩ B| / |A ∪ B| of two sorted page sets (1 when both are empty) */
 double cold_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb);
+/* drops every file of the state folder from the page cache (written back first) */
+void cold_drop_cache(const char *state);
 /* removes path and everything under it */
 void cold_rm_rf(const char *path);
 
@@ -34,6 +36,12 @@ struct cold_row {
 	/* REAP's mean breakdown in µs (ember_result's), and lazy's time serving faults */
 	double p_shell, p_snapshot, p_open, p_first, p_read, p_install, p_run, p_fault, p_waits;
 	double p_mis; /* REAP on KVM: pages outside the working set the run touched (mean) */
+	/* reap_p50_ms / restore_p50_ms: a start from disk, load and all, over one from memory */
+	double cold_over_restore;
+	/* the REAP starts' loads (ember_info.load), means in µs, and how the last one got its
+	 * image and files */
+	double l_total, l_image, l_sites, l_interp, l_bundle, l_state, l_plan;
+	const char *image_from, *bundle_from;
 	double lazy_fault_us;
 };
 
@@ -45,12 +53,17 @@ int cold_restore_p50(struct ember_function *fn, const void *req, size_t len, int
 		     double *p50);
 /* waits (a bounded poll) until a clean shell of fn's own kind (memory, backend, vCPUs) is ready */
 void cold_wait_shell(const struct ember_function *fn);
-/* adds one REAP (or lazy) start's breakdown to row's means over iters starts */
-void cold_add_parts(struct cold_row *row, const struct ember_result *res, int reap, int iters);
+/* adds one REAP (or lazy) start's breakdown to row's means over iters starts, with its load's
+ * (fn: its function, not unloaded yet) */
+void cold_add_parts(struct cold_row *row, const struct ember_result *res, int reap, int iters,
+		    struct ember_function *fn);
+/* the third table: the load, where its time went, cold_over_restore */
+void cold_print_load(const char *const *names, const struct cold_row *rows, size_t n);
 /* the breakdown table (restore next to the cold starts, where their time went) */
 void cold_print_parts(const char *const *names, double disk, const struct cold_row *rows, size_t n);
-/* the breakdown's JSON fields into o */
+/* the breakdown's JSON fields into o, and the load's */
 void cold_json_parts(json_t *o, const struct cold_row *r, double disk);
+void cold_json_load(json_t *o, const struct cold_row *r);
 /* today's {"disk_mb_s", "results", "mean_speedup"} of one backend */
 json_t *cold_json(const char *const *names, double disk, const struct cold_row *rows, size_t n,
 		  double mean);

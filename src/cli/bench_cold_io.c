@@ -108,6 +108,25 @@ void cold_rm_rf(const char *path)
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+static int drop_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)ftw;
+	if (flag != FTW_F || !S_ISREG(sb->st_mode))
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) { /* written back first: dirty pages are not dropped */
+		fdatasync(fd);
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+	return 0;
+}
+
+void cold_drop_cache(const char *state)
+{
+	nftw(state, drop_one, 16, FTW_PHYS);
+}
+
 json_t *cold_json(const char *const *names, double disk, const struct cold_row *rows, size_t n,
 		  double mean)
 {
@@ -127,6 +146,7 @@ json_t *cold_json(const char *const *names, double disk, const struct cold_row *
 			      bench_json_num(r->warm_p50_ms), "ws_common_fraction",
 			      bench_json_num(r->ws_common)));
 		cold_json_parts(json_array_get(res, i), r, disk);
+		cold_json_load(json_array_get(res, i), r);
 	}
 	return json_pack("{s:o,s:o,s:o}", "disk_mb_s", bench_json_num(disk), "results", res,
 			 "mean_speedup", bench_json_num(mean));

@@ -52,13 +52,26 @@ int cold_restore_p50(struct ember_function *fn, const void *req, size_t len, int
 	return 0;
 }
 
-void cold_add_parts(struct cold_row *row, const struct ember_result *r, int reap, int iters)
+void cold_add_parts(struct cold_row *row, const struct ember_result *r, int reap, int iters,
+		    struct ember_function *fn)
 {
 	double k = 1.0 / iters;
 	if (!reap) {
 		row->lazy_fault_us += (double)r->fault_us * k;
 		return;
 	}
+	struct ember_info info;
+	ember_info(fn, &info);
+	const struct ember_load_parts *l = &info.load;
+	row->l_total += (double)l->total_us * k;
+	row->l_image += (double)l->image_us * k;
+	row->l_sites += (double)l->sites_us * k;
+	row->l_interp += (double)l->interp_us * k;
+	row->l_bundle += (double)l->bundle_us * k;
+	row->l_state += (double)l->state_us * k;
+	row->l_plan += (double)l->plan_us * k;
+	row->image_from = l->image_from; /* static names */
+	row->bundle_from = l->bundle_from;
 	row->p_shell += (double)r->wait_us * k;
 	row->p_snapshot += (double)r->snapshot_us * k;
 	row->p_open += (double)r->open_us * k;
@@ -107,6 +120,7 @@ void cold_json_parts(json_t *o, const struct cold_row *r, double disk)
 	    {"faults_eliminated", r->faults_lazy > 0 ? 1 - r->faults_reap / r->faults_lazy : NAN},
 	    {"lazy_fault_us", r->lazy_fault_us},
 	    {"reap_mispredicted", r->p_mis},
+	    {"cold_over_restore", r->cold_over_restore},
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		json_object_set_new(o, f[i].key, bench_json_num(f[i].v));
@@ -118,4 +132,31 @@ void cold_json_parts(json_t *o, const struct cold_row *r, double disk)
 		      bench_json_num(r->p_read), "install", bench_json_num(r->p_install), "fault",
 		      bench_json_num(r->p_fault), "fault_waits", bench_json_num(r->p_waits), "run",
 		      bench_json_num(r->p_run)));
+}
+
+void cold_json_load(json_t *o, const struct cold_row *r)
+{
+	json_object_set_new(
+	    o, "reap_load_us",
+	    json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s?,s:s?}", "total",
+		      bench_json_num(r->l_total), "image", bench_json_num(r->l_image), "sites",
+		      bench_json_num(r->l_sites), "interp", bench_json_num(r->l_interp), "bundle",
+		      bench_json_num(r->l_bundle), "state", bench_json_num(r->l_state), "plan",
+		      bench_json_num(r->l_plan), "image_from", r->image_from, "bundle_from",
+		      r->bundle_from));
+}
+
+void cold_print_load(const char *const *names, const struct cold_row *rows, size_t n)
+{
+	printf("\nthe load before a REAP start (ember_load, mean µs) and cold_over_restore "
+	       "(reap_ms / restore: the whole cold start, load and all, over a restore)\n");
+	printf("%-12s %7s %8s %7s %7s %7s %7s %7s %7s %8s %8s\n", "name", "c/rs", "load", "image",
+	       "sites", "interp", "bundle", "state", "plan", "image_by", "files_by");
+	for (size_t i = 0; i < n; i++) {
+		const struct cold_row *r = &rows[i];
+		printf("%-12s %7.2f %8.0f %7.0f %7.0f %7.0f %7.0f %7.0f %7.0f %8s %8s\n", names[i],
+		       r->cold_over_restore, r->l_total, r->l_image, r->l_sites, r->l_interp,
+		       r->l_bundle, r->l_state, r->l_plan, r->image_from ? r->image_from : "-",
+		       r->bundle_from ? r->bundle_from : "-");
+	}
 }

@@ -47,15 +47,18 @@ static int invoke(const struct cold_fn *f, struct ember_function *fn, int large,
 	return why ? -1 : 0;
 }
 
-/* one honest cold start from the snapshot in state: load (page cache dropped), a clean shell
+/* one honest cold start from the snapshot in state: every file of the state folder dropped from
+ * the page cache (not counted: a real cold start finds them out of it), load, a clean shell
  * ready (its wait not counted), the first invocation; ms[0] is the time from before the load to
  * the invocation's return, ms[1] to its response (without the work ember_invoke does after the
  * run: the reset, the snapshot read), ms[2] the invocation's own start to its response */
 static int cold_start(const struct cold_ctx *x, const struct cold_fn *f, const char *state,
-		      const char *restore, int large, double ms[3], struct ember_result *res)
+		      const char *restore, int large, double ms[3], struct ember_result *res,
+		      struct cold_row *row)
 {
+	cold_drop_cache(state);
 	double t = bench_now_us();
-	struct ember_function *fn = load(x, f, state, 1, restore);
+	struct ember_function *fn = load(x, f, state, 0, restore);
 	if (!fn)
 		return -1;
 	double loaded = bench_now_us();
@@ -71,6 +74,8 @@ static int cold_start(const struct cold_ctx *x, const struct cold_fn *f, const c
 			f->name);
 		rc = -1;
 	}
+	if (row)
+		cold_add_parts(row, res, !strcmp(restore, "reap"), x->iters, fn);
 	ember_unload(fn);
 	return rc;
 }
@@ -85,7 +90,7 @@ int cold_record(const struct cold_ctx *x, const struct cold_fn *f, const char *s
 	ember_unload(fn);
 	struct ember_result res;
 	double two[3];
-	int rc = cold_start(x, f, state, "reap", large, two, &res);
+	int rc = cold_start(x, f, state, "reap", large, two, &res, NULL);
 	*ms = two[0];
 	if (!rc && !res.recorded) {
 		fprintf(stderr, "ember bench: %s: the first REAP start did not record\n", f->name);
@@ -106,7 +111,7 @@ int cold_series(const struct cold_ctx *x, const struct cold_fn *f, const char *s
 	for (int i = 0; i < x->iters; i++) {
 		struct ember_result res;
 		double three[3];
-		int rc = cold_start(x, f, state, mode, 0, three, &res);
+		int rc = cold_start(x, f, state, mode, 0, three, &res, row);
 		for (int k = 0; k < 3; k++)
 			ms[k * x->iters + i] = three[k];
 		*faults += (double)res.faults / x->iters;
@@ -114,7 +119,6 @@ int cold_series(const struct cold_ctx *x, const struct cold_fn *f, const char *s
 		bytes += res.prefetch_bytes;
 		us += res.prefetch_us;
 		read_us += res.ws_read_us;
-		cold_add_parts(row, &res, reap, x->iters);
 		ember_result_free(&res);
 		if (rc)
 			return -1;

@@ -74,6 +74,9 @@ const char *cli_parse_mem(const char *s, uint64_t *out);
 void cli_load_error(const char *prefix, int rc, const char *err);
 /* prints o as one compact line to f and releases it */
 void cli_print_json(FILE *f, json_t *o);
+/* where a load's time went (ember_info.load) as --stats and ember bench print it */
+struct ember_load_parts;
+json_t *cli_load_json(const struct ember_load_parts *p);
 
 /* user.c: ember serve --user. find: the user, not root, by name (needs root now); state: a
  * missing state folder made the user's, an existing one checked to be all the user's; become:

@@ -2,6 +2,7 @@
  * first, for REAP on KVM). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "func/func.h"
@@ -53,6 +54,44 @@ static void read_result(const struct snap_read *r, struct ember_result *res)
 	res->rerecorded = r->rerecorded;
 }
 
+/* after a whole read's run (finish.c): the memory file's copies of what the working set brought
+ * checked (a damaged one: the result stood, the snapshot is made again), the snapshot into the
+ * domain's store */
+static void read_finish(struct func_finish *f)
+{
+	struct ember_function *fn = f->fn;
+	char err[EMBER_ERR_MAX] = "";
+	int rc = snap_read_check_mem(&fn->snap, &f->r, fn->snap_dir, err, sizeof(err));
+	snap_read_free(&f->r);
+	if (rc) {
+		func_rebuild(fn, err);
+		return;
+	}
+	func_share_snapshot(fn);
+	func_share_files(fn);
+}
+
+/* after a lazy or prefetching start's run (finish.c): the snapshot's pages read and checked (one
+ * damaged that the run did not touch: the result stood, the snapshot is made again), warm
+ * starts from then on, the virtine filled, reset and pooled */
+static void lazy_finish(struct func_finish *f)
+{
+	struct ember_function *fn = f->fn;
+	char err[EMBER_ERR_MAX] = "";
+	if (snap_load_pages(&fn->snap, fn->snap_dir, err, sizeof(err))) {
+		virtine_destroy(f->v);
+		func_rebuild(fn, err);
+		return;
+	}
+	func_share_snapshot(fn);
+	func_share_files(fn);
+	func_move(fn, FUNC_COLD, FUNC_WARM); /* the snapshot is whole in memory: warm starts go */
+	uint64_t touched;
+	if (f->broken || fill_missing(&fn->snap, f->v->vm) || func_reset(fn, f->v, &touched) ||
+	    pool_put(&fn->pool, f->v))
+		virtine_destroy(f->v);
+}
+
 /* REAP on KVM: the snapshot read whole (the working set, then the pages it lacks), checked,
  * sealed in a memfd of its own and mapped into v copy-on-write as a warm restore maps it; no
  * fault server. After the run it moves into the domain's store (func_share_snapshot).
@@ -63,17 +102,23 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 		       struct ember_result *res)
 {
 	char err[EMBER_ERR_MAX] = "";
-	struct snap_read r;
+	struct func_finish *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NOT_READ; /* the lazy start needs no more memory than before */
+	f->fn = fn;
 	uint64_t t1 = base_now_ns();
-	int rc = snap_read_whole(&fn->snap, fn->snap_dir, &fn->plan, &r, err, sizeof(err));
+	int rc = snap_read_whole(&fn->snap, fn->snap_dir, &fn->plan, &f->r, err, sizeof(err));
 	snap_read_plan_free(&fn->plan); /* one cold start per load */
-	if (rc == 1)
+	if (rc == 1) {
+		free(f);
 		return NOT_READ;
+	}
 	if (!rc && (rc = snap_restore(&fn->snap, v->vm, &v->st, fn->share)))
 		snprintf(err, sizeof(err), "restoring the snapshot: %s",
 			 strerror(rc < 0 ? -rc : EIO));
 	if (rc) {
-		snap_read_free(&r);
+		snap_read_free(&f->r);
+		free(f);
 		virtine_destroy(v);
 		return rebuilt(fn, res, err);
 	}
@@ -81,25 +126,19 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 	res->setup_us = base_us_since(t1);
 	res->cold = 1;
 	func_run_invocation(fn, v, call, res);
-	int broken = v->st.outcome == SYS_ERROR;
-	snap_read_missed(&fn->snap, v->vm, &r, fn->snap_dir, err, sizeof(err));
-	read_result(&r, res);
+	f->broken = v->st.outcome == SYS_ERROR;
+	snap_read_missed(&fn->snap, v->vm, &f->r, fn->snap_dir, err, sizeof(err));
+	read_result(&f->r, res);
 	res->snapshot_us = fn->snap_load_us;
-	/* the memory file's copies of what the working set brought: a damaged one is found here,
-	 * the result stands, the snapshot is made again */
-	rc = snap_read_check_mem(&fn->snap, &r, fn->snap_dir, err, sizeof(err));
-	snap_read_free(&r);
-	if (rc) {
-		virtine_destroy(v);
-		func_rebuild(fn, err);
-		return 0;
-	}
-	func_share_snapshot(fn); /* into the domain's store now, off the request's start */
+	/* the virtine ready for the next request now (a small snapshot: a short reset), the
+	 * checks and the store after the response */
 	uint64_t t2 = base_now_ns();
-	broken = broken || func_reset(fn, v, &res->pages_touched);
+	f->broken = f->broken || func_reset(fn, v, &res->pages_touched);
 	res->reset_us = base_us_since(t2);
-	if (broken || pool_put(&fn->pool, v))
+	if (f->broken || pool_put(&fn->pool, v))
 		virtine_destroy(v);
+	f->work = read_finish;
+	func_finish_later(f);
 	return 0;
 }
 
@@ -150,20 +189,14 @@ int func_invoke_cold(struct ember_function *fn, const struct func_call *call,
 			 fn->snap_dir, (unsigned long long)(c.damaged - 1));
 		return rebuilt(fn, res, why);
 	}
-	/* warm from now on: the snapshot's pages in memory (mostly in the page cache by now); a
-	 * page damaged on disk that this run did not touch is found here: the result stands,
-	 * the snapshot is made again */
-	if (snap_load_pages(&fn->snap, fn->snap_dir, err, sizeof(err))) {
+	/* warm from then on, off the request: its pages read (mostly in the page cache by now) */
+	struct func_finish *f = calloc(1, sizeof(*f));
+	if (!f) {
 		virtine_destroy(v);
-		func_rebuild(fn, err);
+		func_rebuild(fn, "out of memory after a cold start");
 		return 0;
 	}
-	func_share_snapshot(fn);
-	func_move(fn, FUNC_COLD, FUNC_WARM); /* the snapshot is whole in memory: warm starts go */
-	uint64_t t2 = base_now_ns();
-	broken = broken || fill_missing(&fn->snap, v->vm) || func_reset(fn, v, &res->pages_touched);
-	res->reset_us = base_us_since(t2);
-	if (broken || pool_put(&fn->pool, v))
-		virtine_destroy(v);
+	*f = (struct func_finish){.fn = fn, .work = lazy_finish, .v = v, .broken = broken};
+	func_finish_later(f);
 	return 0;
 }

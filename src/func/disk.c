@@ -96,9 +96,12 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 		snap_drop_cache(fn->snap_dir); /* honest: the start reads the files from disk */
 	uint64_t t0 = base_now_ns();
 	int rc = snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, why, sizeof(why));
+	fn->parts.state_us = base_us_since(t0);
+	uint64_t t1 = base_now_ns();
 	/* REAP on KVM may read the snapshot whole: a loaded function's working set is known */
 	if (rc == 0 && fn->restore == SNAP_REAP && fn->vmcfg.backend == VM_BACKEND_KVM)
 		snap_read_plan(&fn->plan, fn->snap_dir);
+	fn->parts.plan_us = base_us_since(t1);
 	fn->snap_load_us = base_us_since(t0); /* read and checked once: every cold start keeps it */
 	if (rc == 0) {
 		fn->from_disk = 1;
@@ -143,6 +146,7 @@ void func_rebuild(struct ember_function *fn, const char *why)
 	snap_read_plan_free(&fn->plan);
 	fn->from_disk = 0;
 	fn->init_us = fn->init_exits = 0;
+	func_share_files(fn); /* before init, as at a load that runs it */
 	if (pool_shell(&fn->vmcfg, &vm, err, sizeof(err)) != VM_OK ||
 	    func_init(fn, vm, 1, err, sizeof(err)) || func_disk_save(fn, 0, err, sizeof(err)))
 		snprintf(fn->rebuilt, sizeof(fn->rebuilt), "%.120s; rebuilding it failed: %s", why,

@@ -216,7 +216,11 @@ int func_dynamic(struct ember_function *fn, const struct ember_config *cfg, char
 				interp),
 		       EMBER_ERR_IMAGE;
 	const struct bnd_node *f = &b->nodes[node];
-	if ((rc = img_from_bytes(b->data + f->data_off, f->size, &fn->interp, why, sizeof(why))))
+	struct img_how how;
+	rc = img_from_bytes_kept(b->data + f->data_off, f->size, func_file_id(b, node), fn->img_dir,
+				 &fn->interp, &how, why, sizeof(why));
+	fn->parts.interp_us = how.read_us + how.sites_us;
+	if (rc)
 		return snprintf(err, errlen, "its interpreter %s: %s", interp, why), rc;
 	if (fn->interp->elf.interp[0] || !fn->interp->elf.pie)
 		return snprintf(err, errlen,

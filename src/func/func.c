@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <xxhash.h>
 
 #include "func/func.h"
 
@@ -52,11 +53,19 @@ static int bundle(struct ember_function *fn, const struct ember_config *cfg, cha
 		return 0; /* the secrets alone come after a dynamic program's closure */
 	const char *paths[] = {cfg->runtime_files, cfg->files};
 	char why[EMBER_ERR_MAX] = "out of memory";
+	static const char *const from[] = {
+	    [BND_FROM_PACKED] = "packed", [BND_FROM_KEPT] = "kept", [BND_FROM_CHECKED] = "checked"};
+	struct bnd_how how = {BND_FROM_PACKED, ""};
+	uint64_t t0 = base_now_ns();
 	/* kept packed in the state folder: a load of the same tree reads it back (bnd_cache.c);
 	 * never with secrets, which are kept in memory only (and not in the cache's key) */
 	fn->bundle = cfg->nsecret_files ? func_secrets_build(paths, 2, cfg, why, sizeof(why))
 					: bnd_build(paths, 2, cfg->files_tar, cfg->files_tar_len,
-						    cfg->state_dir, why, sizeof(why));
+						    cfg->state_dir, &how, why, sizeof(why));
+	fn->parts.bundle_us = base_us_since(t0);
+	fn->parts.bundle_from = from[how.from];
+	snprintf(fn->damaged, sizeof(fn->damaged), "%s", how.damaged);
+	fn->parts.damaged = fn->damaged[0] ? fn->damaged : NULL;
 	if (!fn->bundle)
 		return BAD_CONFIG("%s%s", cfg->files_tar ? "files: " : "", why);
 	return 0;
@@ -160,25 +169,47 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 static int open_image(struct ember_function *fn, const struct ember_config *cfg, char *err,
 		      size_t errlen)
 {
+	static const char *const from[] = {
+	    [IMG_SCANNED] = "scanned", [IMG_TABLE] = "table", [IMG_SHARED] = "shared"};
 	const struct bnd *b = fn->bundle;
 	uint32_t node;
+	struct img_how how;
+	int rc;
 	if (b && cfg->image[0] == '/' && !bnd_lookup(b, 0, cfg->image, 1, &node, NULL) &&
 	    bnd_is(b, node, S_IFREG)) {
 		char why[EMBER_ERR_MAX - 64];
-		int rc = img_from_bytes(b->data + b->nodes[node].data_off, b->nodes[node].size,
-					&fn->img, why, sizeof(why));
-		return rc ? snprintf(err, errlen, "%s (of its files): %s", cfg->image, why), rc : 0;
-	}
-	if (cfg->image_in_files)
+		rc = img_from_bytes_kept(b->data + b->nodes[node].data_off, b->nodes[node].size,
+					 func_file_id(b, node), fn->img_dir, &fn->img, &how, why,
+					 sizeof(why));
+		if (rc)
+			return snprintf(err, errlen, "%s (of its files): %s", cfg->image, why), rc;
+	} else if (cfg->image_in_files) {
 		return snprintf(err, errlen, "%s: no such program in the function's files",
 				cfg->image),
 		       EMBER_ERR_IMAGE;
-	return img_open(cfg->image, &fn->img, err, errlen);
+	} else if ((rc = img_open_kept(cfg->image, fn->img_dir, &fn->img, &how, err, errlen))) {
+		return rc;
+	}
+	fn->parts.image_us = how.read_us;
+	fn->parts.sites_us = how.sites_us;
+	fn->parts.image_from = from[how.from];
+	return 0;
+}
+
+uint64_t func_file_id(const struct bnd *b, uint32_t node)
+{
+	uint64_t k[3] = {b->digest, b->nodes[node].data_off, b->nodes[node].size};
+	return XXH3_64bits(k, sizeof(k));
 }
 
 /* the steps of ember_load after the configuration; 0 or a kind of failure */
 static int load(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen)
 {
+	/* the images' site tables beside the snapshots (a state folder that cannot be made: the
+	 * images are scanned, and func_disk says why) */
+	if (cfg->state_dir && (mkdir(cfg->state_dir, 0700) == 0 || errno == EEXIST) &&
+	    asprintf(&fn->img_dir, "%s/images", cfg->state_dir) < 0)
+		fn->img_dir = NULL;
 	int rc = open_image(fn, cfg, err, errlen);
 	if (rc || (rc = func_dynamic(fn, cfg, err, errlen)) ||
 	    (rc = func_secrets_only(fn, cfg, err, errlen)))
@@ -195,19 +226,28 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 		fn->vmcfg.mem_size = EMBER_MEM_GO;
 	if (pool_init(&fn->pool, fn->pool_slots))
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
-	/* the backend is settled here ("auto" picks one) and a missing KVM is told apart */
-	struct vm *vm;
-	if ((rc = pool_shell(&fn->vmcfg, &vm, err, errlen)) != VM_OK)
-		return rc;
-	fn->vmcfg.backend = vm_backend_of(vm);
-	func_share_files(fn); /* before init: its mappings of files come from the store */
+	/* the backend is settled here ("auto" picks one) and a missing KVM is told apart; a kind
+	 * of machine this process has ready shells of needs no proof (a start from disk then
+	 * takes no shell here only to drop it) */
+	struct vm *vm = NULL;
+	if (fn->vmcfg.backend == VM_BACKEND_AUTO || !pool_shell_ready(&fn->vmcfg)) {
+		if ((rc = pool_shell(&fn->vmcfg, &vm, err, errlen)) != VM_OK)
+			return rc;
+		fn->vmcfg.backend = vm_backend_of(vm);
+	}
 	int snapshot = !cfg->no_snapshot;
 	int on_disk = cfg->state_dir && snapshot ? func_disk(fn, cfg, err, errlen) : 1;
+	/* before init: its mappings of files come from the store (a start from disk reads none of
+	 * them now: after its response) */
+	if (on_disk > 0)
+		func_share_files(fn);
 	if (on_disk <= 0) { /* found on disk (the first invocation starts cold from it), or not */
-		vm_destroy(vm);
+		if (vm)
+			vm_destroy(vm);
 		if (on_disk < 0)
 			return on_disk;
-	} else if ((rc = func_init(fn, vm, snapshot, err, errlen)) ||
+	} else if ((!vm && (rc = pool_shell(&fn->vmcfg, &vm, err, errlen)) != VM_OK) ||
+		   (rc = func_init(fn, vm, snapshot, err, errlen)) ||
 		   (cfg->state_dir && (rc = func_disk_save(fn, cfg->cold, err, errlen)))) {
 		return rc;
 	}
@@ -232,10 +272,13 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	pthread_mutex_init(&fn->exec_lock, NULL);
 	pthread_mutex_init(&fn->sites_lock, NULL);
 	pthread_mutex_init(&fn->cold_lock, NULL);
+	base_cond_init(&fn->cold_done);
 	pool_refiller_init(&fn->refill, &fn->pool, &func_refill_ops, fn);
+	uint64_t t0 = base_now_ns();
 	int rc = configure(fn, cfg, err, errlen);
 	if (!rc)
 		rc = load(fn, cfg, err, errlen);
+	fn->parts.total_us = base_us_since(t0);
 	if (rc) {
 		ember_unload(fn);
 		return rc;
@@ -290,6 +333,7 @@ void ember_unload(struct ember_function *fn)
 {
 	if (!fn)
 		return;
+	func_finish_join(fn); /* its virtine goes into the pool: before the pool goes */
 	pool_refiller_stop(&fn->refill);
 	budget_leave(fn->budget, &fn->pool); /* no one gives up its spares any more */
 	pool_fini(&fn->pool);
@@ -303,8 +347,10 @@ void ember_unload(struct ember_function *fn)
 	func_sites_free(fn);
 	free(fn->exe_path);
 	free(fn->snap_dir);
+	free(fn->img_dir);
 	snap_read_plan_free(&fn->plan);
 	pthread_mutex_destroy(&fn->cold_lock);
+	pthread_cond_destroy(&fn->cold_done);
 	pool_refiller_fini(&fn->refill);
 	free_vec(fn->argv);
 	free_vec(fn->envp);
@@ -349,6 +395,7 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	info->refills = atomic_load(&dm->refills);
 	info->trims = atomic_load(&dm->trims);
 	info->restores = atomic_load(&dm->restores);
+	info->load = fn->parts;
 }
 
 void ember_result_free(struct ember_result *res)

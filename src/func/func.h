@@ -56,14 +56,23 @@ struct ember_function {
 	struct mem_store *store; /* upm: the domain's page store, which holds the snapshot */
 	struct mem_refs snap_refs;
 	struct mem_refs file_refs; /* upm on KVM: its bundle's file pages held by the store */
+	int files_shared;	   /* they were given to the store (func_share_files) */
 	int from_disk;		   /* reported only (ember_info): the snapshot was read, not made */
 	uint64_t snap_load_us;	   /* reading and checking the state file on disk, at load */
-	struct snap_read_plan plan; /* the working set's page list read at load, for its start */
-	pthread_mutex_t cold_lock;  /* invocations wait while one cold start runs */
+	char *img_dir;		   /* STATE/images: its images' site tables, or NULL */
+	struct ember_load_parts parts; /* where its load's time went (ember_info) */
+	struct snap_read_plan plan;    /* the working set's page list read at load, for its start */
+	pthread_mutex_t cold_lock;     /* invocations wait while one cold start runs */
+	/* while a cold start's work after its run goes on (finish.c), under cold_lock */
+	int finishing;
+	pthread_cond_t cold_done; /* signalled when it ends */
+	pthread_t finisher;
+	int has_finisher; /* finisher is to be joined (by the next cold start, or unload) */
 	char rebuilt[EMBER_ERR_MAX];
-	struct sys_process proc; /* where the image put things */
-	int cpus, max_threads;	 /* ember_config.cpus, .threads */
-	int max_pids;		 /* ember_config.pids */
+	char damaged[EMBER_ERR_MAX]; /* a kept file the load refused and made again, or "" */
+	struct sys_process proc;     /* where the image put things */
+	int cpus, max_threads;	     /* ember_config.cpus, .threads */
+	int max_pids;		     /* ember_config.pids */
 	/* execve's programs from its files, read once (func/exec.c); under exec_lock */
 	struct func_exec_img **exec_imgs;
 	size_t nexec_imgs;
@@ -128,6 +137,22 @@ void func_rebuild(struct ember_function *fn, const char *why);
 int func_invoke_cold(struct ember_function *fn, const struct func_call *c,
 		     struct ember_result *res);
 
+/* finish.c: the work a cold start leaves after its run (its result is filled already), done by
+ * work on a thread of its own that takes cold_lock once the invocation gives it back; f is freed
+ * after. The caller holds cold_lock. */
+struct func_finish {
+	struct ember_function *fn;
+	void (*work)(struct func_finish *f);
+	struct virtine *v;
+	int broken;	    /* v is not to be kept */
+	struct snap_read r; /* a start that read the snapshot whole: its read */
+};
+void func_finish_later(struct func_finish *f);
+/* with cold_lock held: until no such work is going on */
+void func_finish_wait(struct ember_function *fn);
+/* the thread of the last such work ended and joined (unload; cold_lock not held) */
+void func_finish_join(struct ember_function *fn);
+
 /* virtine.c: building virtines. A kind of failure beside ember.h's: the budget had no room */
 #define FUNC_BUDGET_FULL 1
 /* A virtine around vm (NULL: a clean shell from the cache), charged to the function's budget;
@@ -173,11 +198,14 @@ extern const struct pool_refill_ops func_refill_ops;
  * madvise(MADV_MERGEABLE) served by it, and all of it given back at unload */
 int func_share_open(struct ember_function *fn, const char *domain, char *err, size_t errlen);
 void func_share_snapshot(struct ember_function *fn);
-/* upm on KVM: the bundle's file pages held by the store, mapped from there (mem_bnd_share) */
+/* upm on KVM: the bundle's file pages held by the store, mapped from there (mem_bnd_share);
+ * once, before init (the load's, a rebuild's) or after a cold start's response (finish.c) */
 void func_share_files(struct ember_function *fn);
 void func_share_virtine(struct ember_function *fn, struct virtine *v);
 void func_share_close(struct ember_function *fn);
 
+/* func.c: what names a file of b (its bundle's digest, where it lies) for its image's table */
+uint64_t func_file_id(const struct bnd *b, uint32_t node);
 /* dynamic.c: a dynamic program's interpreter read from its files into fn->interp, those files
  * made first, when it has none, of the host's ld.so and the libraries it needs; 0 or a kind */
 int func_dynamic(struct ember_function *fn, const struct ember_config *cfg, char *err,

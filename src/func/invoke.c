@@ -135,6 +135,7 @@ static int invoke_cold(struct ember_function *fn, const struct func_call *c,
 		       struct ember_result *res)
 {
 	pthread_mutex_lock(&fn->cold_lock);
+	func_finish_wait(fn); /* a cold start's work after its run: then its state */
 	int rc = func_state(fn) == FUNC_COLD ? func_invoke_cold(fn, c, res) : FUNC_AGAIN;
 	pthread_mutex_unlock(&fn->cold_lock);
 	return rc;

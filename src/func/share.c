@@ -27,9 +27,13 @@ void func_share_snapshot(struct ember_function *fn)
 void func_share_files(struct ember_function *fn)
 {
 	/* only where guest memory maps files (KVM); without room in the store the bundle maps its
-	 * own block: shared by the function's virtines still, not with other functions */
-	if (fn->store && fn->bundle && fn->vmcfg.backend == VM_BACKEND_KVM)
+	 * own block: shared by the function's virtines still, not with other functions. Once: at
+	 * a load that runs init, or after a cold start's response; a virtine mapping them
+	 * meanwhile sees the store's pages or the bundle's own (published last, atomically) */
+	if (fn->store && fn->bundle && fn->vmcfg.backend == VM_BACKEND_KVM && !fn->files_shared) {
 		mem_bnd_share(fn->store, fn->bundle, &fn->file_refs);
+		fn->files_shared = 1;
+	}
 }
 
 static int merge(void *ctx, struct vm *vm, uint64_t start, uint64_t len)

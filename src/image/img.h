@@ -90,7 +90,48 @@ struct img {
 	struct img_elf elf;
 	struct img_sites sites;
 	uint64_t digest; /* xxHash64 of the file */
+	int own;	 /* buf: IMG_OWN_HEAP (freed), IMG_OWN_MAP (unmapped), or borrowed */
+	unsigned refs;	 /* a shared image (img_open_kept): its holders in this process */
+	uint64_t key;	 /* a shared image's file identity (img_file_key), else 0 */
 };
+enum { IMG_OWN_NONE, IMG_OWN_HEAP, IMG_OWN_MAP };
+
+/* Tables of syscall sites kept on disk (img_table.c), so that an unchanged image is neither
+ * hashed nor disassembled again. The version changes whenever what img_find_sites or
+ * img_mark_callable decide changes: older tables are then not used. */
+#define IMG_TABLE_VERSION 1
+/* where the image of a load came from, and what it took */
+enum img_from { IMG_SCANNED, IMG_TABLE, IMG_SHARED };
+struct img_how {
+	enum img_from from;
+	uint64_t read_us;  /* opening, reading (or mapping) and hashing the file */
+	uint64_t sites_us; /* finding its syscall sites, or reading their table */
+};
+/* the identity of a file as stat gives it (device, inode, size, modification and change
+ * times), with the table version */
+struct stat;
+uint64_t img_file_key(const struct stat *st);
+/* the table kept as DIR/KEY.sites for an image of len bytes: 0 with the sites and the file's
+ * digest, or -1 when there is none or it is damaged (its own digest) or for another file */
+int img_table_load(const char *dir, uint64_t key, size_t len, struct img_sites *s,
+		   uint64_t *digest);
+/* writes it (a whole new file, renamed over the old): 0 or -1 */
+int img_table_save(const char *dir, uint64_t key, size_t len, const struct img_sites *s,
+		   uint64_t digest);
+/* img_kept.c's: a shared image given back by one of its holders: 1 while others hold it, 0 when
+ * it is to be freed (img_free: its memory and buf) */
+int img_unshare(struct img *img);
+void img_free(struct img *img);
+/* img_open for a load: an image this process has open already (the same file, unchanged: its
+ * identity) is shared; else, with dir (NULL: none), a file whose table is there is mapped, not
+ * read, and its sites and digest taken from the table; else it is read, checked and scanned,
+ * and its table written to dir. how (may be NULL) says which and what it took. */
+int img_open_kept(const char *path, const char *dir, struct img **out, struct img_how *how,
+		  char *err, size_t errlen);
+/* img_from_bytes for bytes that stay in place as long as the image (a bundle's file), named by
+ * id (their bundle's digest and place): not copied, and with dir, their table kept there */
+int img_from_bytes_kept(const void *buf, size_t len, uint64_t id, const char *dir, struct img **out,
+			struct img_how *how, char *err, size_t errlen);
 
 /* Reads and validates an executable (int $0x80 and sysenter are refused only when run). These and
  * img_load return 0 or a kind of failure of ember.h (EMBER_ERR_IMAGE, _CONFIG, _NOMEM, _IO,

@@ -48,7 +48,7 @@ int mem_bnd_share(struct mem_store *st, struct bnd *b, struct mem_refs *r)
 	}
 	b->shared_fd = mem_store_fd(st);
 	b->shared_pages = pages;
-	b->shared_off = offs;
+	__atomic_store_n(&b->shared_off, offs, __ATOMIC_RELEASE); /* a mapping may look now */
 	return 0;
 }
 

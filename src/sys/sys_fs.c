@@ -31,22 +31,23 @@ void sys_set_exe(struct sys_state *st, const uint8_t *bytes, size_t len, const c
 }
 
 /* pages [first, first + n) of b's data all held by the page store */
-static int all_shared(const struct bnd *b, uint64_t first, uint64_t n)
+static const uint64_t *all_shared(const struct bnd *b, uint64_t first, uint64_t n)
 {
-	if (!b->shared_off || first > b->shared_pages || n > b->shared_pages - first)
-		return 0;
+	const uint64_t *off = __atomic_load_n(&b->shared_off, __ATOMIC_ACQUIRE);
+	if (!off || first > b->shared_pages || n > b->shared_pages - first)
+		return NULL;
 	for (uint64_t i = first; i < first + n; i++)
-		if (b->shared_off[i] == BND_NOT_SHARED)
-			return 0;
-	return 1;
+		if (off[i] == BND_NOT_SHARED)
+			return NULL;
+	return off + first;
 }
 
 int sys_fs_map_pages(struct vm *vm, const struct bnd *b, uint64_t addr, uint64_t len, uint64_t at)
 {
 	uint64_t first = at / EMBER_PAGE_SIZE, n = len / EMBER_PAGE_SIZE;
-	if (at % EMBER_PAGE_SIZE || len % EMBER_PAGE_SIZE || !all_shared(b, first, n))
+	const uint64_t *o = NULL;
+	if (at % EMBER_PAGE_SIZE || len % EMBER_PAGE_SIZE || !(o = all_shared(b, first, n)))
 		return vm_map_file(vm, addr, len, b->fd, b->fd_off + b->data_at + at);
-	const uint64_t *o = b->shared_off + first;
 	for (uint64_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && o[j] == o[i] + (j - i) * EMBER_PAGE_SIZE; j++)
 			;

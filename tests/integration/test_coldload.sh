@@ -1,0 +1,163 @@
+#!/bin/sh
+# The load before a cold start: an unchanged function's load opens no file of its sources (its
+# files' folder, its runtime's files; strace proves it, and proves it would see one), its image's
+# syscall sites from the table kept for it; a changed folder, a new image are noticed; a damaged
+# packed tree, site table, state file and snapshot page are each detected, said, and made again.
+# Run from the repository root; B is the build directory.
+set -u
+. "$(dirname "$0")/lib.sh"
+pick_backend
+command -v strace >/dev/null || {
+	bad "strace is missing (scripts/setup.sh installs it)"
+	finish
+}
+
+# flip FILE OFFSET: inverts one byte of FILE (written in place)
+flip()
+{
+	python3 -c 'import sys
+f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); b = f.read(1)
+f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0xff]))' "$1" "$2"
+}
+
+# load_is PYEXPR MSG: stats about the load (l = j['init']['load'])
+load_is()
+{
+	stats "(lambda l: $1)(j['init']['load'])" "$2"
+}
+
+# a Python function with files of its own, read at init; python-static brings its runtime's
+# 1,300 files too
+D=$tmp/src
+mkdir -p "$D/files/mydata/deep"
+printf 'one' >"$D/files/mydata/a.txt"
+printf 'two' >"$D/files/mydata/deep/b.txt"
+cat >"$D/handler.py" <<'EOF'
+text = open("/mydata/a.txt").read() + open("/mydata/deep/b.txt").read()
+
+
+def handler(input, env):
+    return text + ":" + input
+EOF
+S=$tmp/state
+R=$B/runtimes/python-lib
+py()
+{
+	er --state "$S" --stats --runtime python-static --files "$D/files" "$@" "$D/handler.py"
+}
+req x
+py
+out_exact "onetwo:x" "first load: init reads the files"
+load_is "l['image_from'] == 'scanned' and l['bundle_from'] == 'packed'" \
+	"first load: the image scanned, the files packed"
+py
+out_exact "onetwo:x" "second load: a cold start"
+stats "j['init']['from_disk'] and j['invocations'][0]['cold']" "second load: from disk, cold"
+load_is "l['image_from'] == 'table' and l['bundle_from'] == 'kept' and l['damaged'] is None" \
+	"second load: the image's sites from its table, the files kept"
+
+# strace proves what a load opens: on KVM (the ptrace backend's stub cannot be traced twice)
+if [ "$EMBER_BACKEND" = kvm ]; then
+	# tr LOG: `ember run` of the function under strace, every open and exec of a path into LOG
+	tr()
+	{
+		[ -f "$tmp/in" ] || : >"$tmp/in"
+		strace -f -qq -o "$1" -e trace=open,openat,openat2,creat,execve,execveat,open_by_handle_at \
+			"$E" run --backend "$EMBER_BACKEND" --state "$S" --runtime python-static \
+			--files "$D/files" "$D/handler.py" <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+	}
+	tr "$tmp/trace"
+	out_exact "onetwo:x" "under strace: the answer"
+	# (the execve line names the folder as an argument: only opens count)
+	grep -E '(open|creat)[a-z0-9_]*\(' "$tmp/trace" >"$tmp/opens"
+	n=$(grep -cE "\"($D/files|$R)[/\"]" "$tmp/opens")
+	[ "$n" = 0 ] && ok "an unchanged function's cold start opens no file of its folder nor its runtime's" ||
+		bad "$n opens under its sources: $(grep -E "\"($D/files|$R)" "$tmp/opens" | head -n 3)"
+	grep -q "handler.py" "$tmp/opens" && ok "the trace sees the opens the load makes (its handler)" ||
+		bad "the trace shows no open of the handler: it sees nothing"
+
+	# a changed folder is noticed (a file written in place, then one added): packed again, and the
+	# trace shows the opens of the folder then
+	printf 'ONE' >"$D/files/mydata/a.txt"
+	tr "$tmp/trace2"
+	out_exact "ONEtwo:x" "a file written in place: noticed, init runs on the new files"
+	grep -E '(open|creat)[a-z0-9_]*\(' "$tmp/trace2" | grep -q "\"$D/files\"" &&
+		ok "the trace would see an open under the folder (the changed tree is read)" ||
+		bad "the changed tree was read without an open the trace shows"
+else
+	printf 'ONE' >"$D/files/mydata/a.txt"
+	py
+	out_exact "ONEtwo:x" "a file written in place: noticed, init runs on the new files"
+fi
+printf 'three' >"$D/files/mydata/deep/c.txt"
+py
+out_exact "ONEtwo:x" "a file added: the answer"
+load_is "l['bundle_from'] == 'packed'" "a file added deep in the folder: packed again"
+py
+load_is "l['bundle_from'] == 'kept'" "then kept again"
+
+# damaged kept files: each detected with a clear word, the answer right, made again
+bnd=$(ls "$S"/bundles/*.bnd | head -n 1)
+flip "$bnd" $(($(wc -c <"$bnd") - 100))
+py
+out_exact "ONEtwo:x" "a byte flipped in the packed files: the answer"
+load_is "l['damaged'] is not None and 'damaged' in l['damaged'] and l['bundle_from'] == 'packed'" \
+	"a byte flipped in the packed files: detected, said, packed again"
+py
+load_is "l['bundle_from'] == 'kept' and l['damaged'] is None" "the packed files made again are kept"
+for t in "$S"/images/*.sites; do flip "$t" 70; done
+py
+out_exact "ONEtwo:x" "a byte flipped in the site table: the answer"
+load_is "l['image_from'] == 'scanned'" "a damaged site table: refused, the image scanned again"
+py
+load_is "l['image_from'] == 'table'" "then its table is used again"
+
+# a new image at the same path: noticed (its identity), its snapshot not taken for the old one's
+P=$tmp/prog
+cp "$G/hello.musl" "$P"
+req Ember
+er --state "$S" --stats "$P"
+er --state "$S" --stats "$P"
+out_is "Hello, Ember!" "a C program from disk"
+load_is "l['image_from'] == 'table'" "a C program: its table"
+cp "$G/echoreq.musl" "$P.new" && mv "$P.new" "$P"
+er --state "$S" --stats "$P"
+out_exact "Ember" "a new image at the same path: it runs, not the old snapshot"
+stats "not j['init']['from_disk'] and j['init']['load']['image_from'] == 'scanned'" \
+	"a new image: scanned, a new snapshot"
+
+# a damaged snapshot: a truncated state file, a byte flipped in a page of the memory file (a
+# page of the working set; and one outside it, found after the response)
+d=$(ls -dt "$S"/snapshots/* | grep -v '\.tmp-' | head -n 1) # the new image's
+truncate -s 100 "$d/state"
+er --state "$S" --stats "$P"
+out_exact "Ember" "a truncated state file: the answer"
+stats "j['init']['rebuilt'] is not None and not j['init']['from_disk']" \
+	"a truncated state file: refused, said, made again"
+er --state "$S" --stats "$P"
+er --state "$S" --stats "$P"
+stats "j['init']['from_disk'] and j['init']['rebuilt'] is None" "the snapshot made again is used"
+# the last page the sparse memory file holds (the stack's: outside the program's pages)
+last=$(python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY); end = os.lseek(fd, 0, os.SEEK_END); at = 0; page = 0
+while at < end:
+    try:
+        at = os.lseek(fd, at, os.SEEK_DATA)
+    except OSError:
+        break
+    hole = os.lseek(fd, at, os.SEEK_HOLE); page = hole - 4096; at = hole
+print(page + 7)' "$d/mem")
+for off in $((0x400000 + 123)) $last; do
+	flip "$d/mem" $off
+	er --state "$S" --stats "$P"
+	out_exact "Ember" "a byte flipped in a snapshot page at $off: the answer"
+	stats "j['init']['rebuilt'] is not None and \
+any(w in j['init']['rebuilt'] for w in ('damaged', 'checksum'))" \
+		"a byte flipped in a snapshot page at $off: detected, said"
+	er --state "$S" --stats "$P"
+	er --state "$S" --stats "$P"
+	stats "j['init']['from_disk'] and j['init']['rebuilt'] is None" \
+		"after a flipped page: the snapshot made again is used"
+done
+finish
