@@ -55,8 +55,8 @@ static void read_result(const struct snap_read *r, struct ember_result *res)
 }
 
 /* after a whole read's run (finish.c): the memory file's copies of what the working set brought
- * checked (a damaged one: the result stood, the snapshot is made again), the snapshot into the
- * domain's store */
+ * checked (a damaged one: the result stood, the snapshot is made again, still FUNC_COLD as
+ * func_rebuild expects), the snapshot into the domain's store, then warm starts */
 static void read_finish(struct func_finish *f)
 {
 	struct ember_function *fn = f->fn;
@@ -69,6 +69,9 @@ static void read_finish(struct func_finish *f)
 	}
 	func_share_snapshot(fn);
 	func_share_files(fn);
+	/* warm starts only now: until here the snapshot's memory changes under them (its own copy
+	 * freed for the store's), and a request that comes meanwhile waits in invoke_cold */
+	func_move(fn, FUNC_COLD, FUNC_WARM);
 }
 
 /* after a lazy or prefetching start's run (finish.c): the snapshot's pages read and checked (one
@@ -122,7 +125,6 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 		virtine_destroy(v);
 		return rebuilt(fn, res, err);
 	}
-	func_move(fn, FUNC_COLD, FUNC_WARM); /* the snapshot is whole in memory: warm starts go */
 	res->setup_us = base_us_since(t1);
 	res->cold = 1;
 	func_run_invocation(fn, v, call, res);

@@ -139,6 +139,11 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	int rc = secrets_load(s, sp, &sec, err, errlen);
 	if (rc)
 		return rc;
+	/* a snapshot holds what init read, a secret's value too: never written to disk, where an
+	 * old value would outlive its update or removal (such a function runs init again after
+	 * a restart or an unload) */
+	if (sec && sec->n)
+		cfg.state_dir = NULL;
 	cfg.secret_files = sec ? sec->files : NULL;
 	cfg.nsecret_files = sec ? sec->n : 0;
 	struct srv_inst *in = calloc(1, sizeof(*in));

@@ -142,9 +142,11 @@ size_t secrets_changed(struct srv *s, const char *name)
 		if (!rc && reg_replace(s, spec_get(sp), in) == REG_OK) {
 			loaded++;
 		} else {
+			/* the kind of failure only: init's message may quote the value */
 			if (hot && rc)
-				srv_log(s, "error", "cannot load %s with secret %s's new value: %s",
-					fn, name, err);
+				srv_log(s, "error",
+					"cannot load %s with secret %s's new value: %s failed", fn,
+					name, ember_error_name(rc));
 			drop(s, fn); /* the next call loads it */
 		}
 		spec_put(sp);

@@ -88,10 +88,19 @@ long sys_procfs_fd_reopen(struct sys_state *st, uint64_t fd, int flags)
 		return acc != O_RDONLY ? -EROFS : again(st, o, O_RDONLY, flags);
 	case SYS_KIND_PROC:
 		return acc != O_RDONLY ? -EACCES : again(st, o, O_RDONLY, flags);
-	case SYS_KIND_TMP:
+	case SYS_KIND_TMP: {
+		/* as Linux: a link (an O_PATH|O_NOFOLLOW descriptor's) is not opened through
+		 * its descriptor, and the file's mode bits hold as at open (the guest owns it) */
+		unsigned want =
+		    (acc != O_WRONLY ? 4 : 0) | (acc != O_RDONLY || (flags & O_TRUNC) ? 2 : 0);
+		if (S_ISLNK(s.st_mode))
+			return -ELOOP;
+		if ((((unsigned)s.st_mode >> 6) & want) != want)
+			return -EACCES;
 		if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(s.st_mode))
 			sys_tmp_resize(st, o->id, 0);
 		return again(st, o, (uint32_t)flags & (O_ACCMODE | O_APPEND), flags);
+	}
 	case SYS_KIND_PIPE: { /* the end asked for, while it is open */
 		int reader = (o->flags & O_ACCMODE) == O_RDONLY;
 		struct sys_obj *p = o->id ? &st->obj[o->id - 1] : NULL;

@@ -98,7 +98,7 @@ long sys_tmp_read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uin
 long sys_tmp_write_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
 		      uint64_t pos)
 {
-	if ((o->flags & O_ACCMODE) == O_RDONLY || S_ISDIR(node_of(st, o->id)->mode))
+	if ((o->flags & O_ACCMODE) == O_RDONLY || !S_ISREG(node_of(st, o->id)->mode))
 		return -EBADF;
 	if (!len)
 		return 0;
@@ -328,7 +328,7 @@ static long sys_ftruncate(struct sys_state *st, const uint64_t a[6])
 	struct sys_obj *o = sys_fd_obj(st, a[0]);
 	if (!o)
 		return -EBADF;
-	if (o->kind != SYS_KIND_TMP || S_ISDIR(node_of(st, o->id)->mode) || (int64_t)a[1] < 0)
+	if (o->kind != SYS_KIND_TMP || !S_ISREG(node_of(st, o->id)->mode) || (int64_t)a[1] < 0)
 		return -EINVAL;
 	if ((o->flags & O_ACCMODE) == O_RDONLY)
 		return -EINVAL; /* Linux: EINVAL for a descriptor not open for writing */

@@ -129,6 +129,8 @@ static long expand(const struct sys_tmp_node *l, struct walk *w, const char *p)
 	size_t k = strlen(p);
 	if (++w->links > TMP_LINKS)
 		return -ELOOP;
+	if (!l->size || !l->data) /* symlink refuses an empty target: never made, never followed */
+		return -ENOENT;
 	if (l->size + 1 + k >= sizeof(w->rest))
 		return -ENAMETOOLONG;
 	memmove(w->rest + l->size + 1, p, k + 1); /* p lies in rest */

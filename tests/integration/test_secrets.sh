@@ -372,6 +372,9 @@ for v in "$VAL_A" "$VAL_A2" "$VAL_B"; do
 		"$tmp/info.json" "$tmp/metrics.txt"
 	absent "${v%%-*}'s value: not in the deployments, images or bundles" "$v" \
 		"$tmp/state/functions" "$tmp/state/images" "$tmp/state/async" "$tmp/state/bundles"
+	# a snapshot holds what init read: one given secrets is never written to disk, where an
+	# old value would outlive its update
+	absent "${v%%-*}'s value: not in the snapshots on disk" "$v" "$tmp/state/snapshots"
 done
 
 # --- delete: once no function is given it
