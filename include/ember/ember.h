@@ -352,9 +352,9 @@ int ember_prime(struct ember_function *fn, const void *in, size_t len);
  * by itself; this is for what reads ember_info right after a cold start. */
 void ember_settle(struct ember_function *fn);
 void ember_unload(struct ember_function *fn);
-/* Removes from state_dir/snapshots what a crash left there: the temporary folders and files of
- * snapshots being written by processes that are gone. A server calls it at start. Returns how
- * many it removed. */
+/* Removes what a crash left in state_dir: the temporary folders and files of snapshots
+ * (state_dir/snapshots), site tables (state_dir/sites) and packed files (state_dir/bundles) being
+ * written by processes that are gone. A server calls it at start. Returns how many it removed. */
 int ember_sweep(const char *state_dir);
 /* Removes fn's snapshot from disk (kept under ember_config.state_dir), for a version that will
  * not be loaded again: a later load of the same configuration runs its initialisation again.

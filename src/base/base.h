@@ -37,6 +37,11 @@ int base_commit(const char *tmp, const char *path);
 /* path replaced by data as a whole: a crash or a failure leaves the old file (or none) and
  * never half of the new one. The temporary name is PATH.tmp-PID-XXXXXX. */
 int base_replace(const char *path, const void *data, size_t len, int mode);
+/* whether name is such a temporary name (NAME.tmp-PID[-XXXXXX]) of a process that is gone, or
+ * of an earlier one with this process's PID: what a crash left */
+int base_tmp_stale(const char *name);
+/* the files of folder dir with a stale temporary name removed: how many */
+int base_sweep_tmp(const char *dir);
 
 /* base_io.c: a file's identity as stat gives it: type and permissions, size, inode, device,
  * modification and change times (the change time cannot be set back by a user: a file written in

@@ -1,5 +1,8 @@
-/* Whole-file I/O: write-all and read-all loops, fsync by path, atomic replace of a file. */
+/* Whole-file I/O: write-all and read-all loops, fsync by path, atomic replace of a file and the
+ * sweep of what a crash left of one. */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,4 +156,29 @@ void base_stat_id(const struct stat *s, uint64_t id[BASE_ID_WORDS])
 					   (uint64_t)s->st_ctim.tv_sec,
 					   (uint64_t)s->st_ctim.tv_nsec};
 	memcpy(id, v, sizeof(v));
+}
+
+int base_tmp_stale(const char *name)
+{
+	const char *t = strstr(name, BASE_TMP);
+	if (!t)
+		return 0;
+	char *end;
+	long pid = strtol(t + strlen(BASE_TMP), &end, 10);
+	if (pid <= 0 || (*end != '-' && *end != 0))
+		return 0;
+	return pid == getpid() || (kill((pid_t)pid, 0) < 0 && errno == ESRCH);
+}
+
+int base_sweep_tmp(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.' && base_tmp_stale(e->d_name))
+			n += unlinkat(dirfd(d), e->d_name, 0) == 0;
+	if (d)
+		closedir(d);
+	return n;
 }

@@ -57,7 +57,12 @@ int ember_sweep(const char *state_dir)
 {
 	char d[4096];
 	snprintf(d, sizeof(d), "%.4000s/" SNAP_DIR, state_dir);
-	return snap_sweep(d);
+	int n = snap_sweep(d);
+	/* the images' site tables and the packed files, each written by base_replace */
+	snprintf(d, sizeof(d), "%.4000s/sites", state_dir);
+	n += base_sweep_tmp(d);
+	snprintf(d, sizeof(d), "%.4000s/bundles", state_dir);
+	return n + base_sweep_tmp(d);
 }
 
 int ember_snapshot_remove(struct ember_function *fn)

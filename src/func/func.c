@@ -205,10 +205,11 @@ uint64_t func_file_id(const struct bnd *b, uint32_t node)
 /* the steps of ember_load after the configuration; 0 or a kind of failure */
 static int load(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen)
 {
-	/* the images' site tables beside the snapshots (a state folder that cannot be made: the
-	 * images are scanned, and func_disk says why) */
+	/* the images' site tables beside the snapshots, in STATE/sites: not in STATE/images, a
+	 * server's uploads, whose names a user picks. A state folder that cannot be made: the
+	 * images are scanned, and func_disk says why */
 	if (cfg->state_dir && (mkdir(cfg->state_dir, 0700) == 0 || errno == EEXIST) &&
-	    asprintf(&fn->img_dir, "%s/images", cfg->state_dir) < 0)
+	    asprintf(&fn->img_dir, "%s/sites", cfg->state_dir) < 0)
 		fn->img_dir = NULL;
 	int rc = open_image(fn, cfg, err, errlen);
 	if (rc || (rc = func_dynamic(fn, cfg, err, errlen)) ||

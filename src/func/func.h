@@ -59,7 +59,7 @@ struct ember_function {
 	int files_shared;	   /* they were given to the store (func_share_files) */
 	int from_disk;		   /* reported only (ember_info): the snapshot was read, not made */
 	uint64_t snap_load_us;	   /* reading and checking the state file on disk, at load */
-	char *img_dir;		   /* STATE/images: its images' site tables, or NULL */
+	char *img_dir;		   /* STATE/sites: its images' site tables, or NULL */
 	struct ember_load_parts parts; /* where its load's time went (ember_info) */
 	struct snap_read_plan plan;    /* the working set's page list read at load, for its start */
 	pthread_mutex_t cold_lock;     /* invocations wait while one cold start runs */

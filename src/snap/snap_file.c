@@ -119,16 +119,7 @@ static void remove_dir(const char *dir)
  * of a process that is gone, or of an earlier one with this process's PID */
 static int stale(const char *name)
 {
-	const char *t = strstr(name, SNAP_TMP);
-	if (!strcmp(name, SNAP_WS ".tmp"))
-		return 1;
-	if (!t)
-		return 0;
-	char *end;
-	long pid = strtol(t + strlen(SNAP_TMP), &end, 10);
-	if (pid <= 0 || (*end != '-' && *end != 0))
-		return 0;
-	return pid == getpid() || (kill((pid_t)pid, 0) < 0 && errno == ESRCH);
+	return !strcmp(name, SNAP_WS ".tmp") || base_tmp_stale(name);
 }
 
 int snap_remove(const char *dir)

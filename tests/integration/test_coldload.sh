@@ -106,7 +106,7 @@ load_is "l['damaged'] is not None and 'damaged' in l['damaged'] and l['bundle_fr
 	"a byte flipped in the packed files: detected, said, packed again"
 py
 load_is "l['bundle_from'] == 'kept' and l['damaged'] is None" "the packed files made again are kept"
-for t in "$S"/images/*.sites; do flip "$t" 70; done
+for t in "$S"/sites/*.sites; do flip "$t" 70; done
 py
 out_exact "ONEtwo:x" "a byte flipped in the site table: the answer"
 load_is "l['image_from'] == 'scanned'" "a damaged site table: refused, the image scanned again"
