@@ -32,7 +32,8 @@ static const struct {
 	     {EISDIR, "EISDIR"}, {EBADF, "EBADF"},	     {EINVAL, "EINVAL"},
 	     {EPERM, "EPERM"},	 {EACCES, "EACCES"},	     {EROFS, "EROFS"},
 	     {ELOOP, "ELOOP"},	 {EOPNOTSUPP, "EOPNOTSUPP"}, {ENAMETOOLONG, "ENAMETOOLONG"},
-	     {EXDEV, "EXDEV"},	 {ENOTEMPTY, "ENOTEMPTY"},   {EBUSY, "EBUSY"}};
+	     {EXDEV, "EXDEV"},	 {ENOTEMPTY, "ENOTEMPTY"},   {EBUSY, "EBUSY"},
+	     {ENOSYS, "ENOSYS"}};
 
 /* statx's answer as the kernel lays it out (musl has no statx of its own) */
 struct sx {
