@@ -27,6 +27,9 @@ like()
 			expect_rc 0 "$* ($mode, $c vCPU)"
 			check "$* ($mode, $c vCPU): the native run's output, twice" \
 			    cmp -s "$tmp/out" "$tmp/native2"
+			# what differed, for a failure seen once (under emulation, say)
+			cmp -s "$tmp/out" "$tmp/native2" ||
+				diff "$tmp/native2" "$tmp/out" | head -n 8 | sed 's/^/     | /'
 		done
 	done
 }
