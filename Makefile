@@ -41,7 +41,8 @@ CORE_SRC := $(wildcard src/base/*.c src/vm/*.c src/proc/*.c src/image/*.c src/bu
 CORE_ASM := $(wildcard src/vm/*.S)
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o) $(CORE_ASM:%.S=$(B)/obj/%.o)
 SRV_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/server/*.c))
-CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/cli/*.c))
+CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/cli/*.c src/client/*.c src/bench/*.c))
+MAIN_OBJ := $(B)/obj/src/main.o
 include src/vm/stub/stub.mk
 include src/guest/guest.mk
 include src/server/console/console.mk
@@ -74,8 +75,8 @@ $(B)/libember.so: $(CORE_OBJ) src/libember.map
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libember.so.$(SOMAJOR) \
 		-Wl,--version-script=src/libember.map -Wl,-z,defs -o $@ $(CORE_OBJ) $(CORE_LIBS)
 
-$(B)/ember: $(CLI_OBJ) $(SRV_OBJ) $(B)/libember.a
-	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(SRV_OBJ) $(B)/libember.a $(LDLIBS)
+$(B)/ember: $(MAIN_OBJ) $(CLI_OBJ) $(SRV_OBJ) $(B)/libember.a
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(CLI_OBJ) $(SRV_OBJ) $(B)/libember.a $(LDLIBS)
 
 lib: $(B)/libember.a $(B)/libember.so
 
@@ -187,4 +188,4 @@ format:
 clean:
 	rm -rf $(B) build-asan $(FUZZ_B) $(FUZZ_COV_B)
 
--include $(CORE_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(MAIN_OBJ:.o=.d)

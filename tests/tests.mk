@@ -22,16 +22,16 @@ $(B)/tests/unit/test_sandbox: tests/unit/test_sandbox.c $(SANDBOX_OBJ) $(B)/libe
 		$(B)/libember.a $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
 
 # test_lb checks ember lb-config's generator, a CLI object of its own
-$(B)/tests/unit/test_lb: tests/unit/test_lb.c $(B)/obj/src/cli/lb_gen.o
+$(B)/tests/unit/test_lb: tests/unit/test_lb.c $(B)/obj/src/client/lb_gen.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
-		$(B)/obj/src/cli/lb_gen.o $(LDFLAGS) $(CMOCKA_LIBS)
+		$(B)/obj/src/client/lb_gen.o $(LDFLAGS) $(CMOCKA_LIBS)
 
 # test_bench_samples tests the CLI's benchmark sample sets
-$(B)/tests/unit/test_bench_samples: tests/unit/test_bench_samples.c $(B)/obj/src/cli/bench_samples.o
+$(B)/tests/unit/test_bench_samples: tests/unit/test_bench_samples.c $(B)/obj/src/bench/bench_samples.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
-		$(B)/obj/src/cli/bench_samples.o $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
+		$(B)/obj/src/bench/bench_samples.o $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
 
 # test_serve_log checks ember serve's log writer, a CLI object of its own
 $(B)/tests/unit/test_serve_log: tests/unit/test_serve_log.c $(B)/obj/src/cli/serve_log.o $(B)/libember.a
@@ -40,8 +40,8 @@ $(B)/tests/unit/test_serve_log: tests/unit/test_serve_log.c $(B)/obj/src/cli/ser
 		$(B)/obj/src/cli/serve_log.o $(B)/libember.a $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
 
 # test_conf_parse checks ember bench conformance's readers of the suites' output
-CONF_OBJ := $(B)/obj/src/cli/bench_conf_case.o $(B)/obj/src/cli/bench_conf_go.o \
-	$(B)/obj/src/cli/bench_conf_py.o $(B)/obj/src/cli/bench_conf_gtest.o
+CONF_OBJ := $(B)/obj/src/bench/bench_conf_case.o $(B)/obj/src/bench/bench_conf_go.o \
+	$(B)/obj/src/bench/bench_conf_py.o $(B)/obj/src/bench/bench_conf_gtest.o
 $(B)/tests/unit/test_conf_parse: tests/unit/test_conf_parse.c $(CONF_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(CONF_OBJ) \

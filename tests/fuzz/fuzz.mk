@@ -10,7 +10,7 @@ fuzz-bins: $(FUZZ_BINS)
 
 FUZZ_LIBS := $(B)/fuzz/libember-cli.a $(B)/libember-srv.a $(B)/libember.a
 
-$(B)/fuzz/libember-cli.a: $(filter-out %/main.o,$(CLI_OBJ))
+$(B)/fuzz/libember-cli.a: $(CLI_OBJ)
 	@mkdir -p $(dir $@)
 	@rm -f $@
 	ar rcs $@ $^

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/stack.h"
+#include "client/stack.h"
 #include "common.h"
 #include "server/srv_impl.h"
 

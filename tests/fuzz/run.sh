@@ -29,7 +29,7 @@ ws 3000 src/snap/snap_cold.c -max_len=80000
 spec 20000 src/server/srv_spec.c -dict=tests/fuzz/spec.dict
 parse 50000 src/server/srv_parse.c,src/base/base_parse.c -max_len=256
 http 3000 src/server/srv_http.c,src/server/srv_auth.c,src/server/srv_meta.c,src/server/srv_invoke.c -dict=tests/fuzz/http.dict
-stack 10000 src/cli/stack -dict=tests/fuzz/stack.dict
+stack 10000 src/client/stack -dict=tests/fuzz/stack.dict
 rt 20000 src/guest/ -max_len=512
 bundle 5000 src/bundle/ -max_len=65536"
 

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "cli/bench_samples.h"
+#include "bench/bench_samples.h"
 
 static void quantiles(void **state)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bench_conf.h"
+#include "bench/bench_conf.h"
 
 static void expect(const struct conf_suite *s, const char *out, const char *name,
 		   enum conf_res want, const char *why_has)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/lb.h"
+#include "client/lb.h"
 
 static void expect_addr(const char *s, const char *host, unsigned port, int v6)
 {

@@ -1,0 +1,396 @@
+/* ember bench memory: the PSS of N warm virtines per sharing mode, and how many fit. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "bench/bench_memory.h"
+#include "cli/cli.h"
+#include "pool/pool.h"
+
+static const char *const modes[] = {"off", "ksm", "upm"};
+#define NMODES 3
+
+/* Node.js's and CPython's snapshots are 94 and 14 MiB: 512 private copies (off) would not fit */
+const struct bench_mem_fn bench_mem_fns[] = {
+    {"hello", NULL, 0},	 {"hello-js", "duktape", 0}, {"model", NULL, 0},
+    {"model2", NULL, 0}, {"hello-node", "js", 64},   {"hello-python", "python", 64},
+};
+#define NFNS   6
+#define MODEL2 3 /* not measured on its own: only beside model */
+
+static const char help[] =
+    "usage: ember bench memory [--json] [--n LIST] [--no-max] [--max-map-count N]\n"
+    "                          [--processes P] [--backend kvm|ptrace]\n"
+    "\n"
+    "Memory density: for N warm virtines (default N = 1,8,64,512) of hello (C), hello-js\n"
+    "(Duktape), model (an 8 MiB read-only table it madvises, the same bytes as model2's),\n"
+    "and hello-node and hello-python (Node.js and CPython, N up to 64),\n"
+    "each primed with one request, the PSS per instance (/proc/self/smaps_rollup, its\n"
+    "growth over N) in each sharing mode, side by side in one run: off (a private copy\n"
+    "each), ksm (private copies, KSM on with a fast scan until two full scans passed; its\n"
+    "settings are put back) and upm (one copy mapped copy-on-write). Then the largest N of\n"
+    "upm virtines that fits in 20 GiB, found by making them until something runs out, with\n"
+    "the limit that stopped it named (--no-max skips it; --max-map-count N sets\n"
+    "vm.max_map_count for the search and puts it back; --processes P splits it over P\n"
+    "processes at once, each with its own descriptor limit and page store, as P servers\n"
+    "on one host would be). Needs root for KSM's settings.\n"
+    "Also: UPM's merge time per MiB; model and model2's store in one domain and in two;\n"
+    "the reset after writing K of 4096 pages (K = 1, 10, 100, 1000) on KVM in the upm and\n"
+    "off modes and on ptrace (which compares every page), next to a memcpy of K pages.\n"
+    "Each row also counts the host mappings (VMAs, against vm.max_map_count) and the\n"
+    "descriptors (against RLIMIT_NOFILE) the process gained per instance.\n"
+    "--json prints {\"results\": [{\"function\", \"mode\", \"n\", \"pss_per_instance_kib\",\n"
+    "\"kernel_per_instance_kib\", \"vmas_per_instance\", \"fds_per_instance\"}...],\n"
+    "\"max_warm\": {...}, \"max_warm_limit\": \"...\",\n"
+    "\"max_map_count\", \"merge\": {...}, \"resets\": [...]}.\n";
+
+/* a field of a /proc file in kB ("Pss:", "MemAvailable:"), or -1 */
+long long bench_proc_kib(const char *path, const char *field)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[256];
+	long long v = -1;
+	size_t n = strlen(field);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && sscanf(line + n, "%lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+long long bench_pss_kib(void)
+{
+	return bench_proc_kib("/proc/self/smaps_rollup", "Pss:");
+}
+
+/* the used memory the kernel keeps outside the process's mappings too (KVM's own structures) */
+long long bench_used_kib(void)
+{
+	return bench_proc_kib("/proc/meminfo", "MemTotal:") -
+	       bench_proc_kib("/proc/meminfo", "MemAvailable:");
+}
+
+static int ksm_get(const char *name, char *v, size_t len)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int ok = fgets(v, (int)len, f) != NULL;
+	fclose(f);
+	v[strcspn(v, "\n")] = 0;
+	return ok ? 0 : -1;
+}
+
+static int write_str(const char *path, const char *v)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int ok = fputs(v, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static int ksm_set(const char *name, const char *v)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
+	return write_str(path, v);
+}
+
+/* KSM on, scanning fast, until two more full scans have passed (bounded); its settings back */
+static int ksm_settle(void)
+{
+	char run[32], pages[32], sleep_ms[32], scans[32];
+	if (ksm_get("run", run, sizeof(run)) || ksm_get("pages_to_scan", pages, sizeof(pages)) ||
+	    ksm_get("sleep_millisecs", sleep_ms, sizeof(sleep_ms)) ||
+	    ksm_get("full_scans", scans, sizeof(scans)))
+		return -1;
+	long start = atol(scans), last = start;
+	int rc = ksm_set("pages_to_scan", "20000") || ksm_set("sleep_millisecs", "0") ||
+		 ksm_set("run", "1");
+	/* a condition, bounded at about 60 s, and at 3 s without a scan: ksmd sleeps while no
+	 * process has mergeable memory */
+	for (int i = 0, still = 0; !rc && i < 6000 && still < 300; i++, still++) {
+		if (ksm_get("full_scans", scans, sizeof(scans)))
+			rc = -1;
+		else if (atol(scans) >= start + 2)
+			break;
+		if (atol(scans) != last)
+			last = atol(scans), still = 0;
+		usleep(10000);
+	}
+	ksm_set("pages_to_scan", pages);
+	ksm_set("sleep_millisecs", sleep_ms);
+	ksm_set("run", run);
+	return rc;
+}
+
+static int load_in(const struct mem_opts *o, int f, const char *mode, unsigned pool, unsigned max,
+		   const char *domain, struct ember_function **fn)
+{
+	struct cli_program p = {0};
+	char path[4400], why[300];
+	if (bench_mem_fns[f].runtime)
+		snprintf(path, sizeof(path), "%s/../functions/%s/handler.%s", o->build,
+			 bench_mem_fns[f].name, cli_runtime_ext(bench_mem_fns[f].runtime));
+	else
+		snprintf(path, sizeof(path), "%s/functions/%s", o->build, bench_mem_fns[f].name);
+	if (cli_program(bench_mem_fns[f].runtime, path, &p, why, sizeof(why))) {
+		fprintf(stderr, "ember bench memory: %s\n", why);
+		return -1;
+	}
+	struct ember_config cfg = {.backend = o->backend,
+				   .pool_size = pool,
+				   .pool_max = max, /* keep_alive 0: never shrinks */
+				   .sharing = mode,
+				   .sharing_domain = domain};
+	cli_program_config(&p, &cfg, why, sizeof(why)); /* image, arguments, code, files */
+	int rc = ember_load(&cfg, fn, why, sizeof(why));
+	free(p.code);
+	if (rc)
+		fprintf(stderr, "ember bench memory: %s (%s): %s\n", bench_mem_fns[f].name, mode,
+			why);
+	return rc ? -1 : 0;
+}
+
+int bench_mem_load(const struct mem_opts *o, int f, const char *mode, unsigned pool, unsigned max,
+		   struct ember_function **fn)
+{
+	return load_in(o, f, mode, pool, max, NULL, fn);
+}
+
+/* model merges 8 MiB at init: the time per MiB; model and model2 in one domain, and in two:
+ * the store's bytes */
+static json_t *merges(const struct mem_opts *o, int json)
+{
+	struct ember_function *a, *b, *c;
+	struct ember_memory m;
+	if (load_in(o, 2, "upm", 1, 0, "bench-pair", &a))
+		return json_null();
+	ember_memory(a, &m);
+	double ms_per_mib =
+	    m.merged_pages ? (double)m.merge_ns / 1e6 / ((double)m.merged_pages / 256) : -1;
+	uint64_t one = m.domain_bytes, pair = 0, apart = 0, ns0 = m.merge_ns, pg0 = m.merged_pages;
+	double second = -1; /* model2's merge: every page found in the store */
+	if (!load_in(o, 3, "upm", 1, 0, "bench-pair", &b)) {
+		ember_memory(b, &m);
+		pair = m.domain_bytes;
+		if (m.merged_pages > pg0)
+			second = (double)(m.merge_ns - ns0) / 1e6 /
+				 ((double)(m.merged_pages - pg0) / 256);
+		ember_unload(b);
+	}
+	if (!load_in(o, 3, "upm", 1, 0, "bench-apart", &c)) {
+		ember_memory(c, &m);
+		apart = one + m.domain_bytes;
+		ember_unload(c);
+	}
+	ember_unload(a);
+	if (!json)
+		printf("\nUPM merge: %.2f ms per MiB madvised, first (model's 8 MiB table at init, "
+		       "all "
+		       "new), %.2f ms second (model2's, all found)\n"
+		       "model + model2 (the same table): %llu KiB in one domain, %llu KiB in two\n",
+		       ms_per_mib, second, (unsigned long long)pair >> 10,
+		       (unsigned long long)apart >> 10);
+	return json_pack("{s:o,s:o,s:I,s:I}", "merge_ms_per_mib", bench_json_num(ms_per_mib),
+			 "merge_second_ms_per_mib", bench_json_num(second),
+			 "model_pair_one_domain_kib", (json_int_t)(pair >> 10),
+			 "model_pair_two_domains_kib", (json_int_t)(apart >> 10));
+}
+
+static const char request[] = "start=10 rows=100"; /* hello's name, model's rows */
+
+/* the host's mappings (each counted against vm.max_map_count) and this process's descriptors */
+long long bench_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	long long n = 0;
+	for (int c; f && (c = getc(f)) != EOF;)
+		n += c == '\n';
+	if (f)
+		fclose(f);
+	return f ? n : -1;
+}
+
+long long bench_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	long long n = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return d ? n - 1 : -1; /* the directory's own */
+}
+
+/* one row: N primed virtines of function f in mode; per instance: PSS and kernel kB, host
+ * mappings and descriptors (the growth of the process's, over N: everything the virtines need
+ * counts, the store and the function's own are spread over them) */
+static int row(const struct mem_opts *o, int f, int m, unsigned n, struct mem_row *r)
+{
+	long long p0 = bench_pss_kib(), u0 = bench_used_kib();
+	long long maps0 = bench_maps(), fds0 = bench_fds();
+	struct ember_function *fn;
+	if (bench_mem_load(o, f, modes[m], n, 0, &fn))
+		return -1;
+	int rc = 0;
+	if (ember_warm(fn, n) < 0 || ember_prime(fn, request, sizeof(request) - 1) < 0)
+		rc = -1;
+	struct ember_info info;
+	ember_info(fn, &info);
+	/* on ptrace the copies are in the machine's memfd, which KSM never scans: nothing to wait
+	 * for */
+	if (!rc && m == 1 && !strcmp(info.backend, "kvm") && ksm_settle())
+		fprintf(stderr, "ember bench memory: KSM could not be switched on (root?)\n");
+	if (!rc && info.ready < n) {
+		fprintf(stderr, "ember bench memory: %s (%s): %u of %u virtines ready\n",
+			bench_mem_fns[f].name, modes[m], info.ready, n);
+		rc = -1;
+	}
+	r->pss = (double)(bench_pss_kib() - p0) / n;
+	r->kern = (double)(bench_used_kib() - u0) / n;
+	r->maps = (double)(bench_maps() - maps0) / n;
+	r->fds = (double)(bench_fds() - fds0) / n;
+	ember_unload(fn);
+	return rc;
+}
+
+static int parse_n(const char *s, struct mem_opts *o)
+{
+	o->nn = 0;
+	for (char *end; *s && o->nn < MAX_N; s = *end ? end + 1 : end) {
+		long v = strtol(s, &end, 10);
+		if (v < 1 || v > 4096 || (*end && *end != ','))
+			return -1;
+		o->n[o->nn++] = (unsigned)v;
+	}
+	return o->nn ? 0 : -1;
+}
+
+int cli_bench_memory(int argc, char **argv)
+{
+	struct mem_opts o = {.n = {1, 8, 64, 512}, .nn = 4, .max = 1, .processes = 1};
+	int json = 0, child = -1;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--no-max"))
+			o.max = 0;
+		else if (!strcmp(argv[i], "--n") && i + 1 < argc && !parse_n(argv[i + 1], &o))
+			i++;
+		else if (!strcmp(argv[i], "--processes") && i + 1 < argc &&
+			 (o.processes = atoi(argv[i + 1])) >= 1 && o.processes <= 16)
+			i++;
+		else if (!strcmp(argv[i], "--max-child") && i + 1 < argc)
+			child = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--budget-kib") && i + 1 < argc)
+			o.budget_kib = atoll(argv[++i]);
+		else if (!strcmp(argv[i], "--max-map-count") && i + 1 < argc &&
+			 (o.map_count = atol(argv[i + 1])) > 0)
+			i++;
+		else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
+			o.backend = argv[++i];
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return fputs(help, stdout), 0;
+		else
+			return fprintf(stderr, "ember bench memory: bad option %s\n%s", argv[i],
+				       help),
+			       CLI_EXIT_EMBER;
+	}
+	snprintf(o.build, sizeof(o.build), "%s", bench_build_dir());
+	pool_shell_target(0);
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) { /* three descriptors per virtine */
+		long long open_max =
+		    bench_proc_kib("/proc/sys/fs/nr_open", ""); /* root may go up to it */
+		struct rlimit up = {(rlim_t)open_max, (rlim_t)open_max};
+		if (open_max <= 0 || setrlimit(RLIMIT_NOFILE, &up)) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	if (child >= 0) { /* one share of a split search: its count and limit on stdout */
+		const char *why;
+		unsigned n = child < NMAX_FNS ? bench_max_warm(&o, child, &why) : 0;
+		printf("%u %s\n", n, child < NMAX_FNS ? why : "no such function");
+		return 0;
+	}
+	json_t *results = json_array();
+	if (!json)
+		printf("%-10s %5s %12s %12s %12s   %17s   %14s\n%48s   %17s   %14s\n", "function",
+		       "N", "off", "ksm", "upm", "VMAs off/ksm/upm", "fds off/ksm/upm",
+		       "(PSS KiB per instance; kernel KiB in [])", "(per instance)",
+		       "(per instance)");
+	int rc = 0;
+	for (int f = 0; f < NFNS; f++) {
+		for (int k = 0; k < o.nn && f != MODEL2; k++) {
+			if (bench_mem_fns[f].max_n && o.n[k] > bench_mem_fns[f].max_n)
+				continue;
+			struct mem_row r[NMODES];
+			for (int m = 0; m < NMODES; m++) {
+				fprintf(stderr, "ember bench memory: %s, %s, N=%u\n",
+					bench_mem_fns[f].name, modes[m], o.n[k]);
+				if (row(&o, f, m, o.n[k], &r[m]))
+					rc = CLI_EXIT_EMBER;
+				json_array_append_new(
+				    results,
+				    json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o}", "function",
+					      bench_mem_fns[f].name, "mode", modes[m], "n",
+					      (int)o.n[k], "pss_per_instance_kib",
+					      bench_json_num(r[m].pss), "kernel_per_instance_kib",
+					      bench_json_num(r[m].kern), "vmas_per_instance",
+					      bench_json_num(r[m].maps), "fds_per_instance",
+					      bench_json_num(r[m].fds)));
+			}
+			if (!json)
+				printf("%-10s %5u %6.0f [%4.0f] %6.0f [%4.0f] %6.0f [%4.0f]   "
+				       "%5.1f %5.1f %5.1f   %4.1f %4.1f %4.1f\n",
+				       bench_mem_fns[f].name, o.n[k], r[0].pss, r[0].kern, r[1].pss,
+				       r[1].kern, r[2].pss, r[2].kern, r[0].maps, r[1].maps,
+				       r[2].maps, r[0].fds, r[1].fds, r[2].fds);
+		}
+	}
+	json_t *max = json_object();
+	const char *why = "not measured (--no-max)";
+	long old_maps = bench_proc_kib("/proc/sys/vm/max_map_count", "");
+	char v[32];
+	snprintf(v, sizeof(v), "%ld", o.map_count);
+	if (o.max && o.map_count && write_str("/proc/sys/vm/max_map_count", v))
+		fprintf(stderr, "ember bench memory: cannot set vm.max_map_count (root?)\n");
+	vm_cow_budget_reset(); /* the mappings' budget follows the limit */
+	json_t *merge = merges(&o, json);
+	json_t *resets = bench_resets(o.build, json, 1);
+	for (int f = 0; o.max && f < NMAX_FNS; f++) {
+		unsigned n = o.processes > 1 ? bench_max_warm_split(&o, f, &why)
+					     : bench_max_warm(&o, f, &why);
+		json_object_set_new(max, bench_mem_fns[f].name, json_integer(n));
+		if (!json)
+			printf("largest N of upm %s in 20 GiB: %u (stopped by %s)\n",
+			       bench_mem_fns[f].name, n, why);
+	}
+	if (o.map_count && old_maps > 0) {
+		snprintf(v, sizeof(v), "%lld", (long long)old_maps);
+		write_str("/proc/sys/vm/max_map_count", v);
+		vm_cow_budget_reset();
+	}
+	if (json)
+		cli_print_json(stdout,
+			       json_pack("{s:o,s:o,s:s,s:I,s:o,s:o}", "results", results,
+					 "max_warm", max, "max_warm_limit", why, "max_map_count",
+					 (json_int_t)(o.map_count ? o.map_count : old_maps),
+					 "merge", merge, "resets", resets));
+	else
+		json_decref(results), json_decref(max), json_decref(merge), json_decref(resets);
+	return rc;
+}
