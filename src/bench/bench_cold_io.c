@@ -13,7 +13,7 @@
 #include "bench/bench_cold.h"
 #include "cli/cli.h"
 #include "snap/snap_file.h"
-#include "snap/snap_ws.h"
+#include "cold/cold_ws.h"
 
 #define DISK_FILE  (256ULL << 20)
 #define DISK_CHUNK (4ULL << 20)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "func/func.h"
-#include "snap/snap_cold_read.h"
+#include "cold/cold_read.h"
 
 /* After a cold start the pages it never brought in are holes, zero once the fault server is
  * gone; the reset puts back only what the run could have changed, so the snapshot's content

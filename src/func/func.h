@@ -11,8 +11,8 @@
 #include "pool/pool.h"
 #include "pool/refill.h"
 #include "snap/snap.h"
-#include "snap/snap_cold.h"
-#include "snap/snap_cold_read.h"
+#include "cold/cold.h"
+#include "cold/cold_read.h"
 #include "snap/snap_file.h"
 
 /* Where a function is in its lifecycle: which invoke path its next invocation takes (one table

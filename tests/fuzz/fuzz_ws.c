@@ -1,4 +1,4 @@
-/* The working-set file (src/snap/snap_ws.c): the input as a snapshot folder's `ws`, read by
+/* The working-set file (src/cold/cold_ws.c): the input as a snapshot folder's `ws`, read by
  * the REAP prefetch of a real cold start (snap_cold_start on one machine, its userfaultfd and
  * fault server), which installs its pages; then the host's structures and page tables must be
  * as they were, and nothing installed outside the program's memory.
@@ -14,8 +14,8 @@
 #include <xxhash.h>
 
 #include "common.h"
-#include "snap/snap_cold.h"
-#include "snap/snap_ws.h"
+#include "cold/cold.h"
+#include "cold/cold_ws.h"
 
 #define PAGE	  EMBER_PAGE_SIZE
 #define MEM	  (64ULL << 20)

@@ -25,7 +25,7 @@ export EMBER_GUEST_DIR="${EMBER_GUEST_DIR:-$B/guest}"
 TABLE="sys 5000 src/sys/ -max_len=1024
 elf 5000 src/image/ -max_len=8192
 snap 20000 src/snap/snap_file.c,src/snap/snap_fmt.c -max_len=16384
-ws 3000 src/snap/snap_cold.c -max_len=80000
+ws 3000 src/cold/cold.c -max_len=80000
 spec 20000 src/server/srv_spec.c -dict=tests/fuzz/spec.dict
 parse 50000 src/server/srv_parse.c,src/base/base_parse.c -max_len=256
 http 3000 src/server/srv_http.c,src/server/srv_auth.c,src/server/srv_meta.c,src/server/srv_invoke.c -dict=tests/fuzz/http.dict

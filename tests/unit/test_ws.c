@@ -1,4 +1,4 @@
-/* The working-set file (src/snap/snap_ws.c): written from a snapshot's memory file, its
+/* The working-set file (src/cold/cold_ws.c): written from a snapshot's memory file, its
  * little-endian layout byte for byte, read back, a damaged chunk found in that chunk alone, and
  * a damaged header, a short file or a partial read told apart; the load's plan of it and the
  * whole read that puts each page at its place in the snapshot's order (snap_cold_ws.c), or
@@ -18,8 +18,8 @@
 
 #include <xxhash.h>
 
-#include "snap/snap_cold_read.h"
-#include "snap/snap_ws.h"
+#include "cold/cold_read.h"
+#include "cold/cold_ws.h"
 
 #define PAGE   EMBER_PAGE_SIZE
 #define NPAGES 40 /* two chunks: 32 pages and 8 */

@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "snap/snap_ws.h"
+#include "cold/cold_ws.h"
 
 struct snap_cold;
 

@@ -9,7 +9,7 @@
 #include <xxhash.h>
 
 #include "snap/snap_file.h"
-#include "snap/snap_ws.h"
+#include "cold/cold_ws.h"
 
 #define PAGE EMBER_PAGE_SIZE
 

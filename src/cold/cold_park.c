@@ -1,7 +1,7 @@
 /* Fault servers of cold starts parked between them: a start hands one its context. */
 #include <pthread.h>
 
-#include "snap/snap_cold.h"
+#include "cold/cold.h"
 
 /* Fault servers parked between cold starts (made ahead by snap_cold_prepare): a start hands
  * one its context rather than creating a thread (~50-130 us here); past SERVERS at once, a

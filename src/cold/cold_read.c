@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "snap/snap_cold.h"
-#include "snap/snap_cold_read.h"
+#include "cold/cold.h"
+#include "cold/cold_read.h"
 #include "snap/snap_file.h"
-#include "snap/snap_ws.h"
+#include "cold/cold_ws.h"
 
 #define PAGE EMBER_PAGE_SIZE
 #define RUN  256 /* pages of the memory file per read */

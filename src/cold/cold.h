@@ -6,7 +6,7 @@
 #include <pthread.h>
 
 #include "snap/snap.h"
-#include "snap/snap_prefetch.h"
+#include "cold/cold_prefetch.h"
 
 enum snap_restore_mode { SNAP_LAZY, SNAP_REAP };
 

@@ -11,8 +11,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "snap/snap_cold_read.h"
-#include "snap/snap_ws.h"
+#include "cold/cold_read.h"
+#include "cold/cold_ws.h"
 
 #define PAGE EMBER_PAGE_SIZE
 

@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "snap/snap_cold.h"
+#include "cold/cold.h"
 #include "snap/snap_file.h"
-#include "snap/snap_ws.h"
+#include "cold/cold_ws.h"
 
 #define PAGE EMBER_PAGE_SIZE
 

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "snap/snap_cold.h"
-#include "snap/snap_prefetch.h"
+#include "cold/cold.h"
+#include "cold/cold_prefetch.h"
 
 #define PAGE	    EMBER_PAGE_SIZE
 #define FIRST_PIECE (256ULL << 10) /* small: the first chunk arrives early */
