@@ -128,7 +128,7 @@ static int bench_fn(const struct cold_ctx *x, const struct cold_fn *f, struct co
 	row->cold_over_restore = row->reap_p50_ms / row->restore_p50_ms;
 	if (cold_record(x, f, large, 1, &large_ms))
 		goto out;
-	if (cold_ws_pages(small, &a, &na) || cold_ws_pages(large, &b, &nb)) {
+	if (bench_ws_pages(small, &a, &na) || bench_ws_pages(large, &b, &nb)) {
 		fprintf(stderr, "ember bench: %s: cannot read the working-set files\n", f->name);
 		goto out;
 	}

@@ -15,7 +15,7 @@
 double cold_disk_mb_s(const char *dir);
 /* the page addresses of the working-set file of the one snapshot under state, sorted; -1 when
  * there is none */
-int cold_ws_pages(const char *state, uint64_t **pages, size_t *n);
+int bench_ws_pages(const char *state, uint64_t **pages, size_t *n);
 /* |A ∩ B| / |A ∪ B| of two sorted page sets (1 when both are empty) */
 double cold_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb);
 /* drops every file of the state folder from the page cache (written back first) */

@@ -61,8 +61,8 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* the working set of the one snapshot under state, read by snap_ws_pages, sorted */
-int cold_ws_pages(const char *state, uint64_t **pages, size_t *n)
+/* the working set of the one snapshot under state, read by cold_ws_pages, sorted */
+int bench_ws_pages(const char *state, uint64_t **pages, size_t *n)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/" SNAP_DIR, state);
@@ -72,7 +72,7 @@ int cold_ws_pages(const char *state, uint64_t **pages, size_t *n)
 	while (d && rc && (e = readdir(d)))
 		if (e->d_name[0] != '.' && !strchr(e->d_name, '.')) {
 			snprintf(path, sizeof(path), "%s/" SNAP_DIR "/%.100s", state, e->d_name);
-			rc = snap_ws_pages(path, pages, n);
+			rc = cold_ws_pages(path, pages, n);
 		}
 	if (d)
 		closedir(d);

@@ -17,7 +17,7 @@
 
 #define PAGE EMBER_PAGE_SIZE
 
-int snap_cold_install(struct snap_cold *c, uint64_t addr, const void *src, uint64_t len)
+int cold_install(struct cold *c, uint64_t addr, const void *src, uint64_t len)
 {
 	struct uffdio_copy cp = {
 	    .dst = addr + c->u.off[0], .src = (uint64_t)(uintptr_t)src, .len = len, .mode = 0};
@@ -29,20 +29,20 @@ int snap_cold_install(struct snap_cold *c, uint64_t addr, const void *src, uint6
 /* a page the program may have: page 0 (the sled), the runtime's areas (its vCPUs' and its own)
  * and its own memory, never the host's structures in between (a fault there, on a CPL0 stack, is
  * served, not recorded) */
-int snap_cold_program_page(const struct vm *vm, uint64_t addr)
+int cold_program_page(const struct vm *vm, uint64_t addr)
 {
 	return addr % PAGE == 0 && (addr == 0 || (addr >= EMBER_RT_CPUS && addr < vm_user_top(vm)));
 }
 
 /* one faulting page: its snapshot content from the memory file (checked), or zeros */
-static int serve(struct snap_cold *c, int which, uint64_t fault)
+static int serve(struct cold *c, int which, uint64_t fault)
 {
 	uint64_t addr = (fault - c->u.off[which]) & ~(PAGE - 1);
 	static __thread uint8_t page[4096] __attribute__((aligned(4096)));
 	const struct snap *s = c->s;
 	size_t i = snap_page_index(s, addr);
 	uint64_t pg = addr / PAGE, t0 = base_now_ns();
-	if (snap_pf_wait_page(&c->pf, pg)) { /* on its way: in now, its waiter is woken */
+	if (cold_pf_wait_page(&c->pf, pg)) { /* on its way: in now, its waiter is woken */
 		struct uffdio_range r = {addr + c->u.off[which], PAGE};
 		ioctl(c->u.fd[which], UFFDIO_WAKE, &r);
 		c->waits++;
@@ -81,7 +81,7 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
 	uint64_t pn = addr / PAGE;
 	/* a page the run gave back or mapped afresh is not recorded: a prefetch of it would be
 	 * punched away by that same munmap or mmap before it is touched */
-	if (c->record && !zeroed && snap_cold_program_page(c->vm, addr) &&
+	if (c->record && !zeroed && cold_program_page(c->vm, addr) &&
 	    !(c->seen[pn / 8] & (1 << (pn % 8)))) {
 		c->seen[pn / 8] |= (uint8_t)(1 << (pn % 8));
 		if (c->ntrace == c->cap) {
@@ -101,9 +101,9 @@ static int serve(struct snap_cold *c, int which, uint64_t fault)
  * the snapshot held there */
 static void on_discarded(void *ctx, uint64_t start, uint64_t len)
 {
-	struct snap_cold *c = ctx;
+	struct cold *c = ctx;
 	/* called before the pages go: a prefetch still installing could put them back */
-	snap_pf_wait_done(&c->pf);
+	cold_pf_wait_done(&c->pf);
 	uint64_t top = vm_user_top(c->vm) / PAGE;
 	for (uint64_t pg = start / PAGE; pg < (start + len) / PAGE && pg < top; pg++)
 		__atomic_fetch_or(&c->zeroed[pg / 8], (uint8_t)(1 << (pg % 8)), __ATOMIC_RELEASE);
@@ -111,7 +111,7 @@ static void on_discarded(void *ctx, uint64_t start, uint64_t len)
 
 static void *fault_server(void *p)
 {
-	struct snap_cold *c = p;
+	struct cold *c = p;
 	struct pollfd pf[3];
 	int n = c->u.n;
 	for (int i = 0; i < n; i++)
@@ -138,22 +138,22 @@ static void *fault_server(void *p)
 	return NULL;
 }
 
-int snap_ws_exists(const char *dir)
+int cold_ws_exists(const char *dir)
 {
 	char path[4200];
-	snap_ws_path(path, sizeof(path), dir);
+	cold_ws_path(path, sizeof(path), dir);
 	return access(path, R_OK) == 0;
 }
 
 /* seeds the trace with the working set's pages: the run's misses come after them */
-static int seed(struct snap_cold *c)
+static int seed(struct cold *c)
 {
-	const struct snap_ws *w = &c->pf.w;
+	const struct cold_ws *w = &c->pf.w;
 	if (!(c->trace = malloc((w->npages ? w->npages : 1) * sizeof(uint64_t))))
 		return -ENOMEM;
 	c->cap = w->npages ? w->npages : 1;
 	for (uint64_t i = 0; i < w->npages; i++) {
-		uint64_t a = snap_ws_addr(w, i), pn = a / PAGE;
+		uint64_t a = cold_ws_addr(w, i), pn = a / PAGE;
 		c->seen[pn / 8] |= (uint8_t)(1 << (pn % 8));
 		c->trace[c->ntrace++] = a;
 	}
@@ -163,12 +163,12 @@ static int seed(struct snap_cold *c)
 }
 
 /* the concurrent prefetch: started, and waited for until its first chunk is in */
-static int reap(struct snap_cold *c, const char *dir, char *err, size_t errlen)
+static int reap(struct cold *c, const char *dir, char *err, size_t errlen)
 {
 	uint64_t t = base_now_ns(); /* the first piece is read on this thread */
-	if (snap_pf_start(c, dir, err, errlen))
+	if (cold_pf_start(c, dir, err, errlen))
 		return -1;
-	snap_pf_wait_first(&c->pf);
+	cold_pf_wait_first(&c->pf);
 	c->first_ns = base_now_ns() - t;
 	if (c->pf.fd < 0)
 		return 0; /* nothing recorded yet: everything is served on demand */
@@ -194,9 +194,8 @@ static int step_failed(char *err, size_t errlen, const char *step, int e)
 	return -1;
 }
 
-int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, struct sys_state *st,
-		    const char *dir, enum snap_restore_mode mode, int record, char *err,
-		    size_t errlen)
+int cold_start(struct cold *c, const struct snap *s, struct vm *vm, struct sys_state *st,
+	       const char *dir, enum snap_restore_mode mode, int record, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof(*c));
 	c->s = s;
@@ -269,14 +268,14 @@ int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, st
 	}
 	return 0;
 fail:
-	snap_cold_finish(c, NULL, err + strlen(err), 0);
+	cold_finish(c, NULL, err + strlen(err), 0);
 	return -1;
 }
 
 /* the prefetch's figures, once it is over */
-static void pf_figures(struct snap_cold *c)
+static void pf_figures(struct cold *c)
 {
-	const struct snap_pf *p = &c->pf;
+	const struct cold_pf *p = &c->pf;
 	c->prefetched = p->pages;
 	c->prefetch_bytes = p->bad ? 0 : p->size;
 	c->prefetch_us = p->wall_ns / 1000;
@@ -287,7 +286,7 @@ static void pf_figures(struct snap_cold *c)
 
 /* whether the recorded trace is to be written: a first recording, or a REAP start whose misses
  * passed the threshold */
-static int to_write(struct snap_cold *c)
+static int to_write(struct cold *c)
 {
 	if (c->record == 1)
 		return 1;
@@ -297,10 +296,10 @@ static int to_write(struct snap_cold *c)
 	return c->rerecorded;
 }
 
-int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t errlen)
+int cold_finish(struct cold *c, const char *dir, char *err, size_t errlen)
 {
 	int prefetched = c->pf.fd >= 0;
-	snap_pf_stop(&c->pf); /* before the fault server: it may be waiting on the prefetch */
+	cold_pf_stop(&c->pf); /* before the fault server: it may be waiting on the prefetch */
 	if (prefetched)
 		pf_figures(c);
 	if (c->running) {
@@ -325,7 +324,7 @@ int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t err
 	}
 	int rc = 0;
 	if (dir && c->record && !c->failed && to_write(c))
-		rc = snap_ws_write(dir, c->s, c->memfd, c->trace, c->ntrace, err, errlen);
+		rc = cold_ws_write(dir, c->s, c->memfd, c->trace, c->ntrace, err, errlen);
 	if (c->memfd >= 0)
 		close(c->memfd);
 	if (c->stop[0] >= 0)
@@ -339,7 +338,7 @@ int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t err
 	return rc || c->failed ? -1 : 0;
 }
 
-void snap_cold_result(const struct snap_cold *c, struct ember_result *res)
+void cold_result(const struct cold *c, struct ember_result *res)
 {
 	res->faults = c->faults;
 	res->prefetched_pages = c->prefetched;

@@ -15,7 +15,7 @@ enum snap_restore_mode { SNAP_LAZY, SNAP_REAP };
 #define SNAP_REREC_MIN 8
 #define SNAP_REREC_DIV 16
 
-struct snap_cold {
+struct cold {
 	const struct snap *s; /* loaded without its pages */
 	struct vm *vm;
 	struct vm_uffds u;
@@ -36,7 +36,7 @@ struct snap_cold {
 	uint64_t faults, prefetched;
 	uint64_t prefetch_us, prefetch_bytes;
 	int buffered; /* the prefetch could not use O_DIRECT: it went through the page cache */
-	struct snap_pf pf;
+	struct cold_pf pf;
 	/* where the time went: opening the memory file, the bitmaps, registering the machine's
 	 * memory (open); until the first chunk of the working set was in (first); the working
 	 * set's reads and installs (they overlap the run); serving faults on demand, and faults
@@ -51,25 +51,24 @@ struct snap_cold {
 /* Restores vm to the snapshot in dir without copying memory: permissions, registers and
  * emulation state now, pages as they are touched. With mode SNAP_REAP and a working-set file,
  * its pages are installed first. With record, faulting pages are recorded. */
-int snap_cold_start(struct snap_cold *c, const struct snap *s, struct vm *vm, struct sys_state *st,
-		    const char *dir, enum snap_restore_mode mode, int record, char *err,
-		    size_t errlen);
-/* a fault server parked ahead of the first cold start (snap_cold_start takes it) */
-void snap_cold_prepare(void);
-/* snap_cold_park.c: serve(c) on a parked server (else on a thread of c's own, c->th); and,
+int cold_start(struct cold *c, const struct snap *s, struct vm *vm, struct sys_state *st,
+	       const char *dir, enum snap_restore_mode mode, int record, char *err, size_t errlen);
+/* a fault server parked ahead of the first cold start (cold_start takes it) */
+void cold_prepare(void);
+/* cold_park.c: serve(c) on a parked server (else on a thread of c's own, c->th); and,
  * once c's stop pipe was written, the wait until it is done with c */
-int snap_park_start(struct snap_cold *c, void *(*serve)(void *));
-void snap_park_stop(struct snap_cold *c);
+int snap_park_start(struct cold *c, void *(*serve)(void *));
+void snap_park_stop(struct cold *c);
 /* Stops serving faults (memory stays as installed) and writes the working-set file when
  * recording. */
-int snap_cold_finish(struct snap_cold *c, const char *dir, char *err, size_t errlen);
-/* after snap_cold_finish: the start's figures into res (faults, prefetch, where time went) */
-void snap_cold_result(const struct snap_cold *c, struct ember_result *res);
+int cold_finish(struct cold *c, const char *dir, char *err, size_t errlen);
+/* after cold_finish: the start's figures into res (faults, prefetch, where time went) */
+void cold_result(const struct cold *c, struct ember_result *res);
 /* whether dir has a usable working-set file */
-int snap_ws_exists(const char *dir);
+int cold_ws_exists(const char *dir);
 /* for the prefetch: installs [addr, addr+len) from src (a page there already is kept) */
-int snap_cold_install(struct snap_cold *c, uint64_t addr, const void *src, uint64_t len);
+int cold_install(struct cold *c, uint64_t addr, const void *src, uint64_t len);
 /* whether a run may record addr: page 0, the runtime's area and the program's memory */
-int snap_cold_program_page(const struct vm *vm, uint64_t addr);
+int cold_program_page(const struct vm *vm, uint64_t addr);
 
 #endif

@@ -3,14 +3,14 @@
 
 #include "cold/cold.h"
 
-/* Fault servers parked between cold starts (made ahead by snap_cold_prepare): a start hands
+/* Fault servers parked between cold starts (made ahead by cold_prepare): a start hands
  * one its context rather than creating a thread (~50-130 us here); past SERVERS at once, a
  * start creates its own. */
 #define SERVERS 4
 static pthread_mutex_t park_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t park_cv = PTHREAD_COND_INITIALIZER;
 static struct server {
-	struct snap_cold *job;	/* the start it serves, NULL when parked */
+	struct cold *job;	/* the start it serves, NULL when parked */
 	void *(*serve)(void *); /* and how */
 	int started, busy;
 } servers[SERVERS];
@@ -23,7 +23,7 @@ static void *server_main(void *arg)
 	for (;;) {
 		while (!sv->job)
 			pthread_cond_wait(&park_cv, &park_mu);
-		struct snap_cold *c = sv->job;
+		struct cold *c = sv->job;
 		void *(*serve)(void *) = sv->serve;
 		pthread_mutex_unlock(&park_mu);
 		serve(c);
@@ -54,14 +54,14 @@ static struct server *idle_server(void)
 	return NULL;
 }
 
-void snap_cold_prepare(void)
+void cold_prepare(void)
 {
 	pthread_mutex_lock(&park_mu);
 	idle_server();
 	pthread_mutex_unlock(&park_mu);
 }
 
-int snap_park_start(struct snap_cold *c, void *(*serve)(void *))
+int snap_park_start(struct cold *c, void *(*serve)(void *))
 {
 	pthread_mutex_lock(&park_mu);
 	struct server *sv = idle_server();
@@ -76,7 +76,7 @@ int snap_park_start(struct snap_cold *c, void *(*serve)(void *))
 	return sv ? 0 : pthread_create(&c->th, NULL, serve, c);
 }
 
-void snap_park_stop(struct snap_cold *c)
+void snap_park_stop(struct cold *c)
 {
 	struct server *sv = c->server;
 	if (!sv) {

@@ -15,7 +15,7 @@
 #define PIECE	    (4ULL << 20)   /* then large sequential reads, at the disk's rate */
 
 /* one read at off: the first small (its chunk arrives early), then large ones */
-static ssize_t read_piece(struct snap_pf *p, uint64_t off)
+static ssize_t read_piece(struct cold_pf *p, uint64_t off)
 {
 	uint64_t want = off ? PIECE : FIRST_PIECE;
 	if (want > p->size - off)
@@ -37,7 +37,7 @@ static ssize_t read_piece(struct snap_pf *p, uint64_t off)
 /* the rest of the file, in order, into p->buf; p->avail says how far */
 static void *reader(void *arg)
 {
-	struct snap_pf *p = arg;
+	struct cold_pf *p = arg;
 	pthread_setname_np(pthread_self(), "ember-reap-rd");
 	uint64_t off = p->avail;
 	int ok = 1;
@@ -58,7 +58,7 @@ static void *reader(void *arg)
 }
 
 /* with mu held: waits until need bytes are in; 0, or -1 when they never will be */
-static int wait_bytes(struct snap_pf *p, uint64_t need)
+static int wait_bytes(struct cold_pf *p, uint64_t need)
 {
 	while (p->avail < need && !p->rd_done && !p->cancel)
 		pthread_cond_wait(&p->cv, &p->mu);
@@ -66,12 +66,12 @@ static int wait_bytes(struct snap_pf *p, uint64_t need)
 }
 
 /* each page's chunk noted, once the header is parsed; -1 when a page is not one of ours */
-static int note_chunks(struct snap_cold *c, struct snap_pf *p)
+static int note_chunks(struct cold *c, struct cold_pf *p)
 {
 	p->meta_ok = 1;
 	for (uint64_t i = 0; i < p->w.npages; i++) {
-		uint64_t a = snap_ws_addr(&p->w, i);
-		if (!snap_cold_program_page(c->vm, a) || a / PAGE >= p->map_pages)
+		uint64_t a = cold_ws_addr(&p->w, i);
+		if (!cold_program_page(c->vm, a) || a / PAGE >= p->map_pages)
 			return -1; /* not a page a run could have recorded: not ours */
 		p->chunk_of[a / PAGE] = (uint32_t)(i / p->w.chunk_pages + 1);
 	}
@@ -79,7 +79,7 @@ static int note_chunks(struct snap_cold *c, struct snap_pf *p)
 }
 
 /* the header and trace: waited for, checked, each page's chunk noted; -1 when damaged */
-static int take_meta(struct snap_cold *c, struct snap_pf *p)
+static int take_meta(struct cold *c, struct cold_pf *p)
 {
 	long need = SNAP_WS_HDR;
 	while (need > 0) {
@@ -88,21 +88,21 @@ static int take_meta(struct snap_cold *c, struct snap_pf *p)
 		pthread_mutex_unlock(&p->mu);
 		if (rc)
 			return -1;
-		need = snap_ws_parse(&p->w, p->buf, p->avail, p->size);
+		need = cold_ws_parse(&p->w, p->buf, p->avail, p->size);
 	}
 	return need < 0 ? -1 : note_chunks(c, p);
 }
 
-static uint64_t chunk_end(const struct snap_ws *w, uint64_t k)
+static uint64_t chunk_end(const struct cold_ws *w, uint64_t k)
 {
 	uint64_t end = (k + 1) * w->chunk_pages;
 	return end > w->npages ? w->npages : end;
 }
 
 /* chunk k: checked, then installed in runs of consecutive addresses, one call each */
-static int install_chunk(struct snap_cold *c, struct snap_pf *p, uint64_t k)
+static int install_chunk(struct cold *c, struct cold_pf *p, uint64_t k)
 {
-	const struct snap_ws *w = &p->w;
+	const struct cold_ws *w = &p->w;
 	uint64_t first = k * w->chunk_pages, end = chunk_end(w, k);
 	pthread_mutex_lock(&p->mu);
 	int rc = wait_bytes(p, w->data_off + end * PAGE);
@@ -111,13 +111,13 @@ static int install_chunk(struct snap_cold *c, struct snap_pf *p, uint64_t k)
 		return -1;
 	uint64_t t = base_now_ns();
 	const uint8_t *data = p->buf + w->data_off;
-	if (!snap_ws_chunk_ok(w, data, k))
+	if (!cold_ws_chunk_ok(w, data, k))
 		return -1;
 	for (uint64_t i = first; i < end;) {
-		uint64_t j = i + 1, a = snap_ws_addr(w, i);
-		while (j < end && snap_ws_addr(w, j) == a + (j - i) * PAGE)
+		uint64_t j = i + 1, a = cold_ws_addr(w, i);
+		while (j < end && cold_ws_addr(w, j) == a + (j - i) * PAGE)
 			j++;
-		if (snap_cold_install(c, a, data + i * PAGE, (j - i) * PAGE))
+		if (cold_install(c, a, data + i * PAGE, (j - i) * PAGE))
 			return -1;
 		p->pages += j - i;
 		i = j;
@@ -126,12 +126,12 @@ static int install_chunk(struct snap_cold *c, struct snap_pf *p, uint64_t k)
 	return 0;
 }
 
-static void finished(struct snap_pf *p, int bad);
+static void finished(struct cold_pf *p, int bad);
 
 static void *installer(void *arg)
 {
-	struct snap_cold *c = arg;
-	struct snap_pf *p = &c->pf;
+	struct cold *c = arg;
+	struct cold_pf *p = &c->pf;
 	pthread_setname_np(pthread_self(), "ember-reap-in");
 	int bad = p->meta_ok ? 0 : take_meta(c, p);
 	for (uint64_t k = p->chunks_in; !bad && k < p->w.nchunks; k++) {
@@ -151,7 +151,7 @@ static void *installer(void *arg)
 
 /* with mu held (or before the threads): over; damaged (not merely cancelled) is dropped, so the
  * next start records it again */
-static void finished(struct snap_pf *p, int bad)
+static void finished(struct cold_pf *p, int bad)
 {
 	p->bad = bad && !p->cancel;
 	if (p->bad)
@@ -163,13 +163,13 @@ static void finished(struct snap_pf *p, int bad)
 
 /* on the caller's thread, before any other: the first piece read and what it holds installed;
  * 1 when that was all of it (no threads needed), 0 when the rest is for them */
-static int first_piece(struct snap_cold *c, struct snap_pf *p)
+static int first_piece(struct cold *c, struct cold_pf *p)
 {
 	ssize_t got = p->size ? read_piece(p, 0) : -1;
 	if (got <= 0)
 		return finished(p, 1), 1;
 	p->avail = (uint64_t)got;
-	long need = snap_ws_parse(&p->w, p->buf, p->avail, p->size);
+	long need = cold_ws_parse(&p->w, p->buf, p->avail, p->size);
 	if (need < 0 || (!need && note_chunks(c, p)))
 		return finished(p, 1), 1;
 	if (need > 0)
@@ -185,9 +185,9 @@ static int first_piece(struct snap_cold *c, struct snap_pf *p)
 	return finished(p, 0), 1;
 }
 
-static int open_ws(struct snap_pf *p, const char *dir)
+static int open_ws(struct cold_pf *p, const char *dir)
 {
-	snap_ws_path(p->path, sizeof(p->path), dir);
+	cold_ws_path(p->path, sizeof(p->path), dir);
 	p->fd = open(p->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (p->fd < 0 && errno == EINVAL) {
 		/* a file system without O_DIRECT (tmpfs on older kernels, some overlays): the same
@@ -198,9 +198,9 @@ static int open_ws(struct snap_pf *p, const char *dir)
 	return p->fd;
 }
 
-int snap_pf_start(struct snap_cold *c, const char *dir, char *err, size_t errlen)
+int cold_pf_start(struct cold *c, const char *dir, char *err, size_t errlen)
 {
-	struct snap_pf *p = &c->pf;
+	struct cold_pf *p = &c->pf;
 	struct stat sb;
 	p->t0 = base_now_ns();
 	if (open_ws(p, dir) < 0)
@@ -228,7 +228,7 @@ int snap_pf_start(struct snap_cold *c, const char *dir, char *err, size_t errlen
 	return 0;
 }
 
-void snap_pf_wait_first(struct snap_pf *p)
+void cold_pf_wait_first(struct cold_pf *p)
 {
 	if (p->threads < 2)
 		return;
@@ -238,7 +238,7 @@ void snap_pf_wait_first(struct snap_pf *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
-int snap_pf_wait_page(struct snap_pf *p, uint64_t pg)
+int cold_pf_wait_page(struct cold_pf *p, uint64_t pg)
 {
 	if (p->threads < 2 || pg >= p->map_pages || !p->chunk_of[pg])
 		return 0;
@@ -251,7 +251,7 @@ int snap_pf_wait_page(struct snap_pf *p, uint64_t pg)
 	return in;
 }
 
-void snap_pf_wait_done(struct snap_pf *p)
+void cold_pf_wait_done(struct cold_pf *p)
 {
 	if (p->threads < 2)
 		return;
@@ -261,7 +261,7 @@ void snap_pf_wait_done(struct snap_pf *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
-void snap_pf_stop(struct snap_pf *p)
+void cold_pf_stop(struct cold_pf *p)
 {
 	if (p->threads) {
 		pthread_mutex_lock(&p->mu);

@@ -9,9 +9,9 @@
 
 #include "cold/cold_ws.h"
 
-struct snap_cold;
+struct cold;
 
-struct snap_pf {
+struct cold_pf {
 	int fd;	      /* the working-set file, -1: none */
 	int buffered; /* the file system refused O_DIRECT: read through the page cache */
 	char path[4200];
@@ -28,7 +28,7 @@ struct snap_pf {
 	int bad;	    /* the file proved damaged (or unreadable): dropped, rest on demand */
 	int cancel;	    /* the run ended first: stop */
 	int meta_ok;	    /* the header is parsed and each page's chunk noted */
-	struct snap_ws w;
+	struct cold_ws w;
 	uint32_t *chunk_of; /* per guest page: 1 + its chunk, 0 outside the working set */
 	uint64_t map_pages;
 	/* figures */
@@ -36,15 +36,15 @@ struct snap_pf {
 };
 
 /* Starts prefetching DIR/ws into c's machine (none: p->fd stays -1). 0, or -1 with err. */
-int snap_pf_start(struct snap_cold *c, const char *dir, char *err, size_t errlen);
+int cold_pf_start(struct cold *c, const char *dir, char *err, size_t errlen);
 /* waits until the first chunk is installed or the prefetch is over */
-void snap_pf_wait_first(struct snap_pf *p);
+void cold_pf_wait_first(struct cold_pf *p);
 /* for a fault on guest page pg: when the prefetch brings it, waits for that and returns 1 (the
  * page is in); 0: the page is the fault server's to serve */
-int snap_pf_wait_page(struct snap_pf *p, uint64_t pg);
+int cold_pf_wait_page(struct cold_pf *p, uint64_t pg);
 /* waits until the prefetch is over (everything installed, or stopped) */
-void snap_pf_wait_done(struct snap_pf *p);
+void cold_pf_wait_done(struct cold_pf *p);
 /* stops it (what is installed stays), joins its threads and frees it */
-void snap_pf_stop(struct snap_pf *p);
+void cold_pf_stop(struct cold_pf *p);
 
 #endif

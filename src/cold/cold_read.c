@@ -17,21 +17,21 @@
 #define RUN  256 /* pages of the memory file per read */
 /* pages outside the working set worth reading with it rather than serving on demand */
 #define OUTSIDE_SLACK 64
-/* a working set larger than this (4 MiB) is better read beside the run (snap_prefetch.c): its
+/* a working set larger than this (4 MiB) is better read beside the run (cold_prefetch.c): its
  * read overlaps the run there, here it precedes it */
 #define WHOLE_MAX 1024
 
 /* the working set's intact chunks taken, page by page where it is the snapshot's content (its
  * place in the memfd, r->pos, noted in offs); the number of intact chunks */
-static uint64_t take_ws(const struct snap *s, struct snap_read *r, const struct snap_ws *w,
+static uint64_t take_ws(const struct snap *s, struct cold_read *r, const struct cold_ws *w,
 			uint64_t *offs)
 {
 	uint64_t k = 0;
-	for (; k < w->nchunks && snap_ws_chunk_at_ok(w, r->map, r->pos, k); k++) {
+	for (; k < w->nchunks && cold_ws_chunk_at_ok(w, r->map, r->pos, k); k++) {
 		uint64_t end =
 		    (k + 1) * w->chunk_pages < w->npages ? (k + 1) * w->chunk_pages : w->npages;
 		for (uint64_t i = k * w->chunk_pages; i < end; i++) {
-			uint64_t a = snap_ws_addr(w, i);
+			uint64_t a = cold_ws_addr(w, i);
 			size_t j = snap_page_index(s, a);
 			/* a page the snapshot does not hold was served as zeros: nothing to take;
 			 * one that is not the snapshot's content comes from the memory file */
@@ -47,7 +47,7 @@ static uint64_t take_ws(const struct snap *s, struct snap_read *r, const struct 
 }
 
 /* where each page of w went in the memfd: read as the file is, after its header */
-static int pos_in_file(struct snap_read *r, const struct snap_ws *w)
+static int pos_in_file(struct cold_read *r, const struct cold_ws *w)
 {
 	if (r->pos)
 		return 0;
@@ -59,15 +59,15 @@ static int pos_in_file(struct snap_read *r, const struct snap_ws *w)
 }
 
 /* the working set: read, parsed, its intact chunks taken; 1 when none could be */
-static int use_ws(const struct snap *s, const char *dir, const struct snap_read_plan *plan,
-		  struct snap_read *r, uint64_t *offs)
+static int use_ws(const struct snap *s, const char *dir, const struct cold_read_plan *plan,
+		  struct cold_read *r, uint64_t *offs)
 {
 	char path[4200];
-	snap_ws_path(path, sizeof(path), dir);
-	struct snap_ws w;
+	cold_ws_path(path, sizeof(path), dir);
+	struct cold_ws w;
 	int rc = 1;
-	if (snap_read_ws(s, path, plan, r) ||
-	    snap_ws_parse(&w, r->map + r->meta_off, r->ws_bytes, r->ws_bytes) || pos_in_file(r, &w))
+	if (cold_read_ws(s, path, plan, r) ||
+	    cold_ws_parse(&w, r->map + r->meta_off, r->ws_bytes, r->ws_bytes) || pos_in_file(r, &w))
 		goto out;
 	uint64_t t = base_now_ns();
 	uint64_t good = take_ws(s, r, &w, offs);
@@ -78,7 +78,7 @@ static int use_ws(const struct snap *s, const char *dir, const struct snap_read_
 	if (!(r->ws = malloc((w.npages ? w.npages : 1) * sizeof(uint64_t))))
 		goto out;
 	for (uint64_t i = 0; i < w.npages; i++)
-		r->ws[i] = snap_ws_addr(&w, i);
+		r->ws[i] = cold_ws_addr(&w, i);
 	r->nws = w.npages;
 	rc = 0;
 out:
@@ -88,7 +88,7 @@ out:
 }
 
 /* the run of pages from index i the working set did not bring, consecutive in the guest */
-static size_t missing_run(const struct snap *s, const struct snap_read *r, size_t i)
+static size_t missing_run(const struct snap *s, const struct cold_read *r, size_t i)
 {
 	size_t n = 1;
 	while (n < RUN && i + n < s->npages && !r->from_ws[i + n] &&
@@ -125,7 +125,7 @@ static int open_mem(const char *dir)
 
 /* every run of pages the working set did not bring asked of the disk at once (read into the
  * page cache in the background): one wait for them all, not one per run */
-static void ask_missing(const struct snap *s, const struct snap_read *r, int fd)
+static void ask_missing(const struct snap *s, const struct cold_read *r, int fd)
 {
 	for (size_t i = 0; i < s->npages;) {
 		size_t n = r->from_ws[i] ? 1 : missing_run(s, r, i);
@@ -138,15 +138,15 @@ static void ask_missing(const struct snap *s, const struct snap_read *r, int fd)
 
 /* the pages the load's plan says the working set lacks, asked of the disk before its read, so
  * the two reads overlap; a working set written again since only makes the hint wrong */
-static void ask_planned(const struct snap *s, const struct snap_read_plan *plan,
-			struct snap_read *r, int fd)
+static void ask_planned(const struct snap *s, const struct cold_read_plan *plan,
+			struct cold_read *r, int fd)
 {
-	struct snap_ws w;
+	struct cold_ws w;
 	if (!plan || !plan->meta || fd < 0 ||
-	    snap_ws_parse(&w, plan->meta, plan->meta_len, plan->size))
+	    cold_ws_parse(&w, plan->meta, plan->meta_len, plan->size))
 		return;
 	for (uint64_t i = 0; i < w.npages; i++) {
-		uint64_t a = snap_ws_addr(&w, i);
+		uint64_t a = cold_ws_addr(&w, i);
 		size_t j = snap_page_index(s, a);
 		if (j < s->npages && s->pages[j] == a)
 			r->from_ws[j] = 1;
@@ -156,7 +156,7 @@ static void ask_planned(const struct snap *s, const struct snap_read_plan *plan,
 }
 
 /* the pages the working set lacks, from the memory file (fd) into the memfd after it, checked */
-static int read_rest(const struct snap *s, int fd, struct snap_read *r, uint64_t *offs,
+static int read_rest(const struct snap *s, int fd, struct cold_read *r, uint64_t *offs,
 		     uint64_t *bad)
 {
 	uint64_t need = s->npages - r->ws_pages, at = r->map_len, t = base_now_ns();
@@ -164,7 +164,7 @@ static int read_rest(const struct snap *s, int fd, struct snap_read *r, uint64_t
 		return 0;
 	/* after the working set, apart from it: a run touching one of them is seen (a fault maps
 	 * the pages around it in the same mapping too, and vm_present would count them) */
-	uint8_t *m = fd < 0 ? NULL : snap_read_grow(r->fd, at, need * PAGE);
+	uint8_t *m = fd < 0 ? NULL : cold_read_grow(r->fd, at, need * PAGE);
 	int rc = m ? 0 : -1;
 	if (m)
 		ask_missing(s, r, fd);
@@ -184,19 +184,19 @@ static int read_rest(const struct snap *s, int fd, struct snap_read *r, uint64_t
 	return rc;
 }
 
-int snap_read_pays(const struct snap *s, const char *dir)
+int cold_read_pays(const struct snap *s, const char *dir)
 {
 	char path[4200];
 	struct stat sb;
-	snap_ws_path(path, sizeof(path), dir);
+	cold_ws_path(path, sizeof(path), dir);
 	if (stat(path, &sb) || sb.st_size < SNAP_WS_HDR)
 		return 0;
 	uint64_t ws = (uint64_t)sb.st_size / PAGE; /* its pages, and its header's few */
 	return ws <= WHOLE_MAX && s->npages <= ws + ws / 4 + OUTSIDE_SLACK;
 }
 
-int snap_read_whole(struct snap *s, const char *dir, const struct snap_read_plan *plan,
-		    struct snap_read *r, char *err, size_t errlen)
+int cold_read_whole(struct snap *s, const char *dir, const struct cold_read_plan *plan,
+		    struct cold_read *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
 	uint64_t t0 = base_now_ns(), bad = 0;
@@ -247,12 +247,12 @@ out:
 		close(mem);
 	free(offs);
 	if (rc == 1)
-		snap_read_free(r);
+		cold_read_free(r);
 	return rc;
 }
 
 /* the pages outside the working set, for the misprediction count: their addresses */
-static uint64_t *outside_pages(const struct snap *s, const struct snap_read *r, size_t *n)
+static uint64_t *outside_pages(const struct snap *s, const struct cold_read *r, size_t *n)
 {
 	uint64_t *a = malloc((r->outside ? r->outside : 1) * sizeof(*a));
 	*n = 0;
@@ -262,7 +262,7 @@ static uint64_t *outside_pages(const struct snap *s, const struct snap_read *r, 
 	return a;
 }
 
-int snap_read_missed(const struct snap *s, struct vm *vm, struct snap_read *r, const char *dir,
+int cold_read_missed(const struct snap *s, struct vm *vm, struct cold_read *r, const char *dir,
 		     char *err, size_t errlen)
 {
 	size_t n = 0;
@@ -284,7 +284,7 @@ int snap_read_missed(const struct snap *s, struct vm *vm, struct snap_read *r, c
 	for (size_t i = 0, j = 0; i < n; i++) {
 		while (s->pages[j] != out[i])
 			j++;
-		if (in[i] && !(r->from_ws[j] & 2) && snap_cold_program_page(vm, out[i]))
+		if (in[i] && !(r->from_ws[j] & 2) && cold_program_page(vm, out[i]))
 			trace[nt++] = out[i];
 	}
 	r->mispredicted = nt - r->nws;
@@ -293,7 +293,7 @@ int snap_read_missed(const struct snap *s, struct vm *vm, struct snap_read *r, c
 	if (!r->ws_bad && r->mispredicted >= SNAP_REREC_MIN &&
 	    r->mispredicted * SNAP_REREC_DIV >= r->nws) {
 		int fd = open_mem(dir);
-		rc = fd < 0 ? -1 : snap_ws_write(dir, s, fd, trace, nt, err, errlen);
+		rc = fd < 0 ? -1 : cold_ws_write(dir, s, fd, trace, nt, err, errlen);
 		r->rerecorded = !rc;
 		if (fd >= 0)
 			close(fd);
@@ -305,7 +305,7 @@ done:
 	return rc;
 }
 
-int snap_read_check_mem(const struct snap *s, const struct snap_read *r, const char *dir, char *err,
+int cold_read_check_mem(const struct snap *s, const struct cold_read *r, const char *dir, char *err,
 			size_t errlen)
 {
 	int fd = open_mem(dir);
@@ -330,7 +330,7 @@ int snap_read_check_mem(const struct snap *s, const struct snap_read *r, const c
 	return rc ? damaged(dir, bad, err, errlen) : 0;
 }
 
-void snap_read_free(struct snap_read *r)
+void cold_read_free(struct cold_read *r)
 {
 	free(r->pos);
 	r->pos = NULL;

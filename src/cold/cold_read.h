@@ -5,7 +5,7 @@
 #include "snap/snap.h"
 
 /* what the read brought and where its time went */
-struct snap_read {
+struct cold_read {
 	uint64_t ws_pages; /* snapshot pages taken from the working-set file */
 	uint64_t outside;  /* snapshot pages read from the memory file beside it */
 	uint64_t ws_bytes; /* the working-set file's size */
@@ -31,20 +31,20 @@ struct snap_read {
  * (the two overlap), and reads each working-set page straight to its place in the snapshot's
  * order (the snapshot then maps in a few runs, not page by page). Only a hint: a working set
  * written again since is read as it is, and every page is checked either way. */
-struct snap_read_plan {
+struct cold_read_plan {
 	uint8_t *meta;
 	uint64_t meta_len; /* the header, page list and chunk checksums */
 	uint64_t size;	   /* the working-set file's size */
 };
 /* dir's working-set header into p; p empty when there is none or it is damaged */
-void snap_read_plan(struct snap_read_plan *p, const char *dir);
-void snap_read_plan_free(struct snap_read_plan *p);
+void cold_read_plan(struct cold_read_plan *p, const char *dir);
+void cold_read_plan_free(struct cold_read_plan *p);
 
 /* Whether reading s whole beats the concurrent prefetch with the rest on demand: the working
  * set in dir is at most 4 MiB (a larger one's read overlaps the run there, here it would come
  * first) and the snapshot holds at most a quarter more pages than it, plus 64 (C functions: a
  * few pages past it; a Python or JS heap of many MiB the run never touches is not read). */
-int snap_read_pays(const struct snap *s, const char *dir);
+int cold_read_pays(const struct snap *s, const char *dir);
 /* Reads the snapshot's pages into a sealed memfd of its own, s->data its view (as snap_seal
  * leaves a snapshot; the domain's store can take them after the run): the working set of
  * dir with one O_DIRECT read (placed as plan, the load's, or NULL says), each chunk checked
@@ -53,25 +53,25 @@ int snap_read_pays(const struct snap *s, const char *dir);
  * every page; 1 when the working set is missing or unusable from its first chunk (dropped: the
  * caller starts lazily and records it); -1 with the reason in err when the memory file is
  * damaged (the snapshot is refused). */
-int snap_read_whole(struct snap *s, const char *dir, const struct snap_read_plan *plan,
-		    struct snap_read *r, char *err, size_t errlen);
-/* After the run of a start from snap_read_whole in vm: the snapshot pages outside the working
+int cold_read_whole(struct snap *s, const char *dir, const struct cold_read_plan *plan,
+		    struct cold_read *r, char *err, size_t errlen);
+/* After the run of a start from cold_read_whole in vm: the snapshot pages outside the working
  * set that the run touched (r->mispredicted); when they pass the threshold, the working set is
  * written again with them appended. 0, or -1 with the reason in err. */
-int snap_read_missed(const struct snap *s, struct vm *vm, struct snap_read *r, const char *dir,
+int cold_read_missed(const struct snap *s, struct vm *vm, struct cold_read *r, const char *dir,
 		     char *err, size_t errlen);
 /* The memory file's copies of the pages the working set supplied: checked (the run did not need
  * them; a damaged memory file still has its snapshot made again). 0, or -1 with err. */
-int snap_read_check_mem(const struct snap *s, const struct snap_read *r, const char *dir, char *err,
+int cold_read_check_mem(const struct snap *s, const struct cold_read *r, const char *dir, char *err,
 			size_t errlen);
-void snap_read_free(struct snap_read *r);
+void cold_read_free(struct cold_read *r);
 
-/* snap_cold_ws.c, for snap_cold_read.c: a shared writable mapping of [off, off+len) of fd, grown
+/* cold_ws_read.c, for cold_read.c: a shared writable mapping of [off, off+len) of fd, grown
  * to hold it (NULL on failure); the working-set file at path read whole into r->fd (mapped at
  * r->map, its header at meta_off), in the snapshot's order where plan still describes it (pos
  * then set), else as it is from the start. 0, or -1. */
-uint8_t *snap_read_grow(int fd, uint64_t off, uint64_t len);
-int snap_read_ws(const struct snap *s, const char *path, const struct snap_read_plan *plan,
-		 struct snap_read *r);
+uint8_t *cold_read_grow(int fd, uint64_t off, uint64_t len);
+int cold_read_ws(const struct snap *s, const char *path, const struct cold_read_plan *plan,
+		 struct cold_read *r);
 
 #endif

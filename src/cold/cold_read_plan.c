@@ -1,4 +1,4 @@
-/* What the load learns of the working set for a start that reads it whole (snap_cold_read.c). */
+/* What the load learns of the working set for a start that reads it whole (cold_read.c). */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,13 +10,13 @@
 
 #define PAGE EMBER_PAGE_SIZE
 
-void snap_read_plan(struct snap_read_plan *p, const char *dir)
+void cold_read_plan(struct cold_read_plan *p, const char *dir)
 {
 	char path[4200];
 	struct stat sb;
-	struct snap_ws w;
+	struct cold_ws w;
 	memset(p, 0, sizeof(*p));
-	snap_ws_path(path, sizeof(path), dir);
+	cold_ws_path(path, sizeof(path), dir);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -33,7 +33,7 @@ void snap_read_plan(struct snap_read_plan *p, const char *dir)
 			goto out;
 		}
 		buf = b;
-		need = snap_ws_parse(&w, buf, want, (uint64_t)sb.st_size);
+		need = cold_ws_parse(&w, buf, want, (uint64_t)sb.st_size);
 		if (need <= 0)
 			break;
 		want = (uint64_t)need;
@@ -49,7 +49,7 @@ out:
 	close(fd);
 }
 
-void snap_read_plan_free(struct snap_read_plan *p)
+void cold_read_plan_free(struct cold_read_plan *p)
 {
 	free(p->meta);
 	memset(p, 0, sizeof(*p));

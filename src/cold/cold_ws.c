@@ -28,37 +28,37 @@ static uint64_t nchunks_of(uint64_t npages, uint64_t chunk_pages)
 	return (npages + chunk_pages - 1) / chunk_pages;
 }
 
-uint64_t snap_ws_data_off(uint64_t npages, uint64_t chunk_pages)
+uint64_t cold_ws_data_off(uint64_t npages, uint64_t chunk_pages)
 {
 	uint64_t meta = SNAP_WS_HDR + 8 * (npages + nchunks_of(npages, chunk_pages));
 	return (meta + PAGE - 1) & ~(uint64_t)(PAGE - 1);
 }
 
-long snap_ws_parse(struct snap_ws *w, const uint8_t *buf, size_t have, uint64_t size)
+long cold_ws_parse(struct cold_ws *w, const uint8_t *buf, size_t have, uint64_t size)
 {
 	if (have < SNAP_WS_HDR)
 		return size < SNAP_WS_HDR ? -1 : SNAP_WS_HDR;
 	uint64_t n = get64(buf + 8), cp = get64(buf + 16);
 	/* bounds first: nothing below overflows for a file that passes them */
 	if (memcmp(buf, SNAP_WS_MAGIC, 8) || cp == 0 || cp > (1 << 20) || n > size / PAGE ||
-	    snap_ws_data_off(n, cp) + n * PAGE != size)
+	    cold_ws_data_off(n, cp) + n * PAGE != size)
 		return -1;
 	uint64_t nc = nchunks_of(n, cp), meta = SNAP_WS_HDR + 8 * (n + nc);
 	if (have < meta)
 		return (long)meta;
 	if (XXH3_64bits(buf + SNAP_WS_HDR, meta - SNAP_WS_HDR) != get64(buf + 24))
 		return -1;
-	*w = (struct snap_ws){.npages = n,
+	*w = (struct cold_ws){.npages = n,
 			      .chunk_pages = cp,
 			      .nchunks = nc,
-			      .data_off = snap_ws_data_off(n, cp),
+			      .data_off = cold_ws_data_off(n, cp),
 			      .size = size,
 			      .trace = buf + SNAP_WS_HDR,
 			      .hashes = buf + SNAP_WS_HDR + 8 * n};
 	return 0;
 }
 
-uint64_t snap_ws_addr(const struct snap_ws *w, uint64_t i)
+uint64_t cold_ws_addr(const struct cold_ws *w, uint64_t i)
 {
 	return get64(w->trace + 8 * i);
 }
@@ -69,14 +69,14 @@ static uint64_t chunk_len(uint64_t npages, uint64_t chunk_pages, uint64_t k)
 	return (left < chunk_pages ? left : chunk_pages) * PAGE;
 }
 
-int snap_ws_chunk_ok(const struct snap_ws *w, const uint8_t *data, uint64_t k)
+int cold_ws_chunk_ok(const struct cold_ws *w, const uint8_t *data, uint64_t k)
 {
 	uint64_t off = k * w->chunk_pages * PAGE;
 	return XXH3_64bits(data + off, chunk_len(w->npages, w->chunk_pages, k)) ==
 	       get64(w->hashes + 8 * k);
 }
 
-int snap_ws_chunk_at_ok(const struct snap_ws *w, const uint8_t *base, const uint64_t *pos,
+int cold_ws_chunk_at_ok(const struct cold_ws *w, const uint8_t *base, const uint64_t *pos,
 			uint64_t k)
 {
 	XXH3_state_t *x = XXH3_createState();
@@ -91,7 +91,7 @@ int snap_ws_chunk_at_ok(const struct snap_ws *w, const uint8_t *base, const uint
 	return ok;
 }
 
-int snap_ws_path(char *out, size_t len, const char *dir)
+int cold_ws_path(char *out, size_t len, const char *dir)
 {
 	return snprintf(out, len, "%.4090s/" SNAP_WS, dir) >= (int)len ? -1 : 0;
 }
@@ -100,7 +100,7 @@ int snap_ws_path(char *out, size_t len, const char *dir)
 static uint8_t *build(const struct snap *s, int memfd, const uint64_t *trace, uint64_t n,
 		      uint64_t *len)
 {
-	uint64_t cp = SNAP_WS_CHUNK_PAGES, nc = nchunks_of(n, cp), off = snap_ws_data_off(n, cp);
+	uint64_t cp = SNAP_WS_CHUNK_PAGES, nc = nchunks_of(n, cp), off = cold_ws_data_off(n, cp);
 	uint8_t *buf = calloc(1, off + n * PAGE);
 	if (!buf)
 		return NULL;
@@ -130,11 +130,11 @@ static uint8_t *build(const struct snap *s, int memfd, const uint64_t *trace, ui
 	return buf;
 }
 
-int snap_ws_write(const char *dir, const struct snap *s, int memfd, const uint64_t *trace,
+int cold_ws_write(const char *dir, const struct snap *s, int memfd, const uint64_t *trace,
 		  uint64_t n, char *err, size_t errlen)
 {
 	char path[4200];
-	snap_ws_path(path, sizeof(path), dir);
+	cold_ws_path(path, sizeof(path), dir);
 	uint64_t len = 0;
 	uint8_t *buf = build(s, memfd, trace, n, &len);
 	if (!buf)
@@ -150,27 +150,27 @@ int snap_ws_write(const char *dir, const struct snap *s, int memfd, const uint64
 	return snprintf(err, errlen, "writing %s: %s", path, strerror(e)), -1;
 }
 
-int snap_ws_pages(const char *dir, uint64_t **pages, size_t *n)
+int cold_ws_pages(const char *dir, uint64_t **pages, size_t *n)
 {
 	char path[4200];
-	snap_ws_path(path, sizeof(path), dir);
+	cold_ws_path(path, sizeof(path), dir);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
 	uint8_t *buf = NULL;
-	struct snap_ws w;
+	struct cold_ws w;
 	int rc = -1;
 	if (fd < 0 || fstat(fd, &sb) || sb.st_size < SNAP_WS_HDR)
 		goto out;
 	buf = malloc((size_t)sb.st_size);
 	if (!buf || pread(fd, buf, (size_t)sb.st_size, 0) != sb.st_size ||
-	    snap_ws_parse(&w, buf, (size_t)sb.st_size, (uint64_t)sb.st_size))
+	    cold_ws_parse(&w, buf, (size_t)sb.st_size, (uint64_t)sb.st_size))
 		goto out;
 	*n = w.npages;
 	*pages = malloc((w.npages ? w.npages : 1) * sizeof(uint64_t));
 	if (!*pages)
 		goto out;
 	for (uint64_t i = 0; i < w.npages; i++)
-		(*pages)[i] = snap_ws_addr(&w, i);
+		(*pages)[i] = cold_ws_addr(&w, i);
 	rc = 0;
 out:
 	free(buf);

@@ -22,34 +22,34 @@
 #define SNAP_WS_CHUNK_PAGES 32 /* 128 KiB: the first one in, the vCPU starts */
 
 /* a parsed working-set header; trace and hashes point into the caller's buffer (in file
- * order, little-endian: read them with snap_ws_addr / snap_ws_hash) */
-struct snap_ws {
+ * order, little-endian: read them with cold_ws_addr / cold_ws_hash) */
+struct cold_ws {
 	uint64_t npages, chunk_pages, nchunks;
 	uint64_t data_off, size; /* where the pages start; the whole file's size */
 	const uint8_t *trace, *hashes;
 };
 
 /* bytes of the file before the page data, for npages */
-uint64_t snap_ws_data_off(uint64_t npages, uint64_t chunk_pages);
+uint64_t cold_ws_data_off(uint64_t npages, uint64_t chunk_pages);
 /* Parses the start of a working-set file of size bytes, have of which are in buf. Returns 0
  * (w filled, checked), a positive count of bytes needed before it can tell, or -1: not a
  * working-set file of this format, or damaged. */
-long snap_ws_parse(struct snap_ws *w, const uint8_t *buf, size_t have, uint64_t size);
-uint64_t snap_ws_addr(const struct snap_ws *w, uint64_t i);
+long cold_ws_parse(struct cold_ws *w, const uint8_t *buf, size_t have, uint64_t size);
+uint64_t cold_ws_addr(const struct cold_ws *w, uint64_t i);
 /* whether chunk k of the page data (at data, the file's bytes from data_off) is intact */
-int snap_ws_chunk_ok(const struct snap_ws *w, const uint8_t *data, uint64_t k);
+int cold_ws_chunk_ok(const struct cold_ws *w, const uint8_t *data, uint64_t k);
 /* the same with page i of the file at base + pos[i] */
-int snap_ws_chunk_at_ok(const struct snap_ws *w, const uint8_t *base, const uint64_t *pos,
+int cold_ws_chunk_at_ok(const struct cold_ws *w, const uint8_t *base, const uint64_t *pos,
 			uint64_t k);
 
 /* DIR/ws */
-int snap_ws_path(char *out, size_t len, const char *dir);
+int cold_ws_path(char *out, size_t len, const char *dir);
 /* Writes DIR/ws atomically for the n pages of trace, their content the snapshot's (read from
  * memfd, the snapshot's memory file). 0, or -1 with the reason in err. */
-int snap_ws_write(const char *dir, const struct snap *s, int memfd, const uint64_t *trace,
+int cold_ws_write(const char *dir, const struct snap *s, int memfd, const uint64_t *trace,
 		  uint64_t n, char *err, size_t errlen);
 /* The page addresses of DIR/ws in file order, checked (malloc'd into *pages); -1 when there is
  * none or it is damaged. */
-int snap_ws_pages(const char *dir, uint64_t **pages, size_t *n);
+int cold_ws_pages(const char *dir, uint64_t **pages, size_t *n);
 
 #endif

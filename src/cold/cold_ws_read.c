@@ -1,4 +1,4 @@
-/* REAP's whole read of the working-set file (snap_cold_read.c): one O_DIRECT read into the
+/* REAP's whole read of the working-set file (cold_read.c): one O_DIRECT read into the
  * snapshot's new memfd, each page straight to its place in the snapshot's order where the load's
  * plan still describes the file. */
 #include <errno.h>
@@ -16,7 +16,7 @@
 
 #define PAGE EMBER_PAGE_SIZE
 
-uint8_t *snap_read_grow(int fd, uint64_t off, uint64_t len)
+uint8_t *cold_read_grow(int fd, uint64_t off, uint64_t len)
 {
 	if (!len || ftruncate(fd, (off_t)(off + len)))
 		return NULL;
@@ -28,18 +28,18 @@ uint8_t *snap_read_grow(int fd, uint64_t off, uint64_t len)
  * r->fd (the snapshot's order, as snap_seal leaves one), its header and any page the snapshot
  * does not hold past them; the offset of its pages in the file, or 0 when the plan does not
  * describe such a file */
-static uint64_t plan_layout(const struct snap *s, const struct snap_read_plan *plan, uint64_t size,
-			    struct snap_read *r)
+static uint64_t plan_layout(const struct snap *s, const struct cold_read_plan *plan, uint64_t size,
+			    struct cold_read *r)
 {
-	struct snap_ws w;
+	struct cold_ws w;
 	if (!plan || !plan->meta || plan->size != size ||
-	    snap_ws_parse(&w, plan->meta, plan->meta_len, size) ||
+	    cold_ws_parse(&w, plan->meta, plan->meta_len, size) ||
 	    !(r->pos = malloc((w.npages ? w.npages : 1) * sizeof(*r->pos))))
 		return 0;
 	uint64_t end = s->npages * PAGE + w.data_off;
 	r->meta_off = s->npages * PAGE;
 	for (uint64_t i = 0; i < w.npages; i++) {
-		uint64_t a = snap_ws_addr(&w, i);
+		uint64_t a = cold_ws_addr(&w, i);
 		size_t j = snap_page_index(s, a);
 		if (j < s->npages && s->pages[j] == a) {
 			r->pos[i] = j * PAGE;
@@ -55,7 +55,7 @@ static uint64_t plan_layout(const struct snap *s, const struct snap_read_plan *p
 
 /* the file's bytes in order to their places: its header at meta_off, page i at pos[i] (all of
  * it at the start without pos); pieces consecutive in both merged. The count of iov. */
-static size_t layout_iov(const struct snap_read *r, uint64_t data_off, struct iovec *iov)
+static size_t layout_iov(const struct cold_read *r, uint64_t data_off, struct iovec *iov)
 {
 	size_t n = 1;
 	iov[0] = (struct iovec){r->map + r->meta_off, r->pos ? data_off : r->ws_bytes};
@@ -71,7 +71,7 @@ static size_t layout_iov(const struct snap_read *r, uint64_t data_off, struct io
 
 /* size bytes of fd from its start into iov; O_DIRECT dropped (r->buffered) where the read
  * refuses it */
-static int read_iov(int fd, struct iovec *iov, size_t n, uint64_t size, struct snap_read *r)
+static int read_iov(int fd, struct iovec *iov, size_t n, uint64_t size, struct cold_read *r)
 {
 	uint64_t off = 0;
 	size_t i = 0;
@@ -101,11 +101,11 @@ static int read_iov(int fd, struct iovec *iov, size_t n, uint64_t size, struct s
 }
 
 /* the file read into r->fd as the layout says (plan_layout's, or the file as it is) */
-static int read_laid(int fd, uint64_t data_off, struct snap_read *r)
+static int read_laid(int fd, uint64_t data_off, struct cold_read *r)
 {
 	uint64_t n = r->pos ? 1 + (r->ws_bytes - data_off) / PAGE : 1;
 	struct iovec *iov = malloc(n * sizeof(*iov));
-	if (!iov || !(r->map = snap_read_grow(r->fd, 0, r->map_len))) {
+	if (!iov || !(r->map = cold_read_grow(r->fd, 0, r->map_len))) {
 		free(iov);
 		return -1;
 	}
@@ -115,7 +115,7 @@ static int read_laid(int fd, uint64_t data_off, struct snap_read *r)
 }
 
 /* back to the file as it is, at the start of r->fd (emptied) */
-static void unsort(struct snap_read *r)
+static void unsort(struct cold_read *r)
 {
 	if (r->map)
 		munmap(r->map, r->map_len);
@@ -129,8 +129,8 @@ static void unsort(struct snap_read *r)
 		r->map_len = 0; /* the grow fails too */
 }
 
-int snap_read_ws(const struct snap *s, const char *path, const struct snap_read_plan *plan,
-		 struct snap_read *r)
+int cold_read_ws(const struct snap *s, const char *path, const struct cold_read_plan *plan,
+		 struct cold_read *r)
 {
 	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (fd < 0 && errno == EINVAL) { /* tmpfs on older kernels, some overlays: said */

@@ -40,8 +40,8 @@ static int rebuilt(struct ember_function *fn, struct ember_result *res, const ch
 	return FUNC_AGAIN;
 }
 
-/* the figures of a start from snap_read_whole into res */
-static void read_result(const struct snap_read *r, struct ember_result *res)
+/* the figures of a start from cold_read_whole into res */
+static void read_result(const struct cold_read *r, struct ember_result *res)
 {
 	res->prefetched_pages = r->ws_pages;
 	res->prefetch_bytes = r->ws_bad ? 0 : r->ws_bytes;
@@ -61,8 +61,8 @@ static void read_finish(struct func_finish *f)
 {
 	struct ember_function *fn = f->fn;
 	char err[EMBER_ERR_MAX] = "";
-	int rc = snap_read_check_mem(&fn->snap, &f->r, fn->snap_dir, err, sizeof(err));
-	snap_read_free(&f->r);
+	int rc = cold_read_check_mem(&fn->snap, &f->r, fn->snap_dir, err, sizeof(err));
+	cold_read_free(&f->r);
 	if (rc) {
 		func_rebuild(fn, err);
 		return;
@@ -110,8 +110,8 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 		return NOT_READ; /* the lazy start needs no more memory than before */
 	f->fn = fn;
 	uint64_t t1 = base_now_ns();
-	int rc = snap_read_whole(&fn->snap, fn->snap_dir, &fn->plan, &f->r, err, sizeof(err));
-	snap_read_plan_free(&fn->plan); /* one cold start per load */
+	int rc = cold_read_whole(&fn->snap, fn->snap_dir, &fn->plan, &f->r, err, sizeof(err));
+	cold_read_plan_free(&fn->plan); /* one cold start per load */
 	if (rc == 1) {
 		free(f);
 		return NOT_READ;
@@ -120,7 +120,7 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 		snprintf(err, sizeof(err), "restoring the snapshot: %s",
 			 strerror(rc < 0 ? -rc : EIO));
 	if (rc) {
-		snap_read_free(&f->r);
+		cold_read_free(&f->r);
 		free(f);
 		virtine_destroy(v);
 		return rebuilt(fn, res, err);
@@ -129,7 +129,7 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 	res->cold = 1;
 	func_run_invocation(fn, v, call, res);
 	f->broken = v->st.outcome == SYS_ERROR;
-	snap_read_missed(&fn->snap, v->vm, &f->r, fn->snap_dir, err, sizeof(err));
+	cold_read_missed(&fn->snap, v->vm, &f->r, fn->snap_dir, err, sizeof(err));
 	read_result(&f->r, res);
 	res->snapshot_us = fn->snap_load_us;
 	/* the virtine ready for the next request now (a small snapshot: a short reset), the
@@ -161,18 +161,18 @@ int func_invoke_cold(struct ember_function *fn, const struct func_call *call,
 	fn->proc = fn->snap.proc;
 	fn->proc.max_pids = fn->max_pids; /* the function's, not kept on disk */
 	virtine_prepare(fn, v, &fn->proc);
-	int record = fn->restore == SNAP_REAP && !snap_ws_exists(fn->snap_dir);
+	int record = fn->restore == SNAP_REAP && !cold_ws_exists(fn->snap_dir);
 	if (fn->restore == SNAP_REAP && !record && vm_backend_of(v->vm) == VM_BACKEND_KVM &&
-	    snap_read_pays(&fn->snap, fn->snap_dir)) {
+	    cold_read_pays(&fn->snap, fn->snap_dir)) {
 		int rc = invoke_read(fn, v, call, res);
 		if (rc != NOT_READ)
 			return rc;
 		record = 1; /* the working set was dropped: this start records it again */
 	}
-	struct snap_cold c;
+	struct cold c;
 	uint64_t t1 = base_now_ns();
-	if (snap_cold_start(&c, &fn->snap, v->vm, &v->st, fn->snap_dir, fn->restore, record, err,
-			    sizeof(err))) {
+	if (cold_start(&c, &fn->snap, v->vm, &v->st, fn->snap_dir, fn->restore, record, err,
+		       sizeof(err))) {
 		virtine_destroy(v);
 		snprintf(why, sizeof(why), "snapshot %.200s refused: %s", fn->snap_dir, err);
 		return rebuilt(fn, res, why);
@@ -181,9 +181,8 @@ int func_invoke_cold(struct ember_function *fn, const struct func_call *call,
 	res->cold = 1;
 	res->recorded = c.record == 1; /* also when a damaged working set was dropped */
 	func_run_invocation(fn, v, call, res);
-	int broken =
-	    snap_cold_finish(&c, fn->snap_dir, err, sizeof(err)) || v->st.outcome == SYS_ERROR;
-	snap_cold_result(&c, res); /* the prefetch ran beside the vCPU: its figures now */
+	int broken = cold_finish(&c, fn->snap_dir, err, sizeof(err)) || v->st.outcome == SYS_ERROR;
+	cold_result(&c, res); /* the prefetch ran beside the vCPU: its figures now */
 	res->snapshot_us = fn->snap_load_us;
 	if (c.damaged) { /* the run saw a poisoned page: its result is not the function's */
 		virtine_destroy(v);

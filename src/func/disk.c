@@ -105,14 +105,14 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 	uint64_t t1 = base_now_ns();
 	/* REAP on KVM may read the snapshot whole: a loaded function's working set is known */
 	if (rc == 0 && fn->restore == SNAP_REAP && fn->vmcfg.backend == VM_BACKEND_KVM)
-		snap_read_plan(&fn->plan, fn->snap_dir);
+		cold_read_plan(&fn->plan, fn->snap_dir);
 	fn->parts.plan_us = base_us_since(t1);
 	fn->snap_load_us = base_us_since(t0); /* read and checked once: every cold start keeps it */
 	if (rc == 0) {
 		fn->from_disk = 1;
 		func_move(fn, FUNC_SCRATCH, FUNC_COLD);
 		pool_shell_want(&fn->vmcfg); /* the cold start takes a shell made meanwhile */
-		snap_cold_prepare();	     /* and a fault server */
+		cold_prepare();		     /* and a fault server */
 		return 0;
 	}
 	if (rc != SNAP_MISSING) /* a first start is no rebuild */
@@ -148,7 +148,7 @@ void func_rebuild(struct ember_function *fn, const char *why)
 	struct vm *vm;
 	pool_drain(&fn->pool);
 	snap_free(&fn->snap);
-	snap_read_plan_free(&fn->plan);
+	cold_read_plan_free(&fn->plan);
 	fn->from_disk = 0;
 	fn->init_us = fn->init_exits = 0;
 	func_share_files(fn); /* before init, as at a load that runs it */

@@ -349,7 +349,7 @@ void ember_unload(struct ember_function *fn)
 	free(fn->exe_path);
 	free(fn->snap_dir);
 	free(fn->img_dir);
-	snap_read_plan_free(&fn->plan);
+	cold_read_plan_free(&fn->plan);
 	pthread_mutex_destroy(&fn->cold_lock);
 	pthread_cond_destroy(&fn->cold_done);
 	pool_refiller_fini(&fn->refill);

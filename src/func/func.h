@@ -61,7 +61,7 @@ struct ember_function {
 	uint64_t snap_load_us;	   /* reading and checking the state file on disk, at load */
 	char *img_dir;		   /* STATE/sites: its images' site tables, or NULL */
 	struct ember_load_parts parts; /* where its load's time went (ember_info) */
-	struct snap_read_plan plan;    /* the working set's page list read at load, for its start */
+	struct cold_read_plan plan;    /* the working set's page list read at load, for its start */
 	pthread_mutex_t cold_lock;     /* invocations wait while one cold start runs */
 	/* while a cold start's work after its run goes on (finish.c), under cold_lock */
 	int finishing;
@@ -145,7 +145,7 @@ struct func_finish {
 	void (*work)(struct func_finish *f);
 	struct virtine *v;
 	int broken;	    /* v is not to be kept */
-	struct snap_read r; /* a start that read the snapshot whole: its read */
+	struct cold_read r; /* a start that read the snapshot whole: its read */
 };
 void func_finish_later(struct func_finish *f);
 /* with cold_lock held: until no such work is going on */

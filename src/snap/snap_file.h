@@ -28,7 +28,7 @@ struct snap_meta {
 #define SNAP_DIR   "snapshots"
 #define SNAP_MEM   "mem"   /* each page at its guest address, holes elsewhere */
 #define SNAP_STATE "state" /* the header and body of snap_file.c */
-#define SNAP_WS	   "ws"	   /* the working set a cold start recorded (snap_cold.c) */
+#define SNAP_WS	   "ws"	   /* the working set a cold start recorded (cold/cold.c) */
 
 /* Writes s into dir (created or replaced as a whole: a crash leaves the old one). Returns 0 or a
  * kind of failure of ember.h: EMBER_ERR_IO (the disk refused it), EMBER_ERR_NOMEM. */

@@ -1,5 +1,5 @@
 /* The working-set file (src/cold/cold_ws.c): the input as a snapshot folder's `ws`, read by
- * the REAP prefetch of a real cold start (snap_cold_start on one machine, its userfaultfd and
+ * the REAP prefetch of a real cold start (cold_start on one machine, its userfaultfd and
  * fault server), which installs its pages; then the host's structures and page tables must be
  * as they were, and nothing installed outside the program's memory.
  *   input: FLAGS ...
@@ -21,7 +21,7 @@
 #define MEM	  (64ULL << 20)
 #define MAX_PAGES 16
 
-/* snap_ws.h's layout: magic, npages, chunk_pages, meta_hash (little-endian u64s), the trace,
+/* cold_ws.h's layout: magic, npages, chunk_pages, meta_hash (little-endian u64s), the trace,
  * one checksum per chunk, zeros to a page, then the pages */
 #define WS_HDR SNAP_WS_HDR
 
@@ -41,7 +41,7 @@ static void put64(uint8_t *p, uint64_t v)
 /* the chunk checksums and the header's, right unless damage flips one */
 static void set_hashes(uint8_t *f, uint64_t n, uint64_t cp, int damage)
 {
-	uint64_t nc = (n + cp - 1) / cp, off = snap_ws_data_off(n, cp);
+	uint64_t nc = (n + cp - 1) / cp, off = cold_ws_data_off(n, cp);
 	for (uint64_t k = 0; k < nc; k++) {
 		uint64_t len = (n - k * cp < cp ? n - k * cp : cp) * PAGE;
 		put64(f + WS_HDR + 8 * (n + k), XXH3_64bits(f + off + k * cp * PAGE, len));
@@ -64,12 +64,12 @@ static size_t build(uint8_t *f, size_t room, const uint8_t *data, size_t size)
 		uint64_t n = len >= WS_HDR ? get64(f + 8) : 0,
 			 cp = len >= WS_HDR ? get64(f + 16) : 0;
 		if (len >= WS_HDR && n <= MAX_PAGES && cp && cp <= MAX_PAGES &&
-		    snap_ws_data_off(n, cp) + n * PAGE == len)
+		    cold_ws_data_off(n, cp) + n * PAGE == len)
 			set_hashes(f, n, cp, flags & 4);
 		return len;
 	}
 	uint64_t n = fz_u8(&in) % (MAX_PAGES + 1), cp = 1 + (flags >> 3) % 8;
-	uint64_t off = snap_ws_data_off(n, cp);
+	uint64_t off = cold_ws_data_off(n, cp);
 	memset(f, 0, off + n * PAGE);
 	memcpy(f, SNAP_WS_MAGIC, 8);
 	put64(f + 8, n);
@@ -140,12 +140,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.proc = (struct sys_process){.brk_start = map.end, .mmap_hi = vm_user_top(vm) / 2};
 	struct sys_state st;
 	sys_init(&st, vm, &s.proc);
-	struct snap_cold c;
+	struct cold c;
 	char err[256] = "";
-	int rc = snap_cold_start(&c, &s, vm, &st, dir, SNAP_REAP, 0, err, sizeof(err));
+	int rc = cold_start(&c, &s, vm, &st, dir, SNAP_REAP, 0, err, sizeof(err));
 	FZ_CHECK(rc == 0 || err[0], "refused without a reason");
 	if (rc == 0) {
-		snap_cold_finish(&c, NULL, err, sizeof(err)); /* the prefetch is over: its count */
+		cold_finish(&c, NULL, err, sizeof(err)); /* the prefetch is over: its count */
 		FZ_CHECK(c.prefetched <= MAX_PAGES + (size / PAGE), "%lu pages prefetched",
 			 c.prefetched);
 	}

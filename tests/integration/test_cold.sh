@@ -264,7 +264,7 @@ part "i['recorded'] and i['prefetched_pages'] == 0" \
 	"model: the damaged working set was dropped: the next start records it again"
 
 # --- KVM's whole read mispredicts: the working set is written again ---------------------------
-# rnn's working set fits the whole read (snap_read_pays); recorded on small.req, large.req touches
+# rnn's working set fits the whole read (cold_read_pays); recorded on small.req, large.req touches
 # 30-odd pages more: past the threshold, the start writes the working set again with them, so the
 # file changes and the next start of large.req mispredicts nothing
 # wsid FILE: the file's sha256, size and mtime in ns

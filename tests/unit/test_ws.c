@@ -1,7 +1,7 @@
 /* The working-set file (src/cold/cold_ws.c): written from a snapshot's memory file, its
  * little-endian layout byte for byte, read back, a damaged chunk found in that chunk alone, and
  * a damaged header, a short file or a partial read told apart; the load's plan of it and the
- * whole read that puts each page at its place in the snapshot's order (snap_cold_ws.c), or
+ * whole read that puts each page at its place in the snapshot's order (cold_ws_read.c), or
  * reads the file as it is when the plan is out of date. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,7 +59,7 @@ static int setup(void **state)
 	}
 	struct snap s = {.pages = pages, .npages = NPAGES};
 	char err[256] = "";
-	assert_int_equal(snap_ws_write(dir, &s, fileno(f), trace, NPAGES, err, sizeof(err)), 0);
+	assert_int_equal(cold_ws_write(dir, &s, fileno(f), trace, NPAGES, err, sizeof(err)), 0);
 	fclose(f);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/ws", dir);
@@ -86,7 +86,7 @@ static int teardown(void **state)
 static void layout(void **state)
 {
 	(void)state;
-	uint64_t off = snap_ws_data_off(NPAGES, SNAP_WS_CHUNK_PAGES);
+	uint64_t off = cold_ws_data_off(NPAGES, SNAP_WS_CHUNK_PAGES);
 	assert_int_equal(off, PAGE); /* 32 + 8 * (40 + 2) bytes, padded */
 	assert_int_equal(file_len, off + NPAGES * PAGE);
 	assert_memory_equal(file, "EMBERWS2", 8);
@@ -98,17 +98,17 @@ static void layout(void **state)
 		/* the pages in trace order, each its snapshot content */
 		assert_int_equal(file[off + (uint64_t)i * PAGE + 7], NPAGES - i);
 	}
-	struct snap_ws w;
-	assert_int_equal(snap_ws_parse(&w, file, file_len, file_len), 0);
+	struct cold_ws w;
+	assert_int_equal(cold_ws_parse(&w, file, file_len, file_len), 0);
 	assert_int_equal(w.npages, NPAGES);
 	assert_int_equal(w.nchunks, 2);
 	assert_int_equal(w.data_off, PAGE);
-	assert_int_equal(snap_ws_addr(&w, 0), (1 << 20) + (NPAGES - 1) * 2 * PAGE);
-	assert_true(snap_ws_chunk_ok(&w, file + off, 0));
-	assert_true(snap_ws_chunk_ok(&w, file + off, 1));
+	assert_int_equal(cold_ws_addr(&w, 0), (1 << 20) + (NPAGES - 1) * 2 * PAGE);
+	assert_true(cold_ws_chunk_ok(&w, file + off, 0));
+	assert_true(cold_ws_chunk_ok(&w, file + off, 1));
 	uint64_t *pages;
 	size_t n;
-	assert_int_equal(snap_ws_pages(dir, &pages, &n), 0);
+	assert_int_equal(cold_ws_pages(dir, &pages, &n), 0);
 	assert_int_equal(n, NPAGES);
 	assert_int_equal(pages[NPAGES - 1], 1 << 20);
 	free(pages);
@@ -117,42 +117,42 @@ static void layout(void **state)
 static void damage(void **state)
 {
 	(void)state;
-	struct snap_ws w;
+	struct cold_ws w;
 	uint64_t off = PAGE;
 	file[off + 33 * PAGE + 5] ^= 1; /* a page of chunk 1 */
-	assert_int_equal(snap_ws_parse(&w, file, file_len, file_len), 0);
-	assert_true(snap_ws_chunk_ok(&w, file + off, 0));
-	assert_false(snap_ws_chunk_ok(&w, file + off, 1));
+	assert_int_equal(cold_ws_parse(&w, file, file_len, file_len), 0);
+	assert_true(cold_ws_chunk_ok(&w, file + off, 0));
+	assert_false(cold_ws_chunk_ok(&w, file + off, 1));
 	file[off + 33 * PAGE + 5] ^= 1;
 	file[32 + 8 * 3] ^= 1; /* the trace: the header's checksum */
-	assert_int_equal(snap_ws_parse(&w, file, file_len, file_len), -1);
+	assert_int_equal(cold_ws_parse(&w, file, file_len, file_len), -1);
 	file[32 + 8 * 3] ^= 1;
 	/* a partial read: what it still needs */
-	assert_int_equal(snap_ws_parse(&w, file, 16, file_len), 32);
-	assert_int_equal(snap_ws_parse(&w, file, 100, file_len), 32 + 8 * 42);
+	assert_int_equal(cold_ws_parse(&w, file, 16, file_len), 32);
+	assert_int_equal(cold_ws_parse(&w, file, 100, file_len), 32 + 8 * 42);
 	/* a file of another length, another magic */
-	assert_int_equal(snap_ws_parse(&w, file, file_len, file_len - PAGE), -1);
+	assert_int_equal(cold_ws_parse(&w, file, file_len, file_len - PAGE), -1);
 	file[7] = '1';
-	assert_int_equal(snap_ws_parse(&w, file, file_len, file_len), -1);
+	assert_int_equal(cold_ws_parse(&w, file, file_len, file_len), -1);
 	file[7] = '2';
 }
 
 /* the plan read as at a load; the file read whole with it (or with stale, a plan of another
  * file of the same size) into a memfd: where its pages went, each checked */
-static void read_with(struct snap_read_plan *plan, int sorted)
+static void read_with(struct cold_read_plan *plan, int sorted)
 {
 	struct snap s = {.pages = pages, .npages = NPAGES};
-	struct snap_read r = {0};
+	struct cold_read r = {0};
 	char path[128];
 	snprintf(path, sizeof(path), "%s/ws", dir);
 	r.fd = memfd_create("test-ws", MFD_CLOEXEC);
 	assert_true(r.fd >= 0);
-	assert_int_equal(snap_read_ws(&s, path, plan, &r), 0);
+	assert_int_equal(cold_read_ws(&s, path, plan, &r), 0);
 	assert_int_equal(r.sorted, sorted);
 	assert_int_equal(r.ws_bytes, file_len);
 	assert_memory_equal(r.map + r.meta_off, file, 32 + 8 * 42);
-	struct snap_ws w;
-	assert_int_equal(snap_ws_parse(&w, r.map + r.meta_off, r.ws_bytes, r.ws_bytes), 0);
+	struct cold_ws w;
+	assert_int_equal(cold_ws_parse(&w, r.map + r.meta_off, r.ws_bytes, r.ws_bytes), 0);
 	for (int i = 0; sorted && i < NPAGES; i++) {
 		/* trace page i is snapshot page NPAGES-1-i, filled with NPAGES-i: at its place */
 		assert_int_equal(r.pos[i], (uint64_t)(NPAGES - 1 - i) * PAGE);
@@ -160,25 +160,25 @@ static void read_with(struct snap_read_plan *plan, int sorted)
 	}
 	assert_int_equal(r.meta_off, sorted ? NPAGES * PAGE : 0);
 	if (sorted) {
-		assert_true(snap_ws_chunk_at_ok(&w, r.map, r.pos, 0));
-		assert_true(snap_ws_chunk_at_ok(&w, r.map, r.pos, 1));
+		assert_true(cold_ws_chunk_at_ok(&w, r.map, r.pos, 0));
+		assert_true(cold_ws_chunk_at_ok(&w, r.map, r.pos, 1));
 		r.map[r.pos[33] + 5] ^= 1; /* a page of chunk 1, at its place */
-		assert_true(snap_ws_chunk_at_ok(&w, r.map, r.pos, 0));
-		assert_false(snap_ws_chunk_at_ok(&w, r.map, r.pos, 1));
+		assert_true(cold_ws_chunk_at_ok(&w, r.map, r.pos, 0));
+		assert_false(cold_ws_chunk_at_ok(&w, r.map, r.pos, 1));
 	} else {
 		assert_null(r.pos); /* the file as it is: its pages after its header */
 		assert_int_equal(r.map[PAGE + 7], NPAGES);
 	}
 	munmap(r.map, r.map_len);
 	close(r.fd);
-	snap_read_free(&r);
+	cold_read_free(&r);
 }
 
 static void plan(void **state)
 {
 	(void)state;
-	struct snap_read_plan p;
-	snap_read_plan(&p, dir);
+	struct cold_read_plan p;
+	cold_read_plan(&p, dir);
 	assert_non_null(p.meta);
 	assert_int_equal(p.size, file_len);
 	assert_int_equal(p.meta_len, 32 + 8 * 42);
@@ -195,11 +195,11 @@ static void plan(void **state)
 	for (int i = 0; i < 8; i++)
 		p.meta[24 + i] = (uint8_t)(h >> (8 * i));
 	read_with(&p, 0);
-	snap_read_plan_free(&p);
+	cold_read_plan_free(&p);
 	/* no working set: an empty plan */
 	char other[96];
 	snprintf(other, sizeof(other), "%s/none", dir);
-	snap_read_plan(&p, other);
+	cold_read_plan(&p, other);
 	assert_null(p.meta);
 }
 
