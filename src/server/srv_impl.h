@@ -278,7 +278,7 @@ void index_free(struct srv *s);
 struct srv_inst *reg_inst_put(struct srv_inst *in); /* drops a reference: the one to unload */
 void reg_entry_put(struct srv_entry *e);
 
-/* srv_http.c: requests and replies */
+/* srv_routes.c: requests and routes; srv_reply.c: replies */
 struct srv_req;
 typedef enum MHD_Result (*srv_handler)(struct srv *s, struct srv_req *r);
 struct srv_route {
