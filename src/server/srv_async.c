@@ -7,6 +7,11 @@
 #include <string.h>
 
 #include "server/srv_async.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_registry.h"
+#include "server/srv_http.h"
+#include "server/srv_invoke.h"
 
 #define DEFAULT_WORKERS 4
 #define DEFAULT_QUEUE	256

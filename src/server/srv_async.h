@@ -4,7 +4,8 @@
 
 #include <time.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_invoke.h"
 
 /* One accepted call, as kept in STATE/async/<seq>.call until it is done. */
 struct srv_job {

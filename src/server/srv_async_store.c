@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include "server/srv_async.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_store.h"
 
 #define SEQ_DIGITS 16 /* the file name: the sequence number in hex, so names sort by age */
 

@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_auth.h"
+#include "server/srv_http.h"
 
 #define USER_FILE     "basic-auth-user"
 #define PASSWORD_FILE "basic-auth-password"

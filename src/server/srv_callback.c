@@ -8,6 +8,9 @@
 #include <strings.h>
 
 #include "server/srv_async.h"
+#include "server/srv_core.h"
+#include "server/srv_http.h"
+#include "server/srv_invoke.h"
 
 #define CB_ATTEMPTS	     3
 #define CB_TIMEOUT_S	     10L

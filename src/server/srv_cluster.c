@@ -6,6 +6,11 @@
 
 #include "server/srv_cluster.h"
 #include "server/srv_cluster_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_store.h"
+#include "server/srv_registry.h"
+#include "server/srv_http.h"
 
 int cluster_start(struct srv *s, char *err, size_t errlen)
 {

@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_http.h"
 
 #define CLUSTER_PREFIX	  "/ember/functions/" /* one key per function: PREFIX NAME */
 #define CSTORE_DIGEST_MAX 72		      /* "sha256:" and 64 hex digits */

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "server/srv_cluster.h"
+#include "server/srv_core.h"
 
 /* one function as this node last applied it from etcd */
 struct cluster_fn {

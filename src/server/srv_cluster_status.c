@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "server/srv_cluster_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
 
 /* with c->mu held: the record of name, made when make is set (NULL: none, or out of memory) */
 static struct cluster_fn *find(struct srv_cluster *c, const char *name, int make)

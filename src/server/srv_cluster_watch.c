@@ -4,6 +4,10 @@
 #include <string.h>
 
 #include "server/srv_cluster_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_store.h"
+#include "server/srv_registry.h"
 
 #define RETRY_S 1 /* after etcd was unreachable */
 

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_auth.h"
 
 #define WATCH_INTERVAL_S 1
 

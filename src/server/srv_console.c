@@ -1,7 +1,8 @@
 /* GET /ui/: the console, a page whose files are built into the binary (src/server/console/). */
 #include <string.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_http.h"
 
 /* the files as `ld -r -b binary` embedded them (src/server/console/console.mk) */
 #define BLOB(sym)                                                                                  \

@@ -3,7 +3,8 @@
  * however many such calls come in, the CPU time left to every other tenant stays the same. */
 #include <unistd.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_cpu.h"
 
 uint64_t cpu_score(uint64_t score, uint64_t took_us, int failed, uint64_t limit_us)
 {

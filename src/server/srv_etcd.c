@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server/srv_cluster.h"
+#include "server/srv_spec.h"
 
 #define ETCD_MAX_ENDPOINTS 8
 #define ETCD_CONNECT_S	   2

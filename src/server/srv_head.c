@@ -3,7 +3,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_http.h"
+#include "server/srv_invoke.h"
 
 /* what the server says itself: the transport's framing, Ember's own headers, and the
  * authentication challenges (a function's 401 with the server's realm would have a browser send

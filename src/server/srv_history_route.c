@@ -2,6 +2,10 @@
 #include <stdlib.h>
 
 #include "server/srv_metrics.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_registry.h"
+#include "server/srv_http.h"
 
 enum MHD_Result h_history(struct srv *s, struct srv_req *r)
 {

@@ -6,7 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_store.h"
+#include "server/srv_registry.h"
+#include "server/srv_http.h"
 
 /* the loader's message names the temporary file: name the image instead */
 static void rename_in_message(char *err, size_t errlen, const char *tmp, const char *name)

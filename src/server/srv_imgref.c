@@ -1,7 +1,7 @@
 /* Image references as faas-cli writes them (registry/org/name:tag@digest) mapped to Ember names. */
 #include <string.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
 
 /* a tag: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}, as Docker's reference grammar has it */
 static int tag_ok(const char *t, size_t n)

@@ -2,7 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_registry.h"
 
 static uint64_t hash(const char *name)
 {

@@ -4,7 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_registry.h"
+#include "server/srv_cpu.h"
+#include "server/srv_http.h"
+#include "server/srv_invoke.h"
+#include "server/srv_logs.h"
+#include "server/srv_metrics.h"
 
 #define DEFAULT_CONTENT_TYPE "text/plain; charset=utf-8"
 

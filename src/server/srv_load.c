@@ -5,7 +5,11 @@
 #include <unistd.h>
 
 #include "image/img.h"
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_store.h"
+#include "server/srv_registry.h"
+#include "server/srv_http.h"
 #include "server/srv_secrets.h"
 
 #define DEFAULT_POOL	     2

@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
 
 void srv_log(const struct srv *s, const char *level, const char *fmt, ...)
 {

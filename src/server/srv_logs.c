@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_logs.h"
 
 #define CUT_MARK     " [... %zu bytes cut]"
 #define CUT_MARK_MAX 48

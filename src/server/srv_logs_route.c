@@ -8,7 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_registry.h"
+#include "server/srv_http.h"
+#include "server/srv_logs.h"
 
 #define LOGS_BLOCK    16384
 #define FOLLOW_POLL_S 0.25 /* how often a follower looks whether its client is still there */

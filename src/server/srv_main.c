@@ -10,6 +10,15 @@
 #include "server/srv_async.h"
 #include "server/srv_cluster.h"
 #include "server/srv_secrets.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_auth.h"
+#include "server/srv_store.h"
+#include "server/srv_registry.h"
+#include "server/srv_cpu.h"
+#include "server/srv_http.h"
+#include "server/srv_logs.h"
+#include "server/srv_metrics.h"
 #include "vm/vm.h"
 
 #define DEFAULT_MAX_BODY   (6ULL << 20)

@@ -3,7 +3,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_auth.h"
+#include "server/srv_http.h"
+#include "server/srv_invoke.h"
 
 struct meta {
 	char *p;

@@ -4,7 +4,24 @@
 #define EMBER_SRV_METRICS_H
 
 #include "server/srv_history.h"
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+
+/* srv_metrics.c: counters without a lock on the request path */
+struct srv_fn_metrics;
+struct srv_metrics *metrics_new(void);
+void metrics_free(struct srv_metrics *m);
+/* the series of a function by name, made at the first call (NULL when out of memory): only
+ * known names, so that clients cannot make series */
+struct srv_fn_metrics *metrics_fn(struct srv_metrics *m, const char *name);
+/* one invocation: its HTTP status, wall time, result (NULL when it never ran; res->start says
+ * how it started) and, when not warm, the seconds before the function ran (< 0: warm) */
+void metrics_invocation(struct srv_metrics *m, struct srv_fn_metrics *f, unsigned code,
+			double seconds, const struct ember_result *res, double init_s);
+char *metrics_render(struct srv *s, size_t *len); /* srv_metrics_render.c */
+void metrics_started(struct srv_fn_metrics *f);	  /* an invocation begins */
+/* one HTTP request, by its route's pattern (a static string: the series' key) */
+void metrics_http(struct srv_metrics *m, const char *path, const char *method, unsigned code,
+		  double seconds);
 
 #define NB     11  /* finite buckets per histogram */
 #define NCODES 12  /* distinct HTTP statuses counted per function */

@@ -8,6 +8,10 @@
 #include "server/srv_async.h"
 #include "server/srv_cluster.h"
 #include "server/srv_metrics.h"
+#include "server/srv_core.h"
+#include "server/srv_registry.h"
+#include "server/srv_cpu.h"
+#include "server/srv_http.h"
 
 static void memory_rows(FILE *f, struct srv *s);
 

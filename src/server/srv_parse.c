@@ -9,7 +9,7 @@
 #include <time.h>
 #include <uuid/uuid.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_spec.h"
 
 /* a number of seconds, or a string: "10", "10s", "500ms", "2m", "1h" */
 int srv_parse_duration(const json_t *v, double *out)

@@ -8,7 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_store.h"
+#include "server/srv_registry.h"
 
 /* A new version's image gets a name no other version has, and the deployment's JSON names it:
  * the JSON's rename is the one step that switches versions, so a crash leaves the old version

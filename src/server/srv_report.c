@@ -3,7 +3,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_registry.h"
+#include "server/srv_invoke.h"
 
 #define PAGE_KIB 4
 

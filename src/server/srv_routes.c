@@ -7,7 +7,12 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_auth.h"
+#include "server/srv_registry.h"
+#include "server/srv_http.h"
+#include "server/srv_metrics.h"
 #include "server/srv_secrets.h"
 
 /* A connection's memory: its read buffer and the request's headers, which libmicrohttpd zeroes

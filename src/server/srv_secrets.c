@@ -10,6 +10,11 @@
 #include <unistd.h>
 
 #include "server/srv_secrets.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_store.h"
+#include "server/srv_registry.h"
+#include "server/srv_http.h"
 
 int secrets_init(struct srv *s, char *err, size_t errlen)
 {

@@ -3,7 +3,9 @@
 #ifndef EMBER_SRV_SECRETS_H
 #define EMBER_SRV_SECRETS_H
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_http.h"
 
 #define SECRETS_DIR	  "function-secrets" /* STATE/function-secrets/NAME, 0600 in a 0700 folder */
 #define SECRETS_MOUNT	  "/var/openfaas/secrets/" /* where a function reads them, as in OpenFaaS */

@@ -5,6 +5,10 @@
 #include <string.h>
 
 #include "server/srv_secrets.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_store.h"
+#include "server/srv_registry.h"
 
 #define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 

@@ -8,7 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_store.h"
 
 /* A node that joins late starts with the deployments of DIR, another node's state folder (on a
  * shared file system, or a copy): each functions/NAME.json this node lacks, with the pinned

@@ -8,7 +8,8 @@
 
 #include "ember/abi.h"
 #include "image/img.h"
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
 #include "server/srv_secrets.h"
 
 #define DEFAULT_TIMEOUT	   10.0

@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "server/srv_cluster.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_registry.h"
 
 #define EVICT_BATCH 16
 

@@ -8,7 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_store.h"
+#include "server/srv_registry.h"
 
 int store_kind(int e)
 {

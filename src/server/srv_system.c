@@ -5,6 +5,11 @@
 #include <unistd.h>
 
 #include "server/srv_cluster.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_store.h"
+#include "server/srv_registry.h"
+#include "server/srv_http.h"
 
 enum MHD_Result h_healthz(struct srv *s, struct srv_req *r)
 {

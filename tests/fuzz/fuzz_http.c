@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
 
 #define WAIT_MS 5000 /* a connection longer than this is a hang */
 

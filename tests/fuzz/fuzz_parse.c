@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "common.h"
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
+#include "server/srv_http.h"
 
 /* "4096", "128M", "128Mi", "128MB", "128MiB": digits, then K/M/G (either case) and i, B or iB */
 FZ_UNTRACED static int ref_size(const char *s, uint64_t *out)

@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "common.h"
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
 
 FZ_UNTRACED static void check(const struct srv_spec *sp)
 {

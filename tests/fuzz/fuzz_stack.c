@@ -10,7 +10,8 @@
 
 #include "client/stack.h"
 #include "common.h"
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
 
 static int strings(const json_t *o)
 {

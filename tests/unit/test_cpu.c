@@ -6,7 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_cpu.h"
 
 #define LIMIT 20000 /* µs: the default costlyAfter */
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/srv_impl.h"
+#include "server/srv_logs.h"
 
 static void append(struct srv_logs *l, const char *id, const char *text)
 {

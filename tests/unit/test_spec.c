@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "server/srv_async.h"
-#include "server/srv_impl.h"
+#include "server/srv_core.h"
+#include "server/srv_spec.h"
 
 static void sizes(void **state)
 {
