@@ -19,7 +19,7 @@
  * servers gave the only pin a deployment had. */
 
 /* the function a pin belongs to: PIN is NAME.image or NAME.image.DIGITS; 0 when it is a pin */
-static int pin_owner(const char *pin, char *name)
+int pin_owner(const char *pin, char *name)
 {
 	size_t n = strlen(pin);
 	const char *dot = strrchr(pin, '.');
@@ -100,45 +100,4 @@ void pin_remove(const struct srv *s, const char *pin)
 	char path[SRV_PATH_MAX];
 	if (pin[0] && !pin_path(s, pin, path, sizeof(path)) && !unlink(path))
 		store_sync(s, "functions");
-}
-
-/* the pin the stored deployment doc names (imageFile), or the older NAME.image */
-void pin_restore(const struct srv *s, const json_t *doc, struct srv_spec *sp)
-{
-	char name[SRV_NAME_MAX], path[SRV_PATH_MAX];
-	const char *pin = json_string_value(json_object_get(doc, "imageFile"));
-	if (!sp->image[0])
-		return;
-	if (pin && !pin_owner(pin, name) && !strcmp(name, sp->name)) {
-		snprintf(sp->pin, sizeof(sp->pin), "%s", pin);
-		return;
-	}
-	snprintf(sp->pin, sizeof(sp->pin), "%s.image", sp->name);
-	if (pin_path(s, sp->pin, path, sizeof(path)) || access(path, R_OK))
-		sp->pin[0] = 0; /* none: the uploaded image is loaded, as older servers did */
-}
-
-/* after the restore: removes the pins no deployment names (a crash between a new version's pin
- * and its JSON, or between the JSON and the old pin's removal) */
-int pin_sweep(struct srv *s)
-{
-	char path[SRV_PATH_MAX], name[SRV_NAME_MAX];
-	snprintf(path, sizeof(path), "%s/functions", s->state);
-	DIR *d = opendir(path);
-	struct dirent *de;
-	int n = 0;
-	while (d && (de = readdir(d))) {
-		if (pin_owner(de->d_name, name))
-			continue;
-		struct srv_spec *sp = reg_spec(s, name);
-		int named = sp && !strcmp(sp->pin, de->d_name);
-		spec_put(sp);
-		if (!named)
-			n += unlinkat(dirfd(d), de->d_name, 0) == 0;
-	}
-	if (d)
-		closedir(d);
-	if (n)
-		store_sync(s, "functions");
-	return n;
 }

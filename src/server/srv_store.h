@@ -24,7 +24,6 @@ int store_sync(const struct srv *s, const char *dir); /* fsync of the folder: it
 /* a failure of the state folder: the server's, whatever errno says (no space, no file slot, a
  * read-only or failing disk), unless the host is out of memory */
 int store_kind(int e);
-int store_restore(struct srv *s);
 /* srv_seed.c: what the state lacks of opt.seed_dir's deployments and images, copied (before
  * the restore); 0 (nothing to do, or done), -1 with err */
 int store_seed(struct srv *s, char *err, size_t errlen);
@@ -38,8 +37,16 @@ int pin_link(const struct srv *s, const char *image, char *path, size_t pathlen,
 int pin_commit(const struct srv *s, const char *tmp, struct srv_spec *sp, char *err, size_t errlen);
 int pin_path(const struct srv *s, const char *pin, char *buf, size_t len);
 void pin_remove(const struct srv *s, const char *pin);
-/* sets sp->pin from the stored deployment (doc, as read from its file) */
+/* the function a pin's file name (NAME.image.N, NAME.image) belongs to, in name (SRV_NAME_MAX):
+ * 0, or -1 when it is no pin */
+int pin_owner(const char *pin, char *name);
+
+/* srv_restore.c: the start-up restore. store_restore puts every deployment of the state folder
+ * back in the table (loaded later); pin_restore sets sp->pin from the stored deployment (doc, as
+ * read from its file); pin_sweep, after the restore, removes the pins no deployment names and
+ * returns how many */
+int store_restore(struct srv *s);
 void pin_restore(const struct srv *s, const json_t *doc, struct srv_spec *sp);
-int pin_sweep(struct srv *s); /* removes the pins no deployment names; returns how many */
+int pin_sweep(struct srv *s);
 
 #endif
