@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 
 #include "family/fam.h"
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 void fam_close_fds(struct sys_state *st)
 {

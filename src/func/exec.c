@@ -8,7 +8,7 @@
 
 #include "family/fam.h"
 #include "func/func.h"
-#include "sys/sys_tmp.h"
+#include "fs/fs_tmp.h"
 
 #define SHEBANG_MAX   256 /* a #! line's bytes, as Linux's BINPRM_BUF_SIZE */
 #define SHEBANG_DEPTH 4	  /* interpreters of interpreters, as Linux's */

@@ -10,8 +10,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs_tmp.h"
 
 static struct sys_entry table[SYS_NR_MAX];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;

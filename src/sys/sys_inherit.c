@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs_tmp.h"
 
 /* the descriptors (those without FD_CLOEXEC, for exec): naming the same objects, in the
  * table every process of the invocation shares */

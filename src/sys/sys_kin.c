@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "sys/sys_fs.h"
+#include "fs/fs.h"
 
 /* execve's arguments and environment together, as Linux's ARG_MAX with an 8 MiB stack */
 #define KIN_ARGS_MAX  (2u << 20)

@@ -6,9 +6,9 @@
 #include <sys/syscall.h>
 
 #include "sys/sys.h"
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 #define PAGE	 EMBER_PAGE_SIZE
 #define PROT_ALL (PROT_READ | PROT_WRITE | PROT_EXEC)

@@ -4,7 +4,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 #define NO_LIMIT UINT64_MAX
 

@@ -7,7 +7,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 /* the limit of resource r as Ember sets it at the start */
 static struct sys_rlim own(const struct sys_state *st, unsigned r)

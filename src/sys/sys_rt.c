@@ -9,7 +9,7 @@
 #include <time.h>
 #include <x86intrin.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 _Static_assert(sizeof(struct ember_rt_ctl) <= EMBER_RT_BOUNCE - EMBER_RT_CTL,
 	       "the control block overlaps the bounce slot");

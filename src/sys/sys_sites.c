@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "sys/sys.h"
-#include "sys/sys_fs.h"
+#include "fs/fs.h"
 
 enum { FORM_NONE, FORM_CALL, FORM_TRAP };
 

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs_tmp.h"
 
 static int copy_buf(struct sys_buf *dst, const struct sys_buf *src)
 {

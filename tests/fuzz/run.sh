@@ -22,7 +22,7 @@ CORPUS=${FUZZ_CORPUS:-$FUZZ_B/corpus} # the grown corpora (--long), kept between
 export EMBER_GUEST_DIR="${EMBER_GUEST_DIR:-$B/guest}"
 
 # NAME, new inputs in the make test pass, the sources it is for (--coverage), libFuzzer options
-TABLE="sys 5000 src/sys/ -max_len=1024
+TABLE="sys 5000 src/sys/,src/fd/,src/fs/ -max_len=1024
 elf 5000 src/image/ -max_len=8192
 snap 20000 src/snap/snap_file.c,src/snap/snap_fmt.c -max_len=16384
 ws 3000 src/cold/cold.c -max_len=80000

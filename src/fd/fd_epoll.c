@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 /* the flags of an entry rather than events (Linux's EP_PRIVATE_BITS) */
 #define PRIVATE (EPOLLWAKEUP | EPOLLONESHOT | EPOLLET | EPOLLEXCLUSIVE)

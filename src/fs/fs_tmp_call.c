@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 static struct sys_tmp_node *node_of(struct sys_state *st, uint32_t i)
 {

@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 uint64_t sys_iov_total(const struct sys_iov *v, int n)
 {

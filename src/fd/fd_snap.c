@@ -6,9 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 /* an object that holds a ring: a pipe's read end, a socket's end */
 static int reader(const struct sys_obj *o)

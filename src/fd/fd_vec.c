@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 /* advice a file takes and forgets (its bytes are in memory already); a pipe's: ESPIPE */
 static long sys_fadvise64(struct sys_state *st, const uint64_t a[6])

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 long sys_tmp_symlink(struct sys_state *st, const struct sys_tmp_at *at, const char *target)
 {

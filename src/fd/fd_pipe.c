@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 #define PIPE_BUF_ 4096 /* writes up to this long are atomic: all at once or not at all */
 

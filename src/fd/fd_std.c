@@ -8,7 +8,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 /* st wrote past to's limit: the writer ends, and the invocation with it (to->limit_hit: its
  * outcome, whichever program its first process runs by then) */

@@ -7,8 +7,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
 
 /* a file still open at the snapshot point gets its window there, when it is at most this large:
  * the snapshot then holds its bytes (one copy for the function's virtines, docs/memory.md), and

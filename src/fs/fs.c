@@ -9,9 +9,9 @@
 
 #include <sys/epoll.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 #define FS_DEV	 0xeb01 /* st_dev of every file of a bundle */
 #define FS_OWNER 0	/* the files' owner, not the guest's uid: it reads them as "other" */

@@ -7,7 +7,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 #define NS 1000000000ULL
 

@@ -10,9 +10,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 #define ATTR_SYS_fchmodat2 452		  /* Linux 6.6 */
 #define BUNDLE_MAGIC	   SQUASHFS_MAGIC /* read-only, packed: what the bundle is most like */

@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 #define NS 1000000000ULL
 

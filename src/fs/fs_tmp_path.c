@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 #define TMP_LINKS 40 /* Linux's MAXSYMLINKS */
 

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 /* an end's at: what is shut of it (its own shutdown, or its peer's, or its peer closed) */
 #define RCV_SHUT  1

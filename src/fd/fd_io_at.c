@@ -4,9 +4,9 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 /* a bundle file's piece at pos, through the call its descriptor reads with */
 static long file_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,

@@ -6,7 +6,7 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 #define COUNT_MAX (UINT64_MAX - 1)
 

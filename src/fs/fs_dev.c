@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
 
 enum dev_read { DEV_EOF, DEV_ZEROS, DEV_RANDOM };
 

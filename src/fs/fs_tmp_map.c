@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 
 #include "sys/sys.h"
-#include "sys/sys_tmp.h"
+#include "fs/fs_tmp.h"
 
 #define PAGE EMBER_PAGE_SIZE
 

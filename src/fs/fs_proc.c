@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
 
 #define GEN_MIN	 65536	/* bytes made for a file, and a maps line per mapping beyond */
 #define PROC_DEV 0x0004 /* st_dev of the made files, not a bundle's */

@@ -7,9 +7,9 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 /* Linux's magic numbers (linux/magic.h) */
 #define TMPFS_MAGIC	 0x01021994

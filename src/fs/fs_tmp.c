@@ -9,9 +9,9 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "sys/sys_fd.h"
-#include "sys/sys_fs.h"
-#include "sys/sys_tmp.h"
+#include "fd/fd.h"
+#include "fs/fs.h"
+#include "fs/fs_tmp.h"
 
 #define TMP_DEV 0xeb02 /* st_dev of /tmp's files, not a bundle's */
 

@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 /* by call: which argument is the descriptor, plus one (0: none to look at) */
 static const signed char fd_arg[SYS_NR_MAX] = {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "sys/sys_fd.h"
+#include "fd/fd.h"
 
 /* by kind; NONE has none */
 static const struct sys_fd_ops *const kinds[SYS_KINDS] = {
