@@ -40,7 +40,7 @@ pkg-check:
 CORE_SRC := $(wildcard src/base/*.c src/vm/*.c src/proc/*.c src/image/*.c src/bundle/*.c src/sys/*.c src/fd/*.c src/fs/*.c src/snap/*.c src/cold/*.c src/family/*.c src/mem/*.c src/pool/*.c src/func/*.c)
 CORE_ASM := $(wildcard src/vm/*.S)
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o) $(CORE_ASM:%.S=$(B)/obj/%.o)
-SRV_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/server/*.c))
+SRV_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/server/*.c src/async/*.c src/metrics/*.c))
 CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/cli/*.c src/client/*.c src/bench/*.c))
 MAIN_OBJ := $(B)/obj/src/main.o
 include src/vm/stub/stub.mk

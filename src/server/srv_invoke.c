@@ -11,7 +11,7 @@
 #include "server/srv_http.h"
 #include "server/srv_invoke.h"
 #include "server/srv_logs.h"
-#include "server/srv_metrics.h"
+#include "metrics/metrics.h"
 
 #define DEFAULT_CONTENT_TYPE "text/plain; charset=utf-8"
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "image/img.h"
-#include "server/srv_async.h"
+#include "async/async.h"
 #include "server/srv_cluster.h"
 #include "server/srv_secrets.h"
 #include "server/srv_core.h"
@@ -18,7 +18,7 @@
 #include "server/srv_cpu.h"
 #include "server/srv_http.h"
 #include "server/srv_logs.h"
-#include "server/srv_metrics.h"
+#include "metrics/metrics.h"
 #include "vm/vm.h"
 
 #define DEFAULT_MAX_BODY   (6ULL << 20)

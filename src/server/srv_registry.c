@@ -7,7 +7,7 @@
 #include "server/srv_spec.h"
 #include "server/srv_registry.h"
 #include "server/srv_logs.h"
-#include "server/srv_metrics.h"
+#include "metrics/metrics.h"
 
 #define FAIL_CACHE_S 1.0 /* a failed load is told to others for this long before a retry */
 

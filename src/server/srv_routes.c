@@ -12,7 +12,7 @@
 #include "server/srv_auth.h"
 #include "server/srv_registry.h"
 #include "server/srv_http.h"
-#include "server/srv_metrics.h"
+#include "metrics/metrics.h"
 #include "server/srv_secrets.h"
 
 /* A connection's memory: its read buffer and the request's headers, which libmicrohttpd zeroes

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "server/srv_history.h"
+#include "metrics/metrics_history.h"
 
 #define T0 1800000000 /* a Unix second */
 

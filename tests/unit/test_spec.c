@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/srv_async.h"
+#include "async/async.h"
 #include "server/srv_core.h"
 #include "server/srv_spec.h"
 

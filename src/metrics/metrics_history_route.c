@@ -1,7 +1,7 @@
 /* GET /system/function/NAME/history[?seconds=N]: a function's last minutes, second by second. */
 #include <stdlib.h>
 
-#include "server/srv_metrics.h"
+#include "metrics/metrics.h"
 #include "server/srv_core.h"
 #include "server/srv_spec.h"
 #include "server/srv_registry.h"

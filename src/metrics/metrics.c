@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/srv_metrics.h"
+#include "metrics/metrics.h"
 
 const double metrics_secs_le[NB] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 const double metrics_exits_le[NB] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000};

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/srv_history.h"
+#include "metrics/metrics_history.h"
 
 /* bound[i]: the largest latency (µs) of bucket i; the last bucket has none */
 static double bound[HIST_BUCKETS - 1];

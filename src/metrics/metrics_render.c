@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/srv_async.h"
+#include "async/async.h"
 #include "server/srv_cluster.h"
-#include "server/srv_metrics.h"
+#include "metrics/metrics.h"
 #include "server/srv_core.h"
 #include "server/srv_registry.h"
 #include "server/srv_cpu.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/srv_async.h"
+#include "async/async.h"
 #include "server/srv_core.h"
 #include "server/srv_spec.h"
 #include "server/srv_registry.h"

@@ -3,7 +3,7 @@
 #ifndef EMBER_SRV_METRICS_H
 #define EMBER_SRV_METRICS_H
 
-#include "server/srv_history.h"
+#include "metrics/metrics_history.h"
 #include "server/srv_core.h"
 
 /* srv_metrics.c: counters without a lock on the request path */

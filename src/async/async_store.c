@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/srv_async.h"
+#include "async/async.h"
 #include "server/srv_core.h"
 #include "server/srv_spec.h"
 #include "server/srv_store.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "server/srv_async.h"
+#include "async/async.h"
 #include "server/srv_core.h"
 #include "server/srv_http.h"
 #include "server/srv_invoke.h"
