@@ -37,7 +37,7 @@ pkg-check:
 # with the in-guest runtime and the ptrace stub embedded. Its objects are position-independent,
 # so the same ones make libember.a, libember.so and the ember binary. The server and the CLI
 # are the ember binary's own.
-CORE_SRC := $(wildcard src/base/*.c src/vm/*.c src/proc/*.c src/image/*.c src/bundle/*.c src/sys/*.c src/fd/*.c src/fs/*.c src/snap/*.c src/cold/*.c src/family/*.c src/mem/*.c src/pool/*.c src/func/*.c)
+CORE_SRC := $(wildcard src/base/*.c src/vm/*.c src/proc/*.c src/image/*.c src/bundle/*.c src/sys/*.c src/fd/*.c src/fs/*.c src/snap/*.c src/cold/*.c src/family/*.c src/share/*.c src/pool/*.c src/func/*.c)
 CORE_ASM := $(wildcard src/vm/*.S)
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o) $(CORE_ASM:%.S=$(B)/obj/%.o)
 SRV_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/server/*.c src/async/*.c src/metrics/*.c))

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "mem/mem.h"
+#include "share/share.h"
 #include "sys/sys.h"
 #include "vm/vm.h"
 

@@ -17,7 +17,7 @@
 #include "machine.h"
 
 #include "bundle/bnd.h"
-#include "mem/mem.h"
+#include "share/share.h"
 #include "sys/sys.h"
 
 #define PAGE  EMBER_PAGE_SIZE

@@ -13,7 +13,7 @@
 
 #include "machine.h"
 
-#include "mem/mem.h"
+#include "share/share.h"
 
 #define PAGE EMBER_PAGE_SIZE
 #define BASE 0x400000ULL

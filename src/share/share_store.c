@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "mem/mem.h"
+#include "share/share.h"
 
 #define PAGE	    EMBER_PAGE_SIZE
 #define STORE_MAX   (256ULL << 30) /* the view's reservation: the most one domain may hold */

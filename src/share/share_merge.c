@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "mem/mem.h"
+#include "share/share.h"
 
 #define PAGE EMBER_PAGE_SIZE
 

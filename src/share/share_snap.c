@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "mem/mem.h"
+#include "share/share.h"
 
 #define PAGE EMBER_PAGE_SIZE
 

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "bundle/bnd.h"
-#include "mem/mem.h"
+#include "share/share.h"
 
 #define PAGE EMBER_PAGE_SIZE
 
