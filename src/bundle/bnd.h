@@ -45,7 +45,7 @@ struct bnd {
 	const char *names;
 	const uint8_t *data;
 	uint64_t digest; /* of the whole packed form: a snapshot made with it needs the same */
-	/* set while a page store holds the pages of its files of a page or more (mem_bnd_share):
+	/* set while a page store holds the pages of its files of a page or more (share_bnd_share):
 	 * page i of data is mapped from shared_off[i] of shared_fd (the store's memfd), or from fd
 	 * when shared_off[i] is BND_NOT_SHARED; NULL: every page from fd */
 	uint64_t *shared_off; /* published last (an atomic store): readers load it so */

@@ -52,14 +52,14 @@ struct ember_function {
 	char *snap_dir;
 	struct snap_meta meta;
 	enum snap_restore_mode restore;
-	enum snap_share share;	 /* ember_config.sharing */
-	struct mem_store *store; /* upm: the domain's page store, which holds the snapshot */
-	struct mem_refs snap_refs;
-	struct mem_refs file_refs; /* upm on KVM: its bundle's file pages held by the store */
-	int files_shared;	   /* they were given to the store (func_share_files) */
-	int from_disk;		   /* reported only (ember_info): the snapshot was read, not made */
-	uint64_t snap_load_us;	   /* reading and checking the state file on disk, at load */
-	char *img_dir;		   /* STATE/sites: its images' site tables, or NULL */
+	enum snap_share share;	   /* ember_config.sharing */
+	struct share_store *store; /* upm: the domain's page store, which holds the snapshot */
+	struct share_refs snap_refs;
+	struct share_refs file_refs; /* upm on KVM: its bundle's file pages held by the store */
+	int files_shared;	     /* they were given to the store (func_share_files) */
+	int from_disk;	       /* reported only (ember_info): the snapshot was read, not made */
+	uint64_t snap_load_us; /* reading and checking the state file on disk, at load */
+	char *img_dir;	       /* STATE/sites: its images' site tables, or NULL */
 	struct ember_load_parts parts; /* where its load's time went (ember_info) */
 	struct cold_read_plan plan;    /* the working set's page list read at load, for its start */
 	pthread_mutex_t cold_lock;     /* invocations wait while one cold start runs */
@@ -198,7 +198,7 @@ extern const struct pool_refill_ops func_refill_ops;
  * madvise(MADV_MERGEABLE) served by it, and all of it given back at unload */
 int func_share_open(struct ember_function *fn, const char *domain, char *err, size_t errlen);
 void func_share_snapshot(struct ember_function *fn);
-/* upm on KVM: the bundle's file pages held by the store, mapped from there (mem_bnd_share);
+/* upm on KVM: the bundle's file pages held by the store, mapped from there (share_bnd_share);
  * once, before init (the load's, a rebuild's) or after a cold start's response (finish.c) */
 void func_share_files(struct ember_function *fn);
 void func_share_virtine(struct ember_function *fn, struct virtine *v);

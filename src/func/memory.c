@@ -34,9 +34,9 @@ int ember_memory(struct ember_function *fn, struct ember_memory *m)
 	m->sharing = snap_share_name(fn->share);
 	m->snapshot_bytes = func_has_snapshot(fn) ? fn->snap.npages * EMBER_PAGE_SIZE : 0;
 	if (fn->store) {
-		struct mem_store_stats s;
-		mem_store_stats(fn->store, &s);
-		m->domain = mem_store_domain(fn->store);
+		struct share_store_stats s;
+		share_store_stats(fn->store, &s);
+		m->domain = share_store_domain(fn->store);
 		m->domain_bytes = s.pages * EMBER_PAGE_SIZE;
 		m->merged_pages = s.merged;
 		m->merge_ns = s.merge_ns;

@@ -9,7 +9,7 @@ int func_share_open(struct ember_function *fn, const char *domain, char *err, si
 {
 	if (fn->share != SNAP_SHARE_UPM)
 		return 0;
-	fn->store = mem_store_get(domain ? domain : "");
+	fn->store = share_store_get(domain ? domain : "");
 	if (fn->store)
 		return 0;
 	snprintf(err, errlen, "the sharing domain's page store: %s", strerror(errno));
@@ -21,7 +21,7 @@ void func_share_snapshot(struct ember_function *fn)
 	/* without room in the store the snapshot keeps its own sealed copy: shared by the
 	 * function's virtines still, not with other functions */
 	if (fn->store) /* called once the snapshot is whole in memory */
-		mem_snap_share(fn->store, &fn->snap, &fn->snap_refs);
+		share_snap_share(fn->store, &fn->snap, &fn->snap_refs);
 }
 
 void func_share_files(struct ember_function *fn)
@@ -31,7 +31,7 @@ void func_share_files(struct ember_function *fn)
 	 * a load that runs init, or after a cold start's response; a virtine mapping them
 	 * meanwhile sees the store's pages or the bundle's own (published last, atomically) */
 	if (fn->store && fn->bundle && fn->vmcfg.backend == VM_BACKEND_KVM && !fn->files_shared) {
-		mem_bnd_share(fn->store, fn->bundle, &fn->file_refs);
+		share_bnd_share(fn->store, fn->bundle, &fn->file_refs);
 		fn->files_shared = 1;
 	}
 }
@@ -39,7 +39,7 @@ void func_share_files(struct ember_function *fn)
 static int merge(void *ctx, struct vm *vm, uint64_t start, uint64_t len)
 {
 	struct virtine *v = ctx;
-	return mem_merge(&v->merged, vm, start, len);
+	return share_merge(&v->merged, vm, start, len);
 }
 
 void func_share_virtine(struct ember_function *fn, struct virtine *v)
@@ -51,8 +51,8 @@ void func_share_virtine(struct ember_function *fn, struct virtine *v)
 
 void func_share_close(struct ember_function *fn)
 {
-	mem_refs_release(&fn->snap_refs); /* after snap_free: nothing maps them any more */
-	mem_bnd_unshare(fn->bundle, &fn->file_refs); /* after pool_fini: its virtines are gone */
-	mem_store_put(fn->store);
+	share_refs_release(&fn->snap_refs); /* after snap_free: nothing maps them any more */
+	share_bnd_unshare(fn->bundle, &fn->file_refs); /* after pool_fini: its virtines are gone */
+	share_store_put(fn->store);
 	fn->store = NULL;
 }

@@ -18,7 +18,7 @@ void virtine_destroy(struct virtine *v)
 		return;
 	sys_free(&v->st);
 	vm_destroy(v->vm);
-	mem_refs_release(&v->merged); /* its mappings of them are gone */
+	share_refs_release(&v->merged); /* its mappings of them are gone */
 	budget_give(v->budget, v->charged);
 	free(v);
 }

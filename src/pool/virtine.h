@@ -16,7 +16,7 @@ struct virtine {
 	struct sys_state st;
 	struct ember_budget *budget; /* what it holds of it: charged bytes */
 	uint64_t charged;
-	struct mem_refs merged; /* the store's pages its program merged with (madvise) */
+	struct share_refs merged; /* the store's pages its program merged with (madvise) */
 };
 
 /* destroys v and gives its memory back to its budget */

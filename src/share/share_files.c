@@ -20,7 +20,7 @@ static int own_pages(const struct bnd *b, uint32_t n, uint64_t *lo, uint64_t *hi
 	return 1;
 }
 
-int mem_bnd_share(struct mem_store *st, struct bnd *b, struct mem_refs *r)
+int share_bnd_share(struct share_store *st, struct bnd *b, struct share_refs *r)
 {
 	uint64_t pages = (b->mem_len - b->data_at) / PAGE, lo, hi;
 	uint64_t *offs = malloc((pages ? pages : 1) * sizeof(*offs));
@@ -36,28 +36,28 @@ int mem_bnd_share(struct mem_store *st, struct bnd *b, struct mem_refs *r)
 		for (uint64_t p = lo; !rc && p < hi; p++) {
 			if (offs[p] != BND_NOT_SHARED)
 				continue; /* two files at one place of the data */
-			if (!(rc = mem_store_intern(st, b->data + p * PAGE, &offs[p])) &&
-			    (rc = mem_refs_add(r, offs[p])))
-				mem_store_release(st, offs[p]);
+			if (!(rc = share_store_intern(st, b->data + p * PAGE, &offs[p])) &&
+			    (rc = share_refs_add(r, offs[p])))
+				share_store_release(st, offs[p]);
 		}
 	}
 	if (rc) { /* the bundle's own pages, as without a store */
 		free(offs);
-		mem_refs_release(r);
+		share_refs_release(r);
 		return rc;
 	}
-	b->shared_fd = mem_store_fd(st);
+	b->shared_fd = share_store_fd(st);
 	b->shared_pages = pages;
 	__atomic_store_n(&b->shared_off, offs, __ATOMIC_RELEASE); /* a mapping may look now */
 	return 0;
 }
 
-void mem_bnd_unshare(struct bnd *b, struct mem_refs *r)
+void share_bnd_unshare(struct bnd *b, struct share_refs *r)
 {
 	if (b) {
 		free(b->shared_off);
 		b->shared_off = NULL;
 		b->shared_pages = 0;
 	}
-	mem_refs_release(r);
+	share_refs_release(r);
 }

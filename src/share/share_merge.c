@@ -12,16 +12,16 @@ struct run {
 	size_t n;
 };
 
-static int same(struct mem_refs *r, struct vm *vm, const struct run *run, size_t k)
+static int same(struct share_refs *r, struct vm *vm, const struct run *run, size_t k)
 {
 	return !memcmp(vm_guest(vm, run->addr + k * PAGE, PAGE),
-		       mem_store_page(r->st, run->off + k * PAGE), PAGE);
+		       share_store_page(r->st, run->off + k * PAGE), PAGE);
 }
 
 /* maps the run onto the store, each page compared once more first: a page that changed since it
  * was hashed is not merged (its reference goes back) and cuts the run. A mapped page stays held,
  * even when there is no room to record it (then it is held until the process ends). */
-static int flush(struct mem_refs *r, struct vm *vm, struct run *run, size_t *merged)
+static int flush(struct share_refs *r, struct vm *vm, struct run *run, size_t *merged)
 {
 	int rc = 0;
 	for (size_t i = 0; i < run->n;) {
@@ -30,26 +30,26 @@ static int flush(struct mem_refs *r, struct vm *vm, struct run *run, size_t *mer
 			k++;
 		int mapped = k > i && !rc &&
 			     (rc = vm_map_cow(vm, run->addr + i * PAGE, (k - i) * PAGE,
-					      mem_store_fd(r->st), run->off + i * PAGE)) == 0;
+					      share_store_fd(r->st), run->off + i * PAGE)) == 0;
 		if (rc == -ENOSPC) /* no room for more mappings: the advice is not taken */
 			rc = 0;
 		for (size_t j = i; j < k; j++) {
 			if (!mapped)
-				mem_store_release(r->st, run->off + j * PAGE);
-			else if (mem_refs_add(r, run->off + j * PAGE))
+				share_store_release(r->st, run->off + j * PAGE);
+			else if (share_refs_add(r, run->off + j * PAGE))
 				rc = -ENOMEM;
 		}
 		if (mapped)
 			*merged += k - i;
 		if (k < run->n)
-			mem_store_release(r->st, run->off + k * PAGE);
+			share_store_release(r->st, run->off + k * PAGE);
 		i = k + 1;
 	}
 	run->n = 0;
 	return rc;
 }
 
-int mem_merge(struct mem_refs *r, struct vm *vm, uint64_t addr, uint64_t len)
+int share_merge(struct share_refs *r, struct vm *vm, uint64_t addr, uint64_t len)
 {
 	if (!r->st)
 		return -EOPNOTSUPP;
@@ -63,11 +63,11 @@ int mem_merge(struct mem_refs *r, struct vm *vm, uint64_t addr, uint64_t len)
 	for (uint64_t p = addr; !rc && p < addr + len; p += PAGE) {
 		const uint8_t *g = vm_guest(vm, p, PAGE);
 		uint64_t off;
-		if (!g || (rc = mem_store_intern(r->st, g, &off)))
+		if (!g || (rc = share_store_intern(r->st, g, &off)))
 			break;
 		if (run.n && (p != run.addr + run.n * PAGE || off != run.off + run.n * PAGE) &&
 		    (rc = flush(r, vm, &run, &merged))) {
-			mem_store_release(r->st, off);
+			share_store_release(r->st, off);
 			break;
 		}
 		if (!run.n)
@@ -76,6 +76,6 @@ int mem_merge(struct mem_refs *r, struct vm *vm, uint64_t addr, uint64_t len)
 	}
 	if (!rc && run.n)
 		rc = flush(r, vm, &run, &merged);
-	mem_store_count_merge(r->st, merged, base_now_ns() - t0);
+	share_store_count_merge(r->st, merged, base_now_ns() - t0);
 	return rc == -EOPNOTSUPP ? 0 : rc;
 }

@@ -19,12 +19,12 @@
  * new pages counted as if they went in one after the other. */
 #define NEW UINT64_MAX
 
-static int scattered(struct mem_store *st, const struct snap *s)
+static int scattered(struct share_store *st, const struct snap *s)
 {
 	size_t own = 1, store = 1;
 	uint64_t prev = NEW, off;
 	for (size_t i = 0; i < s->npages; i++) {
-		off = mem_store_has(st, s->data + i * PAGE, &off) ? NEW : off;
+		off = share_store_has(st, s->data + i * PAGE, &off) ? NEW : off;
 		int next = i && s->pages[i] == s->pages[i - 1] + PAGE;
 		own += i && !next;
 		store += i && !(next && (off == NEW ? prev == NEW : prev == off - PAGE));
@@ -40,12 +40,12 @@ static int scattered(struct mem_store *st, const struct snap *s)
  * per virtine. Without memory for the marks, none is. */
 #define OVERLAY_MIN 16
 
-static void mark_overlay(struct mem_store *st, struct snap *s, const uint64_t *offs)
+static void mark_overlay(struct share_store *st, struct snap *s, const uint64_t *offs)
 {
 	if (!(s->overlay = calloc(s->npages, 1)))
 		return;
 	for (size_t i = 0, n; i < s->npages; i += n) {
-		for (n = 0; i + n < s->npages && mem_store_refs(st, offs[i + n]) > 1 &&
+		for (n = 0; i + n < s->npages && share_store_refs(st, offs[i + n]) > 1 &&
 			    (!n || (s->pages[i + n] == s->pages[i] + n * PAGE &&
 				    offs[i + n] == offs[i] + n * PAGE));
 		     n++)
@@ -56,7 +56,7 @@ static void mark_overlay(struct mem_store *st, struct snap *s, const uint64_t *o
 	}
 }
 
-int mem_snap_share(struct mem_store *st, struct snap *s, struct mem_refs *r)
+int share_snap_share(struct share_store *st, struct snap *s, struct share_refs *r)
 {
 	if (!s->npages || !s->data || s->store_fd || s->own_copy)
 		return 0;
@@ -70,15 +70,15 @@ int mem_snap_share(struct mem_store *st, struct snap *s, struct mem_refs *r)
 	r->st = st;
 	int rc = 0;
 	for (size_t i = 0; i < s->npages; i++) {
-		if ((rc = mem_store_intern(st, s->data + i * PAGE, &offs[i])))
+		if ((rc = share_store_intern(st, s->data + i * PAGE, &offs[i])))
 			goto fail;
-		if ((rc = mem_refs_add(r, offs[i]))) {
-			mem_store_release(st, offs[i]);
+		if ((rc = share_refs_add(r, offs[i]))) {
+			share_store_release(st, offs[i]);
 			goto fail;
 		}
 	}
 	mark_overlay(st, s, offs);
-	uint8_t *view = snap_view(mem_store_fd(st), offs, s->npages);
+	uint8_t *view = snap_view(share_store_fd(st), offs, s->npages);
 	if (!view) {
 		rc = -errno;
 		goto fail;
@@ -86,11 +86,11 @@ int mem_snap_share(struct mem_store *st, struct snap *s, struct mem_refs *r)
 	snap_data_free(s); /* its own copy goes: the store holds it now */
 	s->data = view;
 	s->offs = offs;
-	s->memfd = mem_store_fd(st);
+	s->memfd = share_store_fd(st);
 	s->store_fd = s->sealed = 1;
 	return 0;
 fail:
-	mem_refs_release(r);
+	share_refs_release(r);
 	free(offs);
 	return rc;
 }

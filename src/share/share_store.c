@@ -22,10 +22,10 @@ struct page_info {
 	uint32_t next; /* the next page of its bucket, or NONE */
 };
 
-struct mem_store {
+struct share_store {
 	char domain[128];
 	int users; /* gets not yet put, under reg_mu */
-	struct mem_store *next_store;
+	struct share_store *next_store;
 	pthread_mutex_t mu;
 	int fd;
 	uint8_t *view;			  /* the whole store, read-only */
@@ -35,18 +35,18 @@ struct mem_store {
 	size_t nbuckets;
 	uint32_t *free; /* pages given back, to reuse */
 	size_t nfree, free_cap;
-	struct mem_store_stats stats;
+	struct share_store_stats stats;
 };
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct mem_store *stores;
+static struct share_store *stores;
 
-uint64_t mem_page_hash(const uint8_t *page)
+uint64_t share_page_hash(const uint8_t *page)
 {
 	return XXH3_64bits(page, PAGE);
 }
 
-static void store_free(struct mem_store *st)
+static void store_free(struct share_store *st)
 {
 	if (st->view)
 		munmap(st->view, STORE_MAX);
@@ -59,9 +59,9 @@ static void store_free(struct mem_store *st)
 	free(st);
 }
 
-static struct mem_store *store_new(const char *domain)
+static struct share_store *store_new(const char *domain)
 {
-	struct mem_store *st = calloc(1, sizeof(*st));
+	struct share_store *st = calloc(1, sizeof(*st));
 	if (!st)
 		return errno = ENOMEM, NULL;
 	snprintf(st->domain, sizeof(st->domain), "%s", domain);
@@ -85,10 +85,10 @@ fail:;
 	return NULL;
 }
 
-struct mem_store *mem_store_get(const char *domain)
+struct share_store *share_store_get(const char *domain)
 {
 	pthread_mutex_lock(&reg_mu);
-	struct mem_store *st = stores;
+	struct share_store *st = stores;
 	while (st && strcmp(st->domain, domain))
 		st = st->next_store;
 	if (!st && (st = store_new(domain))) {
@@ -101,13 +101,13 @@ struct mem_store *mem_store_get(const char *domain)
 	return st;
 }
 
-void mem_store_put(struct mem_store *st)
+void share_store_put(struct share_store *st)
 {
 	if (!st)
 		return;
 	pthread_mutex_lock(&reg_mu);
 	if (--st->users == 0) {
-		struct mem_store **p = &stores;
+		struct share_store **p = &stores;
 		while (*p != st)
 			p = &(*p)->next_store;
 		*p = st->next_store;
@@ -116,23 +116,23 @@ void mem_store_put(struct mem_store *st)
 	pthread_mutex_unlock(&reg_mu);
 }
 
-int mem_store_fd(const struct mem_store *st)
+int share_store_fd(const struct share_store *st)
 {
 	return st->fd;
 }
 
-const char *mem_store_domain(const struct mem_store *st)
+const char *share_store_domain(const struct share_store *st)
 {
 	return st->domain;
 }
 
-const uint8_t *mem_store_page(const struct mem_store *st, uint64_t off)
+const uint8_t *share_store_page(const struct share_store *st, uint64_t off)
 {
 	return st->view + off;
 }
 
 /* with mu held: the first page of hash's bucket equal to page, or NONE */
-static uint32_t find(struct mem_store *st, uint64_t hash, const uint8_t *page)
+static uint32_t find(struct share_store *st, uint64_t hash, const uint8_t *page)
 {
 	for (uint32_t i = st->buckets[hash % st->nbuckets]; i != NONE; i = st->info[i].next)
 		if (st->info[i].hash == hash && !memcmp(st->view + (uint64_t)i * PAGE, page, PAGE))
@@ -140,7 +140,7 @@ static uint32_t find(struct mem_store *st, uint64_t hash, const uint8_t *page)
 	return NONE;
 }
 
-int mem_store_match(struct mem_store *st, uint64_t hash, const uint8_t *page, uint64_t *off)
+int share_store_match(struct share_store *st, uint64_t hash, const uint8_t *page, uint64_t *off)
 {
 	pthread_mutex_lock(&st->mu);
 	uint32_t i = find(st, hash, page);
@@ -152,9 +152,9 @@ int mem_store_match(struct mem_store *st, uint64_t hash, const uint8_t *page, ui
 	return i == NONE ? -ENOENT : 0;
 }
 
-int mem_store_has(struct mem_store *st, const uint8_t *page, uint64_t *off)
+int share_store_has(struct share_store *st, const uint8_t *page, uint64_t *off)
 {
-	uint64_t hash = mem_page_hash(page);
+	uint64_t hash = share_page_hash(page);
 	pthread_mutex_lock(&st->mu);
 	uint32_t i = find(st, hash, page);
 	if (i != NONE)
@@ -164,7 +164,7 @@ int mem_store_has(struct mem_store *st, const uint8_t *page, uint64_t *off)
 }
 
 /* with mu held: twice the buckets once pages outnumber them, every page linked again */
-static void rehash(struct mem_store *st)
+static void rehash(struct share_store *st)
 {
 	size_t n = st->nbuckets * 2;
 	uint32_t *b = malloc(n * sizeof(*b));
@@ -184,7 +184,7 @@ static void rehash(struct mem_store *st)
 }
 
 /* with mu held: slot i to reuse later (nothing holds it); lost when there is no memory */
-static void give_back(struct mem_store *st, uint32_t i)
+static void give_back(struct share_store *st, uint32_t i)
 {
 	if (st->nfree == st->free_cap) {
 		size_t cap = st->free_cap ? st->free_cap * 2 : 256;
@@ -198,7 +198,7 @@ static void give_back(struct mem_store *st, uint32_t i)
 }
 
 /* with mu held: a page of the file for new content, reused or grown; NONE when full */
-static uint32_t slot(struct mem_store *st)
+static uint32_t slot(struct share_store *st)
 {
 	if (st->nfree)
 		return st->free[--st->nfree];
@@ -223,9 +223,9 @@ static uint32_t slot(struct mem_store *st)
 	return st->npages++;
 }
 
-int mem_store_intern(struct mem_store *st, const uint8_t *page, uint64_t *off)
+int share_store_intern(struct share_store *st, const uint8_t *page, uint64_t *off)
 {
-	uint64_t hash = mem_page_hash(page);
+	uint64_t hash = share_page_hash(page);
 	int rc = 0;
 	pthread_mutex_lock(&st->mu);
 	uint32_t i = find(st, hash, page);
@@ -252,7 +252,7 @@ out:
 	return rc;
 }
 
-uint32_t mem_store_refs(struct mem_store *st, uint64_t off)
+uint32_t share_store_refs(struct share_store *st, uint64_t off)
 {
 	uint32_t i = (uint32_t)(off / PAGE), n = 0;
 	pthread_mutex_lock(&st->mu);
@@ -262,7 +262,7 @@ uint32_t mem_store_refs(struct mem_store *st, uint64_t off)
 	return n;
 }
 
-void mem_store_release(struct mem_store *st, uint64_t off)
+void share_store_release(struct share_store *st, uint64_t off)
 {
 	uint32_t i = (uint32_t)(off / PAGE);
 	pthread_mutex_lock(&st->mu);
@@ -283,14 +283,14 @@ out:
 	pthread_mutex_unlock(&st->mu);
 }
 
-void mem_store_stats(struct mem_store *st, struct mem_store_stats *out)
+void share_store_stats(struct share_store *st, struct share_store_stats *out)
 {
 	pthread_mutex_lock(&st->mu);
 	*out = st->stats;
 	pthread_mutex_unlock(&st->mu);
 }
 
-void mem_store_count_merge(struct mem_store *st, uint64_t pages, uint64_t ns)
+void share_store_count_merge(struct share_store *st, uint64_t pages, uint64_t ns)
 {
 	pthread_mutex_lock(&st->mu);
 	st->stats.merged += pages;
@@ -298,7 +298,7 @@ void mem_store_count_merge(struct mem_store *st, uint64_t pages, uint64_t ns)
 	pthread_mutex_unlock(&st->mu);
 }
 
-int mem_refs_add(struct mem_refs *r, uint64_t off)
+int share_refs_add(struct share_refs *r, uint64_t off)
 {
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
@@ -312,10 +312,10 @@ int mem_refs_add(struct mem_refs *r, uint64_t off)
 	return 0;
 }
 
-void mem_refs_release(struct mem_refs *r)
+void share_refs_release(struct share_refs *r)
 {
 	for (size_t i = 0; r->st && i < r->n; i++)
-		mem_store_release(r->st, r->offs[i]);
+		share_store_release(r->st, r->offs[i]);
 	free(r->offs);
 	r->offs = NULL;
 	r->n = r->cap = 0;

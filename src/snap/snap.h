@@ -25,12 +25,12 @@ struct snap {
 	 * which machines map copy-on-write: the snapshot's own sealed memfd, or a page store's
 	 * (store_fd: not the snapshot's to close) */
 	int sealed, memfd, store_fd;
-	int own_copy; /* kept out of the page store, which would scatter its runs (mem_snap.c) */
+	int own_copy; /* kept out of the page store, which would scatter its runs (share_snap.c) */
 	uint64_t *offs;
 	/* snap_image.c: its pages at their guest addresses in one sealed memfd (KVM, upm) */
 	int has_image, image_fd;
 	/* per page, 1: left out of the image, mapped from the page store over it (a long run of
-	 * pages other holders share, mem_snap.c); NULL: none */
+	 * pages other holders share, share_snap.c); NULL: none */
 	uint8_t *overlay;
 };
 

@@ -324,7 +324,7 @@ struct sys_state {
 	void (*discarded)(void *ctx, uint64_t start, uint64_t len);
 	void *discarded_ctx;
 	/* madvise(MADV_MERGEABLE) of mapped [start, start+len): the pages merged with identical
-	 * ones (UPM, src/mem/); NULL: the advice is taken and nothing done */
+	 * ones (UPM, src/share/); NULL: the advice is taken and nothing done */
 	int (*merge)(void *ctx, struct vm *vm, uint64_t start, uint64_t len);
 	void *merge_ctx;
 	/* the syscall sites of the bundle's file node, found once by the layer above (the image

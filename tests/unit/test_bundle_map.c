@@ -164,10 +164,10 @@ static int same_frames(const uint64_t *a, const uint64_t *b)
 	return same;
 }
 
-static void stats_are(struct mem_store *st, uint64_t pages, uint64_t refs)
+static void stats_are(struct share_store *st, uint64_t pages, uint64_t refs)
 {
-	struct mem_store_stats s;
-	mem_store_stats(st, &s);
+	struct share_store_stats s;
+	share_store_stats(st, &s);
 	assert_int_equal(s.pages, pages);
 	assert_int_equal(s.refs, refs);
 }
@@ -198,13 +198,13 @@ static void across_functions(void **state)
 	vm_destroy(m1);
 
 	/* one domain: the file's 16 pages held once (the handlers are below a page: not held) */
-	struct mem_store *one = mem_store_get("test-files-one"),
-			 *two = mem_store_get("test-files-two");
-	struct mem_refs r[3] = {{0}};
-	assert_int_equal(mem_bnd_share(one, b[0], &r[0]), 0);
-	assert_int_equal(mem_bnd_share(one, b[1], &r[1]), 0);
+	struct share_store *one = share_store_get("test-files-one"),
+			   *two = share_store_get("test-files-two");
+	struct share_refs r[3] = {{0}};
+	assert_int_equal(share_bnd_share(one, b[0], &r[0]), 0);
+	assert_int_equal(share_bnd_share(one, b[1], &r[1]), 0);
 	stats_are(one, LIB, 2 * LIB);
-	assert_int_equal(mem_bnd_share(two, b[2], &r[2]), 0);
+	assert_int_equal(share_bnd_share(two, b[2], &r[2]), 0);
 	stats_are(two, LIB, LIB);
 	struct vm *m[3];
 	for (int i = 0; i < 3; i++)
@@ -222,7 +222,7 @@ static void across_functions(void **state)
 	assert_int_equal(same_frames(pfn[3], pfn[1]), LIB - 1);
 	assert_int_equal(vm_copy_from(m[1], got, BASE + 3 * PAGE, PAGE), 0);
 	assert_memory_equal(got, lib + 3 * PAGE, PAGE);
-	assert_memory_equal(mem_store_page(one, b[0]->shared_off[lib_at(b[0]) / PAGE + 3]),
+	assert_memory_equal(share_store_page(one, b[0]->shared_off[lib_at(b[0]) / PAGE + 3]),
 			    lib + 3 * PAGE, PAGE);
 	/* dropped (the next invocation's reset): the file again, from the store */
 	assert_int_equal(vm_drop_files(m[0], 0, UINT64_MAX), 0);
@@ -233,15 +233,15 @@ static void across_functions(void **state)
 	/* unloaded: each function's references go, the last one's with the pages */
 	for (int i = 0; i < 3; i++)
 		vm_destroy(m[i]);
-	mem_bnd_unshare(b[0], &r[0]);
+	share_bnd_unshare(b[0], &r[0]);
 	assert_null(b[0]->shared_off);
 	stats_are(one, LIB, LIB);
-	mem_bnd_unshare(b[1], &r[1]);
+	share_bnd_unshare(b[1], &r[1]);
 	stats_are(one, 0, 0);
-	mem_bnd_unshare(b[2], &r[2]);
+	share_bnd_unshare(b[2], &r[2]);
 	stats_are(two, 0, 0);
-	mem_store_put(one);
-	mem_store_put(two);
+	share_store_put(one);
+	share_store_put(two);
 out:
 	for (int i = 0; i < 3; i++)
 		bnd_free(b[i]);
