@@ -23,9 +23,9 @@
 /* Syscall numbers Ember adds above Linux's range; a native run gets ENOSYS from them. */
 #define EMBER_SYS_BASE	   1000 /* below EMBER_TRAMP_SLED: the page-0 sled reaches it */
 #define EMBER_SYS_SNAPSHOT (EMBER_SYS_BASE + 0)
-/* from the in-guest runtime only: make a fresh range of at least a0 bytes writable for its pool
+/* from the in-guest runtime only: make a fresh range of at least a0 bytes writable for its arena
  * of memory; returns its address (a1: its length) or -ENOMEM */
-#define EMBER_SYS_POOL (EMBER_SYS_BASE + 1)
+#define EMBER_SYS_ARENA (EMBER_SYS_BASE + 1)
 
 /*
  * Guest memory layout. Guest virtual addresses equal guest physical addresses.
@@ -68,7 +68,7 @@
 #define EMBER_RT_LOG_SIZE  0x20000ULL
 #define EMBER_RT_META	   (EMBER_RT_BASE + 0xc0000ULL) /* the request's metadata (fd 4) */
 #define EMBER_RT_META_SIZE 0x10000ULL
-#define EMBER_RT_MAP	   (EMBER_RT_BASE + 0xd0000ULL) /* struct ember_rt_seg[]: its pool */
+#define EMBER_RT_MAP	   (EMBER_RT_BASE + 0xd0000ULL) /* struct ember_rt_seg[]: its arena */
 #define EMBER_RT_MAP_SIZE  0x20000ULL
 /* the function's FPU state, saved by the runtime around its input hypercall (XSAVE layout) */
 #define EMBER_RT_XSAVE	    (EMBER_RT_BASE + 0xf0000ULL)
@@ -122,8 +122,8 @@
 	   mremap madvise */
 /* the madvise advice values Linux knows (0-4, 8-25): the host and the runtime refuse others */
 #define EMBER_MADV_KNOWN(a) (((a) >= 0 && (a) <= 4) || ((a) >= 8 && (a) <= 25))
-/* fresh pool memory is asked for in steps of this much at least; a guest starts with one */
-#define EMBER_RT_POOL_STEP 0x100000ULL
+/* fresh arena memory is asked for in steps of this much at least; a guest starts with one */
+#define EMBER_RT_ARENA_STEP 0x100000ULL
 /* the heap is made writable in steps of this much beyond what brk asks for */
 #define EMBER_RT_BRK_STEP     0x40000ULL
 #define EMBER_RT_META_FORWARD (~0ULL) /* meta_len: too large for the buffer, read from the host */
@@ -158,7 +158,7 @@ struct ember_rt_ctl {
 	 * state at EMBER_RT_XSAVE, which it restores when the hypercall returns: a snapshot taken
 	 * there needs no FPU state set by the host */
 	uint64_t fpu_saved;
-	/* 1 while the runtime makes a call of its own (more pool, zeroing, the heap's top): the
+	/* 1 while the runtime makes a call of its own (more arena, zeroing, the heap's top): the
 	 * host serves it without counting it as the program's */
 	uint64_t internal;
 	/* the program's calls the runtime forwarded to the host (it counts the others) */
@@ -171,7 +171,7 @@ struct ember_rt_ctl {
 	uint64_t nsites;
 	/* threads of the process: more than one makes sched_yield and gettid the host's */
 	uint64_t nthreads;
-	/* the runtime's shared state (pool, break, buffers, counts, files) is taken by one vCPU
+	/* the runtime's shared state (arena, break, buffers, counts, files) is taken by one vCPU
 	 * at a time: 0 free, 1 held; the host takes it too before it touches that state */
 	uint64_t lock;
 	/* the process's pid (getpid), written by the host at each run's start: 1, or a child's */
@@ -200,7 +200,7 @@ struct ember_rt_cpu {
 #define EMBER_RT_MAGIC	   0x454d4245525254ULL /* "EMBERRT" */
 #define EMBER_RT_FPU_SAVED 0x4650555341564544ULL
 
-/* The runtime's pool: ranges the host made writable for it, sorted, never overlapping. A USED
+/* The runtime's arena: ranges the host made writable for it, sorted, never overlapping. A USED
  * range is mapped as far as the program knows; a FREE one reads as zero; a DIRTY one was used
  * and is zeroed before it is handed out again. */
 struct ember_rt_seg {

@@ -1,5 +1,5 @@
 /* POST /async-function/NAME: accepted at once (202 and X-Call-Id) once it is on disk, then run
- * from a bounded queue by a small pool of worker threads, its result POSTed to X-Callback-Url. */
+ * from a bounded queue by a few worker threads, its result POSTed to X-Callback-Url. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

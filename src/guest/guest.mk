@@ -1,12 +1,12 @@
 # The in-guest runtime: freestanding, linked at EMBER_RT_BASE, embedded in the ember binary.
-GRT_SRC    := src/guest/rt.c src/guest/rt_io.c src/guest/rt_time.c src/guest/rt_random.c src/guest/rt_mem.c src/guest/rt_pool.c \
+GRT_SRC    := src/guest/rt.c src/guest/rt_io.c src/guest/rt_time.c src/guest/rt_random.c src/guest/rt_mem.c src/guest/rt_arena.c \
 	src/guest/rt_fs.c \
 	src/guest/rt_entry.S
 # every handler takes the six arguments of a system call, used or not: -Wno-unused-parameter
 GRT_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -ffreestanding -nostdlib -static \
 	-fno-pic -fno-pie -no-pie -mgeneral-regs-only -fno-stack-protector -mno-red-zone \
 	-fno-asynchronous-unwind-tables -fno-builtin -Wl,--build-id=none -Wl,-T,src/guest/rt.ld
-$(B)/guest-rt/ember-rt.elf: $(GRT_SRC) src/guest/rt.h src/guest/rt_pool.h src/guest/rt.ld include/ember/abi.h
+$(B)/guest-rt/ember-rt.elf: $(GRT_SRC) src/guest/rt.h src/guest/rt_arena.h src/guest/rt.ld include/ember/abi.h
 	@mkdir -p $(dir $@)
 	$(BLOB_CC) $(GRT_CFLAGS) -o $@ $(GRT_SRC)
 # the flat image from EMBER_RT_BASE, .bss included as zeros

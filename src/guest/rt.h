@@ -126,7 +126,7 @@ long rt_file_pread(long fd, long buf, long n, long off, long a4, long a5);
 long rt_file_readv(long fd, long iov, long cnt, long a3, long a4, long a5);
 long rt_file_lseek(long fd, long off, long whence, long a3, long a4, long a5);
 
-/* the memory calls (rt_mem.c), served from the pool at EMBER_RT_MAP */
+/* the memory calls (rt_mem.c), served from the arena at EMBER_RT_MAP */
 long rt_brk(long want, long a1, long a2, long a3, long a4, long a5);
 long rt_mmap(long addr, long len, long prot, long flags, long fd, long off);
 long rt_munmap(long addr, long len, long a2, long a3, long a4, long a5);

@@ -1,8 +1,8 @@
 /* The in-guest runtime's memory calls: brk and anonymous mmap/munmap/mremap/mprotect/madvise,
- * served from its pool (rt_pool.c); what the pool cannot serve is forwarded to the host. */
+ * served from its arena (rt_arena.c); what the arena cannot serve is forwarded to the host. */
 #include <asm/unistd.h>
 
-#include "rt_pool.h"
+#include "rt_arena.h"
 
 #define ENOMEM 12
 #define EFAULT 14
@@ -48,22 +48,22 @@ static long fwd_range(long nr, uint64_t a, uint64_t b, const long args[6])
 	return rt_forward(nr, args[0], args[1], args[2], args[3], args[4], args[5]);
 }
 
-/* forwards a call that may need room the pool holds: on ENOMEM its free runs go back to the host
+/* forwards a call that may need room the arena holds: on ENOMEM its free runs go back to the host
  * and the call is tried once more */
 static long fwd_room(long nr, const long args[6])
 {
 	long r = rt_forward(nr, args[0], args[1], args[2], args[3], args[4], args[5]);
-	if (r == -ENOMEM && pool_release_free())
+	if (r == -ENOMEM && arena_release_free())
 		r = rt_forward(nr, args[0], args[1], args[2], args[3], args[4], args[5]);
 	return r;
 }
 
-/* [a, b), all in the pool, becomes used and zeroed */
+/* [a, b), all in the arena, becomes used and zeroed */
 static long take(uint64_t a, uint64_t b)
 {
-	if (pool_prepare(a, b) || pool_zero(a, b))
+	if (arena_prepare(a, b) || arena_zero(a, b))
 		return -ENOMEM;
-	pool_retag(a, b, ANY_STATE, USED);
+	arena_retag(a, b, ANY_STATE, USED);
 	return 0;
 }
 
@@ -79,25 +79,25 @@ long rt_mmap(long addr, long len0, long prot, long flags, long fd, long off)
 	if (!len0 || len < (uint64_t)len0 || !((int)flags & MAP_ANONYMOUS) ||
 	    ((int)flags & MAP_TYPE) != MAP_PRIVATE || a % PAGE || a + len < a || (prot & ~7L))
 		return rt_forward(__NR_mmap, addr, len0, prot, flags, fd, off); /* its errors */
-	uint64_t got = a ? pool_cover(a, a + len, &st) : 0;
+	uint64_t got = a ? arena_cover(a, a + len, &st) : 0;
 	if (fixed) {
 		if (noreplace && (st & BIT(USED)))
 			return -EEXIST;
 		if (got == len && prot == PROT_RW)
 			return take(a, a + len) ? -ENOMEM : addr;
-		/* a mapping over pool memory that the host must make: that memory leaves the pool
+		/* a mapping over arena memory that the host must make: that memory leaves the arena
 		 */
-		if (got && pool_give_up(a, a + len))
+		if (got && arena_give_up(a, a + len))
 			return -ENOMEM;
 		return fwd_range(__NR_mmap, a, a + len, args);
 	}
 	if (prot != PROT_RW)
 		return fwd_room(__NR_mmap, args);
-	if (got == len && !(st & BIT(USED))) /* a hint that names free pool memory */
+	if (got == len && !(st & BIT(USED))) /* a hint that names free arena memory */
 		return take(a, a + len) ? -ENOMEM : addr;
-	if (a && !got) /* a hint outside the pool: the host honours it if it can */
+	if (a && !got) /* a hint outside the arena: the host honours it if it can */
 		return fwd_room(__NR_mmap, args);
-	return pool_alloc(len);
+	return arena_alloc(len);
 }
 
 long rt_munmap(long addr, long len0, long a2, long a3, long a4, long a5)
@@ -107,15 +107,15 @@ long rt_munmap(long addr, long len0, long a2, long a3, long a4, long a5)
 	unsigned st;
 	if (!len0 || len < (uint64_t)len0 || a % PAGE || a + len < a)
 		return rt_forward(__NR_munmap, addr, len0, a2, a3, a4, a5);
-	if (!pool_cover(a, a + len, &st))
+	if (!arena_cover(a, a + len, &st))
 		return fwd_range(__NR_munmap, a, a + len, args);
-	/* the host's part first: when it refuses, nothing changes in the pool either */
+	/* the host's part first: when it refuses, nothing changes in the arena either */
 	heap_yield(a, a + len);
-	long rc = pool_prepare(a, a + len);
+	long rc = arena_prepare(a, a + len);
 	if (!rc)
-		rc = pool_each_gap(__NR_munmap, a, a + len, 0);
+		rc = arena_each_gap(__NR_munmap, a, a + len, 0);
 	if (!rc)
-		pool_retag(a, a + len, BIT(USED), DIRTY);
+		arena_retag(a, a + len, BIT(USED), DIRTY);
 	return rc;
 }
 
@@ -134,15 +134,15 @@ long rt_mprotect(long addr, long len0, long prot, long a3, long a4, long a5)
 	if (prot & ~0xfL) /* PROT_SEM (8) is accepted, and means nothing here */
 		return -EINVAL;
 	prot &= 7;
-	uint64_t got = pool_cover(a, a + len, &st);
+	uint64_t got = arena_cover(a, a + len, &st);
 	if (!got)
 		return fwd_range(__NR_mprotect, a, a + len, args);
 	if (st & (BIT(FREE) | BIT(DIRTY)))
 		return -ENOMEM; /* part of the range is not mapped */
 	if (got == len && prot == PROT_RW)
 		return 0;
-	/* other permissions only the host can give: the range leaves the pool */
-	if (pool_retag(a, a + len, BIT(USED), 0))
+	/* other permissions only the host can give: the range leaves the arena */
+	if (arena_retag(a, a + len, BIT(USED), 0))
 		return -ENOMEM;
 	return fwd_range(__NR_mprotect, a, a + len, args);
 }
@@ -155,12 +155,12 @@ long rt_mremap(long old0, long old_len0, long new_len0, long flags, long new_add
 	unsigned st;
 	uint64_t got = 0;
 	if (old % PAGE || old_len < (uint64_t)old_len0 || old + old_len < old ||
-	    !(got = pool_cover(old, old + old_len, &st)))
-		return fwd_range(__NR_mremap, old, old + old_len, args); /* not the pool's */
+	    !(got = arena_cover(old, old + old_len, &st)))
+		return fwd_range(__NR_mremap, old, old + old_len, args); /* not the arena's */
 	if (!new_len || new_len < (uint64_t)new_len0 || (flags & ~(long)MREMAP_MAYMOVE))
 		return -EINVAL;
 	unsigned first;
-	if (new_len <= old_len && pool_cover(old, old + PAGE, &first) == PAGE) {
+	if (new_len <= old_len && arena_cover(old, old + PAGE, &first) == PAGE) {
 		/* as Linux: the tail goes, whatever mappings it spans (munmap's way) */
 		if (first != BIT(USED))
 			return -EFAULT;
@@ -170,28 +170,28 @@ long rt_mremap(long old0, long old_len0, long new_len0, long flags, long new_add
 		return rc ? rc : old0;
 	}
 	if (got != old_len) {
-		/* partly the pool's, partly the host's (made read-only and back, say): the host
-		 * takes the whole range; the pool's free parts in it are unmapped there first, so
+		/* partly the arena's, partly the host's (made read-only and back, say): the host
+		 * takes the whole range; the arena's free parts in it are unmapped there first, so
 		 * that it sees the holes the program sees */
-		if (pool_give_up(old, old + old_len))
+		if (arena_give_up(old, old + old_len))
 			return -ENOMEM;
 		return fwd_range(__NR_mremap, old, old + old_len, args);
 	}
 	if (st & (BIT(FREE) | BIT(DIRTY)))
 		return -EFAULT; /* not one mapping: a hole in it */
 	uint64_t end = old + new_len;
-	if (end > old && pool_cover(old + old_len, end, &st) == new_len - old_len &&
+	if (end > old && arena_cover(old + old_len, end, &st) == new_len - old_len &&
 	    !(st & BIT(USED))) /* grows in place */
 		return take(old + old_len, end) ? -ENOMEM : old0;
 	if (!(flags & MREMAP_MAYMOVE))
 		return -ENOMEM;
-	if (pool_prepare(old, old + old_len))
+	if (arena_prepare(old, old + old_len))
 		return -ENOMEM;
-	long to = pool_alloc(new_len);
+	long to = arena_alloc(new_len);
 	if (to < 0)
 		return to;
 	memcpy((void *)to, (const void *)old, old_len);
-	pool_retag(old, old + old_len, BIT(USED), DIRTY);
+	arena_retag(old, old + old_len, BIT(USED), DIRTY);
 	return to;
 }
 
@@ -207,17 +207,17 @@ long rt_madvise(long addr, long len0, long advice, long a3, long a4, long a5)
 	if (advice == MADV_MERGEABLE) /* the host merges pages (UPM): always its call */
 		return rt_forward(__NR_madvise, args[0], args[1], args[2], args[3], args[4],
 				  args[5]);
-	/* only advice over pool memory alone is served here; the host drops pages for the rest */
-	if (len < (uint64_t)len0 || a + len < a || pool_cover(a, a + len, &st) != len)
+	/* only advice over arena memory alone is served here; the host drops pages for the rest */
+	if (len < (uint64_t)len0 || a + len < a || arena_cover(a, a + len, &st) != len)
 		return fwd_range(__NR_madvise, a, a + len, args);
 	if (st & (BIT(FREE) | BIT(DIRTY)))
 		return -ENOMEM;
 	if (advice == MADV_DONTNEED || advice == MADV_FREE)
-		return pool_zero(a, a + len);
+		return arena_zero(a, a + len);
 	return 0;
 }
 
-/* msync: no memory has anything to write back; over pool memory alone its holes are known here
+/* msync: no memory has anything to write back; over arena memory alone its holes are known here
  * (ENOMEM), the rest is the host's */
 long rt_msync(long addr, long len0, long flags, long a3, long a4, long a5)
 {
@@ -227,18 +227,18 @@ long rt_msync(long addr, long len0, long flags, long a3, long a4, long a5)
 	if (a % PAGE || flags & ~(long)(MS_ASYNC | MS_SYNC | MS_INVALIDATE) ||
 	    ((flags & MS_ASYNC) && (flags & MS_SYNC)))
 		return -EINVAL;
-	if (len < (uint64_t)len0 || a + len < a || pool_cover(a, a + len, &st) != len)
+	if (len < (uint64_t)len0 || a + len < a || arena_cover(a, a + len, &st) != len)
 		return fwd_range(__NR_msync, a, a + len, args);
 	return st & (BIT(FREE) | BIT(DIRTY)) ? -ENOMEM : 0;
 }
 
-/* mincore is the host's (it knows which pages hold memory), but the pool's free memory, mapped
+/* mincore is the host's (it knows which pages hold memory), but the arena's free memory, mapped
  * for the host, is not for the program: ENOMEM there */
 long rt_mincore(long addr, long len0, long vec, long a3, long a4, long a5)
 {
 	uint64_t a = (uint64_t)addr, len = page_up((uint64_t)len0);
 	unsigned st = 0;
-	if (a % PAGE == 0 && len >= (uint64_t)len0 && a + len > a && pool_cover(a, a + len, &st) &&
+	if (a % PAGE == 0 && len >= (uint64_t)len0 && a + len > a && arena_cover(a, a + len, &st) &&
 	    (st & (BIT(FREE) | BIT(DIRTY))))
 		return -ENOMEM;
 	return rt_forward(__NR_mincore, addr, len0, vec, a3, a4, a5);
@@ -259,7 +259,7 @@ long rt_brk(long want0, long a1, long a2, long a3, long a4, long a5)
 		if ((uint64_t)rt_own(__NR_brk, top, 0, 0) != top) {
 			top = new_end;
 			if ((uint64_t)rt_own(__NR_brk, top, 0, 0) != top &&
-			    (!pool_release_free() || (uint64_t)rt_own(__NR_brk, top, 0, 0) != top))
+			    (!arena_release_free() || (uint64_t)rt_own(__NR_brk, top, 0, 0) != top))
 				return (long)cur;
 		}
 		c->brk_top = top;

@@ -60,15 +60,15 @@ void srv_rfc3339(char *buf, size_t len)
  * system call per request; 0, or -1 when the kernel gave none */
 static int random16(uint8_t *b)
 {
-	static _Thread_local uint8_t pool[256];
-	static _Thread_local size_t used = sizeof(pool);
-	if (used == sizeof(pool)) {
-		if (getrandom(pool, sizeof(pool), 0) != (ssize_t)sizeof(pool))
+	static _Thread_local uint8_t bytes[256];
+	static _Thread_local size_t used = sizeof(bytes);
+	if (used == sizeof(bytes)) {
+		if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
 			return -1;
 		used = 0;
 	}
-	memcpy(b, pool + used, 16);
-	memset(pool + used, 0, 16); /* handed out once */
+	memcpy(b, bytes + used, 16);
+	memset(bytes + used, 0, 16); /* handed out once */
 	used += 16;
 	return 0;
 }

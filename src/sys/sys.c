@@ -278,8 +278,8 @@ static void make_call(struct sys_state *st, struct proc_thread *t)
 		t->wuntil = t->wdone = 0; /* a new call: nothing of an earlier one's wait */
 	if (r->rax == EMBER_SYS_SNAPSHOT)
 		ret = 0;
-	else if (r->rax == EMBER_SYS_POOL && own)
-		ret = sys_pool_grow(st, a[0]);
+	else if (r->rax == EMBER_SYS_ARENA && own)
+		ret = sys_arena_grow(st, a[0]);
 	else
 		ret = dispatch(st, r->rax, a, !own && !t->counted); /* once, however often made */
 	t->counted = ret == SYS_WAITS;

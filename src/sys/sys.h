@@ -444,8 +444,8 @@ void sys_sig_default(struct sys_state *st);
 
 /* brk as the syscall does it (sys_mem.c): the break it has afterwards */
 long sys_brk_to(struct sys_state *st, uint64_t want);
-/* EMBER_SYS_POOL (sys_mem.c): fresh writable memory for the runtime's pool */
-long sys_pool_grow(struct sys_state *st, uint64_t len);
+/* EMBER_SYS_ARENA (sys_mem.c): fresh writable memory for the runtime's arena */
+long sys_arena_grow(struct sys_state *st, uint64_t len);
 /* shared with sys_rt.c: output appended within the limit */
 long sys_append_out(struct sys_state *st, int fd, const void *p, size_t n);
 

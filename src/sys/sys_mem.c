@@ -334,7 +334,7 @@ static long sys_mincore(struct sys_state *st, const uint64_t a[6])
 	return rc;
 }
 
-/* EMBER_SYS_POOL, from the in-guest runtime: fresh writable memory for its pool, placed as an
+/* EMBER_SYS_ARENA, from the in-guest runtime: fresh writable memory for its arena, placed as an
  * mmap would be */
 long sys_map_fresh(struct sys_state *st, uint64_t len, int prot, int zero)
 {
@@ -350,7 +350,7 @@ int sys_unmap_range(struct sys_state *st, uint64_t addr, uint64_t len)
 	return unmap_range(st, addr, len);
 }
 
-long sys_pool_grow(struct sys_state *st, uint64_t len0)
+long sys_arena_grow(struct sys_state *st, uint64_t len0)
 {
 	uint64_t len = page_up(len0);
 	if (len0 == 0 || len < len0)

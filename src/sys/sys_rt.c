@@ -78,11 +78,11 @@ static int rt_setup(struct sys_state *st)
 	uint64_t top = c->brk_dirty + EMBER_RT_BRK_STEP;
 	c->brk_top = (uint64_t)sys_brk_to(st, top) == top ? top : c->brk_dirty;
 	c->nseg = 0;
-	/* a first pool, so that a function's mmap calls need no exit unless it wants more; a small
+	/* a first arena, so that a function's mmap calls need no exit unless it wants more; a small
 	 * machine that has no room for it starts without */
-	long a = sys_pool_grow(st, EMBER_RT_POOL_STEP);
+	long a = sys_arena_grow(st, EMBER_RT_ARENA_STEP);
 	if (a > 0) {
-		*seg = (struct ember_rt_seg){(uint64_t)a, (uint64_t)a + EMBER_RT_POOL_STEP,
+		*seg = (struct ember_rt_seg){(uint64_t)a, (uint64_t)a + EMBER_RT_ARENA_STEP,
 					     EMBER_RT_SEG_FREE};
 		c->nseg = 1;
 	}
@@ -150,7 +150,7 @@ static void rt_give_back(struct sys_state *st)
 /* 32 bytes of host entropy never handed out before: read from getrandom a page at a time, per
  * thread, so that an invocation costs no system call for it. A forked child starts its own
  * page: it must not hand out the bytes its parent will. */
-static __thread uint8_t key_pool[4096];
+static __thread uint8_t key_bytes[4096];
 static __thread size_t key_left;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
@@ -166,17 +166,17 @@ static void key_setup(void)
 
 static int fresh_key(uint8_t key[32])
 {
-	uint8_t *pool = key_pool;
+	uint8_t *buf = key_bytes;
 	size_t left = key_left;
 	pthread_once(&key_once, key_setup);
 	if (left < 32) {
-		if (getrandom(pool, sizeof(key_pool), 0) != (ssize_t)sizeof(key_pool))
+		if (getrandom(buf, sizeof(key_bytes), 0) != (ssize_t)sizeof(key_bytes))
 			return -1;
-		left = sizeof(key_pool);
+		left = sizeof(key_bytes);
 	}
 	left -= 32;
-	memcpy(key, pool + left, 32);
-	memset(pool + left, 0, 32);
+	memcpy(key, buf + left, 32);
+	memset(buf + left, 0, 32);
 	key_left = left;
 	return 0;
 }

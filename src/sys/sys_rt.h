@@ -24,7 +24,7 @@ struct sys_rt_ops {
 	int guest;	  /* img_load maps the runtime and calls it from the sites proven safe */
 	/* once per function, at configure: the TSC calibration runs then, not in a request */
 	void (*prepare)(void);
-	/* once per machine, after the image is loaded: the runtime's break and first pool */
+	/* once per machine, after the image is loaded: the runtime's break and first arena */
 	int (*setup)(struct sys_state *st);
 	/* at the start of every run: clocks, entropy, metadata and the first piece of input */
 	int (*begin)(struct sys_state *st);
@@ -36,7 +36,7 @@ struct sys_rt_ops {
 	 * there, to be served on the same exit */
 	int (*bounce)(struct sys_state *st, struct vm_regs *r);
 	/* 1 when the call in r is one the runtime makes for itself (not counted, may grow its
-	 * pool) */
+	 * arena) */
 	int (*own_call)(struct sys_state *st, const struct vm_regs *r);
 	/* read(0) served by the host into [addr, addr+len): the bytes read or -errno */
 	long (*read_input)(struct sys_state *st, uint64_t addr, uint64_t len);

@@ -24,7 +24,7 @@ $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/common.c tests/fuzz/common.h $(FUZZ_LIBS)
 	$(call FUZZ_LINK,$<)
 
 # the in-guest runtime's memory calls, built for the host with the harness playing the host
-FUZZ_RT_SRC := src/guest/rt_mem.c src/guest/rt_pool.c
-$(B)/fuzz/fuzz_rt: tests/fuzz/fuzz_rt.c $(FUZZ_RT_SRC) src/guest/rt.h src/guest/rt_pool.h \
+FUZZ_RT_SRC := src/guest/rt_mem.c src/guest/rt_arena.c
+$(B)/fuzz/fuzz_rt: tests/fuzz/fuzz_rt.c $(FUZZ_RT_SRC) src/guest/rt.h src/guest/rt_arena.h \
 		tests/fuzz/common.c tests/fuzz/common.h $(FUZZ_LIBS)
 	$(call FUZZ_LINK,-Isrc/guest -DEMBER_RT_HOSTED $< $(FUZZ_RT_SRC))

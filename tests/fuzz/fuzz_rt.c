@@ -1,10 +1,10 @@
-/* The in-guest runtime's memory calls (src/guest/rt_mem.c, rt_pool.c), compiled for the host
- * (EMBER_RT_HOSTED): its control block and pool table at their guest addresses, the program's
+/* The in-guest runtime's memory calls (src/guest/rt_mem.c, rt_arena.c), compiled for the host
+ * (EMBER_RT_HOSTED): its control block and arena table at their guest addresses, the program's
  * memory a region of this process at a fixed address, and this file playing the host: the
  * calls the runtime forwards or makes for itself are served on that region with real mappings,
  * so the kernel faults any access the runtime makes outside what the host gave it. Per input, a
  * sequence of brk, mmap, munmap, mprotect, mremap and madvise calls with fuzzed arguments, the
- * program writing into what it got; after each, the pool table holds together, holds only memory
+ * program writing into what it got; after each, the arena table holds together, holds only memory
  * the host mapped writable, and fresh memory reads as zero. */
 #include <asm/unistd.h>
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 
 #include "common.h"
-#include "rt_pool.h"
+#include "rt_arena.h"
 
 #define LO	  0x10000000ULL /* the program's memory: the heap, then the mmap area */
 #define HEAP	  (16ULL << 20)
@@ -128,14 +128,14 @@ static long host_mremap(uint64_t old, uint64_t old_len, uint64_t new_len, long f
 	return (long)to;
 }
 
-/* The host side of the runtime's hypercall: Ember's pool call, and the memory calls on the
+/* The host side of the runtime's hypercall: Ember's arena call, and the memory calls on the
  * program's region as Linux would answer them there (anything outside it is refused). */
 long rt_hc_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	uint64_t a = (uint64_t)a0, len = ((uint64_t)a1 + PAGE - 1) & ~(PAGE - 1);
 	(void)a4, (void)a5;
 	switch (nr) {
-	case EMBER_SYS_POOL:
+	case EMBER_SYS_ARENA:
 		return host_mmap(0, a, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
 	case __NR_brk:
 		return host_brk(a);
@@ -184,13 +184,13 @@ static void reset(void)
 	brk_cur = LO;
 	c->brk_start = c->brk_cur = c->brk_dirty = LO;
 	c->brk_top = (uint64_t)host_brk(LO + EMBER_RT_BRK_STEP);
-	long p = rt_hc_syscall(EMBER_SYS_POOL, EMBER_RT_POOL_STEP, 0, 0, 0, 0, 0);
-	FZ_CHECK(p > 0, "the first pool");
-	seg[0] = (struct ember_rt_seg){(uint64_t)p, (uint64_t)p + EMBER_RT_POOL_STEP, FREE};
+	long p = rt_hc_syscall(EMBER_SYS_ARENA, EMBER_RT_ARENA_STEP, 0, 0, 0, 0, 0);
+	FZ_CHECK(p > 0, "the first arena");
+	seg[0] = (struct ember_rt_seg){(uint64_t)p, (uint64_t)p + EMBER_RT_ARENA_STEP, FREE};
 	c->nseg = 1;
 }
 
-FZ_UNTRACED static void check_pool(void)
+FZ_UNTRACED static void check_arena(void)
 {
 	uint64_t n = RT_CTL->nseg;
 	FZ_CHECK(n <= SEG_MAX, "%lu ranges", n);
@@ -204,14 +204,14 @@ FZ_UNTRACED static void check_pool(void)
 		FZ_CHECK(in_region(s->start, s->end - s->start), "range %lu outside", i);
 		for (uint64_t p = s->start; p < s->end; p += PAGE)
 			FZ_CHECK(prot_of[(p - LO) / PAGE] == (PROT_READ | PROT_WRITE) + 1,
-				 "pool page %#lx is not writable for the host", p);
+				 "arena page %#lx is not writable for the host", p);
 	}
 	const volatile struct ember_rt_ctl *c = RT_CTL;
 	FZ_CHECK(c->brk_start <= c->brk_cur && c->brk_cur <= c->brk_top, "break %#lx top %#lx",
 		 c->brk_cur, c->brk_top);
 }
 
-/* an address for an argument: in the pool, in the region, near what was mapped, or anything */
+/* an address for an argument: in the arena, in the region, near what was mapped, or anything */
 static uint64_t addr(struct fz *f, const uint64_t *got, int ngot)
 {
 	uint8_t k = fz_u8(f);
@@ -271,7 +271,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			r = rt_madvise((long)a, (long)len, flags % 26, 0, 0, 0);
 			break;
 		}
-		check_pool();
+		check_arena();
 		/* fresh anonymous memory reads as zero; the program then writes all of it */
 		if (op % 6 == 1 && r > 0 && (uint64_t)r % PAGE == 0 && in_region((uint64_t)r, 0) &&
 		    len && len < HI - LO) {

@@ -128,7 +128,7 @@ static uint64_t number(uint16_t v, struct fz *f)
 			if (sys_name(i))
 				known[nknown++] = (uint16_t)i;
 		known[nknown++] = EMBER_SYS_SNAPSHOT;
-		known[nknown++] = EMBER_SYS_POOL;
+		known[nknown++] = EMBER_SYS_ARENA;
 	}
 	if (v == 0xffff)
 		return fz_u64(f);

@@ -1,8 +1,8 @@
-/* The in-guest runtime's pool: a sorted table of ranges the host made writable, each used, free
+/* The in-guest runtime's arena: a sorted table of ranges the host made writable, each used, free
  * (reads as zero) or dirty (used once, zeroed before it is handed out again). */
 #include <asm/unistd.h>
 
-#include "rt_pool.h"
+#include "rt_arena.h"
 
 #define ENOMEM	      12
 #define MADV_DONTNEED 4
@@ -81,7 +81,7 @@ static void merge(void)
 	RT_CTL->nseg = k;
 }
 
-uint64_t pool_cover(uint64_t a, uint64_t b, unsigned *states)
+uint64_t arena_cover(uint64_t a, uint64_t b, unsigned *states)
 {
 	uint64_t got = 0;
 	*states = 0;
@@ -94,14 +94,14 @@ uint64_t pool_cover(uint64_t a, uint64_t b, unsigned *states)
 	return got;
 }
 
-int pool_prepare(uint64_t a, uint64_t b)
+int arena_prepare(uint64_t a, uint64_t b)
 {
 	return split(a) || split(b) ? -ENOMEM : 0;
 }
 
-int pool_retag(uint64_t a, uint64_t b, unsigned from, uint64_t to)
+int arena_retag(uint64_t a, uint64_t b, unsigned from, uint64_t to)
 {
-	if (pool_prepare(a, b))
+	if (arena_prepare(a, b))
 		return -ENOMEM; /* as Linux when a call would need more map entries than it allows
 				 */
 	uint64_t n = nseg(), k = first_above(a);
@@ -118,7 +118,7 @@ int pool_retag(uint64_t a, uint64_t b, unsigned from, uint64_t to)
 	return 0;
 }
 
-long pool_zero(uint64_t a, uint64_t b)
+long arena_zero(uint64_t a, uint64_t b)
 {
 	for (uint64_t i = first_above(a), n = nseg(); i < n && seg[i].start < b; i++) {
 		if (seg[i].state == FREE)
@@ -133,7 +133,7 @@ long pool_zero(uint64_t a, uint64_t b)
 	return 0;
 }
 
-/* the highest run of free (or dirty) pool memory of len bytes; 0 if none */
+/* the highest run of free (or dirty) arena memory of len bytes; 0 if none */
 static uint64_t fit(uint64_t len)
 {
 	uint64_t lo = 0, hi = 0;
@@ -151,17 +151,17 @@ static uint64_t fit(uint64_t len)
 	return 0;
 }
 
-/* new pool memory from the host: a step at least, else just what is needed */
+/* new arena memory from the host: a step at least, else just what is needed */
 static int grow(uint64_t len)
 {
 	uint64_t n = nseg();
 	if (n + 1 >= SEG_MAX)
 		return -ENOMEM;
-	uint64_t want = len > EMBER_RT_POOL_STEP ? len : EMBER_RT_POOL_STEP;
-	long a = rt_own(EMBER_SYS_POOL, want, 0, 0);
+	uint64_t want = len > EMBER_RT_ARENA_STEP ? len : EMBER_RT_ARENA_STEP;
+	long a = rt_own(EMBER_SYS_ARENA, want, 0, 0);
 	if (a < 0 && want > len) {
 		want = len;
-		a = rt_own(EMBER_SYS_POOL, want, 0, 0);
+		a = rt_own(EMBER_SYS_ARENA, want, 0, 0);
 	}
 	if (a < 0)
 		return -ENOMEM;
@@ -174,24 +174,24 @@ static int grow(uint64_t len)
 	return 0;
 }
 
-long pool_alloc(uint64_t len)
+long arena_alloc(uint64_t len)
 {
 	uint64_t a = fit(len);
 	if (!a) {
 		/* no run large enough: more from the host; failing that, the free runs go back to
 		 * it first, so that it can place the whole request where they were */
-		if (grow(len) && (!pool_release_free() || grow(len)))
+		if (grow(len) && (!arena_release_free() || grow(len)))
 			return -ENOMEM;
 		if (!(a = fit(len)))
 			return -ENOMEM;
 	}
-	if (pool_prepare(a, a + len) || pool_zero(a, a + len))
+	if (arena_prepare(a, a + len) || arena_zero(a, a + len))
 		return -ENOMEM;
-	pool_retag(a, a + len, ANY_STATE, USED);
+	arena_retag(a, a + len, ANY_STATE, USED);
 	return (long)a;
 }
 
-long pool_each_gap(long nr, uint64_t a, uint64_t b, uint64_t a2)
+long arena_each_gap(long nr, uint64_t a, uint64_t b, uint64_t a2)
 {
 	long rc = 0;
 	for (uint64_t i = first_above(a), n = nseg(); a < b; i++) {
@@ -205,17 +205,17 @@ long pool_each_gap(long nr, uint64_t a, uint64_t b, uint64_t a2)
 	return rc;
 }
 
-int pool_give_up(uint64_t a, uint64_t b)
+int arena_give_up(uint64_t a, uint64_t b)
 {
-	if (pool_prepare(a, b))
+	if (arena_prepare(a, b))
 		return -ENOMEM;
 	for (uint64_t i = first_above(a), n = nseg(); i < n && seg[i].start < b; i++)
 		if (seg[i].state != USED)
 			rt_own(__NR_munmap, seg[i].start, seg[i].end - seg[i].start, 0);
-	return pool_retag(a, b, ANY_STATE, 0);
+	return arena_retag(a, b, ANY_STATE, 0);
 }
 
-int pool_release_free(void)
+int arena_release_free(void)
 {
 	int any = 0;
 	for (uint64_t i = 0; i < nseg();) {
