@@ -125,7 +125,7 @@ static int measure_native(const struct suite_opts *o, const char *name, const ui
 
 static int bench_one(const struct suite_opts *o, size_t k, struct suite_row *row)
 {
-	const char *name = suite[k].name, *rt = suite[k].runtime;
+	const char *name = suite[k].name, *lang = suite[k].runtime;
 	char image[4400], source[4400], files[4400], err[300] = "";
 	const char *argv[3] = {image, NULL, NULL};
 	uint8_t *req = NULL;
@@ -142,10 +142,10 @@ static int bench_one(const struct suite_opts *o, size_t k, struct suite_row *row
 		snprintf(err, sizeof(err), "cannot read small.req in %.200s", o->src);
 		goto out;
 	}
-	if (rt) { /* the source, its runtime and the runtime's files, as ember run finds them */
+	if (lang) { /* the source, its runtime and the runtime's files, as ember run finds them */
 		snprintf(source, sizeof(source), "%s/%s/handler.%s", o->src, name,
-			 cli_runtime_ext(rt));
-		if (cli_program(rt, source, &p, err, sizeof(err)) ||
+			 cli_runtime_ext(lang));
+		if (cli_program(lang, source, &p, err, sizeof(err)) ||
 		    cli_program_config(&p, &cfg, err, sizeof(err)))
 			goto out;
 	} else {
@@ -163,7 +163,7 @@ static int bench_one(const struct suite_opts *o, size_t k, struct suite_row *row
 	row->snapshot_pages = info.snapshot_pages;
 	row->native_us = -1;
 	rc = measure(o, name, fn, req, len, row);
-	if (!rc && !rt && o->native)
+	if (!rc && !lang && o->native)
 		rc = measure_native(o, name, req, len, row);
 out:
 	if (err[0])

@@ -45,8 +45,8 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 	}
 	char dir[4096];
 	img_runtime_dir(dir, sizeof(dir));
-	struct img_runtime rt;
-	if (img_runtime_find(dir, runtime, &rt, why, whylen))
+	struct img_runtime lang;
+	if (img_runtime_find(dir, runtime, &lang, why, whylen))
 		return -1;
 	int fd = open(program, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || base_read_fd(fd, 64 << 20, &p->code, &p->code_len)) {
@@ -59,13 +59,13 @@ int cli_program(const char *runtime, const char *program, struct cli_program *p,
 	const char *base = strrchr(program, '/');
 	snprintf(p->source, sizeof(p->source), "%s", base ? base + 1 : program);
 	snprintf(p->path, sizeof(p->path), "%s", program);
-	snprintf(p->image, sizeof(p->image), "%s", rt.image);
-	snprintf(p->files, sizeof(p->files), "%s", rt.files);
-	for (int i = 0; rt.argv[i]; i++) /* the loader's script: a string of the table's */
-		p->argv[i] = rt.argv[i];
+	snprintf(p->image, sizeof(p->image), "%s", lang.image);
+	snprintf(p->files, sizeof(p->files), "%s", lang.files);
+	for (int i = 0; lang.argv[i]; i++) /* the loader's script: a string of the table's */
+		p->argv[i] = lang.argv[i];
 	p->argv[0] = p->image;
-	p->argv[rt.handler_arg] = p->source;
-	p->mem = rt.mem;
+	p->argv[lang.handler_arg] = p->source;
+	p->mem = lang.mem;
 	return 0;
 }
 

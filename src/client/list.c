@@ -53,16 +53,16 @@ static void table(json_t *a, int quiet)
 			continue;
 		}
 		const char *img = json_string_value(json_object_get(v[i], "image"));
-		const char *rt = json_string_value(json_object_get(v[i], "runtime"));
+		const char *lang = json_string_value(json_object_get(v[i], "runtime"));
 		char ready[48], src[96];
 		snprintf(ready, sizeof(ready), "%lld/%lld",
 			 json_integer_value(json_object_get(v[i], "availableReplicas")),
 			 json_integer_value(json_object_get(v[i], "replicas")));
 		snprintf(src, sizeof(src), "%s%s",
-			 img  ? img
-			 : rt ? rt
-			      : "?",
-			 img || !rt ? "" : " runtime");
+			 img	? img
+			 : lang ? lang
+				: "?",
+			 img || !lang ? "" : " runtime");
 		printf("%-*s  %11.0f  %7s  %s\n", (int)width, name,
 		       json_number_value(json_object_get(v[i], "invocationCount")), ready, src);
 	}

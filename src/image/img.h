@@ -168,7 +168,7 @@ struct img_runtime {
 };
 /* name's runtime in dir (img_runtime_dir's), its program and files checked to be there; 0, or
  * -1 with why (an unknown name lists the known ones; a missing piece says how to get it) */
-int img_runtime_find(const char *dir, const char *name, struct img_runtime *rt, char *why,
+int img_runtime_find(const char *dir, const char *name, struct img_runtime *lang, char *why,
 		     size_t whylen);
 /* name is one of the known runtimes' (installed or not) */
 int img_runtime_known(const char *name);

@@ -112,46 +112,46 @@ const char *img_runtime_names(void)
 	return names;
 }
 
-int img_runtime_find(const char *dir, const char *name, struct img_runtime *rt, char *why,
+int img_runtime_find(const char *dir, const char *name, struct img_runtime *lang, char *why,
 		     size_t whylen)
 {
 	size_t i = row_of(name);
-	memset(rt, 0, sizeof(*rt));
+	memset(lang, 0, sizeof(*lang));
 	if (i == NRUNTIMES)
 		return snprintf(why, whylen, "unknown runtime '%s' (%s)", name,
 				img_runtime_names()),
 		       -1;
 	int host = runtimes[i].program[0] == '/';
 	if (host)
-		snprintf(rt->image, sizeof(rt->image), "%s", runtimes[i].program);
+		snprintf(lang->image, sizeof(lang->image), "%s", runtimes[i].program);
 	else
-		snprintf(rt->image, sizeof(rt->image), "%.4000s/%s", dir, runtimes[i].program);
-	if (access(rt->image, R_OK) && host)
+		snprintf(lang->image, sizeof(lang->image), "%.4000s/%s", dir, runtimes[i].program);
+	if (access(lang->image, R_OK) && host)
 		return snprintf(why, whylen,
 				"runtime '%s' needs %s, from Debian's %s (scripts/setup.sh "
 				"installs it)",
-				name, rt->image, runtimes[i].package),
+				name, lang->image, runtimes[i].package),
 		       -1;
-	if (access(rt->image, R_OK))
+	if (access(lang->image, R_OK))
 		return snprintf(why, whylen, "runtime '%s' not found at %s (build it with make)",
-				name, rt->image),
+				name, lang->image),
 		       -1;
 	if (runtimes[i].files) {
-		snprintf(rt->files, sizeof(rt->files), "%.4000s/%s", dir, runtimes[i].files);
-		if (!is_dir(rt->files))
+		snprintf(lang->files, sizeof(lang->files), "%.4000s/%s", dir, runtimes[i].files);
+		if (!is_dir(lang->files))
 			return snprintf(why, whylen,
 					"the %s runtime's files are missing at %s (build them "
 					"with make)",
-					name, rt->files),
+					name, lang->files),
 			       -1;
 	}
 	int a = 0;
-	rt->argv[a++] = rt->image;
+	lang->argv[a++] = lang->image;
 	for (int k = 0; k < 3 && runtimes[i].args[k]; k++)
-		rt->argv[a++] = runtimes[i].args[k];
-	rt->handler_arg = a;
-	rt->argv[a++] = runtimes[i].handler;
-	rt->mem = runtimes[i].mem;
-	rt->handler = runtimes[i].handler;
+		lang->argv[a++] = runtimes[i].args[k];
+	lang->handler_arg = a;
+	lang->argv[a++] = runtimes[i].handler;
+	lang->mem = runtimes[i].mem;
+	lang->handler = runtimes[i].handler;
 	return 0;
 }

@@ -79,8 +79,8 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 {
 	char path[SRV_PATH_MAX];
 	const char *argv[6] = {NULL};
-	struct img_runtime rt;
-	uint64_t rt_mem = 0;
+	struct img_runtime lang;
+	uint64_t lang_mem = 0;
 	struct ember_config cfg = {0};
 	if (sp->image[0] && image) {
 		snprintf(path, sizeof(path), "%s", image);
@@ -106,15 +106,15 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 		snprintf(path, sizeof(path), "%s", sp->process[0]);
 		cfg.image_in_files = 1;
 	} else {
-		if (img_runtime_find(s->runtime_dir, sp->runtime, &rt, err, errlen))
+		if (img_runtime_find(s->runtime_dir, sp->runtime, &lang, err, errlen))
 			return EMBER_ERR; /* the server's installation, not the deployment */
-		snprintf(path, sizeof(path), "%s", rt.image);
-		memcpy(argv, rt.argv, sizeof(argv));
+		snprintf(path, sizeof(path), "%s", lang.image);
+		memcpy(argv, lang.argv, sizeof(argv));
 		argv[0] = path;
 		cfg.code = sp->code;
 		cfg.code_len = sp->code_len;
-		cfg.runtime_files = rt.files[0] ? rt.files : NULL;
-		rt_mem = rt.mem;
+		cfg.runtime_files = lang.files[0] ? lang.files : NULL;
+		lang_mem = lang.mem;
 	}
 	cfg.image = path;
 	cfg.argv = sp->process ? (const char *const *)sp->process : argv;
@@ -122,7 +122,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	cfg.files_tar = sp->files;
 	cfg.files_tar_len = sp->files_len;
 	cfg.backend = s->backend;
-	cfg.mem_bytes = BASE_ROUND_UP(sp->mem_bytes ? sp->mem_bytes : rt_mem, EMBER_MEM_ALIGN);
+	cfg.mem_bytes = BASE_ROUND_UP(sp->mem_bytes ? sp->mem_bytes : lang_mem, EMBER_MEM_ALIGN);
 	cfg.timeout_s = sp->timeout_s;
 	/* 0 when not given: ember_load's defaults. More than one vCPU on the ptrace backend is
 	 * its EMBER_ERR_CONFIG, a 400 naming cpus */

@@ -59,21 +59,21 @@ static const struct srv_route routes[] = {
 };
 
 /* 0: another path; 1: this path, name set; -1: this path with a bad name */
-static int path_match(const struct srv_route *rt, const char *url, char *name)
+static int path_match(const struct srv_route *route, const char *url, char *name)
 {
 	/* a '*' in a ROUTE_NAME path stands for the name, followed by the rest of the path */
-	const char *star = strchr(rt->path, '*');
-	size_t n = star ? (size_t)(star - rt->path) : strlen(rt->path);
-	if (rt->match == ROUTE_EXACT)
-		return !strcmp(url, rt->path) ||
-		       (!strncmp(url, rt->path, n) && url[n] == '/' && !url[n + 1]);
-	if (strncmp(url, rt->path, n))
+	const char *star = strchr(route->path, '*');
+	size_t n = star ? (size_t)(star - route->path) : strlen(route->path);
+	if (route->match == ROUTE_EXACT)
+		return !strcmp(url, route->path) ||
+		       (!strncmp(url, route->path, n) && url[n] == '/' && !url[n + 1]);
+	if (strncmp(url, route->path, n))
 		return 0;
 	const char *p = url + n, *slash = strchr(p, '/');
 	size_t len = slash ? (size_t)(slash - p) : strlen(p);
 	if (star && (!slash || strcmp(slash, star + 1)))
 		return 0; /* another path: the route without the rest judges it */
-	if ((slash && rt->match == ROUTE_NAME && !star) || len == 0 || len >= SRV_NAME_MAX)
+	if ((slash && route->match == ROUTE_NAME && !star) || len == 0 || len >= SRV_NAME_MAX)
 		return -1;
 	memcpy(name, p, len);
 	name[len] = 0;

@@ -140,16 +140,16 @@ static int process(const json_t *p, struct srv_spec *sp, char *err, size_t errle
 
 static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
 {
-	const json_t *img = member(in, "image"), *rt = member(in, "runtime");
+	const json_t *img = member(in, "image"), *lang = member(in, "runtime");
 	const json_t *code = member(in, "code"), *proc = member(in, "envProcess");
-	if (img && rt)
+	if (img && lang)
 		return snprintf(err, errlen, "give image or runtime, not both"), -1;
 	/* envProcess is a root filesystem's command where neither image nor runtime is given; with
 	 * either (faas-cli sends image and its fprocess together), or empty, it is ignored, as it
 	 * always was */
 	if (json_is_string(proc) && !json_string_length(proc))
 		proc = NULL;
-	if (proc && !img && !rt) {
+	if (proc && !img && !lang) {
 		if (code)
 			return snprintf(err, errlen, "code goes with runtime, not with envProcess"),
 			       -1;
@@ -173,15 +173,15 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 			return snprintf(err, errlen, "code goes with runtime, not with image"), -1;
 		return json_object_set_new(sp->doc, "image", json_string(sp->image));
 	}
-	if (!rt)
+	if (!lang)
 		return snprintf(err, errlen,
 				"give image (an uploaded executable), runtime (%s) with code, or "
 				"files (a root filesystem) with envProcess",
 				img_runtime_names()),
 		       -1;
-	if (!json_is_string(rt) || !img_runtime_known(json_string_value(rt)))
+	if (!json_is_string(lang) || !img_runtime_known(json_string_value(lang)))
 		return snprintf(err, errlen, "runtime must be one of %s", img_runtime_names()), -1;
-	strcpy(sp->runtime, json_string_value(rt));
+	strcpy(sp->runtime, json_string_value(lang));
 	if (!json_is_string(code) || json_string_length(code) == 0)
 		return snprintf(err, errlen,
 				"code must be the handler's source, a non-empty string"),

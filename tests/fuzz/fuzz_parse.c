@@ -58,35 +58,35 @@ static void duration(json_t *v)
 FZ_UNTRACED static void check_route(const struct srv *s, const struct srv_req *r, const char *url,
 				    const struct srv_early *e)
 {
-	const struct srv_route *rt = r->route;
+	const struct srv_route *route = r->route;
 	FZ_CHECK(e->status == 0 || e->status == 400 || e->status == 404 || e->status == 405,
 		 "status %u", e->status);
 	FZ_CHECK(!e->status || e->msg[0], "status %u without a message", e->status);
-	FZ_CHECK(!rt == (e->status == 404 || e->status == 405), "route %p, status %u", (void *)rt,
-		 e->status);
-	if (!rt)
+	FZ_CHECK(!route == (e->status == 404 || e->status == 405), "route %p, status %u",
+		 (void *)route, e->status);
+	if (!route)
 		return;
 	const char *meth = strcmp(r->method, "HEAD") ? r->method : "GET";
 	/* a '*' stands for the name, the rest of the path after it */
-	const char *star = strchr(rt->path, '*');
-	size_t n = star ? (size_t)(star - rt->path) : strlen(rt->path);
-	FZ_CHECK(!rt->method || !strcmp(rt->method, meth), "%s routed to %s", r->method,
-		 rt->method);
-	FZ_CHECK(r->limit == (rt->body == BODY_IMAGE ? s->opt.max_image : s->opt.max_body),
+	const char *star = strchr(route->path, '*');
+	size_t n = star ? (size_t)(star - route->path) : strlen(route->path);
+	FZ_CHECK(!route->method || !strcmp(route->method, meth), "%s routed to %s", r->method,
+		 route->method);
+	FZ_CHECK(r->limit == (route->body == BODY_IMAGE ? s->opt.max_image : s->opt.max_body),
 		 "limit %lu", r->limit);
-	if (rt->match == ROUTE_EXACT) {
-		FZ_CHECK(!strncmp(url, rt->path, n) && (!url[n] || !strcmp(url + n, "/")),
-			 "'%s' routed to %s", url, rt->path);
+	if (route->match == ROUTE_EXACT) {
+		FZ_CHECK(!strncmp(url, route->path, n) && (!url[n] || !strcmp(url + n, "/")),
+			 "'%s' routed to %s", url, route->path);
 		return;
 	}
-	FZ_CHECK(!strncmp(url, rt->path, n), "'%s' routed to %s", url, rt->path);
+	FZ_CHECK(!strncmp(url, route->path, n), "'%s' routed to %s", url, route->path);
 	if (e->status == 400)
 		return;
 	size_t k = strlen(r->name);
 	FZ_CHECK(ref_name(r->name) && !strncmp(url + n, r->name, k) &&
 		     (star ? !strcmp(url + n + k, star + 1)
-			   : !url[n + k] || (rt->match == ROUTE_NAME_REST && url[n + k] == '/')),
-		 "'%s' routed to %s with name '%s'", url, rt->path, r->name);
+			   : !url[n + k] || (route->match == ROUTE_NAME_REST && url[n + k] == '/')),
+		 "'%s' routed to %s with name '%s'", url, route->path, r->name);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
