@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rtio.h"
+#include "langio.h"
 
 #define EX_SOURCE  65 /* the source does not compile, throws at top level or lacks handler */
 #define EX_NOINPUT 66 /* fd 3 or fd 0 cannot be read */
@@ -26,12 +26,12 @@ static void put_meta(void *c, const char *name, size_t nlen, const char *value, 
 static void push_meta(duk_context *ctx)
 {
 	duk_push_object(ctx);
-	rt_meta_each(EMBER_META_FD, put_meta, ctx);
+	lang_meta_each(EMBER_META_FD, put_meta, ctx);
 }
 
 static void msg(const char *s)
 {
-	rt_write_all(2, s, strlen(s));
+	lang_write_all(2, s, strlen(s));
 }
 
 /* stderr output without stdio (musl's stdio would use writev) */
@@ -83,7 +83,7 @@ static duk_ret_t console_log(duk_context *ctx)
 	duk_concat(ctx, 2);
 	duk_size_t len;
 	const char *s = duk_get_lstring(ctx, -1, &len);
-	rt_write_all(2, s, len);
+	lang_write_all(2, s, len);
 	return 0;
 }
 
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 {
 	const char *file = argc > 1 ? argv[1] : "handler.js";
 	size_t srclen, reqlen;
-	char *src = rt_read_all(EMBER_CODE_FD, &srclen, 0);
+	char *src = lang_read_all(EMBER_CODE_FD, &srclen, 0);
 	if (!src) {
 		msgf("js: cannot read the source from fd %d: %s\n", EMBER_CODE_FD, strerror(errno));
 		return EX_NOINPUT;
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 	duk_gc(ctx, 0);
 
 	/* Ember snapshots here, at the first read of fd 0 */
-	char *req = rt_read_all(0, &reqlen, 0);
+	char *req = lang_read_all(0, &reqlen, 0);
 	if (!req) {
 		msgf("js: cannot read the request: %s\n", strerror(errno));
 		return EX_NOINPUT;
@@ -185,5 +185,5 @@ int main(int argc, char **argv)
 		handler_error(ctx, file, "cannot serialise the result");
 	duk_size_t len = 0;
 	const char *out = duk_get_lstring(ctx, -1, &len);
-	return out && rt_write_all(1, out, len) ? 1 : 0;
+	return out && lang_write_all(1, out, len) ? 1 : 0;
 }

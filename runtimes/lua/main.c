@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rtio.h"
+#include "langio.h"
 
 #define EX_SOURCE  65 /* the source does not compile, fails at top level or lacks handler */
 #define EX_NOINPUT 66 /* fd 3 or fd 0 cannot be read */
@@ -48,7 +48,7 @@ static void put_meta(void *c, const char *name, size_t nlen, const char *value, 
 static void push_meta(lua_State *L)
 {
 	lua_newtable(L);
-	rt_meta_each(EMBER_META_FD, put_meta, L);
+	lang_meta_each(EMBER_META_FD, put_meta, L);
 }
 
 /* stderr output without stdio */
@@ -60,7 +60,7 @@ static void msgf(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	rt_write_all(2, buf, strlen(buf));
+	lang_write_all(2, buf, strlen(buf));
 }
 
 /* print: like Lua's, but to stderr (the log) */
@@ -79,7 +79,7 @@ static int l_print(lua_State *L)
 	luaL_pushresult(&b);
 	size_t len;
 	const char *s = lua_tolstring(L, -1, &len);
-	rt_write_all(2, s, len);
+	lang_write_all(2, s, len);
 	return 0;
 }
 
@@ -320,7 +320,7 @@ int main(int argc, char **argv)
 	const char *file = argc > 1 ? argv[1] : "handler.lua";
 	size_t srclen, reqlen;
 	snprintf(chunkname, sizeof(chunkname), "@%s", file);
-	char *src = rt_read_all(EMBER_CODE_FD, &srclen, 0);
+	char *src = lang_read_all(EMBER_CODE_FD, &srclen, 0);
 	if (!src) {
 		msgf("lua: cannot read the source from fd %d: %s\n", EMBER_CODE_FD,
 		     strerror(errno));
@@ -341,8 +341,8 @@ int main(int argc, char **argv)
 		const char *m = lua_tolstring(L, -1, &len);
 		if (strncmp(m, file, strlen(file)) != 0) /* e.g. a binary chunk */
 			msgf("%s:1: ", file);
-		rt_write_all(2, m, len);
-		rt_write_all(2, "\n", 1);
+		lang_write_all(2, m, len);
+		lang_write_all(2, "\n", 1);
 		return EX_SOURCE;
 	}
 	free(src);
@@ -358,7 +358,7 @@ int main(int argc, char **argv)
 	lua_gc(L, LUA_GCCOLLECT);
 
 	/* Ember snapshots here, at the first read of fd 0 */
-	char *req = rt_read_all(0, &reqlen, 0);
+	char *req = lang_read_all(0, &reqlen, 0);
 	if (!req) {
 		msgf("lua: cannot read the request: %s\n", strerror(errno));
 		return EX_NOINPUT;
@@ -376,8 +376,8 @@ int main(int argc, char **argv)
 		msgf("%s: handler failed: ", file);
 		size_t len;
 		const char *m = lua_tolstring(L, -1, &len);
-		rt_write_all(2, m, len);
-		rt_write_all(2, "\n", 1);
+		lang_write_all(2, m, len);
+		lang_write_all(2, "\n", 1);
 		return 1;
 	}
 	struct out o = {0};
@@ -390,5 +390,5 @@ int main(int argc, char **argv)
 	}
 	size_t len = 0;
 	const char *out = lua_tolstring(L, -1, &len);
-	return out && rt_write_all(1, out, len) ? 1 : 0;
+	return out && lang_write_all(1, out, len) ? 1 : 0;
 }

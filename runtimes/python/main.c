@@ -11,7 +11,7 @@
 
 #include "ember/abi.h"
 #include "pymmap.h"
-#include "rtio.h"
+#include "langio.h"
 
 #define EX_SOURCE  65 /* the source does not compile, raises at top level or lacks handler */
 #define EX_NOINPUT 66 /* fd 3 or fd 0 cannot be read */
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 {
 	const char *file = argc > 1 ? argv[1] : "handler.py";
 	size_t srclen, reqlen;
-	char *src = rt_read_all(EMBER_CODE_FD, &srclen, 0);
+	char *src = lang_read_all(EMBER_CODE_FD, &srclen, 0);
 	if (!src) {
 		fprintf(stderr, "python: cannot read the source from fd %d: %s\n", EMBER_CODE_FD,
 			strerror(errno));
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	flush_log();
 
 	/* Ember snapshots here, at the first read of fd 0 */
-	char *req = rt_read_all(0, &reqlen, 0);
+	char *req = lang_read_all(0, &reqlen, 0);
 	if (!req) {
 		fprintf(stderr, "python: cannot read the request: %s\n", strerror(errno));
 		return EX_NOINPUT;
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 	PyObject *env = PyDict_New();
 	/* env costs a read of fd 4, an exit: only for a handler that names a second parameter */
 	if (PyObject_IsTrue(want_env))
-		rt_meta_each(EMBER_META_FD, put_meta, env);
+		lang_meta_each(EMBER_META_FD, put_meta, env);
 	PyObject *out =
 	    PyObject_CallFunction(call, "OOy#O", handler, want_env, req, (Py_ssize_t)reqlen, env);
 	/* req is not freed: the run ends with this one request, and in a virtine the free would
@@ -152,5 +152,5 @@ int main(int argc, char **argv)
 	Py_ssize_t n;
 	if (PyBytes_AsStringAndSize(out, &p, &n) < 0)
 		return 1;
-	return n && rt_write_all(1, p, (size_t)n) ? 1 : 0;
+	return n && lang_write_all(1, p, (size_t)n) ? 1 : 0;
 }

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rtio.h"
+#include "langio.h"
 
-int rt_write_all(int fd, const void *p, size_t n)
+int lang_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 	while (n > 0) {
@@ -23,7 +23,7 @@ int rt_write_all(int fd, const void *p, size_t n)
 
 /* Reads fd until EOF (or, with short_eof, a short read) into a heap buffer; returns NULL (errno
  * set) on failure. */
-char *rt_read_all(int fd, size_t *len, int short_eof)
+char *lang_read_all(int fd, size_t *len, int short_eof)
 {
 	size_t cap = 1 << 16, n = 0;
 	char *buf = malloc(cap);
@@ -54,15 +54,15 @@ char *rt_read_all(int fd, size_t *len, int short_eof)
 	return NULL;
 }
 
-void rt_meta_each(int meta_fd,
-		  void (*fn)(void *ctx, const char *name, size_t nlen, const char *value,
-			     size_t vlen),
-		  void *ctx)
+void lang_meta_each(int meta_fd,
+		    void (*fn)(void *ctx, const char *name, size_t nlen, const char *value,
+			       size_t vlen),
+		    void *ctx)
 {
 	size_t len = 0;
 	/* Ember's fd 4 is a file in memory, which one read empties: a short read is its end (one
 	 * exit fewer) */
-	char *meta = rt_read_all(meta_fd, &len, 1);
+	char *meta = lang_read_all(meta_fd, &len, 1);
 	for (size_t i = 0; meta && i < len;) {
 		char *nl = memchr(meta + i, '\n', len - i);
 		size_t end = nl ? (size_t)(nl - meta) : len;
