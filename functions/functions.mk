@@ -3,10 +3,10 @@
 # The JavaScript, Lua and Python functions (handler.js, handler.lua, handler.py) need no build:
 # they run on runtimes/. A function's files (its --files folder), when functions/<name>/files.py
 # makes them, are $(B)/functions/<name>/files: made by the build, never committed.
-FN_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Ifunctions/common
+FN_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Ifunctions/common -Isrc
 FN_NAMES  := $(patsubst functions/%/main.c,%,$(wildcard functions/*/main.c))
-FN_COMMON := functions/common/fnio.c functions/common/sha256.c
-FN_DEPS   := $(FN_COMMON) $(wildcard functions/common/*.h) functions/functions.mk
+FN_COMMON := functions/common/fnio.c functions/common/sha256.c src/base/base_write.c
+FN_DEPS   := $(FN_COMMON) $(wildcard functions/common/*.h) src/base/base.h functions/functions.mk
 FN_MUSL   := $(FN_NAMES:%=$(B)/functions/%)
 FN_GLIBC  := $(FN_NAMES:%=$(B)/functions/%.glibc)
 FN_FILES  := $(patsubst functions/%/files.py,$(B)/functions/%/files.stamp,\

@@ -5,7 +5,7 @@
 #                      library is the function's files: $(B)/runtimes/python-lib, the installed
 #                      python3.11's .py files (no tests, GUI, ensurepip or extension modules)
 #                      compiled to unchecked-hash .pyc (the bundle keeps no modification times)
-LANG_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Iinclude
+LANG_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Iinclude -Isrc
 DUK_DIR   := /usr/share/duktape
 LUA_INC   := /usr/include/lua5.4
 LUA_LIB   := /usr/lib/x86_64-linux-gnu/liblua5.4.a
@@ -26,16 +26,16 @@ $(B)/runtimes/obj/duktape.o: $(DUK_DIR)/duktape.c $(DUK_DIR)/duktape.h $(DUK_DIR
 	@mkdir -p $(dir $@)
 	$(MUSLCC) -O2 -w -I$(DUK_DIR) -c $< -o $@
 
-LANG_COMMON := runtimes/common/langio.c runtimes/common/langio.h
+LANG_COMMON := runtimes/common/langio.c runtimes/common/langio.h src/base/base_write.c src/base/base.h
 
 $(B)/runtimes/js: runtimes/js/main.c $(LANG_COMMON) include/ember/abi.h $(B)/runtimes/obj/duktape.o
 	@mkdir -p $(dir $@)
-	$(MUSLCC) -static $(LANG_CFLAGS) -Iruntimes/common -I$(DUK_DIR) -o $@ $< runtimes/common/langio.c \
+	$(MUSLCC) -static $(LANG_CFLAGS) -Iruntimes/common -I$(DUK_DIR) -o $@ $< runtimes/common/langio.c src/base/base_write.c \
 		$(B)/runtimes/obj/duktape.o -lm
 
 $(B)/runtimes/lua: runtimes/lua/main.c $(LANG_COMMON) include/ember/abi.h $(LUA_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -static $(LANG_CFLAGS) -Iruntimes/common -I$(LUA_INC) -o $@ $< runtimes/common/langio.c \
+	$(CC) -static $(LANG_CFLAGS) -Iruntimes/common -I$(LUA_INC) -o $@ $< runtimes/common/langio.c src/base/base_write.c \
 		$(LUA_LIB) -lm
 
 # Debian's static libpython wants libexpat and zlib; glibc's NSS warnings (getpwnam and friends
@@ -45,7 +45,7 @@ $(B)/runtimes/python: runtimes/python/main.c runtimes/python/pymmap.c runtimes/p
 		$(LANG_COMMON) include/ember/abi.h $(PY_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -static $(LANG_CFLAGS) -Wno-missing-field-initializers -Iruntimes/common \
-		$(PY_INC:%=-I%) -o $@ $< runtimes/python/pymmap.c runtimes/common/langio.c $(PY_LIB) \
+		$(PY_INC:%=-I%) -o $@ $< runtimes/python/pymmap.c runtimes/common/langio.c src/base/base_write.c $(PY_LIB) \
 		-lexpat -lz -lm 2>&1 | { grep -v 'statically linked applications requires\|in function' || true; }
 	@test -x $@
 

@@ -31,21 +31,6 @@ unsigned char *fn_read_all(size_t *len)
 	return buf;
 }
 
-int fn_write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 _Noreturn void fn_die(const char *fmt, ...)
 {
 	char msg[512];
@@ -55,7 +40,7 @@ _Noreturn void fn_die(const char *fmt, ...)
 	vsnprintf(msg + n, sizeof(msg) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
 	strcat(msg, "\n");
-	fn_write_all(2, msg, strlen(msg));
+	base_write_all(2, msg, strlen(msg));
 	exit(1);
 }
 
@@ -88,7 +73,7 @@ void fnbuf_printf(struct fnbuf *b, const char *fmt, ...)
 
 _Noreturn void fnbuf_finish(struct fnbuf *b)
 {
-	exit(fn_write_all(1, b->p, b->len) ? 1 : 0);
+	exit(base_write_all(1, b->p, b->len) ? 1 : 0);
 }
 
 /* Finds the value of key in text, or NULL; *end is set to the end of the value. */

@@ -4,7 +4,9 @@
 
 #include <stddef.h>
 
-/* A growable output buffer; written out with one fn_write_all at the end of a run. */
+#include "base/base.h" /* base_write_all */
+
+/* A growable output buffer; written out with one base_write_all at the end of a run. */
 struct fnbuf {
 	char *p;
 	size_t len, cap;
@@ -12,8 +14,6 @@ struct fnbuf {
 
 /* Reads fd 0 until EOF into a NUL-terminated heap buffer; exits 1 on error. */
 unsigned char *fn_read_all(size_t *len);
-/* Writes all n bytes to fd, retrying short writes; returns 0 or -1. */
-int fn_write_all(int fd, const void *p, size_t n);
 /* Prints "<prog>: <message>\n" to fd 2 and exits with status 1. */
 _Noreturn void fn_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -26,5 +26,5 @@ int main(void)
 		fn_die("deflate did not finish: %s", z.msg ? z.msg : "output buffer too small");
 	size_t len = z.total_out;
 	deflateEnd(&z);
-	return fn_write_all(1, out, len) ? 1 : 0;
+	return base_write_all(1, out, len) ? 1 : 0;
 }

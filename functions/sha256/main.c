@@ -9,5 +9,5 @@ int main(void)
 	char hex[66];
 	sha256_hex(req, n, hex);
 	hex[64] = '\n';
-	return fn_write_all(1, hex, 65) ? 1 : 0;
+	return base_write_all(1, hex, 65) ? 1 : 0;
 }

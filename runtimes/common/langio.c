@@ -6,21 +6,6 @@
 
 #include "langio.h"
 
-int lang_write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Reads fd until EOF (or, with short_eof, a short read) into a heap buffer; returns NULL (errno
  * set) on failure. */
 char *lang_read_all(int fd, size_t *len, int short_eof)

@@ -4,8 +4,8 @@
 
 #include <stddef.h>
 
-/* writes all of p to fd; -1 on error */
-int lang_write_all(int fd, const void *p, size_t n);
+#include "base/base.h" /* base_write_all: whole writes */
+
 /* Reads fd until EOF (or, with short_eof, a short read) into a heap buffer; returns NULL (errno
  * set) on failure. */
 char *lang_read_all(int fd, size_t *len, int short_eof);

@@ -31,7 +31,7 @@ static void push_meta(duk_context *ctx)
 
 static void msg(const char *s)
 {
-	lang_write_all(2, s, strlen(s));
+	base_write_all(2, s, strlen(s));
 }
 
 /* stderr output without stdio (musl's stdio would use writev) */
@@ -83,7 +83,7 @@ static duk_ret_t console_log(duk_context *ctx)
 	duk_concat(ctx, 2);
 	duk_size_t len;
 	const char *s = duk_get_lstring(ctx, -1, &len);
-	lang_write_all(2, s, len);
+	base_write_all(2, s, len);
 	return 0;
 }
 
@@ -185,5 +185,5 @@ int main(int argc, char **argv)
 		handler_error(ctx, file, "cannot serialise the result");
 	duk_size_t len = 0;
 	const char *out = duk_get_lstring(ctx, -1, &len);
-	return out && lang_write_all(1, out, len) ? 1 : 0;
+	return out && base_write_all(1, out, len) ? 1 : 0;
 }

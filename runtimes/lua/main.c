@@ -60,7 +60,7 @@ static void msgf(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	lang_write_all(2, buf, strlen(buf));
+	base_write_all(2, buf, strlen(buf));
 }
 
 /* print: like Lua's, but to stderr (the log) */
@@ -79,7 +79,7 @@ static int l_print(lua_State *L)
 	luaL_pushresult(&b);
 	size_t len;
 	const char *s = lua_tolstring(L, -1, &len);
-	lang_write_all(2, s, len);
+	base_write_all(2, s, len);
 	return 0;
 }
 
@@ -341,8 +341,8 @@ int main(int argc, char **argv)
 		const char *m = lua_tolstring(L, -1, &len);
 		if (strncmp(m, file, strlen(file)) != 0) /* e.g. a binary chunk */
 			msgf("%s:1: ", file);
-		lang_write_all(2, m, len);
-		lang_write_all(2, "\n", 1);
+		base_write_all(2, m, len);
+		base_write_all(2, "\n", 1);
 		return EX_SOURCE;
 	}
 	free(src);
@@ -376,8 +376,8 @@ int main(int argc, char **argv)
 		msgf("%s: handler failed: ", file);
 		size_t len;
 		const char *m = lua_tolstring(L, -1, &len);
-		lang_write_all(2, m, len);
-		lang_write_all(2, "\n", 1);
+		base_write_all(2, m, len);
+		base_write_all(2, "\n", 1);
 		return 1;
 	}
 	struct out o = {0};
@@ -390,5 +390,5 @@ int main(int argc, char **argv)
 	}
 	size_t len = 0;
 	const char *out = lua_tolstring(L, -1, &len);
-	return out && lang_write_all(1, out, len) ? 1 : 0;
+	return out && base_write_all(1, out, len) ? 1 : 0;
 }

@@ -152,5 +152,5 @@ int main(int argc, char **argv)
 	Py_ssize_t n;
 	if (PyBytes_AsStringAndSize(out, &p, &n) < 0)
 		return 1;
-	return n && lang_write_all(1, p, (size_t)n) ? 1 : 0;
+	return n && base_write_all(1, p, (size_t)n) ? 1 : 0;
 }

@@ -17,8 +17,8 @@
 /* what a file being written is called until it is whole: PATH.tmp-PID-XXXXXX */
 #define BASE_TMP ".tmp-"
 
-/* base_io.c. Every call returns 0 or -errno; a write or read that makes no progress without an
- * error (a full disk, a file that shrank) is EIO. */
+/* base_write.c and base_io.c. Every call returns 0 or -errno; a write or read that makes no
+ * progress without an error (a full disk, a file that shrank) is EIO. */
 /* all of buf, at the file position (off < 0) or at off */
 int base_write_all(int fd, const void *buf, size_t len);
 int base_pwrite_all(int fd, const void *buf, size_t len, off_t off);

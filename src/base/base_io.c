@@ -1,5 +1,5 @@
-/* Whole-file I/O: write-all and read-all loops, fsync by path, atomic replace of a file and the
- * sweep of what a crash left of one. */
+/* Whole-file I/O: read-all loops, fsync by path, atomic replace of a file and the sweep of what
+ * a crash left of one (the write-all loops are base_write.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -11,33 +11,6 @@
 #include <unistd.h>
 
 #include "base/base.h"
-
-static int write_at(int fd, const void *buf, size_t len, off_t off)
-{
-	const uint8_t *p = buf;
-	while (len) {
-		ssize_t w = off < 0 ? write(fd, p, len) : pwrite(fd, p, len, off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		len -= (size_t)w;
-		if (off >= 0)
-			off += w;
-	}
-	return 0;
-}
-
-int base_write_all(int fd, const void *buf, size_t len)
-{
-	return write_at(fd, buf, len, -1);
-}
-
-int base_pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	return off < 0 ? -EINVAL : write_at(fd, buf, len, off);
-}
 
 int base_read_fd(int fd, size_t max, uint8_t **buf, size_t *len)
 {

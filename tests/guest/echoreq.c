@@ -1,18 +1,7 @@
 /* echoreq: writes the request it reads from stdin back to stdout, byte for byte. */
 #include <unistd.h>
 
-static int write_all(const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(1, p, n);
-
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
+#include "base/base.h"
 
 int main(void)
 {
@@ -20,7 +9,7 @@ int main(void)
 	ssize_t n;
 
 	while ((n = read(0, buf, sizeof(buf))) > 0)
-		if (write_all(buf, (size_t)n))
+		if (base_write_all(1, buf, (size_t)n))
 			return 1;
 	return n < 0;
 }

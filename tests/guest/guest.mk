@@ -66,7 +66,12 @@ GUEST_DEP = -MF $@.d -MT $@
 
 $(GUEST_MUSL): $(GUEST_OUT)/%.musl: $(GUEST_SRC)/%.c $(GUEST_SRC)/guest.mk
 	@mkdir -p $(dir $@)
-	$(MUSLCC) $(GUEST_CFLAGS) $(GUEST_DEP) -static -o $@ $<
+	$(MUSLCC) $(GUEST_CFLAGS) $(GUEST_DEP) -static -o $@ $(GUEST_BASE) $<
+
+# programs that write with the base layer's write-all loop (src/base/base_write.c, libc only)
+GUEST_WRITERS := echoreq logger
+$(GUEST_WRITERS:%=$(GUEST_OUT)/%.musl): GUEST_BASE := -Isrc src/base/base_write.c
+$(GUEST_WRITERS:%=$(GUEST_OUT)/%.musl): src/base/base_write.c
 
 $(GUEST_GLIBC): $(GUEST_OUT)/%.glibc: $(GUEST_SRC)/%.c $(GUEST_SRC)/guest.mk
 	@mkdir -p $(dir $@)

@@ -5,19 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static char req[65536], chunk[65536];
+#include "base/base.h"
 
-static int write_all(const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(2, p, n);
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
+static char req[65536], chunk[65536];
 
 /* K KiB of lines "flood 000001 xxx...\n", 128 bytes each, written 64 KiB at a time */
 static int flood(unsigned long kib)
@@ -30,7 +20,7 @@ static int flood(unsigned long kib)
 			memset(chunk + n + 13, 'x', 114);
 			chunk[n + 127] = '\n';
 		}
-		if (write_all(chunk, n))
+		if (base_write_all(2, chunk, n))
 			return 1;
 	}
 	printf("flooded %lu KiB\n", kib);
@@ -42,11 +32,11 @@ static int long_line(unsigned long n)
 	memset(chunk, 'y', sizeof(chunk));
 	for (unsigned long left = n; left > 0;) {
 		size_t k = left < sizeof(chunk) ? left : sizeof(chunk);
-		if (write_all(chunk, k))
+		if (base_write_all(2, chunk, k))
 			return 1;
 		left -= k;
 	}
-	if (write_all("\nafter\n", 7))
+	if (base_write_all(2, "\nafter\n", 7))
 		return 1;
 	printf("wrote a line of %lu bytes\n", n);
 	return 0;
@@ -63,7 +53,7 @@ int main(void)
 		return flood(strtoul(req + 6, NULL, 10));
 	if (!strncmp(req, "long:", 5))
 		return long_line(strtoul(req + 5, NULL, 10));
-	if (write_all(req, len))
+	if (base_write_all(2, req, len))
 		return 1;
 	printf("logged %zu bytes\n", len);
 	return 0;
