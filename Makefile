@@ -23,7 +23,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CORE_PKGS) $(SRV_PKGS) $(CLI_PKGS
 CORE_LIBS  := $(shell $(PKG_CONFIG) --libs $(CORE_PKGS) 2>/dev/null) -pthread
 LDLIBS     += $(shell $(PKG_CONFIG) --libs $(CLI_PKGS) $(SRV_PKGS) 2>/dev/null) $(CORE_LIBS)
 
-.PHONY: all setup run test unit integration bench asan fuzz fuzz-long fuzz-cov clean format pkg-check lib install uninstall FORCE
+.PHONY: all setup run test check-layers unit integration bench asan fuzz fuzz-long fuzz-cov clean format pkg-check lib install uninstall FORCE
 all: $(B)/ember guests corpus lib
 
 setup:
@@ -152,9 +152,14 @@ run: setup
 	./scripts/run-examples.sh
 
 test: setup
+	./scripts/check-layers.sh
 	$(MAKE) all conformance-subset
 	$(MAKE) fuzz
 	./tests/run.sh
+
+# the layering of src/ (docs/architecture.md): every include downward, the top floor on the API
+check-layers:
+	./scripts/check-layers.sh
 
 asan:
 	$(MAKE) B=build-asan CFLAGS="-O1 -g -Wno-format-truncation $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" all unit-bins
