@@ -19,7 +19,7 @@ struct srv_job {
 	size_t len;
 };
 
-/* srv_async.c: the queue and its workers */
+/* async.c: the queue and its workers */
 int async_init(struct srv *s, char *err, size_t errlen); /* the queue, with the calls on disk */
 int async_run(struct srv *s, char *err, size_t errlen);	 /* starts the workers */
 void async_stop(struct srv *s); /* the workers take no new call; the queue stays on disk */
@@ -33,7 +33,7 @@ struct async_gauges {
 };
 void async_gauges(struct srv *s, struct async_gauges *g);
 
-/* srv_async_store.c: the calls on disk, written atomically and fsynced before the 202 */
+/* async_store.c: the calls on disk, written atomically and fsynced before the 202 */
 int job_write(const struct srv *s, const struct srv_job *j, char *err, size_t errlen);
 int job_read(const struct srv *s, uint64_t seq, struct srv_job *j, char *err, size_t errlen);
 void job_free(struct srv_job *j);
@@ -42,7 +42,7 @@ void job_set_aside(const struct srv *s, uint64_t seq); /* unreadable: renamed .b
 /* the calls in STATE/async, oldest first (malloc'd); -1 when the folder cannot be read */
 int job_list(const struct srv *s, uint64_t **seqs, size_t *n);
 
-/* srv_callback.c: the result POSTed to X-Callback-Url, as OpenFaaS's queue worker posts it */
+/* async_callback.c: the result POSTed to X-Callback-Url, as OpenFaaS's queue worker posts it */
 enum { CB_DELIVERED, CB_FAILED, CB_STOPPED };
 /* 0 when url is an http or https URL with a host; else -1 and why */
 int callback_url_check(const char *url, char *err, size_t errlen);

@@ -291,7 +291,7 @@ static long sys_fcntl(struct sys_state *st, const uint64_t a[6])
 	}
 }
 
-/* the calls on a socket: where no descriptor is one (sys_sock.c serves the pairs), as Linux says of
+/* the calls on a socket: where no descriptor is one (fd_sock.c serves the pairs), as Linux says of
  * a descriptor that is not (bash asks getpeername of its stdin whether it runs under sshd) */
 static long not_socket(struct sys_state *st, const uint64_t a[6])
 {

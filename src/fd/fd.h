@@ -1,6 +1,6 @@
 /* The descriptor table's kinds behind one table of operations, shared by the file of each kind
- * (sys_io.c, sys_fs.c, sys_pipe.c, sys_eventfd.c, sys_timerfd.c, sys_epoll.c), the table itself
- * (sys_fd.c, sys_fd_snap.c) and the readiness calls (sys_poll.c). */
+ * (fd_io.c, fs.c, fd_pipe.c, fd_eventfd.c, fd_timerfd.c, fd_epoll.c), the table itself
+ * (fd.c, fd_snap.c) and the readiness calls (fd_poll.c). */
 #ifndef EMBER_SYS_FD_H
 #define EMBER_SYS_FD_H
 
@@ -21,7 +21,7 @@ static inline uint64_t sys_pipe_cap(const struct sys_obj *r)
 long sys_pipe_size(struct sys_state *st, struct sys_obj *o, int set, uint64_t arg);
 
 /* the call nr with arguments a names an O_PATH descriptor where it needs an open file: EBADF
- * (sys_opath.c) */
+ * (fs_opath.c) */
 int sys_opath_refused(struct sys_state *st, uint64_t nr, const uint64_t a[6]);
 
 /* sys_rlimit.c: the descriptors a process may have (RLIMIT_NOFILE, SYS_FDS at most); whether
@@ -95,7 +95,7 @@ unsigned sys_fd_moved(struct sys_state *st);
 int sys_fd_std(struct sys_state *st, uint64_t fd, uint32_t which);
 
 /* the bytes behind Ember's readable fd `which` (0, 3 or 4): where, how many, the position
- * (sys_std.c) */
+ * (fd_std.c) */
 const uint8_t *sys_std_source(struct sys_state *st, uint32_t which, size_t *total, size_t **pos);
 
 /* the guest's iovec array, n pieces at addr: 0, -EINVAL (too many, or a sum past 2^63) or
@@ -120,7 +120,7 @@ long sys_iov_at(struct sys_state *st, struct sys_obj *o, const struct sys_iov *v
 int sys_iov_ok(struct sys_state *st, const struct sys_iov *v, int n, uint64_t skip, uint64_t len,
 	       int out);
 
-/* the ring of 64 KiB a pipe's read end holds (sys_pipe.c), and a socket's end too (sys_sock.c):
+/* the ring of 64 KiB a pipe's read end holds (fd_pipe.c), and a socket's end too (fd_sock.c):
  * o's bytes (len of them in sys_state.pipe_buf[its slot] from pos) read into v, the writer told
  * of the room (NULL: none); with how's SYS_RING_END an empty ring is the end (0), else EAGAIN
  * (SYS_RING_NONBLOCK) or a wait; SYS_RING_PEEK leaves the bytes there */
@@ -138,13 +138,13 @@ int sys_ring_room(const struct sys_obj *r);
 /* o's ring given back */
 void sys_ring_free(struct sys_state *st, struct sys_obj *o);
 
-/* epoll (sys_epoll.c): the entries of object slot, or of the epoll there, forgotten (it is
+/* epoll (fd_epoll.c): the entries of object slot, or of the epoll there, forgotten (it is
  * freed) */
 void sys_epoll_forget(struct sys_state *st, uint32_t slot);
 /* epolls watch each other in a loop, or deeper than Linux allows (a restored table's check) */
 int sys_epoll_loops(const struct sys_state *st);
 
-/* readiness waits (sys_poll.c), for poll's family and epoll's: the first attempt's timeout (ns
+/* readiness waits (fd_poll.c), for poll's family and epoll's: the first attempt's timeout (ns
  * from now, UINT64_MAX: none, 0: none is made) and signal mask (set until the call returns);
  * then, when nothing is ready, the wait (SYS_WAITS) or 0 when the timeout passed; done: the
  * call returns (the mask restored) */
@@ -155,7 +155,7 @@ void sys_poll_done(struct sys_state *st);
 /* the timeout a pointer to a timespec says (NULL: none): ns, or -EINVAL / -EFAULT */
 long sys_poll_timespec(struct sys_state *st, uint64_t addr, uint64_t *ns);
 
-/* saved and restored (sys_fd_snap.c, for sys_snap.c) */
+/* saved and restored (fd_snap.c, for sys_snap.c) */
 int sys_fd_save(const struct sys_state *st, struct sys_saved *out);
 int sys_fd_restore(struct sys_state *st, const struct sys_saved *s);
 void sys_fd_saved_free(struct sys_saved *s);

@@ -1,5 +1,5 @@
 /* I/O syscalls on any descriptor: read, write and their vector forms, fstat, ioctl, lseek, each
- * sent to what its object's kind does (sys_fd.h). */
+ * sent to what its object's kind does (fd.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>

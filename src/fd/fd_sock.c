@@ -1,5 +1,5 @@
 /* Connected pairs of Unix stream sockets inside one invocation (socketpair): each end holds a
- * ring its peer writes (sys_pipe.c's), shut down in either direction as Linux's sk_shutdown
+ * ring its peer writes (fd_pipe.c's), shut down in either direction as Linux's sk_shutdown
  * says; the socket calls on them. Every other socket stays refused (the network). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* Bytes copied from file to file (copy_file_range), and what a program tells or asks of a
- * file's storage (posix_fadvise, fallocate); preadv and pwritev are sys_io_at.c's. */
+ * file's storage (posix_fadvise, fallocate); preadv and pwritev are fd_io_at.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>

@@ -1,4 +1,4 @@
-/* Shared by the bundle's syscall files (sys_fs.c, sys_fs_path.c, sys_fs_dir.c). */
+/* Shared by the bundle's syscall files (fs.c, fs_path.c, fs_dir.c). */
 #ifndef EMBER_SYS_FS_H
 #define EMBER_SYS_FS_H
 
@@ -23,7 +23,7 @@ long sys_fs_none(struct sys_state *st, uint64_t addr, int empty_ok);
 /* the table's predicate: the function has files */
 int sys_fs_has(const struct sys_state *st);
 
-/* sys_procfs.c: the made /proc and /sys files. Which one the guest's path at addr names
+/* fs_proc.c: the made /proc and /sys files. Which one the guest's path at addr names
  * exactly (an absolute path), or -1; then what the calls on a path do with it */
 int sys_procfs_at(struct sys_state *st, uint64_t addr);
 /* the same for an absolute path in host memory (where a link of /tmp's leads) */
@@ -37,7 +37,7 @@ long sys_procfs_pread(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 		      uint64_t pos);
 long sys_procfs_lseek(struct sys_state *st, struct sys_obj *o, int64_t off, int whence);
 int sys_procfs_valid(const struct sys_obj *o);
-/* sys_dev.c: the devices. Which one the path at addr names exactly, or -1; its stat; opened */
+/* fs_dev.c: the devices. Which one the path at addr names exactly, or -1; its stat; opened */
 int sys_dev_at(struct sys_state *st, uint64_t addr);
 int sys_dev_find(const char *abs);
 void sys_dev_stat(int i, struct stat *s);
@@ -54,11 +54,11 @@ long sys_dev_pwrite(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint
 long sys_dev_zero_check(struct sys_state *st, uint64_t fd, int prot, int flags);
 int sys_dev_valid(const struct sys_obj *o);
 /* the listing of an open /proc folder: entry pos's inode, type and name (at most cap bytes with
- * its NUL) and the position after it; 0 past the last (sys_fs_dir.c's getdents) */
+ * its NUL) and the position after it; 0 past the last (fs_dir.c's getdents) */
 int sys_procfs_entry(struct sys_state *st, struct sys_obj *o, uint64_t pos, uint64_t *ino,
 		     uint8_t *type, char *name, size_t cap, uint64_t *next);
 int sys_procfs_is_dir(const struct sys_obj *o);
-/* sys_procfs_fd.c: what /proc/self/fd/N is of descriptor fd: the link's text into buf (cap
+/* fs_proc_fd.c: what /proc/self/fd/N is of descriptor fd: the link's text into buf (cap
  * bytes with its NUL; its length or -errno), opened again with flags (a descriptor or -errno),
  * its fdinfo's text */
 long sys_procfs_fd_link(struct sys_state *st, uint64_t fd, char *buf, size_t cap);

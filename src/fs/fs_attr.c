@@ -1,5 +1,5 @@
 /* Owners, modes and times: chown, chmod and utimensat on /tmp's files (the guest's own) and the
- * bundle's (EROFS); statfs is sys_statfs.c's. */
+ * bundle's (EROFS); statfs is fs_statfs.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>

@@ -100,7 +100,7 @@ static long tmp_getdents(struct sys_state *st, struct sys_obj *f, const uint64_t
 	return (long)done;
 }
 
-/* a made /proc folder (sys_procfs.c's entries); pos is where the next one is */
+/* a made /proc folder (fs_proc.c's entries); pos is where the next one is */
 static long proc_getdents(struct sys_state *st, struct sys_obj *f, const uint64_t a[6], int old)
 {
 	if (!sys_procfs_is_dir(f))
@@ -176,14 +176,14 @@ long sys_fs_map_check(struct sys_state *st, uint64_t fd, int prot, int flags, ui
 		       : (flags & MAP_TYPE) != MAP_PRIVATE && (prot & PROT_WRITE) ? -EACCES
 										  : 0;
 	struct sys_obj *t = sys_tmp_file(st, fd);
-	if (t) { /* a copy, kept one with the file when shared (sys_shm.c) */
+	if (t) { /* a copy, kept one with the file when shared (fs_tmp_map.c) */
 		if (off % EMBER_PAGE_SIZE)
 			return -EINVAL;
 		if (!S_ISREG(st->tmp->n[t->id].mode))
 			return -ENODEV;
 		if ((t->flags & O_ACCMODE) == O_WRONLY)
 			return -EACCES;
-		/* a shared mapping writes the file: the descriptor must allow it (sys_shm.c) */
+		/* a shared mapping writes the file: the descriptor must allow it (fs_tmp_map.c) */
 		return (flags & MAP_TYPE) != MAP_PRIVATE && (prot & PROT_WRITE) &&
 			       (t->flags & O_ACCMODE) != O_RDWR
 			   ? -EACCES

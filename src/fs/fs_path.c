@@ -242,7 +242,7 @@ const struct sys_entry sys_fs_path_table[] = {
     {SYS_chdir, "chdir", sys_chdir, 0, NULL},
     {SYS_fchdir, "fchdir", sys_fchdir, 0, NULL},
     {SYS_getcwd, "getcwd", sys_getcwd, 0, NULL},
-    /* mkdir, unlink, rename, truncate and the like: sys_tmp_call.c (the bundle's EROFS) */
+    /* mkdir, unlink, rename, truncate and the like: fs_tmp_call.c (the bundle's EROFS) */
     {SYS_symlink, "symlink", sys_symlink, 0, NULL},
     {SYS_symlinkat, "symlinkat", sys_symlinkat, 0, NULL},
     {SYS_link, "link", sys_link, 0, NULL},

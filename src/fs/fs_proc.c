@@ -1,6 +1,6 @@
 /* The few /proc and /sys files programs read at start, made from the virtine's own state at each
  * read: never the host's; the folders that hold them, and /proc/self/fd's links
- * (sys_procfs_fd.c). */
+ * (fs_proc_fd.c). */
 #include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -130,7 +130,7 @@ static const uint8_t *gen_pipe_max(struct sys_state *st, char *buf, size_t cap, 
 /* what an entry is: a made file, a folder, /proc/self (a link to the process's folder), per
  * descriptor N (the path ends in '/', N follows it) its link or its fdinfo; a folder that is
  * there without files only (the root and /dev: else the function's own); one that is only
- * listed (/tmp, which sys_tmp.c serves) */
+ * listed (/tmp, which fs_tmp.c serves) */
 enum pf_type { PF_FILE, PF_DIR, PF_SELF, PF_FD, PF_FDINFO, PF_NOFILES, PF_LISTED };
 
 static const struct {

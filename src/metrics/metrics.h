@@ -1,4 +1,4 @@
-/* The metrics' counters, shared by counting (srv_metrics.c) and rendering (srv_metrics_render.c).
+/* The metrics' counters, shared by counting (metrics.c) and rendering (metrics_render.c).
  */
 #ifndef EMBER_SRV_METRICS_H
 #define EMBER_SRV_METRICS_H
@@ -6,7 +6,7 @@
 #include "metrics/metrics_history.h"
 #include "server/srv_core.h"
 
-/* srv_metrics.c: counters without a lock on the request path */
+/* metrics.c: counters without a lock on the request path */
 struct srv_fn_metrics;
 struct srv_metrics *metrics_new(void);
 void metrics_free(struct srv_metrics *m);
@@ -17,7 +17,7 @@ struct srv_fn_metrics *metrics_fn(struct srv_metrics *m, const char *name);
  * how it started) and, when not warm, the seconds before the function ran (< 0: warm) */
 void metrics_invocation(struct srv_metrics *m, struct srv_fn_metrics *f, unsigned code,
 			double seconds, const struct ember_result *res, double init_s);
-char *metrics_render(struct srv *s, size_t *len); /* srv_metrics_render.c */
+char *metrics_render(struct srv *s, size_t *len); /* metrics_render.c */
 void metrics_started(struct srv_fn_metrics *f);	  /* an invocation begins */
 /* one HTTP request, by its route's pattern (a static string: the series' key) */
 void metrics_http(struct srv_metrics *m, const char *path, const char *method, unsigned code,

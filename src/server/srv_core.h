@@ -87,7 +87,7 @@ struct srv {
 	pthread_cond_t reaper_cv;
 	struct srv_metrics *metrics;
 	struct ember_budget *budget; /* the guest memory of every function's virtines */
-	struct srv_async *async;     /* srv_async.c */
+	struct srv_async *async;     /* async.c */
 	double started;
 	atomic_int ready; /* the deployments in the state folder have been loaded (or tried) */
 	int auth; /* the management routes (and functions that ask) need these credentials */

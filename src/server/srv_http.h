@@ -77,7 +77,7 @@ enum MHD_Result h_image_list(struct srv *s, struct srv_req *r);
 enum MHD_Result h_invoke(struct srv *s, struct srv_req *r);
 enum MHD_Result h_logs(struct srv *s, struct srv_req *r);
 enum MHD_Result h_async(struct srv *s, struct srv_req *r);
-enum MHD_Result h_history(struct srv *s, struct srv_req *r); /* srv_history_route.c */
+enum MHD_Result h_history(struct srv *s, struct srv_req *r); /* metrics_history_route.c */
 enum MHD_Result h_console(struct srv *s, struct srv_req *r); /* srv_console.c: GET /ui/ */
 
 #endif

@@ -26,7 +26,7 @@ struct sys_vma {
 	int prot;
 };
 
-/* a /tmp file's range mapped at [start, end) (sys_shm.c): MAP_SHARED, or private */
+/* a /tmp file's range mapped at [start, end) (fs_tmp_map.c): MAP_SHARED, or private */
 struct sys_shm {
 	uint64_t start, end, off;
 	uint32_t node;
@@ -99,22 +99,22 @@ static inline int sys_stats_next(const struct sys_stats *s, int from)
 /* every count zero again */
 void sys_stats_clear(struct sys_stats *s);
 
-/* Descriptors (sys_fd.c): fd n names obj[fd[n].obj - 1], an open file description, which dup
- * shares; what each kind does is one table of operations (sys_fd.h). SYS_FDS is RLIMIT_NOFILE:
+/* Descriptors (fd.c): fd n names obj[fd[n].obj - 1], an open file description, which dup
+ * shares; what each kind does is one table of operations (fd.h). SYS_FDS is RLIMIT_NOFILE:
  * a new descriptor past it is refused with EMFILE. */
 #define SYS_FDS 256
 enum sys_kind {
 	SYS_KIND_NONE,	/* a free slot */
-	SYS_KIND_STD,	/* Ember's: the request, stdout, stderr, code, metadata (sys_std.c) */
-	SYS_KIND_FILE,	/* a file or folder of the bundle (sys_fs.c) */
-	SYS_KIND_PIPE,	/* one end of a pipe (sys_pipe.c) */
-	SYS_KIND_EVENT, /* an eventfd (sys_eventfd.c) */
-	SYS_KIND_TIMER, /* a timerfd (sys_timerfd.c) */
-	SYS_KIND_EPOLL, /* an epoll instance; its interest list is sys_state.epi (sys_epoll.c) */
-	SYS_KIND_PROC,	/* a /proc or /sys file made from the virtine's state (sys_procfs.c) */
-	SYS_KIND_TMP,	/* a file or folder of the scratch /tmp (sys_tmp.c) */
-	SYS_KIND_DEV,	/* /dev/null, /dev/zero, /dev/urandom and the like (sys_dev.c) */
-	SYS_KIND_SOCK,	/* one end of a connected pair of Unix stream sockets (sys_sock.c) */
+	SYS_KIND_STD,	/* Ember's: the request, stdout, stderr, code, metadata (fd_std.c) */
+	SYS_KIND_FILE,	/* a file or folder of the bundle (fs.c) */
+	SYS_KIND_PIPE,	/* one end of a pipe (fd_pipe.c) */
+	SYS_KIND_EVENT, /* an eventfd (fd_eventfd.c) */
+	SYS_KIND_TIMER, /* a timerfd (fd_timerfd.c) */
+	SYS_KIND_EPOLL, /* an epoll instance; its interest list is sys_state.epi (fd_epoll.c) */
+	SYS_KIND_PROC,	/* a /proc or /sys file made from the virtine's state (fs_proc.c) */
+	SYS_KIND_TMP,	/* a file or folder of the scratch /tmp (fs_tmp.c) */
+	SYS_KIND_DEV,	/* /dev/null, /dev/zero, /dev/urandom and the like (fs_dev.c) */
+	SYS_KIND_SOCK,	/* one end of a connected pair of Unix stream sockets (fd_sock.c) */
 	SYS_KINDS,
 };
 /* an open file description; what the fields hold is the kind's:
@@ -155,7 +155,7 @@ struct sys_epi {
  * can wait on it (not a canonical address) */
 #define SYS_KEY_FD 0xeb000000000fd000ULL
 
-/* the bundle's files the in-guest runtime may read itself: fds SYS_FS_FD0 to 63 (sys_fs_rt.c) */
+/* the bundle's files the in-guest runtime may read itself: fds SYS_FS_FD0 to 63 (fs_rt.c) */
 #define SYS_FS_FD0   5
 #define SYS_FS_FILES 59
 
@@ -253,7 +253,7 @@ struct sys_state {
 	const struct bnd *bundle;
 	uint32_t cwd;
 	uint32_t umask; /* the mode bits a file or folder made in /tmp goes without */
-	/* the scratch /tmp, made on first use (sys_tmp.c); NULL: none yet. Borrowed: the first
+	/* the scratch /tmp, made on first use (fs_tmp.c); NULL: none yet. Borrowed: the first
 	 * process's, which every process of the invocation shares (sys_inherit) */
 	struct sys_tmp *tmp;
 	int tmp_borrowed;
@@ -262,7 +262,7 @@ struct sys_state {
 	size_t exe_len;
 	const char *exe_path;
 	/* in guest mode on KVM: where the file on fd SYS_FS_FD0 + i has its read-only window, 0 if
-	 * none (sys_fs_rt.c) */
+	 * none (fs_rt.c) */
 	uint64_t fs_win[SYS_FS_FILES];
 	/* process bookkeeping: the signal actions; the threads (each with its mask, alternate
 	 * stack and clear-child-tid address) and their scheduler */
@@ -280,7 +280,7 @@ struct sys_state {
 	 * process's (sys_in_of), and every read goes through the host, exactly as asked, not
 	 * through the in-guest runtime's buffer (sys_in_share) */
 	int in_shared;
-	int limit_hit; /* the invocation's output went past out_limit (sys_std.c) */
+	int limit_hit; /* the invocation's output went past out_limit (fd_std.c) */
 	/* init (snap_armed) forked or exec'd before its snapshot point: no snapshot can hold
 	 * other processes, and their reads of the request would find none: init stops, and the
 	 * function runs from its start at every invocation, with its request */
@@ -309,7 +309,7 @@ struct sys_state {
 	 * is read-only again by the end (the reset puts them back) */
 	struct sys_vma wr[16];
 	size_t nwr;
-	/* the /tmp files mapped (sys_shm.c): this process's, the snapshot's after a reset */
+	/* the /tmp files mapped (fs_tmp_map.c): this process's, the snapshot's after a reset */
 	struct sys_shm *shm;
 	size_t nshm, shm_cap;
 	/* the shared anonymous mappings (sys_shmem.c): a fork child's are its parent's pages */
@@ -346,11 +346,11 @@ int sys_init(struct sys_state *st, struct vm *vm, const struct sys_process *proc
 void sys_free(struct sys_state *st);
 void sys_set_input(struct sys_state *st, const void *in, size_t len);
 void sys_set_code(struct sys_state *st, const void *code, size_t len);
-/* the request's metadata on fd 4 (sys_io.c): opens fd 4, empty when len is 0; set with the
+/* the request's metadata on fd 4 (fd_io.c): opens fd 4, empty when len is 0; set with the
  * request, after the snapshot point */
 void sys_set_meta(struct sys_state *st, const void *meta, size_t len);
 
-/* the function's files, shared by its virtines and kept by the caller (sys_fs.c) */
+/* the function's files, shared by its virtines and kept by the caller (fs.c) */
 void sys_set_bundle(struct sys_state *st, const struct bnd *b);
 /* the program's bytes and absolute path, which /proc/self/exe shows (the caller's, kept) */
 void sys_set_exe(struct sys_state *st, const uint8_t *bytes, size_t len, const char *path);
@@ -397,7 +397,7 @@ struct sys_saved {
 	uint32_t umask; /* 0: SYS_UMASK (a snapshot from disk keeps none); else it | 01000 */
 	/* the descriptor table, compact: the open descriptors, the objects they name (each with its
 	 * slot), the epoll entries, and the pipes' bytes (each read end's len of them, in the order
-	 * of the objects); a timer's at is the time left (sys_fd_snap.c) */
+	 * of the objects); a timer's at is the time left (fd_snap.c) */
 	struct sys_saved_fd *fds;
 	size_t nfd;
 	struct sys_saved_obj *objs;
@@ -420,12 +420,12 @@ struct sys_saved {
 	struct sys_buf out, log;
 	/* /tmp as init left it (a copy), NULL when empty; never on disk (func/disk.c) */
 	struct sys_tmp *tmp;
-	/* its files mapped shared, written back into it first (sys_shm.c) */
+	/* its files mapped shared, written back into it first (fs_tmp_map.c) */
 	struct sys_shm *shm;
 	size_t nshm;
 };
 int sys_save(const struct sys_state *st, struct sys_saved *out);
-/* init left something in /tmp: a file or folder, or a descriptor on it (sys_tmp.c) */
+/* init left something in /tmp: a file or folder, or a descriptor on it (fs_tmp.c) */
 int sys_tmp_saved_used(const struct sys_saved *s);
 /* puts st back to the saved state and clears outputs and counters for a new invocation */
 int sys_restore(struct sys_state *st, const struct sys_saved *s);
@@ -449,7 +449,7 @@ long sys_arena_grow(struct sys_state *st, uint64_t len);
 /* shared with sys_rt.c: output appended within the limit */
 long sys_append_out(struct sys_state *st, int fd, const void *p, size_t n);
 
-/* the bundle's files behind descriptors (sys_fs.c), for the I/O and memory families: whether fd
+/* the bundle's files behind descriptors (fs.c), for the I/O and memory families: whether fd
  * is one, and its calls; offset < 0: at the file position, which moves */
 int sys_fs_is(const struct sys_state *st, uint64_t fd);
 long sys_fs_read(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, int64_t offset);
@@ -462,7 +462,7 @@ long sys_fs_map_refused(struct sys_state *st, uint64_t fd);
 int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, uint64_t off);
 /* a restored state's files name nodes of st's bundle: 0 or -EINVAL */
 int sys_fs_check(const struct sys_state *st);
-/* the files the in-guest runtime reads itself (sys_fs_rt.c), on fds SYS_FS_FD0 to 63 while one
+/* the files the in-guest runtime reads itself (fs_rt.c), on fds SYS_FS_FD0 to 63 while one
  * descriptor alone names them: a window made for file f on fd (after the host served it a
  * read), f's position taken back from the runtime and given to it, fd's window gone (closed,
  * or its file shared by dup: the position taken back first), [start, end) of guest memory
@@ -504,7 +504,7 @@ int sys_far_taken(const struct sys_state *st, uint64_t addr, uint64_t len);
 /* notes that [start, end) became writable (sys_vma.c) */
 void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end);
 
-/* /tmp files mapped MAP_SHARED (sys_shm.c): a record of [start, end) mapping node from off;
+/* /tmp files mapped MAP_SHARED (fs_tmp_map.c): a record of [start, end) mapping node from off;
  * flush writes what the program wrote there into the file, refresh the file into the mappings;
  * cut writes back and forgets [lo, hi); names: node is mapped (it lives on while it is) */
 int sys_shm_add(struct sys_state *st, uint64_t start, uint64_t end, uint32_t node, uint64_t off,
@@ -558,7 +558,7 @@ static inline struct sys_state *sys_in_of(struct sys_state *st)
 {
 	return st->out_to ? st->out_to : st;
 }
-/* sys_std.c: from a fork or an execve of st on, the request is read by several processes: what
+/* fd_std.c: from a fork or an execve of st on, the request is read by several processes: what
  * st's runtime holds of it goes back to the one position, read from the host from now on */
 void sys_in_share(struct sys_state *st);
 

@@ -11,12 +11,12 @@
 	}
 
 const struct sys_entry sys_deny_table[] = {
-    /* the host's files (paths, and what would change them: sys_fs.c, refused the same way when
+    /* the host's files (paths, and what would change them: fs.c, refused the same way when
      * the function has no files) */
     DENY(SYS_openat2, "openat2", EACCES),
     /* the network */
     DENY(SYS_socket, "socket", EACCES),
-    /* connect, bind, getpeername and the other calls on a socket: sys_fd.c (no descriptor is
+    /* connect, bind, getpeername and the other calls on a socket: fd.c (no descriptor is
      * one: ENOTSOCK on an open one) */
     /* other processes */
     DENY(SYS_ptrace, "ptrace", EPERM),

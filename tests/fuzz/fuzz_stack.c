@@ -1,4 +1,4 @@
-/* The stack file (src/cli/stack*.c, ember deploy -f): the input as stack.yml, read with libyaml
+/* The stack file (src/client/stack*.c, ember deploy -f): the input as stack.yml, read with libyaml
  * by cli_stack_load ($VARs substituted), next to a handler.js, a handler.lua and an
  * environment_file it may name; every function it accepts is turned into its deployment
  * (cli_deploy_source; lang c is left out: that runs a compiler) and given to the server's

@@ -1,4 +1,4 @@
-/* Unit tests for a function's history ring (srv_history.c): per-second counts, the bound in
+/* Unit tests for a function's history ring (metrics_history.c): per-second counts, the bound in
  * memory under 10,000 invocations, percentiles from the buckets, and the JSON's columns. */
 #include <stdarg.h>
 #include <stddef.h>

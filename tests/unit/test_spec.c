@@ -1,6 +1,6 @@
 /* The server's parsers without a server: sizes (base_parse_size, src/base, which the server and
  * the CLI share), durations, names, callback URLs (src/server/srv_parse.c, srv_spec.c,
- * srv_callback.c) and deployments (spec_parse): what each takes, what it gives, and what it
+ * async_callback.c) and deployments (spec_parse): what each takes, what it gives, and what it
  * refuses, at the edges and past them. */
 #include <stdarg.h>
 #include <stddef.h>
