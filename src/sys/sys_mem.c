@@ -158,7 +158,8 @@ static long sys_mmap(struct sys_state *st, const uint64_t a[6])
 	struct sys_obj *tmp = file ? sys_tmp_file(st, a[4]) : NULL;
 	if (!rc && tmp)
 		sys_shm_flush(st, tmp->id); /* what other shared mappings wrote is the file's */
-	if (!rc && file) /* a copy of the file's bytes: private, or kept one with it (fs_tmp_map.c) */
+	if (!rc &&
+	    file) /* a copy of the file's bytes: private, or kept one with it (fs_tmp_map.c) */
 		rc = sys_fs_map_fill(st, a[4], addr, len, a[5]);
 	if (!rc && tmp) /* kept one with the file when shared; past its end, SIGBUS */
 		rc = sys_shm_add(st, addr, addr + len, tmp->id, a[5], type == MAP_PRIVATE);
