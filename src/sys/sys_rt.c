@@ -41,14 +41,14 @@ static void rt_prepare(void)
 	pthread_once(&calibrated, calibrate);
 }
 
-static struct ember_rt_ctl *ctl(struct sys_state *st)
+struct ember_rt_ctl *sys_rt_ctl(struct sys_state *st)
 {
 	struct ember_rt_ctl *c = vm_guest(st->vm, EMBER_RT_CTL, sizeof(*c));
 	return c && c->magic == EMBER_RT_MAGIC ? c : NULL;
 }
 
 /* vCPU cpu's area of the runtime (abi.h) */
-static struct ember_rt_cpu *area(struct sys_state *st, int cpu)
+struct ember_rt_cpu *sys_rt_area(struct sys_state *st, int cpu)
 {
 	if (cpu < 0 || cpu >= EMBER_CPUS_MAX)
 		return NULL;
@@ -57,18 +57,18 @@ static struct ember_rt_cpu *area(struct sys_state *st, int cpu)
 
 static int rt_setup(struct sys_state *st)
 {
-	struct ember_rt_ctl *c = ctl(st);
+	struct ember_rt_ctl *c = sys_rt_ctl(st);
 	struct ember_rt_seg *seg = vm_guest(st->vm, EMBER_RT_MAP, sizeof(*seg));
 	if (!c || !seg)
 		return -1;
 	for (int i = 0; i < st->proc.cpus; i++) {
-		struct ember_rt_cpu *a = area(st, i);
+		struct ember_rt_cpu *a = sys_rt_area(st, i);
 		if (!a)
 			return -1;
 		memset(a, 0, sizeof(*a));
 		a->self = EMBER_RT_CPU(i);
 	}
-	area(st, 0)->tid = 1;
+	sys_rt_area(st, 0)->tid = 1;
 	c->nthreads = 1;
 	uint64_t start = st->brk_cur;
 	c->brk_start = c->brk_cur = start;
@@ -97,7 +97,7 @@ static int from_runtime(const struct vm_regs *r)
 static int rt_own_call(struct sys_state *st, const struct vm_regs *r)
 {
 	struct ember_rt_ctl *c;
-	return from_runtime(r) && (c = ctl(st)) && c->internal == 1;
+	return from_runtime(r) && (c = sys_rt_ctl(st)) && c->internal == 1;
 }
 
 static int rt_bounce(struct sys_state *st, struct vm_regs *r)
@@ -109,7 +109,7 @@ static int rt_bounce(struct sys_state *st, struct vm_regs *r)
 	/* the runtime's own forwards (from its code) are served here, not sent back */
 	if (!hit || from_runtime(r))
 		return 0;
-	struct ember_rt_cpu *a = area(st, st->pr.cur_cpu);
+	struct ember_rt_cpu *a = sys_rt_area(st, st->pr.cur_cpu);
 	if (!a)
 		return 0;
 	uint64_t *slot = a->bounce;
@@ -137,7 +137,7 @@ static void refill(struct sys_state *st, struct ember_rt_ctl *c)
 
 static void rt_give_back(struct sys_state *st)
 {
-	struct ember_rt_ctl *c = ctl(st);
+	struct ember_rt_ctl *c = sys_rt_ctl(st);
 	struct sys_state *in = sys_in_of(st);
 	if (!c || c->in_pos > c->in_len || c->in_len > EMBER_RT_IN_SIZE)
 		return;
@@ -183,7 +183,7 @@ static int fresh_key(uint8_t key[32])
 
 static int rt_begin(struct sys_state *st)
 {
-	struct ember_rt_ctl *c = ctl(st);
+	struct ember_rt_ctl *c = sys_rt_ctl(st);
 	if (!c)
 		return -1;
 	pthread_once(&calibrated, calibrate);
@@ -246,7 +246,7 @@ static void rt_give(struct ember_rt_ctl *c, uint64_t held)
 
 static void rt_exit(struct sys_state *st)
 {
-	struct ember_rt_ctl *c = ctl(st);
+	struct ember_rt_ctl *c = sys_rt_ctl(st);
 	if (!c) {
 		sys_stop(st, SYS_SIGNALED, 11,
 			 "the in-guest runtime's control block was destroyed");
@@ -283,7 +283,7 @@ static void rt_exit(struct sys_state *st)
 
 static void rt_input(struct sys_state *st)
 {
-	struct ember_rt_ctl *c = ctl(st);
+	struct ember_rt_ctl *c = sys_rt_ctl(st);
 	if (!c) {
 		sys_stop(st, SYS_SIGNALED, 11,
 			 "the in-guest runtime's control block was destroyed");
@@ -303,7 +303,7 @@ static void rt_input(struct sys_state *st)
 /* request bytes not yet read: what the runtime's buffer still holds, then the rest */
 static size_t rt_unread(struct sys_state *st)
 {
-	struct ember_rt_ctl *c = ctl(st);
+	struct ember_rt_ctl *c = sys_rt_ctl(st);
 	size_t in_buf = 0;
 	if (c && c->in_pos <= c->in_len && c->in_len <= EMBER_RT_IN_SIZE)
 		in_buf = c->in_len - c->in_pos;
@@ -315,7 +315,7 @@ static size_t rt_unread(struct sys_state *st)
  * bytes the runtime's buffer still holds first, so none is skipped or read twice. */
 static size_t rt_take(struct sys_state *st, uint8_t *dst, size_t n)
 {
-	struct ember_rt_ctl *c = ctl(st);
+	struct ember_rt_ctl *c = sys_rt_ctl(st);
 	size_t done = 0;
 	if (c && c->in_pos <= c->in_len && c->in_len <= EMBER_RT_IN_SIZE) {
 		size_t k = c->in_len - c->in_pos < n ? c->in_len - c->in_pos : n;
@@ -361,101 +361,9 @@ static int rt_fpu_saved(const struct sys_state *st, const struct vm_regs *r)
 	       c && c->magic == EMBER_RT_MAGIC && c->fpu_saved == EMBER_RT_FPU_SAVED;
 }
 
-/* A page or protection fault in the runtime's code while it serves a call (its control block
- * says which, its stack is in use), on an address outside its own area: it was copying from or
- * to a buffer the program named (read, write, their iovecs, a clock's result). Linux answers
- * such a call with EFAULT, so the runtime is sent to return that from the call
- * (EMBER_RT_EFAULT_ENTRY, rt_entry.S). Any other fault ends the run as a crash: in the entries
- * (a smashed return address into page 0), outside a call, on the runtime's own memory. A `call
- * *%rax` into page 0 that is no site ends at EMBER_RT_BADCALL, and a fault in the entries
- * outside a call came by the sled too: both are reported as the page fault at page 0 that the
- * jump there is on Linux. The registers are the guest's own, and what guest memory
- * says only decides whether the guest's RIP is moved. */
-/* ret is the return address of a site rewritten to `call *%rax` (the table at EMBER_RT_SITES,
- * which the host wrote; the guest could change it, and gains nothing but its own call) */
-static int known_site(struct sys_state *st, uint64_t ret)
-{
-	const struct ember_rt_ctl *c = ctl(st);
-	const uint32_t *tab = vm_guest(st->vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4);
-	uint64_t n = c && c->nsites < EMBER_RT_SITES_MAX ? c->nsites : 0, lo = 0, hi = n;
-	while (tab && lo < hi) {
-		uint64_t mid = (lo + hi) / 2;
-		if (tab[mid] < ret)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return tab && lo < n && tab[lo] == ret;
-}
-
-/* A page fault at a rewritten site's `call *%rax` on the push of its return address: the
- * program made a system call with no stack (a `syscall` needs none). The thread goes past the
- * site and the call is served as a trapping site's. */
-static int stackless_call(struct sys_state *st, struct proc_thread *t, const struct vm_exit *e)
-{
-	uint8_t insn[2];
-	const struct vm_regs *r = &t->regs;
-	if (e->fault != VM_FAULT_PAGE || e->rip != r->rip || r->rsp < 8 ||
-	    (e->addr & ~(EMBER_PAGE_SIZE - 1)) != ((r->rsp - 8) & ~(EMBER_PAGE_SIZE - 1)) ||
-	    vm_copy_from(st->vm, insn, r->rip, sizeof(insn)) || insn[0] != 0xff ||
-	    insn[1] != 0xd0 || !known_site(st, r->rip + 2))
-		return 0;
-	t->regs.rip += 2;
-	t->regs_dirty = 1;
-	return 1;
-}
-
-static int rt_fault(struct sys_state *st, struct vm_exit *e)
-{
-	struct proc_thread *t = sys_cur(st);
-	struct vm_regs r = t->regs;
-	struct ember_rt_ctl *c = ctl(st);
-	struct ember_rt_cpu *a = area(st, st->pr.cur_cpu);
-	uint64_t in_call = a ? a->in_call : 0, stack = EMBER_RT_CPU(st->pr.cur_cpu);
-	if (stackless_call(st, t, e))
-		return SYS_RT_CALL;
-	if (e->fault == VM_FAULT_INVALID && e->rip == EMBER_RT_BADCALL) {
-		uint64_t to = r.rax < EMBER_PAGE_SIZE ? r.rax : 0;
-		e->fault = VM_FAULT_PAGE;
-		e->addr = e->rip = to;
-		return 0;
-	}
-	if (e->rip >= EMBER_RT_BASE && e->rip < EMBER_RT_ENTRY_END && (!c || !in_call)) {
-		/* a jump into page 0 that the sled brought here (a return to a smashed address
-		 * checked at rt_entry): on Linux the jump itself faults at page 0 */
-		e->fault = VM_FAULT_PAGE;
-		e->addr = e->rip = 0;
-		return 0;
-	}
-	if ((e->fault != VM_FAULT_PAGE && e->fault != VM_FAULT_GP) || !c || !in_call ||
-	    e->rip < EMBER_RT_ENTRY_END || e->rip >= EMBER_RT_BASE + EMBER_RT_CODE_SIZE ||
-	    r.rsp < stack || r.rsp >= stack + EMBER_RT_CPU_SIZE ||
-	    (e->fault == VM_FAULT_PAGE && ((e->addr >= EMBER_RT_BASE && e->addr < EMBER_RT_END) ||
-					   (e->addr >= EMBER_RT_CPUS && e->addr < EMBER_RT_BASE))))
-		return 0;
-	t->regs.rip = EMBER_RT_EFAULT_ENTRY;
-	t->regs_dirty = 1;
-	return 1;
-}
-
-/* a call handed over at EMBER_RT_FORWARD_OUT: the program's stack pointer is at its site's
- * return address, which the host pops (the area's copy of it), so the call is served, waits,
- * restarts and is interrupted exactly as one made at a trapping site */
-static int rt_site(struct sys_state *st, struct proc_thread *t)
-{
-	/* the return address as the entry saved it: the stack is not read (it may be gone) */
-	const struct ember_rt_cpu *a = area(st, st->pr.cur_cpu);
-	if (t->regs.rip != EMBER_RT_FORWARD_OUT + EMBER_HC_LEN || !a)
-		return 0;
-	t->regs.rip = a->site;
-	t->regs.rsp += sizeof(uint64_t);
-	t->regs_dirty = 1;
-	return 1;
-}
-
 static void rt_swap(struct sys_state *st, int cpu, struct proc_thread *t, struct proc_thread *u)
 {
-	struct ember_rt_cpu *a = area(st, cpu);
+	struct ember_rt_cpu *a = sys_rt_area(st, cpu);
 	if (!a)
 		return;
 	if (t)
@@ -470,7 +378,7 @@ static void rt_swap(struct sys_state *st, int cpu, struct proc_thread *t, struct
 static void rt_signals(struct sys_state *st)
 {
 	for (int i = 0; i < st->pr.ncpu && i < VM_CPUS_MAX; i++) {
-		struct ember_rt_cpu *a = area(st, i);
+		struct ember_rt_cpu *a = sys_rt_area(st, i);
 		const struct proc_thread *t = st->pr.cpu[i].cur;
 		if (a)
 			a->pending = t ? t->pending | st->pr.pending : 0;
@@ -479,20 +387,20 @@ static void rt_signals(struct sys_state *st)
 
 static uint64_t *rt_mask(struct sys_state *st, struct proc_thread *t)
 {
-	struct ember_rt_cpu *a = t->cpu >= 0 ? area(st, t->cpu) : NULL;
+	struct ember_rt_cpu *a = t->cpu >= 0 ? sys_rt_area(st, t->cpu) : NULL;
 	return a ? &a->sigmask : &t->sigmask;
 }
 
 static void rt_fds(struct sys_state *st, unsigned moved)
 {
-	struct ember_rt_ctl *c = ctl(st);
+	struct ember_rt_ctl *c = sys_rt_ctl(st);
 	if (c)
 		c->fd_moved = moved;
 }
 
 static void rt_threads(struct sys_state *st, int n)
 {
-	struct ember_rt_ctl *c = ctl(st);
+	struct ember_rt_ctl *c = sys_rt_ctl(st);
 	if (c)
 		c->nthreads = (uint64_t)n;
 }
@@ -512,8 +420,8 @@ const struct sys_rt_ops sys_rt_guest = {
     .unread = rt_unread,
     .give_back = rt_give_back,
     .fpu_saved = rt_fpu_saved,
-    .fault = rt_fault,
-    .site = rt_site,
+    .fault = sys_rt_fault,
+    .site = sys_rt_site,
     .swap = rt_swap,
     .mask = rt_mask,
     .threads = rt_threads,

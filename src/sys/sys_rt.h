@@ -76,6 +76,16 @@ struct sys_rt_ops {
 
 /* the guest mode's row (sys_rt.c); callers take a mode from the two below (sys_rt_mode.c) */
 extern const struct sys_rt_ops sys_rt_guest;
+/* its pieces, shared by sys_rt.c and sys_rt_fault.c: the runtime's control block and vCPU cpu's
+ * area in guest memory (NULL when unmapped, or the block's magic is wrong), and its fault and
+ * site entries */
+struct ember_rt_ctl;
+struct ember_rt_cpu;
+struct vm_exit;
+struct ember_rt_ctl *sys_rt_ctl(struct sys_state *st);
+struct ember_rt_cpu *sys_rt_area(struct sys_state *st, int cpu);
+int sys_rt_fault(struct sys_state *st, struct vm_exit *e);
+int sys_rt_site(struct sys_state *st, struct proc_thread *t);
 
 /* the mode named so ("trap" when name is NULL); NULL when it is neither */
 const struct sys_rt_ops *sys_rt_named(const char *name);
