@@ -14,152 +14,6 @@
 #include "vm/vm_kvm.h"
 #include "vm/vm_x86.h"
 
-/* KVM_GET_SUPPORTED_CPUID's table, asked once per process: it does not change, and under PVM
- * the host emulates each CPUID leaf it reads, a fifth of making a machine (a child virtine's
- * fork paid it every time). Kept for the process; NULL and errno when it cannot be had. */
-static pthread_mutex_t cpuid_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct kvm_cpuid2 *cpuid_table;
-static size_t cpuid_bytes;
-
-static const struct kvm_cpuid2 *supported_cpuid(int kvm, char *err, size_t errlen)
-{
-	pthread_mutex_lock(&cpuid_mu);
-	struct kvm_cpuid2 *c = cpuid_table;
-	/* the table size is not known in advance: grow until it fits (E2BIG) */
-	for (int n = 128; !cpuid_table && n <= 4096; n *= 2) {
-		size_t bytes = sizeof(*c) + (size_t)n * sizeof(c->entries[0]);
-		if (!(c = calloc(1, bytes))) {
-			snprintf(err, errlen, "out of memory");
-			break;
-		}
-		c->nent = (uint32_t)n;
-		if (ioctl(kvm, KVM_GET_SUPPORTED_CPUID, c) == 0) {
-			cpuid_table = c;
-			cpuid_bytes = bytes;
-			break;
-		}
-		if (errno != E2BIG || n == 4096)
-			snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
-		free(c);
-		c = NULL;
-		if (errno != E2BIG)
-			break;
-	}
-	pthread_mutex_unlock(&cpuid_mu);
-	return c;
-}
-
-static int set_cpuid(struct kvm_vm *k, struct kvm_cpu *cpu, uint64_t *xcr0, char *err,
-		     size_t errlen)
-{
-	const struct kvm_cpuid2 *table = supported_cpuid(k->kvm, err, errlen);
-	if (!table)
-		return -1;
-	struct kvm_cpuid2 *c = malloc(cpuid_bytes); /* KVM_SET_CPUID2 takes a copy it may keep */
-	if (!c)
-		return snprintf(err, errlen, "out of memory"), -1;
-	memcpy(c, table, cpuid_bytes);
-	*xcr0 = 0x3; /* x87 and SSE always */
-	for (uint32_t i = 0; i < c->nent; i++)
-		if (c->entries[i].function == 0xd && c->entries[i].index == 0)
-			*xcr0 = c->entries[i].eax & 0x7; /* x87, SSE, AVX where supported */
-	int rc = ioctl(cpu->fd, KVM_SET_CPUID2, c);
-	if (rc < 0)
-		snprintf(err, errlen, "KVM_SET_CPUID2: %s", strerror(errno));
-	free(c);
-	return rc < 0 ? -1 : 0;
-}
-
-static void user_seg(struct kvm_segment *s, uint16_t sel, int code)
-{
-	memset(s, 0, sizeof(*s));
-	s->base = 0;
-	s->limit = 0xffffffff;
-	s->selector = sel;
-	s->type = code ? 0xb : 0x3;
-	s->present = 1;
-	s->dpl = 3;
-	s->s = 1;
-	s->l = code ? 1 : 0;
-	s->db = code ? 0 : 1;
-	s->g = 1;
-}
-
-int kvm_set_sregs(struct kvm_cpu *c, int tss_type, char *err, size_t errlen)
-{
-	struct kvm_sregs sr;
-	if (ioctl(c->fd, KVM_GET_SREGS, &sr) < 0)
-		return snprintf(err, errlen, "KVM_GET_SREGS: %s", strerror(errno)), -1;
-	user_seg(&sr.cs, X86_SEL_UCODE, 1);
-	user_seg(&sr.ds, X86_SEL_UDATA, 0);
-	sr.es = sr.fs = sr.gs = sr.ss = sr.ds;
-	/* GS base: the in-guest runtime's area of this vCPU (abi.h), never changed afterwards */
-	sr.gs.base = EMBER_RT_CPU(c->index);
-	memset(&sr.tr, 0, sizeof(sr.tr));
-	sr.tr.base = X86_TSS(c->index);
-	sr.tr.limit = X86_TSS_LIMIT;
-	sr.tr.selector = X86_SEL_TSS(c->index);
-	sr.tr.type = (uint8_t)tss_type;
-	sr.tr.present = 1;
-	memset(&sr.ldt, 0, sizeof(sr.ldt));
-	sr.ldt.unusable = 1;
-	sr.gdt.base = X86_GDT;
-	sr.gdt.limit = 4095;
-	sr.idt.base = X86_IDT;
-	sr.idt.limit = X86_IDT_VECTORS * 16 - 1;
-	sr.cr0 = X86_CR0_PE | X86_CR0_MP | X86_CR0_ET | X86_CR0_NE | X86_CR0_WP | X86_CR0_AM |
-		 X86_CR0_PG;
-	sr.cr3 = X86_PML4;
-	sr.cr4 = X86_CR4_PAE | X86_CR4_OSFXSR | X86_CR4_OSXMMEXCPT | X86_CR4_OSXSAVE;
-	/* no EFER.SCE: a stray `syscall` raises #UD instead of entering a kernel that is not there
-	 * (PVM ignores it: see X86_SYSCALL_TRAP) */
-	sr.efer = X86_EFER_LME | X86_EFER_LMA | X86_EFER_NXE;
-	if (ioctl(c->fd, KVM_SET_SREGS, &sr) < 0)
-		return snprintf(err, errlen, "KVM_SET_SREGS: %s", strerror(errno)), -1;
-	c->tss_type = tss_type;
-	c->fs_known = 1; /* FS base 0 */
-	c->fs_base = 0;
-	return 0;
-}
-
-static int set_xcr0(struct kvm_cpu *k, uint64_t xcr0, char *err, size_t errlen)
-{
-	struct kvm_xcrs x;
-	memset(&x, 0, sizeof(x));
-	x.nr_xcrs = 1;
-	x.xcrs[0].xcr = 0;
-	x.xcrs[0].value = xcr0;
-	if (ioctl(k->fd, KVM_SET_XCRS, &x) < 0)
-		return snprintf(err, errlen, "KVM_SET_XCRS: %s", strerror(errno)), -1;
-	return 0;
-}
-
-static int kvm_msr(struct kvm_cpu *c, uint32_t index, uint64_t *val, int set)
-{
-	struct {
-		struct kvm_msrs hdr;
-		struct kvm_msr_entry e;
-	} m;
-	memset(&m, 0, sizeof(m));
-	m.hdr.nmsrs = 1;
-	m.e.index = index;
-	m.e.data = *val;
-	int rc = ioctl(c->fd, set ? KVM_SET_MSRS : KVM_GET_MSRS, &m);
-	if (rc != 1)
-		return rc < 0 ? -errno : -EIO;
-	*val = m.e.data;
-	return 0;
-}
-
-static int set_lstar(struct kvm_cpu *c, char *err, size_t errlen)
-{
-	uint64_t trap = X86_SYSCALL_TRAP;
-	int rc = kvm_msr(c, X86_MSR_LSTAR, &trap, 1);
-	if (rc)
-		snprintf(err, errlen, "KVM_SET_MSRS (LSTAR): %s", strerror(-rc));
-	return rc;
-}
-
 /* registers through kvm_run where KVM offers it: an exit then costs no register ioctl */
 static int sync_regs(struct kvm_vm *k, struct kvm_cpu *c, char *err, size_t errlen)
 {
@@ -209,9 +63,9 @@ static int open_cpu(struct kvm_vm *k, int i, char *err, size_t errlen)
 		       vm_errno_kind(errno, VM_ERR);
 	}
 	uint64_t xcr0;
-	if (set_cpuid(k, c, &xcr0, err, errlen) || kvm_set_sregs(c, kvm_tss_type(), err, errlen) ||
-	    set_xcr0(c, xcr0, err, errlen) || set_lstar(c, err, errlen) ||
-	    sync_regs(k, c, err, errlen))
+	if (kvm_set_cpuid(k, c, &xcr0, err, errlen) ||
+	    kvm_set_sregs(c, kvm_tss_type(), err, errlen) || kvm_set_xcr0(c, xcr0, err, errlen) ||
+	    kvm_set_lstar(c, err, errlen) || sync_regs(k, c, err, errlen))
 		return VM_ERR;
 	return VM_OK;
 }

@@ -54,8 +54,14 @@ void kvm_regs_exited(struct kvm_cpu *c);
 /* the program's registers as an exception frame left them; the vCPU waits in the handler */
 void kvm_regs_from_frame(struct kvm_cpu *c, const struct kvm_regs *raw, const uint64_t frame[8]);
 
-/* vm_kvm.c: segments, control registers, GDT/IDT/TR (its own TSS), with TR of the given type */
+/* vm_kvm_cpu.c: segments, control registers, GDT/IDT/TR (its own TSS), with TR of the given
+ * type; CPUID as KVM supports it (the XCR0 it allows in *xcr0); XCR0; one MSR read or written
+ * (set); the syscall entry's MSRs. 0, or -1 (kvm_msr: -errno) with err */
 int kvm_set_sregs(struct kvm_cpu *c, int tss_type, char *err, size_t errlen);
+int kvm_set_cpuid(struct kvm_vm *k, struct kvm_cpu *cpu, uint64_t *xcr0, char *err, size_t errlen);
+int kvm_set_xcr0(struct kvm_cpu *k, uint64_t xcr0, char *err, size_t errlen);
+int kvm_msr(struct kvm_cpu *c, uint32_t index, uint64_t *val, int set);
+int kvm_set_lstar(struct kvm_cpu *c, char *err, size_t errlen);
 
 /* vm_kvm_run.c */
 void kvm_run(struct vm *vm, int cpu, struct vm_exit *e);
