@@ -34,15 +34,15 @@ static void hop_run(void *p)
 	h->fn(h->vm, h->arg);
 }
 
-static int on_tracer(const struct pt_vm *p)
+int pt_on_tracer(const struct pt_vm *p)
 {
 	return p->tracer == (pid_t)syscall(SYS_gettid);
 }
 
-static void on_thread(struct vm *vm, void (*fn)(struct vm *, void *), void *arg)
+void pt_on_thread(struct vm *vm, void (*fn)(struct vm *, void *), void *arg)
 {
 	struct pt_vm *p = PT(vm);
-	if (!p->thread || on_tracer(p)) {
+	if (!p->thread || pt_on_tracer(p)) {
 		fn(vm, arg);
 		return;
 	}
@@ -78,7 +78,7 @@ static int pt_create(struct vm *vm, char *err, size_t errlen)
 		return snprintf(err, errlen, "cannot start the vCPU thread: %s", strerror(-rc)),
 		       vm_errno_kind(-rc, VM_ERR);
 	struct create_args a = {err, errlen, VM_ERR};
-	on_thread(vm, create_hop, &a);
+	pt_on_thread(vm, create_hop, &a);
 	return a.rc;
 }
 
@@ -98,7 +98,7 @@ static void pt_destroy(struct vm *vm)
 	if (!p)
 		return;
 	if (p->pid > 0)
-		on_thread(vm, kill_hop, NULL);
+		pt_on_thread(vm, kill_hop, NULL);
 	vm_thread_stop(p->thread);
 	if (p->uffd >= 0)
 		close(p->uffd);
@@ -109,7 +109,7 @@ static void pt_destroy(struct vm *vm)
 static void pt_call(struct vm *vm, void (*fn)(void *), void *arg)
 {
 	struct pt_vm *p = PT(vm);
-	if (on_tracer(p))
+	if (pt_on_tracer(p))
 		fn(arg);
 	else
 		vm_thread_call(p->thread, fn, arg);
@@ -138,134 +138,6 @@ static uint64_t pt_machine_cpu_ns(struct vm *vm)
 static int pt_usable(const struct vm *vm)
 {
 	return !PT(vm)->dead;
-}
-
-static int check_thread(struct vm *vm, struct vm_exit *e)
-{
-	struct pt_vm *p = PT(vm);
-	if (p->dead)
-		return vm_fail(e, "the virtine's stub process is gone");
-	if (!on_tracer(p))
-		return vm_fail(e, "a ptrace request from a thread that is not the tracer");
-	return 0;
-}
-
-/* Continues the stub until a stop we report; SIGSTOP from the deadline handler ends the run. */
-static int resume(struct vm *vm, struct vm_exit *e, int *sig, siginfo_t *si)
-{
-	struct pt_vm *p = PT(vm);
-	if (p->regs_dirty && ptrace(PTRACE_SETREGS, p->pid, 0, &p->regs) < 0)
-		return vm_fail(e, "PTRACE_SETREGS: %s", strerror(errno));
-	p->regs_dirty = 0;
-	for (;;) {
-		int st;
-		if (ptrace(PTRACE_CONT, p->pid, 0, 0) < 0 || pt_wait_stop(p->pid, &st)) {
-			p->dead = 1;
-			return vm_fail(e, "ptrace: %s", strerror(errno));
-		}
-		if (!WIFSTOPPED(st)) {
-			p->dead = 1;
-			return vm_fail(e, "the stub process ended (status %#x)", st);
-		}
-		*sig = WSTOPSIG(st);
-		if (*sig == SIGSTOP) {
-			int why = vm_stop_reason(vm, 0);
-			if (why != VM_STOP_NONE) {
-				e->kind =
-				    why == VM_STOP_DEADLINE ? VM_EXIT_TIMEOUT : VM_EXIT_INTERRUPT;
-				/* the registers where it stopped: a thread taken off the vCPU
-				 * at its slice's end goes on from there, not from its last exit */
-				if (ptrace(PTRACE_GETREGS, p->pid, 0, &p->regs) < 0)
-					return vm_fail(e, "PTRACE_GETREGS: %s", strerror(errno));
-				return 1;
-			}
-			continue; /* a late kick from an earlier deadline or slice */
-		}
-		if (ptrace(PTRACE_GETSIGINFO, p->pid, 0, si) < 0 ||
-		    ptrace(PTRACE_GETREGS, p->pid, 0, &p->regs) < 0)
-			return vm_fail(e, "ptrace: %s", strerror(errno));
-		return 0;
-	}
-}
-
-static const struct {
-	int sig;
-	enum vm_fault fault;
-} by_signal[] = {
-    {SIGFPE, VM_FAULT_DIVIDE},
-    {SIGILL, VM_FAULT_INVALID},
-    {SIGTRAP, VM_FAULT_BREAK},
-    {SIGSYS, VM_FAULT_SYSCALL},
-};
-
-static void run_hop(struct vm *vm, void *arg)
-{
-	struct vm_exit *e = arg;
-	struct pt_vm *p = PT(vm);
-	int sig;
-	siginfo_t si;
-	if (check_thread(vm, e) || resume(vm, e, &sig, &si))
-		return;
-	e->kind = VM_EXIT_FAULT;
-	e->rip = p->regs.rip;
-	e->vector = -1; /* a signal, not an exception: the vector is not known */
-	if (sig == SIGSEGV && si.si_code == SI_KERNEL) {
-		/* `out` at CPL3 without I/O permission: a #GP the kernel reports as SI_KERNEL */
-		int port = vm_hypercall_at(vm, p->regs.rip);
-		if (port >= 0) {
-			e->kind = VM_EXIT_HYPERCALL;
-			e->port = port;
-			p->regs.rip += EMBER_HC_LEN;
-			p->regs_dirty = 1;
-			e->rip = p->regs.rip;
-			return;
-		}
-		e->fault = VM_FAULT_GP;
-		return;
-	}
-	/* a sysenter the kernel could not take as a call (its 32-bit stack unreadable): sent back
-	 * to its landing pad in our vDSO, the address cut to 32 bits, where it faults */
-	uint64_t at = (uint64_t)(uintptr_t)si.si_addr;
-	if (sig == SIGSEGV && at == e->rip && at >> 32 == 0 && at >= vm->user_top && p->vdso &&
-	    (uint32_t)at - (uint32_t)p->vdso < 0x2000) {
-		e->fault = VM_FAULT_SYSENTER;
-		e->rip = 0;
-		return;
-	}
-	if (sig == SIGSEGV || (sig == SIGBUS && si.si_code != BUS_ADRALN)) {
-		e->fault = VM_FAULT_PAGE;
-		e->addr = (uint64_t)(uintptr_t)si.si_addr;
-		return;
-	}
-	if (sig == SIGBUS) { /* BUS_ADRALN: the alignment check (AC) a #AC is on KVM */
-		e->fault = VM_FAULT_ALIGN;
-		return;
-	}
-	if (sig == SIGSYS && si.si_arch != AUDIT_ARCH_X86_64) {
-		/* a 32-bit call: int $0x80 reports the address after it, sysenter the kernel's
-		 * own landing pad, which names no instruction of the guest's (rip 0: not known) */
-		const uint8_t *b = e->rip >= 2 ? vm_guest(vm, e->rip - 2, 2) : NULL;
-		int int80 = b && b[0] == 0xcd && b[1] == 0x80;
-		e->fault = int80 ? VM_FAULT_INT80 : VM_FAULT_SYSENTER;
-		e->rip = int80 ? e->rip - 2 : 0;
-		return;
-	}
-	e->fault = VM_FAULT_UNKNOWN;
-	for (size_t i = 0; i < sizeof(by_signal) / sizeof(by_signal[0]); i++)
-		if (by_signal[i].sig == sig)
-			e->fault = by_signal[i].fault;
-	if (sig == SIGFPE && si.si_code != FPE_INTDIV && si.si_code != FPE_INTOVF)
-		e->fault = VM_FAULT_FLOAT;
-	if (e->fault == VM_FAULT_SYSCALL)
-		e->rip -= 2; /* the kernel reports the address after the syscall instruction */
-	if (e->fault == VM_FAULT_BREAK)
-		e->rip -= 1;
-}
-
-static void pt_run(struct vm *vm, int cpu, struct vm_exit *e)
-{
-	(void)cpu; /* one vCPU: the stub's thread */
-	on_thread(vm, run_hop, e);
 }
 
 static int pt_get_regs(struct vm *vm, int cpu, struct vm_regs *r)
@@ -320,7 +192,7 @@ static int protect_now(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 {
 	struct pt_vm *p = PT(vm);
 	struct vm_exit e;
-	if (check_thread(vm, &e))
+	if (pt_check_thread(vm, &e))
 		return -EIO;
 	struct user_regs_struct saved = p->regs;
 	p->regs.rip = p->gadget;
@@ -334,10 +206,10 @@ static int protect_now(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 	siginfo_t si;
 	int expired = vm->expired;
 	vm->expired = 0; /* a pending deadline stop must not cut the injection short */
-	int rc = resume(vm, &e, &sig, &si);
+	int rc = pt_resume(vm, &e, &sig, &si);
 	while (rc == 1) {
 		expired |= e.kind == VM_EXIT_TIMEOUT;
-		rc = resume(vm, &e, &sig, &si);
+		rc = pt_resume(vm, &e, &sig, &si);
 	}
 	vm->expired = vm->expired || expired;
 	long ret = rc == 0 && sig == SIGTRAP ? (long)p->regs.rax : -EIO;
@@ -355,7 +227,7 @@ static void protect_hop(struct vm *vm, void *arg)
 static int pt_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 {
 	struct protect_args a = {addr, len, prot, 0};
-	on_thread(vm, protect_hop, &a);
+	pt_on_thread(vm, protect_hop, &a);
 	return a.rc;
 }
 
@@ -379,7 +251,7 @@ static int pt_get_fpu(struct vm *vm, int cpu, void *buf, size_t *len)
 {
 	(void)cpu;
 	struct fpu_args a = {buf, VM_FPU_MAX, 0, 0};
-	on_thread(vm, fpu_hop, &a);
+	pt_on_thread(vm, fpu_hop, &a);
 	*len = a.len;
 	/* the kernel cuts the state to the buffer without a word, and a cut one cannot be set
 	 * again: refused here, not at every restore */
@@ -392,7 +264,7 @@ static int pt_set_fpu(struct vm *vm, int cpu, const void *buf, size_t len)
 {
 	(void)cpu;
 	struct fpu_args a = {(void *)buf, len, 1, 0};
-	on_thread(vm, fpu_hop, &a);
+	pt_on_thread(vm, fpu_hop, &a);
 	return a.rc;
 }
 
