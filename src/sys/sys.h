@@ -374,78 +374,6 @@ void *sys_user(struct sys_state *st, uint64_t addr, uint64_t len, int prot);
 int sys_put(struct sys_state *st, uint64_t addr, const void *src, size_t len);
 int sys_get(struct sys_state *st, void *dst, uint64_t addr, size_t len);
 
-/* a descriptor and an object as a snapshot keeps them */
-struct sys_saved_fd {
-	uint32_t fd, obj, cloexec; /* obj: the object's slot */
-};
-struct sys_saved_obj {
-	uint32_t slot;
-	struct sys_obj o;
-};
-/* epoll entries an invocation may hold at most (ENOSPC past it) */
-#define SYS_EPI_MAX 4096
-
-/* The emulation state a snapshot keeps (sys_snap.c): everything but the request and outputs. */
-struct sys_saved {
-	uint64_t brk_cur;
-	struct sys_vma *vmas;
-	size_t nvma;
-	struct sys_vma *far; /* reservations beyond guest memory */
-	size_t nfar;
-	size_t code_pos;
-	uint32_t cwd;
-	uint32_t umask; /* 0: SYS_UMASK (a snapshot from disk keeps none); else it | 01000 */
-	/* the descriptor table, compact: the open descriptors, the objects they name (each with its
-	 * slot), the epoll entries, and the pipes' bytes (each read end's len of them, in the order
-	 * of the objects); a timer's at is the time left (fd_snap.c) */
-	struct sys_saved_fd *fds;
-	size_t nfd;
-	struct sys_saved_obj *objs;
-	size_t nobj;
-	struct sys_epi *epi;
-	size_t nepi;
-	struct sys_buf pipes;
-	/* the windows the in-guest runtime reads files from (not in a disk snapshot: its state
-	 * has the positions, and the first run after loading forgets the windows) */
-	uint64_t fs_win[SYS_FS_FILES];
-	struct sys_sig sig[65];
-	uint32_t rlim_set;
-	struct sys_rlim rlim[SYS_RLIMITS];
-	/* every thread but the one the snapshot's registers are (snap_tid's on vCPU 0 in the
-	 * common case: proc_save keeps them all, and the snapshot layer the vCPU's) */
-	struct proc_saved threads;
-	int snap_tid;
-	int pending;
-	/* what init wrote: every invocation's output starts with it, as a process's would */
-	struct sys_buf out, log;
-	/* /tmp as init left it (a copy), NULL when empty; never on disk (func/disk.c) */
-	struct sys_tmp *tmp;
-	/* its files mapped shared, written back into it first (fs_tmp_map.c) */
-	struct sys_shm *shm;
-	size_t nshm;
-};
-int sys_save(const struct sys_state *st, struct sys_saved *out);
-/* init left something in /tmp: a file or folder, or a descriptor on it (fs_tmp.c) */
-int sys_tmp_saved_used(const struct sys_saved *s);
-/* puts st back to the saved state and clears outputs and counters for a new invocation */
-int sys_restore(struct sys_state *st, const struct sys_saved *s);
-void sys_saved_free(struct sys_saved *s);
-
-/* sys_inherit.c: what `to`, made by sys_init for a clean machine, takes of `from`: for a fork
- * (exec 0) its descriptors and their objects (a pipe shared, the rest copied), memory map,
- * signal actions, files, /tmp (the first process's), identity and relatives; for an execve
- * (exec 1) the same but the memory map, the descriptors with FD_CLOEXEC and the handlers
- * (back to their default). 0 or -ENOMEM. */
-int sys_inherit(struct sys_state *to, struct sys_state *from, int exec);
-
-/* every signal handler of st back to its default; those ignored stay so (execve,
- * CLONE_CLEAR_SIGHAND) */
-void sys_sig_default(struct sys_state *st);
-
-/* brk as the syscall does it (sys_mem.c): the break it has afterwards */
-long sys_brk_to(struct sys_state *st, uint64_t want);
-/* EMBER_SYS_ARENA (sys_mem.c): fresh writable memory for the runtime's arena */
-long sys_arena_grow(struct sys_state *st, uint64_t len);
 /* shared with sys_rt.c: output appended within the limit */
 long sys_append_out(struct sys_state *st, int fd, const void *p, size_t n);
 
@@ -476,142 +404,6 @@ void sys_fs_rt_close(struct sys_state *st, uint64_t fd);
 void sys_fs_rt_unmapped(struct sys_state *st, uint64_t start, uint64_t end);
 void sys_fs_rt_snapshot(struct sys_state *st);
 void sys_fs_rt_begin(struct sys_state *st);
-/* sys_mem.c: len bytes mapped where the program's next mmap would go, with prot (zero: made to
- * read as zero first); the address or -errno; and a range unmapped as munmap does */
-long sys_map_fresh(struct sys_state *st, uint64_t len, int prot, int zero);
-int sys_unmap_range(struct sys_state *st, uint64_t addr, uint64_t len);
-
-/* sys_sites.c: the syscall sites of the bundle's file on fd, mapped executable at [addr,
- * addr+len) from file offset off, rewritten as the loader rewrites the program's (the call form
- * into the in-guest runtime where it may be, else the trapping one); and the runtime's record of
- * the sites in [start, end) forgotten, what is there being unmapped or replaced */
-void sys_sites_mapped(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len, uint64_t off);
-void sys_sites_gone(struct sys_state *st, uint64_t start, uint64_t end);
-/* mremap moved [from, from+len) to to: its sites are at their new place too */
-void sys_sites_moved(struct sys_state *st, uint64_t from, uint64_t len, uint64_t to);
-
-/* sys_far.c: reservations beyond guest memory, from SYS_FAR_BASE (1 TiB) to 2^47: a PROT_NONE
- * mapping that does not fit in guest RAM goes there, costing nothing; nothing there can be
- * made accessible (ENOMEM) */
-#define SYS_FAR_BASE (1ULL << 40)
-int sys_far_is(uint64_t addr, uint64_t len);
-/* at addr (fixed, replacing what is reserved there) or, addr 0, the first free range: the
- * address or -ENOMEM */
-long sys_far_map(struct sys_state *st, uint64_t addr, uint64_t len);
-int sys_far_unmap(struct sys_state *st, uint64_t addr, uint64_t len);
-int sys_far_taken(const struct sys_state *st, uint64_t addr, uint64_t len);
-
-/* notes that [start, end) became writable (sys_vma.c) */
-void sys_note_writable(struct sys_state *st, uint64_t start, uint64_t end);
-
-/* /tmp files mapped MAP_SHARED (fs_tmp_map.c): a record of [start, end) mapping node from off;
- * flush writes what the program wrote there into the file, refresh the file into the mappings;
- * cut writes back and forgets [lo, hi); names: node is mapped (it lives on while it is) */
-int sys_shm_add(struct sys_state *st, uint64_t start, uint64_t end, uint32_t node, uint64_t off,
-		int priv);
-/* the pages past the end of the files mapped in [lo, hi) made to fault (SIGBUS), the others
- * not (after mprotect, which sets them alike) */
-void sys_shm_bus_range(struct sys_state *st, uint64_t lo, uint64_t hi);
-int sys_shm_names(const struct sys_state *st, uint32_t node);
-void sys_shm_flush(struct sys_state *st, uint32_t node);
-void sys_shm_refresh(struct sys_state *st, uint32_t node);
-void sys_shm_flush_range(struct sys_state *st, uint64_t lo, uint64_t hi);
-void sys_shm_refresh_range(struct sys_state *st, uint64_t lo, uint64_t hi);
-void sys_shm_cut(struct sys_state *st, uint64_t lo, uint64_t hi);
-void sys_shm_free(struct sys_state *st);
-
-/* RLIMIT_DATA and RLIMIT_AS kept to (sys_rlim.c) where memory is mapped and the break moves:
- * may_map and may_brk 0 or -ENOMEM; the program's mapped bytes; the in-guest runtime told of a
- * new RLIMIT_DATA (it then asks for every page past the break) */
-int sys_rlim_may_map(const struct sys_state *st, uint64_t len, int prot, int shared);
-int sys_rlim_may_brk(const struct sys_state *st, uint64_t heap);
-uint64_t sys_rlim_mapped(const struct sys_state *st);
-void sys_rlim_data_set(struct sys_state *st);
-
-/* MAP_SHARED anonymous memory (sys_shmem.c): map puts a new memfd's pages at the fresh mapping
- * [addr, addr+len) (KVM; elsewhere it stays private); cut forgets [lo, hi) (the machine's
- * unmapping puts private memory there); covers: addr is such memory; inherit: a fork child
- * holds the same; remap maps them into the child's machine; free closes them all */
-int sys_shmem_map(struct sys_state *st, uint64_t addr, uint64_t len);
-void sys_shmem_cut(struct sys_state *st, uint64_t lo, uint64_t hi);
-int sys_shmem_covers(const struct sys_state *st, uint64_t addr);
-int sys_shmem_inherit(struct sys_state *to, const struct sys_state *from);
-int sys_shmem_remap(struct sys_state *st);
-void sys_shmem_free(struct sys_state *st);
-
-/* memory bookkeeping (sys_vma.c) */
-int sys_vma_map(struct sys_state *st, uint64_t start, uint64_t end, int prot);
-int sys_vma_unmap(struct sys_state *st, uint64_t start, uint64_t end);
-int sys_vma_protect(struct sys_state *st, uint64_t start, uint64_t end, int prot);
-const struct sys_vma *sys_vma_find(const struct sys_state *st, uint64_t addr);
-int sys_vma_free_range(const struct sys_state *st, uint64_t start, uint64_t end);
-int sys_vma_flag(struct sys_state *st, uint64_t start, uint64_t end, int bit, int on);
-uint64_t sys_vma_find_gap(const struct sys_state *st, uint64_t len);
-
-/* what a handler returns instead of a value: the thread waits (sys_wait) and the call is made
- * again when it is woken; the handler set every register itself (rt_sigreturn) */
-#define SYS_WAITS (-4097L)
-#define SYS_REGS  (-4098L)
-
-/* the state whose request position is the invocation's: the first process's */
-static inline struct sys_state *sys_in_of(struct sys_state *st)
-{
-	return st->out_to ? st->out_to : st;
-}
-/* fd_std.c: from a fork or an execve of st on, the request is read by several processes: what
- * st's runtime holds of it goes back to the one position, read from the host from now on */
-void sys_in_share(struct sys_state *st);
-
-/* the thread whose call is being served (under the process's lock) */
-static inline struct proc_thread *sys_cur(struct sys_state *st)
-{
-	return st->pr.cur;
-}
-/* the call waits for a wake on key (with a futex bitset, else ~0), for deadline (CLOCK_MONOTONIC
- * ns, 0: none), or for a signal; it is made again then, sys_retrying saying so, with the
- * thread's woken or expired set. Returns SYS_WAITS, for the handler to return. */
-long sys_wait(struct sys_state *st, uint64_t key, uint32_t bits, uint64_t deadline);
-static inline int sys_retrying(const struct sys_state *st)
-{
-	return st->redo;
-}
-/* the deadline the first attempt of a waiting call set, or the one it sets now from a relative
- * timeout of ns (UINT64_MAX: none, 0 returned) */
-uint64_t sys_deadline_in(struct sys_state *st, uint64_t ns);
-/* a thread's signal mask: where it is kept (the in-guest runtime's area while it is on a vCPU
- * in guest mode), read and written */
-uint64_t sys_sigmask(struct sys_state *st, struct proc_thread *t);
-void sys_set_sigmask(struct sys_state *st, struct proc_thread *t, uint64_t mask);
-/* sys_signal.c: a signal sent by the program (kill, tgkill, a timer): to thread t, or to the
- * process (t NULL); one whose action is to ignore it is dropped */
-void sys_send(struct sys_state *st, struct proc_thread *t, int sig, int code);
-/* before t runs: its pending signals delivered to their handlers, or the process killed by
- * one; a fault e of t's that its handler takes (1), or 0: the process dies of it */
-void sys_deliver(struct sys_state *st, struct proc_thread *t);
-int sys_fault_signal(struct sys_state *st, struct proc_thread *t, const struct vm_exit *e);
-/* a call that waits was interrupted by a signal t is about to take: made again after the
- * handler (SA_RESTART, a call that may be), or -EINTR */
-int sys_signal_ready(struct sys_state *st, struct proc_thread *t);
-void sys_interrupt(struct sys_state *st, struct proc_thread *t);
-
-/* sys_futex.c: thread t ends: the robust futexes it holds released (FUTEX_OWNER_DIED, a waiter
- * woken), its clear-child-tid word zeroed and woken (pthread_join) */
-void sys_futex_exit(struct sys_state *st, struct proc_thread *t);
-
-/* sys_thread.c: what a new thread (clone) or process (fork; execve when exec) takes of t's
- * settings: prctl's, its CPU affinity */
-void sys_thread_inherit(struct proc_thread *to, const struct proc_thread *t, int exec);
-
-/* sys_kin.c: a child sharing st's memory (clone with CLONE_VM, no CLONE_THREAD), run as thread
- * tid, which sends sig at its end: 0, or -EAGAIN past SYS_VMKIDS of them; and thread tid ended
- * with wait status status (nothing when it is no such child) */
-int sys_kin_vmkid(struct sys_state *st, int tid, int sig);
-void sys_kin_vmkid_exit(struct sys_state *st, int tid, int status);
-
-/* sys_kin.c: clone of a new process (no CLONE_THREAD), for clone and clone3: the child's pid
- * or -errno; kill(pid, sig) as the call does it */
-long sys_kin_clone(struct sys_state *st, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t ctid);
-long sys_kin_kill(struct sys_state *st, int pid, int sig);
 
 /* one syscall handler: arguments in a[0..5], returns the value or -errno for rax */
 typedef long (*sys_fn)(struct sys_state *st, const uint64_t a[6]);
@@ -637,5 +429,11 @@ int sys_sched_task(struct sys_state *st, uint64_t pid);
 void sys_stop(struct sys_state *st, enum sys_outcome o, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 const char *sys_name(int nr);
+
+/* the declarations of the families' shared pieces, in headers of their own: the snapshot's
+ * emulation state, memory, threads and processes (each includes this one) */
+#include "sys/sys_mem.h"
+#include "sys/sys_saved.h"
+#include "sys/sys_task.h"
 
 #endif
