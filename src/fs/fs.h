@@ -70,4 +70,9 @@ void sys_procfs_path(const struct sys_obj *o, char *buf, size_t cap);
 /* fd's bytes when it is /proc/self/exe opened (it may be mapped, a private copy), else NULL */
 const uint8_t *sys_procfs_exe(struct sys_state *st, uint64_t fd, size_t *len);
 
+/* fs_stat.c: what the stat of the bundle's node holds (the tree's own: read-only, its owner the
+ * process's) */
+struct stat;
+void sys_fs_stat_of(const struct bnd *b, uint32_t node, struct stat *s);
+
 #endif

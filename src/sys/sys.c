@@ -20,14 +20,14 @@ static void build_table(void)
 {
 	/* a later family's entry replaces an earlier one's: the bundle's calls the refusals */
 	const struct sys_entry *families[] = {
-	    sys_deny_table,    sys_fs_table,	  sys_fs_path_table, sys_tmp_table,
-	    sys_fs_dir_table,  sys_mem_table,	  sys_io_table,	     sys_fd_table,
-	    sys_pipe_table,    sys_eventfd_table, sys_timerfd_table, sys_poll_table,
-	    sys_epoll_table,   sys_time_table,	  sys_proc_table,    sys_thread_table,
-	    sys_signal_table,  sys_timer_table,	  sys_kin_table,     sys_ident_table,
-	    sys_fs_attr_table, sys_sigwait_table, sys_sock_table,    sys_sched_table,
-	    sys_vec_table,     sys_io_at_table,	  sys_statfs_table,  sys_rlimit_table,
-	    sys_shm_table,     sys_futex_table,	  sys_prctl_table};
+	    sys_deny_table,   sys_fs_table,	 sys_fs_stat_table, sys_fs_path_table,
+	    sys_tmp_table,    sys_fs_dir_table,	 sys_mem_table,	    sys_io_table,
+	    sys_fd_table,     sys_pipe_table,	 sys_eventfd_table, sys_timerfd_table,
+	    sys_poll_table,   sys_epoll_table,	 sys_time_table,    sys_proc_table,
+	    sys_thread_table, sys_signal_table,	 sys_timer_table,   sys_kin_table,
+	    sys_ident_table,  sys_fs_attr_table, sys_sigwait_table, sys_sock_table,
+	    sys_sched_table,  sys_vec_table,	 sys_io_at_table,   sys_statfs_table,
+	    sys_rlimit_table, sys_shm_table,	 sys_futex_table,   sys_prctl_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)
