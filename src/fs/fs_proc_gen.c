@@ -1,19 +1,12 @@
 /* The made /proc and /sys files' contents, from the virtine's own state at each read: the
  * processors online, cpuinfo, the maps, statm, the program itself, its cmdline, pipe-max-size. */
 #include <cpuid.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fd/fd.h"
-#include "fs/fs.h"
 #include "fs/fs_proc.h"
 
 /* appends a line to buf (k of cap bytes used) if all of it fits: a made file ends at a whole

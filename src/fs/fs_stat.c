@@ -4,9 +4,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/epoll.h>
 
 #include "fd/fd.h"
 #include "fs/fs.h"

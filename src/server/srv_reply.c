@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/srv_core.h"
 #include "server/srv_http.h"
 
 enum MHD_Result srv_reply(struct srv_req *r, unsigned status, const char *ctype, void *buf,

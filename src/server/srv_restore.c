@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/srv_core.h"
 #include "server/srv_registry.h"
 #include "server/srv_spec.h"
 #include "server/srv_store.h"

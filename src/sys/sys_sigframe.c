@@ -3,8 +3,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 
 #include "sys/sys_sig.h"
 

@@ -1,16 +1,10 @@
 /* A KVM vCPU made ready for a program at CPL3: CPUID as KVM supports it, segments, control
  * registers and its own TSS, XCR0, and the MSRs (the syscall entry, FS base). */
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#include <x86intrin.h>
 
 #include "vm/vm_kvm.h"
 #include "vm/vm_x86.h"

@@ -1,21 +1,8 @@
 /* Guest memory through the backend: permissions, zeroing and discards of ranges, and the one
  * checked accessor (vm_guest) with its copies. */
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <fcntl.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <linux/userfaultfd.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#include <x86intrin.h>
 
 #include "vm/vm_impl.h"
 

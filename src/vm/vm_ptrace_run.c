@@ -1,24 +1,12 @@
 /* The ptrace backend's runs: the stub continued until a stop we report, each stop turned into
  * an exit (a hypercall, a fault, the deadline), on the tracer's thread. */
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/audit.h>
-#include <pthread.h>
-#include <sched.h>
-#include <seccomp.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/user.h>
-#include <elf.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "vm/vm_ptrace.h"
 
