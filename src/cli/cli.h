@@ -62,13 +62,17 @@ const char *cli_suite_files(const char *build, const char *name, char *buf, size
 /* p's image, arguments, code and the runtime's files in cfg; 0, or -1 with why */
 int cli_program_config(const struct cli_program *p, struct ember_config *cfg, char *why,
 		       size_t whylen);
-/* an --env NAME=VALUE added to envp (room for max); NULL, or why it was refused */
-const char *cli_add_env(const char **envp, int *n, int max, const char *kv);
-/* a count from 1 to max (a --cpus, a --threads): NULL, or why not */
-const char *cli_parse_count(const char *s, unsigned max, unsigned *out);
-/* a --mem SIZE: parsed, from EMBER_MEM_MIN to EMBER_MEM_MAX, rounded up to 2 MiB; NULL, or why
- * it was refused */
-const char *cli_parse_mem(const char *s, uint64_t *out);
+/* the --env NAME=VALUE options of a command, NULL-terminated once parsed */
+#define CLI_MAX_ENV 1024
+struct cli_envs {
+	const char *v[CLI_MAX_ENV + 1];
+	int n;
+};
+/* the option tables' calls (opt.h's OPT_CALL) of options several commands share: --env into a
+ * struct cli_envs (repeatable), --mem into a uint64_t (from EMBER_MEM_MIN to EMBER_MEM_MAX,
+ * rounded up to 2 MiB); NULL, or why the value was refused */
+const char *cli_opt_env(void *envs, const char *kv);
+const char *cli_opt_mem(void *bytes, const char *s);
 /* a failed ember_load (rc, err) on stderr: "PREFIX: what went wrong: err", one line, plus the
  * way out for a missing KVM */
 void cli_load_error(const char *prefix, int rc, const char *err);

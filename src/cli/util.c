@@ -97,7 +97,7 @@ int cli_program_config(const struct cli_program *p, struct ember_config *cfg, ch
 	return 0;
 }
 
-const char *cli_parse_mem(const char *s, uint64_t *out)
+const char *cli_opt_mem(void *out, const char *s)
 {
 	static char why[96];
 	uint64_t size;
@@ -106,7 +106,7 @@ const char *cli_parse_mem(const char *s, uint64_t *out)
 			 EMBER_MEM_MIN >> 20, EMBER_MEM_MAX >> 30);
 		return why;
 	}
-	*out = BASE_ROUND_UP(size, EMBER_MEM_ALIGN);
+	*(uint64_t *)out = BASE_ROUND_UP(size, EMBER_MEM_ALIGN);
 	return NULL;
 }
 
@@ -134,13 +134,14 @@ void cli_load_error(const char *prefix, int rc, const char *err)
 			prefix);
 }
 
-const char *cli_add_env(const char **envp, int *n, int max, const char *kv)
+const char *cli_opt_env(void *envs, const char *kv)
 {
+	struct cli_envs *e = envs;
 	if (!strchr(kv, '=') || kv[0] == '=')
 		return "--env needs NAME=VALUE";
-	if (*n == max)
+	if (e->n == CLI_MAX_ENV)
 		return "too many --env options";
-	envp[(*n)++] = kv;
+	e->v[e->n++] = kv;
 	return NULL;
 }
 
@@ -151,16 +152,6 @@ void cli_print_json(FILE *f, json_t *o)
 		fprintf(f, "%s\n", s);
 	free(s);
 	json_decref(o);
-}
-
-const char *cli_parse_count(const char *s, unsigned max, unsigned *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*end || end == s || v < 1 || (unsigned long)v > max)
-		return "not a count in range";
-	*out = (unsigned)v;
-	return NULL;
 }
 
 json_t *cli_load_json(const struct ember_load_parts *p)
