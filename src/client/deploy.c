@@ -1,117 +1,95 @@
 /* `ember deploy`: the functions of an OpenFaaS stack file, deployed through the HTTP API. */
 #include <fnmatch.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "client/client.h"
 #include "client/stack.h"
-
-static const char deploy_help[] =
-    "usage: ember deploy [-f FILE] [--filter GLOB] [--gateway URL[,URL...]]\n"
-    "                    [--secrets DIR] [--no-envsubst]\n"
-    "\n"
-    "Deploys the functions of an OpenFaaS stack file (faas-cli's stack.yml) to ember serve,\n"
-    "in the file's order: each is created, or updated when it exists (PUT /system/functions,\n"
-    "then POST when the answer is 404, as faas-cli does). Every function is read, and built,\n"
-    "before anything is deployed, so a mistake in the file deploys nothing; a function the\n"
-    "server refuses stops the deploy there (those before it stay deployed).\n"
-    "\n"
-    "functions.NAME:\n"
-    "  lang       js (or javascript, node, nodeNN): HANDLER/handler.js, defining a global\n"
-    "             function handler(input, env) (Ember's js runtime, not Node.js)\n"
-    "             lua: HANDLER/handler.lua; python (or python3): HANDLER/handler.py\n"
-    "             c: HANDLER's Makefile, which must build HANDLER/handler, else HANDLER's .c\n"
-    "             files built with musl-gcc -static ($EMBER_CC); uploaded as image NAME\n"
-    "             none: image is an executable file (uploaded as image NAME), or an image\n"
-    "             uploaded before, by name or as a reference (registry/org/NAME:tag)\n"
-    "             dockerfile and faas-cli's other templates are refused\n"
-    "  handler    a folder, or the source file itself; relative to the stack file\n"
-    "  files      the function's read-only files, seen at /: a folder relative to the stack\n"
-    "             file (or a tar or zip archive), checked as the server would, then sent\n"
-    "             packed as a tar archive in the deployment\n"
-    "  image, environment, environment_file, labels, annotations, limits.memory: as for\n"
-    "             faas-cli (paths relative to the stack file)\n"
-    "  ember      Ember's own settings: timeout, minWarm, maxConcurrency, queue, keepAlive,\n"
-    "             syscalls, cpus (vCPUs of each virtine), threads, pids (see\n"
-    "             docs/server.md)\n"
-    "  secrets    names of secrets made on the server first (faas-cli secret create, or\n"
-    "             POST /system/secrets): the function reads each at\n"
-    "             /var/openfaas/secrets/NAME\n"
-    "  fprocess   without lang: the command of a root filesystem given as files:\n"
-    "  requests, constraints, namespace, limits.cpu: ignored, with a warning\n"
-    "\n"
-    "options:\n"
-    "  -f, --yaml FILE    the stack file (default stack.yml, else stack.yaml)\n"
-    "  --filter GLOB      only the functions whose names match GLOB (shell wildcards)\n"
-    "  -g, --gateway URL  the server (default: provider.gateway, else $OPENFAAS_URL, else\n"
-    "                     " CLI_DEFAULT_GATEWAY "); URL,URL,... deploys to each node of\n"
-    "                     a cluster in turn (a node that fails does not stop the others;\n"
-    "                     docs/cluster.md)\n"
-    "  --secrets DIR      credentials for the management routes: DIR/basic-auth-user and\n"
-    "                     DIR/basic-auth-password, as ember serve keeps them (default:\n"
-    "                     $EMBER_GATEWAY_USER and $EMBER_GATEWAY_PASSWORD), sent as basic auth\n"
-    "  --no-envsubst      keep $VAR and ${VAR:-default} in the file's values as they are\n"
-    "  -h, --help         show this help\n"
-    "\n"
-    "One line per step on stdout; warnings and errors on stderr. Exit status: 0 when every\n"
-    "function was deployed (to every node), 1 at the first failure (with its reason: the\n"
-    "server's message, the file and line; with several nodes, once every node was tried),\n"
-    "125 on a bad option. See docs/openfaas.md.\n";
 
 struct opts {
 	const char *file, *filter, *gateway, *secrets;
 	int envsubst;
 };
 
+static const struct opt deploy_opts[] = {
+    OPT_STRING("yaml", 'f', struct opts, file, "FILE",
+	       "the stack file (default stack.yml, else stack.yaml)"),
+    OPT_STRING("filter", 0, struct opts, filter, "GLOB",
+	       "only the functions whose names match GLOB (shell wildcards)"),
+    OPT_STRING("gateway", 'g', struct opts, gateway, "URL",
+	       "the server (default: provider.gateway, else $OPENFAAS_URL, else\n"
+	       "" CLI_DEFAULT_GATEWAY "); URL,URL,... deploys to each node of\n"
+	       "a cluster in turn (a node that fails does not stop the others;\n"
+	       "docs/cluster.md)"),
+    OPT_STRING("secrets", 0, struct opts, secrets, "DIR",
+	       "credentials for the management routes: DIR/basic-auth-user and\n"
+	       "DIR/basic-auth-password, as ember serve keeps them (default:\n"
+	       "$EMBER_GATEWAY_USER and $EMBER_GATEWAY_PASSWORD), sent as basic auth"),
+    OPT_FLAG_SET("no-envsubst", 0, struct opts, envsubst, 0,
+		 "keep $VAR and ${VAR:-default} in the file's values as they are"),
+    OPT_END(),
+};
+
+static const struct opt_cmd deploy_cmd = {
+    .name = "deploy",
+    .head =
+	"usage: ember deploy [-f FILE] [--filter GLOB] [--gateway URL[,URL...]]\n"
+	"                    [--secrets DIR] [--no-envsubst]\n"
+	"\n"
+	"Deploys the functions of an OpenFaaS stack file (faas-cli's stack.yml) to ember serve,\n"
+	"in the file's order: each is created, or updated when it exists (PUT /system/functions,\n"
+	"then POST when the answer is 404, as faas-cli does). Every function is read, and built,\n"
+	"before anything is deployed, so a mistake in the file deploys nothing; a function the\n"
+	"server refuses stops the deploy there (those before it stay deployed).\n"
+	"\n"
+	"functions.NAME:\n"
+	"  lang       js (or javascript, node, nodeNN): HANDLER/handler.js, defining a global\n"
+	"             function handler(input, env) (Ember's js runtime, not Node.js)\n"
+	"             lua: HANDLER/handler.lua; python (or python3): HANDLER/handler.py\n"
+	"             c: HANDLER's Makefile, which must build HANDLER/handler, else HANDLER's .c\n"
+	"             files built with musl-gcc -static ($EMBER_CC); uploaded as image NAME\n"
+	"             none: image is an executable file (uploaded as image NAME), or an image\n"
+	"             uploaded before, by name or as a reference (registry/org/NAME:tag)\n"
+	"             dockerfile and faas-cli's other templates are refused\n"
+	"  handler    a folder, or the source file itself; relative to the stack file\n"
+	"  files      the function's read-only files, seen at /: a folder relative to the stack\n"
+	"             file (or a tar or zip archive), checked as the server would, then sent\n"
+	"             packed as a tar archive in the deployment\n"
+	"  image, environment, environment_file, labels, annotations, limits.memory: as for\n"
+	"             faas-cli (paths relative to the stack file)\n"
+	"  ember      Ember's own settings: timeout, minWarm, maxConcurrency, queue, keepAlive,\n"
+	"             syscalls, cpus (vCPUs of each virtine), threads, pids (see\n"
+	"             docs/server.md)\n"
+	"  secrets    names of secrets made on the server first (faas-cli secret create, or\n"
+	"             POST /system/secrets): the function reads each at\n"
+	"             /var/openfaas/secrets/NAME\n"
+	"  fprocess   without lang: the command of a root filesystem given as files:\n"
+	"  requests, constraints, namespace, limits.cpu: ignored, with a warning\n"
+	"\n"
+	"options:\n",
+    .opts = deploy_opts,
+    .tail =
+	"\n"
+	"One line per step on stdout; warnings and errors on stderr. Exit status: 0 when every\n"
+	"function was deployed (to every node), 1 at the first failure (with its reason: the\n"
+	"server's message, the file and line; with several nodes, once every node was tried),\n"
+	"125 on a bad option. See docs/openfaas.md.\n",
+    .col = 21,
+};
+
 /* 0, 1 (help shown) or -1 (an error, said) */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-	    {"yaml", required_argument, NULL, 'f'},
-	    {"filter", required_argument, NULL, 'F'},
-	    {"gateway", required_argument, NULL, 'g'},
-	    {"secrets", required_argument, NULL, 's'},
-	    {"no-envsubst", no_argument, NULL, 'E'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int c;
 	*o = (struct opts){.envsubst = 1};
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:g:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			o->file = optarg;
-			break;
-		case 'F':
-			o->filter = optarg;
-			break;
-		case 'g':
-			o->gateway = optarg;
-			break;
-		case 's':
-			o->secrets = optarg;
-			break;
-		case 'E':
-			o->envsubst = 0;
-			break;
-		case 'h':
-			fputs(deploy_help, stdout);
-			return 1;
-		default:
-			return cli_usage_error("deploy",
-					       optopt ? "an option is missing its value or unknown"
-						      : "unknown option"),
-			       -1;
-		}
-	}
+	int optind, end = opt_parse(&deploy_cmd, o, argc, argv, &optind);
+	if (end >= 0)
+		return end ? -1 : 1;
 	if (optind < argc)
-		return cli_usage_error("deploy",
+		return opt_usage_error(&deploy_cmd,
 				       "unexpected argument (the stack file goes after -f)"),
 		       -1;
 	if (!o->file)
