@@ -78,11 +78,14 @@ static const char *store(const struct opt *o, void *base, const char *v, char *b
 		return NULL;
 	case OPT_INT:
 	case OPT_UINT:
+	case OPT_LLONG:
 		if (!whole(v, o->min, o->max, &n)) {
 			if (o->kind == OPT_INT)
 				*(int *)at = (int)n;
-			else
+			else if (o->kind == OPT_UINT)
 				*(unsigned *)at = (unsigned)n;
+			else
+				*(long long *)at = n;
 			return NULL;
 		}
 		snprintf(buf, len, "--%s needs a number from %lld to %lld", o->name, o->min,
@@ -252,7 +255,7 @@ static void help_list(const struct opt *t, int col, FILE *f, int depth)
 		while (*h) {
 			size_t k = strcspn(h, "\n");
 			if (k) {
-				int pad = at < col ? col - at : 2;
+				int pad = at + 2 <= col ? col - at : 2;
 				fprintf(f, "%*s%.*s", pad, "", (int)k, h);
 			}
 			fputc('\n', f);

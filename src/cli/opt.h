@@ -13,6 +13,7 @@ enum opt_kind {
 	OPT_STRING, /* const char *: the argument itself */
 	OPT_INT,    /* int from min to max */
 	OPT_UINT,   /* unsigned from min to max */
+	OPT_LLONG,  /* long long from min to max */
 	OPT_DOUBLE, /* double above min (min itself refused) and at most max */
 	OPT_SIZE, /* uint64_t with a unit (6M, 1G: base_parse_size), from min (at least 1) to max */
 	OPT_ENUM, /* const char *: one of choices, "a|b|c" */
@@ -59,6 +60,10 @@ struct opt {
 #define OPT_UINT(l, s, T, m, a, lo, hi, w, h)                                                      \
 	{                                                                                          \
 		OPT_ENTRY(OPT_UINT, l, s, T, m, a, h), .min = lo, .max = hi, .why = w              \
+	}
+#define OPT_LLONG(l, s, T, m, a, lo, hi, w, h)                                                     \
+	{                                                                                          \
+		OPT_ENTRY(OPT_LLONG, l, s, T, m, a, h), .min = lo, .max = hi, .why = w             \
 	}
 #define OPT_DOUBLE(l, s, T, m, a, lo, hi, w, h)                                                    \
 	{                                                                                          \
