@@ -188,8 +188,6 @@ int bench_parse(const struct opt_cmd *c, int argc, char **argv, struct bench_opt
 	o->backend = getenv("EMBER_BACKEND");
 	if ((rc = opt_parse(c, o, argc, argv, &first)) >= 0)
 		return rc;
-	if (first < argc)
-		return opt_usage_error(c, "no arguments beside the options");
 	return bench_backends(o);
 }
 

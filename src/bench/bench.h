@@ -65,6 +65,13 @@ extern const struct opt bench_common_opts[];
 	OPT_INT("iterations", 0, struct bench_opts, iters, "N", 1, max,                            \
 		"--iterations needs a count from 1 to " #max, help)
 
+/* a benchmark's command: its name ("bench cold"), --help's text before the options, its table */
+#define BENCH_CMD(n, h, t)                                                                         \
+	{                                                                                          \
+		.name = n, .head = h, .opts = t, .col = 24,                                        \
+		.no_args = "no arguments beside the options"                                       \
+	}
+
 /* Parses argv by c's table (bench_common_opts and the benchmark's own, landing in o); returns -1
  * when the benchmark should run, or the exit status to end with (help printed, or a bad option).
  * Then bench_backends. */

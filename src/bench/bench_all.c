@@ -178,8 +178,11 @@ static const struct opt all_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd all_cmd = {
-    .name = "bench all", .head = all_head, .opts = all_opts, .col = 23};
+static const struct opt_cmd all_cmd = {.no_args = "no arguments beside the options",
+				       .name = "bench all",
+				       .head = all_head,
+				       .opts = all_opts,
+				       .col = 23};
 
 int all_in_list(const char *list, const char *name)
 {
@@ -217,8 +220,6 @@ static int parse(int argc, char **argv, struct all_ctx *c, const char **parts_op
 	int first, rc = opt_parse(&all_cmd, &a, argc, argv, &first);
 	if (rc >= 0)
 		return rc;
-	if (first < argc)
-		return opt_usage_error(&all_cmd, "no arguments beside the options");
 	const char *out = a.out, *backend = a.backend;
 	int iters = a.iters, timeout = a.timeout;
 	double secs = a.secs;

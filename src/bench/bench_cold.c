@@ -195,8 +195,7 @@ static const struct opt cold_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd cold_cmd = {
-    .name = "bench cold", .head = cold_head, .opts = cold_opts, .col = 24};
+static const struct opt_cmd cold_cmd = BENCH_CMD("bench cold", cold_head, cold_opts);
 
 static const struct bench_ratio cold_ratios[] = {
     {"lazy_ms", offsetof(struct cold_row, lazy_p50_ms)},

@@ -168,6 +168,7 @@ static const struct opt conf_opts[] = {
 };
 
 static const struct opt_cmd conf_cmd = {
+    .no_args = "no arguments beside the options",
     .name = "bench conformance",
     .head =
 	"usage: ember bench conformance [--json] [--out FILE] [--suite go,python,gvisor]\n"
@@ -233,8 +234,6 @@ int cli_bench_conformance(int argc, char **argv)
 	int first, end = opt_parse(&conf_cmd, &a, argc, argv, &first);
 	if (end >= 0)
 		return end;
-	if (first < argc)
-		return usage("no arguments beside the options");
 	struct conf_opts o = a.o;
 	const char *suite_list = a.suite_list, *only = a.only, *cases = a.cases, *out = a.out;
 	const char *backend = a.backend, *syscalls = a.syscalls;

@@ -301,8 +301,7 @@ static const struct opt lat_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd lat_cmd = {
-    .name = "bench latency", .head = lat_head, .opts = lat_opts, .col = 24};
+static const struct opt_cmd lat_cmd = BENCH_CMD("bench latency", lat_head, lat_opts);
 
 /* every row, on each backend in turn (a native peer once, copied to the others) */
 static int measure_all(const struct lat *l, const struct bench_opts *o,

@@ -65,13 +65,10 @@ static const struct opt mem_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd mem_cmd = {
-    .name = "bench memory", .head = mem_head, .opts = mem_opts, .col = 24};
+static const struct opt_cmd mem_cmd = BENCH_CMD("bench memory", mem_head, mem_opts);
 
 int bench_mem_parse(int argc, char **argv, struct mem_args *a)
 {
-	int first, rc = opt_parse(&mem_cmd, a, argc, argv, &first);
-	if (rc < 0 && first < argc)
-		return opt_usage_error(&mem_cmd, "no arguments beside the options");
-	return rc;
+	int first;
+	return opt_parse(&mem_cmd, a, argc, argv, &first);
 }

@@ -144,8 +144,8 @@ static const struct opt programs_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd programs_cmd = {
-    .name = "bench programs", .head = programs_head, .opts = programs_opts, .col = 24};
+static const struct opt_cmd programs_cmd =
+    BENCH_CMD("bench programs", programs_head, programs_opts);
 
 /* the backend a row runs on: auto named as what it picks (kvm where /dev/kvm opens) */
 static const char *resolved(const char *backend)

@@ -320,8 +320,7 @@ static const struct opt suite_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd suite_cmd = {
-    .name = "bench suite", .head = suite_head, .opts = suite_opts, .col = 24};
+static const struct opt_cmd suite_cmd = BENCH_CMD("bench suite", suite_head, suite_opts);
 
 int cli_bench_suite(int argc, char **argv)
 {

@@ -10,6 +10,8 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "cli/opt.h"
+#include "ember/ember.h"
 
 /* exit statuses of Ember's own outcomes (shell conventions) */
 #define CLI_EXIT_TIMEOUT 124
@@ -68,11 +70,15 @@ struct cli_envs {
 	const char *v[CLI_MAX_ENV + 1];
 	int n;
 };
-/* the option tables' calls (opt.h's OPT_CALL) of options several commands share: --env into a
- * struct cli_envs (repeatable), --mem into a uint64_t (from EMBER_MEM_MIN to EMBER_MEM_MAX,
- * rounded up to 2 MiB); NULL, or why the value was refused */
-const char *cli_opt_env(void *envs, const char *kv);
-const char *cli_opt_mem(void *bytes, const char *s);
+/* what ember run and ember snapshot load, as their command lines say: cli_load_opts (an option
+ * table of opt.h, with offsets from the start of this struct: put it first in a larger one) fills
+ * cfg's mem_bytes, backend, files and syscalls, env (--env, repeatable) and runtime */
+struct cli_load_args {
+	struct ember_config cfg;
+	struct cli_envs env;
+	const char *runtime;
+};
+extern const struct opt cli_load_opts[];
 /* a failed ember_load (rc, err) on stderr: "PREFIX: what went wrong: err", one line, plus the
  * way out for a missing KVM */
 void cli_load_error(const char *prefix, int rc, const char *err);

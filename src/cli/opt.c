@@ -217,6 +217,10 @@ int opt_parse(const struct opt_cmd *c, void *base, int argc, char **argv, int *f
 		if (used)
 			argv[out++] = argv[++i];
 	}
+	if (c->no_args && (nargs || i < argc)) {
+		free(args);
+		return opt_usage_error(c, c->no_args);
+	}
 	*first = out;
 	for (int k = 0; k < nargs; k++)
 		argv[out++] = args[k];

@@ -53,26 +53,16 @@ struct opt {
 	{                                                                                          \
 		OPT_ENTRY(OPT_STRING, l, s, T, m, a, h)                                            \
 	}
-#define OPT_INT(l, s, T, m, a, lo, hi, w, h)                                                       \
+/* a number from lo to hi (OPT_DOUBLE: above lo); w: what a bad one is told (NULL: made up) */
+#define OPT_NUM(k, l, s, T, m, a, lo, hi, w, h)                                                    \
 	{                                                                                          \
-		OPT_ENTRY(OPT_INT, l, s, T, m, a, h), .min = lo, .max = hi, .why = w               \
+		OPT_ENTRY(k, l, s, T, m, a, h), .min = lo, .max = hi, .why = w                     \
 	}
-#define OPT_UINT(l, s, T, m, a, lo, hi, w, h)                                                      \
-	{                                                                                          \
-		OPT_ENTRY(OPT_UINT, l, s, T, m, a, h), .min = lo, .max = hi, .why = w              \
-	}
-#define OPT_LLONG(l, s, T, m, a, lo, hi, w, h)                                                     \
-	{                                                                                          \
-		OPT_ENTRY(OPT_LLONG, l, s, T, m, a, h), .min = lo, .max = hi, .why = w             \
-	}
-#define OPT_DOUBLE(l, s, T, m, a, lo, hi, w, h)                                                    \
-	{                                                                                          \
-		OPT_ENTRY(OPT_DOUBLE, l, s, T, m, a, h), .min = lo, .max = hi, .why = w            \
-	}
-#define OPT_SIZE(l, s, T, m, a, lo, hi, w, h)                                                      \
-	{                                                                                          \
-		OPT_ENTRY(OPT_SIZE, l, s, T, m, a, h), .min = lo, .max = hi, .why = w              \
-	}
+#define OPT_INT(...)	OPT_NUM(OPT_INT, __VA_ARGS__)
+#define OPT_UINT(...)	OPT_NUM(OPT_UINT, __VA_ARGS__)
+#define OPT_LLONG(...)	OPT_NUM(OPT_LLONG, __VA_ARGS__)
+#define OPT_DOUBLE(...) OPT_NUM(OPT_DOUBLE, __VA_ARGS__)
+#define OPT_SIZE(...)	OPT_NUM(OPT_SIZE, __VA_ARGS__) /* lo: at least 1; hi 0: no bound */
 #define OPT_ENUM(l, s, T, m, a, c, w, h)                                                           \
 	{                                                                                          \
 		OPT_ENTRY(OPT_ENUM, l, s, T, m, a, h), .choices = c, .why = w                      \
@@ -98,17 +88,19 @@ struct opt_cmd {
 	const char *name; /* "run", "bench latency": said in errors as "ember NAME: ..." */
 	const char *head; /* the usage line and what the command does, up to "options:\n" */
 	const struct opt *opts;
-	const char *tail; /* after the list ("-h, --help" ends it); may be NULL */
-	int col;	  /* the column the options' help starts in */
-	unsigned flags;	  /* OPT_STOP_AT_ARG */
+	const char *tail;    /* after the list ("-h, --help" ends it); may be NULL */
+	int col;	     /* the column the options' help starts in */
+	const char *no_args; /* set: it takes no arguments, and one is refused with this */
+	unsigned flags;	     /* OPT_STOP_AT_ARG */
 };
 
 /* Parses argv[1..argc-1] (argv[0] is the command's name) into base by c's table: "--name
  * VALUE", "--name=VALUE", a unique prefix of a name, "-s VALUE", "-sVALUE", flags grouped as
  * "-qh", "--" ending the options. The arguments that are no options are moved after them, in
  * their order (with OPT_STOP_AT_ARG, the first one and all after it), and *first is the index
- * of the first. Returns -1 to go on; else the exit status to end with: 0 after --help (on
- * stdout), 125 after a bad option, said on stderr as "ember NAME: why (see ...)". */
+ * of the first (refused with c->no_args when that is set). Returns -1 to go on; else the exit
+ * status to end with: 0 after --help (on stdout), 125 after a bad option, said on stderr as "ember
+ * NAME: why (see ...)". */
 int opt_parse(const struct opt_cmd *c, void *base, int argc, char **argv, int *first);
 
 /* c's --help: head, the options in two columns (and -h, --help), tail */

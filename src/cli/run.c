@@ -18,73 +18,48 @@
 
 /* what the command line sets */
 struct run_args {
-	struct ember_config cfg;
-	struct cli_envs env;
+	struct cli_load_args load; /* first: cli_load_opts' offsets are from the start */
 	int stats, no_sandbox, repeat;
-	const char *runtime;
 };
 
 static const struct opt run_opts[] = {
-    OPT_CALL("mem", 0, struct run_args, cfg.mem_bytes, "SIZE", cli_opt_mem,
-	     "guest memory, 8M to 64G, e.g. 64M, 1G (default 64M, 2G for a Go\n"
-	     "program; rounded up to 2M)"),
-    OPT_DOUBLE("timeout", 0, struct run_args, cfg.timeout_s, "SECS", 0, 1e12,
+    OPT_GROUP(cli_load_opts),
+    OPT_DOUBLE("timeout", 0, struct run_args, load.cfg.timeout_s, "SECS", 0, 1e12,
 	       "--timeout needs a positive number of seconds",
 	       "wall-clock limit per invocation (default 10)"),
-    OPT_CALL("env", 0, struct run_args, env, "K=V", cli_opt_env,
-	     "set an environment variable for the program (repeatable)"),
-    OPT_SIZE("output-limit", 0, struct run_args, cfg.output_limit, "SIZE", 1, 0,
+    OPT_SIZE("output-limit", 0, struct run_args, load.cfg.output_limit, "SIZE", 1, 0,
 	     "--output-limit needs a size such as 6M", "stdout + stderr limit (default 6M)"),
-    OPT_STRING("backend", 0, struct run_args, cfg.backend, "NAME",
-	       "kvm (default), ptrace (no hardware isolation; for hosts without\n"
-	       "/dev/kvm) or auto (kvm when available, else ptrace)"),
-    OPT_STRING("runtime", 0, struct run_args, runtime, "NAME",
-	       "run a function's source with a language runtime: js (Node.js),\n"
-	       "python (CPython), or the small static duktape, lua and\n"
-	       "python-static; PROGRAM is then the source file (OpenFaaS's\n"
-	       "module.exports = async (event, context) => ... or\n"
-	       "handle(event, context), or handler(input, env))"),
-    OPT_STRING("files", 0, struct run_args, cfg.files, "PATH",
-	       "the function's read-only files, seen at /: a folder or a tar or\n"
-	       "zip archive, checked and read once (files, folders and links\n"
-	       "only); a root filesystem too: a PROGRAM path naming one of its\n"
-	       "files runs that file"),
-    OPT_STRING("workdir", 0, struct run_args, cfg.workdir, "DIR",
+    OPT_STRING("workdir", 0, struct run_args, load.cfg.workdir, "DIR",
 	       "the folder of those files the program starts in (default /)"),
     OPT_INT("repeat", 0, struct run_args, repeat, "N", 1, 1000000,
 	    "--repeat needs a count from 1 to 1000000",
 	    "initialise once, then run N invocations with the same request,\n"
 	    "each from the snapshot taken after initialisation (default 1)"),
-    OPT_FLAG("no-snapshot", 0, struct run_args, cfg.no_snapshot,
+    OPT_FLAG("no-snapshot", 0, struct run_args, load.cfg.no_snapshot,
 	     "load and initialise the program again for every invocation"),
-    OPT_STRING("state", 0, struct run_args, cfg.state_dir, "DIR",
+    OPT_STRING("state", 0, struct run_args, load.cfg.state_dir, "DIR",
 	       "keep the snapshot on disk in DIR/snapshots/ and reuse it later\n"
 	       "(and --files packed in DIR/bundles/, read back when unchanged)"),
-    OPT_FLAG("cold", 0, struct run_args, cfg.cold,
+    OPT_FLAG("cold", 0, struct run_args, load.cfg.cold,
 	     "start the first invocation from the snapshot on disk, with its\n"
 	     "files dropped from the page cache (needs --state)"),
-    OPT_STRING("restore", 0, struct run_args, cfg.restore, "MODE",
+    OPT_STRING("restore", 0, struct run_args, load.cfg.restore, "MODE",
 	       "how a cold start brings memory in: reap (default; prefetch the\n"
 	       "recorded working set in one read) or lazy (a page per fault)"),
-    OPT_STRING("syscalls", 0, struct run_args, cfg.syscalls, "MODE",
-	       "guest (default; trap where the ptrace backend cannot map page 0):\n"
-	       "an in-guest runtime serves the common syscalls without leaving the\n"
-	       "virtine; trap: every syscall exits to the host (a null-pointer read\n"
-	       "faults, as on Linux); EMBER_SYSCALLS sets the default"),
-    OPT_STRING("sharing", 0, struct run_args, cfg.sharing, "MODE",
+    OPT_STRING("sharing", 0, struct run_args, load.cfg.sharing, "MODE",
 	       "how virtines hold the snapshot's memory: upm (default; one copy\n"
 	       "mapped copy-on-write), off (a private copy each) or ksm (private\n"
 	       "copies KSM may merge); EMBER_SHARING sets the default"),
-    OPT_UINT("cpus", 0, struct run_args, cfg.cpus, "N", 1, EMBER_CPUS_MAX,
+    OPT_UINT("cpus", 0, struct run_args, load.cfg.cpus, "N", 1, EMBER_CPUS_MAX,
 	     "--cpus needs a count from 1 to 16",
 	     "vCPUs of the virtine, 1 to 16 (default 1): up to N of the\n"
 	     "program's threads run in parallel, more share them, preempted;\n"
 	     "the ptrace backend runs 1"),
-    OPT_UINT("threads", 0, struct run_args, cfg.threads, "N", 1, 4096,
+    OPT_UINT("threads", 0, struct run_args, load.cfg.threads, "N", 1, 4096,
 	     "--threads needs a count from 1 to 4096",
 	     "threads an invocation may have at once (default 256): past it\n"
 	     "clone fails with EAGAIN"),
-    OPT_UINT("pids", 0, struct run_args, cfg.pids, "N", 1, SYS_PIDS_MAX,
+    OPT_UINT("pids", 0, struct run_args, load.cfg.pids, "N", 1, SYS_PIDS_MAX,
 	     "--pids needs a count from 1 to 1024",
 	     "processes an invocation may have at once, the first included\n"
 	     "(default 64, at most 1024): past it fork fails with EAGAIN; every\n"
@@ -257,16 +232,16 @@ int cli_run(int argc, char **argv)
 		return end;
 	if (optind >= argc)
 		return opt_usage_error(&run_cmd, "no PROGRAM given");
-	cfg = a.cfg;
+	cfg = a.load.cfg;
 	int stats = a.stats;
-	a.env.v[a.env.n] = NULL;
+	a.load.env.v[a.load.env.n] = NULL;
 	cfg.image = argv[optind];
 	cfg.argv = (const char *const *)&argv[optind];
-	cfg.envp = a.env.v;
+	cfg.envp = a.load.env.v;
 	struct cli_program prog = {0};
-	if (a.runtime) {
+	if (a.load.runtime) {
 		char why[300];
-		if (cli_program(a.runtime, argv[optind], &prog, why, sizeof(why))) {
+		if (cli_program(a.load.runtime, argv[optind], &prog, why, sizeof(why))) {
 			fprintf(stderr, "ember: %s\n", why);
 			return CLI_EXIT_EMBER;
 		}

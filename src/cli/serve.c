@@ -194,6 +194,7 @@ static const struct opt serve_opts[] = {
 };
 
 static const struct opt_cmd serve_cmd = {
+    .no_args = "unexpected arguments",
     .name = "serve",
     .head =
 	"usage: ember serve [OPTIONS]\n"
@@ -354,8 +355,6 @@ int cli_serve(int argc, char **argv)
 	int optind, end = opt_parse(&serve_cmd, &a, argc, argv, &optind);
 	if (end >= 0)
 		return end;
-	if (optind < argc)
-		return opt_usage_error(&serve_cmd, "unexpected arguments");
 	struct srv_options o = a.o;
 	struct serve_host h = a.h;
 	const char *config = a.config;

@@ -9,33 +9,10 @@
 #include "ember/ember.h"
 #include "pool/pool.h"
 
-/* what the command line sets */
-struct snapshot_args {
-	struct ember_config cfg;
-	struct cli_envs env;
-	const char *runtime;
-};
-
 static const struct opt snapshot_opts[] = {
-    OPT_STRING("state", 0, struct snapshot_args, cfg.state_dir, "DIR",
+    OPT_STRING("state", 0, struct cli_load_args, cfg.state_dir, "DIR",
 	       "where snapshots are kept (default ./var)"),
-    OPT_CALL("mem", 0, struct snapshot_args, cfg.mem_bytes, "SIZE", cli_opt_mem,
-	     "guest memory, 8M to 64G, e.g. 64M, 1G (default 64M, rounded up\n"
-	     "to 2M)"),
-    OPT_CALL("env", 0, struct snapshot_args, env, "K=V", cli_opt_env,
-	     "set an environment variable for the programs (repeatable)"),
-    OPT_STRING("backend", 0, struct snapshot_args, cfg.backend, "NAME",
-	       "kvm (default), ptrace or auto"),
-    OPT_STRING("runtime", 0, struct snapshot_args, runtime, "NAME",
-	       "each PROGRAM is a source file for that runtime (js, python,\n"
-	       "duktape, lua, python-static: see ember run --help)"),
-    OPT_STRING("files", 0, struct snapshot_args, cfg.files, "PATH",
-	       "the programs' read-only files (a folder or a tar or zip\n"
-	       "archive), as `ember run --files` gives them: part of what the\n"
-	       "snapshot needs"),
-    OPT_STRING("syscalls", 0, struct snapshot_args, cfg.syscalls, "MODE",
-	       "guest or trap, as `ember run --syscalls` (part of the snapshot;\n"
-	       "default $EMBER_SYSCALLS, else ember run's default)"),
+    OPT_GROUP(cli_load_opts),
     OPT_END(),
 };
 
@@ -111,7 +88,7 @@ static int snapshot_one(struct ember_config cfg, const char *runtime, const char
 int cli_snapshot(int argc, char **argv)
 {
 	/* strict: an initialisation that fails is the reason there is no snapshot */
-	struct snapshot_args a = {.cfg = {.state_dir = "var", .pool_size = 1, .strict_init = 1}};
+	struct cli_load_args a = {.cfg = {.state_dir = "var", .pool_size = 1, .strict_init = 1}};
 	int optind, end = opt_parse(&snapshot_cmd, &a, argc, argv, &optind);
 	if (end >= 0)
 		return end;

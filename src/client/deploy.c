@@ -35,6 +35,7 @@ static const struct opt deploy_opts[] = {
 };
 
 static const struct opt_cmd deploy_cmd = {
+    .no_args = "unexpected argument (the stack file goes after -f)",
     .name = "deploy",
     .head =
 	"usage: ember deploy [-f FILE] [--filter GLOB] [--gateway URL[,URL...]]\n"
@@ -88,10 +89,6 @@ static int parse(int argc, char **argv, struct opts *o)
 	int optind, end = opt_parse(&deploy_cmd, o, argc, argv, &optind);
 	if (end >= 0)
 		return end ? -1 : 1;
-	if (optind < argc)
-		return opt_usage_error(&deploy_cmd,
-				       "unexpected argument (the stack file goes after -f)"),
-		       -1;
 	if (!o->file)
 		o->file = access("stack.yml", F_OK) && !access("stack.yaml", F_OK) ? "stack.yaml"
 										   : "stack.yml";

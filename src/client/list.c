@@ -25,6 +25,7 @@ static const struct opt list_opts[] = {
 };
 
 static const struct opt_cmd list_cmd = {
+    .no_args = "unexpected argument",
     .name = "list",
     .head = "usage: ember list [--gateway URL] [--secrets DIR] [-q | --json]\n"
 	    "\n"
@@ -104,8 +105,6 @@ int cli_list(int argc, char **argv)
 	int optind, end = opt_parse(&list_cmd, &args, argc, argv, &optind);
 	if (end >= 0)
 		return end;
-	if (optind < argc)
-		return opt_usage_error(&list_cmd, "unexpected argument");
 	const char *gateway = args.gateway, *secrets = args.secrets;
 	int quiet = args.quiet, raw = args.raw;
 	struct cli_client cl;

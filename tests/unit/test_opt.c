@@ -62,6 +62,11 @@ static const struct opt_cmd cmd = {.name = "test",
 				   .opts = table,
 				   .tail = "\nthe end\n",
 				   .col = 20};
+static const struct opt_cmd none_cmd = {.name = "test",
+					.head = "usage: test\n",
+					.opts = table,
+					.col = 20,
+					.no_args = "no arguments, please"};
 static const struct opt_cmd stop_cmd = {
     .name = "test", .head = "usage: test\n", .opts = table, .col = 20, .flags = OPT_STOP_AT_ARG};
 
@@ -148,6 +153,12 @@ static void test_arguments(void **state)
 	assert_int_equal(first, 3);
 	assert_string_equal(argv[3], "prog");
 	assert_string_equal(argv[4], "--flag");
+	/* no_args: an argument is refused, after -- too; options alone are not */
+	const char *n1[] = {"--flag", "x", NULL}, *n2[] = {"--", "x", NULL}, *n3[] = {"-f", NULL};
+	assert_int_equal(parse_capture(&none_cmd, &b, n1, 2, err, sizeof(err), &first, NULL), 125);
+	assert_non_null(strstr(err, "ember test: no arguments, please\n"));
+	assert_int_equal(parse_capture(&none_cmd, &b, n2, 2, err, sizeof(err), &first, NULL), 125);
+	assert_int_equal(parse_capture(&none_cmd, &b, n3, 2, err, sizeof(err), &first, NULL), -1);
 }
 
 /* one bad command line: refused with 125 and a reason that holds want */
