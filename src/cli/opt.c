@@ -1,4 +1,4 @@
-/* The option tables' parser and their --help: every command's options go through here. */
+/* The option tables' parser: every command's options go through here (opt_help.c: --help). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -6,8 +6,6 @@
 
 #include "cli/cli.h"
 #include "cli/opt.h"
-
-#define OPT_DEPTH 4 /* groups within groups */
 
 int opt_usage_error(const struct opt_cmd *c, const char *msg)
 {
@@ -228,57 +226,4 @@ int opt_parse(const struct opt_cmd *c, void *base, int argc, char **argv, int *f
 		argv[out++] = argv[i];
 	free(args);
 	return -1;
-}
-
-/* o's term in the list: "-s, --name ARG" */
-static int term(const struct opt *o, char *buf, size_t len)
-{
-	char s[8] = "";
-	if (o->short_name)
-		snprintf(s, sizeof(s), "-%c, ", o->short_name);
-	return snprintf(buf, len, "%s--%s%s%s", s, o->name, o->arg ? " " : "",
-			o->arg ? o->arg : "");
-}
-
-/* the entries of t, then those of its groups where they stand */
-static void help_list(const struct opt *t, int col, FILE *f, int depth)
-{
-	char buf[256];
-	for (; t->kind != OPT_END; t++) {
-		if (t->kind == OPT_GROUP) {
-			if (depth < OPT_DEPTH)
-				help_list(t->group, col, f, depth + 1);
-			continue;
-		}
-		int n = term(t, buf, sizeof(buf));
-		fprintf(f, "  %s", buf);
-		/* the help's lines: the first beside the term (or below a term too long for the
-		 * column when the help starts with "\n"), the others at the column */
-		const char *h = t->help;
-		int at = 2 + n;
-		while (*h) {
-			size_t k = strcspn(h, "\n");
-			if (k) {
-				int pad = at + 2 <= col ? col - at : 2;
-				fprintf(f, "%*s%.*s", pad, "", (int)k, h);
-			}
-			fputc('\n', f);
-			h += k + (h[k] == '\n');
-			at = 0;
-		}
-		if (!*t->help)
-			fputc('\n', f);
-	}
-}
-
-void opt_help(const struct opt_cmd *c, FILE *f)
-{
-	static const struct opt help[] = {
-	    {.kind = OPT_FLAG, .name = "help", .short_name = 'h', .help = "show this help"},
-	    OPT_END()};
-	fputs(c->head, f);
-	help_list(c->opts, c->col, f, 0);
-	help_list(help, c->col, f, 0);
-	if (c->tail)
-		fputs(c->tail, f);
 }

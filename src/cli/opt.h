@@ -80,6 +80,9 @@ struct opt {
 		.kind = OPT_END                                                                    \
 	}
 
+/* how deep groups within groups are followed */
+#define OPT_DEPTH 4
+
 /* stop at the first argument that is no option: what follows is the program's (ember run) */
 #define OPT_STOP_AT_ARG 1
 
@@ -103,7 +106,9 @@ struct opt_cmd {
  * NAME: why (see ...)". */
 int opt_parse(const struct opt_cmd *c, void *base, int argc, char **argv, int *first);
 
-/* c's --help: head, the options in two columns (and -h, --help), tail */
+/* c's --help: head, the options in two columns (and -h, --help), tail. With EMBER_HELP_FORMAT=man
+ * in the environment (scripts/mkman.sh), the options are roff instead, one tagged paragraph each,
+ * between the lines '.\" options' and '.\" end of options' */
 void opt_help(const struct opt_cmd *c, FILE *f);
 
 /* "ember NAME: msg\n(see 'ember NAME --help')" on stderr; returns 125 */
