@@ -2,7 +2,6 @@
  * and syscall mode; a case failing natively is not applicable, never a pass. */
 #include <dirent.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

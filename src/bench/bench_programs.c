@@ -217,7 +217,7 @@ int cli_bench_programs(int argc, char **argv)
 		return rc;
 	const char *mode = o.syscalls ? o.syscalls : cli_env("EMBER_SYSCALLS");
 	if (mode && strcmp(mode, "guest") && strcmp(mode, "trap"))
-		return cli_usage_error("bench programs", "--syscalls guest or trap");
+		return opt_usage_error(&programs_cmd, "--syscalls guest or trap");
 	struct prog_run r = {.iters = o.iters,
 			     .threads_k = THREADS_K,
 			     .work = WORK_ROUNDS,

@@ -32,8 +32,6 @@ int cli_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, char
 		  size_t whylen);
 /* the environment variable name, NULL when it is unset or empty (an empty one means the default) */
 const char *cli_env(const char *name);
-/* "ember CMD: msg (see 'ember CMD --help')" on stderr; returns CLI_EXIT_EMBER */
-int cli_usage_error(const char *cmd, const char *msg);
 
 /* what ember_load needs to run PROGRAM: the program itself, or with runtime set, the runtime's
  * image with PROGRAM's source as its code (argv points into the struct: do not copy it) */

@@ -9,7 +9,8 @@
 
 int opt_usage_error(const struct opt_cmd *c, const char *msg)
 {
-	return cli_usage_error(c->name, msg);
+	fprintf(stderr, "ember %s: %s\n(see 'ember %s --help')\n", c->name, msg, c->name);
+	return CLI_EXIT_EMBER;
 }
 
 /* the entry of table t (and its groups) whose long name is name (n bytes: a prefix when it is

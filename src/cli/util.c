@@ -30,12 +30,6 @@ const char *cli_env(const char *name)
 	return v && v[0] ? v : NULL;
 }
 
-int cli_usage_error(const char *cmd, const char *msg)
-{
-	fprintf(stderr, "ember %s: %s\n(see 'ember %s --help')\n", cmd, msg, cmd);
-	return CLI_EXIT_EMBER;
-}
-
 int cli_program(const char *runtime, const char *program, struct cli_program *p, char *why,
 		size_t whylen)
 {

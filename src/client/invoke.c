@@ -92,10 +92,10 @@ static int parse(int argc, char **argv, struct opts *o, const char **name)
 	if (end >= 0)
 		return end ? end : 1;
 	if (optind != argc - 1)
-		return cli_usage_error("invoke", "give one function NAME");
+		return opt_usage_error(&invoke_cmd, "give one function NAME");
 	*name = argv[optind];
 	if (!srv_name_ok(*name))
-		return cli_usage_error("invoke", "NAME must match [a-z0-9][a-z0-9-_.]{0,62}");
+		return opt_usage_error(&invoke_cmd, "NAME must match [a-z0-9][a-z0-9-_.]{0,62}");
 	return 0;
 }
 

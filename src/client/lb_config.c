@@ -67,7 +67,7 @@ int cli_lb_config(int argc, char **argv)
 		return fprintf(stderr, "ember lb-config: --listen %s\n", why), CLI_EXIT_EMBER;
 	c.n = (size_t)(argc - optind);
 	if (!c.n)
-		return cli_usage_error("lb-config", "no node given: name each node's HOST:PORT");
+		return opt_usage_error(&lb_cmd, "no node given: name each node's HOST:PORT");
 	struct cli_lb_addr *nodes = calloc(c.n, sizeof(*nodes));
 	if (!nodes)
 		return fprintf(stderr, "ember lb-config: out of memory\n"), CLI_EXIT_EMBER;
