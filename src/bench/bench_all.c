@@ -239,8 +239,7 @@ static int parse(int argc, char **argv, struct all_ctx *c, const char **parts_op
 	c->concs = c->concs ? c->concs : c->quick ? "1,4" : "1,2,4,8,16";
 	if (!*c->concs || strspn(c->concs, "0123456789,") != strlen(c->concs))
 		return fprintf(stderr,
-			       "ember bench all: --concurrency: numbers and commas, not "
-			       "'%s'\n",
+			       "ember bench all: --concurrency: numbers and commas, not '%s'\n",
 			       c->concs),
 		       CLI_EXIT_EMBER;
 	c->peer_timeout_ms = (timeout ? timeout : c->quick ? 8 : 20) * 1000;

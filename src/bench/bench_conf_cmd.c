@@ -137,6 +137,33 @@ struct conf_args {
 	int json, jobs;
 };
 
+static const char conf_head[] =
+    "usage: ember bench conformance [--json] [--out FILE] [--suite go,python,gvisor]\n"
+    "                               [--files A,B] [--cases FILE] [--gvisor DIR]\n"
+    "                               [--backend both|kvm|ptrace] [--syscalls both|guest|trap]\n"
+    "                               [--jobs N] [--timeout SECS] [--state DIR]\n"
+    "\n"
+    "Runs suites nobody here wrote, case by case, natively and in Ember: Go's "
+    "standard-library\n"
+    "tests (Debian's golang-1.19-src), CPython's regression tests (libpython3.11-testsuite, "
+    "run\n"
+    "by Debian's python3.11) and, with --gvisor, gVisor's system-call tests. `make "
+    "conformance`\n"
+    "builds the test programs into build/conformance/; tests/conformance/gvisor-build.sh "
+    "builds\n"
+    "gVisor's from a checkout (docs/conformance.md).\n"
+    "\n"
+    "Each file (a package, a module, a test program) runs whole, then every case that did not\n"
+    "pass runs again alone, so one crash hides nothing. Per case and column: pass, fail (its\n"
+    "first failure line), crash (Ember's message), timeout, or n/a: a case that fails or is\n"
+    "skipped natively here is not applicable, never a pass. The columns: native; kvm_guest and\n"
+    "kvm_trap (KVM, --syscalls guest and trap); ptrace. A table per file, or JSON.\n"
+    "\n";
+static const char conf_tail[] =
+    "\n"
+    "exit status: 0; 1 when a case --cases names did not pass, or Ember itself crashed, hung\n"
+    "or left processes or descriptors behind; 125 bad usage.\n";
+
 static const struct opt conf_opts[] = {
     OPT_STRING("suite", 0, struct conf_args, suite_list, "LIST",
 	       "the suites (default go,python; gvisor with --gvisor)"),
@@ -167,39 +194,8 @@ static const struct opt conf_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd conf_cmd = {
-    .no_args = "no arguments beside the options",
-    .name = "bench conformance",
-    .head =
-	"usage: ember bench conformance [--json] [--out FILE] [--suite go,python,gvisor]\n"
-	"                               [--files A,B] [--cases FILE] [--gvisor DIR]\n"
-	"                               [--backend both|kvm|ptrace] [--syscalls both|guest|trap]\n"
-	"                               [--jobs N] [--timeout SECS] [--state DIR]\n"
-	"\n"
-	"Runs suites nobody here wrote, case by case, natively and in Ember: Go's "
-	"standard-library\n"
-	"tests (Debian's golang-1.19-src), CPython's regression tests (libpython3.11-testsuite, "
-	"run\n"
-	"by Debian's python3.11) and, with --gvisor, gVisor's system-call tests. `make "
-	"conformance`\n"
-	"builds the test programs into build/conformance/; tests/conformance/gvisor-build.sh "
-	"builds\n"
-	"gVisor's from a checkout (docs/conformance.md).\n"
-	"\n"
-	"Each file (a package, a module, a test program) runs whole, then every case that did not\n"
-	"pass runs again alone, so one crash hides nothing. Per case and column: pass, fail (its\n"
-	"first failure line), crash (Ember's message), timeout, or n/a: a case that fails or is\n"
-	"skipped natively here is not applicable, never a pass. The columns: native; kvm_guest "
-	"and\n"
-	"kvm_trap (KVM, --syscalls guest and trap); ptrace. A table per file, or JSON.\n"
-	"\n",
-    .opts = conf_opts,
-    .tail =
-	"\n"
-	"exit status: 0; 1 when a case --cases names did not pass, or Ember itself crashed, hung\n"
-	"or left processes or descriptors behind; 125 bad usage.\n",
-    .col = 18,
-};
+static const struct opt_cmd conf_cmd = OPT_CMD("bench conformance", conf_head, conf_opts, conf_tail,
+					       18, 0, "no arguments beside the options");
 
 static int usage(const char *why)
 {

@@ -172,8 +172,7 @@ static json_t *merges(const struct mem_opts *o, int json)
 	ember_unload(a);
 	if (!json)
 		printf("\nUPM merge: %.2f ms per MiB madvised, first (model's 8 MiB table at init, "
-		       "all "
-		       "new), %.2f ms second (model2's, all found)\n"
+		       "all new), %.2f ms second (model2's, all found)\n"
 		       "model + model2 (the same table): %llu KiB in one domain, %llu KiB in two\n",
 		       ms_per_mib, second, (unsigned long long)pair >> 10,
 		       (unsigned long long)apart >> 10);

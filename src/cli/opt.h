@@ -97,6 +97,12 @@ struct opt_cmd {
 	unsigned flags;	     /* OPT_STOP_AT_ARG */
 };
 
+/* a command: its name, text before and after the list, table, column, flags, no_args */
+#define OPT_CMD(n, h, t, tl, c, f, na)                                                             \
+	{                                                                                          \
+		.name = n, .head = h, .opts = t, .tail = tl, .col = c, .flags = f, .no_args = na   \
+	}
+
 /* Parses argv[1..argc-1] (argv[0] is the command's name) into base by c's table: "--name
  * VALUE", "--name=VALUE", a unique prefix of a name, "-s VALUE", "-sVALUE", flags grouped as
  * "-qh", "--" ending the options. The arguments that are no options are moved after them, in

@@ -22,6 +22,23 @@ struct run_args {
 	int stats, no_sandbox, repeat;
 };
 
+static const char run_head[] =
+    "usage: ember run [OPTIONS] PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM, an x86-64 Linux executable (static or dynamic), in a virtine. The\n"
+    "request is read from stdin; the program's stdout and stderr are written to ours; the\n"
+    "exit status is its own.\n"
+    "\n"
+    "options:\n";
+static const char run_tail[] =
+    "\n"
+    "exit status: the program's own; 124 timeout; 125 Ember could not run it (bad usage,\n"
+    "and what stderr names: a bad image, a bad configuration, a runtime whose source failed\n"
+    "to load, no KVM, out of memory, files that cannot be read or written); 126 a limit was\n"
+    "exceeded; 128+N the program died as of signal N\n"
+    "(139 page fault or general protection fault, 136 divide error, 132 invalid opcode,\n"
+    "134 abort).\n";
+
 static const struct opt run_opts[] = {
     OPT_GROUP(cli_load_opts),
     OPT_DOUBLE("timeout", 0, struct run_args, load.cfg.timeout_s, "SECS", 0, 1e12,
@@ -75,27 +92,8 @@ static const struct opt run_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd run_cmd = {
-    .name = "run",
-    .head = "usage: ember run [OPTIONS] PROGRAM [ARGS...]\n"
-	    "\n"
-	    "Runs PROGRAM, an x86-64 Linux executable (static or dynamic), in a virtine. The\n"
-	    "request is read from stdin; the program's stdout and stderr are written to ours; the\n"
-	    "exit status is its own.\n"
-	    "\n"
-	    "options:\n",
-    .opts = run_opts,
-    .tail =
-	"\n"
-	"exit status: the program's own; 124 timeout; 125 Ember could not run it (bad usage,\n"
-	"and what stderr names: a bad image, a bad configuration, a runtime whose source failed\n"
-	"to load, no KVM, out of memory, files that cannot be read or written); 126 a limit was\n"
-	"exceeded; 128+N the program died as of signal N\n"
-	"(139 page fault or general protection fault, 136 divide error, 132 invalid opcode,\n"
-	"134 abort).\n",
-    .col = 20,
-    .flags = OPT_STOP_AT_ARG,
-};
+static const struct opt_cmd run_cmd =
+    OPT_CMD("run", run_head, run_opts, run_tail, 20, OPT_STOP_AT_ARG, NULL);
 
 /* counters of a whole `ember run`: summed over its invocations */
 struct run_stats {

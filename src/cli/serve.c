@@ -81,6 +81,33 @@ static const char *costly_after(void *at, const char *s)
 			       : NULL;
 }
 
+static const char serve_head[] =
+    "usage: ember serve [OPTIONS]\n"
+    "\n"
+    "Serves functions over HTTP with the OpenFaaS gateway's API: deploy them with\n"
+    "POST /system/functions (an executable uploaded with PUT /system/images/NAME, a handler\n"
+    "for a runtime such as js or python, or a root filesystem with envProcess), invoke them\n"
+    "with POST /function/NAME, or later with\n"
+    "POST /async-function/NAME (202 at once; the result goes to X-Callback-Url). Deployments,\n"
+    "images and queued async calls are kept in the state directory and come back after a\n"
+    "restart. SIGTERM or SIGINT stops accepting connections, lets requests and async calls in\n"
+    "flight finish (up to shutdownTimeout) and exits 0. A web console, with the same\n"
+    "credentials as the /system/ routes, is at /ui/ (docs/console.md).\n"
+    "See docs/server.md.\n"
+    "\n"
+    "options:\n";
+static const char serve_tail[] =
+    "\n"
+    "The js and lua runtimes are looked for in runtimeDir, else $EMBER_RUNTIME_DIR, else in\n"
+    "runtimes/ next to the ember binary (a build tree), else in lib/ember/runtimes/ beside the\n"
+    "bin/ folder holding it (an installed ember). A function's stderr is kept in a ring per\n"
+    "function, served by GET /system/logs?name=NAME (tail=N, since=TIME, follow=true). The\n"
+    "server logs one line per invocation: REPORT RequestId: ... Duration: ... Outcome: ...\n"
+    "(docs/server.md). Exit status: 0 after a clean shutdown, 125 when the server cannot start\n"
+    "or when a shutdown gave up waiting for requests or async calls in flight (those async\n"
+    "calls run again at the next start).\n"
+    "";
+
 static const struct opt serve_opts[] = {
     OPT_STRING("listen", 0, struct serve_args, o.listen, "ADDR:PORT",
 	       "where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6;\n"
@@ -193,40 +220,8 @@ static const struct opt serve_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd serve_cmd = {
-    .no_args = "unexpected arguments",
-    .name = "serve",
-    .head =
-	"usage: ember serve [OPTIONS]\n"
-	"\n"
-	"Serves functions over HTTP with the OpenFaaS gateway's API: deploy them with\n"
-	"POST /system/functions (an executable uploaded with PUT /system/images/NAME, a handler\n"
-	"for a runtime such as js or python, or a root filesystem with envProcess), invoke them\n"
-	"with POST /function/NAME, or later with\n"
-	"POST /async-function/NAME (202 at once; the result goes to X-Callback-Url). Deployments,\n"
-	"images and queued async calls are kept in the state directory and come back after a\n"
-	"restart. SIGTERM or SIGINT stops accepting connections, lets requests and async calls in\n"
-	"flight finish (up to shutdownTimeout) and exits 0. A web console, with the same\n"
-	"credentials as the /system/ routes, is at /ui/ (docs/console.md).\n"
-	"See docs/server.md.\n"
-	"\n"
-	"options:\n",
-    .opts = serve_opts,
-    .tail =
-	"\n"
-	"The js and lua runtimes are looked for in runtimeDir, else $EMBER_RUNTIME_DIR, else in\n"
-	"runtimes/ next to the ember binary (a build tree), else in lib/ember/runtimes/ beside "
-	"the\n"
-	"bin/ folder holding it (an installed ember). A function's stderr is kept in a ring per\n"
-	"function, served by GET /system/logs?name=NAME (tail=N, since=TIME, follow=true). The\n"
-	"server logs one line per invocation: REPORT RequestId: ... Duration: ... Outcome: ...\n"
-	"(docs/server.md). Exit status: 0 after a clean shutdown, 125 when the server cannot "
-	"start\n"
-	"or when a shutdown gave up waiting for requests or async calls in flight (those async\n"
-	"calls run again at the next start).\n"
-	"",
-    .col = 22,
-};
+static const struct opt_cmd serve_cmd =
+    OPT_CMD("serve", serve_head, serve_opts, serve_tail, 22, 0, "unexpected arguments");
 
 /* fills what the command line left unset; the strings stay in cfg */
 static int read_config(const char *path, json_t **cfgp, struct srv_options *o, struct serve_host *h)
@@ -265,8 +260,9 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o, s
 	if ((rep && !json_is_boolean(rep)) ||
 	    (lines && (!json_is_integer(lines) || json_integer_value(lines) < 1 ||
 		       json_integer_value(lines) > 1000000))) {
-		fprintf(stderr, "ember serve: config: report must be true or false, logRingLines "
-				"1..1000000\n");
+		fprintf(
+		    stderr,
+		    "ember serve: config: report must be true or false, logRingLines 1..1000000\n");
 		return -1;
 	}
 	if (rep && json_is_false(rep))

@@ -9,6 +9,24 @@
 #include "ember/ember.h"
 #include "pool/pool.h"
 
+static const char snapshot_head[] =
+    "usage: ember snapshot [OPTIONS] PROGRAM...\n"
+    "\n"
+    "Initialises each PROGRAM (run with no arguments) up to its snapshot point and keeps the\n"
+    "snapshot on disk in DIR/snapshots/, where `ember run --state DIR` with the same options\n"
+    "finds it: its first request then starts from disk instead of running the initialisation.\n"
+    "A snapshot already there and intact is reused; a damaged, outdated or foreign one is\n"
+    "rebuilt. Prints one line per PROGRAM:\n"
+    "  PROGRAM: snapshot PATH (N pages, init T ms)       made now\n"
+    "  PROGRAM: snapshot PATH (N pages) reused            found intact on disk\n"
+    "  PROGRAM: snapshot PATH (N pages, init T ms) rebuilt: WHY\n"
+    "A PROGRAM whose initialisation crashes, times out or exits non-zero before it reads a\n"
+    "request gets none, and stderr says why.\n"
+    "\n"
+    "options:\n";
+static const char snapshot_tail[] =
+    "\nexit status: 0 when every snapshot is on disk; 125 otherwise.\n";
+
 static const struct opt snapshot_opts[] = {
     OPT_STRING("state", 0, struct cli_load_args, cfg.state_dir, "DIR",
 	       "where snapshots are kept (default ./var)"),
@@ -16,28 +34,8 @@ static const struct opt snapshot_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd snapshot_cmd = {
-    .name = "snapshot",
-    .head =
-	"usage: ember snapshot [OPTIONS] PROGRAM...\n"
-	"\n"
-	"Initialises each PROGRAM (run with no arguments) up to its snapshot point and keeps the\n"
-	"snapshot on disk in DIR/snapshots/, where `ember run --state DIR` with the same options\n"
-	"finds it: its first request then starts from disk instead of running the initialisation.\n"
-	"A snapshot already there and intact is reused; a damaged, outdated or foreign one is\n"
-	"rebuilt. Prints one line per PROGRAM:\n"
-	"  PROGRAM: snapshot PATH (N pages, init T ms)       made now\n"
-	"  PROGRAM: snapshot PATH (N pages) reused            found intact on disk\n"
-	"  PROGRAM: snapshot PATH (N pages, init T ms) rebuilt: WHY\n"
-	"A PROGRAM whose initialisation crashes, times out or exits non-zero before it reads a\n"
-	"request gets none, and stderr says why.\n"
-	"\n"
-	"options:\n",
-    .opts = snapshot_opts,
-    .tail = "\nexit status: 0 when every snapshot is on disk; 125 otherwise.\n",
-    .col = 20,
-    .flags = OPT_STOP_AT_ARG,
-};
+static const struct opt_cmd snapshot_cmd =
+    OPT_CMD("snapshot", snapshot_head, snapshot_opts, snapshot_tail, 20, OPT_STOP_AT_ARG, NULL);
 
 /* one PROGRAM: load it with the state folder set, say what happened, unload it */
 static int snapshot_one(struct ember_config cfg, const char *runtime, const char *program)

@@ -15,6 +15,48 @@ struct opts {
 	int envsubst;
 };
 
+static const char deploy_head[] =
+    "usage: ember deploy [-f FILE] [--filter GLOB] [--gateway URL[,URL...]]\n"
+    "                    [--secrets DIR] [--no-envsubst]\n"
+    "\n"
+    "Deploys the functions of an OpenFaaS stack file (faas-cli's stack.yml) to ember serve,\n"
+    "in the file's order: each is created, or updated when it exists (PUT /system/functions,\n"
+    "then POST when the answer is 404, as faas-cli does). Every function is read, and built,\n"
+    "before anything is deployed, so a mistake in the file deploys nothing; a function the\n"
+    "server refuses stops the deploy there (those before it stay deployed).\n"
+    "\n"
+    "functions.NAME:\n"
+    "  lang       js (or javascript, node, nodeNN): HANDLER/handler.js, defining a global\n"
+    "             function handler(input, env) (Ember's js runtime, not Node.js)\n"
+    "             lua: HANDLER/handler.lua; python (or python3): HANDLER/handler.py\n"
+    "             c: HANDLER's Makefile, which must build HANDLER/handler, else HANDLER's .c\n"
+    "             files built with musl-gcc -static ($EMBER_CC); uploaded as image NAME\n"
+    "             none: image is an executable file (uploaded as image NAME), or an image\n"
+    "             uploaded before, by name or as a reference (registry/org/NAME:tag)\n"
+    "             dockerfile and faas-cli's other templates are refused\n"
+    "  handler    a folder, or the source file itself; relative to the stack file\n"
+    "  files      the function's read-only files, seen at /: a folder relative to the stack\n"
+    "             file (or a tar or zip archive), checked as the server would, then sent\n"
+    "             packed as a tar archive in the deployment\n"
+    "  image, environment, environment_file, labels, annotations, limits.memory: as for\n"
+    "             faas-cli (paths relative to the stack file)\n"
+    "  ember      Ember's own settings: timeout, minWarm, maxConcurrency, queue, keepAlive,\n"
+    "             syscalls, cpus (vCPUs of each virtine), threads, pids (see\n"
+    "             docs/server.md)\n"
+    "  secrets    names of secrets made on the server first (faas-cli secret create, or\n"
+    "             POST /system/secrets): the function reads each at\n"
+    "             /var/openfaas/secrets/NAME\n"
+    "  fprocess   without lang: the command of a root filesystem given as files:\n"
+    "  requests, constraints, namespace, limits.cpu: ignored, with a warning\n"
+    "\n"
+    "options:\n";
+static const char deploy_tail[] =
+    "\n"
+    "One line per step on stdout; warnings and errors on stderr. Exit status: 0 when every\n"
+    "function was deployed (to every node), 1 at the first failure (with its reason: the\n"
+    "server's message, the file and line; with several nodes, once every node was tried),\n"
+    "125 on a bad option. See docs/openfaas.md.\n";
+
 static const struct opt deploy_opts[] = {
     OPT_STRING("yaml", 'f', struct opts, file, "FILE",
 	       "the stack file (default stack.yml, else stack.yaml)"),
@@ -34,53 +76,8 @@ static const struct opt deploy_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd deploy_cmd = {
-    .no_args = "unexpected argument (the stack file goes after -f)",
-    .name = "deploy",
-    .head =
-	"usage: ember deploy [-f FILE] [--filter GLOB] [--gateway URL[,URL...]]\n"
-	"                    [--secrets DIR] [--no-envsubst]\n"
-	"\n"
-	"Deploys the functions of an OpenFaaS stack file (faas-cli's stack.yml) to ember serve,\n"
-	"in the file's order: each is created, or updated when it exists (PUT /system/functions,\n"
-	"then POST when the answer is 404, as faas-cli does). Every function is read, and built,\n"
-	"before anything is deployed, so a mistake in the file deploys nothing; a function the\n"
-	"server refuses stops the deploy there (those before it stay deployed).\n"
-	"\n"
-	"functions.NAME:\n"
-	"  lang       js (or javascript, node, nodeNN): HANDLER/handler.js, defining a global\n"
-	"             function handler(input, env) (Ember's js runtime, not Node.js)\n"
-	"             lua: HANDLER/handler.lua; python (or python3): HANDLER/handler.py\n"
-	"             c: HANDLER's Makefile, which must build HANDLER/handler, else HANDLER's .c\n"
-	"             files built with musl-gcc -static ($EMBER_CC); uploaded as image NAME\n"
-	"             none: image is an executable file (uploaded as image NAME), or an image\n"
-	"             uploaded before, by name or as a reference (registry/org/NAME:tag)\n"
-	"             dockerfile and faas-cli's other templates are refused\n"
-	"  handler    a folder, or the source file itself; relative to the stack file\n"
-	"  files      the function's read-only files, seen at /: a folder relative to the stack\n"
-	"             file (or a tar or zip archive), checked as the server would, then sent\n"
-	"             packed as a tar archive in the deployment\n"
-	"  image, environment, environment_file, labels, annotations, limits.memory: as for\n"
-	"             faas-cli (paths relative to the stack file)\n"
-	"  ember      Ember's own settings: timeout, minWarm, maxConcurrency, queue, keepAlive,\n"
-	"             syscalls, cpus (vCPUs of each virtine), threads, pids (see\n"
-	"             docs/server.md)\n"
-	"  secrets    names of secrets made on the server first (faas-cli secret create, or\n"
-	"             POST /system/secrets): the function reads each at\n"
-	"             /var/openfaas/secrets/NAME\n"
-	"  fprocess   without lang: the command of a root filesystem given as files:\n"
-	"  requests, constraints, namespace, limits.cpu: ignored, with a warning\n"
-	"\n"
-	"options:\n",
-    .opts = deploy_opts,
-    .tail =
-	"\n"
-	"One line per step on stdout; warnings and errors on stderr. Exit status: 0 when every\n"
-	"function was deployed (to every node), 1 at the first failure (with its reason: the\n"
-	"server's message, the file and line; with several nodes, once every node was tried),\n"
-	"125 on a bad option. See docs/openfaas.md.\n",
-    .col = 21,
-};
+static const struct opt_cmd deploy_cmd =
+    OPT_CMD("deploy", deploy_head, deploy_opts, deploy_tail, 21, 0, NULL);
 
 /* 0, 1 (help shown) or -1 (an error, said) */
 static int parse(int argc, char **argv, struct opts *o)
@@ -221,8 +218,8 @@ static int deploy_all(const char *gws, const char *secrets, const struct cli_dep
 	free(list);
 	if (failed)
 		fprintf(stderr,
-			"ember deploy: %zu of %zu nodes failed (deploy again: each function "
-			"is created or updated)\n",
+			"ember deploy: %zu of %zu nodes failed (deploy again: each function is "
+			"created or updated)\n",
 			failed, nodes);
 	else
 		printf("deployed to %zu nodes\n", nodes);

@@ -47,6 +47,19 @@ static const char *add_query(void *at, const char *kv)
 	return NULL;
 }
 
+static const char invoke_head[] =
+    "usage: ember invoke NAME [--gateway URL] [--method M] [-H 'Name: value']...\n"
+    "                   [--content-type TYPE] [--query K=V]... [--auth [--secrets DIR]]\n"
+    "\n"
+    "Sends the request read from stdin to the function NAME (POST /function/NAME) and writes\n"
+    "the response body to stdout, as faas-cli invoke does.\n"
+    "\n"
+    "options:\n";
+static const char invoke_tail[] =
+    "\n"
+    "Exit status: 0 on a 2xx answer; 1 on any other, with the status and the body on stderr\n"
+    "(nothing on stdout); 125 on a bad option or when the server cannot be reached.\n";
+
 static const struct opt invoke_opts[] = {
     OPT_STRING("gateway", 'g', struct opts, gateway, "URL",
 	       "the server (default $OPENFAAS_URL, else " CLI_DEFAULT_GATEWAY ")"),
@@ -66,23 +79,8 @@ static const struct opt invoke_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd invoke_cmd = {
-    .name = "invoke",
-    .head =
-	"usage: ember invoke NAME [--gateway URL] [--method M] [-H 'Name: value']...\n"
-	"                   [--content-type TYPE] [--query K=V]... [--auth [--secrets DIR]]\n"
-	"\n"
-	"Sends the request read from stdin to the function NAME (POST /function/NAME) and writes\n"
-	"the response body to stdout, as faas-cli invoke does.\n"
-	"\n"
-	"options:\n",
-    .opts = invoke_opts,
-    .tail =
-	"\n"
-	"Exit status: 0 on a 2xx answer; 1 on any other, with the status and the body on stderr\n"
-	"(nothing on stdout); 125 on a bad option or when the server cannot be reached.\n",
-    .col = 24,
-};
+static const struct opt_cmd invoke_cmd =
+    OPT_CMD("invoke", invoke_head, invoke_opts, invoke_tail, 24, 0, NULL);
 
 /* 0, 1 (help shown) or CLI_EXIT_EMBER (an error, said) */
 static int parse(int argc, char **argv, struct opts *o, const char **name)

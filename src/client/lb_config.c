@@ -14,6 +14,26 @@ struct lb_args {
 	const char *listen;
 };
 
+static const char lb_head[] =
+    "usage: ember lb-config [--listen ADDR:PORT] [--timeout SECS] [--check-interval MS]\n"
+    "                       NODE...\n"
+    "\n"
+    "Prints a HAProxy configuration that spreads function calls over the ember serve nodes\n"
+    "NODE... (each HOST:PORT: an IPv4 address, [IPv6]:PORT or a host name, as the node's\n"
+    "--listen). A function's calls go to one node: /function/NAME/... and\n"
+    "/async-function/NAME/... hash by NAME alone (balance hash, hash-type consistent), so its\n"
+    "warm virtines and snapshots stay on that node and a node's loss moves only its "
+    "functions.\n"
+    "A node takes calls while GET /readyz answers 200 (checked every --check-interval). Calls\n"
+    "to /system/ that change state are refused by the balancer: deploy to every node with\n"
+    "ember deploy --gateway URL,URL,... (see docs/cluster.md).\n"
+    "\n"
+    "options:\n";
+static const char lb_tail[] =
+    "\n"
+    "Check the result with: haproxy -c -f FILE. Exit status: 0, or 125 on a bad option or\n"
+    "node address.\n";
+
 static const struct opt lb_opts[] = {
     OPT_STRING("listen", 0, struct lb_args, listen, "ADDR:PORT",
 	       "where HAProxy listens (default " CLI_LB_DEFAULT_LISTEN ")"),
@@ -28,29 +48,7 @@ static const struct opt lb_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd lb_cmd = {
-    .name = "lb-config",
-    .head =
-	"usage: ember lb-config [--listen ADDR:PORT] [--timeout SECS] [--check-interval MS]\n"
-	"                       NODE...\n"
-	"\n"
-	"Prints a HAProxy configuration that spreads function calls over the ember serve nodes\n"
-	"NODE... (each HOST:PORT: an IPv4 address, [IPv6]:PORT or a host name, as the node's\n"
-	"--listen). A function's calls go to one node: /function/NAME/... and\n"
-	"/async-function/NAME/... hash by NAME alone (balance hash, hash-type consistent), so its\n"
-	"warm virtines and snapshots stay on that node and a node's loss moves only its "
-	"functions.\n"
-	"A node takes calls while GET /readyz answers 200 (checked every --check-interval). Calls\n"
-	"to /system/ that change state are refused by the balancer: deploy to every node with\n"
-	"ember deploy --gateway URL,URL,... (see docs/cluster.md).\n"
-	"\n"
-	"options:\n",
-    .opts = lb_opts,
-    .tail = "\n"
-	    "Check the result with: haproxy -c -f FILE. Exit status: 0, or 125 on a bad option or\n"
-	    "node address.\n",
-    .col = 24,
-};
+static const struct opt_cmd lb_cmd = OPT_CMD("lb-config", lb_head, lb_opts, lb_tail, 24, 0, NULL);
 
 int cli_lb_config(int argc, char **argv)
 {

@@ -13,6 +13,19 @@ struct list_args {
 	int quiet, raw;
 };
 
+static const char list_head[] =
+    "usage: ember list [--gateway URL] [--secrets DIR] [-q | --json]\n"
+    "\n"
+    "Lists the functions deployed on the server (GET /system/functions), sorted by name: name,\n"
+    "invocations, ready virtines out of all of them (availableReplicas/replicas; 0/0 while the\n"
+    "function is not loaded), and the image or runtime it runs.\n"
+    "\n"
+    "options:\n";
+static const char list_tail[] =
+    "\n"
+    "Exit status: 0, 1 when the server refused (its message on stderr), 125 on a bad option\n"
+    "or when the server cannot be reached.\n";
+
 static const struct opt list_opts[] = {
     OPT_STRING("gateway", 'g', struct list_args, gateway, "URL",
 	       "the server (default $OPENFAAS_URL, else " CLI_DEFAULT_GATEWAY ")"),
@@ -24,25 +37,8 @@ static const struct opt list_opts[] = {
     OPT_END(),
 };
 
-static const struct opt_cmd list_cmd = {
-    .no_args = "unexpected argument",
-    .name = "list",
-    .head = "usage: ember list [--gateway URL] [--secrets DIR] [-q | --json]\n"
-	    "\n"
-	    "Lists the functions deployed on the server (GET /system/functions), sorted by name: "
-	    "name,\n"
-	    "invocations, ready virtines out of all of them (availableReplicas/replicas; 0/0 while "
-	    "the\n"
-	    "function is not loaded), and the image or runtime it runs.\n"
-	    "\n"
-	    "options:\n",
-    .opts = list_opts,
-    .tail =
-	"\n"
-	"Exit status: 0, 1 when the server refused (its message on stderr), 125 on a bad option\n"
-	"or when the server cannot be reached.\n",
-    .col = 21,
-};
+static const struct opt_cmd list_cmd =
+    OPT_CMD("list", list_head, list_opts, list_tail, 21, 0, "unexpected argument");
 
 static int by_name(const void *a, const void *b)
 {
