@@ -19,7 +19,8 @@ struct headers {
 };
 
 struct opts {
-	const char *gateway, *secrets, *method, *ctype;
+	struct cli_client_args gw; /* first: cli_client_opts' offsets are from the start */
+	const char *method, *ctype;
 	struct headers headers;
 	int auth;
 	char query[4096];
@@ -61,8 +62,7 @@ static const char invoke_tail[] =
     "(nothing on stdout); 125 on a bad option or when the server cannot be reached.\n";
 
 static const struct opt invoke_opts[] = {
-    OPT_STRING("gateway", 'g', struct opts, gateway, "URL",
-	       "the server (default $OPENFAAS_URL, else " CLI_DEFAULT_GATEWAY ")"),
+    OPT_GROUP(cli_client_opts),
     OPT_STRING("method", 'm', struct opts, method, "M", "the HTTP method (default POST)"),
     OPT_CALL("header", 'H', struct opts, headers, "'N: V'", add_header,
 	     "a request header (repeatable)"),
@@ -73,9 +73,6 @@ static const struct opt invoke_opts[] = {
 	     "send the management credentials too, for a function deployed\n"
 	     "with ember.auth (the server keeps them from its metadata); never\n"
 	     "sent otherwise: other functions read every request header"),
-    OPT_STRING("secrets", 0, struct opts, secrets, "DIR",
-	       "the credentials: DIR/basic-auth-user, DIR/basic-auth-password\n"
-	       "(default $EMBER_GATEWAY_USER and $EMBER_GATEWAY_PASSWORD)"),
     OPT_END(),
 };
 
@@ -108,7 +105,7 @@ int cli_invoke(int argc, char **argv)
 	char why[1024], path[4096 + 128];
 	uint8_t *req = NULL;
 	size_t len = 0;
-	if (cli_client_open(&c, o.gateway, o.auth ? o.secrets : NULL, why, sizeof(why)))
+	if (cli_client_open(&c, o.gw.gateway, o.auth ? o.gw.secrets : NULL, why, sizeof(why)))
 		return fprintf(stderr, "ember invoke: %s\n", why), CLI_EXIT_EMBER;
 	if (isatty(0))
 		fprintf(stderr, "ember invoke: reading the request from stdin (Ctrl-D ends it)\n");

@@ -9,7 +9,7 @@
 
 /* what the command line sets */
 struct list_args {
-	const char *gateway, *secrets;
+	struct cli_client_args gw; /* first: cli_client_opts' offsets are from the start */
 	int quiet, raw;
 };
 
@@ -27,11 +27,7 @@ static const char list_tail[] =
     "or when the server cannot be reached.\n";
 
 static const struct opt list_opts[] = {
-    OPT_STRING("gateway", 'g', struct list_args, gateway, "URL",
-	       "the server (default $OPENFAAS_URL, else " CLI_DEFAULT_GATEWAY ")"),
-    OPT_STRING("secrets", 0, struct list_args, secrets, "DIR",
-	       "credentials: DIR/basic-auth-user and DIR/basic-auth-password\n"
-	       "(default $EMBER_GATEWAY_USER and $EMBER_GATEWAY_PASSWORD)"),
+    OPT_GROUP(cli_client_opts),
     OPT_FLAG("quiet", 'q', struct list_args, quiet, "names only"),
     OPT_FLAG("json", 0, struct list_args, raw, "the server's answer as it is"),
     OPT_END(),
@@ -101,7 +97,7 @@ int cli_list(int argc, char **argv)
 	int optind, end = opt_parse(&list_cmd, &args, argc, argv, &optind);
 	if (end >= 0)
 		return end;
-	const char *gateway = args.gateway, *secrets = args.secrets;
+	const char *gateway = args.gw.gateway, *secrets = args.gw.secrets;
 	int quiet = args.quiet, raw = args.raw;
 	struct cli_client cl;
 	struct cli_resp r;
