@@ -2,7 +2,9 @@
 # Writes the man page ember.1 (roff, on stdout) from the help texts of an ember binary:
 # `ember --help`, then `ember COMMAND --help` for every command it lists, and
 # `ember COMMAND NAME --help` for every NAME a command lists under "commands:" or
-# "benchmarks:" (ember bench latency, ...). A command added to the CLI appears by itself.
+# "benchmarks:" (ember bench latency, ...). A command added to the CLI appears by itself. Its
+# options come from its option table (src/cli/opt.h) as roff already: EMBER_HELP_FORMAT=man
+# has --help print them so, between the lines '.\" options' and '.\" end of options'.
 #   scripts/mkman.sh build/ember >build/ember.1
 set -eu
 E=$1
@@ -23,6 +25,10 @@ listed()
 roff()
 {
 	awk '
+	# the options, roff already (made from the option table of the command)
+	/^\.\\" options$/ { raw = 1; item = blank = 0; next }
+	raw && /^\.\\" end of options$/ { raw = 0; next }
+	raw { print; next }
 	function esc(s) {
 		gsub(/\\/, "\\e", s)
 		gsub(/-/, "\\-", s)
@@ -92,7 +98,7 @@ roff()
 # help ARGS...: the help text of `ember ARGS --help`; a failure stops the script
 help()
 {
-	"$E" "$@" --help || {
+	EMBER_HELP_FORMAT=man "$E" "$@" --help || {
 		echo "mkman: '$E $* --help' failed" >&2
 		exit 1
 	}

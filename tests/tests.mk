@@ -46,3 +46,10 @@ $(B)/tests/unit/test_conf_parse: tests/unit/test_conf_parse.c $(CONF_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(CONF_OBJ) \
 		$(LDFLAGS) $(CMOCKA_LIBS)
+
+# test_opt checks the option tables' parser and --help (src/cli/opt.c, opt_help.c)
+OPT_OBJ := $(B)/obj/src/cli/opt.o $(B)/obj/src/cli/opt_help.o
+$(B)/tests/unit/test_opt: tests/unit/test_opt.c $(OPT_OBJ) $(B)/libember.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(OPT_OBJ) \
+		$(B)/libember.a $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)

@@ -1,7 +1,6 @@
 /* `ember bench`: subcommands that measure Ember next to its floor and its peers. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <math.h>
 #include <spawn.h>
@@ -155,7 +154,7 @@ static void no_kvm(struct bench_opts *o)
 }
 
 /* what --backend asks for: both (the default) needs a /dev/kvm that opens, else ptrace alone */
-static int bench_backends(struct bench_opts *o)
+int bench_backends(struct bench_opts *o)
 {
 	if (!o->backend)
 		o->backend = "both";
@@ -176,46 +175,19 @@ static int bench_backends(struct bench_opts *o)
 	return CLI_EXIT_EMBER;
 }
 
-int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int extras,
-		const char *help)
+const struct opt bench_common_opts[] = {
+    OPT_FLAG("json", 0, struct bench_opts, json, "JSON on stdout, not tables"),
+    OPT_STRING("backend", 0, struct bench_opts, backend, "B",
+	       "both, kvm, ptrace or auto (above; default $EMBER_BACKEND, else both)"),
+    OPT_END(),
+};
+
+int bench_parse(const struct opt_cmd *c, int argc, char **argv, struct bench_opts *o)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"iterations", required_argument, NULL, 'i'},
-	    {"backend", required_argument, NULL, 'b'},
-	    {"syscalls", required_argument, NULL, 's'},
-	    {"functions", required_argument, NULL, 'f'},
-	    {"only", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
+	int first, rc;
 	o->backend = getenv("EMBER_BACKEND");
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'j')
-			o->json = 1;
-		else if (c == 'i')
-			o->iters = atoi(optarg);
-		else if (c == 'b')
-			o->backend = optarg;
-		else if (c == 's')
-			o->syscalls = optarg;
-		else if (c == 'f')
-			o->functions = optarg;
-		else if (c == 'o')
-			o->only = optarg;
-		else if (c == 'h')
-			return fputs(help, stdout), 0;
-		else
-			return fputs(help, stderr), CLI_EXIT_EMBER;
-	}
-	if ((!(extras & BENCH_EXTRA_SUITE) && (o->syscalls || o->functions)) ||
-	    (!(extras & BENCH_EXTRA_ONLY) && o->only))
-		return fputs(help, stderr), CLI_EXIT_EMBER; /* not options of this benchmark */
-	if (o->iters < 1 || o->iters > max_iters)
-		return fprintf(stderr, "ember bench: --iterations from 1 to %d\n", max_iters),
-		       CLI_EXIT_EMBER;
+	if ((rc = opt_parse(c, o, argc, argv, &first)) >= 0)
+		return rc;
 	return bench_backends(o);
 }
 

@@ -7,6 +7,8 @@
 
 #include <jansson.h>
 
+#include "cli/opt.h"
+
 struct bench_row {
 	const char *name;
 	double p50_us, p99_us;
@@ -50,22 +52,33 @@ struct bench_opts {
 	const char *functions; /* --functions (where a benchmark uses it) */
 	const char *only;      /* --only NAME,NAME (where a benchmark uses it): those rows alone */
 };
-/* bench_parse's extras: the options a benchmark takes beside the common ones */
-#define BENCH_EXTRA_SUITE 1 /* --syscalls, --functions */
-#define BENCH_EXTRA_ONLY  2 /* --only */
-
 /* what every benchmark's --help says of --backend */
 #define BENCH_HELP_BACKEND                                                                         \
 	"--backend both, the default when /dev/kvm opens, measures every row on KVM and then on\n" \
 	"ptrace in this one run; without /dev/kvm it measures ptrace alone and a line says why.\n" \
 	"kvm, ptrace or auto measure one backend. $EMBER_BACKEND presets the choice.\n"
 
-/* Parses --json, --iterations, --backend and --help, and the extras (BENCH_EXTRA_*); returns -1
+/* the options every benchmark's table includes (OPT_GROUP): --json, --backend */
+extern const struct opt bench_common_opts[];
+/* --iterations N, from 1 to max (a number), into bench_opts.iters */
+#define BENCH_OPT_ITERS(max, help)                                                                 \
+	OPT_INT("iterations", 0, struct bench_opts, iters, "N", 1, max,                            \
+		"--iterations needs a count from 1 to " #max, help)
+
+/* a benchmark's command: its name ("bench cold"), --help's text before the options, its table */
+#define BENCH_CMD(n, h, t)                                                                         \
+	{                                                                                          \
+		.name = n, .head = h, .opts = t, .col = 24,                                        \
+		.no_args = "no arguments beside the options"                                       \
+	}
+
+/* Parses argv by c's table (bench_common_opts and the benchmark's own, landing in o); returns -1
  * when the benchmark should run, or the exit status to end with (help printed, or a bad option).
- * When both backends are asked for (or by default) and /dev/kvm does not open, it says why in one
- * line and leaves ptrace alone to measure. */
-int bench_parse(int argc, char **argv, struct bench_opts *o, int max_iters, int extras,
-		const char *help);
+ * Then bench_backends. */
+int bench_parse(const struct opt_cmd *c, int argc, char **argv, struct bench_opts *o);
+/* what o->backend asks for, in o->backends: both (NULL too) needs a /dev/kvm that opens, else
+ * ptrace alone, said in one line. -1, or CLI_EXIT_EMBER for a backend it does not know (said) */
+int bench_backends(struct bench_opts *o);
 
 /* a number, or null when it is not finite (JSON has no NaN) */
 json_t *bench_json_num(double v);

@@ -1,7 +1,6 @@
 /* `ember bench all`: every part in one run, each writing JSON with raw samples and PNG plots,
  * then DIR/summary.md. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +103,7 @@ static const struct {
 };
 #define NPARTS (sizeof(parts) / sizeof(parts[0]))
 
-static const char all_help[] =
+static const char all_head[] =
     "usage: ember bench all [--out DIR] [--quick] [--iterations N] [--parts LIST]\n"
     "                       [--peers LIST] [--peer-timeout SECS] [--http-seconds S]\n"
     "                       [--concurrency LIST] [--backend both|kvm|ptrace|auto]\n"
@@ -148,7 +147,42 @@ static const char all_help[] =
     "names (posix_spawn,bwrap,runc,runsc_ptrace,runsc_kvm,microvm_kvm,microvm_tcg; default\n"
     "all). --peer-timeout bounds every peer run (default 20 s). The peers come from Debian\n"
     "(scripts/setup.sh --bench installs them and the guest kernel); make test needs none.\n"
-    "\n" BENCH_HELP_BACKEND;
+    "\n" BENCH_HELP_BACKEND "\n"
+    "options:\n";
+
+/* what the command line sets */
+struct all_args {
+	const char *out, *parts, *peers, *concs, *backend;
+	int quick, iters, timeout;
+	double secs;
+};
+
+static const struct opt all_opts[] = {
+    OPT_STRING("out", 0, struct all_args, out, "DIR", "where it writes (default bench-all)"),
+    OPT_FLAG("quick", 0, struct all_args, quick, "the short run above"),
+    OPT_INT("iterations", 0, struct all_args, iters, "N", 1, 100000,
+	    "--iterations needs a count from 1 to 100000",
+	    "latency rounds (default 100, 5 with --quick)"),
+    OPT_STRING("parts", 0, struct all_args, parts, "LIST", "the parts to run (above)"),
+    OPT_STRING("peers", 0, struct all_args, peers, "LIST", "the peers to run (above)"),
+    OPT_INT("peer-timeout", 0, struct all_args, timeout, "SECS", 1, 86400,
+	    "--peer-timeout needs seconds from 1 to 86400",
+	    "the bound of every peer run (default 20, 8 with --quick)"),
+    OPT_DOUBLE("http-seconds", 0, struct all_args, secs, "S", 0, 86400,
+	       "--http-seconds needs a positive number of seconds",
+	       "seconds per HTTP point (default 3, 1 with --quick)"),
+    OPT_STRING("concurrency", 0, struct all_args, concs, "LIST",
+	       "the HTTP concurrency levels (default 1,2,4,8,16; 1,4 with --quick)"),
+    OPT_STRING("backend", 0, struct all_args, backend, "B",
+	       "both, kvm, ptrace or auto (above; default $EMBER_BACKEND, else both)"),
+    OPT_END(),
+};
+
+static const struct opt_cmd all_cmd = {.no_args = "no arguments beside the options",
+				       .name = "bench all",
+				       .head = all_head,
+				       .opts = all_opts,
+				       .col = 23};
 
 int all_in_list(const char *list, const char *name)
 {
@@ -182,49 +216,17 @@ static int list_ok(const char *opt, const char *list, const char *const *names, 
 /* the options; -1 to run, else the exit status */
 static int parse(int argc, char **argv, struct all_ctx *c, const char **parts_opt)
 {
-	static const struct option opts[] = {
-	    {"out", required_argument, NULL, 'o'},
-	    {"quick", no_argument, NULL, 'q'},
-	    {"iterations", required_argument, NULL, 'i'},
-	    {"parts", required_argument, NULL, 'p'},
-	    {"peers", required_argument, NULL, 'P'},
-	    {"peer-timeout", required_argument, NULL, 't'},
-	    {"http-seconds", required_argument, NULL, 's'},
-	    {"concurrency", required_argument, NULL, 'c'},
-	    {"backend", required_argument, NULL, 'b'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	const char *out = "bench-all", *backend = getenv("EMBER_BACKEND");
-	int iters = 0, timeout = 0, ch;
-	double secs = 0;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (ch == 'o')
-			out = optarg;
-		else if (ch == 'q')
-			c->quick = 1;
-		else if (ch == 'i')
-			iters = atoi(optarg);
-		else if (ch == 'p')
-			*parts_opt = optarg;
-		else if (ch == 'P')
-			c->peers = optarg;
-		else if (ch == 't')
-			timeout = atoi(optarg);
-		else if (ch == 's')
-			secs = atof(optarg);
-		else if (ch == 'c')
-			c->concs = optarg;
-		else if (ch == 'b')
-			backend = optarg;
-		else if (ch == 'h')
-			return fputs(all_help, stdout), 0;
-		else
-			return fputs(all_help, stderr), CLI_EXIT_EMBER;
-	}
-	if (optind < argc || iters < 0 || iters > 100000 || timeout < 0 || secs < 0)
-		return fputs(all_help, stderr), CLI_EXIT_EMBER;
+	struct all_args a = {.out = "bench-all", .backend = getenv("EMBER_BACKEND")};
+	int first, rc = opt_parse(&all_cmd, &a, argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	const char *out = a.out, *backend = a.backend;
+	int iters = a.iters, timeout = a.timeout;
+	double secs = a.secs;
+	c->quick = a.quick;
+	c->peers = a.peers;
+	c->concs = a.concs;
+	*parts_opt = a.parts;
 	if ((*parts_opt &&
 	     !list_ok("--parts", *parts_opt, &parts[0].name, NPARTS, sizeof(parts[0]))) ||
 	    (c->peers && !list_ok("--peers", c->peers, &bench_peers[0].name, bench_npeers,
@@ -237,16 +239,13 @@ static int parse(int argc, char **argv, struct all_ctx *c, const char **parts_op
 	c->concs = c->concs ? c->concs : c->quick ? "1,4" : "1,2,4,8,16";
 	if (!*c->concs || strspn(c->concs, "0123456789,") != strlen(c->concs))
 		return fprintf(stderr,
-			       "ember bench all: --concurrency: numbers and commas, not "
-			       "'%s'\n",
+			       "ember bench all: --concurrency: numbers and commas, not '%s'\n",
 			       c->concs),
 		       CLI_EXIT_EMBER;
 	c->peer_timeout_ms = (timeout ? timeout : c->quick ? 8 : 20) * 1000;
 	snprintf(c->out, sizeof(c->out), "%s", out);
-	struct bench_opts o = {.iters = 1};
-	char *bargv[] = {"all", "--backend", (char *)(backend ? backend : "both"), NULL};
-	int rc = bench_parse(3, bargv, &o, 1, 0, all_help);
-	if (rc >= 0)
+	struct bench_opts o = {.iters = 1, .backend = backend ? backend : "both"};
+	if ((rc = bench_backends(&o)) >= 0)
 		return rc;
 	c->backends[0] = o.backends[0];
 	c->backends[1] = o.backends[1];

@@ -143,7 +143,7 @@ out:
 	return rc;
 }
 
-static const char cold_help[] =
+static const char cold_head[] =
     "usage: ember bench cold [--json] [--iterations N] [--backend both|kvm|ptrace|auto]\n"
     "                        [--only NAME,NAME...]\n"
     "\n"
@@ -184,7 +184,18 @@ static const char cold_help[] =
     "KVM, then for ptrace, then KVM over ptrace per function (lazy and REAP p50s to the return\n"
     "and to the response, REAP's speedup, the warm p50) and each column's median; --json gives\n"
     "{\"backends\": {\"kvm\": {...}, \"ptrace\": {...}}, \"kvm_over_ptrace\": [...]}, each\n"
-    "backend's object the one a single backend prints.\n";
+    "backend's object the one a single backend prints.\n\n"
+    "options:\n";
+
+static const struct opt cold_opts[] = {
+    OPT_GROUP(bench_common_opts),
+    BENCH_OPT_ITERS(100000, "cold starts per function and mode (default 10)"),
+    OPT_STRING("only", 0, struct bench_opts, only, "NAME,NAME...",
+	       "those functions of the suite alone"),
+    OPT_END(),
+};
+
+static const struct opt_cmd cold_cmd = BENCH_CMD("bench cold", cold_head, cold_opts);
 
 static const struct bench_ratio cold_ratios[] = {
     {"lazy_ms", offsetof(struct cold_row, lazy_p50_ms)},
@@ -265,7 +276,7 @@ static size_t select_fns(const char *only, size_t *sel)
 int cli_bench_cold(int argc, char **argv)
 {
 	struct bench_opts o = {.iters = 10};
-	int rc = bench_parse(argc, argv, &o, 100000, BENCH_EXTRA_ONLY, cold_help);
+	int rc = bench_parse(&cold_cmd, argc, argv, &o);
 	if (rc >= 0)
 		return rc;
 	size_t sel[NFNS], nsel = select_fns(o.only, sel);

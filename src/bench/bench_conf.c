@@ -2,7 +2,6 @@
  * and syscall mode; a case failing natively is not applicable, never a pass. */
 #include <dirent.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,43 +26,6 @@ const struct conf_col conf_cols[CONF_COLS] = {
 
 static const char *const common_env[] = {"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8",
 					 "TMPDIR=/tmp"};
-
-const char conf_help[] =
-    "usage: ember bench conformance [--json] [--out FILE] [--suite go,python,gvisor]\n"
-    "                               [--files A,B] [--cases FILE] [--gvisor DIR]\n"
-    "                               [--backend both|kvm|ptrace] [--syscalls both|guest|trap]\n"
-    "                               [--jobs N] [--timeout SECS] [--state DIR]\n"
-    "\n"
-    "Runs suites nobody here wrote, case by case, natively and in Ember: Go's standard-library\n"
-    "tests (Debian's golang-1.19-src), CPython's regression tests (libpython3.11-testsuite, run\n"
-    "by Debian's python3.11) and, with --gvisor, gVisor's system-call tests. `make conformance`\n"
-    "builds the test programs into build/conformance/; tests/conformance/gvisor-build.sh builds\n"
-    "gVisor's from a checkout (docs/conformance.md).\n"
-    "\n"
-    "Each file (a package, a module, a test program) runs whole, then every case that did not\n"
-    "pass runs again alone, so one crash hides nothing. Per case and column: pass, fail (its\n"
-    "first failure line), crash (Ember's message), timeout, or n/a: a case that fails or is\n"
-    "skipped natively here is not applicable, never a pass. The columns: native; kvm_guest and\n"
-    "kvm_trap (KVM, --syscalls guest and trap); ptrace. A table per file, or JSON.\n"
-    "\n"
-    "  --suite LIST    the suites (default go,python; gvisor with --gvisor)\n"
-    "  --files LIST    only these packages, modules or test programs\n"
-    "  --cases FILE    only the cases FILE names, a line each: SUITE FILE CASE (# comments);\n"
-    "                  each must pass in every Ember column, or the exit status is 1\n"
-    "  --gvisor DIR    the folder of gVisor's built test programs\n"
-    "  --backend B     both (default where /dev/kvm opens; else ptrace, said in a line),\n"
-    "                  kvm or ptrace\n"
-    "  --syscalls M    both (default), guest or trap: the KVM columns\n"
-    "  --jobs N        runs at once (default 2)\n"
-    "  --state DIR     where Ember keeps the packed root filesystems between runs (default\n"
-    "                  build/conformance/state)\n"
-    "  --timeout SECS  one case's bound in Ember and natively (default 60); a whole file's\n"
-    "                  is 900; past either by 30 s a run is a hang\n"
-    "  --json          the JSON (docs/conformance.json's form) on stdout, not the table\n"
-    "  --out FILE      the JSON into FILE as well\n"
-    "\n"
-    "exit status: 0; 1 when a case --cases names did not pass, or Ember itself crashed, hung\n"
-    "or left processes or descriptors behind; 125 bad usage.\n";
 
 /* one run of f's program in column col with args: natively, or through `ember run` */
 static int run(const struct conf_file *f, int col, const struct conf_opts *o, const char **args,

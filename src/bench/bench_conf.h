@@ -117,7 +117,6 @@ struct conf_totals {
 
 /* bench_conf.c: the help, what Ember did over all runs, a file's cases listed, the runs of
  * the files in columns cols, njobs at once */
-extern const char conf_help[];
 extern struct conf_totals conf_totals;
 void conf_open_file(struct conf_file *f, const struct conf_opts *o);
 void conf_phase(struct conf_file **files, size_t nfiles, const int *cols, int ncols,

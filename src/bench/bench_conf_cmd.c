@@ -1,7 +1,6 @@
 /* `ember bench conformance`'s command: its options, the files and cases it runs, its phases. */
 #include <dirent.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include "bench/bench.h"
 #include "bench/bench_conf.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 #define MAX_FILES 256
 
@@ -130,11 +130,76 @@ static void mark_wanted(struct conf_file *f, const struct want *w, size_t nw)
 	}
 }
 
+/* what the command line sets */
+struct conf_args {
+	struct conf_opts o;
+	const char *suite_list, *only, *cases, *out, *backend, *syscalls;
+	int json, jobs;
+};
+
+static const char conf_head[] =
+    "usage: ember bench conformance [--json] [--out FILE] [--suite go,python,gvisor]\n"
+    "                               [--files A,B] [--cases FILE] [--gvisor DIR]\n"
+    "                               [--backend both|kvm|ptrace] [--syscalls both|guest|trap]\n"
+    "                               [--jobs N] [--timeout SECS] [--state DIR]\n"
+    "\n"
+    "Runs suites nobody here wrote, case by case, natively and in Ember: Go's "
+    "standard-library\n"
+    "tests (Debian's golang-1.19-src), CPython's regression tests (libpython3.11-testsuite, "
+    "run\n"
+    "by Debian's python3.11) and, with --gvisor, gVisor's system-call tests. `make "
+    "conformance`\n"
+    "builds the test programs into build/conformance/; tests/conformance/gvisor-build.sh "
+    "builds\n"
+    "gVisor's from a checkout (docs/conformance.md).\n"
+    "\n"
+    "Each file (a package, a module, a test program) runs whole, then every case that did not\n"
+    "pass runs again alone, so one crash hides nothing. Per case and column: pass, fail (its\n"
+    "first failure line), crash (Ember's message), timeout, or n/a: a case that fails or is\n"
+    "skipped natively here is not applicable, never a pass. The columns: native; kvm_guest and\n"
+    "kvm_trap (KVM, --syscalls guest and trap); ptrace. A table per file, or JSON.\n"
+    "\n";
+static const char conf_tail[] =
+    "\n"
+    "exit status: 0; 1 when a case --cases names did not pass, or Ember itself crashed, hung\n"
+    "or left processes or descriptors behind; 125 bad usage.\n";
+
+static const struct opt conf_opts[] = {
+    OPT_STRING("suite", 0, struct conf_args, suite_list, "LIST",
+	       "the suites (default go,python; gvisor with --gvisor)"),
+    OPT_STRING("files", 0, struct conf_args, only, "LIST",
+	       "only these packages, modules or test programs"),
+    OPT_STRING("cases", 0, struct conf_args, cases, "FILE",
+	       "only the cases FILE names, a line each: SUITE FILE CASE (# comments);\n"
+	       "each must pass in every Ember column, or the exit status is 1"),
+    OPT_STRING("gvisor", 0, struct conf_args, o.gvisor, "DIR",
+	       "the folder of gVisor's built test programs"),
+    OPT_STRING("backend", 0, struct conf_args, backend, "B",
+	       "both (default where /dev/kvm opens; else ptrace, said in a line),\n"
+	       "kvm or ptrace"),
+    OPT_STRING("syscalls", 0, struct conf_args, syscalls, "M",
+	       "both (default), guest or trap: the KVM columns"),
+    OPT_INT("jobs", 0, struct conf_args, jobs, "N", 1, 16, "--jobs needs a count from 1 to 16",
+	    "runs at once (default 2)"),
+    OPT_STRING("state", 0, struct conf_args, o.state, "DIR",
+	       "where Ember keeps the packed root filesystems between runs (default\n"
+	       "build/conformance/state)"),
+    OPT_DOUBLE("timeout", 0, struct conf_args, o.timeout_s, "SECS", 0, 1e9,
+	       "--timeout needs a positive number of seconds",
+	       "one case's bound in Ember and natively (default 60); a whole file's\n"
+	       "is 900; past either by 30 s a run is a hang"),
+    OPT_FLAG("json", 0, struct conf_args, json,
+	     "the JSON (docs/conformance.json's form) on stdout, not the table"),
+    OPT_STRING("out", 0, struct conf_args, out, "FILE", "the JSON into FILE as well"),
+    OPT_END(),
+};
+
+static const struct opt_cmd conf_cmd = OPT_CMD("bench conformance", conf_head, conf_opts, conf_tail,
+					       18, 0, "no arguments beside the options");
+
 static int usage(const char *why)
 {
-	fprintf(stderr, "ember bench conformance: %s\n(see 'ember bench conformance --help')\n",
-		why);
-	return CLI_EXIT_EMBER;
+	return opt_usage_error(&conf_cmd, why);
 }
 
 /* the columns --backend and --syscalls ask for */
@@ -160,56 +225,15 @@ static int columns(const char *backend, const char *syscalls, struct conf_opts *
 
 int cli_bench_conformance(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"out", required_argument, NULL, 'o'},
-	    {"suite", required_argument, NULL, 'S'},
-	    {"files", required_argument, NULL, 'f'},
-	    {"cases", required_argument, NULL, 'c'},
-	    {"gvisor", required_argument, NULL, 'g'},
-	    {"backend", required_argument, NULL, 'b'},
-	    {"syscalls", required_argument, NULL, 's'},
-	    {"jobs", required_argument, NULL, 'J'},
-	    {"timeout", required_argument, NULL, 't'},
-	    {"state", required_argument, NULL, 'T'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct conf_opts o = {.timeout_s = 60};
-	const char *suite_list = NULL, *only = NULL, *cases = NULL, *out = NULL;
-	const char *backend = "both", *syscalls = "both";
-	int json = 0, jobs = 2, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'j')
-			json = 1;
-		else if (c == 'o')
-			out = optarg;
-		else if (c == 'S')
-			suite_list = optarg;
-		else if (c == 'f')
-			only = optarg;
-		else if (c == 'c')
-			cases = optarg;
-		else if (c == 'g')
-			o.gvisor = optarg;
-		else if (c == 'b')
-			backend = optarg;
-		else if (c == 's')
-			syscalls = optarg;
-		else if (c == 'J' && (jobs = atoi(optarg)) < 1)
-			return usage("--jobs needs a count from 1 to 16");
-		else if (c == 't' && !((o.timeout_s = atof(optarg)) > 0))
-			return usage("--timeout needs a positive number of seconds");
-		else if (c == 'T')
-			o.state = optarg;
-		else if (c == 'h')
-			return fputs(conf_help, stdout), 0;
-		else if (!strchr("JtjoSfcgbs", c))
-			return usage("unknown option");
-	}
-	if (optind < argc)
-		return usage("no arguments beside the options");
+	struct conf_args a = {
+	    .o = {.timeout_s = 60}, .backend = "both", .syscalls = "both", .jobs = 2};
+	int first, end = opt_parse(&conf_cmd, &a, argc, argv, &first);
+	if (end >= 0)
+		return end;
+	struct conf_opts o = a.o;
+	const char *suite_list = a.suite_list, *only = a.only, *cases = a.cases, *out = a.out;
+	const char *backend = a.backend, *syscalls = a.syscalls;
+	int json = a.json, jobs = a.jobs;
 	if (columns(backend, syscalls, &o))
 		return usage("--backend is both, kvm or ptrace; --syscalls both, guest or trap");
 	static char self[PATH_MAX];

@@ -274,7 +274,7 @@ static void print_json(struct bench_row (*rows)[NROWS])
 					      sizeof(lat_ratios) / sizeof(lat_ratios[0])));
 }
 
-static const char lat_help[] =
+static const char lat_head[] =
     "usage: ember bench latency [--json] [--iterations N] [--backend both|kvm|ptrace|auto]\n"
     "\n"
     "Measures, in one run, p50 and p99 per invocation of: the exit floor (exit_floor: a guest\n"
@@ -292,7 +292,16 @@ static const char lat_help[] =
     "{...}}, \"kvm_over_ptrace\": [{\"name\", \"p50_us\", \"p99_us\"}, ..., the medians]} (the\n"
     "native peers in both, measured once), and with one backend {\"results\": [...]}.\n"
     "\n"
-    "Needs the build's guest/ and functions/ folders next to the ember binary.\n";
+    "Needs the build's guest/ and functions/ folders next to the ember binary.\n\n"
+    "options:\n";
+
+static const struct opt lat_opts[] = {
+    OPT_GROUP(bench_common_opts),
+    BENCH_OPT_ITERS(1000000, "samples per row (default 200; 10 at least are taken)"),
+    OPT_END(),
+};
+
+static const struct opt_cmd lat_cmd = BENCH_CMD("bench latency", lat_head, lat_opts);
 
 /* every row, on each backend in turn (a native peer once, copied to the others) */
 static int measure_all(const struct lat *l, const struct bench_opts *o,
@@ -316,7 +325,7 @@ static int measure_all(const struct lat *l, const struct bench_opts *o,
 int cli_bench_latency(int argc, char **argv)
 {
 	struct bench_opts o = {.iters = 200};
-	int rc = bench_parse(argc, argv, &o, 1000000, 0, lat_help);
+	int rc = bench_parse(&lat_cmd, argc, argv, &o);
 	if (rc >= 0)
 		return rc;
 	struct lat l = {.iters = o.iters < 10 ? 10 : o.iters};

@@ -24,32 +24,6 @@ const struct bench_mem_fn bench_mem_fns[] = {
 #define NFNS   6
 #define MODEL2 3 /* not measured on its own: only beside model */
 
-static const char help[] =
-    "usage: ember bench memory [--json] [--n LIST] [--no-max] [--max-map-count N]\n"
-    "                          [--processes P] [--backend kvm|ptrace]\n"
-    "\n"
-    "Memory density: for N warm virtines (default N = 1,8,64,512) of hello (C), hello-js\n"
-    "(Duktape), model (an 8 MiB read-only table it madvises, the same bytes as model2's),\n"
-    "and hello-node and hello-python (Node.js and CPython, N up to 64),\n"
-    "each primed with one request, the PSS per instance (/proc/self/smaps_rollup, its\n"
-    "growth over N) in each sharing mode, side by side in one run: off (a private copy\n"
-    "each), ksm (private copies, KSM on with a fast scan until two full scans passed; its\n"
-    "settings are put back) and upm (one copy mapped copy-on-write). Then the largest N of\n"
-    "upm virtines that fits in 20 GiB, found by making them until something runs out, with\n"
-    "the limit that stopped it named (--no-max skips it; --max-map-count N sets\n"
-    "vm.max_map_count for the search and puts it back; --processes P splits it over P\n"
-    "processes at once, each with its own descriptor limit and page store, as P servers\n"
-    "on one host would be). Needs root for KSM's settings.\n"
-    "Also: UPM's merge time per MiB; model and model2's store in one domain and in two;\n"
-    "the reset after writing K of 4096 pages (K = 1, 10, 100, 1000) on KVM in the upm and\n"
-    "off modes and on ptrace (which compares every page), next to a memcpy of K pages.\n"
-    "Each row also counts the host mappings (VMAs, against vm.max_map_count) and the\n"
-    "descriptors (against RLIMIT_NOFILE) the process gained per instance.\n"
-    "--json prints {\"results\": [{\"function\", \"mode\", \"n\", \"pss_per_instance_kib\",\n"
-    "\"kernel_per_instance_kib\", \"vmas_per_instance\", \"fds_per_instance\"}...],\n"
-    "\"max_warm\": {...}, \"max_warm_limit\": \"...\",\n"
-    "\"max_map_count\", \"merge\": {...}, \"resets\": [...]}.\n";
-
 /* a field of a /proc file in kB ("Pss:", "MemAvailable:"), or -1 */
 long long bench_proc_kib(const char *path, const char *field)
 {
@@ -198,8 +172,7 @@ static json_t *merges(const struct mem_opts *o, int json)
 	ember_unload(a);
 	if (!json)
 		printf("\nUPM merge: %.2f ms per MiB madvised, first (model's 8 MiB table at init, "
-		       "all "
-		       "new), %.2f ms second (model2's, all found)\n"
+		       "all new), %.2f ms second (model2's, all found)\n"
 		       "model + model2 (the same table): %llu KiB in one domain, %llu KiB in two\n",
 		       ms_per_mib, second, (unsigned long long)pair >> 10,
 		       (unsigned long long)apart >> 10);
@@ -266,48 +239,15 @@ static int row(const struct mem_opts *o, int f, int m, unsigned n, struct mem_ro
 	return rc;
 }
 
-static int parse_n(const char *s, struct mem_opts *o)
-{
-	o->nn = 0;
-	for (char *end; *s && o->nn < MAX_N; s = *end ? end + 1 : end) {
-		long v = strtol(s, &end, 10);
-		if (v < 1 || v > 4096 || (*end && *end != ','))
-			return -1;
-		o->n[o->nn++] = (unsigned)v;
-	}
-	return o->nn ? 0 : -1;
-}
-
 int cli_bench_memory(int argc, char **argv)
 {
-	struct mem_opts o = {.n = {1, 8, 64, 512}, .nn = 4, .max = 1, .processes = 1};
-	int json = 0, child = -1;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--no-max"))
-			o.max = 0;
-		else if (!strcmp(argv[i], "--n") && i + 1 < argc && !parse_n(argv[i + 1], &o))
-			i++;
-		else if (!strcmp(argv[i], "--processes") && i + 1 < argc &&
-			 (o.processes = atoi(argv[i + 1])) >= 1 && o.processes <= 16)
-			i++;
-		else if (!strcmp(argv[i], "--max-child") && i + 1 < argc)
-			child = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--budget-kib") && i + 1 < argc)
-			o.budget_kib = atoll(argv[++i]);
-		else if (!strcmp(argv[i], "--max-map-count") && i + 1 < argc &&
-			 (o.map_count = atol(argv[i + 1])) > 0)
-			i++;
-		else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
-			o.backend = argv[++i];
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return fputs(help, stdout), 0;
-		else
-			return fprintf(stderr, "ember bench memory: bad option %s\n%s", argv[i],
-				       help),
-			       CLI_EXIT_EMBER;
-	}
+	struct mem_args a = {.o = {.n = {1, 8, 64, 512}, .nn = 4, .max = 1, .processes = 1},
+			     .child = -1};
+	int rc = bench_mem_parse(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	struct mem_opts o = a.o;
+	int json = a.json, child = a.child;
 	snprintf(o.build, sizeof(o.build), "%s", bench_build_dir());
 	pool_shell_target(0);
 	struct rlimit rl;
@@ -332,7 +272,7 @@ int cli_bench_memory(int argc, char **argv)
 		       "N", "off", "ksm", "upm", "VMAs off/ksm/upm", "fds off/ksm/upm",
 		       "(PSS KiB per instance; kernel KiB in [])", "(per instance)",
 		       "(per instance)");
-	int rc = 0;
+	rc = 0;
 	for (int f = 0; f < NFNS; f++) {
 		for (int k = 0; k < o.nn && f != MODEL2; k++) {
 			if (bench_mem_fns[f].max_n && o.n[k] > bench_mem_fns[f].max_n)
@@ -365,7 +305,7 @@ int cli_bench_memory(int argc, char **argv)
 	const char *why = "not measured (--no-max)";
 	long old_maps = bench_proc_kib("/proc/sys/vm/max_map_count", "");
 	char v[32];
-	snprintf(v, sizeof(v), "%ld", o.map_count);
+	snprintf(v, sizeof(v), "%lld", o.map_count);
 	if (o.max && o.map_count && write_str("/proc/sys/vm/max_map_count", v))
 		fprintf(stderr, "ember bench memory: cannot set vm.max_map_count (root?)\n");
 	vm_cow_budget_reset(); /* the mappings' budget follows the limit */

@@ -14,10 +14,19 @@ struct mem_opts {
 	char build[4096];
 	unsigned n[MAX_N];
 	int nn, max;
-	long map_count;	      /* --max-map-count: vm.max_map_count for the search, put back after */
+	long long map_count;  /* --max-map-count: vm.max_map_count for the search, put back after */
 	int processes;	      /* --processes: the search split over this many processes */
 	long long budget_kib; /* a child's share of the 20 GiB (0: all of it) */
 };
+
+/* what ember bench memory's command line sets */
+struct mem_args {
+	struct mem_opts o;
+	int json;
+	int child; /* --max-child F: one share of a split search (bench_memmax.c), -1: none */
+};
+/* bench_memory_cmd.c: argv into a by its option table; -1 to run, else the exit status */
+int bench_mem_parse(int argc, char **argv, struct mem_args *a);
 
 struct bench_mem_fn {
 	const char *name;

@@ -64,7 +64,7 @@ static const struct prog_row rows[] = {
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
-static const char programs_help[] =
+static const char programs_head[] =
     "usage: ember bench programs [--json] [--iterations N] [--backend both|kvm|ptrace|auto]\n"
     "                            [--syscalls guest|trap]\n"
     "\n"
@@ -132,7 +132,20 @@ static const char programs_help[] =
     "goes to stderr. Exit status 0, or 125 when a row failed (a skipped row is no failure).\n"
     "\n"
     "Needs the build's guest/ and corpus/ folders next to the ember binary (make all), and the\n"
-    "repository's functions/ (from its root, or beside the build folder).\n";
+    "repository's functions/ (from its root, or beside the build folder).\n\n"
+    "options:\n";
+
+static const struct opt programs_opts[] = {
+    OPT_GROUP(bench_common_opts),
+    BENCH_OPT_ITERS(100000, "rounds per row (default 100)"),
+    OPT_STRING("syscalls", 0, struct bench_opts, syscalls, "MODE",
+	       "guest or trap: the mode Ember's rows run in (default\n"
+	       "$EMBER_SYSCALLS, else Ember's own)"),
+    OPT_END(),
+};
+
+static const struct opt_cmd programs_cmd =
+    BENCH_CMD("bench programs", programs_head, programs_opts);
 
 /* the backend a row runs on: auto named as what it picks (kvm where /dev/kvm opens) */
 static const char *resolved(const char *backend)
@@ -199,14 +212,12 @@ static int measure_all(const struct prog_run *r, const struct bench_opts *o,
 int cli_bench_programs(int argc, char **argv)
 {
 	struct bench_opts o = {.iters = ITERS_DEFAULT};
-	int rc = bench_parse(argc, argv, &o, 100000, 1, programs_help);
+	int rc = bench_parse(&programs_cmd, argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	if (o.functions)
-		return fputs(programs_help, stderr), CLI_EXIT_EMBER;
 	const char *mode = o.syscalls ? o.syscalls : cli_env("EMBER_SYSCALLS");
 	if (mode && strcmp(mode, "guest") && strcmp(mode, "trap"))
-		return cli_usage_error("bench programs", "--syscalls guest or trap");
+		return opt_usage_error(&programs_cmd, "--syscalls guest or trap");
 	struct prog_run r = {.iters = o.iters,
 			     .threads_k = THREADS_K,
 			     .work = WORK_ROUNDS,

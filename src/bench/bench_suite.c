@@ -286,7 +286,7 @@ static void print_backends(const struct bench_opts *bo, struct suite_opts o, con
 	bench_ratio_print(names, NSUITE, rows[0], rows[1], sizeof(rows[0][0]), cols, ncols);
 }
 
-static const char suite_help[] =
+static const char suite_head[] =
     "usage: ember bench suite [--json] [--iterations N] [--backend both|kvm|ptrace|auto]\n"
     "                         [--syscalls both|trap|guest] [--functions DIR]\n"
     "\n"
@@ -307,12 +307,25 @@ static const char suite_help[] =
     "Needs the build's functions/ and runtimes/ folders next to the ember binary, and the\n"
     "suite's sources (DIR, default functions/ of the repository holding the build folder).\n"
     "A function whose files the build made (functions/NAME/files) runs with them as its\n"
-    "--files.\n";
+    "--files.\n\n"
+    "options:\n";
+
+static const struct opt suite_opts[] = {
+    OPT_GROUP(bench_common_opts),
+    BENCH_OPT_ITERS(1000000, "warm invocations per function and mode (default 50)"),
+    OPT_STRING("syscalls", 0, struct bench_opts, syscalls, "MODE",
+	       "both (default), trap or guest: the modes measured"),
+    OPT_STRING("functions", 0, struct bench_opts, functions, "DIR",
+	       "the suite's sources (default functions/ of the repository)"),
+    OPT_END(),
+};
+
+static const struct opt_cmd suite_cmd = BENCH_CMD("bench suite", suite_head, suite_opts);
 
 int cli_bench_suite(int argc, char **argv)
 {
 	struct bench_opts bo = {.iters = 50};
-	int rc = bench_parse(argc, argv, &bo, 1000000, 1, suite_help);
+	int rc = bench_parse(&suite_cmd, argc, argv, &bo);
 	if (rc >= 0)
 		return rc;
 	const char *mode = bo.syscalls ? bo.syscalls : "both";

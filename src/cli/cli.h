@@ -10,6 +10,8 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "cli/opt.h"
+#include "ember/ember.h"
 
 /* exit statuses of Ember's own outcomes (shell conventions) */
 #define CLI_EXIT_TIMEOUT 124
@@ -30,8 +32,6 @@ int cli_read_file(const char *path, size_t max, uint8_t **buf, size_t *len, char
 		  size_t whylen);
 /* the environment variable name, NULL when it is unset or empty (an empty one means the default) */
 const char *cli_env(const char *name);
-/* "ember CMD: msg (see 'ember CMD --help')" on stderr; returns CLI_EXIT_EMBER */
-int cli_usage_error(const char *cmd, const char *msg);
 
 /* what ember_load needs to run PROGRAM: the program itself, or with runtime set, the runtime's
  * image with PROGRAM's source as its code (argv points into the struct: do not copy it) */
@@ -62,13 +62,21 @@ const char *cli_suite_files(const char *build, const char *name, char *buf, size
 /* p's image, arguments, code and the runtime's files in cfg; 0, or -1 with why */
 int cli_program_config(const struct cli_program *p, struct ember_config *cfg, char *why,
 		       size_t whylen);
-/* an --env NAME=VALUE added to envp (room for max); NULL, or why it was refused */
-const char *cli_add_env(const char **envp, int *n, int max, const char *kv);
-/* a count from 1 to max (a --cpus, a --threads): NULL, or why not */
-const char *cli_parse_count(const char *s, unsigned max, unsigned *out);
-/* a --mem SIZE: parsed, from EMBER_MEM_MIN to EMBER_MEM_MAX, rounded up to 2 MiB; NULL, or why
- * it was refused */
-const char *cli_parse_mem(const char *s, uint64_t *out);
+/* the --env NAME=VALUE options of a command, NULL-terminated once parsed */
+#define CLI_MAX_ENV 1024
+struct cli_envs {
+	const char *v[CLI_MAX_ENV + 1];
+	int n;
+};
+/* what ember run and ember snapshot load, as their command lines say: cli_load_opts (an option
+ * table of opt.h, with offsets from the start of this struct: put it first in a larger one) fills
+ * cfg's mem_bytes, backend, files and syscalls, env (--env, repeatable) and runtime */
+struct cli_load_args {
+	struct ember_config cfg;
+	struct cli_envs env;
+	const char *runtime;
+};
+extern const struct opt cli_load_opts[];
 /* a failed ember_load (rc, err) on stderr: "PREFIX: what went wrong: err", one line, plus the
  * way out for a missing KVM */
 void cli_load_error(const char *prefix, int rc, const char *err);

@@ -1,6 +1,5 @@
 /* `ember run`: one program, its request on stdin, its output on stdout and stderr. */
 #include <fcntl.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,71 +8,29 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "cli/sandbox.h"
 #include "ember/ember.h"
-#include "vm/vm.h"
 #include "pool/pool.h"
 #include "vm/vm.h"
 
-#define MAX_ENV	    1024
 #define MAX_REQUEST (1ULL << 30)
 
-static const char run_help[] =
+/* what the command line sets */
+struct run_args {
+	struct cli_load_args load; /* first: cli_load_opts' offsets are from the start */
+	int stats, no_sandbox, repeat;
+};
+
+static const char run_head[] =
     "usage: ember run [OPTIONS] PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM, an x86-64 Linux executable (static or dynamic), in a virtine. The\n"
     "request is read from stdin; the program's stdout and stderr are written to ours; the\n"
     "exit status is its own.\n"
     "\n"
-    "options:\n"
-    "  --mem SIZE        guest memory, 8M to 64G, e.g. 64M, 1G (default 64M, 2G for a Go\n"
-    "                    program; rounded up to 2M)\n"
-    "  --timeout SECS    wall-clock limit per invocation (default 10)\n"
-    "  --env K=V         set an environment variable for the program (repeatable)\n"
-    "  --output-limit SIZE  stdout + stderr limit (default 6M)\n"
-    "  --backend NAME    kvm (default), ptrace (no hardware isolation; for hosts without\n"
-    "                    /dev/kvm) or auto (kvm when available, else ptrace)\n"
-    "  --runtime NAME    run a function's source with a language runtime: js (Node.js),\n"
-    "                    python (CPython), or the small static duktape, lua and\n"
-    "                    python-static; PROGRAM is then the source file (OpenFaaS's\n"
-    "                    module.exports = async (event, context) => ... or\n"
-    "                    handle(event, context), or handler(input, env))\n"
-    "  --files PATH      the function's read-only files, seen at /: a folder or a tar or\n"
-    "                    zip archive, checked and read once (files, folders and links\n"
-    "                    only); a root filesystem too: a PROGRAM path naming one of its\n"
-    "                    files runs that file\n"
-    "  --workdir DIR     the folder of those files the program starts in (default /)\n"
-    "  --repeat N        initialise once, then run N invocations with the same request,\n"
-    "                    each from the snapshot taken after initialisation (default 1)\n"
-    "  --no-snapshot     load and initialise the program again for every invocation\n"
-    "  --state DIR       keep the snapshot on disk in DIR/snapshots/ and reuse it later\n"
-    "                    (and --files packed in DIR/bundles/, read back when unchanged)\n"
-    "  --cold            start the first invocation from the snapshot on disk, with its\n"
-    "                    files dropped from the page cache (needs --state)\n"
-    "  --restore MODE    how a cold start brings memory in: reap (default; prefetch the\n"
-    "                    recorded working set in one read) or lazy (a page per fault)\n"
-    "  --syscalls MODE   guest (default; trap where the ptrace backend cannot map page 0):\n"
-    "                    an in-guest runtime serves the common syscalls without leaving the\n"
-    "                    virtine; trap: every syscall exits to the host (a null-pointer read\n"
-    "                    faults, as on Linux); EMBER_SYSCALLS sets the default\n"
-    "  --sharing MODE    how virtines hold the snapshot's memory: upm (default; one copy\n"
-    "                    mapped copy-on-write), off (a private copy each) or ksm (private\n"
-    "                    copies KSM may merge); EMBER_SHARING sets the default\n"
-    "  --cpus N          vCPUs of the virtine, 1 to 16 (default 1): up to N of the\n"
-    "                    program's threads run in parallel, more share them, preempted;\n"
-    "                    the ptrace backend runs 1\n"
-    "  --threads N       threads an invocation may have at once (default 256): past it\n"
-    "                    clone fails with EAGAIN\n"
-    "  --pids N          processes an invocation may have at once, the first included\n"
-    "                    (default 64, at most 1024): past it fork fails with EAGAIN; every\n"
-    "                    process ends with the invocation\n"
-    "  --stats           write one JSON object with counters as the last line of stderr\n"
-    "                    (host_fds_leaked: descriptors left open once the function is\n"
-    "                    gone, 0)\n"
-    "  --no-sandbox      no seccomp allow-list on this process: for debugging only\n"
-    "                    (docs/security.md); the sandbox kills ember with SIGSYS and a line\n"
-    "                    naming the call when it makes a system call it never needs\n"
-    "  -h, --help        show this help\n"
+    "options:\n";
+static const char run_tail[] =
     "\n"
     "exit status: the program's own; 124 timeout; 125 Ember could not run it (bad usage,\n"
     "and what stderr names: a bad image, a bad configuration, a runtime whose source failed\n"
@@ -81,6 +38,62 @@ static const char run_help[] =
     "exceeded; 128+N the program died as of signal N\n"
     "(139 page fault or general protection fault, 136 divide error, 132 invalid opcode,\n"
     "134 abort).\n";
+
+static const struct opt run_opts[] = {
+    OPT_GROUP(cli_load_opts),
+    OPT_DOUBLE("timeout", 0, struct run_args, load.cfg.timeout_s, "SECS", 0, 1e12,
+	       "--timeout needs a positive number of seconds",
+	       "wall-clock limit per invocation (default 10)"),
+    OPT_SIZE("output-limit", 0, struct run_args, load.cfg.output_limit, "SIZE", 1, 0,
+	     "--output-limit needs a size such as 6M", "stdout + stderr limit (default 6M)"),
+    OPT_STRING("workdir", 0, struct run_args, load.cfg.workdir, "DIR",
+	       "the folder of those files the program starts in (default /)"),
+    OPT_INT("repeat", 0, struct run_args, repeat, "N", 1, 1000000,
+	    "--repeat needs a count from 1 to 1000000",
+	    "initialise once, then run N invocations with the same request,\n"
+	    "each from the snapshot taken after initialisation (default 1)"),
+    OPT_FLAG("no-snapshot", 0, struct run_args, load.cfg.no_snapshot,
+	     "load and initialise the program again for every invocation"),
+    OPT_STRING("state", 0, struct run_args, load.cfg.state_dir, "DIR",
+	       "keep the snapshot on disk in DIR/snapshots/ and reuse it later\n"
+	       "(and --files packed in DIR/bundles/, read back when unchanged)"),
+    OPT_FLAG("cold", 0, struct run_args, load.cfg.cold,
+	     "start the first invocation from the snapshot on disk, with its\n"
+	     "files dropped from the page cache (needs --state)"),
+    OPT_STRING("restore", 0, struct run_args, load.cfg.restore, "MODE",
+	       "how a cold start brings memory in: reap (default; prefetch the\n"
+	       "recorded working set in one read) or lazy (a page per fault)"),
+    OPT_STRING("sharing", 0, struct run_args, load.cfg.sharing, "MODE",
+	       "how virtines hold the snapshot's memory: upm (default; one copy\n"
+	       "mapped copy-on-write), off (a private copy each) or ksm (private\n"
+	       "copies KSM may merge); EMBER_SHARING sets the default"),
+    OPT_UINT("cpus", 0, struct run_args, load.cfg.cpus, "N", 1, EMBER_CPUS_MAX,
+	     "--cpus needs a count from 1 to 16",
+	     "vCPUs of the virtine, 1 to 16 (default 1): up to N of the\n"
+	     "program's threads run in parallel, more share them, preempted;\n"
+	     "the ptrace backend runs 1"),
+    OPT_UINT("threads", 0, struct run_args, load.cfg.threads, "N", 1, 4096,
+	     "--threads needs a count from 1 to 4096",
+	     "threads an invocation may have at once (default 256): past it\n"
+	     "clone fails with EAGAIN"),
+    OPT_UINT("pids", 0, struct run_args, load.cfg.pids, "N", 1, SYS_PIDS_MAX,
+	     "--pids needs a count from 1 to 1024",
+	     "processes an invocation may have at once, the first included\n"
+	     "(default 64, at most 1024): past it fork fails with EAGAIN; every\n"
+	     "process ends with the invocation"),
+    OPT_FLAG("stats", 0, struct run_args, stats,
+	     "write one JSON object with counters as the last line of stderr\n"
+	     "(host_fds_leaked: descriptors left open once the function is\n"
+	     "gone, 0)"),
+    OPT_FLAG("no-sandbox", 0, struct run_args, no_sandbox,
+	     "no seccomp allow-list on this process: for debugging only\n"
+	     "(docs/security.md); the sandbox kills ember with SIGSYS and a line\n"
+	     "naming the call when it makes a system call it never needs"),
+    OPT_END(),
+};
+
+static const struct opt_cmd run_cmd =
+    OPT_CMD("run", run_head, run_opts, run_tail, 20, OPT_STOP_AT_ARG, NULL);
 
 /* counters of a whole `ember run`: summed over its invocations */
 struct run_stats {
@@ -208,135 +221,25 @@ static json_t *stats_json(struct ember_function *fn, struct run_stats *rs, int e
 	    "invocations", rs->invocations, "time_us", time, "starts", starts, "memory", mem);
 }
 
-static int usage_error(const char *msg)
-{
-	fprintf(stderr, "ember run: %s\n(see 'ember run --help')\n", msg);
-	return CLI_EXIT_EMBER;
-}
-
 int cli_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"mem", required_argument, NULL, 'm'},
-	    {"timeout", required_argument, NULL, 't'},
-	    {"env", required_argument, NULL, 'e'},
-	    {"stats", no_argument, NULL, 's'},
-	    {"backend", required_argument, NULL, 'b'},
-	    {"output-limit", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"repeat", required_argument, NULL, 'r'},
-	    {"no-snapshot", no_argument, NULL, 'n'},
-	    {"runtime", required_argument, NULL, 'R'},
-	    {"state", required_argument, NULL, 'S'},
-	    {"cold", no_argument, NULL, 'C'},
-	    {"restore", required_argument, NULL, 'M'},
-	    {"syscalls", required_argument, NULL, 'Y'},
-	    {"sharing", required_argument, NULL, 'H'},
-	    {"no-sandbox", no_argument, NULL, 'X'},
-	    {"files", required_argument, NULL, 'F'},
-	    {"workdir", required_argument, NULL, 'W'},
-	    {"cpus", required_argument, NULL, 'c'},
-	    {"threads", required_argument, NULL, 'T'},
-	    {"pids", required_argument, NULL, 'P'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct ember_config cfg = {0};
-	const char *envp[MAX_ENV + 1];
-	int nenv = 0, stats = 0, no_sandbox = 0, c;
-	long repeat = 1;
-	const char *runtime = NULL;
-	char *end;
-	const char *why;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			if ((why = cli_parse_mem(optarg, &cfg.mem_bytes)))
-				return usage_error(why);
-			break;
-		case 't':
-			cfg.timeout_s = strtod(optarg, &end);
-			if (*end || end == optarg || !(cfg.timeout_s > 0))
-				return usage_error("--timeout needs a positive number of seconds");
-			break;
-		case 'e':
-			if ((why = cli_add_env(envp, &nenv, MAX_ENV, optarg)))
-				return usage_error(why);
-			break;
-		case 'o':
-			if (base_parse_size(optarg, &cfg.output_limit) || cfg.output_limit == 0)
-				return usage_error("--output-limit needs a size such as 6M");
-			break;
-		case 'b':
-			cfg.backend = optarg;
-			break;
-		case 's':
-			stats = 1;
-			break;
-		case 'r':
-			repeat = strtol(optarg, &end, 10);
-			if (*end || end == optarg || repeat < 1 || repeat > 1000000)
-				return usage_error("--repeat needs a count from 1 to 1000000");
-			break;
-		case 'n':
-			cfg.no_snapshot = 1;
-			break;
-		case 'R':
-			runtime = optarg;
-			break;
-		case 'S':
-			cfg.state_dir = optarg;
-			break;
-		case 'C':
-			cfg.cold = 1;
-			break;
-		case 'M':
-			cfg.restore = optarg;
-			break;
-		case 'Y':
-			cfg.syscalls = optarg;
-			break;
-		case 'H':
-			cfg.sharing = optarg;
-			break;
-		case 'X':
-			no_sandbox = 1;
-			break;
-		case 'F':
-			cfg.files = optarg;
-			break;
-		case 'W':
-			cfg.workdir = optarg;
-			break;
-		case 'c':
-			if ((why = cli_parse_count(optarg, EMBER_CPUS_MAX, &cfg.cpus)))
-				return usage_error("--cpus needs a count from 1 to 16");
-			break;
-		case 'T':
-			if ((why = cli_parse_count(optarg, 4096, &cfg.threads)))
-				return usage_error("--threads needs a count from 1 to 4096");
-			break;
-		case 'P':
-			if ((why = cli_parse_count(optarg, SYS_PIDS_MAX, &cfg.pids)))
-				return usage_error("--pids needs a count from 1 to 1024");
-			break;
-		case 'h':
-			fputs(run_help, stdout);
-			return 0;
-		default:
-			return usage_error("unknown option");
-		}
-	}
+	struct run_args a = {.repeat = 1};
+	struct ember_config cfg;
+	int optind, end = opt_parse(&run_cmd, &a, argc, argv, &optind);
+	if (end >= 0)
+		return end;
 	if (optind >= argc)
-		return usage_error("no PROGRAM given");
-	envp[nenv] = NULL;
+		return opt_usage_error(&run_cmd, "no PROGRAM given");
+	cfg = a.load.cfg;
+	int stats = a.stats;
+	a.load.env.v[a.load.env.n] = NULL;
 	cfg.image = argv[optind];
 	cfg.argv = (const char *const *)&argv[optind];
-	cfg.envp = envp;
+	cfg.envp = a.load.env.v;
 	struct cli_program prog = {0};
-	if (runtime) {
+	if (a.load.runtime) {
 		char why[300];
-		if (cli_program(runtime, argv[optind], &prog, why, sizeof(why))) {
+		if (cli_program(a.load.runtime, argv[optind], &prog, why, sizeof(why))) {
 			fprintf(stderr, "ember: %s\n", why);
 			return CLI_EXIT_EMBER;
 		}
@@ -365,7 +268,7 @@ int cli_run(int argc, char **argv)
 	if (!cfg.sharing && getenv("EMBER_SHARING") && *getenv("EMBER_SHARING"))
 		cfg.sharing = getenv("EMBER_SHARING");
 	/* before the image is read: ELF parsing and disassembly of untrusted code run inside it */
-	if (!no_sandbox && sbx_install(sbx_groups(cfg.backend), err, sizeof(err))) {
+	if (!a.no_sandbox && sbx_install(sbx_groups(cfg.backend), err, sizeof(err))) {
 		fprintf(stderr, "ember: %s\n", err);
 		free(prog.code);
 		return CLI_EXIT_EMBER;
@@ -399,7 +302,7 @@ int cli_run(int argc, char **argv)
 	}
 	rs->invocations = json_array();
 	int code = 0;
-	for (long i = 0; i < repeat; i++) {
+	for (long i = 0; i < a.repeat; i++) {
 		struct ember_result res;
 		ember_invoke(fn, req, req_len, &res);
 		base_write_all(1, res.out, res.out_len);

@@ -1,5 +1,4 @@
 /* `ember serve`: the OpenFaaS-compatible function server, until SIGTERM or SIGINT. */
-#include <getopt.h>
 #include <jansson.h>
 #include <malloc.h>
 #include <sys/resource.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "ember/ember.h"
 #include "cli/sandbox.h"
 #include "cli/serve_log.h"
@@ -17,119 +17,6 @@
 
 #define SERVE_MMAP_THRESHOLD (256 << 10)
 #define TRIM_EVERY_S	     10
-
-static const char serve_help[] =
-    "usage: ember serve [OPTIONS]\n"
-    "\n"
-    "Serves functions over HTTP with the OpenFaaS gateway's API: deploy them with\n"
-    "POST /system/functions (an executable uploaded with PUT /system/images/NAME, a handler\n"
-    "for a runtime such as js or python, or a root filesystem with envProcess), invoke them\n"
-    "with POST /function/NAME, or later with\n"
-    "POST /async-function/NAME (202 at once; the result goes to X-Callback-Url). Deployments,\n"
-    "images and queued async calls are kept in the state directory and come back after a\n"
-    "restart. SIGTERM or SIGINT stops accepting connections, lets requests and async calls in\n"
-    "flight finish (up to shutdownTimeout) and exits 0. A web console, with the same\n"
-    "credentials as the /system/ routes, is at /ui/ (docs/console.md).\n"
-    "See docs/server.md.\n"
-    "\n"
-    "options:\n"
-    "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6;\n"
-    "                      port 0 picks a free port, printed at start)\n"
-    "  --state DIR         deployments, uploaded images and queued async calls (default\n"
-    "                      ./var, created)\n"
-    "  --seed DIR          another node's state folder (a shared file system, a copy): at\n"
-    "                      start, the deployments and images STATE lacks are copied from it\n"
-    "                      (not its snapshots: each node builds its own). For a node joining\n"
-    "                      others behind a balancer (docs/cluster.md)\n"
-    "  --cluster etcd://HOST:PORT[,HOST:PORT...]\n"
-    "                      keep the deployments in etcd (its v3 gateway): a deploy or delete\n"
-    "                      through any node is one etcd transaction, answered 503 when etcd\n"
-    "                      cannot take it; every node watches etcd and converges to it, at\n"
-    "                      start too (no --seed). Needs --store (docs/cluster.md)\n"
-    "  --store DIR         with --cluster: the shared folder of images and files bundles,\n"
-    "                      named by their SHA-256 and checked when a node reads them\n"
-    "  --secrets DIR       the management API's credentials, basic-auth-user and\n"
-    "                      basic-auth-password, as OpenFaaS keeps them (default STATE/secrets;\n"
-    "                      generated there, mode 0600, when absent: the folder is named on\n"
-    "                      stderr, never the password). Every /system/ route and the console\n"
-    "                      (/ui/) need them (HTTP basic auth); function routes only for\n"
-    "                      deployments with \"ember\": {\"auth\": true}\n"
-    "  --no-auth           no authentication: anyone who reaches the port can deploy code;\n"
-    "                      refused on an address other than loopback without --insecure\n"
-    "  --insecure          allow --no-auth on any address\n"
-    "  --user NAME         become NAME (its groups, its group, the user; for good) after\n"
-    "                      opening /dev/kvm and the listening socket, before the state folder\n"
-    "                      is read: needs root; the state folder must be NAME's (a missing one\n"
-    "                      is made so)\n"
-    "  --no-sandbox        no seccomp allow-list on the process: for debugging only\n"
-    "                      (docs/security.md). The sandbox, on by default, kills the server\n"
-    "                      with SIGSYS and a line on stderr naming the call when it makes a\n"
-    "                      system call it never needs\n"
-    "  --backend NAME      kvm, ptrace (no hardware isolation; for hosts without /dev/kvm)\n"
-    "                      or auto (kvm when available, else ptrace); default $EMBER_BACKEND,\n"
-    "                      else kvm\n"
-    "  --sharing MODE      how a function's virtines hold its snapshot, unless its\n"
-    "                      ember.sharing says: upm (default; one copy per sharing domain,\n"
-    "                      mapped copy-on-write), off (a private copy each) or ksm (private\n"
-    "                      copies KSM may merge); docs/memory.md\n"
-    "  --syscalls MODE     how a function's system calls are served, unless its\n"
-    "                      ember.syscalls says: guest (default; an in-guest runtime serves\n"
-    "                      the common ones without an exit; trap where the ptrace backend\n"
-    "                      cannot map page 0) or trap (every one exits to the host);\n"
-    "                      default $EMBER_SYSCALLS; docs/server.md\n"
-    "  --max-body SIZE     largest invocation body, e.g. 6M (default 6M); larger ones get\n"
-    "                      413 (deployments, which may carry files, and image uploads:\n"
-    "                      maxImageSize)\n"
-    "  --memory-budget SIZE  guest memory all virtines may hold (default 8G), never exceeded:\n"
-    "                      spare virtines are made within it and give their memory up to a\n"
-    "                      request that needs it; when the loaded functions cannot each have\n"
-    "                      one, the least recently used idle ones are unloaded (their next\n"
-    "                      request starts cold from the snapshot on disk)\n"
-    "  --no-report         no REPORT line per invocation in the server's log\n"
-    "  --async-workers N   threads running async calls, 1 to 256 (default 4)\n"
-    "  --async-queue N     async calls that may wait for a worker, 1 to 1000000 (default\n"
-    "                      256); past it POST /async-function answers 429\n"
-    "  --costly-after MS   a function whose invocations take more than MS ms of CPU on\n"
-    "                      average (a crash, timeout or limit counting as 3 times MS) is\n"
-    "                      costly until they are cheap again: its calls wait for one of the\n"
-    "                      costly slots, so that such calls never take more CPU than those\n"
-    "                      slots, whatever their number (default 20; 0: never)\n"
-    "  --costly-slots N    costly invocations that run at once, 1 to 1024 (default half\n"
-    "                      the CPUs, at least 1)\n"
-    "  --costly-queue N    costly calls that may wait for a slot, 1 to 1000000 (default 64\n"
-    "                      per slot); past them POST /function answers 429\n"
-    "  --config FILE       a JSON object with any of: listen, state, seed, cluster, store,\n"
-    "                      secrets, auth\n"
-    "                      (false: as --no-auth), insecure, user, sandbox (false: as\n"
-    "                      --no-sandbox), backend, maxBodySize,\n"
-    "                      maxImageSize (default 128M: images and deployments),\n"
-    "                      connectionTimeout (seconds a\n"
-    "                      connection may wait for its next request, default 30),\n"
-    "                      readTimeout (seconds to read a request, headers and body, once\n"
-    "                      its first line came, default 30), maxConnections (default 1000),\n"
-    "                      maxConnectionsPerAddress (from one client address, default a\n"
-    "                      quarter of maxConnections), shutdownTimeout (seconds,\n"
-    "                      default 10), runtimeDir, memoryBudget, logRingSize (each function's\n"
-    "                      kept stderr, default 256K, at least 16K), logRingLines (default\n"
-    "                      2000), report (false: as --no-report), asyncWorkers, asyncQueue,\n"
-    "                      costlyAfter (ms, 0: never), costlySlots, costlyQueue;\n"
-    "                      the command line wins\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "The js and lua runtimes are looked for in runtimeDir, else $EMBER_RUNTIME_DIR, else in\n"
-    "runtimes/ next to the ember binary (a build tree), else in lib/ember/runtimes/ beside the\n"
-    "bin/ folder holding it (an installed ember). A function's stderr is kept in a ring per\n"
-    "function, served by GET /system/logs?name=NAME (tail=N, since=TIME, follow=true). The\n"
-    "server logs one line per invocation: REPORT RequestId: ... Duration: ... Outcome: ...\n"
-    "(docs/server.md). Exit status: 0 after a clean shutdown, 125 when the server cannot start\n"
-    "or when a shutdown gave up waiting for requests or async calls in flight (those async\n"
-    "calls run again at the next start).\n";
-
-static int usage_error(const char *msg)
-{
-	fprintf(stderr, "ember serve: %s\n(see 'ember serve --help')\n", msg);
-	return CLI_EXIT_EMBER;
-}
 
 static int config_size(json_t *cfg, const char *key, uint64_t *out)
 {
@@ -148,19 +35,6 @@ static int config_size(json_t *cfg, const char *key, uint64_t *out)
 #define MAX_ASYNC_QUEUE	  1000000
 #define MAX_CONNECTIONS	  100000
 #define MAX_COSTLY_SLOTS  1024
-
-/* a count of 1 to max; -1 when s is not one */
-static int parse_count(const char *s, unsigned max, unsigned *out)
-{
-	char *end;
-	if (!s || s[0] < '0' || s[0] > '9')
-		return -1;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*end || v < 1 || v > max)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
 
 /* milliseconds, 0 to an hour, as srv_options.costly_after_ms takes them (0: never, -1) */
 static int parse_ms(const char *s, int *out)
@@ -192,6 +66,162 @@ struct serve_host {
 	const char *user;
 	int no_sandbox;
 };
+
+/* what the command line sets */
+struct serve_args {
+	struct srv_options o;
+	struct serve_host h;
+	const char *config;
+};
+
+/* --costly-after MS: 0 to an hour, as srv_options.costly_after_ms takes them (0: never, -1) */
+static const char *costly_after(void *at, const char *s)
+{
+	return parse_ms(s, at) ? "--costly-after needs milliseconds, 0 to 3600000 (0: never)"
+			       : NULL;
+}
+
+static const char serve_head[] =
+    "usage: ember serve [OPTIONS]\n"
+    "\n"
+    "Serves functions over HTTP with the OpenFaaS gateway's API: deploy them with\n"
+    "POST /system/functions (an executable uploaded with PUT /system/images/NAME, a handler\n"
+    "for a runtime such as js or python, or a root filesystem with envProcess), invoke them\n"
+    "with POST /function/NAME, or later with\n"
+    "POST /async-function/NAME (202 at once; the result goes to X-Callback-Url). Deployments,\n"
+    "images and queued async calls are kept in the state directory and come back after a\n"
+    "restart. SIGTERM or SIGINT stops accepting connections, lets requests and async calls in\n"
+    "flight finish (up to shutdownTimeout) and exits 0. A web console, with the same\n"
+    "credentials as the /system/ routes, is at /ui/ (docs/console.md).\n"
+    "See docs/server.md.\n"
+    "\n"
+    "options:\n";
+static const char serve_tail[] =
+    "\n"
+    "The js and lua runtimes are looked for in runtimeDir, else $EMBER_RUNTIME_DIR, else in\n"
+    "runtimes/ next to the ember binary (a build tree), else in lib/ember/runtimes/ beside the\n"
+    "bin/ folder holding it (an installed ember). A function's stderr is kept in a ring per\n"
+    "function, served by GET /system/logs?name=NAME (tail=N, since=TIME, follow=true). The\n"
+    "server logs one line per invocation: REPORT RequestId: ... Duration: ... Outcome: ...\n"
+    "(docs/server.md). Exit status: 0 after a clean shutdown, 125 when the server cannot start\n"
+    "or when a shutdown gave up waiting for requests or async calls in flight (those async\n"
+    "calls run again at the next start).\n"
+    "";
+
+static const struct opt serve_opts[] = {
+    OPT_STRING("listen", 0, struct serve_args, o.listen, "ADDR:PORT",
+	       "where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6;\n"
+	       "port 0 picks a free port, printed at start)"),
+    OPT_STRING("state", 0, struct serve_args, o.state_dir, "DIR",
+	       "deployments, uploaded images and queued async calls (default\n"
+	       "./var, created)"),
+    OPT_STRING("seed", 0, struct serve_args, o.seed_dir, "DIR",
+	       "another node's state folder (a shared file system, a copy): at\n"
+	       "start, the deployments and images STATE lacks are copied from it\n"
+	       "(not its snapshots: each node builds its own). For a node joining\n"
+	       "others behind a balancer (docs/cluster.md)"),
+    OPT_STRING("cluster", 0, struct serve_args, o.cluster, "etcd://HOST:PORT[,HOST:PORT...]",
+	       "\n"
+	       "keep the deployments in etcd (its v3 gateway): a deploy or delete\n"
+	       "through any node is one etcd transaction, answered 503 when etcd\n"
+	       "cannot take it; every node watches etcd and converges to it, at\n"
+	       "start too (no --seed). Needs --store (docs/cluster.md)"),
+    OPT_STRING("store", 0, struct serve_args, o.store_dir, "DIR",
+	       "with --cluster: the shared folder of images and files bundles,\n"
+	       "named by their SHA-256 and checked when a node reads them"),
+    OPT_STRING("secrets", 0, struct serve_args, o.secrets_dir, "DIR",
+	       "the management API's credentials, basic-auth-user and\n"
+	       "basic-auth-password, as OpenFaaS keeps them (default STATE/secrets;\n"
+	       "generated there, mode 0600, when absent: the folder is named on\n"
+	       "stderr, never the password). Every /system/ route and the console\n"
+	       "(/ui/) need them (HTTP basic auth); function routes only for\n"
+	       "deployments with \"ember\": {\"auth\": true}"),
+    OPT_FLAG("no-auth", 0, struct serve_args, o.no_auth,
+	     "no authentication: anyone who reaches the port can deploy code;\n"
+	     "refused on an address other than loopback without --insecure"),
+    OPT_FLAG("insecure", 0, struct serve_args, o.insecure, "allow --no-auth on any address"),
+    OPT_STRING("user", 0, struct serve_args, h.user, "NAME",
+	       "become NAME (its groups, its group, the user; for good) after\n"
+	       "opening /dev/kvm and the listening socket, before the state folder\n"
+	       "is read: needs root; the state folder must be NAME's (a missing one\n"
+	       "is made so)"),
+    OPT_FLAG("no-sandbox", 0, struct serve_args, h.no_sandbox,
+	     "no seccomp allow-list on the process: for debugging only\n"
+	     "(docs/security.md). The sandbox, on by default, kills the server\n"
+	     "with SIGSYS and a line on stderr naming the call when it makes a\n"
+	     "system call it never needs"),
+    OPT_STRING("backend", 0, struct serve_args, o.backend, "NAME",
+	       "kvm, ptrace (no hardware isolation; for hosts without /dev/kvm)\n"
+	       "or auto (kvm when available, else ptrace); default $EMBER_BACKEND,\n"
+	       "else kvm"),
+    OPT_STRING("sharing", 0, struct serve_args, o.sharing, "MODE",
+	       "how a function's virtines hold its snapshot, unless its\n"
+	       "ember.sharing says: upm (default; one copy per sharing domain,\n"
+	       "mapped copy-on-write), off (a private copy each) or ksm (private\n"
+	       "copies KSM may merge); docs/memory.md"),
+    OPT_STRING("syscalls", 0, struct serve_args, o.syscalls, "MODE",
+	       "how a function's system calls are served, unless its\n"
+	       "ember.syscalls says: guest (default; an in-guest runtime serves\n"
+	       "the common ones without an exit; trap where the ptrace backend\n"
+	       "cannot map page 0) or trap (every one exits to the host);\n"
+	       "default $EMBER_SYSCALLS; docs/server.md"),
+    OPT_SIZE("max-body", 0, struct serve_args, o.max_body, "SIZE", 1, 0,
+	     "--max-body needs a size such as 6M",
+	     "largest invocation body, e.g. 6M (default 6M); larger ones get\n"
+	     "413 (deployments, which may carry files, and image uploads:\n"
+	     "maxImageSize)"),
+    OPT_SIZE("memory-budget", 0, struct serve_args, o.memory_budget, "SIZE", 1, 0,
+	     "--memory-budget needs a size such as 8G",
+	     "guest memory all virtines may hold (default 8G), never exceeded:\n"
+	     "spare virtines are made within it and give their memory up to a\n"
+	     "request that needs it; when the loaded functions cannot each have\n"
+	     "one, the least recently used idle ones are unloaded (their next\n"
+	     "request starts cold from the snapshot on disk)"),
+    OPT_FLAG("no-report", 0, struct serve_args, o.no_report,
+	     "no REPORT line per invocation in the server's log"),
+    OPT_UINT("async-workers", 0, struct serve_args, o.async_workers, "N", 1, MAX_ASYNC_WORKERS,
+	     "--async-workers needs a number from 1 to 256",
+	     "threads running async calls, 1 to 256 (default 4)"),
+    OPT_UINT("async-queue", 0, struct serve_args, o.async_queue, "N", 1, MAX_ASYNC_QUEUE,
+	     "--async-queue needs a number from 1 to 1000000",
+	     "async calls that may wait for a worker, 1 to 1000000 (default\n"
+	     "256); past it POST /async-function answers 429"),
+    OPT_CALL("costly-after", 0, struct serve_args, o.costly_after_ms, "MS", costly_after,
+	     "a function whose invocations take more than MS ms of CPU on\n"
+	     "average (a crash, timeout or limit counting as 3 times MS) is\n"
+	     "costly until they are cheap again: its calls wait for one of the\n"
+	     "costly slots, so that such calls never take more CPU than those\n"
+	     "slots, whatever their number (default 20; 0: never)"),
+    OPT_UINT("costly-slots", 0, struct serve_args, o.costly_slots, "N", 1, MAX_COSTLY_SLOTS,
+	     "--costly-slots needs a number from 1 to 1024",
+	     "costly invocations that run at once, 1 to 1024 (default half\n"
+	     "the CPUs, at least 1)"),
+    OPT_UINT("costly-queue", 0, struct serve_args, o.costly_queue, "N", 1, MAX_ASYNC_QUEUE,
+	     "--costly-queue needs a number from 1 to 1000000",
+	     "costly calls that may wait for a slot, 1 to 1000000 (default 64\n"
+	     "per slot); past them POST /function answers 429"),
+    OPT_STRING("config", 0, struct serve_args, config, "FILE",
+	       "a JSON object with any of: listen, state, seed, cluster, store,\n"
+	       "secrets, auth\n"
+	       "(false: as --no-auth), insecure, user, sandbox (false: as\n"
+	       "--no-sandbox), backend, maxBodySize,\n"
+	       "maxImageSize (default 128M: images and deployments),\n"
+	       "connectionTimeout (seconds a\n"
+	       "connection may wait for its next request, default 30),\n"
+	       "readTimeout (seconds to read a request, headers and body, once\n"
+	       "its first line came, default 30), maxConnections (default 1000),\n"
+	       "maxConnectionsPerAddress (from one client address, default a\n"
+	       "quarter of maxConnections), shutdownTimeout (seconds,\n"
+	       "default 10), runtimeDir, memoryBudget, logRingSize (each function's\n"
+	       "kept stderr, default 256K, at least 16K), logRingLines (default\n"
+	       "2000), report (false: as --no-report), asyncWorkers, asyncQueue,\n"
+	       "costlyAfter (ms, 0: never), costlySlots, costlyQueue;\n"
+	       "the command line wins"),
+    OPT_END(),
+};
+
+static const struct opt_cmd serve_cmd =
+    OPT_CMD("serve", serve_head, serve_opts, serve_tail, 22, 0, "unexpected arguments");
 
 /* fills what the command line left unset; the strings stay in cfg */
 static int read_config(const char *path, json_t **cfgp, struct srv_options *o, struct serve_host *h)
@@ -230,8 +260,9 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o, s
 	if ((rep && !json_is_boolean(rep)) ||
 	    (lines && (!json_is_integer(lines) || json_integer_value(lines) < 1 ||
 		       json_integer_value(lines) > 1000000))) {
-		fprintf(stderr, "ember serve: config: report must be true or false, logRingLines "
-				"1..1000000\n");
+		fprintf(
+		    stderr,
+		    "ember serve: config: report must be true or false, logRingLines 1..1000000\n");
 		return -1;
 	}
 	if (rep && json_is_false(rep))
@@ -316,124 +347,13 @@ static int wait_for_signal(const sigset_t *set)
 
 int cli_serve(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"listen", required_argument, NULL, 'l'},
-	    {"state", required_argument, NULL, 's'},
-	    {"seed", required_argument, NULL, 'D'},
-	    {"cluster", required_argument, NULL, 'E'},
-	    {"store", required_argument, NULL, 'O'},
-	    {"backend", required_argument, NULL, 'b'},
-	    {"sharing", required_argument, NULL, 'H'},
-	    {"syscalls", required_argument, NULL, 'Y'},
-	    {"config", required_argument, NULL, 'c'},
-	    {"max-body", required_argument, NULL, 'm'},
-	    {"memory-budget", required_argument, NULL, 'M'},
-	    {"secrets", required_argument, NULL, 'S'},
-	    {"no-auth", no_argument, NULL, 'A'},
-	    {"insecure", no_argument, NULL, 'I'},
-	    {"no-report", no_argument, NULL, 'R'},
-	    {"async-workers", required_argument, NULL, 'w'},
-	    {"async-queue", required_argument, NULL, 'q'},
-	    {"user", required_argument, NULL, 'u'},
-	    {"no-sandbox", no_argument, NULL, 'X'},
-	    {"costly-after", required_argument, NULL, 'C'},
-	    {"costly-slots", required_argument, NULL, 'K'},
-	    {"costly-queue", required_argument, NULL, 'Q'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct srv_options o = {.log = serve_log_line};
-	struct serve_host h = {0};
-	const char *config = NULL;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			o.listen = optarg;
-			break;
-		case 's':
-			o.state_dir = optarg;
-			break;
-		case 'D':
-			o.seed_dir = optarg;
-			break;
-		case 'E':
-			o.cluster = optarg;
-			break;
-		case 'O':
-			o.store_dir = optarg;
-			break;
-		case 'b':
-			o.backend = optarg;
-			break;
-		case 'H':
-			o.sharing = optarg;
-			break;
-		case 'Y':
-			o.syscalls = optarg;
-			break;
-		case 'c':
-			config = optarg;
-			break;
-		case 'm':
-			if (base_parse_size(optarg, &o.max_body) || !o.max_body)
-				return usage_error("--max-body needs a size such as 6M");
-			break;
-		case 'M':
-			if (base_parse_size(optarg, &o.memory_budget) || !o.memory_budget)
-				return usage_error("--memory-budget needs a size such as 8G");
-			break;
-		case 'S':
-			o.secrets_dir = optarg;
-			break;
-		case 'A':
-			o.no_auth = 1;
-			break;
-		case 'I':
-			o.insecure = 1;
-			break;
-		case 'R':
-			o.no_report = 1;
-			break;
-		case 'w':
-			if (parse_count(optarg, MAX_ASYNC_WORKERS, &o.async_workers))
-				return usage_error("--async-workers needs a number from 1 to 256");
-			break;
-		case 'q':
-			if (parse_count(optarg, MAX_ASYNC_QUEUE, &o.async_queue))
-				return usage_error(
-				    "--async-queue needs a number from 1 to 1000000");
-			break;
-		case 'u':
-			h.user = optarg;
-			break;
-		case 'X':
-			h.no_sandbox = 1;
-			break;
-		case 'C':
-			if (parse_ms(optarg, &o.costly_after_ms))
-				return usage_error(
-				    "--costly-after needs milliseconds, 0 to 3600000 (0: never)");
-			break;
-		case 'K':
-			if (parse_count(optarg, MAX_COSTLY_SLOTS, &o.costly_slots))
-				return usage_error("--costly-slots needs a number from 1 to 1024");
-			break;
-		case 'Q':
-			if (parse_count(optarg, MAX_ASYNC_QUEUE, &o.costly_queue))
-				return usage_error(
-				    "--costly-queue needs a number from 1 to 1000000");
-			break;
-		case 'h':
-			fputs(serve_help, stdout);
-			return 0;
-		default:
-			return usage_error("unknown option");
-		}
-	}
-	if (optind < argc)
-		return usage_error("unexpected arguments");
+	struct serve_args a = {.o = {.log = serve_log_line}};
+	int optind, end = opt_parse(&serve_cmd, &a, argc, argv, &optind);
+	if (end >= 0)
+		return end;
+	struct srv_options o = a.o;
+	struct serve_host h = a.h;
+	const char *config = a.config;
 	json_t *cfg = NULL;
 	if (config && read_config(config, &cfg, &o, &h)) {
 		json_decref(cfg);

@@ -1,17 +1,15 @@
 /* `ember snapshot`: builds (or checks) functions' snapshots on disk ahead of their first request.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "ember/ember.h"
 #include "pool/pool.h"
 
-#define MAX_ENV 1024
-
-static const char snapshot_help[] =
+static const char snapshot_head[] =
     "usage: ember snapshot [OPTIONS] PROGRAM...\n"
     "\n"
     "Initialises each PROGRAM (run with no arguments) up to its snapshot point and keeps the\n"
@@ -25,28 +23,19 @@ static const char snapshot_help[] =
     "A PROGRAM whose initialisation crashes, times out or exits non-zero before it reads a\n"
     "request gets none, and stderr says why.\n"
     "\n"
-    "options:\n"
-    "  --state DIR       where snapshots are kept (default ./var)\n"
-    "  --mem SIZE        guest memory, 8M to 64G, e.g. 64M, 1G (default 64M, rounded up\n"
-    "                    to 2M)\n"
-    "  --env K=V         set an environment variable for the programs (repeatable)\n"
-    "  --backend NAME    kvm (default), ptrace or auto\n"
-    "  --runtime NAME    each PROGRAM is a source file for that runtime (js, python,\n"
-    "                    duktape, lua, python-static: see ember run --help)\n"
-    "  --files PATH      the programs' read-only files (a folder or a tar or zip\n"
-    "                    archive), as `ember run --files` gives them: part of what the\n"
-    "                    snapshot needs\n"
-    "  --syscalls MODE   guest or trap, as `ember run --syscalls` (part of the snapshot;\n"
-    "                    default $EMBER_SYSCALLS, else ember run's default)\n"
-    "  -h, --help        show this help\n"
-    "\n"
-    "exit status: 0 when every snapshot is on disk; 125 otherwise.\n";
+    "options:\n";
+static const char snapshot_tail[] =
+    "\nexit status: 0 when every snapshot is on disk; 125 otherwise.\n";
 
-static int usage_error(const char *msg)
-{
-	fprintf(stderr, "ember snapshot: %s\n(see 'ember snapshot --help')\n", msg);
-	return CLI_EXIT_EMBER;
-}
+static const struct opt snapshot_opts[] = {
+    OPT_STRING("state", 0, struct cli_load_args, cfg.state_dir, "DIR",
+	       "where snapshots are kept (default ./var)"),
+    OPT_GROUP(cli_load_opts),
+    OPT_END(),
+};
+
+static const struct opt_cmd snapshot_cmd =
+    OPT_CMD("snapshot", snapshot_head, snapshot_opts, snapshot_tail, 20, OPT_STOP_AT_ARG, NULL);
 
 /* one PROGRAM: load it with the state folder set, say what happened, unload it */
 static int snapshot_one(struct ember_config cfg, const char *runtime, const char *program)
@@ -96,59 +85,16 @@ static int snapshot_one(struct ember_config cfg, const char *runtime, const char
 
 int cli_snapshot(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"state", required_argument, NULL, 'S'},
-	    {"mem", required_argument, NULL, 'm'},
-	    {"env", required_argument, NULL, 'e'},
-	    {"backend", required_argument, NULL, 'b'},
-	    {"runtime", required_argument, NULL, 'R'},
-	    {"files", required_argument, NULL, 'F'},
-	    {"syscalls", required_argument, NULL, 'Y'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	/* strict: an initialisation that fails is the reason there is no snapshot */
-	struct ember_config cfg = {.state_dir = "var", .pool_size = 1, .strict_init = 1};
-	const char *envp[MAX_ENV + 1], *runtime = NULL;
-	int nenv = 0, c;
-	const char *why;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'S':
-			cfg.state_dir = optarg;
-			break;
-		case 'm':
-			if ((why = cli_parse_mem(optarg, &cfg.mem_bytes)))
-				return usage_error(why);
-			break;
-		case 'e':
-			if ((why = cli_add_env(envp, &nenv, MAX_ENV, optarg)))
-				return usage_error(why);
-			break;
-		case 'b':
-			cfg.backend = optarg;
-			break;
-		case 'R':
-			runtime = optarg;
-			break;
-		case 'F':
-			cfg.files = optarg;
-			break;
-		case 'Y':
-			cfg.syscalls = optarg;
-			break;
-		case 'h':
-			fputs(snapshot_help, stdout);
-			return 0;
-		default:
-			return usage_error("unknown option");
-		}
-	}
+	struct cli_load_args a = {.cfg = {.state_dir = "var", .pool_size = 1, .strict_init = 1}};
+	int optind, end = opt_parse(&snapshot_cmd, &a, argc, argv, &optind);
+	if (end >= 0)
+		return end;
 	if (optind >= argc)
-		return usage_error("no PROGRAM given");
-	envp[nenv] = NULL;
-	cfg.envp = envp;
+		return opt_usage_error(&snapshot_cmd, "no PROGRAM given");
+	struct ember_config cfg = a.cfg;
+	a.env.v[a.env.n] = NULL;
+	cfg.envp = a.env.v;
 	if (!cfg.backend)
 		cfg.backend = getenv("EMBER_BACKEND");
 	if (!cfg.syscalls) /* the mode is part of the snapshot: make the one `ember run` will use */
@@ -164,7 +110,7 @@ int cli_snapshot(int argc, char **argv)
 		cfg.files = root;
 	int failed = 0;
 	for (int i = optind; i < argc; i++)
-		failed |= snapshot_one(cfg, runtime, argv[i]) != 0;
+		failed |= snapshot_one(cfg, a.runtime, argv[i]) != 0;
 	if (oci)
 		cli_oci_done(root);
 	return failed ? CLI_EXIT_EMBER : 0;

@@ -1,4 +1,5 @@
-/* Small helpers the subcommands share: files read with a reason, runtimes and programs, --mem. */
+/* Small helpers the subcommands share: files read with a reason, runtimes and programs, and the
+ * options of what ember run and snapshot load (cli_load_opts). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "ember/ember.h"
 #include "image/img.h"
 
@@ -26,12 +28,6 @@ const char *cli_env(const char *name)
 {
 	const char *v = getenv(name);
 	return v && v[0] ? v : NULL;
-}
-
-int cli_usage_error(const char *cmd, const char *msg)
-{
-	fprintf(stderr, "ember %s: %s\n(see 'ember %s --help')\n", cmd, msg, cmd);
-	return CLI_EXIT_EMBER;
 }
 
 int cli_program(const char *runtime, const char *program, struct cli_program *p, char *why,
@@ -97,7 +93,7 @@ int cli_program_config(const struct cli_program *p, struct ember_config *cfg, ch
 	return 0;
 }
 
-const char *cli_parse_mem(const char *s, uint64_t *out)
+static const char *opt_mem(void *out, const char *s)
 {
 	static char why[96];
 	uint64_t size;
@@ -106,7 +102,7 @@ const char *cli_parse_mem(const char *s, uint64_t *out)
 			 EMBER_MEM_MIN >> 20, EMBER_MEM_MAX >> 30);
 		return why;
 	}
-	*out = BASE_ROUND_UP(size, EMBER_MEM_ALIGN);
+	*(uint64_t *)out = BASE_ROUND_UP(size, EMBER_MEM_ALIGN);
 	return NULL;
 }
 
@@ -134,13 +130,14 @@ void cli_load_error(const char *prefix, int rc, const char *err)
 			prefix);
 }
 
-const char *cli_add_env(const char **envp, int *n, int max, const char *kv)
+static const char *opt_env(void *envs, const char *kv)
 {
+	struct cli_envs *e = envs;
 	if (!strchr(kv, '=') || kv[0] == '=')
 		return "--env needs NAME=VALUE";
-	if (*n == max)
+	if (e->n == CLI_MAX_ENV)
 		return "too many --env options";
-	envp[(*n)++] = kv;
+	e->v[e->n++] = kv;
 	return NULL;
 }
 
@@ -153,16 +150,6 @@ void cli_print_json(FILE *f, json_t *o)
 	json_decref(o);
 }
 
-const char *cli_parse_count(const char *s, unsigned max, unsigned *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*end || end == s || v < 1 || (unsigned long)v > max)
-		return "not a count in range";
-	*out = (unsigned)v;
-	return NULL;
-}
-
 json_t *cli_load_json(const struct ember_load_parts *p)
 {
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s?,s:s?,s:s?}", "total_us",
@@ -172,3 +159,31 @@ json_t *cli_load_json(const struct ember_load_parts *p)
 			 "plan_us", (json_int_t)p->plan_us, "image_from", p->image_from,
 			 "bundle_from", p->bundle_from, "damaged", p->damaged);
 }
+
+const struct opt cli_load_opts[] = {
+    OPT_CALL("mem", 0, struct cli_load_args, cfg.mem_bytes, "SIZE", opt_mem,
+	     "guest memory, 8M to 64G, e.g. 64M, 1G (default 64M, 2G for a Go\n"
+	     "program; rounded up to 2M)"),
+    OPT_CALL("env", 0, struct cli_load_args, env, "K=V", opt_env,
+	     "set an environment variable for the program (repeatable)"),
+    OPT_STRING("backend", 0, struct cli_load_args, cfg.backend, "NAME",
+	       "kvm (default), ptrace (no hardware isolation; for hosts without\n"
+	       "/dev/kvm) or auto (kvm when available, else ptrace)"),
+    OPT_STRING("runtime", 0, struct cli_load_args, runtime, "NAME",
+	       "run a function's source with a language runtime: js (Node.js),\n"
+	       "python (CPython), or the small static duktape, lua and\n"
+	       "python-static; PROGRAM is then the source file (OpenFaaS's\n"
+	       "module.exports = async (event, context) => ... or\n"
+	       "handle(event, context), or handler(input, env))"),
+    OPT_STRING("files", 0, struct cli_load_args, cfg.files, "PATH",
+	       "the function's read-only files, seen at /: a folder or a tar or\n"
+	       "zip archive, checked and read once (files, folders and links\n"
+	       "only); a root filesystem too: a PROGRAM path naming one of its\n"
+	       "files runs that file"),
+    OPT_STRING("syscalls", 0, struct cli_load_args, cfg.syscalls, "MODE",
+	       "guest (default; trap where the ptrace backend cannot map page 0):\n"
+	       "an in-guest runtime serves the common syscalls without leaving the\n"
+	       "virtine; trap: every syscall exits to the host (a null-pointer read\n"
+	       "faults, as on Linux); EMBER_SYSCALLS sets the default"),
+    OPT_END(),
+};

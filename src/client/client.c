@@ -226,3 +226,12 @@ const char *cli_resp_reason(const struct cli_resp *r, char *buf, size_t len)
 		    "$EMBER_GATEWAY_PASSWORD)");
 	return buf;
 }
+
+const struct opt cli_client_opts[] = {
+    OPT_STRING("gateway", 'g', struct cli_client_args, gateway, "URL",
+	       "the server (default $OPENFAAS_URL, else " CLI_DEFAULT_GATEWAY ")"),
+    OPT_STRING("secrets", 0, struct cli_client_args, secrets, "DIR",
+	       "credentials: DIR/basic-auth-user and DIR/basic-auth-password\n"
+	       "(default $EMBER_GATEWAY_USER and $EMBER_GATEWAY_PASSWORD)"),
+    OPT_END(),
+};

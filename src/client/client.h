@@ -4,7 +4,16 @@
 
 #include <stddef.h>
 
+#include "cli/opt.h"
+
 #define CLI_DEFAULT_GATEWAY "http://127.0.0.1:8080"
+
+/* ember invoke's and list's --gateway URL (-g) and --secrets DIR: cli_client_opts, an option
+ * table of opt.h with offsets from the start of this struct (put it first in a larger one) */
+struct cli_client_args {
+	const char *gateway, *secrets;
+};
+extern const struct opt cli_client_opts[];
 
 struct cli_client {
 	char base[1024]; /* the gateway's URL, without a trailing '/' */

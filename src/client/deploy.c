@@ -1,16 +1,21 @@
 /* `ember deploy`: the functions of an OpenFaaS stack file, deployed through the HTTP API. */
 #include <fnmatch.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "client/client.h"
 #include "client/stack.h"
 
-static const char deploy_help[] =
+struct opts {
+	const char *file, *filter, *gateway, *secrets;
+	int envsubst;
+};
+
+static const char deploy_head[] =
     "usage: ember deploy [-f FILE] [--filter GLOB] [--gateway URL[,URL...]]\n"
     "                    [--secrets DIR] [--no-envsubst]\n"
     "\n"
@@ -44,76 +49,43 @@ static const char deploy_help[] =
     "  fprocess   without lang: the command of a root filesystem given as files:\n"
     "  requests, constraints, namespace, limits.cpu: ignored, with a warning\n"
     "\n"
-    "options:\n"
-    "  -f, --yaml FILE    the stack file (default stack.yml, else stack.yaml)\n"
-    "  --filter GLOB      only the functions whose names match GLOB (shell wildcards)\n"
-    "  -g, --gateway URL  the server (default: provider.gateway, else $OPENFAAS_URL, else\n"
-    "                     " CLI_DEFAULT_GATEWAY "); URL,URL,... deploys to each node of\n"
-    "                     a cluster in turn (a node that fails does not stop the others;\n"
-    "                     docs/cluster.md)\n"
-    "  --secrets DIR      credentials for the management routes: DIR/basic-auth-user and\n"
-    "                     DIR/basic-auth-password, as ember serve keeps them (default:\n"
-    "                     $EMBER_GATEWAY_USER and $EMBER_GATEWAY_PASSWORD), sent as basic auth\n"
-    "  --no-envsubst      keep $VAR and ${VAR:-default} in the file's values as they are\n"
-    "  -h, --help         show this help\n"
+    "options:\n";
+static const char deploy_tail[] =
     "\n"
     "One line per step on stdout; warnings and errors on stderr. Exit status: 0 when every\n"
     "function was deployed (to every node), 1 at the first failure (with its reason: the\n"
     "server's message, the file and line; with several nodes, once every node was tried),\n"
     "125 on a bad option. See docs/openfaas.md.\n";
 
-struct opts {
-	const char *file, *filter, *gateway, *secrets;
-	int envsubst;
+static const struct opt deploy_opts[] = {
+    OPT_STRING("yaml", 'f', struct opts, file, "FILE",
+	       "the stack file (default stack.yml, else stack.yaml)"),
+    OPT_STRING("filter", 0, struct opts, filter, "GLOB",
+	       "only the functions whose names match GLOB (shell wildcards)"),
+    OPT_STRING("gateway", 'g', struct opts, gateway, "URL",
+	       "the server (default: provider.gateway, else $OPENFAAS_URL, else\n"
+	       "" CLI_DEFAULT_GATEWAY "); URL,URL,... deploys to each node of\n"
+	       "a cluster in turn (a node that fails does not stop the others;\n"
+	       "docs/cluster.md)"),
+    OPT_STRING("secrets", 0, struct opts, secrets, "DIR",
+	       "credentials for the management routes: DIR/basic-auth-user and\n"
+	       "DIR/basic-auth-password, as ember serve keeps them (default:\n"
+	       "$EMBER_GATEWAY_USER and $EMBER_GATEWAY_PASSWORD), sent as basic auth"),
+    OPT_FLAG_SET("no-envsubst", 0, struct opts, envsubst, 0,
+		 "keep $VAR and ${VAR:-default} in the file's values as they are"),
+    OPT_END(),
 };
+
+static const struct opt_cmd deploy_cmd =
+    OPT_CMD("deploy", deploy_head, deploy_opts, deploy_tail, 21, 0, NULL);
 
 /* 0, 1 (help shown) or -1 (an error, said) */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-	    {"yaml", required_argument, NULL, 'f'},
-	    {"filter", required_argument, NULL, 'F'},
-	    {"gateway", required_argument, NULL, 'g'},
-	    {"secrets", required_argument, NULL, 's'},
-	    {"no-envsubst", no_argument, NULL, 'E'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int c;
 	*o = (struct opts){.envsubst = 1};
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:g:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			o->file = optarg;
-			break;
-		case 'F':
-			o->filter = optarg;
-			break;
-		case 'g':
-			o->gateway = optarg;
-			break;
-		case 's':
-			o->secrets = optarg;
-			break;
-		case 'E':
-			o->envsubst = 0;
-			break;
-		case 'h':
-			fputs(deploy_help, stdout);
-			return 1;
-		default:
-			return cli_usage_error("deploy",
-					       optopt ? "an option is missing its value or unknown"
-						      : "unknown option"),
-			       -1;
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("deploy",
-				       "unexpected argument (the stack file goes after -f)"),
-		       -1;
+	int optind, end = opt_parse(&deploy_cmd, o, argc, argv, &optind);
+	if (end >= 0)
+		return end ? -1 : 1;
 	if (!o->file)
 		o->file = access("stack.yml", F_OK) && !access("stack.yaml", F_OK) ? "stack.yaml"
 										   : "stack.yml";
@@ -246,8 +218,8 @@ static int deploy_all(const char *gws, const char *secrets, const struct cli_dep
 	free(list);
 	if (failed)
 		fprintf(stderr,
-			"ember deploy: %zu of %zu nodes failed (deploy again: each function "
-			"is created or updated)\n",
+			"ember deploy: %zu of %zu nodes failed (deploy again: each function is "
+			"created or updated)\n",
 			failed, nodes);
 	else
 		printf("deployed to %zu nodes\n", nodes);

@@ -1,14 +1,20 @@
 /* `ember lb-config NODES...`: a HAProxy configuration for Ember nodes, on stdout. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "client/lb.h"
 #include "ember/ember.h"
 
-static const char lb_help[] =
+/* what the command line sets */
+struct lb_args {
+	struct cli_lb_conf c;
+	const char *listen;
+};
+
+static const char lb_head[] =
     "usage: ember lb-config [--listen ADDR:PORT] [--timeout SECS] [--check-interval MS]\n"
     "                       NODE...\n"
     "\n"
@@ -16,69 +22,50 @@ static const char lb_help[] =
     "NODE... (each HOST:PORT: an IPv4 address, [IPv6]:PORT or a host name, as the node's\n"
     "--listen). A function's calls go to one node: /function/NAME/... and\n"
     "/async-function/NAME/... hash by NAME alone (balance hash, hash-type consistent), so its\n"
-    "warm virtines and snapshots stay on that node and a node's loss moves only its functions.\n"
+    "warm virtines and snapshots stay on that node and a node's loss moves only its "
+    "functions.\n"
     "A node takes calls while GET /readyz answers 200 (checked every --check-interval). Calls\n"
     "to /system/ that change state are refused by the balancer: deploy to every node with\n"
     "ember deploy --gateway URL,URL,... (see docs/cluster.md).\n"
     "\n"
-    "options:\n"
-    "  --listen ADDR:PORT    where HAProxy listens (default " CLI_LB_DEFAULT_LISTEN ")\n"
-    "  --timeout SECS        the longest a call may take, HAProxy's timeout server\n"
-    "                        (default 60; above your functions' own timeouts)\n"
-    "  --check-interval MS   between two health checks of a node (default 1000); a node is\n"
-    "                        out after 2 failed checks, back after 2 good ones\n"
-    "  -h, --help            show this help\n"
+    "options:\n";
+static const char lb_tail[] =
     "\n"
     "Check the result with: haproxy -c -f FILE. Exit status: 0, or 125 on a bad option or\n"
     "node address.\n";
 
-static int number(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	char *end;
-	if (!*s || strspn(s, "0123456789") != strlen(s))
-		return -1;
-	unsigned long v = strtoul(s, &end, 10);
-	if (v < lo || v > hi)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
+static const struct opt lb_opts[] = {
+    OPT_STRING("listen", 0, struct lb_args, listen, "ADDR:PORT",
+	       "where HAProxy listens (default " CLI_LB_DEFAULT_LISTEN ")"),
+    OPT_UINT("timeout", 0, struct lb_args, c.timeout_s, "SECS", 1, 86400,
+	     "--timeout takes 1 to 86400 seconds",
+	     "the longest a call may take, HAProxy's timeout server\n"
+	     "(default 60; above your functions' own timeouts)"),
+    OPT_UINT("check-interval", 0, struct lb_args, c.check_ms, "MS", 100, 3600000,
+	     "--check-interval takes 100 to 3600000 ms",
+	     "between two health checks of a node (default 1000); a node is\n"
+	     "out after 2 failed checks, back after 2 good ones"),
+    OPT_END(),
+};
+
+static const struct opt_cmd lb_cmd = OPT_CMD("lb-config", lb_head, lb_opts, lb_tail, 24, 0, NULL);
 
 int cli_lb_config(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"listen", required_argument, NULL, 'l'},
-	    {"timeout", required_argument, NULL, 't'},
-	    {"check-interval", required_argument, NULL, 'i'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct cli_lb_conf c = {.timeout_s = 60, .check_ms = 1000, .version = EMBER_VERSION};
-	const char *listen = CLI_LB_DEFAULT_LISTEN;
+	struct lb_args a = {.c = {.timeout_s = 60, .check_ms = 1000, .version = EMBER_VERSION},
+			    .listen = CLI_LB_DEFAULT_LISTEN};
 	char why[512];
-	int opt, rc = CLI_EXIT_EMBER;
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (opt == 'h')
-			return fputs(lb_help, stdout), 0;
-		if (opt == 'l')
-			listen = optarg;
-		else if (opt == 't' && number(optarg, 1, 86400, &c.timeout_s))
-			return cli_usage_error("lb-config", "--timeout takes 1 to 86400 seconds");
-		else if (opt == 'i' && number(optarg, 100, 3600000, &c.check_ms))
-			return cli_usage_error("lb-config",
-					       "--check-interval takes 100 to 3600000 ms");
-		else if (opt == '?')
-			return cli_usage_error("lb-config",
-					       optopt ? "an option is missing its value or unknown"
-						      : "unknown option");
-	}
+	int optind, rc = opt_parse(&lb_cmd, &a, argc, argv, &optind);
+	if (rc >= 0)
+		return rc;
+	struct cli_lb_conf c = a.c;
+	const char *listen = a.listen;
+	rc = CLI_EXIT_EMBER;
 	if (cli_lb_addr_parse(listen, &c.listen, why, sizeof(why)))
 		return fprintf(stderr, "ember lb-config: --listen %s\n", why), CLI_EXIT_EMBER;
 	c.n = (size_t)(argc - optind);
 	if (!c.n)
-		return cli_usage_error("lb-config", "no node given: name each node's HOST:PORT");
+		return opt_usage_error(&lb_cmd, "no node given: name each node's HOST:PORT");
 	struct cli_lb_addr *nodes = calloc(c.n, sizeof(*nodes));
 	if (!nodes)
 		return fprintf(stderr, "ember lb-config: out of memory\n"), CLI_EXIT_EMBER;

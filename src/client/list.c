@@ -1,29 +1,40 @@
 /* `ember list`: the deployed functions, one line each, as faas-cli list shows them. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "client/client.h"
 
-static const char list_help[] =
+/* what the command line sets */
+struct list_args {
+	struct cli_client_args gw; /* first: cli_client_opts' offsets are from the start */
+	int quiet, raw;
+};
+
+static const char list_head[] =
     "usage: ember list [--gateway URL] [--secrets DIR] [-q | --json]\n"
     "\n"
     "Lists the functions deployed on the server (GET /system/functions), sorted by name: name,\n"
     "invocations, ready virtines out of all of them (availableReplicas/replicas; 0/0 while the\n"
     "function is not loaded), and the image or runtime it runs.\n"
     "\n"
-    "options:\n"
-    "  -g, --gateway URL  the server (default $OPENFAAS_URL, else " CLI_DEFAULT_GATEWAY ")\n"
-    "  --secrets DIR      credentials: DIR/basic-auth-user and DIR/basic-auth-password\n"
-    "                     (default $EMBER_GATEWAY_USER and $EMBER_GATEWAY_PASSWORD)\n"
-    "  -q, --quiet        names only\n"
-    "  --json             the server's answer as it is\n"
-    "  -h, --help         show this help\n"
+    "options:\n";
+static const char list_tail[] =
     "\n"
     "Exit status: 0, 1 when the server refused (its message on stderr), 125 on a bad option\n"
     "or when the server cannot be reached.\n";
+
+static const struct opt list_opts[] = {
+    OPT_GROUP(cli_client_opts),
+    OPT_FLAG("quiet", 'q', struct list_args, quiet, "names only"),
+    OPT_FLAG("json", 0, struct list_args, raw, "the server's answer as it is"),
+    OPT_END(),
+};
+
+static const struct opt_cmd list_cmd =
+    OPT_CMD("list", list_head, list_opts, list_tail, 21, 0, "unexpected argument");
 
 static int by_name(const void *a, const void *b)
 {
@@ -82,31 +93,12 @@ static int well_formed(const json_t *a)
 
 int cli_list(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"gateway", required_argument, NULL, 'g'}, {"secrets", required_argument, NULL, 's'},
-	    {"quiet", no_argument, NULL, 'q'},	       {"json", no_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0},
-	};
-	const char *gateway = NULL, *secrets = NULL;
-	int c, quiet = 0, raw = 0;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "g:qh", longopts, NULL)) != -1) {
-		if (c == 'g')
-			gateway = optarg;
-		else if (c == 's')
-			secrets = optarg;
-		else if (c == 'q')
-			quiet = 1;
-		else if (c == 'j')
-			raw = 1;
-		else if (c == 'h')
-			return fputs(list_help, stdout), 0;
-		else
-			return cli_usage_error("list", "an option is unknown or missing its value");
-	}
-	if (optind < argc)
-		return cli_usage_error("list", "unexpected argument");
+	struct list_args args = {0};
+	int optind, end = opt_parse(&list_cmd, &args, argc, argv, &optind);
+	if (end >= 0)
+		return end;
+	const char *gateway = args.gw.gateway, *secrets = args.gw.secrets;
+	int quiet = args.quiet, raw = args.raw;
 	struct cli_client cl;
 	struct cli_resp r;
 	char why[1024], reason[1024];
