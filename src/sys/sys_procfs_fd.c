@@ -29,6 +29,7 @@ long sys_procfs_fd_link(struct sys_state *st, uint64_t fd, char *buf, size_t cap
 	case SYS_KIND_FILE:
 		return bnd_path_of(st->bundle, o->id, buf, cap);
 	case SYS_KIND_TMP:
+	case SYS_KIND_FIFO:
 		n = sys_tmp_path_of(st, o->id, buf, cap);
 		if (n == -ENOENT) /* unlinked while open */
 			n = snprintf(buf, cap, "/tmp/%s (deleted)", st->tmp->n[o->id].name);

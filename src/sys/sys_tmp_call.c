@@ -75,6 +75,8 @@ long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, 
 	} else if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(node_of(st, node)->mode)) {
 		sys_tmp_resize(st, node, 0);
 	}
+	if (S_ISFIFO(node_of(st, node)->mode) && !(flags & O_PATH))
+		return sys_tmp_fifo_open(st, node, flags);
 	struct sys_obj *o = sys_obj_new(st, SYS_KIND_TMP, (uint32_t)flags & (O_ACCMODE | O_APPEND));
 	o->id = node;
 	return sys_fd_open(st, o, (flags & O_CLOEXEC) != 0);
@@ -148,8 +150,8 @@ static long make_dir(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64
 	return rc < 0 ? rc : 0;
 }
 
-/* mknod: a regular file; a fifo or socket node is not made here, a device not by this user
- * (EPERM both) */
+/* mknod: a regular file or a named pipe; a socket node is not made here, a device not by this
+ * user (EPERM both) */
 static long make_node(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t mode)
 {
 	struct sys_tmp_at at;
@@ -159,13 +161,12 @@ static long make_node(struct sys_state *st, uint64_t dirfd, uint64_t path, uint6
 		return rc ? rc : outside(st);
 	if (at.found)
 		return -EEXIST;
-	if (type && type != S_IFREG)
-		return type == S_IFIFO || type == S_IFSOCK || type == S_IFCHR || type == S_IFBLK
-			   ? -EPERM
-			   : -EINVAL;
+	if (type && type != S_IFREG && type != S_IFIFO)
+		return type == S_IFSOCK || type == S_IFCHR || type == S_IFBLK ? -EPERM : -EINVAL;
 	if ((rc = sys_tmp_may(st, at.parent, CHANGE)))
 		return rc;
-	rc = sys_tmp_new(st, at.parent, at.name, S_IFREG | ((uint32_t)mode & 07777 & ~st->umask));
+	rc = sys_tmp_new(st, at.parent, at.name,
+			 (type ? type : S_IFREG) | ((uint32_t)mode & 07777 & ~st->umask));
 	return rc < 0 ? rc : 0;
 }
 
@@ -320,6 +321,8 @@ static long sys_truncate(struct sys_state *st, const uint64_t a[6])
 		return -ENOENT;
 	if (S_ISDIR(node_of(st, at.node)->mode))
 		return -EISDIR;
+	if (!S_ISREG(node_of(st, at.node)->mode))
+		return -EINVAL; /* a named pipe, as Linux's vfs_truncate */
 	return (int64_t)a[1] < 0 ? -EINVAL : sys_tmp_resize(st, at.node, a[1]);
 }
 
