@@ -127,8 +127,9 @@ enum sys_kind {
  *   SOCK   as a pipe's read end, each end with its ring, flags O_RDWR; at: what is shut of it
  *          (1 receiving, 2 sending: Linux's sk_shutdown)
  *   FIFO   id: the /tmp node, whose ring every opener shares; flags O_RDONLY, O_WRONLY or O_RDWR
- *          (with O_LARGEFILE, as Linux's); pos: the node's opens for writing when it was opened
- *          (a reader hears the hang-up only of a writer that came after)
+ *          (with O_LARGEFILE, as Linux's); pos: UINT64_MAX, or for a reader opened with
+ *          O_NONBLOCK and no writer the node's opens for writing then (it hears the hang-up only
+ *          of a writer that came after)
  *   EVENT  pos: the counter; id: 1 for EFD_SEMAPHORE
  *   TIMER  id: the clock; pos: expirations not read yet; at: the next one (CLOCK_MONOTONIC ns,
  *          0: disarmed), every: the interval (ns, 0: once)

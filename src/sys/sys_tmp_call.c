@@ -130,9 +130,12 @@ long sys_tmp_write_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 }
 
 /* a path's call: in /tmp, fn's answer; in the bundle, the read-only one (EROFS; without files
- * EACCES) */
-static long outside(const struct sys_state *st)
+ * EACCES); an empty path names nothing (ENOENT, as Linux's without AT_EMPTY_PATH) */
+static long outside(struct sys_state *st, uint64_t path)
 {
+	const char *c = sys_user(st, path, 1, PROT_READ);
+	if (c && !*c)
+		return -ENOENT;
 	return st->bundle ? -EROFS : -EACCES;
 }
 
@@ -141,7 +144,7 @@ static long make_dir(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64
 	struct sys_tmp_at at;
 	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
-		return rc ? rc : outside(st);
+		return rc ? rc : outside(st, path);
 	if (at.found)
 		return -EEXIST;
 	if ((rc = sys_tmp_may(st, at.parent, CHANGE)))
@@ -158,7 +161,7 @@ static long make_node(struct sys_state *st, uint64_t dirfd, uint64_t path, uint6
 	uint32_t type = (uint32_t)mode & S_IFMT;
 	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
-		return rc ? rc : outside(st);
+		return rc ? rc : outside(st, path);
 	if (at.found)
 		return -EEXIST;
 	if (type && type != S_IFREG && type != S_IFIFO)
@@ -194,7 +197,7 @@ static long remove_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int d
 	struct sys_tmp_at at;
 	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
-		return rc ? rc : outside(st);
+		return rc ? rc : outside(st, path);
 	if (at.dots) /* Linux's: "." EINVAL, ".." ENOTEMPTY to rmdir; EISDIR to unlink */
 		return !dir ? -EISDIR : at.dots == 1 ? -EINVAL : -ENOTEMPTY;
 	if (!at.found)
@@ -226,7 +229,7 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 	if (rc)
 		return rc;
 	if (!a.in && !b.in)
-		return outside(st);
+		return outside(st, oldp);
 	if (a.in != b.in)
 		return -EXDEV;
 	if (flags & ~1u /* RENAME_NOREPLACE */)
@@ -316,7 +319,7 @@ static long sys_truncate(struct sys_state *st, const uint64_t a[6])
 	struct sys_tmp_at at;
 	long rc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], SYS_TMP_FOLLOW, &at);
 	if (rc || !at.in)
-		return rc ? rc : outside(st);
+		return rc ? rc : outside(st, a[0]);
 	if (!at.found)
 		return -ENOENT;
 	if (S_ISDIR(node_of(st, at.node)->mode))

@@ -65,8 +65,10 @@ static void uncount(struct sys_state *st, uint32_t node, int acc)
 	sys_tmp_release(st, node);
 }
 
-/* the descriptor of an open counted already (uncounted when none is free) */
-static long fifo_fd(struct sys_state *st, uint32_t node, int flags)
+/* the descriptor of an open counted already (uncounted when none is free); quiet: a reader
+ * that opened with O_NONBLOCK and no writer, which hears no hang-up until a writer came (Linux's
+ * f_pipe) */
+static long fifo_fd(struct sys_state *st, uint32_t node, int flags, int quiet)
 {
 	int acc = flags & O_ACCMODE;
 	long fd = sys_fd_lowest(st, 0);
@@ -77,7 +79,7 @@ static long fifo_fd(struct sys_state *st, uint32_t node, int flags)
 	struct sys_obj *o =
 	    sys_obj_new(st, SYS_KIND_FIFO, (uint32_t)(acc | (flags & O_NONBLOCK) | LARGEFILE));
 	o->id = node;
-	o->pos = node_of(st, node)->fifo.wopens;
+	o->pos = quiet ? node_of(st, node)->fifo.wopens : UINT64_MAX;
 	return sys_fd_open(st, o, (flags & O_CLOEXEC) != 0);
 }
 
@@ -98,6 +100,7 @@ long sys_tmp_fifo_open(struct sys_state *st, uint32_t node, int flags)
 		return rc;
 	if (acc == O_WRONLY && nonblock && !f->readers)
 		return -ENXIO;
+	int quiet = acc == O_RDONLY && nonblock && !f->writers;
 	if (acc != O_WRONLY) {
 		f->readers++;
 		f->ropens++;
@@ -113,7 +116,7 @@ long sys_tmp_fifo_open(struct sys_state *st, uint32_t node, int flags)
 		return await(st, node, 0, f->wopens);
 	if (acc == O_WRONLY && !f->readers)
 		return await(st, node, 1, f->ropens);
-	return fifo_fd(st, node, flags);
+	return fifo_fd(st, node, flags, quiet);
 }
 
 int sys_tmp_fifo_again(struct sys_state *st, int flags, long *ret)
@@ -130,7 +133,7 @@ int sys_tmp_fifo_again(struct sys_state *st, int flags, long *ret)
 		return 1;
 	}
 	t->wuntil = 0;
-	*ret = fifo_fd(st, node, flags);
+	*ret = fifo_fd(st, node, flags, 0);
 	return 1;
 }
 

@@ -154,6 +154,7 @@ static void waiting(void)
 		n += k;
 	pthread_join(th, NULL);
 	res("thread's open O_WRONLY and write", wfd);
+	polled("poll reader, the thread's writer gone", r);
 	printf("read \"%.*s\"\n", (int)n, buf);
 	close(r);
 
