@@ -157,8 +157,12 @@ long sys_ring_read(struct sys_state *st, struct sys_obj *o, struct sys_obj *writ
 /* v written into r's ring, as sys_ring_put */
 long sys_ring_write(struct sys_state *st, struct sys_obj *r, int nonblock, const struct sys_iov *v,
 		    int n);
-/* a write of PIPE_BUF into r would not wait */
+/* a write of PIPE_BUF into r would not wait; into a ring of size holding len */
 int sys_ring_room(const struct sys_obj *r);
+int sys_ring_roomy(uint64_t size, uint64_t len);
+/* a write with no reader: SIGPIPE to the thread (sigpipe 1), and what it wrote before it
+ * waited, or -EPIPE */
+long sys_ring_broken(struct sys_state *st, int sigpipe);
 /* o's ring given back */
 void sys_ring_free(struct sys_state *st, struct sys_obj *o);
 

@@ -93,11 +93,8 @@ static long pipe_write(struct sys_state *st, uint64_t fd, struct sys_obj *o,
 {
 	(void)fd;
 	struct sys_obj *r = peer(st, o);
-	if (!r) {
-		struct proc_thread *t = sys_cur(st);
-		sys_send(st, t, SIGPIPE, 0);
-		return t->wdone ? (long)t->wdone : -EPIPE;
-	}
+	if (!r)
+		return sys_ring_broken(st, 1);
 	return sys_ring_write(st, r, (o->flags & O_NONBLOCK) != 0, v, n);
 }
 
@@ -153,7 +150,20 @@ static uint32_t pipe_poll(struct sys_state *st, struct sys_obj *o, uint64_t *nex
 /* writable while a write of PIPE_BUF would not wait, as Linux's page-sized slots say */
 int sys_ring_room(const struct sys_obj *r)
 {
-	return sys_pipe_cap(r) - r->len >= PIPE_BUF_;
+	return sys_ring_roomy(sys_pipe_cap(r), r->len);
+}
+
+int sys_ring_roomy(uint64_t size, uint64_t len)
+{
+	return size - len >= PIPE_BUF_;
+}
+
+long sys_ring_broken(struct sys_state *st, int sigpipe)
+{
+	struct proc_thread *t = sys_cur(st);
+	if (sigpipe)
+		sys_send(st, t, SIGPIPE, 0);
+	return t->wdone ? (long)t->wdone : -EPIPE;
 }
 
 static void pipe_stat(struct sys_state *st, struct sys_obj *o, struct stat *s)

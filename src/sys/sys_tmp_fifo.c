@@ -3,7 +3,6 @@
  * end and EPIPE. */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
@@ -11,7 +10,6 @@
 #include "sys/sys_fd.h"
 #include "sys/sys_tmp.h"
 
-#define PIPE_BUF_ 4096
 /* the kernel's O_LARGEFILE, which every open on x86-64 sets (the headers' is 0) */
 #define LARGEFILE 0100000
 
@@ -190,11 +188,8 @@ static long fifo_write(struct sys_state *st, uint64_t fd, struct sys_obj *o,
 		       const struct sys_iov *v, int n)
 {
 	(void)fd;
-	if (!node_of(st, o->id)->fifo.readers) {
-		struct proc_thread *t = sys_cur(st);
-		sys_send(st, t, SIGPIPE, 0);
-		return t->wdone ? (long)t->wdone : -EPIPE;
-	}
+	if (!node_of(st, o->id)->fifo.readers)
+		return sys_ring_broken(st, 1);
 	struct sys_ring g = ring_of(st, o->id);
 	return sys_ring_put(st, &g, (o->flags & O_NONBLOCK) != 0, v, n);
 }
@@ -211,7 +206,7 @@ static uint32_t fifo_poll(struct sys_state *st, struct sys_obj *o, uint64_t *nex
 		ev |= !f->writers && o->pos != f->wopens ? EPOLLHUP : 0;
 	}
 	if (acc != O_RDONLY) {
-		ev |= ring_size(f) - f->len >= PIPE_BUF_ ? EPOLLOUT | EPOLLWRNORM : 0;
+		ev |= sys_ring_roomy(ring_size(f), f->len) ? EPOLLOUT | EPOLLWRNORM : 0;
 		ev |= f->readers ? 0 : EPOLLERR;
 	}
 	return ev;
