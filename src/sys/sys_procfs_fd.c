@@ -102,6 +102,12 @@ long sys_procfs_fd_reopen(struct sys_state *st, uint64_t fd, int flags)
 			sys_tmp_resize(st, o->id, 0);
 		return again(st, o, (uint32_t)flags & (O_ACCMODE | O_APPEND), flags);
 	}
+	case SYS_KIND_FIFO: { /* opened again as Linux opens its node: a new reader or writer */
+		unsigned want = (acc != O_WRONLY ? 4 : 0) | (acc != O_RDONLY ? 2 : 0);
+		if ((((unsigned)s.st_mode >> 6) & want) != want)
+			return -EACCES;
+		return sys_tmp_fifo_open(st, o->id, flags);
+	}
 	case SYS_KIND_PIPE: { /* the end asked for, while it is open */
 		int reader = (o->flags & O_ACCMODE) == O_RDONLY;
 		struct sys_obj *p = o->id ? &st->obj[o->id - 1] : NULL;

@@ -119,6 +119,12 @@ static void nonblocking(void)
 	res("write past the writer's close", write(w, "end", 3));
 	res("close writer", close(w));
 	polled("poll reader, writer gone", r);
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", r);
+	int again = open(link, O_WRONLY | O_NONBLOCK);
+	res("open the reader's /proc/self/fd link for writing", again >= 0 ? 0 : -1);
+	res("write through it", write(again, "!", 1));
+	close(again);
 	res("read the rest", read(r, buf, sizeof(buf)));
 	res("read, writer gone", read(r, buf, sizeof(buf)));
 	int w2 = open(F, O_WRONLY | O_NONBLOCK);
