@@ -221,7 +221,7 @@ check "fifo init --repeat 3: init's named pipe, open since init, holds nothing a
 # an open that waits for a writer that never comes: the invocation's timeout ends it, each time,
 # and the next starts without it
 for mode in trap guest; do
-	er --syscalls "$mode" --repeat 2 --timeout 1 "$F" wait
+	er --syscalls "$mode" --repeat 2 --timeout 2 "$F" wait
 	expect_rc 124 "fifo wait ($mode)"
 	check "fifo wait ($mode): both invocations timed out at --timeout" \
 		[ "$(grep -c 'timed out' "$tmp/err")" = 2 ]
