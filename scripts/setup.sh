@@ -13,6 +13,9 @@ clang libclang-rt-dev llvm iproute2 haproxy libarchive-dev libacl1-dev libzstd-d
 libssl-dev libpython3.11-dev python3.11 gnuplot-nox uuid-dev golang-go sash gpgv-static jq sqlite3 bash-static nodejs \
 python3-numpy umoci golang-1.19-src libpython3.11-testsuite libjs-chart.js chromium \
 chromium-driver python3-selenium etcd-server strace"
+# to build gVisor's system-call tests from a checkout (tests/conformance/gvisor-build.sh); one
+# machine lacked libabsl-dev, which the build needs
+PKGS="$PKGS libgtest-dev libgmock-dev libabsl-dev"
 # the peers of `ember bench all`, for benchmarks only
 BENCH_PKGS="runsc bubblewrap runc"
 [ $BENCH = 1 ] && PKGS="$PKGS $BENCH_PKGS"

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 
 #include "fd/fd.h"
+#include "fs/fs_tmp.h"
 
 /* by kind; NONE has none */
 static const struct sys_fd_ops *const kinds[SYS_KINDS] = {
@@ -16,6 +17,7 @@ static const struct sys_fd_ops *const kinds[SYS_KINDS] = {
     [SYS_KIND_TIMER] = &sys_timer_ops, [SYS_KIND_EPOLL] = &sys_epoll_ops,
     [SYS_KIND_PROC] = &sys_procfs_ops, [SYS_KIND_TMP] = &sys_tmp_ops,
     [SYS_KIND_DEV] = &sys_dev_ops,     [SYS_KIND_SOCK] = &sys_sock_ops,
+    [SYS_KIND_FIFO] = &sys_fifo_ops,
 };
 
 const struct sys_fd_ops *sys_obj_ops(const struct sys_obj *o)
@@ -141,6 +143,11 @@ long sys_fd_close(struct sys_state *st, uint64_t fd)
 void sys_fd_changed(struct sys_state *st, struct sys_obj *o)
 {
 	o->seq++;
+	sys_fd_wake(st);
+}
+
+void sys_fd_wake(struct sys_state *st)
+{
 	/* one key for every descriptor: a waiter looks at what it waits for again, so a wake too
 	 * many costs a look, and no wake is ever missed */
 	proc_wake(&st->pr, SYS_KEY_FD, ~0u, INT_MAX);
@@ -270,6 +277,8 @@ static long sys_fcntl(struct sys_state *st, const uint64_t a[6])
 		return dup_from(st, a[0], a[2], (int)a[1] == F_DUPFD_CLOEXEC);
 	case F_GETPIPE_SZ:
 	case F_SETPIPE_SZ:
+		if (o->kind == SYS_KIND_FIFO)
+			return sys_tmp_fifo_size(st, o, (int)a[1] == F_SETPIPE_SZ, a[2]);
 		if (o->kind != SYS_KIND_PIPE)
 			return -EBADF;
 		return sys_pipe_size(st, o, (int)a[1] == F_SETPIPE_SZ, a[2]);

@@ -58,7 +58,8 @@ struct sys_fd_ops {
 	int (*pollable)(const struct sys_obj *o);
 };
 extern const struct sys_fd_ops sys_std_ops, sys_file_ops, sys_pipe_ops, sys_event_ops,
-    sys_timer_ops, sys_epoll_ops, sys_procfs_ops, sys_tmp_ops, sys_dev_ops, sys_sock_ops;
+    sys_timer_ops, sys_epoll_ops, sys_procfs_ops, sys_tmp_ops, sys_dev_ops, sys_sock_ops,
+    sys_fifo_ops;
 
 /* the object fd names, or NULL (not open) */
 struct sys_obj *sys_fd_obj(struct sys_state *st, uint64_t fd);
@@ -88,6 +89,8 @@ long sys_fd_open(struct sys_state *st, struct sys_obj *o, int cloexec);
 long sys_fd_close(struct sys_state *st, uint64_t fd);
 /* o's readiness may have changed: every call waiting on a descriptor looks again */
 void sys_fd_changed(struct sys_state *st, struct sys_obj *o);
+/* the same for objects whose seq the caller moved itself (a named pipe's descriptors) */
+void sys_fd_wake(struct sys_state *st);
 /* fds 0 to 4 that no longer name what Ember opened there, a bit each (the in-guest runtime
  * serves those that do itself) */
 unsigned sys_fd_moved(struct sys_state *st);
@@ -120,21 +123,46 @@ long sys_iov_at(struct sys_state *st, struct sys_obj *o, const struct sys_iov *v
 int sys_iov_ok(struct sys_state *st, const struct sys_iov *v, int n, uint64_t skip, uint64_t len,
 	       int out);
 
-/* the ring of 64 KiB a pipe's read end holds (fd_pipe.c), and a socket's end too (fd_sock.c):
- * o's bytes (len of them in sys_state.pipe_buf[its slot] from pos) read into v, the writer told
- * of the room (NULL: none); with how's SYS_RING_END an empty ring is the end (0), else EAGAIN
+/* A ring of bytes (fd_pipe.c): a pipe's, a socket end's, a named pipe's (fs_tmp_fifo.c). len of
+ * them in *buf (NULL until written) from *pos; changed (if not NULL) hears of each move, with who
+ */
+struct sys_ring {
+	uint8_t **buf;
+	uint64_t *pos, *len;
+	uint64_t size;
+	void (*changed)(struct sys_state *st, void *who);
+	void *who;
+};
+/* g's bytes read into v; with how's SYS_RING_END an empty ring is the end (0), else EAGAIN
  * (SYS_RING_NONBLOCK) or a wait; SYS_RING_PEEK leaves the bytes there */
 #define SYS_RING_END	  1
 #define SYS_RING_NONBLOCK 2
 #define SYS_RING_PEEK	  4
+long sys_ring_get(struct sys_state *st, const struct sys_ring *g, int how, const struct sys_iov *v,
+		  int n);
+/* v written into g: all at once up to PIPE_BUF, then piece by piece, waiting for room (the
+ * thread's wdone kept across the retries) or not (nonblock) */
+long sys_ring_put(struct sys_state *st, const struct sys_ring *g, int nonblock,
+		  const struct sys_iov *v, int n);
+/* F_SETPIPE_SZ's arg as a ring's size, or -EINVAL / -EPERM; g's bytes moved to a ring of size
+ * (its pos 0 then; the caller sets the size): 0, -EBUSY (they do not fit) or -ENOMEM */
+long sys_ring_size(uint64_t arg);
+long sys_ring_resize(const struct sys_ring *g, uint64_t size);
+
+/* the ring of 64 KiB a pipe's read end holds, and a socket's end too (fd_sock.c): o's bytes
+ * (len of them in sys_state.pipe_buf[its slot] from pos) read into v, the writer told of the
+ * room (NULL: none), as sys_ring_get */
 long sys_ring_read(struct sys_state *st, struct sys_obj *o, struct sys_obj *writer, int how,
 		   const struct sys_iov *v, int n);
-/* v written into r's ring: all at once up to PIPE_BUF, then piece by piece, waiting for room
- * (the thread's wdone kept across the retries) or not (nonblock) */
+/* v written into r's ring, as sys_ring_put */
 long sys_ring_write(struct sys_state *st, struct sys_obj *r, int nonblock, const struct sys_iov *v,
 		    int n);
-/* a write of PIPE_BUF into r would not wait */
+/* a write of PIPE_BUF into r would not wait; into a ring of size holding len */
 int sys_ring_room(const struct sys_obj *r);
+int sys_ring_roomy(uint64_t size, uint64_t len);
+/* a write with no reader: SIGPIPE to the thread (sigpipe 1), and what it wrote before it
+ * waited, or -EPIPE */
+long sys_ring_broken(struct sys_state *st, int sigpipe);
 /* o's ring given back */
 void sys_ring_free(struct sys_state *st, struct sys_obj *o);
 

@@ -170,6 +170,8 @@ static int nread(struct sys_state *st, uint64_t fd, struct sys_obj *o)
 		const struct sys_obj *r = reader ? o : o->id ? &st->obj[o->id - 1] : NULL;
 		return r ? (int)r->len : 0;
 	}
+	if (o->kind == SYS_KIND_FIFO)
+		return (int)st->tmp->n[o->id].fifo.len;
 	if (o->kind == SYS_KIND_FILE)
 		sys_fs_file(st, fd); /* its position taken back from the in-guest runtime */
 	else if (o->kind != SYS_KIND_TMP)

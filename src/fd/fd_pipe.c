@@ -20,12 +20,6 @@ static struct sys_obj *peer(struct sys_state *st, const struct sys_obj *o)
 }
 
 /* a call that found nothing to do: EAGAIN without waiting, else it waits for a change */
-/* the read end r's ring: its size */
-static uint64_t ring_size(const struct sys_obj *r)
-{
-	return sys_pipe_cap(r);
-}
-
 static long later(struct sys_state *st, int nonblock)
 {
 	if (nonblock)
@@ -33,36 +27,57 @@ static long later(struct sys_state *st, int nonblock)
 	return sys_wait(st, SYS_KEY_FD, ~0u, 0);
 }
 
-/* the first len bytes of the read end r's ring into the pieces of v, in at most two runs: all
- * checked before any moves, so that a bad piece reads nothing, as Linux's pipe_read */
-static int ring_out(struct sys_state *st, const struct sys_obj *r, uint64_t len,
+/* the first len bytes of ring g into the pieces of v, in at most two runs: all checked before
+ * any moves, so that a bad piece reads nothing, as Linux's pipe_read */
+static int ring_out(struct sys_state *st, const struct sys_ring *g, uint64_t len,
 		    const struct sys_iov *v, int n)
 {
-	const uint8_t *buf = st->pipe_buf[sys_obj_slot(st, r)];
-	uint64_t size = ring_size(r), first = size - r->pos < len ? size - r->pos : len;
-	if (!sys_iov_ok(st, v, n, 0, len, 1) || sys_iov_out(st, v, n, 0, buf + r->pos, first))
+	const uint8_t *buf = *g->buf;
+	uint64_t pos = *g->pos, first = g->size - pos < len ? g->size - pos : len;
+	if (!sys_iov_ok(st, v, n, 0, len, 1) || sys_iov_out(st, v, n, 0, buf + pos, first))
 		return -EFAULT;
 	return first < len ? sys_iov_out(st, v, n, first, buf, len - first) : 0;
+}
+
+long sys_ring_get(struct sys_state *st, const struct sys_ring *g, int how, const struct sys_iov *v,
+		  int n)
+{
+	uint64_t want = sys_iov_total(v, n);
+	if (!want)
+		return 0;
+	if (!*g->len)
+		return how & SYS_RING_END ? 0 : later(st, how & SYS_RING_NONBLOCK);
+	uint64_t k = want < *g->len ? want : *g->len;
+	if (ring_out(st, g, k, v, n))
+		return -EFAULT;
+	if (how & SYS_RING_PEEK)
+		return (long)k;
+	*g->pos = (*g->pos + k) % g->size;
+	*g->len -= k;
+	if (g->changed)
+		g->changed(st, g->who); /* room for the writer */
+	return (long)k;
+}
+
+/* a pipe's read end r, or a socket's end, as a ring whose changes its writer (if any) and r
+ * hear of */
+static void obj_changed(struct sys_state *st, void *who)
+{
+	sys_fd_changed(st, who);
+}
+
+static struct sys_ring obj_ring(struct sys_state *st, struct sys_obj *r, struct sys_obj *who)
+{
+	return (struct sys_ring){
+	    &st->pipe_buf[sys_obj_slot(st, r)], &r->pos, &r->len, sys_pipe_cap(r),
+	    who ? obj_changed : NULL,		who};
 }
 
 long sys_ring_read(struct sys_state *st, struct sys_obj *o, struct sys_obj *writer, int how,
 		   const struct sys_iov *v, int n)
 {
-	uint64_t want = sys_iov_total(v, n);
-	if (!want)
-		return 0;
-	if (!o->len)
-		return how & SYS_RING_END ? 0 : later(st, how & SYS_RING_NONBLOCK);
-	uint64_t k = want < o->len ? want : o->len;
-	if (ring_out(st, o, k, v, n))
-		return -EFAULT;
-	if (how & SYS_RING_PEEK)
-		return (long)k;
-	o->pos = (o->pos + k) % ring_size(o);
-	o->len -= k;
-	if (writer)
-		sys_fd_changed(st, writer); /* room for the writer */
-	return (long)k;
+	struct sys_ring g = obj_ring(st, o, writer);
+	return sys_ring_get(st, &g, how, v, n);
 }
 
 static long pipe_read(struct sys_state *st, uint64_t fd, struct sys_obj *o, const struct sys_iov *v,
@@ -78,44 +93,47 @@ static long pipe_write(struct sys_state *st, uint64_t fd, struct sys_obj *o,
 {
 	(void)fd;
 	struct sys_obj *r = peer(st, o);
-	if (!r) {
-		struct proc_thread *t = sys_cur(st);
-		sys_send(st, t, SIGPIPE, 0);
-		return t->wdone ? (long)t->wdone : -EPIPE;
-	}
+	if (!r)
+		return sys_ring_broken(st, 1);
 	return sys_ring_write(st, r, (o->flags & O_NONBLOCK) != 0, v, n);
 }
 
-long sys_ring_write(struct sys_state *st, struct sys_obj *r, int nonblock, const struct sys_iov *v,
-		    int n)
+long sys_ring_put(struct sys_state *st, const struct sys_ring *g, int nonblock,
+		  const struct sys_iov *v, int n)
 {
 	struct proc_thread *t = sys_cur(st);
 	uint64_t total = sys_iov_total(v, n), done = t->wdone;
 	if (!total)
 		return 0;
-	uint64_t size = ring_size(r), room = size - r->len, left = total - done;
+	uint64_t size = g->size, room = size - *g->len, left = total - done;
 	if (!room || (left <= PIPE_BUF_ && room < left)) {
 		if (nonblock && done)
 			return (long)done;
 		return later(st, nonblock);
 	}
-	uint32_t slot = sys_obj_slot(st, r);
-	if (!st->pipe_buf[slot] && !(st->pipe_buf[slot] = malloc(size)))
+	if (!*g->buf && !(*g->buf = malloc(size)))
 		return done ? (long)done : -ENOMEM;
 	uint64_t k = left < room ? left : room;
-	/* the ring's free part from r->len on, filled from the pieces at done */
-	uint8_t *buf = st->pipe_buf[slot];
-	uint64_t at = (r->pos + r->len) % size, first = size - at < k ? size - at : k;
+	/* the ring's free part from len on, filled from the pieces at done */
+	uint8_t *buf = *g->buf;
+	uint64_t at = (*g->pos + *g->len) % size, first = size - at < k ? size - at : k;
 	if (!sys_iov_ok(st, v, n, done, k, 0) || sys_iov_in(st, v, n, done, buf + at, first) ||
 	    (first < k && sys_iov_in(st, v, n, done + first, buf, k - first)))
 		return done ? (long)done : -EFAULT;
-	r->len += k;
+	*g->len += k;
 	done += k;
-	sys_fd_changed(st, r);
+	g->changed(st, g->who);
 	if (done == total || nonblock)
 		return (long)done;
 	t->wdone = done; /* the rest when the reader made room: kept across the retries */
 	return sys_wait(st, SYS_KEY_FD, ~0u, 0);
+}
+
+long sys_ring_write(struct sys_state *st, struct sys_obj *r, int nonblock, const struct sys_iov *v,
+		    int n)
+{
+	struct sys_ring g = obj_ring(st, r, r);
+	return sys_ring_put(st, &g, nonblock, v, n);
 }
 
 static uint32_t pipe_poll(struct sys_state *st, struct sys_obj *o, uint64_t *next)
@@ -132,7 +150,20 @@ static uint32_t pipe_poll(struct sys_state *st, struct sys_obj *o, uint64_t *nex
 /* writable while a write of PIPE_BUF would not wait, as Linux's page-sized slots say */
 int sys_ring_room(const struct sys_obj *r)
 {
-	return ring_size(r) - r->len >= PIPE_BUF_;
+	return sys_ring_roomy(sys_pipe_cap(r), r->len);
+}
+
+int sys_ring_roomy(uint64_t size, uint64_t len)
+{
+	return size - len >= PIPE_BUF_;
+}
+
+long sys_ring_broken(struct sys_state *st, int sigpipe)
+{
+	struct proc_thread *t = sys_cur(st);
+	if (sigpipe)
+		sys_send(st, t, SIGPIPE, 0);
+	return t->wdone ? (long)t->wdone : -EPIPE;
 }
 
 static void pipe_stat(struct sys_state *st, struct sys_obj *o, struct stat *s)
@@ -164,41 +195,55 @@ static void pipe_close(struct sys_state *st, struct sys_obj *o)
 	}
 }
 
-long sys_pipe_size(struct sys_state *st, struct sys_obj *o, int set, uint64_t arg)
+long sys_ring_size(uint64_t arg)
 {
-	int reader = (o->flags & O_ACCMODE) == O_RDONLY;
-	struct sys_obj *r = reader ? o : peer(st, o);
-	if (!set)
-		return r ? (long)ring_size(r) : SYS_PIPE_SIZE;
 	uint32_t want = (uint32_t)arg; /* Linux takes an unsigned int */
 	if (want > (1u << 31))
 		return -EINVAL;
 	uint64_t size = 4096;
 	while (size < want)
 		size <<= 1;
-	if (size > SYS_PIPE_MAX)
-		return -EPERM; /* past pipe-max-size, to a process without CAP_SYS_RESOURCE */
-	if (!r)
-		return (long)size; /* the reader is gone: nothing is kept */
-	if (r->len > size)
+	return size > SYS_PIPE_MAX ? -EPERM /* past pipe-max-size, without CAP_SYS_RESOURCE */
+				   : (long)size;
+}
+
+long sys_ring_resize(const struct sys_ring *g, uint64_t size)
+{
+	if (*g->len > size)
 		return -EBUSY;
-	uint32_t slot = sys_obj_slot(st, r);
-	if (st->pipe_buf[slot]) { /* the bytes, from the ring's start */
+	if (*g->buf) { /* the bytes, from the ring's start */
 		uint8_t *buf = malloc(size);
 		if (!buf)
 			return -ENOMEM;
-		uint64_t old = ring_size(r), first = old - r->pos < r->len ? old - r->pos : r->len;
-		memcpy(buf, st->pipe_buf[slot] + r->pos, first);
-		memcpy(buf + first, st->pipe_buf[slot], r->len - first);
-		free(st->pipe_buf[slot]);
-		st->pipe_buf[slot] = buf;
+		uint64_t old = g->size, pos = *g->pos,
+			 first = old - pos < *g->len ? old - pos : *g->len;
+		memcpy(buf, *g->buf + pos, first);
+		memcpy(buf + first, *g->buf, *g->len - first);
+		free(*g->buf);
+		*g->buf = buf;
 	}
-	r->pos = 0;
-	r->every = size == SYS_PIPE_SIZE ? 0 : size;
+	*g->pos = 0;
+	return 0;
+}
+
+long sys_pipe_size(struct sys_state *st, struct sys_obj *o, int set, uint64_t arg)
+{
+	int reader = (o->flags & O_ACCMODE) == O_RDONLY;
+	struct sys_obj *r = reader ? o : peer(st, o);
+	if (!set)
+		return r ? (long)sys_pipe_cap(r) : SYS_PIPE_SIZE;
+	long size = sys_ring_size(arg);
+	if (size < 0 || !r)
+		return size; /* the reader is gone: nothing is kept */
+	struct sys_ring g = obj_ring(st, r, NULL);
+	long rc = sys_ring_resize(&g, (uint64_t)size);
+	if (rc)
+		return rc;
+	r->every = size == SYS_PIPE_SIZE ? 0 : (uint64_t)size;
 	sys_fd_changed(st, r);
 	if (peer(st, r))
 		sys_fd_changed(st, peer(st, r));
-	return (long)size;
+	return size;
 }
 
 static int pipe_pollable(const struct sys_obj *o)

@@ -106,6 +106,8 @@ static int obj_ok(const struct sys_saved *s, const struct sys_obj *o)
 		return sys_procfs_valid(o);
 	case SYS_KIND_DEV:
 		return sys_dev_valid(o);
+	case SYS_KIND_FIFO: /* a named pipe of the saved /tmp */
+		return s->tmp && o->id < s->tmp->nn && S_ISFIFO(s->tmp->n[o->id].mode);
 	case SYS_KIND_TMP: /* a node of the saved /tmp */
 		return s->tmp && o->id < s->tmp->nn && s->tmp->n[o->id].mode != SYS_TMP_FREE;
 	default:

@@ -42,12 +42,8 @@ static long sock_send(struct sys_state *st, struct sys_obj *o, const struct sys_
 		      int flags)
 {
 	struct sys_obj *p = peer(st, o);
-	if (!p || o->at & SEND_SHUT) {
-		struct proc_thread *t = sys_cur(st);
-		if (!(flags & MSG_NOSIGNAL))
-			sys_send(st, t, SIGPIPE, 0);
-		return t->wdone ? (long)t->wdone : -EPIPE;
-	}
+	if (!p || o->at & SEND_SHUT)
+		return sys_ring_broken(st, !(flags & MSG_NOSIGNAL));
 	return sys_ring_write(st, p, o->flags & O_NONBLOCK || flags & MSG_DONTWAIT, v, n);
 }
 

@@ -168,6 +168,9 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 	 * takes read and write permission; never reading or writing (sys_io.c) */
 	int acc = flags & O_ACCMODE, creat = flags & O_CREAT,
 	    tmpfile = (flags & __O_TMPFILE) == __O_TMPFILE;
+	long again;
+	if (sys_tmp_fifo_again(st, flags, &again))
+		return again; /* an open of a named pipe that waited for its partner */
 	int proc = sys_procfs_at(st, addr), dev = sys_dev_at(st, addr);
 	if (proc >= 0)
 		return sys_procfs_open(st, proc, flags);

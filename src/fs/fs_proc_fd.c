@@ -29,6 +29,7 @@ long sys_procfs_fd_link(struct sys_state *st, uint64_t fd, char *buf, size_t cap
 	case SYS_KIND_FILE:
 		return bnd_path_of(st->bundle, o->id, buf, cap);
 	case SYS_KIND_TMP:
+	case SYS_KIND_FIFO:
 		n = sys_tmp_path_of(st, o->id, buf, cap);
 		if (n == -ENOENT) /* unlinked while open */
 			n = snprintf(buf, cap, "/tmp/%s (deleted)", st->tmp->n[o->id].name);
@@ -100,6 +101,12 @@ long sys_procfs_fd_reopen(struct sys_state *st, uint64_t fd, int flags)
 		if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(s.st_mode))
 			sys_tmp_resize(st, o->id, 0);
 		return again(st, o, (uint32_t)flags & (O_ACCMODE | O_APPEND), flags);
+	}
+	case SYS_KIND_FIFO: { /* opened again as Linux opens its node: a new reader or writer */
+		unsigned want = (acc != O_WRONLY ? 4 : 0) | (acc != O_RDONLY ? 2 : 0);
+		if ((((unsigned)s.st_mode >> 6) & want) != want)
+			return -EACCES;
+		return sys_tmp_fifo_open(st, o->id, flags);
 	}
 	case SYS_KIND_PIPE: { /* the end asked for, while it is open */
 		int reader = (o->flags & O_ACCMODE) == O_RDONLY;

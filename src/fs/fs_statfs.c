@@ -49,6 +49,7 @@ static enum fs fs_of(const struct sys_obj *o)
 	    [SYS_KIND_STD] = FS_PIPE,	[SYS_KIND_FILE] = FS_BUNDLE, [SYS_KIND_PIPE] = FS_PIPE,
 	    [SYS_KIND_EVENT] = FS_ANON, [SYS_KIND_TIMER] = FS_ANON,  [SYS_KIND_EPOLL] = FS_ANON,
 	    [SYS_KIND_PROC] = FS_PROC,	[SYS_KIND_TMP] = FS_TMP,     [SYS_KIND_DEV] = FS_DEV,
+	    [SYS_KIND_FIFO] = FS_TMP,
 	};
 	return o->kind < SYS_KINDS ? by_kind[o->kind] : FS_ANON;
 }

@@ -117,8 +117,12 @@ long sys_tmp_resize(struct sys_state *st, uint32_t node, uint64_t size)
 int sys_tmp_open_node(const struct sys_state *st, uint32_t node)
 {
 	for (size_t i = 0; i < SYS_FDS; i++)
-		if (st->obj[i].kind == SYS_KIND_TMP && st->obj[i].refs && st->obj[i].id == node)
+		if ((st->obj[i].kind == SYS_KIND_TMP || st->obj[i].kind == SYS_KIND_FIFO) &&
+		    st->obj[i].refs && st->obj[i].id == node)
 			return 1;
+	const struct sys_tmp_fifo *f = &st->tmp->n[node].fifo;
+	if (f->readers || f->writers)
+		return 1;		/* an open of a named pipe waits for its partner */
 	return sys_shm_names(st, node); /* a shared mapping holds it as a descriptor does */
 }
 
@@ -265,10 +269,12 @@ static int copy_tree(const struct sys_tmp *t, struct sys_tmp **out)
 		c->n[i].data = NULL;
 		c->n[i].cap = t->n[i].size; /* the copy holds its size, and the bound counts that */
 		c->bytes += t->n[i].size;
-		if (t->n[i].size && !(c->n[i].data = malloc(t->n[i].size)))
+		/* a named pipe's ring is held outside the bound, as a pipe's */
+		uint64_t keep = S_ISFIFO(t->n[i].mode) ? sys_tmp_fifo_held(&t->n[i]) : t->n[i].size;
+		if (keep && !(c->n[i].data = malloc(keep)))
 			return -ENOMEM; /* the caller frees the copy */
-		if (t->n[i].size)
-			memcpy(c->n[i].data, t->n[i].data, t->n[i].size);
+		if (keep)
+			memcpy(c->n[i].data, t->n[i].data, keep);
 	}
 	return 0;
 }
@@ -279,7 +285,7 @@ int sys_tmp_saved_used(const struct sys_saved *s)
 		if (s->tmp->n[i].mode != SYS_TMP_FREE)
 			return 1;
 	for (size_t i = 0; i < s->nobj; i++)
-		if (s->objs[i].o.kind == SYS_KIND_TMP)
+		if (s->objs[i].o.kind == SYS_KIND_TMP || s->objs[i].o.kind == SYS_KIND_FIFO)
 			return 1;
 	return 0;
 }

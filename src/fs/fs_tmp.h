@@ -11,9 +11,18 @@
 #define SYS_TMP_FREE  0		 /* a free node's mode */
 #define SYS_TMP_GONE  UINT32_MAX /* the parent of a file unlinked while open */
 
+/* a named pipe's, as Linux's pipe_inode_info: its ring (the node's data, size bytes, 0:
+ * SYS_PIPE_SIZE), the readers and writers (descriptors, and opens waiting for their partner),
+ * the opens for reading and for writing ever made (what an open that waits waits to change) */
+struct sys_tmp_fifo {
+	uint64_t pos, len, size;
+	uint32_t readers, writers;
+	uint32_t ropens, wopens;
+};
+
 struct sys_tmp_node {
-	uint32_t mode; /* S_IFREG, S_IFDIR or S_IFLNK (its target in data) with the permission
-			bits; SYS_TMP_FREE */
+	uint32_t mode; /* S_IFREG, S_IFDIR, S_IFLNK (its target in data) or S_IFIFO (its ring in
+			data while it is open) with the permission bits; SYS_TMP_FREE */
 	uint32_t parent;
 	uint32_t same; /* a hard link: the node whose file this name is also (its mode only the
 			  type); 0: its own */
@@ -21,6 +30,7 @@ struct sys_tmp_node {
 	uint8_t *data;
 	uint64_t size, cap;
 	int64_t mtime_ns, atime_ns;
+	struct sys_tmp_fifo fifo; /* S_IFIFO's */
 };
 
 /* node 0 is /tmp; nodes are never moved, so a descriptor names one by its index */
@@ -98,6 +108,18 @@ long sys_tmp_read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uin
 		     uint64_t pos);
 long sys_tmp_write_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uint64_t len,
 		      uint64_t pos);
+
+/* named pipes (fs_tmp_fifo.c): open of node (a FIFO) with flags: a descriptor, -ENXIO, or a
+ * wait for its partner; an open that waited, made again (sys_retrying), before its path is
+ * looked up again: 1 with *ret its descriptor or SYS_WAITS again, 0 when the call is no such
+ * open; an open that waited, interrupted by a signal, lets go of its node */
+long sys_tmp_fifo_open(struct sys_state *st, uint32_t node, int flags);
+int sys_tmp_fifo_again(struct sys_state *st, int flags, long *ret);
+void sys_tmp_fifo_interrupted(struct sys_state *st, struct proc_thread *t);
+/* F_GETPIPE_SZ (set 0) and F_SETPIPE_SZ of a named pipe's descriptor o */
+long sys_tmp_fifo_size(struct sys_state *st, struct sys_obj *o, int set, uint64_t arg);
+/* a snapshot's copy of node's ring (its size, 0: none) */
+uint64_t sys_tmp_fifo_held(const struct sys_tmp_node *n);
 
 /* saved and restored with the rest (sys_snap.c): a deep copy; free */
 int sys_tmp_save(const struct sys_state *st, struct sys_tmp **out);

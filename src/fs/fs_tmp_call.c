@@ -75,6 +75,8 @@ long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, 
 	} else if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(node_of(st, node)->mode)) {
 		sys_tmp_resize(st, node, 0);
 	}
+	if (S_ISFIFO(node_of(st, node)->mode) && !(flags & O_PATH))
+		return sys_tmp_fifo_open(st, node, flags);
 	struct sys_obj *o = sys_obj_new(st, SYS_KIND_TMP, (uint32_t)flags & (O_ACCMODE | O_APPEND));
 	o->id = node;
 	return sys_fd_open(st, o, (flags & O_CLOEXEC) != 0);
@@ -128,9 +130,12 @@ long sys_tmp_write_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 }
 
 /* a path's call: in /tmp, fn's answer; in the bundle, the read-only one (EROFS; without files
- * EACCES) */
-static long outside(const struct sys_state *st)
+ * EACCES); an empty path names nothing (ENOENT, as Linux's without AT_EMPTY_PATH) */
+static long outside(struct sys_state *st, uint64_t path)
 {
+	const char *c = sys_user(st, path, 1, PROT_READ);
+	if (c && !*c)
+		return -ENOENT;
 	return st->bundle ? -EROFS : -EACCES;
 }
 
@@ -139,7 +144,7 @@ static long make_dir(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64
 	struct sys_tmp_at at;
 	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
-		return rc ? rc : outside(st);
+		return rc ? rc : outside(st, path);
 	if (at.found)
 		return -EEXIST;
 	if ((rc = sys_tmp_may(st, at.parent, CHANGE)))
@@ -148,24 +153,23 @@ static long make_dir(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64
 	return rc < 0 ? rc : 0;
 }
 
-/* mknod: a regular file; a fifo or socket node is not made here, a device not by this user
- * (EPERM both) */
+/* mknod: a regular file or a named pipe; a socket node is not made here, a device not by this
+ * user (EPERM both) */
 static long make_node(struct sys_state *st, uint64_t dirfd, uint64_t path, uint64_t mode)
 {
 	struct sys_tmp_at at;
 	uint32_t type = (uint32_t)mode & S_IFMT;
 	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
-		return rc ? rc : outside(st);
+		return rc ? rc : outside(st, path);
 	if (at.found)
 		return -EEXIST;
-	if (type && type != S_IFREG)
-		return type == S_IFIFO || type == S_IFSOCK || type == S_IFCHR || type == S_IFBLK
-			   ? -EPERM
-			   : -EINVAL;
+	if (type && type != S_IFREG && type != S_IFIFO)
+		return type == S_IFSOCK || type == S_IFCHR || type == S_IFBLK ? -EPERM : -EINVAL;
 	if ((rc = sys_tmp_may(st, at.parent, CHANGE)))
 		return rc;
-	rc = sys_tmp_new(st, at.parent, at.name, S_IFREG | ((uint32_t)mode & 07777 & ~st->umask));
+	rc = sys_tmp_new(st, at.parent, at.name,
+			 (type ? type : S_IFREG) | ((uint32_t)mode & 07777 & ~st->umask));
 	return rc < 0 ? rc : 0;
 }
 
@@ -193,7 +197,7 @@ static long remove_at(struct sys_state *st, uint64_t dirfd, uint64_t path, int d
 	struct sys_tmp_at at;
 	long rc = sys_tmp_path(st, dirfd, path, SYS_TMP_ENTRY, &at);
 	if (rc || !at.in)
-		return rc ? rc : outside(st);
+		return rc ? rc : outside(st, path);
 	if (at.dots) /* Linux's: "." EINVAL, ".." ENOTEMPTY to rmdir; EISDIR to unlink */
 		return !dir ? -EISDIR : at.dots == 1 ? -EINVAL : -ENOTEMPTY;
 	if (!at.found)
@@ -225,7 +229,7 @@ static long rename_at(struct sys_state *st, uint64_t olddir, uint64_t oldp, uint
 	if (rc)
 		return rc;
 	if (!a.in && !b.in)
-		return outside(st);
+		return outside(st, oldp);
 	if (a.in != b.in)
 		return -EXDEV;
 	if (flags & ~1u /* RENAME_NOREPLACE */)
@@ -315,11 +319,13 @@ static long sys_truncate(struct sys_state *st, const uint64_t a[6])
 	struct sys_tmp_at at;
 	long rc = sys_tmp_path(st, (uint64_t)(int64_t)AT_FDCWD, a[0], SYS_TMP_FOLLOW, &at);
 	if (rc || !at.in)
-		return rc ? rc : outside(st);
+		return rc ? rc : outside(st, a[0]);
 	if (!at.found)
 		return -ENOENT;
 	if (S_ISDIR(node_of(st, at.node)->mode))
 		return -EISDIR;
+	if (!S_ISREG(node_of(st, at.node)->mode))
+		return -EINVAL; /* a named pipe, as Linux's vfs_truncate */
 	return (int64_t)a[1] < 0 ? -EINVAL : sys_tmp_resize(st, at.node, a[1]);
 }
 

@@ -115,6 +115,7 @@ enum sys_kind {
 	SYS_KIND_TMP,	/* a file or folder of the scratch /tmp (fs_tmp.c) */
 	SYS_KIND_DEV,	/* /dev/null, /dev/zero, /dev/urandom and the like (fs_dev.c) */
 	SYS_KIND_SOCK,	/* one end of a connected pair of Unix stream sockets (fd_sock.c) */
+	SYS_KIND_FIFO,	/* a named pipe of the scratch /tmp opened (fs_tmp_fifo.c) */
 	SYS_KINDS,
 };
 /* an open file description; what the fields hold is the kind's:
@@ -125,6 +126,10 @@ enum sys_kind {
  *          every: the ring's size when F_SETPIPE_SZ changed it (0: SYS_PIPE_SIZE)
  *   SOCK   as a pipe's read end, each end with its ring, flags O_RDWR; at: what is shut of it
  *          (1 receiving, 2 sending: Linux's sk_shutdown)
+ *   FIFO   id: the /tmp node, whose ring every opener shares; flags O_RDONLY, O_WRONLY or O_RDWR
+ *          (with O_LARGEFILE, as Linux's); pos: UINT64_MAX, or for a reader opened with
+ *          O_NONBLOCK and no writer the node's opens for writing then (it hears the hang-up only
+ *          of a writer that came after)
  *   EVENT  pos: the counter; id: 1 for EFD_SEMAPHORE
  *   TIMER  id: the clock; pos: expirations not read yet; at: the next one (CLOCK_MONOTONIC ns,
  *          0: disarmed), every: the interval (ns, 0: once)

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "fs/fs_tmp.h"
 #include "sys/sys_sig.h"
 
 static int default_ignored(int sig)
@@ -58,8 +59,10 @@ int sys_signal_ready(struct sys_state *st, struct proc_thread *t)
 /* the calls Linux makes again after a handler with SA_RESTART; the others fail with EINTR */
 static int restartable(uint64_t nr)
 {
-	static const uint64_t calls[] = {SYS_read,  SYS_write,	SYS_readv,   SYS_writev,  SYS_futex,
-					 SYS_wait4, SYS_waitid, SYS_pread64, SYS_pwrite64};
+	/* (an open waits only for a named pipe's partner) */
+	static const uint64_t calls[] = {SYS_read,     SYS_write, SYS_readv,  SYS_writev,
+					 SYS_futex,    SYS_wait4, SYS_waitid, SYS_pread64,
+					 SYS_pwrite64, SYS_open,  SYS_openat, SYS_creat};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (calls[i] == nr)
 			return 1;
@@ -81,6 +84,7 @@ void sys_interrupt(struct sys_state *st, struct proc_thread *t)
 	int sig = next_signal(st, t);
 	struct vm_regs *r = &t->regs;
 	t->counted = 0;
+	sys_tmp_fifo_interrupted(st, t); /* an open of a named pipe that waited: not counted now */
 	if (t->wdone) {
 		/* it moved bytes before it waited (a pipe's write): those are its result */
 		r->rax = t->wdone;

@@ -17,7 +17,7 @@ GUEST_PROGS := hello workout args exitcode crash_null crash_abort crash_stack cr
 GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys meta redzone filemix clockrand \
 	memcalls memfuzz
 GUEST_PROGS += fpustate rodontneed isolation unaligned dirtier giveback badbuf crash_nullcall \
-	crash_nullret tmpfs tmplinks
+	crash_nullret tmpfs tmplinks fifo
 # threads and signals: what an invocation leaves must not reach the next, careless and hostile
 # programs (tests/integration/test_threads.sh)
 GUEST_PROGS += threadleak hostile_threads
@@ -51,7 +51,8 @@ GUEST_PROGS += proccalls
 GUEST_MULTI := hello workout args counter marker procs
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
-GUEST_GLIBC     := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc) $(GUEST_OUT)/proccalls.glibc
+GUEST_GLIBC     := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc) $(GUEST_OUT)/proccalls.glibc \
+	$(GUEST_OUT)/fifo.glibc
 GUEST_MUSL_PIE  := $(GUEST_MULTI:%=$(GUEST_OUT)/%.musl-pie)
 GUEST_GLIBC_PIE := $(GUEST_MULTI:%=$(GUEST_OUT)/%.glibc-pie)
 GUEST_BINS      := $(GUEST_MUSL) $(GUEST_GLIBC) $(GUEST_MUSL_PIE) $(GUEST_GLIBC_PIE) \

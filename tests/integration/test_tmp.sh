@@ -5,7 +5,8 @@
 # is gone at the next; it is bounded (ENOSPC past a quarter of guest memory); Debian's sqlite3
 # keeps a database there; a cwd there works as natively; symbolic links (tests/guest/tmplinks.c)
 # and hard links as natively, hostile ones too, kept by snapshots as files are; /tmp itself
-# removed is refused; the umask, times, owners, statfs and ids are an unprivileged user's.
+# removed is refused; the umask, times, owners, statfs and ids are an unprivileged user's; named
+# pipes (tests/guest/fifo.c) as natively, gone at the next invocation with what they held.
 . "$(dirname "$0")/lib.sh"
 pick_backend
 P=$G/tmpfs.musl
@@ -190,4 +191,42 @@ expect_rc 0 "links init --repeat 3"
 printf 'through linit: from init, names 2\n%.0s' 1 2 3 >"$tmp/want"
 check "links init --repeat 3: each reads init's file through init's link (not the replaced one), its hard link there" \
 	cmp -s "$tmp/out" "$tmp/want"
+
+# named pipes (tests/guest/fifo.c): made by mkfifo (musl's mknod, glibc's mknodat), opened as
+# Linux opens them (a reader waits for a writer and back, O_NONBLOCK, ENXIO, O_RDWR), read,
+# written, polled, ended (EOF, EPIPE), resized, between threads and processes, unlinked while
+# open, an open that waits interrupted by a signal: as natively, with musl and with glibc
+F=$G/fifo.musl
+req ""
+as_native fifo "$F" ops /tmp/ember-fifo "rmdir: 0"
+as_native fifo.glibc "$G/fifo.glibc" ops /tmp/ember-fifo "rmdir: 0"
+# devices are no unprivileged user's to make (natively root may); nor sockets here
+er "$F" dev
+printf '%s\n' "mknod a character device: EPERM" "mknod a block device: EPERM" \
+	"mknod a socket: EPERM" >"$tmp/want"
+check "fifo dev: mknod of a device or a socket EPERM" cmp -s "$tmp/out" "$tmp/want"
+# an invocation's named pipe is gone at the next with what it held; one init made and holds open
+# is there at every invocation, empty: what an invocation wrote into it is gone
+er --repeat 3 "$F" leave
+expect_rc 0 "fifo leave --repeat 3"
+printf 'absent\nabsent\nabsent\n' >"$tmp/want"
+check "fifo leave --repeat 3: no invocation sees the named pipe the one before left" \
+	cmp -s "$tmp/out" "$tmp/want"
+er --repeat 3 "$F" init
+expect_rc 0 "fifo init --repeat 3"
+printf "init's fifo: empty\n%.0s" 1 2 3 >"$tmp/want"
+check "fifo init --repeat 3: init's named pipe, open since init, holds nothing an invocation wrote" \
+	cmp -s "$tmp/out" "$tmp/want"
+[ "$rc" = 0 ] && ! cmp -s "$tmp/out" "$tmp/want" && diff "$tmp/want" "$tmp/out" | head -n 4
+# an open that waits for a writer that never comes: the invocation's timeout ends it, each time,
+# and the next starts without it
+for mode in trap guest; do
+	er --syscalls "$mode" --repeat 2 --timeout 2 "$F" wait
+	expect_rc 124 "fifo wait ($mode)"
+	check "fifo wait ($mode): both invocations timed out at --timeout" \
+		[ "$(grep -c 'timed out' "$tmp/err")" = 2 ]
+	printf 'stat /tmp/fw: ENOENT\n%.0s' 1 2 >"$tmp/want"
+	check "fifo wait ($mode): the second starts without the first's named pipe" \
+		cmp -s "$tmp/out" "$tmp/want"
+done
 finish
