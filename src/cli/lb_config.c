@@ -27,6 +27,10 @@ static const char lb_help[] =
     "                        (default 60; above your functions' own timeouts)\n"
     "  --check-interval MS   between two health checks of a node (default 1000); a node is\n"
     "                        out after 2 failed checks, back after 2 good ones\n"
+    "  --balance-factor PCT  bounded loads (HAProxy's hash-balance-factor, default 150): a\n"
+    "                        node serving more than PCT% of the average load passes new calls\n"
+    "                        to the next node on the ring, so a hot function spills over;\n"
+    "                        0: every call of a function goes to its owner\n"
     "  -h, --help            show this help\n"
     "\n"
     "Check the result with: haproxy -c -f FILE. Exit status: 0, or 125 on a bad option or\n"
@@ -50,10 +54,12 @@ int cli_lb_config(int argc, char **argv)
 	    {"listen", required_argument, NULL, 'l'},
 	    {"timeout", required_argument, NULL, 't'},
 	    {"check-interval", required_argument, NULL, 'i'},
+	    {"balance-factor", required_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct cli_lb_conf c = {.timeout_s = 60, .check_ms = 1000, .version = EMBER_VERSION};
+	struct cli_lb_conf c = {
+	    .timeout_s = 60, .check_ms = 1000, .balance = 150, .version = EMBER_VERSION};
 	const char *listen = CLI_LB_DEFAULT_LISTEN;
 	char why[512];
 	int opt, rc = CLI_EXIT_EMBER;
@@ -69,6 +75,10 @@ int cli_lb_config(int argc, char **argv)
 		else if (opt == 'i' && number(optarg, 100, 3600000, &c.check_ms))
 			return cli_usage_error("lb-config",
 					       "--check-interval takes 100 to 3600000 ms");
+		else if (opt == 'f' &&
+			 (number(optarg, 0, 100000, &c.balance) || (c.balance && c.balance <= 100)))
+			return cli_usage_error("lb-config",
+					       "--balance-factor takes 0 or 101 to 100000");
 		else if (opt == '?')
 			return cli_usage_error("lb-config",
 					       optopt ? "an option is missing its value or unknown"

@@ -46,8 +46,11 @@ static const char serve_help[] =
     "                      through any node is one etcd transaction, answered 503 when etcd\n"
     "                      cannot take it; every node watches etcd and converges to it, at\n"
     "                      start too (no --seed). Needs --store (docs/cluster.md)\n"
-    "  --store DIR         with --cluster: the shared folder of images and files bundles,\n"
-    "                      named by their SHA-256 and checked when a node reads them\n"
+    "  --store DIR         with --cluster: the folder of images and files bundles, named by\n"
+    "                      their SHA-256 and checked when read; shared, or each node's own\n"
+    "                      (a blob it lacks is fetched from a peer over HTTP)\n"
+    "  --advertise HOST:PORT  with --cluster: this node as ember lb-config names it (default\n"
+    "                      the --listen address): its place on the ring of owners\n"
     "  --secrets DIR       the management API's credentials, basic-auth-user and\n"
     "                      basic-auth-password, as OpenFaaS keeps them (default STATE/secrets;\n"
     "                      generated there, mode 0600, when absent: the folder is named on\n"
@@ -99,7 +102,7 @@ static const char serve_help[] =
     "  --costly-queue N    costly calls that may wait for a slot, 1 to 1000000 (default 64\n"
     "                      per slot); past them POST /function answers 429\n"
     "  --config FILE       a JSON object with any of: listen, state, seed, cluster, store,\n"
-    "                      secrets, auth\n"
+    "                      advertise, secrets, auth\n"
     "                      (false: as --no-auth), insecure, user, sandbox (false: as\n"
     "                      --no-sandbox), backend, maxBodySize,\n"
     "                      maxImageSize (default 128M: images and deployments),\n"
@@ -204,11 +207,12 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o, s
 		return -1;
 	}
 	*cfgp = cfg;
-	static const char *const strs[] = {"listen", "state",	"backend",  "runtimeDir", "secrets",
-					   "seed",   "sharing", "syscalls", "cluster",	  "store"};
-	const char **dst[] = {&o->listen,      &o->state_dir, &o->backend, &o->runtime_dir,
-			      &o->secrets_dir, &o->seed_dir,  &o->sharing, &o->syscalls,
-			      &o->cluster,     &o->store_dir};
+	static const char *const strs[] = {"listen",  "state", "backend",  "runtimeDir",
+					   "secrets", "seed",  "sharing",  "syscalls",
+					   "cluster", "store", "advertise"};
+	const char **dst[] = {&o->listen,      &o->state_dir, &o->backend,  &o->runtime_dir,
+			      &o->secrets_dir, &o->seed_dir,  &o->sharing,  &o->syscalls,
+			      &o->cluster,     &o->store_dir, &o->advertise};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		json_t *v = json_object_get(cfg, strs[i]);
 		if (v && !json_is_string(v)) {
@@ -322,6 +326,7 @@ int cli_serve(int argc, char **argv)
 	    {"seed", required_argument, NULL, 'D'},
 	    {"cluster", required_argument, NULL, 'E'},
 	    {"store", required_argument, NULL, 'O'},
+	    {"advertise", required_argument, NULL, 'V'},
 	    {"backend", required_argument, NULL, 'b'},
 	    {"sharing", required_argument, NULL, 'H'},
 	    {"syscalls", required_argument, NULL, 'Y'},
@@ -363,6 +368,9 @@ int cli_serve(int argc, char **argv)
 			break;
 		case 'O':
 			o.store_dir = optarg;
+			break;
+		case 'V':
+			o.advertise = optarg;
 			break;
 		case 'b':
 			o.backend = optarg;
