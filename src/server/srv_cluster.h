@@ -64,8 +64,8 @@ int sys_apply(struct srv *s, const json_t *in, const char *created, int load, ch
 	      size_t errlen);
 int sys_remove(struct srv *s, const char *name); /* REG_OK or REG_NOTFOUND */
 
-/* srv_cluster_members.c: a function unloaded with its snapshot when idle for idle_s (1 when it
- * was) */
+/* srv_cluster_members.c: a function unloaded with its snapshot when idle for idle_s: 1 when it
+ * was, 2 when it was not loaded, 0 when it is still in use */
 int reg_drop(struct srv *s, const char *name, double idle_s);
 /* srv_cstore_http.c: GET /system/store?digest=sha256:HEX, a blob of this node's store */
 enum MHD_Result h_store_get(struct srv *s, struct srv_req *r);

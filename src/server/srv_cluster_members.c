@@ -165,6 +165,7 @@ int reg_drop(struct srv *s, const char *name, double idle_s)
 	struct srv_inst *dead = NULL;
 	pthread_mutex_lock(&s->mu);
 	struct srv_entry *e = reg_find(s, name, NULL);
+	int gone = !e || !e->inst;
 	if (e && e->inst && !e->inflight && !e->loading && !e->spec->min_warm &&
 	    srv_now() - e->last_used >= idle_s) {
 		e->inst->retired = 1; /* its snapshot too: the owners have theirs */
@@ -173,12 +174,22 @@ int reg_drop(struct srv *s, const char *name, double idle_s)
 	}
 	pthread_mutex_unlock(&s->mu);
 	inst_unload(dead);
-	return dead != NULL;
+	return dead ? 1 : gone ? 2 : 0;
 }
 
 enum { ACT_NONE, ACT_LOAD, ACT_DROP };
 
-/* each function's role under the ring: loaded when it became held, dropped when it stopped */
+static void unprepare(struct srv_cluster *c, const char *name)
+{
+	pthread_mutex_lock(&c->mu);
+	for (size_t i = 0; i < c->nfns; i++)
+		if (!strcmp(c->fns[i].name, name) && !ROLE_HELD(c->fns[i].role))
+			c->fns[i].prepared = 0;
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* each function's role under the ring: loaded when it became held; one loaded as held that no
+ * longer is, dropped once idle (a function loaded by a call is left to its keepAlive) */
 static void rebalance(struct srv *s)
 {
 	struct srv_cluster *c = s->cluster;
@@ -192,8 +203,8 @@ static void rebalance(struct srv *s)
 		strcpy(names[i], f->name);
 		if (ROLE_HELD(role) && !f->prepared && !f->err[0])
 			act[i] = ACT_LOAD, f->prepared = 1;
-		else if (!ROLE_HELD(role) && ROLE_HELD(f->role))
-			act[i] = ACT_DROP, f->prepared = 0;
+		else if (!ROLE_HELD(role) && f->prepared) /* tried again until idle */
+			act[i] = ACT_DROP;
 		f->role = role;
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -201,9 +212,15 @@ static void rebalance(struct srv *s)
 		if (act[i] == ACT_LOAD && !reg_load(s, names[i]))
 			srv_log(s, "info", "cluster: %s loaded here (its owner or next owner)",
 				names[i]);
-		else if (act[i] == ACT_DROP && reg_drop(s, names[i], SPARE_IDLE_S))
-			srv_log(s, "info", "cluster: %s unloaded (another node owns it now)",
-				names[i]);
+		else if (act[i] == ACT_DROP) {
+			int d = reg_drop(s, names[i], SPARE_IDLE_S);
+			if (d == 1)
+				srv_log(s, "info",
+					"cluster: %s unloaded (another node owns it now)",
+					names[i]);
+			if (d)
+				unprepare(c, names[i]);
+		}
 	}
 	free(names);
 	free(act);
