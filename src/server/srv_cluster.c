@@ -32,6 +32,9 @@ int cluster_start(struct srv *s, char *err, size_t errlen)
 	if (pthread_create(&c->members_th, NULL, cluster_members, s))
 		return snprintf(err, errlen, "cannot start a thread"), -1;
 	c->members_started = 1;
+	if (pthread_create(&c->loader_th, NULL, cluster_loader, s))
+		return snprintf(err, errlen, "cannot start a thread"), -1;
+	c->loader_started = 1;
 	if (pthread_create(&c->th, NULL, cluster_watcher, s))
 		return snprintf(err, errlen, "cannot start a thread"), -1;
 	c->started = 1;
@@ -47,6 +50,8 @@ void cluster_stop(struct srv *s)
 		pthread_join(c->th, NULL);
 	if (c->members_started)
 		pthread_join(c->members_th, NULL);
+	if (c->loader_started)
+		pthread_join(c->loader_th, NULL);
 	etcd_free(c->ec);
 	free(c->fns);
 	free(c->members);

@@ -45,7 +45,8 @@ struct srv_cluster {
 	int ring_tried;	  /* membership was read (or etcd failed) once */
 	uint64_t rebalances;
 	pthread_t members_th; /* registers, keeps the lease, follows membership */
-	int members_started;
+	pthread_t loader_th;  /* loads and drops what the ring gives and takes */
+	int members_started, loader_started;
 	int64_t lease; /* the members thread's own */
 };
 
@@ -56,6 +57,7 @@ void cluster_record(struct srv_cluster *c, const char *name, int64_t rev, int64_
 void cluster_forget(struct srv_cluster *c, const char *name);
 /* srv_cluster_members.c */
 void *cluster_members(void *p);
+void *cluster_loader(void *p);
 /* with c->mu held: the role of this node for name (owner and next: their addresses, or "") */
 int cluster_role_locked(struct srv_cluster *c, const char *name, char *owner, char *next);
 int cluster_role(struct srv_cluster *c, const char *name); /* takes c->mu */

@@ -226,6 +226,19 @@ static void rebalance(struct srv *s)
 	free(act);
 }
 
+/* the loader: what the ring gives this node loaded, what it took away dropped, each tick (apart
+ * from the members thread, so that a long load never delays the lease's keepalive) */
+void *cluster_loader(void *p)
+{
+	struct srv *s = p;
+	while (!cluster_stopping(s)) {
+		if (atomic_load(&s->ready))
+			rebalance(s);
+		cluster_pause(s, TICK_S);
+	}
+	return NULL;
+}
+
 static void log_members(struct srv *s)
 {
 	struct srv_cluster *c = s->cluster;
@@ -262,8 +275,6 @@ void *cluster_members(void *p)
 			if (set_members(s, m, (size_t)n))
 				log_members(s);
 		}
-		if (atomic_load(&s->ready))
-			rebalance(s);
 		cluster_pause(s, TICK_S);
 	}
 	if (c->lease) /* leaving: the others take this node's functions now, not at expiry */
