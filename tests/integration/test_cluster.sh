@@ -124,6 +124,8 @@ bad_start "--store that is no folder" "not a folder" --cluster "etcd://127.0.0.1
 	--store "$tmp/none"
 bad_start "--cluster that is not etcd://" "not etcd://" --cluster "http://127.0.0.1:$ec_port" \
 	--store "$tmp/store"
+bad_start "--advertise that is not HOST:PORT" "is not HOST:PORT" --cluster \
+	"etcd://127.0.0.1:$ec_port" --store "$tmp/store" --advertise nohost
 
 etcd_start
 node_start 1
