@@ -378,19 +378,19 @@ for f in f0 f1 f2 f3; do
 	await "HAProxy sends $f to node $o" via_is $f "$o" && ok "HAProxy sends $f to its owner as the nodes see it (node $o)"
 done
 
-# --- a node that leaves (f0's owner) moves its functions: their next owner owns them, and the
-# third node loads them as their next owner; back, it owns them again
+# --- a node that leaves (f0's owner, killed: its lease expires) moves its functions: their next
+# owner owns them, and the third node loads them as their next owner; back, it owns them again
 eval "L=\$owner_f0"
 moved=''
 for f in f0 f1 f2 f3; do
 	eval "[ \"\$owner_$f\" = $L ]" && moved="$moved $f"
 done
-node_stop "$L"
+eval "kill -KILL \$p$L; wait \$p$L 2>/dev/null; p$L=" # its lease expires (3 s): nothing said
 for f in $moved; do
 	eval "x=\$next_$f t=\$third_$f"
 	await "$f owned by node $x once node $L left" role_is "$x" "$f" owner True &&
 		await "$f next-owned and loaded on node $t" role_is "$t" "$f" next True &&
-		ok "node $L left: $f moved to node $x, and node $t loaded it as its next owner"
+		ok "node $L killed: $f moved to node $x, and node $t loaded it as its next owner"
 	await "HAProxy sends $f to node $x" via_is "$f" "$x" && ok "HAProxy sends $f to node $x too"
 done
 node_start "$L"
