@@ -21,11 +21,12 @@ $(B)/tests/unit/test_sandbox: tests/unit/test_sandbox.c $(SANDBOX_OBJ) $(B)/libe
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(SANDBOX_OBJ) \
 		$(B)/libember.a $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
 
-# test_lb checks ember lb-config's generator, a CLI object of its own
-$(B)/tests/unit/test_lb: tests/unit/test_lb.c $(B)/obj/src/client/lb_gen.o
+# test_lb checks ember lb-config's generator, a CLI object of its own, and the ring it shares
+# with the server (srv_ring.o)
+$(B)/tests/unit/test_lb: tests/unit/test_lb.c $(B)/obj/src/client/lb_gen.o $(B)/obj/src/server/srv_ring.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
-		$(B)/obj/src/client/lb_gen.o $(LDFLAGS) $(CMOCKA_LIBS)
+		$(B)/obj/src/client/lb_gen.o $(B)/obj/src/server/srv_ring.o $(LDFLAGS) $(CMOCKA_LIBS)
 
 # test_bench_samples tests the CLI's benchmark sample sets
 $(B)/tests/unit/test_bench_samples: tests/unit/test_bench_samples.c $(B)/obj/src/bench/bench_samples.o

@@ -127,8 +127,12 @@ static const struct opt serve_opts[] = {
 	       "cannot take it; every node watches etcd and converges to it, at\n"
 	       "start too (no --seed). Needs --store (docs/cluster.md)"),
     OPT_STRING("store", 0, struct serve_args, o.store_dir, "DIR",
-	       "with --cluster: the shared folder of images and files bundles,\n"
-	       "named by their SHA-256 and checked when a node reads them"),
+	       "with --cluster: the folder of images and files bundles, named by\n"
+	       "their SHA-256 and checked when read; shared, or each node's own\n"
+	       "(a blob it lacks is fetched from a peer over HTTP)"),
+    OPT_STRING("advertise", 0, struct serve_args, o.advertise, "HOST:PORT",
+	       "with --cluster: this node as ember lb-config names it (default\n"
+	       "the --listen address): its place on the ring of owners"),
     OPT_STRING("secrets", 0, struct serve_args, o.secrets_dir, "DIR",
 	       "the management API's credentials, basic-auth-user and\n"
 	       "basic-auth-password, as OpenFaaS keeps them (default STATE/secrets;\n"
@@ -202,7 +206,7 @@ static const struct opt serve_opts[] = {
 	     "per slot); past them POST /function answers 429"),
     OPT_STRING("config", 0, struct serve_args, config, "FILE",
 	       "a JSON object with any of: listen, state, seed, cluster, store,\n"
-	       "secrets, auth\n"
+	       "advertise, secrets, auth\n"
 	       "(false: as --no-auth), insecure, user, sandbox (false: as\n"
 	       "--no-sandbox), backend, maxBodySize,\n"
 	       "maxImageSize (default 128M: images and deployments),\n"
@@ -234,11 +238,12 @@ static int read_config(const char *path, json_t **cfgp, struct srv_options *o, s
 		return -1;
 	}
 	*cfgp = cfg;
-	static const char *const strs[] = {"listen", "state",	"backend",  "runtimeDir", "secrets",
-					   "seed",   "sharing", "syscalls", "cluster",	  "store"};
-	const char **dst[] = {&o->listen,      &o->state_dir, &o->backend, &o->runtime_dir,
-			      &o->secrets_dir, &o->seed_dir,  &o->sharing, &o->syscalls,
-			      &o->cluster,     &o->store_dir};
+	static const char *const strs[] = {"listen",  "state", "backend",  "runtimeDir",
+					   "secrets", "seed",  "sharing",  "syscalls",
+					   "cluster", "store", "advertise"};
+	const char **dst[] = {&o->listen,      &o->state_dir, &o->backend,  &o->runtime_dir,
+			      &o->secrets_dir, &o->seed_dir,  &o->sharing,  &o->syscalls,
+			      &o->cluster,     &o->store_dir, &o->advertise};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		json_t *v = json_object_get(cfg, strs[i]);
 		if (v && !json_is_string(v)) {

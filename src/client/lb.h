@@ -21,6 +21,8 @@ struct cli_lb_conf {
 	size_t n;
 	unsigned timeout_s;  /* the longest a function may answer (HAProxy's timeout server) */
 	unsigned check_ms;   /* the health checks' interval */
+	unsigned balance;    /* hash-balance-factor: a node past this % of the average load passes
+				new calls to the next on the ring (0: off) */
 	const char *version; /* Ember's, in the header comment */
 };
 

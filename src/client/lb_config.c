@@ -8,6 +8,17 @@
 #include "client/lb.h"
 #include "ember/ember.h"
 
+/* --balance-factor PCT: 0 (off) or 101 to 100000, HAProxy's hash-balance-factor's range */
+static const char *balance(void *at, const char *s)
+{
+	char *end;
+	unsigned long v = s[0] >= '0' && s[0] <= '9' ? strtoul(s, &end, 10) : 1;
+	if (s[0] < '0' || s[0] > '9' || *end || (v && (v <= 100 || v > 100000)))
+		return "--balance-factor takes 0 or 101 to 100000";
+	*(unsigned *)at = (unsigned)v;
+	return NULL;
+}
+
 /* what the command line sets */
 struct lb_args {
 	struct cli_lb_conf c;
@@ -16,7 +27,7 @@ struct lb_args {
 
 static const char lb_head[] =
     "usage: ember lb-config [--listen ADDR:PORT] [--timeout SECS] [--check-interval MS]\n"
-    "                       NODE...\n"
+    "                       [--balance-factor PCT] NODE...\n"
     "\n"
     "Prints a HAProxy configuration that spreads function calls over the ember serve nodes\n"
     "NODE... (each HOST:PORT: an IPv4 address, [IPv6]:PORT or a host name, as the node's\n"
@@ -45,6 +56,11 @@ static const struct opt lb_opts[] = {
 	     "--check-interval takes 100 to 3600000 ms",
 	     "between two health checks of a node (default 1000); a node is\n"
 	     "out after 2 failed checks, back after 2 good ones"),
+    OPT_CALL("balance-factor", 0, struct lb_args, c.balance, "PCT", balance,
+	     "bounded loads (HAProxy's hash-balance-factor, default 150): a\n"
+	     "node serving more than PCT% of the average load passes new calls\n"
+	     "to the next node on the ring, so a hot function spills over;\n"
+	     "0: every call of a function goes to its owner"),
     OPT_END(),
 };
 
@@ -52,7 +68,7 @@ static const struct opt_cmd lb_cmd = OPT_CMD("lb-config", lb_head, lb_opts, lb_t
 
 int cli_lb_config(int argc, char **argv)
 {
-	struct lb_args a = {.c = {.timeout_s = 60, .check_ms = 1000, .version = EMBER_VERSION},
+	struct lb_args a = {.c = {.timeout_s = 60, .check_ms = 1000, .balance = 150, .version = EMBER_VERSION},
 			    .listen = CLI_LB_DEFAULT_LISTEN};
 	char why[512];
 	int optind, rc = opt_parse(&lb_cmd, &a, argc, argv, &optind);

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "client/lb.h"
+#include "server/srv_ring.h"
 
 /* a DNS name: labels of letters, digits and '-', not starting or ending with '-' */
 static int dns_ok(const char *h)
@@ -136,7 +137,8 @@ static const char frontend[] =
     /* /function/NAME/... and /async-function/NAME/...: the hash is NAME's alone, so a path's
      * rest, a query string and the async route keep a function on its node */
     "    balance hash path,field(3,/)\n"
-    "    hash-type consistent\n"
+    /* spelled out (what `consistent` alone means): the nodes compute this ring (srv_ring.c) */
+    "    hash-type consistent sdbm avalanche\n"
     "    option httpchk\n"
     "    http-check send meth GET uri /readyz\n"
     "    http-check expect status 200\n"
@@ -144,16 +146,12 @@ static const char frontend[] =
 
 /* A node's id, the key HAProxy hashes it by (its points on the ring): made from its address,
  * not its place in the list, so that a node keeps its functions when the list is written in
- * another order or nodes are added or removed. FNV-1a of "host:port"; a collision takes the
- * next free id. */
+ * another order or nodes are added or removed, and so that a node of `ember serve --cluster`
+ * computes the same ring (srv_ring.c). A collision takes the next free id. */
 static unsigned long node_id(const struct cli_lb_conf *c, size_t i, const unsigned long *ids)
 {
-	char key[300];
-	uint32_t h = 2166136261u;
-	snprintf(key, sizeof(key), "%s:%u", c->nodes[i].host, c->nodes[i].port);
-	for (const char *p = key; *p; p++)
-		h = (h ^ (uint8_t)tolower((unsigned char)*p)) * 16777619u;
-	unsigned long id = (h & 0x7fffffffu) ? (h & 0x7fffffffu) : 1;
+	unsigned long id =
+	    ring_node_id(c->nodes[i].host, strlen(c->nodes[i].host), c->nodes[i].port);
 	for (size_t j = 0; j < i; j++)
 		if (ids[j] == id) {
 			id = id % 0x7fffffffu + 1;
@@ -178,6 +176,8 @@ int cli_lb_render(FILE *f, const struct cli_lb_conf *c)
 	addr_print(f, &c->listen);
 	fputc('\n', f);
 	fputs(frontend, f);
+	if (c->balance) /* bounded loads: a function hotter than one node spills to the next */
+		fprintf(f, "    hash-balance-factor %u\n", c->balance);
 	fprintf(f, "    default-server check inter %ums fall 2 rise 2\n", c->check_ms);
 	for (size_t i = 0; i < c->n; i++) {
 		ids[i] = node_id(c, i, ids);

@@ -29,7 +29,17 @@ int cluster_start(struct srv *s, char *err, size_t errlen)
 		return -1;
 	}
 	pthread_mutex_init(&c->mu, NULL);
+	/* the address HAProxy knows this node by (lb-config's NODE): its server id on the ring */
+	srv_copy(c->self, sizeof(c->self), s->opt.advertise ? s->opt.advertise : s->address);
 	s->cluster = c;
+	if (!ring_addr_id(c->self))
+		return snprintf(err, errlen, "--advertise '%s' is not HOST:PORT", c->self), -1;
+	if (pthread_create(&c->members_th, NULL, cluster_members, s))
+		return snprintf(err, errlen, "cannot start a thread"), -1;
+	c->members_started = 1;
+	if (pthread_create(&c->loader_th, NULL, cluster_loader, s))
+		return snprintf(err, errlen, "cannot start a thread"), -1;
+	c->loader_started = 1;
 	if (pthread_create(&c->th, NULL, cluster_watcher, s))
 		return snprintf(err, errlen, "cannot start a thread"), -1;
 	c->started = 1;
@@ -43,8 +53,14 @@ void cluster_stop(struct srv *s)
 		return;
 	if (c->started)
 		pthread_join(c->th, NULL);
+	if (c->members_started)
+		pthread_join(c->members_th, NULL);
+	if (c->loader_started)
+		pthread_join(c->loader_th, NULL);
 	etcd_free(c->ec);
 	free(c->fns);
+	free(c->members);
+	ring_free(&c->ring);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 	s->cluster = NULL;
@@ -107,6 +123,7 @@ static int put_blobs(struct srv *s, const struct srv_spec *sp, json_t *v, unsign
 	uint8_t *img;
 	size_t len;
 	*status = 500;
+	json_object_set_new(v, "origin", json_string(s->cluster->self)); /* serves the blobs */
 	if (sp->files_len) {
 		if (cstore_put(s->opt.store_dir, sp->files, sp->files_len, digest, err, errlen))
 			return -1;

@@ -31,6 +31,8 @@ int64_t etcd_int(const json_t *v); /* etcd's int64 as a string ("12"), 0 when ab
 typedef int (*etcd_watch_fn)(void *ctx, json_t *result);
 int etcd_watch(struct etcd *ec, const char *prefix, int64_t rev, etcd_watch_fn fn,
 	       int (*stop)(void *ctx), void *ctx, char *err, size_t errlen);
+/* n bytes appended to *buf (grown, at most max; kept NUL-terminated): 0, or -1 */
+int cluster_buf_add(char **buf, size_t *len, size_t *cap, const void *p, size_t n, size_t max);
 /* the range of every key under prefix: {"key": prefix, "range_end": its successor} */
 json_t *etcd_prefix_range(const char *prefix);
 
@@ -57,8 +59,18 @@ json_t *cluster_info(struct srv *s);
 void cluster_metrics(FILE *f, struct srv *s);
 int cluster_synced(struct srv *s); /* 1: no cluster, or its first sync was tried */
 
-/* srv_system.c: applying a deployment here (the watcher's path; created: its createdAt) */
-int sys_apply(struct srv *s, const json_t *in, const char *created, char *err, size_t errlen);
+/* srv_system.c: applying a deployment here (the watcher's path; created: its createdAt; load:
+ * 0 to keep it unloaded until its first call) */
+int sys_apply(struct srv *s, const json_t *in, const char *created, int load, char *err,
+	      size_t errlen);
 int sys_remove(struct srv *s, const char *name); /* REG_OK or REG_NOTFOUND */
+
+/* srv_cluster_members.c: a function unloaded with its snapshot when idle for idle_s: 1 when it
+ * was, 2 when it was not loaded, 0 when it is still in use */
+int reg_drop(struct srv *s, const char *name, double idle_s);
+/* srv_cstore_http.c: GET /system/store?digest=sha256:HEX, a blob of this node's store */
+enum MHD_Result h_store_get(struct srv *s, struct srv_req *r);
+/* a blob's path in the store: 0, or -1 when the digest is malformed */
+int cstore_path(const char *dir, const char *digest, char *buf, size_t len);
 
 #endif

@@ -22,14 +22,15 @@ static void set_state(struct srv_cluster *c, int connected, const char *err, int
 	pthread_mutex_unlock(&c->mu);
 }
 
-/* the blob v[field] names, read from the store and checked (*data NULL when v names none) */
+/* the blob v[field] names, from the store or a peer, checked (*data NULL when v names none) */
 static int fetch(struct srv *s, const json_t *v, const char *field, uint8_t **data, size_t *len,
 		 char *err, size_t errlen)
 {
 	const char *digest = json_string_value(json_object_get(v, field));
+	const char *origin = json_string_value(json_object_get(v, "origin"));
 	*data = NULL;
 	*len = 0;
-	return digest ? cstore_get(s->opt.store_dir, digest, data, len, err, errlen) : 0;
+	return digest ? cstore_fetch(s, digest, origin, data, len, err, errlen) : 0;
 }
 
 /* 1 when the function here is that deployment already (same JSON, same image) */
@@ -48,8 +49,9 @@ static int same(struct srv *s, const json_t *in, const char *created, const char
 	return eq;
 }
 
-/* applies one deployment of etcd here: 0, or -1 with err */
-static int apply_value(struct srv *s, const char *name, const json_t *v, char *err, size_t errlen)
+/* applies one deployment of etcd here, loaded when this node holds it (*loaded): 0, or -1 */
+static int apply_value(struct srv *s, const char *name, const json_t *v, int *loaded, char *err,
+		       size_t errlen)
 {
 	json_t *doc = json_object_get(v, "deploy");
 	const char *svc = json_string_value(json_object_get(doc, "service"));
@@ -80,7 +82,9 @@ static int apply_value(struct srv *s, const char *name, const json_t *v, char *e
 	}
 	if (img && image && store_write(s, "images", image, "", img, nimg, err, errlen))
 		goto out;
-	rc = sys_apply(s, in, created, err, errlen);
+	int role = cluster_role(s->cluster, name);
+	*loaded = role == ROLE_UNKNOWN || ROLE_HELD(role); /* no ring yet: as a node alone */
+	rc = sys_apply(s, in, created, *loaded, err, errlen);
 out:
 	json_decref(in);
 	free(files);
@@ -108,12 +112,14 @@ static void apply_kv(struct srv *s, const json_t *kv, int del)
 	}
 	char *text = etcd_unb64(json_object_get(kv, "value"), &n);
 	json_t *v = text ? json_loads(text, 0, NULL) : NULL;
-	int rc = v ? apply_value(s, name, v, err, sizeof(err))
+	int loaded = -1; /* unchanged: it was the same already */
+	int rc = v ? apply_value(s, name, v, &loaded, err, sizeof(err))
 		   : (snprintf(err, sizeof(err), "etcd: the value of '%s' is not JSON", name), -1);
 	if (rc)
 		srv_log(s, "error", "cluster: %s at revision %lld not applied: %s", name,
 			(long long)rev, err);
-	cluster_record(c, name, rev, etcd_int(json_object_get(kv, "version")), rc ? err : NULL);
+	cluster_record(c, name, rev, etcd_int(json_object_get(kv, "version")), rc ? err : NULL,
+		       rc ? 0 : loaded);
 	json_decref(v);
 	free(text);
 	free(key);
@@ -157,12 +163,6 @@ static int64_t sync_all(struct srv *s, char *err, size_t errlen)
 	return rev;
 }
 
-static int stopping(void *ctx)
-{
-	struct srv *s = ctx;
-	return atomic_load(&s->stopping);
-}
-
 /* one message of the watch: its events applied in order, then its revision is this node's */
 static int on_watch(void *ctx, json_t *res)
 {
@@ -182,24 +182,19 @@ static int on_watch(void *ctx, json_t *res)
 	return 0;
 }
 
-static void pause_s(struct srv *s, double secs)
-{
-	struct timespec ts;
-	base_deadline(&ts, secs);
-	pthread_mutex_lock(&s->mu);
-	if (!s->stopping)
-		pthread_cond_timedwait(&s->reaper_cv, &s->mu, &ts);
-	pthread_mutex_unlock(&s->mu);
-}
-
 void *cluster_watcher(void *p)
 {
 	struct srv *s = p;
 	struct srv_cluster *c = s->cluster;
 	char err[SRV_ERR_MAX];
-	while (!atomic_load(&s->ready) && !stopping(s)) /* the state folder's functions first */
-		pause_s(s, 0.05);
-	while (!stopping(s)) {
+	/* the state folder's functions first, and the ring (what this node loads) */
+	for (int ring = 0; !cluster_stopping(s) && (!atomic_load(&s->ready) || !ring);) {
+		pthread_mutex_lock(&c->mu);
+		ring = c->ring_tried;
+		pthread_mutex_unlock(&c->mu);
+		cluster_pause(s, 0.05);
+	}
+	while (!cluster_stopping(s)) {
 		int64_t rev = sync_all(s, err, sizeof(err));
 		pthread_mutex_lock(&c->mu);
 		c->synced = 1;
@@ -207,15 +202,15 @@ void *cluster_watcher(void *p)
 		if (rev < 0) {
 			set_state(c, 0, err, 0);
 			srv_log(s, "warning", "cluster: %s; serving what this node has", err);
-			pause_s(s, RETRY_S);
+			cluster_pause(s, RETRY_S);
 			continue;
 		}
 		set_state(c, 1, "", rev);
-		if (etcd_watch(c->ec, CLUSTER_PREFIX, rev + 1, on_watch, stopping, s, err,
+		if (etcd_watch(c->ec, CLUSTER_PREFIX, rev + 1, on_watch, cluster_stopping, s, err,
 			       sizeof(err)) < 0) {
 			set_state(c, 0, err, 0);
 			srv_log(s, "warning", "cluster: %s; serving what this node has", err);
-			pause_s(s, RETRY_S);
+			cluster_pause(s, RETRY_S);
 		}
 	}
 	return NULL;

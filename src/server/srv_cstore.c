@@ -21,7 +21,7 @@ void cstore_digest(const void *data, size_t len, char *digest)
 }
 
 /* DIR/sha256/HEX of a well-formed digest; -1 otherwise */
-static int blob_path(const char *dir, const char *digest, char *buf, size_t len)
+int cstore_path(const char *dir, const char *digest, char *buf, size_t len)
 {
 	const char *hex = digest + strlen(DIGEST_PREFIX);
 	if (strncmp(digest, DIGEST_PREFIX, strlen(DIGEST_PREFIX)) || strlen(hex) != 64 ||
@@ -60,7 +60,7 @@ int cstore_put(const char *dir, const void *data, size_t len, char *digest, char
 	snprintf(sub, sizeof(sub), "%s/sha256", dir);
 	if (mkdir(sub, 0755) && errno != EEXIST)
 		return snprintf(err, errlen, "store %s: %s", sub, strerror(errno)), -1;
-	if (blob_path(dir, digest, path, sizeof(path)))
+	if (cstore_path(dir, digest, path, sizeof(path)))
 		return snprintf(err, errlen, "store %s: path too long", dir), -1;
 	char have[CSTORE_DIGEST_MAX];
 	if (!cstore_file_digest(path, have) && !strcmp(have, digest))
@@ -78,7 +78,7 @@ int cstore_get(const char *dir, const char *digest, uint8_t **data, size_t *len,
 	       size_t errlen)
 {
 	char path[PATH_MAX], got[CSTORE_DIGEST_MAX];
-	if (blob_path(dir, digest, path, sizeof(path)))
+	if (cstore_path(dir, digest, path, sizeof(path)))
 		return snprintf(err, errlen, "store: malformed digest '%.80s'", digest), -1;
 	if (read_all(path, data, len))
 		return snprintf(err, errlen, "store: %s: %s", path, strerror(errno)), -1;

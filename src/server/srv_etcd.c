@@ -121,21 +121,28 @@ static int rx_line(struct etcd_rx *x, char *line)
 	return rc;
 }
 
+int cluster_buf_add(char **buf, size_t *len, size_t *cap, const void *p, size_t n, size_t max)
+{
+	if (*len + n + 1 > *cap) {
+		size_t want = (*len + n + 1) * 2;
+		char *b = want <= max ? realloc(*buf, want) : NULL;
+		if (!b)
+			return -1;
+		*buf = b;
+		*cap = want;
+	}
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = 0;
+	return 0;
+}
+
 static size_t rx_write(char *p, size_t size, size_t nmemb, void *cls)
 {
 	struct etcd_rx *x = cls;
 	size_t n = size * nmemb;
-	if (x->len + n + 1 > x->cap) {
-		size_t cap = (x->len + n + 1) * 2;
-		char *b = cap <= ETCD_REPLY_MAX ? realloc(x->buf, cap) : NULL;
-		if (!b)
-			return 0;
-		x->buf = b;
-		x->cap = cap;
-	}
-	memcpy(x->buf + x->len, p, n);
-	x->len += n;
-	x->buf[x->len] = 0;
+	if (cluster_buf_add(&x->buf, &x->len, &x->cap, p, n, ETCD_REPLY_MAX))
+		return 0;
 	char *nl;
 	while (x->fn && !x->done && (nl = memchr(x->buf, '\n', x->len))) {
 		*nl = 0;

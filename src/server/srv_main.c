@@ -36,7 +36,8 @@
 static void *reaper(void *p)
 {
 	struct srv *s = p;
-	reg_preload(s);
+	if (!s->opt.cluster) /* a cluster's node loads what it owns, once it knows the ring */
+		reg_preload(s);
 	atomic_store(&s->ready, 1);
 	pthread_mutex_lock(&s->mu);
 	while (!s->stopping) {

@@ -280,3 +280,27 @@ void reg_preload(struct srv *s)
 	}
 	pthread_mutex_unlock(&s->mu);
 }
+
+int reg_load(struct srv *s, const char *name)
+{
+	char err[SRV_ERR_MAX];
+	struct srv_call c = {0};
+	struct srv_inst *dead = NULL;
+	pthread_mutex_lock(&s->mu);
+	struct srv_entry *e = reg_find(s, name, NULL);
+	int rc = e ? 0 : -1;
+	if (e) {
+		e->refs++;
+		if (get_inst(s, e, &c, err, sizeof(err)) == REG_OK) {
+			dead = reg_inst_put(c.inst);
+			spec_put(c.spec);
+		} else {
+			srv_log(s, "error", "cannot load %s: %s", name, err);
+			rc = -1;
+		}
+		reg_entry_put(e);
+	}
+	pthread_mutex_unlock(&s->mu);
+	inst_unload(dead);
+	return rc;
+}

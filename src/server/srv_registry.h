@@ -40,6 +40,7 @@ struct srv_spec *reg_spec(struct srv *s, const char *name); /* a reference, or N
 json_t *reg_status(struct srv *s, const char *name);	    /* NULL: no such function */
 json_t *reg_list(struct srv *s);
 void reg_preload(struct srv *s);
+int reg_load(struct srv *s, const char *name); /* one function loaded now: 0, or -1 (logged) */
 void reg_evict(struct srv *s);
 void reg_free(struct srv *s);
 struct reg_gauges {

@@ -10,6 +10,7 @@
 #include "server/srv_core.h"
 #include "server/srv_spec.h"
 #include "server/srv_auth.h"
+#include "server/srv_cluster.h"
 #include "server/srv_registry.h"
 #include "server/srv_http.h"
 #include "metrics/metrics.h"
@@ -52,6 +53,7 @@ static const struct srv_route routes[] = {
     {"PUT", "/system/secrets", ROUTE_EXACT, BODY_REQUEST, h_secret_update},
     {"DELETE", "/system/secrets", ROUTE_EXACT, BODY_REQUEST, h_secret_delete},
     {"GET", "/system/namespaces", ROUTE_EXACT, BODY_REQUEST, h_namespaces},
+    {"GET", "/system/store", ROUTE_EXACT, BODY_REQUEST, h_store_get}, /* srv_cstore_http.c */
     {NULL, "/function/", ROUTE_NAME_REST, BODY_REQUEST, h_invoke},
     {"POST", "/async-function/", ROUTE_NAME_REST, BODY_REQUEST, h_async},
     {"GET", "/ui", ROUTE_EXACT, BODY_REQUEST, h_console},

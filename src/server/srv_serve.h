@@ -20,6 +20,7 @@ struct srv_options {
 	const char *cluster;   /* "etcd://HOST:PORT[,...]": deployments kept in etcd, this node
 				  converging to them (srv_cluster.c); NULL = none */
 	const char *store_dir; /* with cluster: the shared store of images and files bundles */
+	const char *advertise; /* with cluster: HOST:PORT the balancer knows it by; NULL = listen */
 	const char *backend;   /* kvm, ptrace or auto; NULL = kvm */
 	const char *sharing;   /* a deployment's default ember.sharing: upm, off, ksm; NULL = upm */
 	const char

@@ -96,7 +96,7 @@ struct apply_fail {
 
 /* a deployment made or replaced, with s->admin held: 0, or -1 and f (created: the createdAt of
  * APPLY_EITHER's deployment) */
-static int apply_locked(struct srv *s, const json_t *in, int mode, const char *created,
+static int apply_locked(struct srv *s, const json_t *in, int mode, const char *created, int load,
 			struct apply_fail *f, char *name_out)
 {
 	char *err = f->err;
@@ -125,13 +125,13 @@ static int apply_locked(struct srv *s, const json_t *in, int mode, const char *c
 		snprintf(err, errlen, "function '%s' not found", svc);
 		return f->status = 404, -1;
 	}
-	struct srv_inst *inst;
+	struct srv_inst *inst = NULL;
 	char pin[SRV_PATH_MAX] = "";
 	if (sp->image[0] && (rc = pin_link(s, sp->image, pin, sizeof(pin), err, errlen))) {
 		spec_put(sp);
 		return f->kind = rc, -1;
 	}
-	rc = load_spec(s, sp, pin[0] ? pin : NULL, &inst, err, errlen);
+	rc = load ? load_spec(s, sp, pin[0] ? pin : NULL, &inst, err, errlen) : 0;
 	if (rc) {
 		if (pin[0])
 			unlink(pin);
@@ -140,7 +140,8 @@ static int apply_locked(struct srv *s, const json_t *in, int mode, const char *c
 	}
 	if ((rc = save(s, sp, pin, err, errlen))) {
 		spec_put(sp);
-		inst->retired = 1; /* never deployed */
+		if (inst)
+			inst->retired = 1; /* never deployed */
 		inst_unload(inst);
 		return f->kind = rc, -1;
 	}
@@ -166,12 +167,13 @@ static int apply_locked(struct srv *s, const json_t *in, int mode, const char *c
 	return 0;
 }
 
-int sys_apply(struct srv *s, const json_t *in, const char *created, char *err, size_t errlen)
+int sys_apply(struct srv *s, const json_t *in, const char *created, int load, char *err,
+	      size_t errlen)
 {
 	struct apply_fail f = {0};
 	char name[SRV_NAME_MAX];
 	pthread_mutex_lock(&s->admin);
-	int rc = apply_locked(s, in, APPLY_EITHER, created, &f, name);
+	int rc = apply_locked(s, in, APPLY_EITHER, created, load, &f, name);
 	pthread_mutex_unlock(&s->admin);
 	if (rc)
 		snprintf(err, errlen, "%s", f.err);
@@ -192,7 +194,7 @@ static enum MHD_Result deploy(struct srv *s, struct srv_req *r, int update)
 	struct apply_fail f = {0};
 	char name[SRV_NAME_MAX];
 	pthread_mutex_lock(&s->admin);
-	int rc = apply_locked(s, in, update ? APPLY_UPDATE : APPLY_CREATE, NULL, &f, name);
+	int rc = apply_locked(s, in, update ? APPLY_UPDATE : APPLY_CREATE, NULL, 1, &f, name);
 	pthread_mutex_unlock(&s->admin);
 	json_decref(in);
 	if (rc && f.kind)

@@ -6,9 +6,12 @@
 # during a deploy and a delete catches up when it returns; a blob of the shared store whose
 # content does not match its digest is refused; with etcd down, deploys answer 503 and the
 # nodes go on serving, and converge again once it is back; on 3 etcd members, one killed while
-# deploying, each deploy is on every node or on none. Needs etcd (scripts/setup.sh:
-# etcd-server). Run from the repository root; B is the build directory; EMBER_BACKEND as for
-# every suite. Waits poll (await), bounded by AWAIT_POLLS polls 0.1 s apart.
+# deploying, each deploy is on every node or on none. Then nodes that load what they own: each
+# registers in etcd and loads (snapshots) the functions it owns or owns next on HAProxy's ring,
+# which HAProxy (ember lb-config) computes alike; a node leaving moves its functions; a store of
+# each node's own, blobs fetched from peers over HTTP, one that does not match its digest
+# refused. Needs etcd (scripts/setup.sh: etcd-server) and haproxy. Run from the repository root;
+# B is the build directory; EMBER_BACKEND as for every suite. Waits poll (await), bounded by AWAIT_POLLS polls 0.1 s apart.
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -21,10 +24,11 @@ if ! command -v etcd >/dev/null; then
 fi
 
 etcd_pid=
+hap_pid=
 p1='' p2='' p3=''
 # shellcheck disable=SC2317 # run by the trap
 cleanup() {
-	for p in $p1 $p2 $p3 $etcd_pid; do kill -KILL "$p" 2>/dev/null; done
+	for p in $p1 $p2 $p3 $etcd_pid $hap_pid; do kill -KILL "$p" 2>/dev/null; done
 	[ -n "${SERVER_LOG:-}" ] && cat "$tmp"/node*.log "$tmp/etcd.log" >"$SERVER_LOG"
 	SERVER_LOG='' srv_cleanup
 }
@@ -51,11 +55,15 @@ n1=$(free_port)
 n2=$(free_port)
 n3=$(free_port)
 mkdir "$tmp/store"
-# node_start I: node I (port $nI, state $tmp/stateI) in the cluster; waits for /healthz
+# node_start I: node I (port $nI, state $tmp/${ST}I) in the cluster; waits for /healthz. The
+# store is $tmp/store, shared, or each node's own $tmp/storeI with OWN_STORE=1
+ST=state
 node_start() {
 	np=$(eval "echo \"\$n$1\"")
-	"$E" serve --listen "127.0.0.1:$np" --state "$tmp/state$1" --backend "$EMBER_BACKEND" \
-		--secrets "$tmp/secrets" --cluster "etcd://127.0.0.1:$ec_port" --store "$tmp/store" \
+	sd=$tmp/store
+	[ -n "${OWN_STORE:-}" ] && sd=$tmp/store$1 && mkdir -p "$sd"
+	"$E" serve --listen "127.0.0.1:$np" --state "$tmp/$ST$1" --backend "$EMBER_BACKEND" \
+		--secrets "$tmp/secrets" --cluster "etcd://127.0.0.1:$ec_port" --store "$sd" \
 		2>>"$tmp/node$1.log" &
 	eval "p$1=\$!"
 	await "node $1 to start" curl -sf "http://127.0.0.1:$np/healthz" -o /dev/null
@@ -116,6 +124,8 @@ bad_start "--store that is no folder" "not a folder" --cluster "etcd://127.0.0.1
 	--store "$tmp/none"
 bad_start "--cluster that is not etcd://" "not etcd://" --cluster "http://127.0.0.1:$ec_port" \
 	--store "$tmp/store"
+bad_start "--advertise that is not HOST:PORT" "is not HOST:PORT" --cluster \
+	"etcd://127.0.0.1:$ec_port" --store "$tmp/store" --advertise nohost
 
 etcd_start
 node_start 1
@@ -294,6 +304,124 @@ for i in 1 2 3; do
 	node_stop $i
 	same "node $i exits 0 on SIGTERM" 0 "$rc"
 done
+
+# --- nodes that load what they own: each registers in etcd (a lease), computes HAProxy's ring
+# from the members and loads (and snapshots) the functions it owns and those it owns next; a
+# third node waits for a call. Each node has a store of its own: a blob a node lacks comes from
+# a peer over HTTP (GET /system/store), checked against its digest
+etcd_stop
+rm -rf "$tmp/etcd"
+etcd_start
+ST=own OWN_STORE=1
+for i in 1 2 3; do node_start $i; done
+for i in 1 2 3; do
+	await "node $i sees 3 members" info_has $i 'len(c["members"]) == 3' && ok "node $i has 3 nodes on its ring"
+done
+expect "upload hello to node 1 (its store only)" 201 "$(on 1 PUT /system/images/hello --data-binary @"$B/functions/hello")"
+for f in f0 f1 f2 f3; do
+	expect "deploy $f through node 1" 202 "$(on 1 POST /system/functions -d "{\"service\":\"$f\",\"image\":\"hello\"}")"
+	rf=$(revision)
+	for i in 1 2 3; do await "node $i at $f's revision" rev_is $i $f "$rf"; done
+done
+hello_digest=$(sha256sum "$B/functions/hello" | cut -d' ' -f1)
+check "node 2 fetched hello from node 1 over HTTP (its own store has it)" test -f "$tmp/store2/sha256/$hello_digest"
+NOAUTH=1 on 1 GET "/system/store?digest=sha256:$hello_digest" >"$tmp/code"
+same "the store route needs the management credentials" 401 "$(cat "$tmp/code")"
+# role_of I NAME: "ROLE LOADED OWNER NEXT" of NAME on node I
+role_of() {
+	on "$1" GET "/system/function/$2" >/dev/null && python3 -c 'import json, sys
+j = json.load(open(sys.argv[1])); c = j.get("cluster", {})
+print(c.get("role"), j["ember"]["loaded"], c.get("owner"), c.get("nextOwner"))' "$tmp/body"
+}
+# shellcheck disable=SC2317 # run by await
+role_is() {
+	[ "$(role_of "$1" "$2" | cut -d' ' -f1-2)" = "$3 $4" ]
+}
+# node_of ADDR: the node number listening there
+node_of() {
+	for i in 1 2 3; do [ "127.0.0.1:$(eval "echo \"\$n$i\"")" = "$1" ] && echo $i; done
+}
+for f in f0 f1 f2 f3; do
+	r=$(role_of 1 $f)
+	o=$(node_of "$(echo "$r" | cut -d' ' -f3)") x=$(node_of "$(echo "$r" | cut -d' ' -f4)")
+	t=$((6 - o - x))
+	check "$f has an owner and a next owner, two nodes" test -n "$o" -a -n "$x" -a "$o" != "$x"
+	await "$f loaded on its owner, node $o" role_is "$o" $f owner True &&
+		await "$f loaded on its next owner, node $x" role_is "$x" $f next True &&
+		ok "$f is loaded and snapshotted on its owner (node $o) and its next owner (node $x)"
+	same "$f is not loaded on node $t (neither)" "none False" "$(role_of $t $f | cut -d' ' -f1-2)"
+	eval "third_$f=$t owner_$f=$o next_$f=$x"
+done
+on 1 GET /metrics >/dev/null
+contains "node 1's /metrics: its members" "ember_cluster_members 3" "$tmp/body"
+contains "node 1's /metrics: what it owns" "ember_cluster_owned_functions" "$tmp/body"
+eval "t=\$third_f0"
+expect "f0 answers on node $t, which does not hold it" 200 "$(on "$t" POST /function/f0 -d Ember)" "Hello, Ember!"
+same "... and is loaded there since" "none True" "$(role_of "$t" f0 | cut -d' ' -f1-2)"
+
+# --- HAProxy (ember lb-config) picks the owner the nodes computed: the same ring
+hp=$(free_port)
+"$E" lb-config --listen "127.0.0.1:$hp" --check-interval 200 "127.0.0.1:$n1" "127.0.0.1:$n2" \
+	"127.0.0.1:$n3" >"$tmp/haproxy.cfg"
+check "lb-config sets bounded loads" grep -q "hash-balance-factor 150" "$tmp/haproxy.cfg"
+check "haproxy takes the configuration" haproxy -c -q -f "$tmp/haproxy.cfg"
+haproxy -f "$tmp/haproxy.cfg" >>"$tmp/haproxy.log" 2>&1 &
+hap_pid=$!
+# via_is NAME K: a call of NAME through HAProxy was served by node K
+# shellcheck disable=SC2317 # run by await
+via_is() {
+	U=http://127.0.0.1:$hp http POST "/function/$1" -d Ember >/dev/null &&
+		grep -qi "^X-Ember-Node: node$2" "$tmp/headers"
+}
+for f in f0 f1 f2 f3; do
+	eval "o=\$owner_$f"
+	await "HAProxy sends $f to node $o" via_is $f "$o" && ok "HAProxy sends $f to its owner as the nodes see it (node $o)"
+done
+
+# --- a node that leaves (f0's owner, killed: its lease expires) moves its functions: their next
+# owner owns them, and the third node loads them as their next owner; back, it owns them again
+eval "L=\$owner_f0"
+moved=''
+for f in f0 f1 f2 f3; do
+	eval "[ \"\$owner_$f\" = $L ]" && moved="$moved $f"
+done
+eval "kill -KILL \$p$L; wait \$p$L 2>/dev/null; p$L=" # its lease expires (3 s): nothing said
+for f in $moved; do
+	eval "x=\$next_$f t=\$third_$f"
+	await "$f owned by node $x once node $L left" role_is "$x" "$f" owner True &&
+		await "$f next-owned and loaded on node $t" role_is "$t" "$f" next True &&
+		ok "node $L killed: $f moved to node $x, and node $t loaded it as its next owner"
+	await "HAProxy sends $f to node $x" via_is "$f" "$x" && ok "HAProxy sends $f to node $x too"
+done
+node_start "$L"
+for f in $moved; do
+	await "$f back on node $L" role_is "$L" "$f" owner True && ok "node $L is back: it owns $f again"
+done
+
+# --- a blob a peer serves that does not match its digest is refused (node 3 is down; nodes 1
+# and 2 have args in their stores, both changed under its digest)
+node_stop 3
+expect "upload args to node 1" 201 "$(on 1 PUT /system/images/args --data-binary @"$B/guest/args.musl")"
+expect "deploy args while node 3 is down" 202 \
+	"$(on 1 POST /system/functions -d '{"service":"args","image":"args"}')"
+ra=$(revision)
+await "node 2 has args" rev_is 2 args "$ra"
+args_digest=$(sha256sum "$B/guest/args.musl" | cut -d' ' -f1)
+for i in 1 2; do cp "$B/functions/hello" "$tmp/store$i/sha256/$args_digest"; done
+node_start 3
+await "node 3 refuses the blob its peers serve" info_has 3 \
+	'"does not match its digest" in c["functions"].get("args", {}).get("error", "")' &&
+	ok "node 3 refused a blob fetched over HTTP that does not match its digest"
+contains "... naming the peer" "from 127.0.0.1:" "$tmp/body"
+check "... and kept none of it" test ! -e "$tmp/store3/sha256/$args_digest"
+kill -TERM "$hap_pid"
+wait "$hap_pid" 2>/dev/null
+hap_pid=
+for i in 1 2 3; do
+	node_stop $i
+	same "node $i exits 0 on SIGTERM" 0 "$rc"
+done
+ST=state OWN_STORE=
 etcd_stop
 
 # --- three etcd members, one killed while deploying: every deploy answered 202 is on every

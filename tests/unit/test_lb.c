@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "client/lb.h"
+#include "server/srv_ring.h"
 
 static void expect_addr(const char *s, const char *host, unsigned port, int v6)
 {
@@ -88,8 +89,12 @@ static void test_render(void **state)
 	assert_int_equal(cli_lb_addr_parse("10.1.0.1:8080", &nodes[0], why, sizeof(why)), 0);
 	assert_int_equal(cli_lb_addr_parse("ember-b:9000", &nodes[1], why, sizeof(why)), 0);
 	assert_int_equal(cli_lb_addr_parse("[fd00::3]:8080", &nodes[2], why, sizeof(why)), 0);
-	struct cli_lb_conf c = {
-	    .nodes = nodes, .n = 3, .timeout_s = 90, .check_ms = 250, .version = "test"};
+	struct cli_lb_conf c = {.nodes = nodes,
+				.n = 3,
+				.timeout_s = 90,
+				.check_ms = 250,
+				.balance = 150,
+				.version = "test"};
 	assert_int_equal(cli_lb_addr_parse("127.0.0.1:9999", &c.listen, why, sizeof(why)), 0);
 	assert_int_equal(cli_lb_check(&c, why, sizeof(why)), 0);
 	char *t = render(&c);
@@ -97,7 +102,8 @@ static void test_render(void **state)
 	expect_has(t, "\n    bind 127.0.0.1:9999\n");
 	/* the function's name alone: field 3 of /function/NAME/... and /async-function/NAME/... */
 	expect_has(t, "\n    balance hash path,field(3,/)\n");
-	expect_has(t, "\n    hash-type consistent\n");
+	expect_has(t, "\n    hash-type consistent sdbm avalanche\n");
+	expect_has(t, "\n    hash-balance-factor 150\n");
 	expect_has(t, "\n    option httpchk\n");
 	expect_has(t, "http-check send meth GET uri /readyz\n");
 	expect_has(t, "http-check expect status 200\n");
@@ -172,12 +178,46 @@ static void test_check(void **state)
 	expect_has(why, "at most");
 }
 
+/* the ring of `ember serve --cluster` picks as HAProxy 2.6.12 (Debian 12) picked, given
+ * lb-config's output for these three nodes: the owners, and the next owners once node 2 was
+ * down (read from X-Ember-Node through a real HAProxy) */
+static void test_ring(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		long owner, next; /* node1 = 0; next: with node2 (1) down */
+	} want[] = {
+	    {"f0", 0, 0},     {"f1", 1, 0},   {"f2", 1, 2},
+	    {"f3", 0, 0},     {"f4", 2, 2},   {"f5", 1, 2},
+	    {"hello", 1, 2},  {"args", 2, 2}, {"something-longer", 2, 2},
+	    {"abcdef", 0, 0}, {"x", 1, 0},    {"image-resize", 1, 0},
+	    {"n3", 2, 2},     {"n4", 0, 0},   {"n8", 1, 2},
+	};
+	uint32_t ids[3] = {ring_addr_id("127.0.0.1:24101"), ring_addr_id("127.0.0.1:24102"),
+			   ring_addr_id("127.0.0.1:24103")};
+	assert_int_equal(ids[0], 190077238); /* the ids lb-config wrote */
+	assert_int_equal(ids[1], 173299619);
+	assert_int_equal(ids[2], 156522000);
+	assert_int_equal(ring_addr_id("[fd00::3]:8080"), ring_node_id("FD00::3", 7, 8080));
+	assert_int_equal(ring_addr_id("nohost"), 0);
+	struct ring r;
+	assert_int_equal(ring_build(&r, ids, 3), 0);
+	assert_int_equal(r.n, 3 * RING_POINTS);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(ring_pick(&r, want[i].name, -1), want[i].owner);
+		if (want[i].owner == 1)
+			assert_int_equal(ring_pick(&r, want[i].name, 1), want[i].next);
+	}
+	ring_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_addresses), cmocka_unit_test(test_bad_addresses),
 	    cmocka_unit_test(test_render),    cmocka_unit_test(test_ids),
-	    cmocka_unit_test(test_check),
+	    cmocka_unit_test(test_check),     cmocka_unit_test(test_ring),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
