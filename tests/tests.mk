@@ -46,3 +46,9 @@ $(B)/tests/unit/test_conf_parse: tests/unit/test_conf_parse.c $(CONF_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(CONF_OBJ) \
 		$(LDFLAGS) $(CMOCKA_LIBS)
+
+# test_bench_knobs checks the guard that puts a benchmark's host settings back
+$(B)/tests/unit/test_bench_knobs: tests/unit/test_bench_knobs.c $(B)/obj/src/cli/bench_knobs.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
+		$(B)/obj/src/cli/bench_knobs.o $(LDFLAGS) $(CMOCKA_LIBS)
