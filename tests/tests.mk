@@ -54,3 +54,9 @@ $(B)/tests/unit/test_opt: tests/unit/test_opt.c $(OPT_OBJ) $(B)/libember.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< $(OPT_OBJ) \
 		$(B)/libember.a $(LDFLAGS) $(LDLIBS) $(CMOCKA_LIBS)
+
+# test_bench_knobs checks the guard that puts a benchmark's host settings back
+$(B)/tests/unit/test_bench_knobs: tests/unit/test_bench_knobs.c $(B)/obj/src/bench/bench_knobs.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(EMBER_CFLAGS) $(PKG_CFLAGS) -Itests/unit -o $@ $< \
+		$(B)/obj/src/bench/bench_knobs.o $(LDFLAGS) $(CMOCKA_LIBS)

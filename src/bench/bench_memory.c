@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/bench_knobs.h"
 #include "bench/bench_memory.h"
 #include "cli/cli.h"
 #include "pool/pool.h"
@@ -52,60 +53,31 @@ long long bench_used_kib(void)
 	       bench_proc_kib("/proc/meminfo", "MemAvailable:");
 }
 
-static int ksm_get(const char *name, char *v, size_t len)
-{
-	char path[128];
-	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	int ok = fgets(v, (int)len, f) != NULL;
-	fclose(f);
-	v[strcspn(v, "\n")] = 0;
-	return ok ? 0 : -1;
-}
-
-static int write_str(const char *path, const char *v)
-{
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -1;
-	int ok = fputs(v, f) >= 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
-
-static int ksm_set(const char *name, const char *v)
-{
-	char path[128];
-	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
-	return write_str(path, v);
-}
+#define KSM "/sys/kernel/mm/ksm/"
 
 /* KSM on, scanning fast, until two more full scans have passed (bounded); its settings back */
 static int ksm_settle(void)
 {
-	char run[32], pages[32], sleep_ms[32], scans[32];
-	if (ksm_get("run", run, sizeof(run)) || ksm_get("pages_to_scan", pages, sizeof(pages)) ||
-	    ksm_get("sleep_millisecs", sleep_ms, sizeof(sleep_ms)) ||
-	    ksm_get("full_scans", scans, sizeof(scans)))
+	static const char *const knobs[] = {KSM "run", KSM "pages_to_scan", KSM "sleep_millisecs"};
+	struct bench_knobs k;
+	long long start = bench_proc_kib(KSM "full_scans", ""), last = start;
+	if (start < 0 || bench_knobs_hold(&k, knobs, 3))
 		return -1;
-	long start = atol(scans), last = start;
-	int rc = ksm_set("pages_to_scan", "20000") || ksm_set("sleep_millisecs", "0") ||
-		 ksm_set("run", "1");
+	int rc = bench_knob_write(KSM "pages_to_scan", "20000") ||
+		 bench_knob_write(KSM "sleep_millisecs", "0") || bench_knob_write(KSM "run", "1");
 	/* a condition, bounded at about 60 s, and at 3 s without a scan: ksmd sleeps while no
 	 * process has mergeable memory */
 	for (int i = 0, still = 0; !rc && i < 6000 && still < 300; i++, still++) {
-		if (ksm_get("full_scans", scans, sizeof(scans)))
+		long long scans = bench_proc_kib(KSM "full_scans", "");
+		if (scans < 0)
 			rc = -1;
-		else if (atol(scans) >= start + 2)
+		else if (scans >= start + 2)
 			break;
-		if (atol(scans) != last)
-			last = atol(scans), still = 0;
+		if (scans != last)
+			last = scans, still = 0;
 		usleep(10000);
 	}
-	ksm_set("pages_to_scan", pages);
-	ksm_set("sleep_millisecs", sleep_ms);
-	ksm_set("run", run);
+	bench_knobs_release(&k);
 	return rc;
 }
 
@@ -303,10 +275,13 @@ int cli_bench_memory(int argc, char **argv)
 	}
 	json_t *max = json_object();
 	const char *why = "not measured (--no-max)";
-	long old_maps = bench_proc_kib("/proc/sys/vm/max_map_count", "");
+	static const char *const maps_knob[] = {"/proc/sys/vm/max_map_count"};
+	long old_maps = bench_proc_kib(maps_knob[0], "");
+	struct bench_knobs k = {.wfd = -1};
 	char v[32];
 	snprintf(v, sizeof(v), "%lld", o.map_count);
-	if (o.max && o.map_count && write_str("/proc/sys/vm/max_map_count", v))
+	if (o.max && o.map_count &&
+	    (bench_knobs_hold(&k, maps_knob, 1) || bench_knob_write(maps_knob[0], v)))
 		fprintf(stderr, "ember bench memory: cannot set vm.max_map_count (root?)\n");
 	vm_cow_budget_reset(); /* the mappings' budget follows the limit */
 	json_t *merge = merges(&o, json);
@@ -319,9 +294,8 @@ int cli_bench_memory(int argc, char **argv)
 			printf("largest N of upm %s in 20 GiB: %u (stopped by %s)\n",
 			       bench_mem_fns[f].name, n, why);
 	}
-	if (o.map_count && old_maps > 0) {
-		snprintf(v, sizeof(v), "%lld", (long long)old_maps);
-		write_str("/proc/sys/vm/max_map_count", v);
+	if (k.wfd >= 0) {
+		bench_knobs_release(&k);
 		vm_cow_budget_reset();
 	}
 	if (json)
