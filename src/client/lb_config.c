@@ -68,8 +68,9 @@ static const struct opt_cmd lb_cmd = OPT_CMD("lb-config", lb_head, lb_opts, lb_t
 
 int cli_lb_config(int argc, char **argv)
 {
-	struct lb_args a = {.c = {.timeout_s = 60, .check_ms = 1000, .balance = 150, .version = EMBER_VERSION},
-			    .listen = CLI_LB_DEFAULT_LISTEN};
+	struct lb_args a = {
+	    .c = {.timeout_s = 60, .check_ms = 1000, .balance = 150, .version = EMBER_VERSION},
+	    .listen = CLI_LB_DEFAULT_LISTEN};
 	char why[512];
 	int optind, rc = opt_parse(&lb_cmd, &a, argc, argv, &optind);
 	if (rc >= 0)

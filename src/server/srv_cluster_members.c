@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "server/srv_cluster_impl.h"
+#include "server/srv_registry.h"
+#include "server/srv_spec.h"
 
 #define LEASE_TTL_S  3	  /* a node gone without a word leaves the ring after this */
 #define TICK_S	     1.0  /* keepalive and membership read */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "server/srv_cluster_impl.h"
+#include "server/srv_spec.h"
 
 #define PEER_CONNECT_S 2
 #define PEER_FETCH_S   120
