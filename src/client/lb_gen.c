@@ -169,8 +169,9 @@ int cli_lb_render(FILE *f, const struct cli_lb_conf *c)
 	    f, "# HAProxy configuration for %zu Ember node%s, made by ember lb-config (Ember %s)\n",
 	    c->n, c->n == 1 ? "" : "s", c->version);
 	fprintf(f, "# A function's calls go to one node, picked by hashing its name (consistent:\n"
-		   "# a node's loss moves only its functions); a node is used while GET /readyz\n"
-		   "# answers 200. Check it with: haproxy -c -f FILE\n");
+		   "# a node's loss moves only its functions), unless it is past the bounded load\n"
+		   "# (hash-balance-factor); a node is used while GET /readyz answers 200.\n"
+		   "# Check it with: haproxy -c -f FILE\n");
 	fputs(head, f);
 	fprintf(f, "    timeout server %us\n\nfrontend ember\n    bind ", c->timeout_s);
 	addr_print(f, &c->listen);
