@@ -26,6 +26,7 @@ static int knob_read(const char *path, char *v, size_t len)
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return -1;
+	v[0] = 0;
 	int ok = fgets(v, (int)len, f) != NULL;
 	fclose(f);
 	v[strcspn(v, "\n")] = 0;
@@ -35,6 +36,11 @@ static int knob_read(const char *path, char *v, size_t len)
 /* the guard: only async-signal-safe calls, for the parent may have threads */
 static void knobs_guard(const struct bench_knobs *k, int rfd)
 {
+	/* none of the bench's descriptors held (another guard's pipe among them: its end would
+	 * never come) */
+	if (rfd > 3)
+		close_range(3, (unsigned)rfd - 1, 0);
+	close_range((unsigned)rfd + 1, ~0U, 0);
 	setsid(); /* out of the process group a terminal or a test harness signals */
 	signal(SIGINT, SIG_IGN), signal(SIGTERM, SIG_IGN), signal(SIGHUP, SIG_IGN);
 	char c;

@@ -58,6 +58,8 @@ static int iov_copy(struct sys_state *st, const struct sys_iov *v, int n, uint64
 			left -= k;
 			at = 0;
 		}
+		if (left) /* the pieces hold fewer bytes than asked (read again since: changed) */
+			return -EFAULT;
 	}
 	return 0;
 }

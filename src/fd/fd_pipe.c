@@ -105,6 +105,8 @@ long sys_ring_put(struct sys_state *st, const struct sys_ring *g, int nonblock,
 	uint64_t total = sys_iov_total(v, n), done = t->wdone;
 	if (!total)
 		return 0;
+	if (done >= total) /* another thread shrank the pieces while this write waited */
+		return (long)done;
 	uint64_t size = g->size, room = size - *g->len, left = total - done;
 	if (!room || (left <= PIPE_BUF_ && room < left)) {
 		if (nonblock && done)

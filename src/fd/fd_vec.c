@@ -36,9 +36,14 @@ static long sys_fallocate(struct sys_state *st, const uint64_t a[6])
 	    (o->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
 	if (o->kind != SYS_KIND_TMP)
-		return o->kind == SYS_KIND_PIPE || o->kind == SYS_KIND_SOCK ? -ESPIPE : -ENODEV;
+		return o->kind == SYS_KIND_PIPE || o->kind == SYS_KIND_SOCK ||
+			       o->kind == SYS_KIND_FIFO
+			   ? -ESPIPE
+			   : -ENODEV;
 	if (S_ISDIR(st->tmp->n[o->id].mode))
 		return -EISDIR;
+	if (!S_ISREG(st->tmp->n[o->id].mode)) /* a named pipe's node holds its ring: never sized */
+		return S_ISFIFO(st->tmp->n[o->id].mode) ? -ESPIPE : -ENODEV;
 	if (a[1] & ~(uint64_t)FALLOC_FL_KEEP_SIZE)
 		return -EOPNOTSUPP;
 	if (off > INT64_MAX - len)

@@ -98,6 +98,8 @@ long sys_procfs_fd_reopen(struct sys_state *st, uint64_t fd, int flags)
 			return -ELOOP;
 		if ((((unsigned)s.st_mode >> 6) & want) != want)
 			return -EACCES;
+		if (S_ISFIFO(s.st_mode)) /* an O_PATH descriptor of a named pipe: its pipe */
+			return sys_tmp_fifo_open(st, o->id, flags);
 		if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(s.st_mode))
 			sys_tmp_resize(st, o->id, 0);
 		return again(st, o, (uint32_t)flags & (O_ACCMODE | O_APPEND), flags);

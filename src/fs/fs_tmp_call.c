@@ -88,7 +88,7 @@ long sys_tmp_read_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, uin
 	const struct sys_tmp_node *n = node_of(st, o->id);
 	if (S_ISDIR(n->mode))
 		return -EISDIR;
-	if ((o->flags & O_ACCMODE) == O_WRONLY)
+	if ((o->flags & O_ACCMODE) == O_WRONLY || !S_ISREG(n->mode)) /* a pipe's ring is no file */
 		return -EBADF;
 	sys_shm_flush(st, o->id); /* what a shared mapping wrote is the file's */
 	uint64_t left = pos < n->size ? n->size - pos : 0, k = len < left ? len : left;

@@ -34,6 +34,15 @@ int cluster_start(struct srv *s, char *err, size_t errlen)
 	s->cluster = c;
 	if (!ring_addr_id(c->self))
 		return snprintf(err, errlen, "--advertise '%s' is not HOST:PORT", c->self), -1;
+	if (!s->opt.advertise &&
+	    (!strncmp(c->self, "0.0.0.0:", 8) || !strncmp(c->self, "[::]:", 5)))
+		return snprintf(
+			   err, errlen,
+			   "--cluster on the wildcard address %s: name this node with "
+			   "--advertise HOST:PORT (as its peers and ember lb-config reach it), "
+			   "or every such node would be one member",
+			   c->self),
+		       -1;
 	if (pthread_create(&c->members_th, NULL, cluster_members, s))
 		return snprintf(err, errlen, "cannot start a thread"), -1;
 	c->members_started = 1;

@@ -71,13 +71,17 @@ static int get_blob(struct srv *s, const char *peer, const char *digest, struct 
 	return 0;
 }
 
-/* the peers to ask, origin first, this node left out: n */
+/* the peers to ask, origin first, this node left out: n. Only members are asked: the
+ * credentials go with the request, and origin is what an etcd value says */
 static size_t peers(struct srv_cluster *c, const char *origin, char (*out)[CLUSTER_ADDR_MAX],
 		    size_t max)
 {
 	size_t n = 0;
 	pthread_mutex_lock(&c->mu);
-	if (origin && strcmp(origin, c->self) && strlen(origin) < CLUSTER_ADDR_MAX && max)
+	int member = 0;
+	for (size_t i = 0; origin && i < c->nmembers; i++)
+		member |= !strcmp(c->members[i], origin);
+	if (member && strcmp(origin, c->self) && max)
 		strcpy(out[n++], origin);
 	for (size_t i = 0; i < c->nmembers && n < max; i++)
 		if (strcmp(c->members[i], c->self) && (!origin || strcmp(c->members[i], origin)))

@@ -2,8 +2,9 @@
  *   ops     made (mkfifo, mknod S_IFIFO), stat, opened as Linux opens them (O_RDONLY waits for a
  *           writer, O_WRONLY for a reader, O_NONBLOCK, O_RDWR), read, written, polled, ended
  *           (EOF, EPIPE), between threads and between processes (fork), unlinked while open, an
- *           open that waits interrupted by a signal; each result printed under /tmp/ember-fifo
- *           (compared with a native run)
+ *           open that waits interrupted by a signal, an O_PATH descriptor opened again through
+ *           /proc/self/fd (the pipe, never its ring as a file); each result printed under
+ *           /tmp/ember-fifo (compared with a native run)
  *   dev     mknod of a device (EPERM: no privilege; natively root may) and of a socket
  *   leave   prints whether /tmp/ff is there, then makes it and leaves "secret" in it, open
  *   init    makes /tmp/fi and opens it O_RDWR before the request (the snapshot point), then at
@@ -221,12 +222,39 @@ static void unlinked(void)
 	res("unlink m", unlink(D "/m"));
 }
 
+/* an O_PATH descriptor of a named pipe opened again through /proc/self/fd: the pipe itself,
+ * never its ring taken for a file's data (fallocate and ftruncate refused), a ring's worth
+ * written and read back whole */
+static void reopened(void)
+{
+	static char big[65536], back[65536];
+	char path[64];
+	struct stat s;
+	res("mkfifo r", mkfifo(D "/r", 0600));
+	int p = open(D "/r", O_PATH);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p);
+	int w = open(path, O_RDWR);
+	res("reopened O_RDWR", w < 0 ? -1 : 0);
+	res("fstat", fstat(w, &s));
+	printf("fifo %d\n", S_ISFIFO(s.st_mode));
+	res("fallocate", fallocate(w, 0, 0, 1));
+	res("ftruncate", ftruncate(w, 1));
+	memset(big, 'x', sizeof(big));
+	int r = open(D "/r", O_RDWR | O_NONBLOCK);
+	res("write a ring's worth", write(r, big, sizeof(big)));
+	res("read it back", read(w, back, sizeof(back)));
+	printf("the same bytes: %d\n", !memcmp(big, back, sizeof(back)));
+	close(r), close(w), close(p);
+	res("unlink r", unlink(D "/r"));
+}
+
 static int ops(void)
 {
 	mkdir(D, 0700);
 	made();
 	nonblocking();
 	waiting();
+	reopened();
 	unlinked();
 	res("rmdir", rmdir(D));
 	return 0;

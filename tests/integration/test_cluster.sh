@@ -126,6 +126,9 @@ bad_start "--cluster that is not etcd://" "not etcd://" --cluster "http://127.0.
 	--store "$tmp/store"
 bad_start "--advertise that is not HOST:PORT" "is not HOST:PORT" --cluster \
 	"etcd://127.0.0.1:$ec_port" --store "$tmp/store" --advertise nohost
+# nodes on 0.0.0.0 would all register the same member: each must say how it is reached
+bad_start "--cluster on the wildcard address without --advertise" "--advertise HOST:PORT" \
+	--cluster "etcd://127.0.0.1:$ec_port" --store "$tmp/store" --listen "0.0.0.0:$n1"
 
 etcd_start
 node_start 1

@@ -187,7 +187,8 @@ done
 if [ "$EMBER_BACKEND" = kvm ]; then # ptrace runs one vCPU
 	er --syscalls guest --cpus 2 --repeat 2 "$G/events.musl"
 	check "events guest --cpus 2: output equals the native run's, twice" \
-		cmp -s "$tmp/out" "$tmp/native2"
+		cmp -s "$tmp/out" "$tmp/native2" ||
+		diff "$tmp/native2" "$tmp/out" | head -n 20 | sed 's/^/     | /'
 fi
 # from a snapshot on disk: the descriptor table is in its state file, the pipe's bytes with it
 er --state "$tmp/events-state" "$G/events.musl"
