@@ -123,11 +123,24 @@ struct exec_plan {
 	const struct img *img, *interp;
 	const char *path; /* its /proc/self/exe */
 	char *const *argv;
-	char **owned_argv;		/* a #! line's, freed by the caller */
+	char **owned_argv[EXEC_DEPTH];	/* each #! line's, freed by the caller (a deeper one's
+					 * strings are those before it) */
 	struct exec_kept *kept;		/* the program when it is no file of the function's */
 	struct img *interp_own;		/* its interpreter, likewise: only for the load */
 	char interp_path[BND_PATH_MAX]; /* a dynamic program's interpreter's path */
+	char
+	    execfn[BND_PATH_MAX + 16]; /* the path execve was given (AT_EXECFN, Linux's filename) */
+	char comm[16];		       /* the new program's name ("": its file's, exe's) */
 };
+
+/* what the program is called (Linux's begin_new_exec): the last name of the path it was given;
+ * an open file's (AT_EMPTY_PATH) the file it runs (an interpreter's for a script): "", its exe's */
+static void name_it(struct exec_plan *p, const struct sys_exec_at *at, const char *name)
+{
+	snprintf(p->execfn, sizeof(p->execfn), "%s", name);
+	const char *slash = strrchr(at->path, '/');
+	snprintf(p->comm, sizeof(p->comm), "%s", slash ? slash + 1 : at->path);
+}
 
 static int is_self(const struct ember_function *fn, struct sys_state *from, const char *p)
 {
@@ -201,6 +214,8 @@ static int plan_exec(struct ember_function *fn, struct sys_state *from,
 		     char (*interp)[EXEC_SHEBANG_MAX], char **args, int depth)
 {
 	p->argv = argv;
+	if (!depth)
+		name_it(p, at, at->path);
 	if (at->dirfd == AT_FDCWD && is_self(fn, from, at->path)) {
 		p->img = fn->img;
 		p->interp = fn->interp;
@@ -223,6 +238,8 @@ static int plan_exec(struct ember_function *fn, struct sys_state *from,
 		return -ENOENT; /* no files: the program itself is all there is */
 	else if ((rc = exec_find(from, at, &src)))
 		return rc;
+	if (!depth)
+		name_it(p, at, src.name);
 	if (src.size >= 2 && src.data[0] == '#' && src.data[1] == '!') {
 		if (depth >= EXEC_DEPTH)
 			return -ELOOP;
@@ -231,8 +248,7 @@ static int plan_exec(struct ember_function *fn, struct sys_state *from,
 		char **v;
 		if ((rc = exec_shebang(&src, argv, interp[depth], &args[depth], &v)))
 			return rc;
-		free(p->owned_argv);
-		p->owned_argv = v;
+		p->owned_argv[depth] = v;
 		const struct sys_exec_at next = {AT_FDCWD, interp[depth], 0};
 		return plan_exec(fn, from, &next, v, p, interp, args, depth + 1);
 	}
@@ -267,8 +283,9 @@ static void load(void *arg)
 	struct ember_function *fn = a->fn;
 	struct img_layout l;
 	char err[EMBER_ERR_MAX];
-	int rc = img_load(a->p->img, a->p->interp, a->vm, (const char *const *)a->p->argv,
-			  (const char *const *)a->envp, fn->rt->guest, &l, err, sizeof(err));
+	int rc = img_load_as(a->p->img, a->p->interp, a->vm, (const char *const *)a->p->argv,
+			     (const char *const *)a->envp, a->p->execfn, fn->rt->guest, &l, err,
+			     sizeof(err));
 	if (rc) {
 		a->rc = rc == EMBER_ERR_NOMEM	 ? -ENOMEM
 			: rc == EMBER_ERR_CONFIG ? -E2BIG
@@ -283,6 +300,10 @@ static void load(void *arg)
 	}
 	sys_set_exe(a->st, a->p->img->buf, a->p->img->len, a->p->path);
 	a->rc = func_start_program(a->st, a->vm, &l, err, sizeof(err)) ? -ENOMEM : 0;
+	size_t i = 0;
+	struct proc_thread *t = a->rc ? NULL : proc_each(&a->st->pr, &i);
+	if (t) /* its name as Linux's (comm): "" leaves it to its file's (sys_prctl.c) */
+		memcpy(t->comm, a->p->comm, sizeof(t->comm));
 }
 
 static int exec_load(void *ctx, struct sys_state *from, const struct sys_exec_at *at,
@@ -305,9 +326,10 @@ static int exec_load(void *ctx, struct sys_state *from, const struct sys_exec_at
 	else if (p.kept)
 		keep_free(ctx, p.kept);
 	img_close(p.interp_own);
-	free(p.owned_argv);
-	for (int i = 0; i < EXEC_DEPTH; i++)
+	for (int i = 0; i < EXEC_DEPTH; i++) {
+		free(p.owned_argv[i]);
 		free(args[i]);
+	}
 	return rc;
 }
 

@@ -181,16 +181,20 @@ int exec_shebang(const struct exec_src *src, char *const *argv, char *interp, ch
 	size_t argc = 0;
 	while (argv[argc])
 		argc++;
-	char **v = calloc(argc + 4, sizeof(*v));
+	/* the vector, then the script's name, in one block (src is the caller's, short-lived) */
+	size_t nl = strlen(src->name) + 1;
+	char **v = malloc((argc + 4) * sizeof(*v) + nl);
 	if (!v || (a && !*arg))
 		return free(v), free(*arg), *arg = NULL, -ENOMEM;
+	char *script = memcpy((char *)(v + argc + 4), src->name, nl);
 	size_t m = 0;
 	v[m++] = interp;
 	if (*arg)
 		v[m++] = *arg;
-	v[m++] = (char *)src->name;
+	v[m++] = script;
 	for (size_t i = 1; i < argc; i++)
 		v[m++] = argv[i];
+	v[m] = NULL;
 	*out = v;
 	return 0;
 }

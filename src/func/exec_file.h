@@ -27,7 +27,8 @@ int exec_find(struct sys_state *from, const struct sys_exec_at *at, struct exec_
 
 /* argv for the #! line of src (its first EXEC_SHEBANG_MAX bytes split as Linux's binfmt_script:
  * the interpreter into interp, the rest of the line, trimmed, its one argument in *arg), then
- * src's name, then argv past argv[0]: 0, -ENOEXEC, -ENOMEM */
+ * src's name (copied into *out's block, which the caller frees), then argv past argv[0]: 0,
+ * -ENOEXEC, -ENOMEM */
 int exec_shebang(const struct exec_src *src, char *const *argv, char *interp, char **arg,
 		 char ***out);
 

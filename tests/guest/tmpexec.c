@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -41,13 +43,19 @@ static int child(int argc, char **argv)
 	char dev[32];
 	snprintf(dev, sizeof(dev), "/dev/fd/%s", fd ? fd : "");
 	size_t dl = strlen(dev);
+	char comm[17] = "";
+	prctl(PR_GET_NAME, comm);
+	const char *fn = (const char *)getauxval(AT_EXECFN);
 	printf("  ran: argc %d", argc);
-	for (int i = 0; i < argc; i++) {
+	for (int i = 0; i <= argc; i++) {
+		const char *a = i < argc ? argv[i] : fn ? fn : "";
+		if (i == argc)
+			printf("; name %s, execfn", comm);
 		/* the descriptor's number is the process's own (Ember keeps a few for itself) */
-		if (!strncmp(argv[i], dev, dl) && (argv[i][dl] == '/' || !argv[i][dl]))
-			printf(" [/dev/fd/<fd>%s]", argv[i] + dl);
+		if (!strncmp(a, dev, dl) && (a[dl] == '/' || !a[dl]))
+			printf(" [/dev/fd/<fd>%s]", a + dl);
 		else
-			printf(" [%s]", fp && !strcmp(argv[i], fp) ? "<files>" : argv[i]);
+			printf(" [%s]", fp && !strcmp(a, fp) ? "<files>" : a);
 	}
 	printf("\n");
 	return 7;

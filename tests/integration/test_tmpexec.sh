@@ -13,7 +13,7 @@ P=$G/tmpexec.musl
 D=/tmp/ember-tmpexec
 root=$tmp/root
 mkdir -p "$root/bin" "$root/lib/x86_64-linux-gnu"
-cp "$P" "$root/bin/tmpexec"
+cp "$P" "$root/bin/tmpexec.musl" # its own name: a process is named by its file
 cp "$G/hello.dyn" "$root/bin/hello.dyn"
 LD=/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
 cp "$LD" /lib/x86_64-linux-gnu/libc.so.6 "$root/lib/x86_64-linux-gnu/"
@@ -26,7 +26,7 @@ rm -rf "$D"
 check "natively: the program ran to its end" grep -q "^rmdir: 0\$" "$tmp/native"
 check "natively: 5 scripts deep run, 6 are ELOOP" grep -q "^6 scripts deep: ELOOP\$" "$tmp/native"
 for mode in trap guest; do
-	er --syscalls "$mode" --files "$root" "$P" ops /bin/tmpexec
+	er --syscalls "$mode" --files "$root" "$P" ops /bin/tmpexec.musl
 	expect_rc 0 "ops, $mode"
 	check "ops, $mode: every execve and execveat as natively" cmp -s "$tmp/out" "$tmp/native"
 	[ -s "$tmp/out" ] && ! cmp -s "$tmp/out" "$tmp/native" && diff "$tmp/native" "$tmp/out" | head -n 8
@@ -65,7 +65,7 @@ done
 # program each runs prints in its own invocation's output only
 er --repeat 3 --files "$root" "$P" leave
 expect_rc 0 "leave --repeat 3"
-printf '%s\n' absent "execve of an ELF in /tmp:  ran: argc 4 [prog] [child] [one] [two]" \
+printf '%s\n' absent "execve of an ELF in /tmp:  ran: argc 4 [prog] [child] [one] [two]; name prog, execfn [$D/prog]" \
 	"  exit 7" >"$tmp/one"
 copies 3 "$tmp/one"
 check "leave --repeat 3: each invocation starts without the program the one before left, and has its own program's output once" \
