@@ -32,6 +32,7 @@ void fam_free(struct fam *f)
 {
 	if (!f)
 		return;
+	fam_kept_sweep(f, 1);
 	pthread_cond_destroy(&f->cv);
 	free(f);
 }
@@ -326,4 +327,5 @@ void fam_finish(struct fam *f)
 		run_successors(f);
 	if (f->shared || f->procs)
 		end_all(f);
+	fam_kept_sweep(f, 1); /* nothing an execve of /tmp made outlives the invocation */
 }

@@ -15,12 +15,16 @@ struct fam_loader {
 	int (*vm_new)(void *ctx, int cpus, struct vm **out, char *err, size_t errlen);
 	/* gives it back (and its charge) */
 	void (*vm_free)(void *ctx, struct vm *vm);
-	/* execve: the program at path (looked up from st's cwd in its files, or the program
-	 * itself) loaded into a clean machine vm, with argv and envp, and st prepared for it
-	 * (sys_init and its memory map, as the function's first run is): 0, or -errno for the
-	 * caller of execve (-ENOENT, -EACCES, -ENOEXEC, -ENOMEM, -E2BIG) */
-	int (*exec)(void *ctx, const struct sys_state *from, const char *path, char *const *argv,
-		    char *const *envp, struct vm *vm, struct sys_state *st);
+	/* execve: the program at (its files, /tmp's, an open file, or the program itself)
+	 * loaded into a clean machine vm, with argv and envp, and st prepared for it (sys_init and
+	 * its memory map, as the function's first run is): 0, or -errno for the caller of execve
+	 * (-ENOENT, -EACCES, -ENOEXEC, -ELOOP, -ENOMEM, -E2BIG). *keep: what st's program bytes
+	 * (st->exe) are held by when they are no file's of the function (a /tmp program's copy),
+	 * for the family to give back (keep_free) once no process runs it; else NULL */
+	int (*exec)(void *ctx, struct sys_state *from, const struct sys_exec_at *at,
+		    char *const *argv, char *const *envp, struct vm *vm, struct sys_state *st,
+		    void **keep);
+	void (*keep_free)(void *ctx, void *keep);
 	/* the snapshot the first process's machine was last reset to, whose pages it has not
 	 * written are the snapshot's (KVM): NULL when there is none */
 	const struct snap *(*base)(void *ctx);
@@ -29,6 +33,13 @@ struct fam_loader {
 enum fam_state {
 	FAM_LIVE,   /* running (or about to, on its host thread) */
 	FAM_ZOMBIE, /* ended; its parent has not waited for it yet */
+};
+
+/* a program's bytes an execve made (fam_loader.exec's keep) and where they are (sys_state.exe) */
+struct fam_kept {
+	void *keep;
+	const uint8_t *exe;
+	struct fam_kept *next;
 };
 
 /* One process other than the first: its own machine and emulation state, its own host thread. */
@@ -62,8 +73,9 @@ struct fam {
 	 * the invocation's own thread; next: the one its own execve makes */
 	struct sys_state *cur, *next_st;
 	struct vm *cur_vm, *next_vm;
-	int ending;	   /* the invocation ends: no more forks, every process stops */
-	pthread_cond_t cv; /* a host thread ended (fam_end waits for them) */
+	int ending;	       /* the invocation ends: no more forks, every process stops */
+	struct fam_kept *kept; /* programs exec'd from /tmp, held while a process runs them */
+	pthread_cond_t cv;     /* a host thread ended (fam_end waits for them) */
 };
 
 /* The family of the machine whose first process is root (sys_state.kin set on it): nothing
@@ -79,7 +91,7 @@ void fam_finish(struct fam *f);
 extern const struct sys_kin_ops fam_kin_ops;
 long fam_fork(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t sp, uint64_t flags,
 	      uint64_t ctid);
-long fam_exec(void *ctx, struct sys_state *st, const char *path, char *const *argv,
+long fam_exec(void *ctx, struct sys_state *st, const struct sys_exec_at *at, char *const *argv,
 	      char *const *envp);
 /* fam_run.c: c's host thread starts (0 or -errno); a state and machine made for a process
  * freed (outside the lock) */
@@ -96,6 +108,9 @@ void fam_sweep(struct fam *f);
 /* under the lock: st forks or execs while the first process runs its init (before its
  * snapshot point): init stops there (sys_state.init_forked), and 1 is returned */
 int fam_in_init(struct fam *f, struct sys_state *st);
+/* under the lock: the programs kept (fam_exec) that no process runs now given back (all:
+ * every one, at the invocation's end) */
+void fam_kept_sweep(struct fam *f, int all);
 /* the lock every process of f takes */
 static inline pthread_mutex_t *fam_lock(struct fam *f)
 {

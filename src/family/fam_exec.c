@@ -22,7 +22,33 @@ static void own_pid(struct sys_state *st, struct sys_state *from)
 	st->rt->swap(st, 0, NULL, t);
 }
 
-long fam_exec(void *ctx, struct sys_state *st, const char *path, char *const *argv,
+/* whether a process of f runs the program whose bytes are at exe */
+static int runs(const struct fam *f, const uint8_t *exe)
+{
+	if (f->root->exe == exe || (f->cur && f->cur->exe == exe) ||
+	    (f->next_st && f->next_st->exe == exe))
+		return 1;
+	for (const struct fam_proc *c = f->procs; c; c = c->next)
+		if ((c->st && c->st->exe == exe) || (c->next_st && c->next_st->exe == exe))
+			return 1;
+	return 0;
+}
+
+void fam_kept_sweep(struct fam *f, int all)
+{
+	for (struct fam_kept **k = &f->kept; *k;) {
+		struct fam_kept *e = *k;
+		if (!all && runs(f, e->exe)) {
+			k = &e->next;
+			continue;
+		}
+		*k = e->next;
+		f->ld->keep_free(f->ld_ctx, e->keep);
+		free(e);
+	}
+}
+
+long fam_exec(void *ctx, struct sys_state *st, const struct sys_exec_at *at, char *const *argv,
 	      char *const *envp)
 {
 	struct fam *f = ctx;
@@ -46,7 +72,14 @@ long fam_exec(void *ctx, struct sys_state *st, const char *path, char *const *ar
 		f->ld->vm_free(f->ld_ctx, vm);
 		return -ENOMEM;
 	}
-	int rc = f->ld->exec(f->ld_ctx, st, path, argv, envp, vm, ns);
+	void *keep = NULL;
+	struct fam_kept *kept = malloc(sizeof(*kept));
+	int rc = kept ? f->ld->exec(f->ld_ctx, st, at, argv, envp, vm, ns, &keep) : -ENOMEM;
+	if (!rc && keep) {
+		*kept = (struct fam_kept){keep, ns->exe, f->kept};
+		f->kept = kept; /* held from here: fam_drop of ns below leaves it to a sweep */
+	} else
+		free(kept);
 	if (rc) {
 		int made = ns->vm != NULL; /* sys_init ran: fam_drop frees it whole */
 		fam_drop(f, vm, made ? ns : NULL);
@@ -74,6 +107,7 @@ long fam_exec(void *ctx, struct sys_state *st, const char *path, char *const *ar
 		f->next_vm = vm;
 		f->next_st = ns;
 	}
-	sys_stop(st, SYS_EXECED, 0, "became %s (execve)", path);
+	fam_kept_sweep(f, 0); /* the programs no process runs any more */
+	sys_stop(st, SYS_EXECED, 0, "became %s (execve)", at->path[0] ? at->path : "an open file");
 	return 0;
 }

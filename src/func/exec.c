@@ -8,10 +8,7 @@
 
 #include "family/fam.h"
 #include "func/func.h"
-#include "fs/fs_tmp.h"
-
-#define SHEBANG_MAX   256 /* a #! line's bytes, as Linux's BINPRM_BUF_SIZE */
-#define SHEBANG_DEPTH 4	  /* interpreters of interpreters, as Linux's */
+#include "func/exec_file.h"
 
 /* a program of the function's files, read and checked once (by its node) */
 struct func_exec_img {
@@ -105,146 +102,168 @@ static int image_of(struct ember_function *fn, const struct bnd *b, uint32_t nod
 	return 0;
 }
 
+/* a program read for one execve, held by the family while a process runs it (fam_loader's
+ * keep): its image and the path /proc/self/exe names */
+struct exec_kept {
+	struct img *img;
+	char *path;
+};
+
+static void keep_free(void *ctx, void *keep)
+{
+	(void)ctx;
+	struct exec_kept *k = keep;
+	img_close(k->img);
+	free(k->path);
+	free(k);
+}
+
 /* what a program to exec is */
 struct exec_plan {
 	const struct img *img, *interp;
 	const char *path; /* its /proc/self/exe */
 	char *const *argv;
-	char **owned_argv; /* a #! line's, freed by the caller */
+	char **owned_argv[EXEC_DEPTH];	/* each #! line's, freed by the caller (a deeper one's
+					 * strings are those before it) */
+	struct exec_kept *kept;		/* the program when it is no file of the function's */
+	struct img *interp_own;		/* its interpreter, likewise: only for the load */
+	char interp_path[BND_PATH_MAX]; /* a dynamic program's interpreter's path */
+	char
+	    execfn[BND_PATH_MAX + 16]; /* the path execve was given (AT_EXECFN, Linux's filename) */
+	char comm[16];		       /* the new program's name ("": its file's, exe's) */
 };
 
-/* path in from's files, from its cwd, or where a link of /tmp's leads in them; a relative path
- * from a /tmp cwd names nothing there (nothing in /tmp runs) */
-static int exec_lookup(const struct sys_state *from, const char *path, uint32_t *node)
+/* what the program is called (Linux's begin_new_exec): the last name of the path it was given;
+ * an open file's (AT_EMPTY_PATH) the file it runs (an interpreter's for a script): "", its exe's */
+static void name_it(struct exec_plan *p, const struct sys_exec_at *at, const char *name)
 {
-	struct sys_tmp_at at;
-	/* with a tree there, the walk only reads it (the cast: it would make one where none is) */
-	if (from->tmp &&
-	    !sys_tmp_walk((struct sys_state *)from, (uint64_t)(int64_t)AT_FDCWD, path,
-			  SYS_TMP_FOLLOW, &at) &&
-	    at.outside[0])
-		return bnd_lookup(from->bundle, 0, at.outside, 1, node, NULL);
-	if ((from->cwd & SYS_CWD_TMP) && path[0] != '/')
-		return -ENOENT;
-	return bnd_lookup(from->bundle, from->cwd & ~SYS_CWD_TMP, path, 1, node, NULL);
+	snprintf(p->execfn, sizeof(p->execfn), "%s", name);
+	const char *slash = strrchr(at->path, '/');
+	snprintf(p->comm, sizeof(p->comm), "%s", slash ? slash + 1 : at->path);
 }
 
-static int is_self(const struct ember_function *fn, const struct sys_state *from, const char *p)
+static int is_self(const struct ember_function *fn, struct sys_state *from, const char *p)
 {
 	if (!strcmp(p, "/proc/self/exe"))
 		return from->exe == fn->img->buf;
 	/* by the name it was started with, when no file of the function has it (a host path) */
-	uint32_t node;
+	struct exec_src src;
+	const struct sys_exec_at at = {AT_FDCWD, p, 0};
 	return (fn->exe_path && !strcmp(p, fn->exe_path)) ||
 	       (fn->argv && fn->argv[0] && !strcmp(p, fn->argv[0]) &&
-		(!from->bundle || exec_lookup(from, p, &node)));
+		(!from->bundle || exec_find(from, &at, &src) == -ENOENT));
 }
 
-/* argv for a #! line of file: the interpreter, its one argument, the script, the rest */
-static int shebang(const uint8_t *data, size_t size, const char *path, char *const *argv,
-		   char *interp, char **arg, char ***out)
+/* bytes read for this load only (a /tmp file, the running program): checked as a bundle's are
+ * (the copy is the image's, so a later write to the file changes nothing) */
+static int image_read(const struct exec_src *src, struct img **out)
 {
-	size_t n = size < SHEBANG_MAX ? size : SHEBANG_MAX, i = 2, j;
-	while (i < n && (data[i] == ' ' || data[i] == '\t'))
-		i++;
-	for (j = i; j < n && data[j] != '\n' && data[j] != ' ' && data[j] != '\t'; j++)
-		;
-	if (j == i || j == n)
-		return -ENOEXEC;
-	memcpy(interp, data + i, j - i);
-	interp[j - i] = 0;
-	size_t k = j;
-	while (k < n && (data[k] == ' ' || data[k] == '\t'))
-		k++;
-	size_t e = k;
-	while (e < n && data[e] != '\n')
-		e++;
-	while (e > k && (data[e - 1] == ' ' || data[e - 1] == '\t' || data[e - 1] == '\r'))
-		e--;
-	*arg = e > k ? strndup((const char *)data + k, e - k) : NULL;
-	size_t argc = 0;
-	while (argv[argc])
-		argc++;
-	char **v = calloc(argc + 4, sizeof(*v));
-	if (!v || (e > k && !*arg))
-		return free(v), free(*arg), -ENOMEM;
-	size_t m = 0;
-	v[m++] = interp;
-	if (*arg)
-		v[m++] = *arg;
-	v[m++] = (char *)path;
-	for (size_t a = 1; a < argc; a++)
-		v[m++] = argv[a];
-	*out = v;
+	char why[EMBER_ERR_MAX];
+	int rc = img_from_bytes(src->data, src->size, out, why, sizeof(why));
+	return rc ? (rc == EMBER_ERR_NOMEM ? -ENOMEM : -ENOEXEC) : 0;
+}
+
+/* a dynamic program's interpreter: from the function's files or /tmp, a static PIE as ld.so is */
+static int plan_interp(struct ember_function *fn, struct sys_state *from, const char *path,
+		       struct exec_plan *p)
+{
+	snprintf(p->interp_path, sizeof(p->interp_path), "%s", path);
+	const struct sys_exec_at at = {AT_FDCWD, p->interp_path, 0};
+	struct exec_src src;
+	int rc = exec_find(from, &at, &src);
+	if (rc == -EACCES)
+		rc = -ENOENT; /* no regular file there (its execute bit is not asked for) */
+	if (rc)
+		return rc;
+	const struct img *img;
+	if (src.from_tmp) {
+		if ((rc = image_read(&src, &p->interp_own)))
+			return rc;
+		img = p->interp_own;
+	} else {
+		const struct func_exec_img *ie;
+		if ((rc = image_of(fn, from->bundle, src.node, path, &ie)))
+			return rc;
+		img = ie->img;
+	}
+	if (img->elf.interp[0] || !img->elf.pie)
+		return -ELIBBAD;
+	p->interp = img;
 	return 0;
 }
 
-/* path resolved to a program to load, following #! lines */
-static int plan_exec(struct ember_function *fn, const struct sys_state *from, const char *path,
-		     char *const *argv, struct exec_plan *p, char (*interp)[SHEBANG_MAX],
-		     char **args, int depth)
+/* a program read now, kept by the family while it runs */
+static int plan_read(const struct exec_src *src, struct exec_plan *p)
 {
-	const struct bnd *b = from->bundle;
-	if (!strcmp(path, "/proc/self/exe") && from->exe != fn->img->buf) {
-		/* a program an execve made: the cache has it */
-		pthread_mutex_lock(&fn->exec_lock);
-		for (size_t i = 0; i < fn->nexec_imgs && !p->img; i++)
-			if (fn->exec_imgs[i]->img->buf == from->exe) {
-				p->img = fn->exec_imgs[i]->img;
-				p->path = fn->exec_imgs[i]->path;
-			}
-		pthread_mutex_unlock(&fn->exec_lock);
-		p->argv = argv;
-		p->interp = NULL;
-		return p->img && !p->img->elf.interp[0] ? 0 : -ENOEXEC;
-	}
-	if (is_self(fn, from, path)) {
+	struct exec_kept *k = calloc(1, sizeof(*k));
+	const char *path = src->exe ? src->exe : src->abs[0] ? src->abs : src->name;
+	if (!k || !(k->path = strdup(path)))
+		return free(k), -ENOMEM;
+	int rc = image_read(src, &k->img);
+	if (rc)
+		return free(k->path), free(k), rc;
+	p->kept = k;
+	p->img = k->img;
+	p->path = k->path;
+	return 0;
+}
+
+/* at resolved to a program to load, following #! lines */
+static int plan_exec(struct ember_function *fn, struct sys_state *from,
+		     const struct sys_exec_at *at, char *const *argv, struct exec_plan *p,
+		     char (*interp)[EXEC_SHEBANG_MAX], char **args, int depth)
+{
+	p->argv = argv;
+	if (!depth)
+		name_it(p, at, at->path);
+	if (at->dirfd == AT_FDCWD && is_self(fn, from, at->path)) {
 		p->img = fn->img;
 		p->interp = fn->interp;
 		p->path = fn->exe_path ? fn->exe_path : "/";
-		p->argv = argv;
 		return 0;
 	}
-	uint32_t node;
-	if (!b)
+	struct exec_src src;
+	int rc;
+	if (at->dirfd == AT_FDCWD && !strcmp(at->path, "/proc/self/exe")) {
+		/* a program an execve made: its bytes, as it runs them */
+		memset(&src, 0, sizeof(src));
+		snprintf(src.name, sizeof(src.name), "%s", at->path);
+		src.data = from->exe;
+		src.size = from->exe_len;
+		src.from_tmp = 1;
+		src.exe = from->exe_path ? from->exe_path : "/";
+		if (!src.data)
+			return -ENOENT;
+	} else if (!from->bundle && !from->tmp && at->path[0])
 		return -ENOENT; /* no files: the program itself is all there is */
-	int rc = exec_lookup(from, path, &node);
-	if (rc)
+	else if ((rc = exec_find(from, at, &src)))
 		return rc;
-	const struct bnd_node *n = &b->nodes[node];
-	if (bnd_is(b, node, S_IFDIR) || !bnd_is(b, node, S_IFREG) || !(n->mode & 0111))
-		return -EACCES;
-	const uint8_t *data = b->data + n->data_off;
-	if (n->size >= 2 && data[0] == '#' && data[1] == '!') {
-		if (depth >= SHEBANG_DEPTH)
+	if (!depth)
+		name_it(p, at, src.name);
+	if (src.size >= 2 && src.data[0] == '#' && src.data[1] == '!') {
+		if (depth >= EXEC_DEPTH)
 			return -ELOOP;
+		if (src.cloexec)
+			return -ENOENT; /* its /dev/fd/N is gone once the exec is done, as Linux */
 		char **v;
-		if ((rc = shebang(data, n->size, path, argv, interp[depth], &args[depth], &v)))
+		if ((rc = exec_shebang(&src, argv, interp[depth], &args[depth], &v)))
 			return rc;
-		free(p->owned_argv);
-		p->owned_argv = v;
-		return plan_exec(fn, from, interp[depth], v, p, interp, args, depth + 1);
+		p->owned_argv[depth] = v;
+		const struct sys_exec_at next = {AT_FDCWD, interp[depth], 0};
+		return plan_exec(fn, from, &next, v, p, interp, args, depth + 1);
 	}
-	const struct func_exec_img *e;
-	if ((rc = image_of(fn, b, node, path, &e)))
-		return rc;
-	p->img = e->img;
-	p->path = e->path;
-	p->argv = argv;
+	if (src.from_tmp) {
+		if ((rc = plan_read(&src, p)))
+			return rc;
+	} else {
+		const struct func_exec_img *e;
+		if ((rc = image_of(fn, from->bundle, src.node, at->path, &e)))
+			return rc;
+		p->img = e->img;
+		p->path = e->path;
+	}
 	p->interp = NULL;
-	if (!e->img->elf.interp[0])
-		return 0;
-	/* a dynamic program: its interpreter from the same files, a static PIE as ld.so is */
-	uint32_t in;
-	if (bnd_lookup(b, 0, e->img->elf.interp, 1, &in, NULL) || !bnd_is(b, in, S_IFREG))
-		return -ENOENT;
-	const struct func_exec_img *ie;
-	if ((rc = image_of(fn, b, in, e->img->elf.interp, &ie)))
-		return rc;
-	if (ie->img->elf.interp[0] || !ie->img->elf.pie)
-		return -ELIBBAD;
-	p->interp = ie->img;
-	return 0;
+	return p->img->elf.interp[0] ? plan_interp(fn, from, p->img->elf.interp, p) : 0;
 }
 
 struct load_args {
@@ -264,8 +283,9 @@ static void load(void *arg)
 	struct ember_function *fn = a->fn;
 	struct img_layout l;
 	char err[EMBER_ERR_MAX];
-	int rc = img_load(a->p->img, a->p->interp, a->vm, (const char *const *)a->p->argv,
-			  (const char *const *)a->envp, fn->rt->guest, &l, err, sizeof(err));
+	int rc = img_load_as(a->p->img, a->p->interp, a->vm, (const char *const *)a->p->argv,
+			     (const char *const *)a->envp, a->p->execfn, fn->rt->guest, &l, err,
+			     sizeof(err));
 	if (rc) {
 		a->rc = rc == EMBER_ERR_NOMEM	 ? -ENOMEM
 			: rc == EMBER_ERR_CONFIG ? -E2BIG
@@ -280,25 +300,36 @@ static void load(void *arg)
 	}
 	sys_set_exe(a->st, a->p->img->buf, a->p->img->len, a->p->path);
 	a->rc = func_start_program(a->st, a->vm, &l, err, sizeof(err)) ? -ENOMEM : 0;
+	size_t i = 0;
+	struct proc_thread *t = a->rc ? NULL : proc_each(&a->st->pr, &i);
+	if (t) /* its name as Linux's (comm): "" leaves it to its file's (sys_prctl.c) */
+		memcpy(t->comm, a->p->comm, sizeof(t->comm));
 }
 
-static int exec_load(void *ctx, const struct sys_state *from, const char *path, char *const *argv,
-		     char *const *envp, struct vm *vm, struct sys_state *st)
+static int exec_load(void *ctx, struct sys_state *from, const struct sys_exec_at *at,
+		     char *const *argv, char *const *envp, struct vm *vm, struct sys_state *st,
+		     void **keep)
 {
 	struct ember_function *fn = ctx;
 	struct exec_plan p;
 	memset(&p, 0, sizeof(p));
-	char interp[SHEBANG_DEPTH][SHEBANG_MAX];
-	char *args[SHEBANG_DEPTH] = {0};
-	int rc = plan_exec(fn, from, path, argv, &p, interp, args, 0);
+	char interp[EXEC_DEPTH][EXEC_SHEBANG_MAX];
+	char *args[EXEC_DEPTH] = {0};
+	int rc = plan_exec(fn, from, at, argv, &p, interp, args, 0);
 	if (!rc) {
 		struct load_args a = {fn, from, &p, envp, vm, st, 0};
 		vm_call(vm, load, &a);
 		rc = a.rc;
 	}
-	free(p.owned_argv);
-	for (int i = 0; i < SHEBANG_DEPTH; i++)
+	if (!rc && p.kept)
+		*keep = p.kept;
+	else if (p.kept)
+		keep_free(ctx, p.kept);
+	img_close(p.interp_own);
+	for (int i = 0; i < EXEC_DEPTH; i++) {
+		free(p.owned_argv[i]);
 		free(args[i]);
+	}
 	return rc;
 }
 
@@ -308,4 +339,4 @@ static const struct snap *base(void *ctx)
 	return func_state(fn) == FUNC_WARM && fn->snap.sealed ? &fn->snap : NULL;
 }
 
-const struct fam_loader func_fam_loader = {vm_new, vm_free, exec_load, base};
+const struct fam_loader func_fam_loader = {vm_new, vm_free, exec_load, keep_free, base};

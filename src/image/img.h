@@ -207,5 +207,9 @@ const struct img *img_vdso(void);
 int img_load(const struct img *img, const struct img *interp, struct vm *vm,
 	     const char *const *argv, const char *const *envp, int guest, struct img_layout *out,
 	     char *err, size_t errlen);
+/* the same with AT_EXECFN naming name, as an execve's path (img_load's: argv[0]) */
+int img_load_as(const struct img *img, const struct img *interp, struct vm *vm,
+		const char *const *argv, const char *const *envp, const char *name, int guest,
+		struct img_layout *out, char *err, size_t errlen);
 
 #endif

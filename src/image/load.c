@@ -81,7 +81,8 @@ static size_t count(const char *const *v)
 }
 
 static int build_stack(const struct img *img, struct vm *vm, struct img_layout *l,
-		       const char *const *argv, const char *const *envp, char *err, size_t errlen)
+		       const char *const *argv, const char *const *envp, const char *name,
+		       char *err, size_t errlen)
 {
 	size_t argc = count(argv), envc = count(envp);
 	struct stack_builder b = {vm, l->stack_hi, l->stack_hi - ARGS_MAX, 0};
@@ -90,7 +91,7 @@ static int build_stack(const struct img *img, struct vm *vm, struct img_layout *
 		memset(rnd, 0x5a, sizeof(rnd));
 	uint64_t at_random = push_bytes(&b, rnd, sizeof(rnd));
 	uint64_t platform = push_str(&b, "x86_64");
-	uint64_t execfn = push_str(&b, argc ? argv[0] : "function");
+	uint64_t execfn = push_str(&b, name ? name : argc ? argv[0] : "function");
 	uint64_t argp[argc + 1], envpp[envc + 1];
 	/* as Linux lays them out: the environment's strings, and below them the arguments', one
 	 * after the other from argv[0] up, which /proc/self/cmdline reads back */
@@ -299,6 +300,13 @@ int img_load(const struct img *img, const struct img *interp, struct vm *vm,
 	     const char *const *argv, const char *const *envp, int guest, struct img_layout *l,
 	     char *err, size_t errlen)
 {
+	return img_load_as(img, interp, vm, argv, envp, NULL, guest, l, err, errlen);
+}
+
+int img_load_as(const struct img *img, const struct img *interp, struct vm *vm,
+		const char *const *argv, const char *const *envp, const char *name, int guest,
+		struct img_layout *l, char *err, size_t errlen)
+{
 	memset(l, 0, sizeof(*l));
 	int rc;
 	/* a Go program's nil checks are loads that must fault at page 0, which the sled would
@@ -343,5 +351,5 @@ int img_load(const struct img *img, const struct img *interp, struct vm *vm,
 						     : vm_errno_kind(-rc, EMBER_ERR);
 		}
 	}
-	return build_stack(img, vm, l, argv, envp, err, errlen);
+	return build_stack(img, vm, l, argv, envp, name, err, errlen);
 }

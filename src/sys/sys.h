@@ -176,6 +176,14 @@ struct sys_sig {
 /* children sharing a process's memory it may have at once (sys_kin_vmkid) */
 #define SYS_VMKIDS 32
 
+/* what an execve names: path from dirfd (AT_FDCWD: the cwd), with execveat's flags
+ * (AT_EMPTY_PATH: dirfd's own file when path is "", AT_SYMLINK_NOFOLLOW: a final link ELOOP) */
+struct sys_exec_at {
+	int dirfd;
+	const char *path;
+	int flags;
+};
+
 /* What the other processes of an invocation do for one of them (src/family/), called under the
  * process's lock, which every process of the invocation shares. NULL in sys_state.kin: the
  * program has no relatives, and fork is refused. */
@@ -186,11 +194,12 @@ struct sys_kin_ops {
 	 * -EAGAIN (--pids) or -ENOMEM */
 	long (*fork)(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t sp,
 		     uint64_t flags, uint64_t ctid);
-	/* execve of path (the function's files, or the program itself) with argv and envp (host
-	 * copies, NULL-terminated): 0 when st ended (SYS_EXECED) and the process goes on as the
-	 * new program, else -errno (-ENOENT, -EACCES, -ENOEXEC, -ENOMEM, ...) and st goes on */
-	long (*exec)(void *ctx, struct sys_state *st, const char *path, char *const *argv,
-		     char *const *envp);
+	/* execve (or execveat) of at (the function's files, /tmp's, an open one, or the program
+	 * itself) with argv and envp (host copies, NULL-terminated): 0 when st ended (SYS_EXECED)
+	 * and the process goes on as the new program, else -errno (-ENOENT, -EACCES, -ENOEXEC,
+	 * -ELOOP, -ENOMEM, ...) and st goes on */
+	long (*exec)(void *ctx, struct sys_state *st, const struct sys_exec_at *at,
+		     char *const *argv, char *const *envp);
 	/* wait4/waitid: a child of st matching idtype (P_ALL, P_PID, P_PGID) and id that ended
 	 * (with __WNOTHREAD in options, one the calling thread made): its pid, its wait status
 	 * in *status, reaped unless WNOWAIT is in options; 0 when some match and none

@@ -1,5 +1,6 @@
 /* Calls that reach the invocation's other processes: fork, execve, wait, kill and groups. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -126,30 +127,36 @@ fail:
 	return v;
 }
 
-static long sys_execve(struct sys_state *st, const uint64_t a[6])
+/* execveat(dirfd, path, argv, envp, flags); execve is execveat(AT_FDCWD, path, ..., 0) */
+static long exec_at(struct sys_state *st, int dirfd, uint64_t addr, uint64_t av, uint64_t ev,
+		    uint64_t flags)
 {
 	char path[BND_PATH_MAX];
-	long rc = sys_fs_get_path(st, a[0], path);
+	long rc = sys_fs_get_path(st, addr, path);
 	if (rc)
 		return rc;
-	if (!path[0])
+	if (flags & ~(uint64_t)(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		return -EINVAL;
+	if (!path[0] && !(flags & AT_EMPTY_PATH))
 		return -ENOENT;
-	char **argv = get_vec(st, a[1], &rc), **envp = argv ? get_vec(st, a[2], &rc) : NULL;
+	char **argv = get_vec(st, av, &rc), **envp = argv ? get_vec(st, ev, &rc) : NULL;
+	const struct sys_exec_at at = {dirfd, path, (int)flags};
 	if (argv && envp)
-		rc = st->kin ? st->kin->exec(st->kin_ctx, st, path, argv, envp) : -EACCES;
+		rc = st->kin ? st->kin->exec(st->kin_ctx, st, &at, argv, envp) : -EACCES;
 	free(argv);
 	free(envp);
 	/* done: the program is another from now on, this state's run has ended */
 	return rc;
 }
 
+static long sys_execve(struct sys_state *st, const uint64_t a[6])
+{
+	return exec_at(st, AT_FDCWD, a[0], a[1], a[2], 0);
+}
+
 static long sys_execveat(struct sys_state *st, const uint64_t a[6])
 {
-	/* a path from the cwd only: an open folder or AT_EMPTY_PATH (fexecve) is refused */
-	if ((int)a[0] != -100 /* AT_FDCWD */ || a[4])
-		return -ENOSYS;
-	const uint64_t b[6] = {a[1], a[2], a[3], 0, 0, 0};
-	return sys_execve(st, b);
+	return exec_at(st, (int)a[0], a[1], a[2], a[3], a[4]);
 }
 
 /* a wait's pid argument as waitid's (idtype, id) */

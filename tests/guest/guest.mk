@@ -17,7 +17,7 @@ GUEST_PROGS := hello workout args exitcode crash_null crash_abort crash_stack cr
 GUEST_PROGS += counter marker slowinit snapcall crashy echoreq reprotect rawsys meta redzone filemix clockrand \
 	memcalls memfuzz
 GUEST_PROGS += fpustate rodontneed isolation unaligned dirtier giveback badbuf crash_nullcall \
-	crash_nullret tmpfs tmplinks fifo
+	crash_nullret tmpfs tmplinks fifo tmpexec
 # threads and signals: what an invocation leaves must not reach the next, careless and hostile
 # programs (tests/integration/test_threads.sh)
 GUEST_PROGS += threadleak hostile_threads

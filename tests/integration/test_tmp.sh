@@ -174,7 +174,7 @@ printf '%s\n' "mkdir d: 0" "symlink in d: EACCES" "chmod d 0700: 0" "symlink in 
 	"symlink in d again: EEXIST" "link /dev/null into /tmp: EXDEV" >"$tmp/want"
 check "links perm: EACCES in a folder it may not write, EEXIST twice, EXDEV from /dev" \
 	cmp -s "$tmp/out" "$tmp/want"
-# a program of the function's files run through links in /tmp (nothing in /tmp itself runs)
+# a program of the function's files run through links in /tmp (programs in /tmp: test_tmpexec.sh)
 mkdir -p "$tmp/root/bin"
 cp "$L" "$tmp/root/bin/tmplinks"
 er --files "$tmp/root" "$L" exec /bin/tmplinks
