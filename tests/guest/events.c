@@ -257,8 +257,14 @@ static void timerfd_calls(void)
 		   ? "yes"
 		   : "no");
 	uint64_t ticks = 0;
-	long k = read(tf, &ticks, sizeof(ticks));
+	/* before its time: a timer an hour away (the 10 ms one may have fired already on a busy
+	 * machine, natively too) */
+	int far = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+	struct itimerspec hour = {{0, 0}, {3600, 0}};
+	timerfd_settime(far, 0, &hour, NULL);
+	long k = read(far, &ticks, sizeof(ticks));
 	printf("timerfd before its time: %s\n", err(k));
+	close(far);
 	int n = epoll_wait(ep, &ev, 1, 1000);
 	printf("timerfd in epoll: %d event(s), data %u, after 10 ms %s\n", n, ev.data.u32,
 	       now_ns() - t0 >= 10 * MS ? "yes" : "no");
