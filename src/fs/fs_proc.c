@@ -193,7 +193,7 @@ long sys_procfs_open(struct sys_state *st, int i, int flags)
 		return -ELOOP;
 	if (t == PF_FD && !(flags & O_PATH)) /* the descriptor's file, opened again */
 		return sys_procfs_fd_reopen(st, ARG(i), flags);
-	if (is_dir((uint32_t)i) && (acc != O_RDONLY || (flags & O_CREAT)))
+	if (is_dir((uint32_t)i) && (acc != O_RDONLY || (flags & (O_CREAT | O_TRUNC))))
 		return -EISDIR;
 	if (is_dir((uint32_t)i) || t == PF_FD) {
 		if (sys_fd_lowest(st, 0) < 0)
