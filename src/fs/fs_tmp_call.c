@@ -2,10 +2,12 @@
  * remove folders, rename, unlink (modes and times: sys_fs_attr.c); the bundle keeps its
  * read-only answers. */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -14,6 +16,7 @@
 #include "fd/fd.h"
 #include "fs/fs.h"
 #include "fs/fs_tmp.h"
+#include "sys/sys_task.h"
 
 static struct sys_tmp_node *node_of(struct sys_state *st, uint32_t i)
 {
@@ -108,6 +111,12 @@ long sys_tmp_write_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 		return 0;
 	if (pos > INT64_MAX - len)
 		return -EFBIG;
+	uint64_t fsize = sys_rlimit_cur(st, RLIMIT_FSIZE); /* as Linux: up to it, then SIGXFSZ */
+	if (pos >= fsize) {
+		sys_send(st, NULL, SIGXFSZ, 0 /* SI_USER */);
+		return -EFBIG;
+	}
+	len = len < fsize - pos ? len : fsize - pos;
 	const void *src = sys_user(st, addr, len, PROT_READ);
 	if (!src) { /* as Linux: the pages readable before the first that faults are written */
 		uint64_t ok = 0, step = 4096 - (addr & 4095);

@@ -153,7 +153,7 @@ for t in $targets; do
 done
 # what `ember bench conformance --gvisor OUT` runs them in: a root filesystem holding the test
 # programs and their helpers under /gvisor (they find the helpers beside themselves; never under
-# /tmp, a virtine's own), a shell (Debian's busybox-static) as /bin/sh and /bin/echo, bash
+# /tmp, a virtine's own), a shell (Debian's busybox-static) as /bin/sh and /bin/echo (a hard link), bash
 # (Debian's bash-static: exit_script's interpreter) as /bin/bash, and the checkout's commit as the
 # suite's version. Every program built in OUTDIR so far goes in, not only this run's NAMEs, so
 # rebuilding one file keeps the others.
@@ -163,7 +163,8 @@ for t in "$out"/*_test "$out"/test/syscalls/linux/*; do
 	r=${t#"$out"/}
 	[ -f "$t" ] && [ -x "$t" ] && { ln "$t" "$out/root/gvisor/$r" 2>/dev/null || cp "$t" "$out/root/gvisor/$r"; }
 done
-cp /bin/busybox "$out/root/bin/busybox" && ln -sf busybox "$out/root/bin/sh" && ln -sf busybox "$out/root/bin/echo"
+cp /bin/busybox "$out/root/bin/busybox" && ln -sf busybox "$out/root/bin/sh" &&
+	ln "$out/root/bin/busybox" "$out/root/bin/echo" # a file, not a link: execveat AT_SYMLINK_NOFOLLOW runs it
 for b in /bin/bash-static /usr/bin/bash-static; do
 	[ -x "$b" ] && { cp "$b" "$out/root/bin/bash"; break; }
 done

@@ -7,11 +7,11 @@
  *   edges  a folder hard-linked (EPERM, as Linux), /tmp itself removed (EBUSY)
  *   cwd    a cwd in /tmp: relative paths from it, chdir and fchdir, getcwd, out of /tmp by "..",
  *          the cwd removed (compared with a native run; /etc must be in the function's files)
- *   vec    pieces at an offset (preadv, pwritev; one that faults part way), posix_fadvise, fallocate, copy_file_range,
- *          mknod of a regular file, and the scheduler's answers (compared with a native run)
- *   attr   what an unprivileged user may do with its files and ids: the umask, both times set,
- *          chown to its own ids only, statfs of /tmp and of the files (/etc), its ids and groups,
- *          the clock (not its to set) and its thread's CPU clock, the modes of its files and
+ *   vec    pieces at an offset (preadv, pwritev; one that faults part way),
+ * posix_fadvise, fallocate, copy_file_range, mknod of a regular file, and the scheduler's answers
+ * (compared with a native run) attr   what an unprivileged user may do with its files and ids: the
+ * umask, both times set, chown to its own ids only, statfs of /tmp and of the files (/etc), its ids
+ * and groups, the clock (not its to set) and its thread's CPU clock, the modes of its files and
  *          folders obeyed (no root to pass them by)
  *   hostile what once harmed the host: a 4095-byte path of 2,048 components from a /tmp
  *          descriptor (ENOENT at its first name, as Linux), a rename over a folder open on a
@@ -47,7 +47,7 @@ static const struct {
 	     {EBUSY, "EBUSY"},	 {EPERM, "EPERM"},   {ENOTEMPTY, "ENOTEMPTY"},
 	     {ENOSPC, "ENOSPC"}, {EACCES, "EACCES"}, {EROFS, "EROFS"},
 	     {EXDEV, "EXDEV"},	 {ESRCH, "ESRCH"},   {ENAMETOOLONG, "ENAMETOOLONG"},
-	     {ERANGE, "ERANGE"}};
+	     {ERANGE, "ERANGE"}, {EFAULT, "EFAULT"}, {EFBIG, "EFBIG"}};
 
 static const char *err_name(int e)
 {
