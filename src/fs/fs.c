@@ -204,10 +204,12 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 		return dir ? -EROFS : -ENOTDIR;
 	if ((flags & O_DIRECTORY) && !dir)
 		return -ENOTDIR;
-	if (dir && (acc != O_RDONLY || creat))
+	if (dir && (acc != O_RDONLY || creat || (flags & O_TRUNC)))
 		return -EISDIR;
 	if (acc != O_RDONLY || (flags & O_TRUNC))
 		return -EROFS;
+	if (dir && (flags & O_DIRECT))
+		return -EINVAL; /* as Linux: a folder has no direct I/O */
 	if (sys_fd_lowest(st, 0) < 0)
 		return -EMFILE;
 	struct sys_obj *f = sys_obj_new(st, SYS_KIND_FILE, O_RDONLY);

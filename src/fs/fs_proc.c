@@ -57,6 +57,15 @@ static const struct {
 #define ROW(i) ((uint32_t)(i)&0xff)
 #define ARG(i) ((uint32_t)(i) >> 8)
 
+/* "/" and "/dev" are the function's files' when it has them; /dev is ours when they have none */
+static int theirs(const struct sys_state *st, size_t i)
+{
+	uint32_t node;
+	return files[i].type == PF_NOFILES && st->bundle &&
+	       (strcmp(files[i].path, "/dev") ||
+		!bnd_lookup(st->bundle, 0, "/dev", 1, &node, NULL));
+}
+
 static enum pf_type type_of(uint32_t i)
 {
 	return files[ROW(i)].type;
@@ -84,7 +93,7 @@ static int match(struct sys_state *st, size_t i, const char *path)
 		}
 		return sys_fd_obj(st, fd) ? (int)(i | fd << 8) : -1;
 	}
-	if ((files[i].type == PF_NOFILES && st->bundle) || files[i].type == PF_LISTED)
+	if (theirs(st, i) || files[i].type == PF_LISTED)
 		return -1;
 	if (k == n + 1 && path[n] == '/' && files[i].type != PF_FILE)
 		k = n;
@@ -193,7 +202,7 @@ long sys_procfs_open(struct sys_state *st, int i, int flags)
 		return -ELOOP;
 	if (t == PF_FD && !(flags & O_PATH)) /* the descriptor's file, opened again */
 		return sys_procfs_fd_reopen(st, ARG(i), flags);
-	if (is_dir((uint32_t)i) && (acc != O_RDONLY || (flags & O_CREAT)))
+	if (is_dir((uint32_t)i) && (acc != O_RDONLY || (flags & (O_CREAT | O_TRUNC))))
 		return -EISDIR;
 	if (is_dir((uint32_t)i) || t == PF_FD) {
 		if (sys_fd_lowest(st, 0) < 0)
@@ -378,7 +387,7 @@ int sys_procfs_entry(struct sys_state *st, struct sys_obj *o, uint64_t pos, uint
 	for (size_t j = pos - 2; j < NFILES; j++) { /* the rows whose folder it is */
 		const char *p = files[j].path, *last = strrchr(p, '/');
 		if ((size_t)(last - p) != n || strncmp(p, dir, n) || !last[1] ||
-		    (files[j].link && !st->exe) || (files[j].type == PF_NOFILES && st->bundle))
+		    (files[j].link && !st->exe) || theirs(st, j))
 			continue;
 		*ino = j + 1;
 		*type = dtype_of(j);

@@ -82,7 +82,7 @@ long sys_procfs_fd_reopen(struct sys_state *st, uint64_t fd, int flags)
 	sys_fd_stat(st, fd, &s);
 	if ((flags & O_DIRECTORY) && !S_ISDIR(s.st_mode))
 		return -ENOTDIR;
-	if (S_ISDIR(s.st_mode) && acc != O_RDONLY)
+	if (S_ISDIR(s.st_mode) && (acc != O_RDONLY || (flags & O_TRUNC)))
 		return -EISDIR;
 	switch (o->kind) {
 	case SYS_KIND_FILE:
@@ -100,7 +100,7 @@ long sys_procfs_fd_reopen(struct sys_state *st, uint64_t fd, int flags)
 			return -EACCES;
 		if (S_ISFIFO(s.st_mode)) /* an O_PATH descriptor of a named pipe: its pipe */
 			return sys_tmp_fifo_open(st, o->id, flags);
-		if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(s.st_mode))
+		if ((flags & O_TRUNC) && S_ISREG(s.st_mode)) /* O_RDONLY too, as Linux */
 			sys_tmp_resize(st, o->id, 0);
 		return again(st, o, (uint32_t)flags & (O_ACCMODE | O_APPEND), flags);
 	}

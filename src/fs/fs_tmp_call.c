@@ -2,10 +2,12 @@
  * remove folders, rename, unlink (modes and times: sys_fs_attr.c); the bundle keeps its
  * read-only answers. */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -14,6 +16,7 @@
 #include "fd/fd.h"
 #include "fs/fs.h"
 #include "fs/fs_tmp.h"
+#include "sys/sys_task.h"
 
 static struct sys_tmp_node *node_of(struct sys_state *st, uint32_t i)
 {
@@ -49,8 +52,8 @@ long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, 
 		int dir = S_ISDIR(node_of(st, node)->mode);
 		if ((flags & O_DIRECTORY) && !dir)
 			return -ENOTDIR;
-		if (dir && (acc != O_RDONLY || creat))
-			return -EISDIR;
+		if (dir && (acc != O_RDONLY || creat || (flags & O_TRUNC)))
+			return -EISDIR; /* as Linux: O_TRUNC asks to write */
 		if (S_ISLNK(node_of(st, node)->mode) && !(flags & O_PATH))
 			return -ELOOP; /* not followed (O_NOFOLLOW): only O_PATH names a link */
 	} else if (at->trailing || (flags & O_DIRECTORY)) {
@@ -62,6 +65,8 @@ long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, 
 					: sys_tmp_may(st, node, want);
 	if (rc)
 		return rc;
+	if (at->found && (flags & O_DIRECT) && S_ISDIR(node_of(st, node)->mode))
+		return -EINVAL; /* as Linux: a folder has no direct I/O */
 	if (sys_fd_lowest(st, 0) < 0)
 		return -EMFILE;
 	if (tmpfile || !at->found) {
@@ -72,7 +77,7 @@ long sys_tmp_open(struct sys_state *st, const struct sys_tmp_at *at, int flags, 
 		node = (uint32_t)n;
 		if (tmpfile)
 			node_of(st, node)->parent = SYS_TMP_GONE;
-	} else if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(node_of(st, node)->mode)) {
+	} else if ((flags & O_TRUNC) && S_ISREG(node_of(st, node)->mode)) { /* O_RDONLY too */
 		sys_tmp_resize(st, node, 0);
 	}
 	if (S_ISFIFO(node_of(st, node)->mode) && !(flags & O_PATH))
@@ -106,9 +111,22 @@ long sys_tmp_write_at(struct sys_state *st, struct sys_obj *o, uint64_t addr, ui
 		return 0;
 	if (pos > INT64_MAX - len)
 		return -EFBIG;
+	uint64_t fsize = sys_rlimit_cur(st, RLIMIT_FSIZE); /* as Linux: up to it, then SIGXFSZ */
+	if (pos >= fsize) {
+		sys_send(st, NULL, SIGXFSZ, 0 /* SI_USER */);
+		return -EFBIG;
+	}
+	len = len < fsize - pos ? len : fsize - pos;
 	const void *src = sys_user(st, addr, len, PROT_READ);
-	if (!src)
-		return -EFAULT;
+	if (!src) { /* as Linux: the pages readable before the first that faults are written */
+		uint64_t ok = 0, step = 4096 - (addr & 4095);
+		while (ok < len &&
+		       sys_user(st, addr + ok, step < len - ok ? step : len - ok, PROT_READ))
+			ok += step < len - ok ? step : len - ok, step = 4096;
+		if (!ok || !(src = sys_user(st, addr, ok, PROT_READ)))
+			return -EFAULT;
+		len = ok;
+	}
 	/* what fits of it: the file may hold what the others leave of the bound (ENOSPC when
 	 * nothing of it fits) */
 	const struct sys_tmp_node *f = node_of(st, o->id);

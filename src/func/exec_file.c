@@ -96,8 +96,10 @@ int exec_find(struct sys_state *st, const struct sys_exec_at *at, struct exec_sr
 		return open_src(st, at->dirfd, src);
 	if (at->path[0] == '/' || at->dirfd == AT_FDCWD)
 		snprintf(src->name, sizeof(src->name), "%s", at->path);
-	else
+	else { /* as Linux: a close-on-exec dirfd leaves a script no path to run it by */
 		snprintf(src->name, sizeof(src->name), "/dev/fd/%d/%s", at->dirfd, at->path);
+		src->cloexec = at->dirfd >= 0 && at->dirfd < SYS_FDS && st->fd[at->dirfd].cloexec;
+	}
 	int follow = !(at->flags & AT_SYMLINK_NOFOLLOW);
 	struct sys_tmp_at w;
 	long rc = sys_tmp_walk(st, (uint64_t)(int64_t)at->dirfd, at->path,

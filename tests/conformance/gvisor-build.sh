@@ -153,15 +153,22 @@ for t in $targets; do
 done
 # what `ember bench conformance --gvisor OUT` runs them in: a root filesystem holding the test
 # programs and their helpers under /gvisor (they find the helpers beside themselves; never under
-# /tmp, a virtine's own), a shell (Debian's busybox-static), and the checkout's commit as the
-# suite's version
+# /tmp, a virtine's own), a shell (Debian's busybox-static) as /bin/sh and /bin/echo (a hard link), bash
+# (Debian's bash-static: exit_script's interpreter) as /bin/bash, and the checkout's commit as the
+# suite's version. Every program built in OUTDIR so far goes in, not only this run's NAMEs, so
+# rebuilding one file keeps the others.
 rm -rf "$out/root"
 mkdir -p "$out/root/gvisor/test/syscalls/linux" "$out/root/bin"
-for t in $targets; do
-	[ -x "$out/$t" ] && { ln "$out/$t" "$out/root/gvisor/$t" 2>/dev/null || cp "$out/$t" "$out/root/gvisor/$t"; }
+for t in "$out"/*_test "$out"/test/syscalls/linux/*; do
+	r=${t#"$out"/}
+	[ -f "$t" ] && [ -x "$t" ] && { ln "$t" "$out/root/gvisor/$r" 2>/dev/null || cp "$t" "$out/root/gvisor/$r"; }
 done
-[ -f "$out/test/syscalls/linux/exit_script" ] && cp "$out/test/syscalls/linux/exit_script" "$out/root/gvisor/test/syscalls/linux/"
-cp /bin/busybox "$out/root/bin/busybox" && ln -sf busybox "$out/root/bin/sh"
+cp /bin/busybox "$out/root/bin/busybox" && ln -sf busybox "$out/root/bin/sh" &&
+	ln "$out/root/bin/busybox" "$out/root/bin/echo" # a file, not a link: execveat AT_SYMLINK_NOFOLLOW runs it
+for b in /bin/bash-static /usr/bin/bash-static; do
+	[ -x "$b" ] && { cp "$b" "$out/root/bin/bash"; break; }
+done
+[ -x "$out/root/bin/bash" ] || echo "no bash-static: exec_test's interpreter scripts will fail" >&2
 commit=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || echo "${GVISOR_COMMIT:-unknown}")
 echo "google/gvisor $commit, test/syscalls/linux" >"$out/SOURCE"
 [ "$built" -gt 0 ]

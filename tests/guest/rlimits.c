@@ -1,14 +1,17 @@
-/* rlimits: RLIMIT_DATA and RLIMIT_AS lowered by the program and held, each result printed:
- * the heap refused past RLIMIT_DATA (0: any growth), a mapping past RLIMIT_AS (what
- * /proc/self/statm says is mapped, plus 1 MiB) refused and one under it made, both limits back
- * where they were; the request is read first (the snapshot point), so an invocation that
- * lowered them must leave the next one its own limits. */
+/* rlimits: RLIMIT_FSIZE (a /tmp file written to it, then EFBIG and SIGXFSZ), RLIMIT_DATA and
+ * RLIMIT_AS lowered by the program and held, each result printed: the heap refused past RLIMIT_DATA
+ * (0: any growth), a mapping past RLIMIT_AS (what /proc/self/statm says is mapped, plus 1 MiB)
+ * refused and one under it made, both limits back where they were; the request is read first (the
+ * snapshot point), so an invocation that lowered them must leave the next one its own limits. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 static void res(const char *what, long rc)
@@ -41,6 +44,22 @@ int main(void)
 	/* what the invocation before set is not this one's */
 	printf("limits as they start (soft as hard): %d %d\n", data.rlim_cur == data.rlim_max,
 	       as.rlim_cur == as.rlim_max);
+	/* RLIMIT_FSIZE: a write up to it, then EFBIG with SIGXFSZ (blocked here, so pending) */
+	struct rlimit was, fsz = {1024, RLIM_INFINITY};
+	struct timespec now = {0, 0};
+	sigset_t xfsz;
+	sigemptyset(&xfsz), sigaddset(&xfsz, SIGXFSZ);
+	sigprocmask(SIG_BLOCK, &xfsz, NULL);
+	getrlimit(RLIMIT_FSIZE, &was);
+	int fd = open("/tmp/ember-rlimits", O_CREAT | O_RDWR | O_TRUNC, 0600);
+	static char buf[2000];
+	res("RLIMIT_FSIZE 1024", setrlimit(RLIMIT_FSIZE, &fsz));
+	res("write 2000 at 0", pwrite(fd, buf, 2000, 0));
+	res("SIGXFSZ not sent", sigtimedwait(&xfsz, NULL, &now));
+	res("write 1 at 1024", pwrite(fd, buf, 1, 1024));
+	res("SIGXFSZ pending", sigtimedwait(&xfsz, NULL, &now));
+	res("RLIMIT_FSIZE back", setrlimit(RLIMIT_FSIZE, &was));
+	close(fd), unlink("/tmp/ember-rlimits");
 	low = (struct rlimit){0, data.rlim_max};
 	res("RLIMIT_DATA 0", setrlimit(RLIMIT_DATA, &low));
 	void *brk0 = sbrk(0);

@@ -268,12 +268,15 @@ static int ops(void)
 	int dir = open(D, O_RDONLY | O_DIRECTORY);
 	run("execveat relative to a folder", EXECVEAT, dir, "prog", 0, 0);
 	run("execveat of a script relative to a folder", EXECVEAT, dir, "s1", 0, 0);
+	int cx = open(D, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* a script has no path: ENOENT */
+	run("execveat of a script relative to a close-on-exec folder", EXECVEAT, cx, "s1", 0, 0);
+	run("execveat relative to a close-on-exec folder", EXECVEAT, cx, "prog", 0, 0);
+	close(cx);
 	run("execveat absolute, dirfd ignored", EXECVEAT, 999, D "/prog", 0, 0);
 	run("execveat AT_FDCWD", EXECVEAT, AT_FDCWD, D "/prog", 0, 0);
-	run("execveat AT_SYMLINK_NOFOLLOW of a link", EXECVEAT, dir, "link", AT_SYMLINK_NOFOLLOW,
-	    0);
-	run("execveat AT_SYMLINK_NOFOLLOW of a file", EXECVEAT, dir, "prog", AT_SYMLINK_NOFOLLOW,
-	    0);
+	int nf = AT_SYMLINK_NOFOLLOW;
+	run("execveat AT_SYMLINK_NOFOLLOW of a link", EXECVEAT, dir, "link", nf, 0);
+	run("execveat AT_SYMLINK_NOFOLLOW of a file", EXECVEAT, dir, "prog", nf, 0);
 	run("execveat unknown flag", EXECVEAT, dir, "prog", 0x4, 0);
 	run("execveat empty path without AT_EMPTY_PATH", EXECVEAT, dir, "", 0, 0);
 	int f = open(D "/prog", O_RDONLY);
@@ -307,14 +310,10 @@ static int ops(void)
 				"phnum", "phoff",  "link", "loop",  "s1",      "s2",	  "s3",
 				"s4",	 "s5",	   "s6",   "s7",    "s8",      "s9"};
 	char p[64];
-	for (size_t i = 0; i < sizeof(names_) / sizeof(names_[0]); i++) {
-		snprintf(p, sizeof(p), D "/%s", names_[i]);
-		unlink(p);
-	}
-	for (int n = 1; n <= 7; n++) {
-		snprintf(p, sizeof(p), D "/nest%d", n);
-		unlink(p);
-	}
+	for (size_t i = 0; i < sizeof(names_) / sizeof(names_[0]); i++)
+		snprintf(p, sizeof(p), D "/%s", names_[i]), unlink(p);
+	for (int n = 1; n <= 7; n++)
+		snprintf(p, sizeof(p), D "/nest%d", n), unlink(p);
 	printf("rmdir: %d\n", rmdir(D));
 	free(bad);
 	free(self);

@@ -1,5 +1,5 @@
 /* tmpfs: the scratch /tmp as a program uses it, by mode (argv[1]):
- *   ops    files and folders made, written, read, listed, renamed and removed under
+ *   ops    files and folders made, written, read (O_TRUNC too), listed, renamed and removed under
  *          /tmp/ember-tmpfs, each result printed (compared with a native run)
  *   leave  prints whether /tmp/left is there, then writes it, a secret (the next invocation
  *          must not see it)
@@ -7,11 +7,11 @@
  *   edges  a folder hard-linked (EPERM, as Linux), /tmp itself removed (EBUSY)
  *   cwd    a cwd in /tmp: relative paths from it, chdir and fchdir, getcwd, out of /tmp by "..",
  *          the cwd removed (compared with a native run; /etc must be in the function's files)
- *   vec    pieces at an offset (preadv, pwritev), posix_fadvise, fallocate, copy_file_range,
- *          mknod of a regular file, and the scheduler's answers (compared with a native run)
- *   attr   what an unprivileged user may do with its files and ids: the umask, both times set,
- *          chown to its own ids only, statfs of /tmp and of the files (/etc), its ids and groups,
- *          the clock (not its to set) and its thread's CPU clock, the modes of its files and
+ *   vec    pieces at an offset (preadv, pwritev; one that faults part way),
+ * posix_fadvise, fallocate, copy_file_range, mknod of a regular file, and the scheduler's answers
+ * (compared with a native run) attr   what an unprivileged user may do with its files and ids: the
+ * umask, both times set, chown to its own ids only, statfs of /tmp and of the files (/etc), its ids
+ * and groups, the clock (not its to set) and its thread's CPU clock, the modes of its files and
  *          folders obeyed (no root to pass them by)
  *   hostile what once harmed the host: a 4095-byte path of 2,048 components from a /tmp
  *          descriptor (ENOENT at its first name, as Linux), a rename over a folder open on a
@@ -47,7 +47,7 @@ static const struct {
 	     {EBUSY, "EBUSY"},	 {EPERM, "EPERM"},   {ENOTEMPTY, "ENOTEMPTY"},
 	     {ENOSPC, "ENOSPC"}, {EACCES, "EACCES"}, {EROFS, "EROFS"},
 	     {EXDEV, "EXDEV"},	 {ESRCH, "ESRCH"},   {ENAMETOOLONG, "ENAMETOOLONG"},
-	     {ERANGE, "ERANGE"}};
+	     {ERANGE, "ERANGE"}, {EFAULT, "EFAULT"}, {EFBIG, "EFBIG"}};
 
 static const char *err_name(int e)
 {
@@ -144,6 +144,13 @@ static int vec(void)
 	res("pread", pread(w, got, sizeof(got), 0));
 	printf("copied: %d %d %d %d %d\n", got[0], got[1], got[2], got[3], got[4]);
 	res("copy_file_range, flags 1", copy_file_range(fd, NULL, w, NULL, 2, 1));
+	/* a piece whose second page faults: the bytes before it are written (as Linux) */
+	char *pg = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mprotect(pg + 4096, 4096, PROT_NONE);
+	struct iovec part[2] = {{pg, 4096}, {pg, 8192}};
+	res("pwritev, the second piece's second page faults", pwritev(w, part, 2, 0));
+	res("pwrite of a page that faults", pwrite(w, pg + 4096, 10, 0));
+	munmap(pg, 8192);
 	close(w);
 	close(fd);
 	unlink(D "/w");
@@ -289,6 +296,15 @@ static int ops(void)
 	res("O_TRUNC", (fd = open(D "/a", O_WRONLY | O_TRUNC)) < 0 ? -1 : 0);
 	close(fd);
 	res("truncated", stat(D "/a", &s) ? -1 : (long)s.st_size);
+	fd = open(D "/a", O_WRONLY);
+	res("refill", write(fd, "again", 5));
+	close(fd);
+	res("O_TRUNC read-only", (fd = open(D "/a", O_RDONLY | O_TRUNC)) < 0 ? -1 : 0);
+	res("truncated read-only", fstat(fd, &s) ? -1 : (long)s.st_size);
+	res("write to it", write(fd, "x", 1));
+	close(fd);
+	res("O_TRUNC of a folder", open(D, O_RDONLY | O_TRUNC));
+	res("O_DIRECT of a folder", open(D, O_RDONLY | O_DIRECT));
 	res("mkdir sub", mkdir(D "/sub", 0700));
 	res("create sub/b", (fd = open(D "/sub/b", O_CREAT | O_WRONLY, 0600)) < 0 ? -1 : 0);
 	close(fd);

@@ -3,8 +3,8 @@
 # /proc/sys/fs/pipe-max-size, a pipe's size (F_GETPIPE_SZ, F_SETPIPE_SZ) and FIONREAD, vector
 # I/O at an offset (ESPIPE on a pipe), the old getdents, O_PATH descriptors, statfs and fstatfs,
 # /proc/self/fd/N and fdinfo/N and the /proc folders, statx's checks and mount id, the root
-# and /dev without files, setrlimit; every check as natively, in both syscall modes and after an
-# exec of itself.
+# and /dev without files (and /dev with files that have none), setrlimit; every check as
+# natively, in both syscall modes and after an exec of itself.
 . "$(dirname "$0")/lib.sh"
 pick_backend
 P=$G/fdmeta.musl
@@ -23,5 +23,12 @@ for mode in trap guest; do
 	er --syscalls "$mode" "$P" exec
 	expect_rc 0 "$mode, exec'd: runs to its end"
 	check "$mode, exec'd: every check as natively (the new argv)" cmp -s "$tmp/out" "$tmp/native"
+done
+# with files that have no /dev (a root of bin and etc): /dev is still the devices' folder
+mkdir -p "$tmp/root/bin" "$tmp/root/etc"
+for mode in trap guest; do
+	er --syscalls "$mode" --files "$tmp/root" "$P" one
+	check "$mode, files without /dev: /dev lists null, as natively" \
+		grep -q -x -F "/dev lists null: ok" "$tmp/out"
 done
 finish

@@ -207,7 +207,7 @@ for line in "leftover descriptors: 0" "init pipe: 'init-bytes'" "init eventfd: 5
 		[ "$(grep -c -x -F "$line" "$tmp/out")" = 3 ]
 done
 
-# RLIMIT_DATA and RLIMIT_AS lowered and held as natively (tests/guest/rlimits.c), in both modes;
+# RLIMIT_FSIZE, RLIMIT_DATA and RLIMIT_AS lowered and held as natively (tests/guest/rlimits.c), in both modes;
 # each invocation starts with its own limits, not the ones the invocation before set
 req "r"
 "$G/rlimits.musl" <"$tmp/in" >"$tmp/one" 2>&1
@@ -215,7 +215,7 @@ copies 2 "$tmp/one"
 for mode in trap guest; do
 	er --syscalls "$mode" --repeat 2 "$G/rlimits.musl"
 	expect_rc 0 "rlimits $mode"
-	check "rlimits $mode --repeat 2: the heap and mappings held by the limits, as natively" \
+	check "rlimits $mode --repeat 2: file size, heap and mappings held by the limits, as natively" \
 		cmp -s "$tmp/out" "$tmp/want"
 	[ "$rc" = 0 ] && ! cmp -s "$tmp/out" "$tmp/want" && diff "$tmp/want" "$tmp/out" | head -n 4
 done
