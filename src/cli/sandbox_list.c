@@ -156,6 +156,7 @@ const struct sbx_arg sbx_args[] = {
     REQ(KVM_GET_XSAVE, KVM),
     REQ(KVM_SET_XSAVE, KVM),
     REQ(KVM_GET_VCPU_EVENTS, KVM),
+    REQ(KVM_SET_VCPU_EVENTS, KVM), /* an exception in flight at the deadline is dropped */
     REQ(KVM_RUN, KVM),
     REQ(KVM_GET_DIRTY_LOG, KVM), /* the reset finds the pages the guest wrote */
     REQ(KVM_GET_DEVICE_ATTR,

@@ -136,6 +136,29 @@ static int reporting(struct kvm_cpu *k)
 	return kvm_raw_get(k, &raw) == 0 && raw.rip >= X86_ISR && raw.rip <= out_at;
 }
 
+/* An exception the vCPU was delivering when a signal stopped it (a fault of the host's page
+ * tables on the way to the handler: SVM's exit_int_info) stays in KVM, which injects it at the
+ * next entry into whatever registers the vCPU holds then: another thread's, or a reset's, which
+ * would take the fault for its own (a page fault at the first thread's address, with the second
+ * one's RIP). 1 while one is in flight (with drop: it was, and is dropped), 0, or -errno. */
+static int in_flight(struct kvm_cpu *k, int drop)
+{
+	struct kvm_vcpu_events ev;
+	if (ioctl(k->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
+		return -errno;
+	if (!ev.exception.injected && !ev.exception.pending)
+		return 0;
+	if (drop) {
+		ev.exception.injected = ev.exception.pending = 0;
+		ev.exception.has_error_code = 0;
+		ev.exception.error_code = 0;
+		ev.flags = 0; /* the NMI's pending state, SIPI, shadow and SMM as they are */
+		if (ioctl(k->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
+			return -errno;
+	}
+	return 1;
+}
+
 /* a signal interrupted the run: the deadline's, the end of a slice, a kick, or someone else's */
 static int intr_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 {
@@ -143,8 +166,15 @@ static int intr_exit(struct vm *vm, struct kvm_cpu *k, struct vm_exit *e)
 	if (why == VM_STOP_NONE)
 		return 0; /* enter again */
 	/* a slice's end or a kick waits for the report, which ends the run: stopped now, the
-	 * thread's registers would be the handler's (a snapshot resumed it at CPL3 there) */
-	if (why == VM_STOP_INTERRUPT && reporting(k))
+	 * thread's registers would be the handler's (a snapshot resumed it at CPL3 there); so
+	 * does one stopped on its way to the handler. The deadline ends the run: what the vCPU
+	 * was delivering is dropped, for the next registers it holds are a reset's */
+	int flying = in_flight(k, why == VM_STOP_DEADLINE);
+	if (flying < 0) {
+		k->broken = 1;
+		return vm_fail(e, "reading the vCPU's events: %s", strerror(-flying)), 1;
+	}
+	if (why == VM_STOP_INTERRUPT && (flying || reporting(k)))
 		return 0;
 	e->kind = why == VM_STOP_DEADLINE ? VM_EXIT_TIMEOUT : VM_EXIT_INTERRUPT;
 	return 1;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <cmocka.h>
 
@@ -156,6 +157,62 @@ static void reset_onto_the_last_out(void **state)
 	vm_destroy(vm);
 }
 
+/* KVM holds a page fault the vCPU was delivering when a signal stopped it (SVM's exit_int_info:
+ * a fault of the host's tables on the way to the handler), as a nested guest met it: set here
+ * as the vCPU would have it */
+static void deliver_later(struct vm *vm)
+{
+	struct kvm_vcpu_events ev;
+	assert_int_equal(ioctl(KC(vm, 0)->fd, KVM_GET_VCPU_EVENTS, &ev), 0);
+	ev.exception.injected = 1;
+	ev.exception.nr = 14;
+	ev.exception.has_error_code = 1;
+	ev.exception.error_code = 6; /* a write at CPL3 to a page not present */
+	ev.flags = 0;
+	assert_int_equal(ioctl(KC(vm, 0)->fd, KVM_SET_VCPU_EVENTS, &ev), 0);
+}
+
+/* a slice's end (a kick) while the vCPU delivers a fault: the run goes on to the fault's report,
+ * for the thread that took it; left in KVM, it would be injected into the next thread's
+ * registers (a page fault at the first one's address, with the second one's RIP) */
+static void kick_while_delivering(void **state)
+{
+	(void)state;
+	struct vm *vm = machine();
+	start(vm, CODE + 0x100, 0);
+	deliver_later(vm);
+	KC(vm, 0)->run->immediate_exit = 1;
+	atomic_store(&vm->cpu[0].kicked, 1);
+	struct vm_exit e;
+	kvm_run(vm, 0, &e);
+	atomic_store(&vm->cpu[0].kicked, 0);
+	assert_int_equal(e.kind, VM_EXIT_FAULT);
+	assert_int_equal(e.vector, 14);
+	assert_int_equal(e.rip, CODE + 0x100);
+	start(vm, CODE + 0x100, 0); /* another thread */
+	expect(vm, VM_EXIT_HYPERCALL, 0x13, CODE + 0x102);
+	vm_destroy(vm);
+}
+
+/* the deadline while the vCPU delivers a fault: the run ends, and the fault goes with it; the
+ * reset's registers run as they are */
+static void deadline_while_delivering(void **state)
+{
+	(void)state;
+	struct vm *vm = machine();
+	start(vm, CODE + 0x100, 0);
+	deliver_later(vm);
+	KC(vm, 0)->run->immediate_exit = 1;
+	vm->expired = 1;
+	struct vm_exit e;
+	kvm_run(vm, 0, &e);
+	assert_int_equal(e.kind, VM_EXIT_TIMEOUT);
+	vm->expired = 0;
+	start(vm, CODE + 0x100, 0);
+	expect(vm, VM_EXIT_HYPERCALL, 0x13, CODE + 0x102);
+	vm_destroy(vm);
+}
+
 /* `in` on one of Ember's ports is a #GP; KVM would finish it at the next entry, after the
  * reset, so that machine is not used again */
 static void unfinished_io(void **state)
@@ -178,9 +235,14 @@ static void unfinished_io(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(reset_after_fault),	 cmocka_unit_test(registers_at_a_fault),
-	    cmocka_unit_test(signal_inside_the_handler), cmocka_unit_test(kick_on_the_way_out),
-	    cmocka_unit_test(reset_onto_the_last_out),	 cmocka_unit_test(unfinished_io),
+	    cmocka_unit_test(reset_after_fault),
+	    cmocka_unit_test(registers_at_a_fault),
+	    cmocka_unit_test(signal_inside_the_handler),
+	    cmocka_unit_test(kick_on_the_way_out),
+	    cmocka_unit_test(reset_onto_the_last_out),
+	    cmocka_unit_test(unfinished_io),
+	    cmocka_unit_test(kick_while_delivering),
+	    cmocka_unit_test(deadline_while_delivering),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
