@@ -84,6 +84,8 @@ int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 	to->file_sites = from->file_sites, to->file_sites_ctx = from->file_sites_ctx;
 	to->cwd = from->cwd;
 	to->umask = from->umask;
+	/* setpriority's: a fork's child and an execve's program keep it, as Linux's */
+	to->nice = from->nice;
 	if (!exec) /* the new program's: the loader set them */
 		to->exe = from->exe, to->exe_len = from->exe_len, to->exe_path = from->exe_path;
 	/* one /tmp for the whole invocation: the first process owns it */
