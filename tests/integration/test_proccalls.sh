@@ -2,7 +2,7 @@
 # Process and thread calls as Linux answers them (tests/guest/proccalls.c, with musl and with
 # glibc, whose robust and PI mutexes lean on the kernel): each case checks itself natively and
 # in a virtine in both syscall modes; a case that fails prints what differed. So do
-# tests/guest/priority.c and sigstack.c.
+# tests/guest/priority.c, sigstack.c and itimers.c.
 # Run from the repository root.
 set -u
 # shellcheck source=tests/integration/lib.sh
@@ -24,9 +24,9 @@ for libc in musl glibc; do
 		fi
 	done
 done
-# nice values and the alternate signal stack, each case as natively, twice (the second
-# invocation starts again at nice 0, not where the first left it)
-for prog in priority sigstack; do
+# nice values, the alternate signal stack and timers across execve, each case as natively,
+# twice (the second invocation starts again at nice 0, not where the first left it)
+for prog in priority sigstack itimers; do
 	P=$G/$prog.musl
 	"$P" >"$tmp/native" 2>&1
 	check "$prog: every case passes natively" [ $? = 0 ]
