@@ -27,7 +27,8 @@ static void build_table(void)
 	    sys_thread_table, sys_signal_table,	 sys_timer_table,   sys_kin_table,
 	    sys_ident_table,  sys_fs_attr_table, sys_sigwait_table, sys_sock_table,
 	    sys_sched_table,  sys_vec_table,	 sys_io_at_table,   sys_statfs_table,
-	    sys_rlimit_table, sys_shm_table,	 sys_futex_table,   sys_prctl_table};
+	    sys_rlimit_table, sys_shm_table,	 sys_futex_table,   sys_prctl_table,
+	    sys_nice_table};
 	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		for (const struct sys_entry *e = families[f]; e->name; e++)
 			if (e->nr >= 0 && e->nr < SYS_NR_MAX)

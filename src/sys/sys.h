@@ -13,6 +13,7 @@
 #define SYS_NR_MAX    512	  /* Linux x86-64 numbers below this are counted one by one */
 #define SYS_GUEST_UID 1000	  /* the uid and gid a program sees for itself and its files */
 #define SYS_RLIMITS   16	  /* RLIMIT_NLIMITS */
+#define SYS_ITIMERS   3		  /* setitimer's: the first of a process's timers (sys_timer.c) */
 #define SYS_CWD_TMP   0x80000000u /* sys_state.cwd: a node of /tmp's, not of the bundle's */
 #define SYS_UMASK     022	  /* a process's umask until it sets one */
 
@@ -267,6 +268,9 @@ struct sys_state {
 	 * had it), PR_SET_CHILD_SUBREAPER's (an execve keeps it, a fork's child has it not); a
 	 * snapshot keeps neither: an invocation starts with Linux's defaults */
 	int undumpable, subreaper;
+	/* setpriority's nice value (sys_nice.c), -20 to 19: a fork and an execve keep it, every
+	 * invocation starts at 0 */
+	int nice;
 	/* the CPU time of the children it waited for, theirs included (ns): RUSAGE_CHILDREN */
 	uint64_t children_cpu;
 	/* its children that share its memory (sys_kin_vmkid): their tids, the signal each sends
@@ -392,7 +396,7 @@ extern const struct sys_entry sys_mem_table[], sys_io_table[], sys_time_table[],
     sys_eventfd_table[], sys_timerfd_table[], sys_poll_table[], sys_epoll_table[], sys_tmp_table[],
     sys_kin_table[], sys_ident_table[], sys_fs_attr_table[], sys_sigwait_table[], sys_sock_table[],
     sys_sched_table[], sys_vec_table[], sys_io_at_table[], sys_statfs_table[], sys_rlimit_table[],
-    sys_shm_table[], sys_futex_table[], sys_prctl_table[];
+    sys_shm_table[], sys_futex_table[], sys_prctl_table[], sys_nice_table[];
 /* sys_sched.c: pid names the caller (0), its process or one of its threads: 0, -EINVAL or -ESRCH */
 int sys_sched_task(struct sys_state *st, uint64_t pid);
 

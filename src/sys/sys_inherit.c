@@ -84,6 +84,8 @@ int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 	to->file_sites = from->file_sites, to->file_sites_ctx = from->file_sites_ctx;
 	to->cwd = from->cwd;
 	to->umask = from->umask;
+	/* setpriority's: a fork's child and an execve's program keep it, as Linux's */
+	to->nice = from->nice;
 	if (!exec) /* the new program's: the loader set them */
 		to->exe = from->exe, to->exe_len = from->exe_len, to->exe_path = from->exe_path;
 	/* one /tmp for the whole invocation: the first process owns it */
@@ -97,6 +99,10 @@ int sys_inherit(struct sys_state *to, struct sys_state *from, int exec)
 	memcpy(to->rlim, from->rlim, sizeof(to->rlim));
 	if (exec) /* a handler is code the new program has not: its signal goes back to default */
 		sys_sig_default(to);
+	/* setitimer's and alarm's timers go on in the program execve runs, as Linux's (not
+	 * timer_create's); a fork's child starts with none */
+	if (exec)
+		memcpy(to->pr.timers, from->pr.timers, SYS_ITIMERS * sizeof(to->pr.timers[0]));
 	to->pid = from->pid, to->ppid = from->ppid, to->pgid = from->pgid, to->sid = from->sid;
 	to->kin = from->kin, to->kin_ctx = from->kin_ctx;
 	to->out_to = root;

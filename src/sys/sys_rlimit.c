@@ -17,6 +17,8 @@ static struct sys_rlim own(const struct sys_state *st, unsigned r)
 		v = st->proc.stack_size;
 	else if (r == RLIMIT_NOFILE)
 		v = SYS_FDS;
+	else if (r == RLIMIT_NICE)
+		v = 0; /* Linux's start: no nice value below 0 without CAP_SYS_NICE (sys_nice.c) */
 	/* RLIMIT_AS and RLIMIT_DATA infinite, as Linux's: guest memory bounds them anyway */
 	return (struct sys_rlim){v, v};
 }

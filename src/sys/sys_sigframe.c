@@ -57,13 +57,17 @@ int sys_push_frame(struct sys_state *st, struct proc_thread *t, int sig, int cod
 	if (proc_fpu_of(&st->pr, t, fpu, &have))
 		have = 0;
 	size_t xlen = xsave_len(have);
-	uint64_t sp = r->rsp - 128; /* the red zone */
-	if (act->flags & SA_ONSTACK && t->altstack[2] && !(t->altstack[1] & SS_DISABLE) &&
-	    !sys_on_altstack(t, r->rsp))
-		sp = t->altstack[0] + t->altstack[2];
+	uint64_t sp = r->rsp - 128;	      /* the red zone */
+	int alt = sys_on_altstack(t, r->rsp); /* nested on the alternate stack */
+	if (act->flags & SA_ONSTACK && t->altstack[2] && !(t->altstack[1] & SS_DISABLE) && !alt)
+		sp = t->altstack[0] + t->altstack[2], alt = 1;
 	sp = (sp - xlen - 4) & ~63ULL;
 	uint64_t fpstate = sp;
 	sp = ((sp - sizeof(struct frame)) & ~15ULL) - 8;
+	/* as Linux's get_sigframe: a frame that would run off the alternate stack's bottom is
+	 * not written below it; the process dies of SIGSEGV instead */
+	if (alt && !sys_on_altstack(t, sp))
+		return -1;
 	uint64_t mask = sys_sigmask(st, t), old = t->suspended ? t->saved_mask : mask;
 	t->suspended = 0;
 	struct frame f;

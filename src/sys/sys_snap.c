@@ -123,6 +123,7 @@ int sys_restore(struct sys_state *st, const struct sys_saved *s)
 	 * memory may not be there yet (a cold start installs it after this) */
 	st->snap_tid = s->snap_tid;
 	st->undumpable = st->subreaper = 0; /* prctl's, as Linux starts a process */
+	st->nice = 0;
 	st->children_cpu = 0;
 	st->nvmkid = 0;
 	st->pending = s->pending;

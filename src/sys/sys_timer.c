@@ -10,7 +10,7 @@
 #include "sys/sys.h"
 
 /* setitimer's ITIMER_REAL, _VIRTUAL and _PROF are slots 0 to 2; timer_create's the rest */
-#define ITIMERS 3
+#define ITIMERS SYS_ITIMERS
 
 static const int itimer_sig[ITIMERS] = {SIGALRM, SIGVTALRM, SIGPROF};
 

@@ -48,6 +48,10 @@ GUEST_PROGS += rlimits
 # process and thread calls checked against Linux's answers (tests/integration/test_proccalls.sh),
 # with glibc too, whose robust and PI mutexes lean on the kernel
 GUEST_PROGS += proccalls
+# nice values (getpriority, setpriority), the alternate signal stack (nested faults, a frame
+# that runs off its bottom), setitimer's timers across fork and execve
+# (tests/integration/test_proccalls.sh)
+GUEST_PROGS += priority sigstack itimers
 GUEST_MULTI := hello workout args counter marker procs
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)
