@@ -100,6 +100,7 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 	if (cfg->cold)
 		snap_drop_cache(fn->snap_dir); /* honest: the start reads the files from disk */
 	uint64_t t0 = base_now_ns();
+	snap_read_ahead(fn->snap_dir);
 	int rc = snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, why, sizeof(why));
 	fn->parts.state_us = base_us_since(t0);
 	uint64_t t1 = base_now_ns();
