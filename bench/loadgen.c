@@ -1,7 +1,8 @@
 /* loadgen: a fixed-rate (open-loop) HTTP/1.1 load generator for bench/hostile.sh. */
 /*
  * loadgen [-r RATE] [-c CONNS] [-d SECONDS] [-b BODY | -f FILE] [-m METHOD] [-H HEADER]
- *         [-w BODY] [-e STATUS|any] [-T SECONDS] [-S SRCADDR] [-s FILE] http://A.B.C.D:PORT/PATH
+ *         [-w BODY] [-e STATUS|any] [-T SECONDS] [-S SRCADDR] [-s FILE] [-n N]
+ *         http://A.B.C.D:PORT/PATH
  *
  * POSTs (-m: another method) BODY (default Ember; -f: a file's bytes) with one more header line
  * when -H gives one, to the URL on a fixed schedule of RATE requests per second over up to CONNS
@@ -18,7 +19,9 @@
  * otherwise; connect, read, timeout: no answer (failed to connect, connection closed or broken, no
  * answer within -T, default 10). Latencies are of every answered request. -S binds the connections
  * to a source address (a second loopback address tells an attacker from a tenant). -s FILE writes
- * one line per completed request: "SECONDS_SINCE_START LATENCY_US OK(0/1)". Not product code.
+ * one line per completed request: "SECONDS_SINCE_START LATENCY_US OK(0/1)". -n N (N > 1) sends
+ * round-robin to N paths, PATH-0 to PATH-(N-1): one request to each in turn (bench/interleave.sh).
+ * Not product code.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -49,6 +52,7 @@ struct conn {
 	long body_left;	   /* -1 until the headers are in */
 	size_t head_len;   /* the headers' length, once in */
 	int status, close_after;
+	int ri; /* which of the requests (-n) it sends */
 	char rbuf[RBUF];
 };
 
@@ -64,15 +68,17 @@ static struct {
 	const char *want_body, *series;
 	struct sockaddr_in dst, src;
 	int bind_src;
-	char *req;
-	size_t req_len;
+	char **req; /* one request per path (-n) */
+	size_t *req_len;
+	int nreq;
+	unsigned long next; /* the path of the next request to start */
 	/* counters */
 	long due, ok, status, mismatch, connect, read, timedout, lost, s2, s4, s5, opened;
 	struct sample *s;
 	size_t ns, caps;
 	double *queue; /* due times of the requests waiting for a connection */
 	size_t qhead, qlen, qcap;
-} g = {.rate = 100, .dur = 10, .timeout = 10, .nconns = 8, .want_status = 200};
+} g = {.rate = 100, .dur = 10, .timeout = 10, .nconns = 8, .want_status = 200, .nreq = 1};
 
 static void q_push(double t)
 {
@@ -156,6 +162,7 @@ static void start(struct conn *c, double due, double t)
 {
 	c->due = due;
 	c->sent = t;
+	c->ri = (int)(g.next++ % (unsigned long)g.nreq);
 	c->wpos = c->rlen = 0;
 	c->body_left = -1;
 	c->state = C_SENDING;
@@ -251,8 +258,10 @@ static void on_read(struct conn *c, double t0, double t)
 
 static void on_write(struct conn *c)
 {
-	while (c->wpos < g.req_len) {
-		ssize_t n = write(c->fd, g.req + c->wpos, g.req_len - c->wpos);
+	const char *r = g.req[c->ri];
+	size_t len = g.req_len[c->ri];
+	while (c->wpos < len) {
+		ssize_t n = write(c->fd, r + c->wpos, len - c->wpos);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		if (n <= 0)
@@ -269,17 +278,28 @@ static void build(const char *url, const char *method, const char *hdr, const ch
 	struct client_url u;
 	client_url(url, &u);
 	g.dst = u.dst;
-	const char *path = u.path, *host = u.host;
+	const char *host = u.host;
 	unsigned port = u.port;
-	size_t cap = strlen(method) + strlen(path) + strlen(host) + strlen(hdr) + blen + 200;
-	if (!(g.req = malloc(cap)))
+	size_t cap = strlen(method) + strlen(u.path) + strlen(host) + strlen(hdr) + blen + 200;
+	g.req = calloc((size_t)g.nreq, sizeof(*g.req));
+	g.req_len = calloc((size_t)g.nreq, sizeof(*g.req_len));
+	if (!g.req || !g.req_len)
 		client_die("out of memory");
-	int n = snprintf(g.req, cap,
-			 "%s %s HTTP/1.1\r\nHost: %s:%u\r\n%s%sContent-Type: text/plain\r\n"
-			 "Content-Length: %zu\r\n\r\n",
-			 method, path, host, port, hdr, hdr[0] ? "\r\n" : "", blen);
-	memcpy(g.req + n, body, blen);
-	g.req_len = (size_t)n + blen;
+	for (int k = 0; k < g.nreq; k++) {
+		char path[2048];
+		if (g.nreq > 1)
+			snprintf(path, sizeof(path), "%.2000s-%d", u.path, k);
+		else
+			snprintf(path, sizeof(path), "%.2000s", u.path);
+		if (!(g.req[k] = malloc(cap)))
+			client_die("out of memory");
+		int n = snprintf(g.req[k], cap,
+				 "%s %s HTTP/1.1\r\nHost: %s:%u\r\n%s%sContent-Type: text/plain\r\n"
+				 "Content-Length: %zu\r\n\r\n",
+				 method, path, host, port, hdr, hdr[0] ? "\r\n" : "", blen);
+		memcpy(g.req[k] + n, body, blen);
+		g.req_len[k] = (size_t)n + blen;
+	}
 }
 
 /* -f FILE: the body is the file's bytes */
@@ -366,16 +386,16 @@ static void options(int argc, char **argv)
 	const struct client_opt t[] = {
 	    {'r', OPT_DOUBLE, &g.rate},	   {'c', OPT_INT, &g.nconns},	{'d', OPT_DOUBLE, &g.dur},
 	    {'T', OPT_DOUBLE, &g.timeout}, {'m', OPT_STR, &req.method}, {'H', OPT_STR, &req.hdr},
-	    {'s', OPT_STR, &g.series},
+	    {'s', OPT_STR, &g.series},	   {'n', OPT_INT, &g.nreq},
 	};
-	client_opts(argc, argv, "r:c:d:b:f:m:H:w:e:T:S:s:", t, (int)(sizeof(t) / sizeof(t[0])),
+	client_opts(argc, argv, "r:c:d:b:f:m:H:w:e:T:S:s:n:", t, (int)(sizeof(t) / sizeof(t[0])),
 		    other_opt);
 	if (optind != argc - 1 || g.nconns < 1 || g.nconns > MAX_CONNS || g.rate < 0 ||
-	    g.dur <= 0 || g.timeout <= 0)
+	    g.dur <= 0 || g.timeout <= 0 || g.nreq < 1 || g.nreq > 100000)
 		client_die(
 		    "usage: loadgen [-r RATE] [-c CONNS] [-d SECONDS] [-b BODY] [-w BODY] "
 		    "[-f FILE] [-m METHOD] [-H HEADER] [-e STATUS|any] [-T SECONDS] [-S SRCADDR] "
-		    "[-s FILE] URL");
+		    "[-s FILE] [-n N] URL");
 	build(argv[optind], req.method, req.hdr, req.body, req.blen);
 }
 
