@@ -125,6 +125,7 @@ int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t er
 		snprintf(err, errlen, "guest memory: %s", strerror(errno));
 		goto fail;
 	}
+	madvise(vm->mem, vm->mem_size, MADV_DONTFORK); /* a fork's child has no use for it */
 	if (cfg->backend == VM_BACKEND_AUTO) {
 		rc = try_create(vm, VM_BACKEND_KVM, err, errlen);
 		if (rc == VM_ENOKVM)

@@ -247,6 +247,11 @@ int vm_map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off,
 	if (mmap(vm->mem + addr, len, PROT_READ | PROT_WRITE, flags, fd, fd < 0 ? 0 : (off_t)off) ==
 	    MAP_FAILED)
 		return -errno;
+	/* a fork of this process (a peer a benchmark starts, a helper) would write-protect a
+	 * private run for copy-on-write, and KVM would drop its whole mapping of it through the
+	 * MMU notifier: every warm virtine's next run faulted its pages in again (~300 us more a
+	 * warm hello in `ember bench all`). The child has no use for guest memory: not copied. */
+	madvise(vm->mem + addr, len, MADV_DONTFORK);
 	/* the memfd's pages there are out of sight now: their memory goes back */
 	if (vm->memfd >= 0)
 		fallocate(vm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)addr,
