@@ -33,17 +33,8 @@ for f in "$B/ember" "$B/functions/hello" "$B/bench/loadgen"; do
 		exit 2
 	}
 done
-case ${EMBER_BACKEND:-both} in
-both | auto)
-	if [ -c /dev/kvm ] && (exec 3<>/dev/kvm) 2>/dev/null; then
-		BACKENDS="kvm ptrace"
-	else
-		echo "interleave.sh: /dev/kvm does not work here: ptrace only" >&2
-		BACKENDS=ptrace
-	fi
-	;;
-*) BACKENDS=$EMBER_BACKEND ;;
-esac
+# shellcheck source=bench/backends.sh
+. bench/backends.sh
 
 NAME=interleave.sh
 # shellcheck source=bench/serve_lib.sh

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "caseout.h"
+
 /* linux/futex.h's, which musl-gcc does not see */
 #define FUTEX_WAIT	   0
 #define FUTEX_WAKE	   1
@@ -25,18 +27,6 @@
 #define FUTEX_TRYLOCK_PI   8
 #define FUTEX_PRIVATE_FLAG 128
 
-static int failed;
-
-static void bad(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("%s: ", name);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	failed = 1;
-}
 
 static long futex(void *addr, int op, long val, void *ts, void *addr2, long val3)
 {
