@@ -234,8 +234,11 @@ int cli_bench_memory(int argc, char **argv)
 	}
 	if (child >= 0) { /* one share of a split search: its count and limit on stdout */
 		const char *why;
-		unsigned n = child < NMAX_FNS ? bench_max_warm(&o, child, &why) : 0;
-		printf("%u %s\n", n, child < NMAX_FNS ? why : "no such function");
+		if (child < NMAX_FNS && o.budget_kib)
+			bench_max_warm(&o, child, &why); /* says its count itself, then holds */
+		else
+			printf("0 %s\n", child < NMAX_FNS ? "--max-child needs --budget-kib"
+							  : "no such function");
 		return 0;
 	}
 	json_t *results = json_array();
@@ -245,7 +248,7 @@ int cli_bench_memory(int argc, char **argv)
 		       "(PSS KiB per instance; kernel KiB in [])", "(per instance)",
 		       "(per instance)");
 	rc = 0;
-	for (int f = 0; f < NFNS; f++) {
+	for (int f = 0; f < NFNS && !o.max_only; f++) {
 		for (int k = 0; k < o.nn && f != MODEL2; k++) {
 			if (bench_mem_fns[f].max_n && o.n[k] > bench_mem_fns[f].max_n)
 				continue;
@@ -284,15 +287,17 @@ int cli_bench_memory(int argc, char **argv)
 	    (bench_knobs_hold(&k, maps_knob, 1) || bench_knob_write(maps_knob[0], v)))
 		fprintf(stderr, "ember bench memory: cannot set vm.max_map_count (root?)\n");
 	vm_cow_budget_reset(); /* the mappings' budget follows the limit */
-	json_t *merge = merges(&o, json);
-	json_t *resets = bench_resets(o.build, json, 1);
-	for (int f = 0; o.max && f < NMAX_FNS; f++) {
+	json_t *merge = o.max_only ? json_object() : merges(&o, json);
+	json_t *resets = o.max_only ? json_array() : bench_resets(o.build, json, 1);
+	for (int f = 0; (o.max || o.max_only) && f < NMAX_FNS; f++) {
+		if (o.max_only && f != o.max_only - 1)
+			continue;
 		unsigned n = o.processes > 1 ? bench_max_warm_split(&o, f, &why)
 					     : bench_max_warm(&o, f, &why);
 		json_object_set_new(max, bench_mem_fns[f].name, json_integer(n));
 		if (!json)
-			printf("largest N of upm %s in 20 GiB: %u (stopped by %s)\n",
-			       bench_mem_fns[f].name, n, why);
+			printf("largest N of upm %s: %u (stopped by %s)\n", bench_mem_fns[f].name,
+			       n, why);
 	}
 	if (k.wfd >= 0) {
 		bench_knobs_release(&k);

@@ -17,6 +17,7 @@ struct mem_opts {
 	long long map_count;  /* --max-map-count: vm.max_map_count for the search, put back after */
 	int processes;	      /* --processes: the search split over this many processes */
 	long long budget_kib; /* a child's share of the 20 GiB (0: all of it) */
+	int max_only;	      /* --max-only F: only the search, for function F - 1 (0: all) */
 };
 
 /* what ember bench memory's command line sets */

@@ -1,5 +1,6 @@
 /* `ember bench memory`'s options: its table, its --help, the --n LIST it takes. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench/bench.h"
 #include "bench/bench_memory.h"
@@ -7,7 +8,7 @@
 
 static const char mem_head[] =
     "usage: ember bench memory [--json] [--n LIST] [--no-max] [--max-map-count N]\n"
-    "                          [--processes P] [--backend kvm|ptrace]\n"
+    "                          [--processes P] [--max-only FUNCTION] [--backend kvm|ptrace]\n"
     "\n"
     "Memory density: for N warm virtines (default N = 1,8,64,512) of hello (C), hello-js\n"
     "(Duktape), model (an 8 MiB read-only table it madvises, the same bytes as model2's),\n"
@@ -16,12 +17,16 @@ static const char mem_head[] =
     "growth over N) in each sharing mode, side by side in one run: off (a private copy\n"
     "each), ksm (private copies, KSM on with a fast scan until two full scans passed; its\n"
     "settings are put back) and upm (one copy mapped copy-on-write). Then the largest N of\n"
-    "upm virtines that fits in 20 GiB, found by making them until something runs out, with\n"
-    "the limit that stopped it named (--no-max skips it; --max-map-count N sets\n"
+    "upm virtines of hello and hello-js, found by making them 250 at a time until something\n"
+    "runs out (a descriptor limit, the map count, a failed virtine), their PSS passes 20 GiB\n"
+    "or the host has less than 2 GiB free (free pages and inactive page cache: KVM's own\n"
+    "memory per VM counts), with the limit that stopped it named (--no-max skips it;\n"
+    "--max-only F runs only it, for hello or hello-js; --max-map-count N sets\n"
     "vm.max_map_count for the search and puts it back; --processes P splits it over P\n"
     "processes at once, each with its own descriptor limit and page store, as P servers\n"
-    "on one host would be). Needs root for KSM's settings. The host's settings come back\n"
-    "even when the bench is killed, SIGKILL included: a guard process holds them.\n"
+    "or `ember serve --workers P` would). Needs root for KSM's settings. The host's\n"
+    "settings come back even when the bench is killed, SIGKILL included: a guard process\n"
+    "holds them.\n"
     "Also: UPM's merge time per MiB; model and model2's store in one domain and in two;\n"
     "the reset after writing K of 4096 pages (K = 1, 10, 100, 1000) on KVM in the upm and\n"
     "off modes and on ptrace (which compares every page), next to a memcpy of K pages.\n"
@@ -47,6 +52,15 @@ static const char *parse_n(void *at, const char *s)
 	return o->nn ? NULL : "--n needs counts from 1 to 4096, such as 1,8,64";
 }
 
+/* --max-only F: hello or hello-js, the functions of the search */
+static const char *parse_max_only(void *at, const char *s)
+{
+	for (int f = 0; f < NMAX_FNS; f++)
+		if (!strcmp(s, bench_mem_fns[f].name))
+			return *(int *)at = f + 1, NULL;
+	return "--max-only needs hello or hello-js";
+}
+
 static const struct opt mem_opts[] = {
     OPT_FLAG("json", 0, struct mem_args, json, "JSON on stdout (above), not tables"),
     OPT_CALL("n", 0, struct mem_args, o, "LIST", parse_n,
@@ -57,6 +71,8 @@ static const struct opt mem_opts[] = {
 	      "vm.max_map_count during the search (put back after)"),
     OPT_INT("processes", 0, struct mem_args, o.processes, "P", 1, 16,
 	    "--processes needs a count from 1 to 16", "the search split over P processes"),
+    OPT_CALL("max-only", 0, struct mem_args, o.max_only, "F", parse_max_only,
+	     "only the search for the largest N, of function F"),
     OPT_STRING("backend", 0, struct mem_args, o.backend, "B", "kvm or ptrace"),
     OPT_INT("max-child", 0, struct mem_args, child, "F", 0, 1000000,
 	    "--max-child needs a function's number",
