@@ -71,8 +71,11 @@ struct srv {
 	char sharing[8];  /* the default of ember.sharing */
 	char syscalls[8]; /* the default of ember.syscalls; "": libember's */
 	char address[96];
+	char async_dir[24]; /* the async calls' folder in state: "async", a worker's "async-wN" */
 	struct MHD_Daemon *mhd;
-	pthread_mutex_t mu; /* the function table and the counters below */
+	struct MHD_Daemon *mhd_peer; /* --workers: on opt.peer_fd, for the other workers */
+	struct srv_workers *workers; /* srv_workers_call.c: NULL when alone */
+	pthread_mutex_t mu;	     /* the function table and the counters below */
 	pthread_cond_t idle;
 	struct srv_entry **fns;
 	size_t nfns, capfns;

@@ -15,6 +15,7 @@
 #include "server/srv_http.h"
 #include "metrics/metrics.h"
 #include "server/srv_secrets.h"
+#include "server/srv_workers.h"
 
 /* A connection's memory: its read buffer and the request's headers, which libmicrohttpd zeroes
  * for every request on it (32 KiB by default, 2 % of a warm request's CPU time at saturation).
@@ -58,6 +59,7 @@ static const struct srv_route routes[] = {
     {"POST", "/async-function/", ROUTE_NAME_REST, BODY_REQUEST, h_async},
     {"GET", "/ui", ROUTE_EXACT, BODY_REQUEST, h_console},
     {"GET", "/ui/", ROUTE_NAME, BODY_REQUEST, h_console},
+    {"POST", "/system/worker/sync", ROUTE_EXACT, BODY_REQUEST, h_worker_sync}, /* --workers */
 };
 
 /* 0: another path; 1: this path, name set; -1: this path with a bad name */
@@ -141,7 +143,8 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	conn_phase(cls, conn, CONN_REQUEST); /* it must be read whole within readTimeout */
 	struct srv_req *r = calloc(1, sizeof(*r));
 	const char *q = strchr(uri, '?');
-	if (r && !(r->query = strdup(q ? q + 1 : ""))) {
+	if (r && (!(r->query = strdup(q ? q + 1 : "")) || !(r->uri = strdup(uri)))) {
+		free(r->query);
 		free(r);
 		r = NULL;
 	}
@@ -163,6 +166,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		r->conn = conn;
 		r->method = method;
+		if (s->mhd_peer) {
+			const union MHD_ConnectionInfo *d =
+			    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
+			r->internal = d && d->daemon == s->mhd_peer;
+		}
 		r->t0 = srv_now();
 		atomic_fetch_add(&s->active, 1);
 		int stopping = atomic_load(&s->stopping);
@@ -223,6 +231,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (e->status)
 		return reply_early(s, r, e);
 	conn_phase(s, conn, CONN_HANDLING);
+	enum MHD_Result ret;
+	/* --workers: to the function's owner, or summed over the workers */
+	if (s->mhd_peer && !r->internal && r->uri && workers_route(s, r, &ret))
+		return ret;
 	return r->route->fn(s, r);
 }
 
@@ -235,13 +247,14 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 	conn_phase(s, conn, CONN_DONE); /* the next request must start within connectionTimeout */
 	if (!r)
 		return;
-	int counted = r->conn != NULL; /* on_request saw it (on_uri starts it without) */
-	if (counted && r->status)
+	int counted = r->conn != NULL;		  /* on_request saw it (on_uri starts it without) */
+	if (counted && r->status && !r->internal) /* counted by the worker that took it */
 		metrics_http(s->metrics, r->route ? r->route->path : "other", r->method, r->status,
 			     srv_now() - r->t0);
 	free(r->body);
 	free(r->path);
 	free(r->query);
+	free(r->uri);
 	free(r);
 	*con_cls = NULL;
 	if (!counted)
@@ -252,6 +265,25 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 	pthread_mutex_lock(&s->mu);
 	pthread_cond_broadcast(&s->idle);
 	pthread_mutex_unlock(&s->mu);
+}
+
+/* --workers: the daemon of the internal socket, where the other workers forward and ask; its
+ * connections all come from loopback, so no per-address limit */
+static int peer_start(struct srv *s, unsigned flags, char *err, size_t errlen)
+{
+	if (wk_start(s))
+		return snprintf(err, errlen, "out of memory"), -1;
+	s->mhd_peer = MHD_start_daemon(
+	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->opt.peer_fd,
+	    MHD_OPTION_CONNECTION_TIMEOUT, s->opt.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+	    s->opt.max_conns, MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY, MHD_OPTION_END);
+	if (!s->mhd_peer) {
+		wk_stop(s);
+		return snprintf(err, errlen, "cannot serve the other workers"), -1;
+	}
+	return 0;
 }
 
 int http_start(struct srv *s, char *err, size_t errlen)
@@ -282,6 +314,11 @@ int http_start(struct srv *s, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot listen on %s: %s", s->opt.listen,
 			 errno ? strerror(errno) : "libmicrohttpd failed");
 		goto fail;
+	}
+	if (s->opt.workers > 1 && peer_start(s, flags & ~MHD_USE_IPv6, err, errlen)) {
+		MHD_stop_daemon(s->mhd);
+		s->mhd = NULL;
+		return -1; /* the listening socket was given */
 	}
 	char host[INET6_ADDRSTRLEN] = "?";
 	void *a = v6 ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
