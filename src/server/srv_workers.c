@@ -198,10 +198,12 @@ json_t *workers_self(struct srv *s)
 {
 	json_t *loaded = json_array();
 	pthread_mutex_lock(&s->mu);
+	size_t deployed = s->nfns;
 	for (size_t i = 0; loaded && i < s->nfns; i++)
 		if (s->fns[i]->inst)
 			json_array_append_new(loaded, json_string(s->fns[i]->spec->name));
 	pthread_mutex_unlock(&s->mu);
-	return json_pack("{s:I,s:I,s:b,s:o*}", "index", (json_int_t)s->opt.worker, "pid",
-			 (json_int_t)getpid(), "up", 1, "loaded", loaded);
+	return json_pack("{s:I,s:I,s:b,s:I,s:o*}", "index", (json_int_t)s->opt.worker, "pid",
+			 (json_int_t)getpid(), "up", 1, "functions", (json_int_t)deployed, "loaded",
+			 loaded);
 }

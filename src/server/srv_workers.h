@@ -24,7 +24,8 @@ int workers_route(struct srv *s, struct srv_req *r, enum MHD_Result *ret);
 void workers_notify(struct srv *s, const char *name);
 /* POST /system/worker/sync?name=NAME, from another worker only: re-reads name */
 enum MHD_Result h_worker_sync(struct srv *s, struct srv_req *r);
-/* this worker in /system/info: {"index", "pid", "loaded": [names of the functions loaded]} */
+/* this worker in /system/info: {"index", "pid", "up", "functions" (deployed, as it knows them),
+ * "loaded": [names of the functions it has loaded]} */
 json_t *workers_self(struct srv *s);
 
 /* srv_workers_call.c: one request to another worker's internal socket */

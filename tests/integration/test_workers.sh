@@ -1,0 +1,150 @@
+#!/bin/sh
+# ember serve --workers 3 end to end: the supervisor and its workers (their pids in
+# /system/info), deployments that reach every worker, calls over fresh connections (spread over
+# the workers by SO_REUSEPORT) that all answer and are all counted in /metrics and
+# /system/functions, a function's virtines in its owner worker only, a worker killed with
+# SIGKILL under load (the others keep serving, only its calls fail, and it comes back with its
+# functions), SIGTERM stopping everything with status 0; and without --workers, no supervisor.
+# Run from the repository root (B, EMBER_BACKEND, SERVER_LOG as for test_server.sh). Every wait
+# polls for the state it needs.
+set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+pick_backend
+# shellcheck source=tests/integration/srv_lib.sh
+. "$(dirname "$0")/srv_lib.sh"
+
+N=3
+FNS="hello-0 hello-1 hello-2 hello-3 hello-4 hello-5"
+CALLS=10
+J="python3 -c"
+
+# workers: /system/info's workers, one line each: INDEX PID UP FUNCTIONS LOADED,...
+workers() {
+	curl -s -u "$AUTH" "$U/system/info" | $J 'import json, sys
+for w in json.load(sys.stdin)["ember"].get("workers", []):
+    print(w["index"], w["pid"], int(w["up"]), w.get("functions", -1), ",".join(w.get("loaded", [])) or "-")'
+}
+# worker_pid I: the pid of worker I, as /system/info says
+worker_pid() { workers | awk -v i="$1" '$1 == i && $3 == 1 { print $2 }'; }
+# shellcheck disable=SC2317 # run by await
+all_know() { [ "$(workers | awk -v n="$1" '$4 == n' | wc -l)" = "$N" ]; }
+# shellcheck disable=SC2317 # run by await
+ready() { curl -sf "$U/readyz" -o /dev/null; }
+# owner F: the worker that has F loaded ("" when none, "many" when more than one)
+owner() {
+	workers | awk -v f="$1" '{ n = split($5, l, ","); for (i = 1; i <= n; i++) if (l[i] == f) { o = o ? "many" : $1 } } END { print o }'
+}
+# metric F: gateway_function_invocation_total of F with code 200, summed over the workers
+metric() {
+	curl -s "$U/metrics" | awk -v f="$1" 'index($0, "gateway_function_invocation_total{function_name=\"" f "\",code=\"200\"} ") == 1 { print $2 }'
+}
+
+start --workers $N
+check "ready: every worker loaded the (empty) state" await "readyz" ready
+sup=$pid
+workers >"$tmp/workers"
+same "$N workers in /system/info, each up" "$N" "$(awk '$3 == 1' "$tmp/workers" | wc -l)"
+nkids=0
+for p in $(awk '{ print $2 }' "$tmp/workers"); do
+	[ "$(awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2>/dev/null)" = "$sup" ] && nkids=$((nkids + 1))
+done
+same "each worker is a child of the supervisor" "$N" "$nkids"
+
+# --- deployments through whichever worker takes the connection reach every worker
+expect "upload hello" 201 "$(http PUT /system/images/hello --data-binary @"$B/functions/hello")"
+for f in $FNS; do
+	expect "deploy $f" 202 "$(http POST /system/functions -d "{\"service\":\"$f\",\"image\":\"hello\"}")"
+done
+check "every worker knows the 6 deployments" await "6 deployments in every worker" all_know 6
+
+# --- calls over fresh connections: all answer, all are counted whatever worker took them
+good=0 fwd=0
+: >"$tmp/via"
+for f in $FNS; do
+	i=0
+	while [ $i -lt $CALLS ]; do
+		code=$(http POST "/function/$f" -d "$f")
+		[ "$code" = 200 ] && [ "$(cat "$tmp/body")" = "Hello, $f!" ] && good=$((good + 1))
+		via=$(tr -d '\r' <"$tmp/headers" | awk -F': ' 'tolower($1) == "x-ember-worker" { print $2 }')
+		[ -n "$via" ] && fwd=$((fwd + 1)) && echo "$f $via" >>"$tmp/via"
+		i=$((i + 1))
+	done
+done
+same "every call over a fresh connection answered" $((6 * CALLS)) "$good"
+check "some calls were forwarded to another worker ($fwd)" [ "$fwd" -gt 0 ]
+cnt_ok=0 list_ok=0
+curl -s -u "$AUTH" "$U/system/functions" >"$tmp/list"
+for f in $FNS; do
+	[ "$(metric "$f")" = "$CALLS" ] && cnt_ok=$((cnt_ok + 1))
+	n=$($J 'import json, sys
+print([x["invocationCount"] for x in json.load(open(sys.argv[1])) if x["name"] == sys.argv[2]][0])' "$tmp/list" "$f")
+	[ "$n" = "$CALLS" ] && list_ok=$((list_ok + 1))
+done
+same "/metrics counts every call of each function (summed over the workers)" 6 "$cnt_ok"
+same "/system/functions counts every call of each function" 6 "$list_ok"
+expect "/system/function/hello-0 sums its calls" 200 "$(http GET /system/function/hello-0)"
+contains "... to $CALLS" "\"invocationCount\":$CALLS," "$tmp/body"
+
+# --- placement: a function's virtines are in one worker, the one the others forward it to
+placed=0 via_ok=0
+for f in $FNS; do
+	o=$(owner "$f")
+	case $o in [0-9]*) placed=$((placed + 1)) ;; esac
+	awk -v f="$f" -v o="$o" '$1 == f && $2 != o { bad = 1 } END { exit bad }' "$tmp/via" &&
+		via_ok=$((via_ok + 1))
+done
+same "each function is loaded in exactly one worker" 6 "$placed"
+same "each forwarded call ran in the worker that holds the function" 6 "$via_ok"
+
+# --- a delete through any worker reaches every worker
+expect "delete hello-5" 202 "$(http DELETE /system/functions -d '{"functionName":"hello-5"}')"
+check "every worker forgot hello-5" await "5 deployments in every worker" all_know 5
+expect "hello-5 is gone" 404 "$(http GET /system/function/hello-5)"
+
+# --- a worker killed with SIGKILL under load: the others serve, it comes back
+victim=$(owner hello-0)
+vpid=$(worker_pid "$victim")
+"$B/bench/loadgen" -r 100 -c 6 -d 6 -e any -n 5 -T 20 "$U/function/hello" >"$tmp/load" &
+lpid=$!
+# shellcheck disable=SC2317 # run by await
+load_running() { [ "$(metric hello-1)" -gt "$CALLS" ] 2>/dev/null; }
+await "the load to start" load_running
+kill -KILL "$vpid"
+# shellcheck disable=SC2317 # run by await
+replaced() { p=$(worker_pid "$victim"); [ -n "$p" ] && [ "$p" != "$vpid" ]; }
+check "worker $victim (pid $vpid) was restarted with a new pid" await "a new worker $victim" replaced
+wait "$lpid"
+echo "     | $(cat "$tmp/load")"
+ld() { tr ' ' '\n' <"$tmp/load" | awk -F= -v k="$1" '$1 == k { print $2 }'; }
+due=$(ld due) okn=$(ld ok) s5=$(ld s5xx) s4=$(ld s4xx)
+check "the load was served: $okn of $due calls answered" [ "$okn" -gt 0 ]
+bad_status=$(($(ld status) - s5))
+same "no call failed otherwise than with 5xx or a broken connection" 0 "$((s4 + bad_status + $(ld mismatch)))"
+failed=$((due - okn))
+check "only the calls in the dying worker failed ($failed of $due)" [ "$failed" -le $((due / 5)) ]
+check "ready again" await "readyz" ready
+good=0
+for f in hello-0 hello-1 hello-2 hello-3 hello-4; do
+	[ "$(http POST "/function/$f" -d x)" = 200 ] && good=$((good + 1))
+done
+same "every function answers after the restart" 5 "$good"
+# shellcheck disable=SC2317 # run by await
+back_home() { [ "$(owner hello-0)" = "$victim" ]; }
+check "hello-0's virtines are back in worker $victim" await "hello-0 in worker $victim" back_home
+check "the restarted worker knows every deployment" await "5 deployments" all_know 5
+
+# --- SIGTERM stops every worker; the supervisor exits 0
+pids=$(workers | awk '{ print $2 }')
+if stop; then ok "SIGTERM: exit status 0"; else bad "SIGTERM: exit status $rc"; fi
+left=0
+for p in $pids; do kill -0 "$p" 2>/dev/null && left=$((left + 1)); done
+same "no worker is left" 0 "$left"
+
+# --- without --workers: one process, as before (no supervisor, no workers in /system/info)
+start
+expect "one process: info" 200 "$(http GET /system/info)"
+check "no workers in /system/info" sh -c "! grep -q '\"workers\"' '$tmp/body'"
+expect "one process: the state's functions answer" 200 "$(http POST /function/hello-1 -d x)"
+if stop; then ok "stop"; else bad "stop: $rc"; fi
+finish
