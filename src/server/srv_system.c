@@ -210,7 +210,7 @@ static enum MHD_Result deploy(struct srv *s, struct srv_req *r, int update)
 	if (rc)
 		return srv_reply_error(r, f.status, "%s", f.err);
 	if (s->opt.workers > 1) /* before the answer: a call after it finds it in every worker */
-		workers_notify(s, name);
+		workers_notify(s, "name", name);
 	json_t *st = reg_status(s, name);
 	return st ? srv_reply_json(r, 202, st) : srv_reply_error(r, 500, "deleted meanwhile");
 }
@@ -261,6 +261,6 @@ enum MHD_Result h_delete(struct srv *s, struct srv_req *r)
 	if (rc)
 		return srv_reply_error(r, 404, "function '%s' not found", name);
 	if (s->opt.workers > 1)
-		workers_notify(s, name);
+		workers_notify(s, "name", name);
 	return srv_reply_json(r, 202, json_pack("{s:s}", "deleted", name));
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "server/srv_core.h"
+#include "server/srv_secrets.h"
 #include "server/srv_store.h"
 #include "server/srv_workers.h"
 
@@ -163,10 +164,10 @@ int workers_route(struct srv *s, struct srv_req *r, enum MHD_Result *ret)
 	return 0;
 }
 
-void workers_notify(struct srv *s, const char *name)
+void workers_notify(struct srv *s, const char *what, const char *name)
 {
-	char uri[128], err[SRV_ERR_MAX];
-	snprintf(uri, sizeof(uri), "/system/worker/sync?name=%s", name);
+	char uri[160], err[SRV_ERR_MAX];
+	snprintf(uri, sizeof(uri), "/system/worker/sync?%s=%s", what, name);
 	for (unsigned w = 0; w < s->opt.workers; w++) {
 		struct wk_answer a;
 		if (w == s->opt.worker || !workers_up(s, w))
@@ -185,11 +186,16 @@ void workers_notify(struct srv *s, const char *name)
 enum MHD_Result h_worker_sync(struct srv *s, struct srv_req *r)
 {
 	const char *n = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "name");
+	const char *sec = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "secret");
 	if (!r->internal || s->opt.workers <= 1)
 		return srv_reply_error(r, 404, "no such route");
-	if (!n || !srv_name_ok(n))
+	if (sec && srv_name_ok(sec)) { /* its users loaded again with its new value */
+		pthread_mutex_lock(&s->admin);
+		secrets_changed(s, sec);
+		pthread_mutex_unlock(&s->admin);
+	} else if (!n || !srv_name_ok(n))
 		return srv_reply_error(r, 400, "name must be a function name");
-	if (store_reread(s, n) < 0)
+	else if (store_reread(s, n) < 0)
 		return srv_reply_error(r, 500, "cannot read function '%s'", n);
 	return srv_reply(r, 200, "text/plain; charset=utf-8", "OK\n", 3, 0, NULL, 0);
 }

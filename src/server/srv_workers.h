@@ -20,9 +20,10 @@ int workers_up(const struct srv *s, unsigned w);
  * was answered here (forwarded to the owner, or summed over the workers; *ret the result), 0
  * when its own handler answers it. */
 int workers_route(struct srv *s, struct srv_req *r, enum MHD_Result *ret);
-/* after a deployment changed here: the other workers re-read name from the state folder */
-void workers_notify(struct srv *s, const char *name);
-/* POST /system/worker/sync?name=NAME, from another worker only: re-reads name */
+/* after a change here, the other workers follow: what "name" (a deployment: they re-read it
+ * from the state folder) or "secret" (updated: they load its users again) */
+void workers_notify(struct srv *s, const char *what, const char *name);
+/* POST /system/worker/sync?name=NAME or ?secret=NAME, from another worker only */
 enum MHD_Result h_worker_sync(struct srv *s, struct srv_req *r);
 /* this worker in /system/info: {"index", "pid", "up", "functions" (deployed, as it knows them),
  * "loaded": [names of the functions it has loaded]} */
