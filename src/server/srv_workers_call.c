@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/srv_cluster.h"
 #include "server/srv_core.h"
 #include "server/srv_workers.h"
 
@@ -68,29 +69,10 @@ static void give(struct wk_pool *p, CURL *c)
 		curl_easy_cleanup(c);
 }
 
-static int grow(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
-{
-	if (*len + n + 1 > *cap) {
-		size_t c = *cap ? *cap : 4096;
-		while (c < *len + n + 1)
-			c *= 2;
-		if (c > BODY_MAX)
-			return -1;
-		char *b = realloc(*buf, c);
-		if (!b)
-			return -1;
-		*buf = b, *cap = c;
-	}
-	memcpy(*buf + *len, p, n);
-	*len += n;
-	(*buf)[*len] = 0;
-	return 0;
-}
-
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
 	struct wk_answer *a = ctx;
-	return grow(&a->body, &a->len, &a->cap, p, size * n) ? 0 : size * n;
+	return cluster_buf_add(&a->body, &a->len, &a->cap, p, size * n, BODY_MAX) ? 0 : size * n;
 }
 
 static size_t on_head(char *p, size_t size, size_t n, void *ctx)
@@ -98,7 +80,7 @@ static size_t on_head(char *p, size_t size, size_t n, void *ctx)
 	struct wk_answer *a = ctx;
 	if (n > 5 && !strncmp(p, "HTTP/", 5))
 		a->hlen = 0; /* a 100 Continue's head before the answer's own */
-	return grow(&a->head, &a->hlen, &a->hcap, p, size * n) ? 0 : size * n;
+	return cluster_buf_add(&a->head, &a->hlen, &a->hcap, p, size * n, BODY_MAX) ? 0 : size * n;
 }
 
 void wk_answer_free(struct wk_answer *a)

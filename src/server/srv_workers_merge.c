@@ -107,6 +107,19 @@ static void family(const char *line, size_t len, const char **f, size_t *fl)
 	}
 }
 
+/* an array of n elements of size bytes with room for one more (grown, *cap): 0, or -1 */
+static int room(void **v, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *p = realloc(*v, c * size);
+	if (!p)
+		return -1;
+	*v = p, *cap = c;
+	return 0;
+}
+
 /* one line into the merge: 0, or -1 out of memory */
 static int add_line(struct merge *m, const char *line, size_t len)
 {
@@ -133,13 +146,8 @@ static int add_line(struct merge *m, const char *line, size_t len)
 	family(line, len, &f, &fl);
 	long fi = m->fams.cap ? tab_find(m, &m->fams, f, fl, &at) : -1;
 	if (fi < 0) {
-		if (m->nfa == m->capfa) {
-			size_t c = m->capfa ? m->capfa * 2 : 64;
-			struct fam *v = realloc(m->fa, c * sizeof(*v));
-			if (!v)
-				return -1;
-			m->fa = v, m->capfa = c;
-		}
+		if (room((void **)&m->fa, m->nfa, &m->capfa, sizeof(*m->fa)))
+			return -1;
 		struct fam *fa = &m->fa[m->nfa];
 		if (!(fa->name = strndup(f, fl)))
 			return -1;
@@ -151,13 +159,8 @@ static int add_line(struct merge *m, const char *line, size_t len)
 		if (tab_add(m, &m->fams, (size_t)fi))
 			return -1;
 	}
-	if (m->nit == m->capit) {
-		size_t c = m->capit ? m->capit * 2 : 256;
-		struct item *v = realloc(m->it, c * sizeof(*v));
-		if (!v)
-			return -1;
-		m->it = v, m->capit = c;
-	}
+	if (room((void **)&m->it, m->nit, &m->capit, sizeof(*m->it)))
+		return -1;
 	struct item *it = &m->it[m->nit];
 	if (!(it->text = strndup(line, sample ? key : len)))
 		return -1;
