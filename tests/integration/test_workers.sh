@@ -2,7 +2,8 @@
 # ember serve --workers 3 end to end: the supervisor and its workers (their pids in
 # /system/info), deployments that reach every worker, calls over fresh connections (spread over
 # the workers by SO_REUSEPORT) that all answer and are all counted in /metrics and
-# /system/functions, a function's virtines in its owner worker only, a worker killed with
+# /system/functions, a function's virtines in its owner worker only, a secret's update seen by
+# the worker running its users, a worker killed with
 # SIGKILL under load (the others keep serving, only its calls fail, and it comes back with its
 # functions), SIGTERM stopping everything with status 0; and without --workers, no supervisor.
 # Run from the repository root (B, EMBER_BACKEND, SERVER_LOG as for test_server.sh). Every wait
@@ -101,6 +102,23 @@ same "each forwarded call ran in the worker that holds the function" 6 "$via_ok"
 expect "delete hello-5" 202 "$(http DELETE /system/functions -d '{"functionName":"hello-5"}')"
 check "every worker forgot hello-5" await "5 deployments in every worker" all_know 5
 expect "hello-5 is gone" 404 "$(http GET /system/function/hello-5)"
+
+# --- a secret's update through any worker reaches the worker that runs its users
+expect "upload secretread" 201 "$(http PUT /system/images/sr --data-binary @"$G/secretread.musl")"
+expect "create secret a" 201 "$(http POST /system/secrets -d '{"name":"a","value":"one"}')"
+expect "deploy sra, given a (read at init)" 202 "$(http POST /system/functions \
+	-d '{"service":"sra","image":"sr","secrets":["a"],"envVars":{"INIT_SECRET":"a"}}')"
+expect "sra reads a at init" 200 "$(http POST /function/sra -d a)"
+contains "... its first value" "init one" "$tmp/body"
+expect "update secret a" 200 "$(http PUT /system/secrets -d '{"name":"a","value":"two"}')"
+good=0 i=0
+while [ $i -lt $CALLS ]; do
+	[ "$(http POST /function/sra -d a)" = 200 ] && grep -q "^init two" "$tmp/body" && good=$((good + 1))
+	i=$((i + 1))
+done
+same "every call after the update ran an init that read the new value" "$CALLS" "$good"
+expect "delete sra" 202 "$(http DELETE /system/functions -d '{"functionName":"sra"}')"
+check "every worker forgot sra" await "5 deployments in every worker" all_know 5
 
 # --- a worker killed with SIGKILL under load: the others serve, it comes back
 victim=$(owner hello-0)
