@@ -49,6 +49,8 @@ static void *reaper(void *p)
 			break;
 		pthread_mutex_unlock(&s->mu);
 		reg_evict(s);
+		if (s->opt.workers > 1)
+			workers_tidy(s);
 		pthread_mutex_lock(&s->mu);
 	}
 	pthread_mutex_unlock(&s->mu);

@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include "server/srv_core.h"
+#include "server/srv_registry.h"
 #include "server/srv_secrets.h"
 #include "server/srv_store.h"
 #include "server/srv_workers.h"
 
 #define NOTIFY_TIMEOUT_MS 5000L
 #define HEADERS_MAX	  64
+#define FALLBACK_IDLE_S	  1.0 /* a function served here while its owner was down: kept so long */
 
 unsigned workers_owner(const struct srv *s, const char *name)
 {
@@ -101,7 +103,11 @@ static int forward(struct srv *s, struct srv_req *r, const char *name, enum MHD_
 	struct curl_slist *hdrs = NULL;
 	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, add_header, &hdrs);
 	struct curl_slist *n = curl_slist_append(hdrs, "Expect:");
-	hdrs = n ? n : hdrs;
+	if (!n) { /* never sent without its header lines: it would go as the server's own */
+		curl_slist_free_all(hdrs);
+		return *ret = srv_reply_error(r, 500, "out of memory"), 1;
+	}
+	hdrs = n;
 	struct wk_answer a;
 	char err[SRV_ERR_MAX];
 	int rc = wk_call(s, w, r->method, r->uri, hdrs, r->body ? r->body : (uint8_t *)"", r->len,
@@ -198,6 +204,27 @@ enum MHD_Result h_worker_sync(struct srv *s, struct srv_req *r)
 	else if (store_reread(s, n) < 0)
 		return srv_reply_error(r, 500, "cannot read function '%s'", n);
 	return srv_reply(r, 200, "text/plain; charset=utf-8", "OK\n", 3, 0, NULL, 0);
+}
+
+void workers_tidy(struct srv *s)
+{
+	for (size_t i = 0;; i++) {
+		struct srv_inst *dead = NULL;
+		pthread_mutex_lock(&s->mu);
+		struct srv_entry *e = i < s->nfns ? s->fns[i] : NULL;
+		if (e && e->inst && !e->inflight && !e->loading &&
+		    !workers_mine(s, e->spec->name) &&
+		    workers_up(s, workers_owner(s, e->spec->name)) &&
+		    srv_now() - e->last_used >= FALLBACK_IDLE_S) {
+			dead = reg_inst_put(
+			    e->inst); /* not retired: its snapshot is the owner's too */
+			e->inst = NULL;
+		}
+		pthread_mutex_unlock(&s->mu);
+		inst_unload(dead);
+		if (!e)
+			return;
+	}
 }
 
 json_t *workers_self(struct srv *s)

@@ -25,6 +25,9 @@ int workers_route(struct srv *s, struct srv_req *r, enum MHD_Result *ret);
 void workers_notify(struct srv *s, const char *what, const char *name);
 /* POST /system/worker/sync?name=NAME or ?secret=NAME, from another worker only */
 enum MHD_Result h_worker_sync(struct srv *s, struct srv_req *r);
+/* the reaper's, every second: the functions this worker loaded while their owner was down,
+ * unloaded once the owner serves again and they are idle, so their virtines stay in one worker */
+void workers_tidy(struct srv *s);
 /* this worker in /system/info: {"index", "pid", "up", "functions" (deployed, as it knows them),
  * "loaded": [names of the functions it has loaded]} */
 json_t *workers_self(struct srv *s);
@@ -36,8 +39,9 @@ struct wk_answer {
 	size_t len, cap, hlen, hcap;
 };
 enum { WK_OK, WK_DOWN, WK_FAILED }; /* answered; never reached it; reached it, no answer */
-/* hdrs: extra header lines; timeout_ms 0: none. WK_OK and *a (wk_answer_free it), or another
- * result with err */
+/* hdrs: a client's request's header lines, forwarded as they are; NULL: this worker's own
+ * request, which gets the management credentials. timeout_ms 0: none. WK_OK and *a
+ * (wk_answer_free it), or another result with err */
 int wk_call(struct srv *s, unsigned w, const char *method, const char *uri, struct curl_slist *hdrs,
 	    const void *body, size_t len, long timeout_ms, struct wk_answer *a, char *err,
 	    size_t errlen);

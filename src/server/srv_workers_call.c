@@ -117,7 +117,9 @@ int wk_call(struct srv *s, unsigned w, const char *method, const char *uri, stru
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	}
-	if (s->auth) { /* the /system/ routes of the other worker ask for them too */
+	/* the worker's own request: the /system/ routes of the other ask for the credentials; a
+	 * client's (hdrs) carries its own, or none: never the server's */
+	if (s->auth && !hdrs) {
 		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(c, CURLOPT_USERNAME, s->auth_user);
 		curl_easy_setopt(c, CURLOPT_PASSWORD, s->auth_pass);
