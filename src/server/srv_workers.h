@@ -37,6 +37,7 @@ struct wk_answer {
 	long status;
 	char *body, *head; /* the body; the header lines as received */
 	size_t len, cap, hlen, hcap;
+	int sends; /* times libcurl was about to send the request */
 };
 enum { WK_OK, WK_DOWN, WK_FAILED }; /* answered; never reached it; reached it, no answer */
 /* hdrs: a client's request's header lines, forwarded as they are; NULL: this worker's own

@@ -83,6 +83,17 @@ static size_t on_head(char *p, size_t size, size_t n, void *ctx)
 	return cluster_buf_add(&a->head, &a->hlen, &a->hcap, p, size * n, BODY_MAX) ? 0 : size * n;
 }
 
+/* Before the request goes out: once. libcurl sends it again on a new connection when the one it
+ * reused dies before an answer, which is what a worker killed in the middle of a call looks
+ * like (its socket, which the supervisor keeps, queues the new connection for its next
+ * process): that call must fail with 502, not run twice. */
+static int on_send(void *ctx, char *ip, char *local_ip, int port, int local_port)
+{
+	struct wk_answer *a = ctx;
+	(void)ip, (void)local_ip, (void)port, (void)local_port;
+	return ++a->sends > 1 ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
+}
+
 void wk_answer_free(struct wk_answer *a)
 {
 	free(a->body);
@@ -129,13 +140,17 @@ int wk_call(struct srv *s, unsigned w, const char *method, const char *uri, stru
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, a);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_head);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, a);
+	curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, on_send);
+	curl_easy_setopt(c, CURLOPT_PREREQDATA, a);
 	CURLcode rc = curl_easy_perform(c);
 	if (rc == CURLE_OK) {
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a->status);
 		give(p, c);
 		return WK_OK;
 	}
-	snprintf(err, errlen, "%s", curl_easy_strerror(rc));
+	snprintf(err, errlen, "%s",
+		 rc == CURLE_ABORTED_BY_CALLBACK ? "the connection was closed before an answer"
+						 : curl_easy_strerror(rc));
 	curl_easy_cleanup(c); /* its connection may be half used */
 	wk_answer_free(a);
 	return rc == CURLE_COULDNT_CONNECT ? WK_DOWN : WK_FAILED;
