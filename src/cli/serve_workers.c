@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -81,6 +82,19 @@ static int bind_all(struct srv_options *o, struct worker *w, unsigned n, unsigne
 			return snprintf(err, errlen, "internal socket: %s", strerror(errno)), -1;
 		ports[i] = ntohs(sa.sin_port);
 	}
+	return 0;
+}
+
+/* this run's secret, which the workers' requests to one another carry: hex of 16 random bytes */
+static int make_key(char *key, size_t len, char *err, size_t errlen)
+{
+	unsigned char b[16];
+	if (len < 2 * sizeof(b) + 1 || getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return snprintf(err, errlen, "no random bytes for the workers' key: %s",
+				strerror(errno)),
+		       -1;
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(key + 2 * i, 3, "%02x", b[i]);
 	return 0;
 }
 
@@ -231,6 +245,7 @@ int serve_workers(struct srv_options *o, const struct serve_host *h, unsigned n,
 	unsigned short ports[SERVE_WORKERS_MAX];
 	char err[512];
 	struct cli_user u;
+	static char key[40];
 	if (o->cluster) {
 		serve_log("info", "--workers with --cluster is not supported yet: use one worker");
 		return CLI_EXIT_EMBER;
@@ -239,7 +254,8 @@ int serve_workers(struct srv_options *o, const struct serve_host *h, unsigned n,
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
-	if (h->user && cli_user_find(h->user, &u, err, sizeof(err)))
+	if ((h->user && cli_user_find(h->user, &u, err, sizeof(err))) ||
+	    make_key(key, sizeof(key), err, sizeof(err)))
 		goto fail;
 	vm_dev_open(); /* inherited by every worker */
 	if (bind_all(o, w, n, ports, err, sizeof(err)))
@@ -257,6 +273,7 @@ int serve_workers(struct srv_options *o, const struct serve_host *h, unsigned n,
 	o->workers = n;
 	o->peer_ports = ports;
 	o->peer_up = up;
+	o->peer_key = key;
 	/* the functions are shared out among the workers: so is the guest memory */
 	o->memory_budget = (o->memory_budget ? o->memory_budget : BUDGET_DEFAULT) / n;
 	serve_log("info", "%u workers on %s (Ember %s)", n,

@@ -169,7 +169,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (s->mhd_peer) {
 			const union MHD_ConnectionInfo *d =
 			    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
-			r->internal = d && d->daemon == s->mhd_peer;
+			/* another worker's: on the internal socket, with this run's key */
+			r->internal = d && d->daemon == s->mhd_peer && workers_key_ok(s, conn);
 		}
 		r->t0 = srv_now();
 		atomic_fetch_add(&s->active, 1);

@@ -60,6 +60,10 @@ struct srv_options {
 	int peer_fd;
 	const unsigned short *peer_ports;
 	int *peer_up;
+	/* peer_key: a random secret of this run of ember serve, carried by every request a worker
+	 * sends another (the X-Ember-Worker-Key header); only such a request is the other's own
+	 * (internal routes, never forwarded again), whoever else reaches the loopback socket */
+	const char *peer_key;
 	int restarted;
 	srv_log_sink log; /* the server's messages; NULL: dropped */
 	void *log_ctx;

@@ -37,23 +37,48 @@ int workers_up(const struct srv *s, unsigned w)
 		   : 0;
 }
 
-/* the request's headers, but those that belong to one connection (curl sets its own) */
+int workers_key_ok(const struct srv *s, struct MHD_Connection *conn)
+{
+	const char *k = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, WK_KEY_HEADER);
+	const char *key = s->opt.peer_key;
+	if (!k || !key || strlen(k) != strlen(key))
+		return 0;
+	unsigned char diff = 0; /* in a time that does not tell how much of it matched */
+	for (size_t i = 0; key[i]; i++)
+		diff |= (unsigned char)(k[i] ^ key[i]);
+	return !diff;
+}
+
+struct fwd_headers {
+	struct curl_slist *l;
+	int failed; /* a line could not be added: the request is not sent without it */
+};
+
+/* the request's headers, but those that belong to one connection (curl sets its own), and a
+ * key the client sent (the forward carries the real one) */
 static enum MHD_Result add_header(void *ctx, enum MHD_ValueKind kind, const char *k, const char *v)
 {
 	static const char *const hop[] = {"Host",	"Content-Length", "Transfer-Encoding",
-					  "Connection", "Expect",	  "Keep-Alive"};
-	struct curl_slist **l = ctx;
+					  "Connection", "Expect",	  "Keep-Alive",
+					  WK_KEY_HEADER};
+	struct fwd_headers *f = ctx;
 	(void)kind;
 	for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
 		if (!strcasecmp(k, hop[i]))
 			return MHD_YES;
-	char line[8192];
-	if ((size_t)snprintf(line, sizeof(line), "%s: %s", k, v ? v : "") >= sizeof(line))
-		return MHD_YES;
-	struct curl_slist *n = curl_slist_append(*l, line);
+	size_t len = strlen(k) + 2 + (v ? strlen(v) : 0) + 1;
+	char *line = malloc(len);
+	struct curl_slist *n = NULL;
+	if (line) {
+		snprintf(line, len, "%s: %s", k, v ? v : "");
+		n = curl_slist_append(f->l, line);
+		free(line);
+	}
 	if (n)
-		*l = n;
-	return MHD_YES;
+		f->l = n;
+	else
+		f->failed = 1;
+	return n ? MHD_YES : MHD_NO;
 }
 
 /* the owner's answer, whole: its status, its headers (not those of its connection), its body */
@@ -100,9 +125,9 @@ static int forward(struct srv *s, struct srv_req *r, const char *name, enum MHD_
 	unsigned w = workers_owner(s, name);
 	if (w == s->opt.worker || !workers_up(s, w))
 		return 0;
-	struct curl_slist *hdrs = NULL;
-	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, add_header, &hdrs);
-	struct curl_slist *n = curl_slist_append(hdrs, "Expect:");
+	struct fwd_headers f = {0};
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, add_header, &f);
+	struct curl_slist *hdrs = f.l, *n = f.failed ? NULL : curl_slist_append(hdrs, "Expect:");
 	if (!n) { /* never sent without its header lines: it would go as the server's own */
 		curl_slist_free_all(hdrs);
 		return *ret = srv_reply_error(r, 500, "out of memory"), 1;
@@ -193,7 +218,7 @@ enum MHD_Result h_worker_sync(struct srv *s, struct srv_req *r)
 {
 	const char *n = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "name");
 	const char *sec = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "secret");
-	if (!r->internal || s->opt.workers <= 1)
+	if (!r->internal || s->opt.workers <= 1) /* internal: it carried the key */
 		return srv_reply_error(r, 404, "no such route");
 	if (sec && srv_name_ok(sec)) { /* its users loaded again with its new value */
 		pthread_mutex_lock(&s->admin);

@@ -8,7 +8,8 @@
 
 #include "server/srv_http.h"
 
-#define WORKERS_MAX 64
+#define WORKERS_MAX   64
+#define WK_KEY_HEADER "X-Ember-Worker-Key" /* srv_options.peer_key, on a worker's requests */
 
 /* srv_workers.c */
 /* the worker that owns name: a hash of it modulo the workers (0 when alone) */
@@ -16,6 +17,8 @@ unsigned workers_owner(const struct srv *s, const char *name);
 int workers_mine(const struct srv *s, const char *name); /* 1 when alone */
 /* worker w serves (its pid), or 0 while it is down (dead, restarting, not started yet) */
 int workers_up(const struct srv *s, unsigned w);
+/* 1 when conn, on this worker's internal socket, carries this run's peer_key: another worker's */
+int workers_key_ok(const struct srv *s, struct MHD_Connection *conn);
 /* Before a request's handler, in a worker (not for a request another worker sent): 1 when it
  * was answered here (forwarded to the owner, or summed over the workers; *ret the result), 0
  * when its own handler answers it. */
@@ -37,11 +40,13 @@ struct wk_answer {
 	long status;
 	char *body, *head; /* the body; the header lines as received */
 	size_t len, cap, hlen, hcap;
-	int sends; /* times libcurl was about to send the request */
+	size_t max; /* the body's bound: a longer answer fails */
+	int sends;  /* times libcurl was about to send the request */
 };
 enum { WK_OK, WK_DOWN, WK_FAILED }; /* answered; never reached it; reached it, no answer */
-/* hdrs: a client's request's header lines, forwarded as they are; NULL: this worker's own
- * request, which gets the management credentials. timeout_ms 0: none. WK_OK and *a
+/* hdrs: a client's request's header lines, forwarded as they are (the key is appended to
+ * them); NULL: this worker's own request, which gets the management credentials. Every request
+ * carries WK_KEY_HEADER. timeout_ms 0: none. WK_OK and *a
  * (wk_answer_free it), or another result with err */
 int wk_call(struct srv *s, unsigned w, const char *method, const char *uri, struct curl_slist *hdrs,
 	    const void *body, size_t len, long timeout_ms, struct wk_answer *a, char *err,

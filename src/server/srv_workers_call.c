@@ -10,7 +10,10 @@
 #include "server/srv_workers.h"
 
 #define POOL_KEEP 32 /* idle handles kept per worker */
-#define BODY_MAX  (1ULL << 31)
+/* an answer another worker gives: a function's output (6 MiB at most: libember's default
+ * output_limit, which ember serve keeps), a function's log ring, a deployment's status */
+#define BODY_MIN (64ULL << 20)
+#define HEAD_MAX (64ULL << 10)
 
 struct wk_pool {
 	pthread_mutex_t mu;
@@ -72,7 +75,7 @@ static void give(struct wk_pool *p, CURL *c)
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
 	struct wk_answer *a = ctx;
-	return cluster_buf_add(&a->body, &a->len, &a->cap, p, size * n, BODY_MAX) ? 0 : size * n;
+	return cluster_buf_add(&a->body, &a->len, &a->cap, p, size * n, a->max) ? 0 : size * n;
 }
 
 static size_t on_head(char *p, size_t size, size_t n, void *ctx)
@@ -80,7 +83,7 @@ static size_t on_head(char *p, size_t size, size_t n, void *ctx)
 	struct wk_answer *a = ctx;
 	if (n > 5 && !strncmp(p, "HTTP/", 5))
 		a->hlen = 0; /* a 100 Continue's head before the answer's own */
-	return cluster_buf_add(&a->head, &a->hlen, &a->hcap, p, size * n, BODY_MAX) ? 0 : size * n;
+	return cluster_buf_add(&a->head, &a->hlen, &a->hcap, p, size * n, HEAD_MAX) ? 0 : size * n;
 }
 
 /* Before the request goes out: once. libcurl sends it again on a new connection when the one it
@@ -112,9 +115,21 @@ int wk_call(struct srv *s, unsigned w, const char *method, const char *uri, stru
 	CURL *c = take(p);
 	if (!c)
 		return snprintf(err, errlen, "out of memory"), WK_DOWN;
-	char url[SRV_PATH_MAX];
+	char url[SRV_PATH_MAX], key[128];
+	snprintf(key, sizeof(key), WK_KEY_HEADER ": %s", s->opt.peer_key ? s->opt.peer_key : "");
+	struct curl_slist *own = NULL, *l = curl_slist_append(hdrs, key);
+	if (!l) {
+		give(p, c);
+		return snprintf(err, errlen, "out of memory"), WK_DOWN;
+	}
+	if (!hdrs)
+		own = l;
+	a->max = BODY_MIN > 2 * s->opt.log_ring_bytes ? BODY_MIN : 2 * s->opt.log_ring_bytes;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", s->opt.peer_ports[w], uri);
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	/* the path as the client sent it: "/function/f/../../system/..." squashed here would reach
+	 * another route in the owner than the one it was forwarded for */
+	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_PROXY, "");
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
@@ -135,7 +150,7 @@ int wk_call(struct srv *s, unsigned w, const char *method, const char *uri, stru
 		curl_easy_setopt(c, CURLOPT_USERNAME, s->auth_user);
 		curl_easy_setopt(c, CURLOPT_PASSWORD, s->auth_pass);
 	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, l);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, a);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_head);
@@ -143,6 +158,7 @@ int wk_call(struct srv *s, unsigned w, const char *method, const char *uri, stru
 	curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, on_send);
 	curl_easy_setopt(c, CURLOPT_PREREQDATA, a);
 	CURLcode rc = curl_easy_perform(c);
+	curl_slist_free_all(own);
 	if (rc == CURLE_OK) {
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a->status);
 		give(p, c);

@@ -98,6 +98,28 @@ done
 same "each function is loaded in exactly one worker" 6 "$placed"
 same "each forwarded call ran in the worker that holds the function" 6 "$via_ok"
 
+# --- the workers' internal route is theirs only: not through a forward whose path libcurl
+# would squash ("/function/F/../../system/worker/sync" is F's call in the owner too), not on a
+# worker's loopback socket without this run's key, even with the credentials
+reached=0
+for f in $FNS; do
+	http POST "/function/$f/../../system/worker/sync?name=$f" --path-as-is -d x >/dev/null
+	[ "$(cat "$tmp/body")" = OK ] && reached=$((reached + 1))
+done
+same "a forwarded call's path never reaches /system/worker/sync" 0 "$reached"
+# the supervisor's loopback sockets other than the address: the workers' internal ones
+ss -ltnpH 2>/dev/null | awk -v p=":$port" -v s="pid=$sup," 'index($0, s) && $4 !~ p"$" { print $4 }' >"$tmp/peers"
+check "the workers' internal sockets are found ($(wc -l <"$tmp/peers"))" [ "$(wc -l <"$tmp/peers")" = "$N" ]
+reached=0
+for a in $(cat "$tmp/peers"); do
+	c=$(curl -s -u "$AUTH" -o "$tmp/body" -w '%{http_code}' -X POST "http://$a/system/worker/sync?name=hello-0")
+	[ "$c" = 200 ] && reached=$((reached + 1))
+	c=$(curl -s -u "$AUTH" -H 'X-Ember-Worker-Key: 0123' -o "$tmp/body" -w '%{http_code}' \
+		-X POST "http://$a/system/worker/sync?name=hello-0")
+	[ "$c" = 200 ] && reached=$((reached + 1))
+done
+same "no internal socket takes /system/worker/sync without the key" 0 "$reached"
+
 # --- a delete through any worker reaches every worker
 expect "delete hello-5" 202 "$(http DELETE /system/functions -d '{"functionName":"hello-5"}')"
 check "every worker forgot hello-5" await "5 deployments in every worker" all_know 5
