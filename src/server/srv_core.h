@@ -35,6 +35,7 @@ struct srv_inst {
 	uint64_t mem_bytes;
 	struct srv *srv;
 	int retired; /* replaced, deleted or never used: its snapshot on disk goes with it */
+	char name[SRV_NAME_MAX];    /* --workers: its snapshot goes only where the function runs */
 	_Atomic uint64_t cpu_score; /* srv_cpu.c: what its invocations cost, in µs */
 	atomic_int costly;	    /* srv_cpu.c: its invocations run in the costly slots */
 };

@@ -30,6 +30,11 @@ int workers_mine(const struct srv *s, const char *name)
 	return workers_owner(s, name) == s->opt.worker;
 }
 
+int workers_here(const struct srv *s, const char *name)
+{
+	return workers_mine(s, name) || !workers_up(s, workers_owner(s, name));
+}
+
 int workers_up(const struct srv *s, unsigned w)
 {
 	return w < s->opt.workers && s->opt.peer_up
@@ -238,8 +243,7 @@ void workers_tidy(struct srv *s)
 		pthread_mutex_lock(&s->mu);
 		struct srv_entry *e = i < s->nfns ? s->fns[i] : NULL;
 		if (e && e->inst && !e->inflight && !e->loading &&
-		    !workers_mine(s, e->spec->name) &&
-		    workers_up(s, workers_owner(s, e->spec->name)) &&
+		    !workers_here(s, e->spec->name) &&
 		    srv_now() - e->last_used >= FALLBACK_IDLE_S) {
 			dead = reg_inst_put(
 			    e->inst); /* not retired: its snapshot is the owner's too */

@@ -15,6 +15,8 @@
 /* the worker that owns name: a hash of it modulo the workers (0 when alone) */
 unsigned workers_owner(const struct srv *s, const char *name);
 int workers_mine(const struct srv *s, const char *name); /* 1 when alone */
+/* name's calls run in this worker now: it owns name, or name's owner is down */
+int workers_here(const struct srv *s, const char *name);
 /* worker w serves (its pid), or 0 while it is down (dead, restarting, not started yet) */
 int workers_up(const struct srv *s, unsigned w);
 /* 1 when conn, on this worker's internal socket, carries this run's peer_key: another worker's */
