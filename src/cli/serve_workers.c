@@ -100,13 +100,15 @@ static int make_key(char *key, size_t len, char *err, size_t errlen)
 
 /* the child: worker i, with its own sockets only */
 static void run_worker(struct srv_options *o, const struct serve_host *h, struct worker *w,
-		       unsigned n, unsigned i, const sigset_t *set)
+		       unsigned n, unsigned i, const sigset_t *set, pid_t parent)
 {
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_UNBLOCK, &chld, NULL);
 	prctl(PR_SET_PDEATHSIG, SIGTERM); /* ember serve killed: its workers stop too */
+	if (getppid() != parent)	  /* killed before the line above: no signal will come */
+		_exit(CLI_EXIT_EMBER);
 	for (unsigned j = 0; j < n; j++)
 		if (j != i)
 			close(w[j].listen_fd), close(w[j].peer_fd);
@@ -120,6 +122,7 @@ static void run_worker(struct srv_options *o, const struct serve_host *h, struct
 static int spawn(struct srv_options *o, const struct serve_host *h, struct worker *w, unsigned n,
 		 unsigned i, const sigset_t *set)
 {
+	pid_t parent = getpid();
 	w[i].starts++;
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -127,7 +130,7 @@ static int spawn(struct srv_options *o, const struct serve_host *h, struct worke
 		return -1;
 	}
 	if (!pid)
-		run_worker(o, h, w, n, i, set);
+		run_worker(o, h, w, n, i, set, parent);
 	w[i].pid = pid;
 	w[i].started = now_s();
 	return 0;
