@@ -15,6 +15,19 @@ pick_backend
 # shellcheck source=tests/integration/srv_lib.sh
 . "$(dirname "$0")/srv_lib.sh"
 
+# on any exit, a check failed or not: the supervisor first (it restarts no worker after), then
+# its workers and the load this suite started, each by its pid
+lpid= cpids=
+# shellcheck disable=SC2317 # run by the trap
+wk_cleanup() {
+	kids=
+	[ -n "$pid" ] && kids=$(cat /proc/"$pid"/task/*/children 2>/dev/null)
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	for k in $kids $lpid $cpids; do kill -KILL "$k" 2>/dev/null; done
+	srv_cleanup
+}
+trap wk_cleanup EXIT
+
 N=3
 FNS="hello-0 hello-1 hello-2 hello-3 hello-4 hello-5"
 CALLS=10
@@ -155,6 +168,7 @@ kill -KILL "$vpid"
 replaced() { p=$(worker_pid "$victim"); [ -n "$p" ] && [ "$p" != "$vpid" ]; }
 check "worker $victim (pid $vpid) was restarted with a new pid" await "a new worker $victim" replaced
 wait "$lpid"
+lpid=
 echo "     | $(cat "$tmp/load")"
 ld() { tr ' ' '\n' <"$tmp/load" | awk -F= -v k="$1" '$1 == k { print $2 }'; }
 due=$(ld due) s2=$(ld s2xx) s4=$(ld s4xx)
@@ -183,7 +197,7 @@ expect "nap answers" 200 "$(http POST /function/nap -d 1)"
 cpids=
 i=0
 while [ $i -lt 10 ]; do
-	curl -s -o /dev/null -w '%{http_code}' -d 30000 "$U/function/nap" >"$tmp/nap.$i" 2>/dev/null &
+	curl -s -m 120 -o /dev/null -w '%{http_code}' -d 30000 "$U/function/nap" >"$tmp/nap.$i" 2>/dev/null &
 	cpids="$cpids $!"
 	i=$((i + 1))
 done
@@ -198,6 +212,7 @@ nap_owner=$(owner nap)
 kill -KILL "$(worker_pid "$nap_owner")"
 # shellcheck disable=SC2086
 wait $cpids
+cpids=
 n502=$(cat "$tmp"/nap.* | grep -o 502 | wc -l)
 ncut=$(cat "$tmp"/nap.* | grep -o 000 | wc -l)
 echo "     | of 10 naps in flight in worker $nap_owner when it died: $n502 got 502, $ncut were cut ($(cat "$tmp"/nap.* | tr "\n" " "))"
