@@ -151,6 +151,17 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	return r;
 }
 
+/* --workers: conn came to the internal socket (known by its descriptor, not by s->mhd_peer,
+ * which its daemon's threads may use before MHD_start_daemon's value is stored) */
+static int on_peer_socket(struct srv *s, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *c =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
+	const union MHD_DaemonInfo *d =
+	    c ? MHD_get_daemon_info(c->daemon, MHD_DAEMON_INFO_LISTEN_FD) : NULL;
+	return d && d->listen_fd == s->opt.peer_fd;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *data,
 				  size_t *size, void **con_cls)
@@ -166,12 +177,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		r->conn = conn;
 		r->method = method;
-		if (s->mhd_peer) {
-			const union MHD_ConnectionInfo *d =
-			    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
-			/* another worker's: on the internal socket, with this run's key */
-			r->internal = d && d->daemon == s->mhd_peer && workers_key_ok(s, conn);
-		}
+		if (s->opt.workers > 1) /* another worker's: on its socket, with the run's key */
+			r->internal = on_peer_socket(s, conn) && workers_key_ok(s, conn);
 		r->t0 = srv_now();
 		atomic_fetch_add(&s->active, 1);
 		int stopping = atomic_load(&s->stopping);
@@ -234,7 +241,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	conn_phase(s, conn, CONN_HANDLING);
 	enum MHD_Result ret;
 	/* --workers: to the function's owner, or summed over the workers */
-	if (s->mhd_peer && !r->internal && r->uri && workers_route(s, r, &ret))
+	if (s->opt.workers > 1 && !r->internal && r->uri && workers_route(s, r, &ret))
 		return ret;
 	return r->route->fn(s, r);
 }
@@ -303,6 +310,10 @@ int http_start(struct srv *s, char *err, size_t errlen)
 	int v6 = ss.ss_family == AF_INET6;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 			 MHD_USE_POLL | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0);
+	/* --workers: the internal socket first, so that the address never serves as a lone server
+	 * (a restarted worker's queued connections are taken at once) */
+	if (s->opt.workers > 1 && peer_start(s, flags & ~MHD_USE_IPv6, err, errlen))
+		goto fail;
 	errno = 0;
 	s->mhd = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
@@ -314,12 +325,9 @@ int http_start(struct srv *s, char *err, size_t errlen)
 	if (!s->mhd) {
 		snprintf(err, errlen, "cannot listen on %s: %s", s->opt.listen,
 			 errno ? strerror(errno) : "libmicrohttpd failed");
+		if (s->mhd_peer)
+			MHD_stop_daemon(s->mhd_peer), s->mhd_peer = NULL, wk_stop(s);
 		goto fail;
-	}
-	if (s->opt.workers > 1 && peer_start(s, flags & ~MHD_USE_IPv6, err, errlen)) {
-		MHD_stop_daemon(s->mhd);
-		s->mhd = NULL;
-		return -1; /* the listening socket was given */
 	}
 	char host[INET6_ADDRSTRLEN] = "?";
 	void *a = v6 ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
