@@ -17,13 +17,13 @@ pick_backend
 
 # on any exit, a check failed or not: the supervisor first (it restarts no worker after), then
 # its workers and the load this suite started, each by its pid
-lpid= cpids=
+lpid= cpids= ipids=
 # shellcheck disable=SC2317 # run by the trap
 wk_cleanup() {
 	kids=
 	[ -n "$pid" ] && kids=$(cat /proc/"$pid"/task/*/children 2>/dev/null)
 	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	for k in $kids $lpid $cpids; do kill -KILL "$k" 2>/dev/null; done
+	for k in $kids $lpid $cpids $ipids; do kill -KILL "$k" 2>/dev/null; done
 	srv_cleanup
 }
 trap wk_cleanup EXIT
@@ -218,6 +218,29 @@ ncut=$(cat "$tmp"/nap.* | grep -o 000 | wc -l)
 echo "     | of 10 naps in flight in worker $nap_owner when it died: $n502 got 502, $ncut were cut ($(cat "$tmp"/nap.* | tr "\n" " "))"
 same "each nap in flight failed with 502 (forwarded) or a cut connection (its own)" 10 $((n502 + ncut))
 check "those another worker forwarded there got 502" [ "$n502" -gt 0 ]
+check "ready again" await "readyz" ready
+
+# --- a restarted worker takes the connections queued on its socket as a worker, never as a lone
+# server: each of 15 /system/info sent at a kill (some wait for the restart) lists the workers
+vpid=$(worker_pid 1)
+kill -KILL "$vpid"
+ipids=
+i=0
+while [ $i -lt 15 ]; do
+	curl -s -m 60 -u "$AUTH" -o "$tmp/info.$i" "$U/system/info" &
+	ipids="$ipids $!"
+	i=$((i + 1))
+done
+# shellcheck disable=SC2086
+wait $ipids
+ipids=
+lone=0
+i=0
+while [ $i -lt 15 ]; do
+	grep -q '"workers"' "$tmp/info.$i" || lone=$((lone + 1))
+	i=$((i + 1))
+done
+same "every /system/info around a restart answered for all the workers" 0 "$lone"
 check "ready again" await "readyz" ready
 
 # --- SIGTERM stops every worker; the supervisor exits 0
