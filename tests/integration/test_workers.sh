@@ -152,6 +152,18 @@ while [ $i -lt $CALLS ]; do
 	i=$((i + 1))
 done
 same "every call after the update ran an init that read the new value" "$CALLS" "$good"
+# a user kept warm is loaded again with the new value in its owner only (the others drop it)
+expect "deploy srw, kept warm, given a" 202 "$(http POST /system/functions \
+	-d '{"service":"srw","image":"sr","secrets":["a"],"envVars":{"INIT_SECRET":"a"},"ember":{"minWarm":1}}')"
+# shellcheck disable=SC2317 # run by await
+srw_placed() { case $(owner srw) in [0-9]*) return 0 ;; esac; return 1; }
+check "srw is loaded in one worker" await "srw loaded" srw_placed
+srw_owner=$(owner srw)
+expect "update secret a again" 200 "$(http PUT /system/secrets -d '{"name":"a","value":"three"}')"
+same "after the update srw is loaded in its owner only" "$srw_owner" "$(owner srw)"
+expect "srw reads the new value" 200 "$(http POST /function/srw -d a)"
+contains "... at init" "init three" "$tmp/body"
+expect "delete srw" 202 "$(http DELETE /system/functions -d '{"functionName":"srw"}')"
 expect "delete sra" 202 "$(http DELETE /system/functions -d '{"functionName":"sra"}')"
 check "every worker forgot sra" await "5 deployments in every worker" all_know 5
 
