@@ -141,9 +141,12 @@ static int needs_auth(struct srv *s, const struct srv_req *r)
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
 	conn_phase(cls, conn, CONN_REQUEST); /* it must be read whole within readTimeout */
+	const struct srv *s = cls;
 	struct srv_req *r = calloc(1, sizeof(*r));
 	const char *q = strchr(uri, '?');
-	if (r && (!(r->query = strdup(q ? q + 1 : "")) || !(r->uri = strdup(uri)))) {
+	/* the URI as sent: only --workers forwards it */
+	if (r && (!(r->query = strdup(q ? q + 1 : "")) ||
+		  (s->opt.workers > 1 && !(r->uri = strdup(uri))))) {
 		free(r->query);
 		free(r);
 		r = NULL;

@@ -17,7 +17,7 @@ pick_backend
 
 # on any exit, a check failed or not: the supervisor first (it restarts no worker after), then
 # its workers and the load this suite started, each by its pid
-lpid= cpids= ipids=
+lpid='' cpids='' ipids=''
 # shellcheck disable=SC2317 # run by the trap
 wk_cleanup() {
 	kids=
