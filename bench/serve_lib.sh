@@ -44,7 +44,7 @@ serve_start() {
 	"$B/ember" serve --listen 127.0.0.1:0 --state "$2" --backend "$1" ${SERVE_ARGS:-} 2>"$3" &
 	epid=$!
 	await "the server to listen" grep -qs 'listening on' "$3"
-	E=http://$(grep -m1 -oE '127\.0\.0\.1:[0-9]+' "$3")
+	E=http://$(grep -m1 'listening on' "$3" | grep -oE '127\.0\.0\.1:[0-9]+' | tail -n1)
 	await "the credentials" test -r "$2/secrets/basic-auth-password"
 	AUTH="$(cat "$2/secrets/basic-auth-user"):$(cat "$2/secrets/basic-auth-password")"
 }

@@ -105,11 +105,11 @@ EOF
 # The suites of one backend, natively. Unit programs that need no machine run once; test_kvm
 # is the KVM backend's own and runs wherever KVM does.
 UNIT_VM="test_pool test_isolation test_errors test_shell test_sandbox test_share test_mem test_bundle_map test_deadline"
-UNIT_PURE="test_base test_opt test_snap_file test_elf test_sites test_x86 test_logs test_image_name test_demand test_cpu test_lb test_bench_samples test_ws test_vma test_spec test_rt_mode test_serve_log test_conf_parse test_history test_cstore test_bench_knobs"
+UNIT_PURE="test_base test_opt test_snap_file test_elf test_sites test_x86 test_logs test_image_name test_demand test_cpu test_lb test_bench_samples test_ws test_vma test_spec test_rt_mode test_serve_log test_conf_parse test_history test_cstore test_bench_knobs test_workers_merge"
 # the fuzzing harnesses (make fuzz); those that make machines run on each backend there is
 FUZZ_PURE="snap spec parse stack rt bundle"
 FUZZ_VM="sys elf ws http"
-INT_ALL="test_run test_cpu test_snapshot test_guest test_corpus test_threads test_tmp test_tmpexec test_fdmeta test_shmap test_procs test_proccalls test_cold test_coldload test_server test_async test_auth test_status test_logs test_stack test_secrets test_kill9 test_slow test_suite_virtine test_errors test_sandbox test_demand test_lb test_cluster test_memory test_files test_files_server test_python test_runtimes test_bench_all test_bench_programs test_conformance test_console test_options"
+INT_ALL="test_run test_cpu test_snapshot test_guest test_corpus test_threads test_tmp test_tmpexec test_fdmeta test_shmap test_procs test_proccalls test_cold test_coldload test_server test_async test_auth test_status test_logs test_stack test_secrets test_kill9 test_workers test_slow test_suite_virtine test_errors test_sandbox test_demand test_lb test_cluster test_memory test_files test_files_server test_python test_runtimes test_bench_all test_bench_programs test_conformance test_console test_options"
 # every integration suite runs in the default syscall mode (guest); these also with syscalls=trap
 INT_TRAP="test_run test_snapshot test_suite_virtine test_cold"
 # also in the other sharing modes (upm is the default): the whole suite's outputs, fresh state

@@ -123,8 +123,8 @@ int async_init(struct srv *s, char *err, size_t errlen)
 	uint64_t *seqs;
 	size_t n;
 	if (job_list(s, &seqs, &n))
-		srv_log(s, "error", "cannot read %s/async: async calls from before are not run",
-			s->state);
+		srv_log(s, "error", "cannot read %s/%s: async calls from before are not run",
+			s->state, s->async_dir);
 	for (size_t i = 0; i < n; i++) {
 		struct async_node *node = malloc(sizeof(*node));
 		if (!node) {

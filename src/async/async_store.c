@@ -44,10 +44,11 @@ int job_write(const struct srv *s, const struct srv_job *j, char *err, size_t er
 	if (j->len)
 		memcpy(buf + hl + 1, j->body, j->len);
 	free(head);
-	int rc = store_temp(s, "async", buf, hl + 1 + j->len, 0600, tmp, sizeof(tmp), err, errlen);
+	int rc =
+	    store_temp(s, s->async_dir, buf, hl + 1 + j->len, 0600, tmp, sizeof(tmp), err, errlen);
 	free(buf);
 	if (!rc)
-		rc = store_commit(s, "async", tmp, name, ".call", err, errlen);
+		rc = store_commit(s, s->async_dir, tmp, name, ".call", err, errlen);
 	return rc;
 }
 
@@ -55,7 +56,7 @@ static int call_path(const struct srv *s, uint64_t seq, char *path, size_t len)
 {
 	char name[SEQ_DIGITS + 1];
 	seq_name(seq, name, sizeof(name));
-	return store_path(s, "async", name, ".call", path, len);
+	return store_path(s, s->async_dir, name, ".call", path, len);
 }
 
 static char *read_all(const char *path, size_t *len)
@@ -142,7 +143,7 @@ void job_remove(const struct srv *s, uint64_t seq)
 {
 	char name[SEQ_DIGITS + 1];
 	seq_name(seq, name, sizeof(name));
-	store_remove(s, "async", name, ".call");
+	store_remove(s, s->async_dir, name, ".call");
 }
 
 void job_set_aside(const struct srv *s, uint64_t seq)
@@ -173,7 +174,7 @@ static int seq_of(const char *name, uint64_t *seq)
 int job_list(const struct srv *s, uint64_t **seqs, size_t *n)
 {
 	char path[SRV_PATH_MAX];
-	snprintf(path, sizeof(path), "%s/async", s->state);
+	snprintf(path, sizeof(path), "%s/%s", s->state, s->async_dir);
 	*seqs = NULL;
 	*n = 0;
 	DIR *d = opendir(path);

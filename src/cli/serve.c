@@ -6,35 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/opt.h"
 #include "ember/ember.h"
 #include "cli/sandbox.h"
+#include "cli/serve.h"
 #include "cli/serve_log.h"
 #include "server/srv_serve.h"
 #include "vm/vm.h"
 
 #define SERVE_MMAP_THRESHOLD (256 << 10)
 #define TRIM_EVERY_S	     10
-
-static int config_size(json_t *cfg, const char *key, uint64_t *out)
-{
-	json_t *v = json_object_get(cfg, key);
-	if (!v || *out)
-		return 0;
-	if (json_is_integer(v) && json_integer_value(v) > 0)
-		return *out = (uint64_t)json_integer_value(v), 0;
-	if (json_is_string(v) && !base_parse_size(json_string_value(v), out) && *out)
-		return 0;
-	fprintf(stderr, "ember serve: config: %s must be a size such as \"6M\"\n", key);
-	return -1;
-}
-
-#define MAX_ASYNC_WORKERS 256
-#define MAX_ASYNC_QUEUE	  1000000
-#define MAX_CONNECTIONS	  100000
-#define MAX_COSTLY_SLOTS  1024
 
 /* milliseconds, 0 to an hour, as srv_options.costly_after_ms takes them (0: never, -1) */
 static int parse_ms(const char *s, int *out)
@@ -49,29 +33,12 @@ static int parse_ms(const char *s, int *out)
 	return 0;
 }
 
-/* the config's count key, unless the command line set it */
-static int config_count(json_t *cfg, const char *key, unsigned max, unsigned *out)
-{
-	json_t *v = json_object_get(cfg, key);
-	if (!v || *out)
-		return 0;
-	if (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= max)
-		return *out = (unsigned)json_integer_value(v), 0;
-	fprintf(stderr, "ember serve: config: %s must be an integer from 1 to %u\n", key, max);
-	return -1;
-}
-
-/* what ember serve does around the server: who it becomes, whether it is sandboxed */
-struct serve_host {
-	const char *user;
-	int no_sandbox;
-};
-
 /* what the command line sets */
 struct serve_args {
 	struct srv_options o;
 	struct serve_host h;
 	const char *config;
+	unsigned workers;
 };
 
 /* --costly-after MS: 0 to an hour, as srv_options.costly_after_ms takes them (0: never, -1) */
@@ -105,7 +72,8 @@ static const char serve_tail[] =
     "server logs one line per invocation: REPORT RequestId: ... Duration: ... Outcome: ...\n"
     "(docs/server.md). Exit status: 0 after a clean shutdown, 125 when the server cannot start\n"
     "or when a shutdown gave up waiting for requests or async calls in flight (those async\n"
-    "calls run again at the next start).\n"
+    "calls run again at the next start). With --workers N > 1, ember serve passes SIGTERM or\n"
+    "SIGINT on to every worker and exits 0 only when each of them did.\n"
     "";
 
 static const struct opt serve_opts[] = {
@@ -204,6 +172,20 @@ static const struct opt serve_opts[] = {
 	     "--costly-queue needs a number from 1 to 1000000",
 	     "costly calls that may wait for a slot, 1 to 1000000 (default 64\n"
 	     "per slot); past them POST /function answers 429"),
+    OPT_UINT("workers", 0, struct serve_args, workers, "N", 1, SERVE_WORKERS_MAX,
+	     "--workers needs a number from 1 to 64",
+	     "worker processes, 1 to 64, sharing the address (SO_REUSEPORT),\n"
+	     "each with its own virtines and sandbox. ember serve supervises\n"
+	     "them, restarting one that dies; each function has one owner among\n"
+	     "them (a hash of its name), to which the others forward its calls\n"
+	     "and deployments (served where they arrive while it is down; a\n"
+	     "call in flight in a worker that dies fails, with 502 when it was\n"
+	     "forwarded); they share the state folder, and the memory budget\n"
+	     "in equal parts. Default: 1, unless the virtines the budget\n"
+	     "holds at their smallest (8 MiB of guest memory, 2 descriptors\n"
+	     "each) need more descriptors than RLIMIT_NOFILE's hard limit less\n"
+	     "maxConnections and 256: then as many as they need\n"
+	     "(docs/server.md)"),
     OPT_STRING("config", 0, struct serve_args, config, "FILE",
 	       "a JSON object with any of: listen, state, seed, cluster, store,\n"
 	       "advertise, secrets, auth\n"
@@ -219,7 +201,7 @@ static const struct opt serve_opts[] = {
 	       "default 10), runtimeDir, memoryBudget, logRingSize (each function's\n"
 	       "kept stderr, default 256K, at least 16K), logRingLines (default\n"
 	       "2000), report (false: as --no-report), asyncWorkers, asyncQueue,\n"
-	       "costlyAfter (ms, 0: never), costlySlots, costlyQueue;\n"
+	       "costlyAfter (ms, 0: never), costlySlots, costlyQueue, workers;\n"
 	       "the command line wins"),
     OPT_END(),
 };
@@ -227,109 +209,20 @@ static const struct opt serve_opts[] = {
 static const struct opt_cmd serve_cmd =
     OPT_CMD("serve", serve_head, serve_opts, serve_tail, 22, 0, "unexpected arguments");
 
-/* fills what the command line left unset; the strings stay in cfg */
-static int read_config(const char *path, json_t **cfgp, struct srv_options *o, struct serve_host *h)
-{
-	json_error_t e;
-	json_t *cfg = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
-	if (!cfg || !json_is_object(cfg)) {
-		fprintf(stderr, "ember serve: %s: %s\n", path, cfg ? "not a JSON object" : e.text);
-		json_decref(cfg);
-		return -1;
-	}
-	*cfgp = cfg;
-	static const char *const strs[] = {"listen",  "state", "backend",  "runtimeDir",
-					   "secrets", "seed",  "sharing",  "syscalls",
-					   "cluster", "store", "advertise"};
-	const char **dst[] = {&o->listen,      &o->state_dir, &o->backend,  &o->runtime_dir,
-			      &o->secrets_dir, &o->seed_dir,  &o->sharing,  &o->syscalls,
-			      &o->cluster,     &o->store_dir, &o->advertise};
-	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
-		json_t *v = json_object_get(cfg, strs[i]);
-		if (v && !json_is_string(v)) {
-			fprintf(stderr, "ember serve: config: %s must be a string\n", strs[i]);
-			return -1;
-		}
-		if (v && !*dst[i])
-			*dst[i] = json_string_value(v);
-	}
-	json_t *auth = json_object_get(cfg, "auth"), *insecure = json_object_get(cfg, "insecure");
-	if ((auth && !json_is_boolean(auth)) || (insecure && !json_is_boolean(insecure))) {
-		fprintf(stderr, "ember serve: config: auth and insecure must be true or false\n");
-		return -1;
-	}
-	o->no_auth |= json_is_false(auth);
-	o->insecure |= json_is_true(insecure);
-	json_t *rep = json_object_get(cfg, "report");
-	json_t *lines = json_object_get(cfg, "logRingLines");
-	if ((rep && !json_is_boolean(rep)) ||
-	    (lines && (!json_is_integer(lines) || json_integer_value(lines) < 1 ||
-		       json_integer_value(lines) > 1000000))) {
-		fprintf(
-		    stderr,
-		    "ember serve: config: report must be true or false, logRingLines 1..1000000\n");
-		return -1;
-	}
-	if (rep && json_is_false(rep))
-		o->no_report = 1;
-	if (lines && !o->log_ring_lines)
-		o->log_ring_lines = (unsigned)json_integer_value(lines);
-	json_t *user = json_object_get(cfg, "user"), *sandbox = json_object_get(cfg, "sandbox");
-	if ((user && !json_is_string(user)) || (sandbox && !json_is_boolean(sandbox))) {
-		fprintf(stderr,
-			"ember serve: config: user must be a string, sandbox true or false\n");
-		return -1;
-	}
-	if (user && !h->user)
-		h->user = json_string_value(user);
-	h->no_sandbox |= json_is_false(sandbox);
-	json_t *ct = json_object_get(cfg, "connectionTimeout");
-	json_t *st = json_object_get(cfg, "shutdownTimeout");
-	if ((ct && (!json_is_integer(ct) || json_integer_value(ct) < 1 ||
-		    json_integer_value(ct) > 3600)) ||
-	    (st && (!json_is_number(st) || !(json_number_value(st) > 0)))) {
-		fprintf(stderr, "ember serve: config: connectionTimeout must be 1..3600 seconds, "
-				"shutdownTimeout a positive number of seconds\n");
-		return -1;
-	}
-	json_t *ca = json_object_get(cfg, "costlyAfter");
-	if (ca && (!json_is_integer(ca) || json_integer_value(ca) < 0 ||
-		   json_integer_value(ca) > 3600000)) {
-		fprintf(stderr, "ember serve: config: costlyAfter must be 0..3600000 ms\n");
-		return -1;
-	}
-	if (ca && !o->costly_after_ms)
-		o->costly_after_ms = json_integer_value(ca) ? (int)json_integer_value(ca) : -1;
-	if (ct)
-		o->conn_timeout_s = (unsigned)json_integer_value(ct);
-	if (st)
-		o->shutdown_s = json_number_value(st);
-	return config_size(cfg, "maxBodySize", &o->max_body) ||
-	       config_size(cfg, "maxImageSize", &o->max_image) ||
-	       config_size(cfg, "memoryBudget", &o->memory_budget) ||
-	       config_size(cfg, "logRingSize", &o->log_ring_bytes) ||
-	       config_count(cfg, "asyncWorkers", MAX_ASYNC_WORKERS, &o->async_workers) ||
-	       config_count(cfg, "asyncQueue", MAX_ASYNC_QUEUE, &o->async_queue) ||
-	       config_count(cfg, "readTimeout", 3600, &o->read_timeout_s) ||
-	       config_count(cfg, "maxConnections", MAX_CONNECTIONS, &o->max_conns) ||
-	       config_count(cfg, "maxConnectionsPerAddress", MAX_CONNECTIONS,
-			    &o->max_conns_per_addr) ||
-	       config_count(cfg, "costlySlots", MAX_COSTLY_SLOTS, &o->costly_slots) ||
-	       config_count(cfg, "costlyQueue", MAX_ASYNC_QUEUE, &o->costly_queue);
-}
-
 /* What needs root comes first: the devices and the listening socket; then the drop to --user,
- * then the sandbox, so that the server reads its state, and every request, under both. */
+ * then the sandbox, so that the server reads its state, and every request, under both. A worker
+ * of ember serve --workers finds the first two done. */
 static int set_up(struct srv_options *o, const struct serve_host *h, char *err, size_t errlen)
 {
 	struct cli_user u;
 	unsigned groups = sbx_groups(o->backend) | SBX_SERVER;
-	if (h->user && cli_user_find(h->user, &u, err, errlen))
+	if (o->workers <= 1 && h->user && cli_user_find(h->user, &u, err, errlen))
 		return -1;
-	vm_dev_open();
-	if (srv_listen(o->listen, &o->listen_fd, err, errlen))
+	if (o->workers <= 1)
+		vm_dev_open();
+	if (o->workers <= 1 && srv_listen(o->listen, &o->listen_fd, err, errlen))
 		return -1;
-	if (h->user &&
+	if (o->workers <= 1 && h->user &&
 	    (cli_user_state(&u, o->state_dir ? o->state_dir : SRV_DEFAULT_STATE, err, errlen) ||
 	     cli_user_become(&u, err, errlen)))
 		return -1;
@@ -350,6 +243,42 @@ static int wait_for_signal(const sigset_t *set)
 	return sig;
 }
 
+/* a worker tells ember serve and the others whether it serves (its pid, or 0) */
+static void mark_up(const struct srv_options *o, int pid)
+{
+	if (o->workers > 1 && o->peer_up)
+		__atomic_store_n(&o->peer_up[o->worker], pid, __ATOMIC_RELEASE);
+}
+
+int serve_run(struct srv_options *o, const struct serve_host *h, const sigset_t *set)
+{
+	struct srv *s;
+	char err[512];
+	serve_log_start();
+	sbx_on_kill(serve_log_emergency);
+	if (set_up(o, h, err, sizeof(err)) || srv_start(o, &s, err, sizeof(err))) {
+		serve_log("info", "%s", err);
+		serve_log_stop();
+		return CLI_EXIT_EMBER;
+	}
+	if (o->workers > 1)
+		serve_log("info", "worker %u (pid %d) listening on %s (Ember %s)", o->worker,
+			  (int)getpid(), srv_address(s), EMBER_VERSION);
+	else
+		serve_log("info", "listening on %s (Ember %s)", srv_address(s), EMBER_VERSION);
+	mark_up(o, getpid());
+	int sig = wait_for_signal(set);
+	mark_up(o, 0);
+	serve_log("info", "%s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	unsigned left = srv_shutdown(s);
+	if (left) /* requests were abandoned: not a clean shutdown */
+		serve_log("info", "gave up waiting for %u requests and async calls", left);
+	else
+		serve_log("info", "stopped");
+	serve_log_stop();
+	return left ? CLI_EXIT_EMBER : 0;
+}
+
 int cli_serve(int argc, char **argv)
 {
 	struct serve_args a = {.o = {.log = serve_log_line}};
@@ -358,9 +287,9 @@ int cli_serve(int argc, char **argv)
 		return end;
 	struct srv_options o = a.o;
 	struct serve_host h = a.h;
-	const char *config = a.config;
+	unsigned workers = a.workers;
 	json_t *cfg = NULL;
-	if (config && read_config(config, &cfg, &o, &h)) {
+	if (a.config && serve_read_config(a.config, &cfg, &o, &h, &workers)) {
 		json_decref(cfg);
 		return CLI_EXIT_EMBER;
 	}
@@ -384,25 +313,9 @@ int cli_serve(int argc, char **argv)
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
 	}
-	struct srv *s;
-	char err[512];
-	serve_log_start();
-	sbx_on_kill(serve_log_emergency);
-	if (set_up(&o, &h, err, sizeof(err)) || srv_start(&o, &s, err, sizeof(err))) {
-		serve_log("info", "%s", err);
-		serve_log_stop();
-		json_decref(cfg);
-		return CLI_EXIT_EMBER;
-	}
-	serve_log("info", "listening on %s (Ember %s)", srv_address(s), EMBER_VERSION);
+	if (!workers)
+		workers = serve_workers_default(&o);
+	int rc = workers > 1 ? serve_workers(&o, &h, workers, &set) : serve_run(&o, &h, &set);
 	json_decref(cfg);
-	int sig = wait_for_signal(&set);
-	serve_log("info", "%s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
-	unsigned left = srv_shutdown(s);
-	if (left) /* requests were abandoned: not a clean shutdown */
-		serve_log("info", "gave up waiting for %u requests and async calls", left);
-	else
-		serve_log("info", "stopped");
-	serve_log_stop();
-	return left ? CLI_EXIT_EMBER : 0;
+	return rc;
 }

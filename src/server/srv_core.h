@@ -35,6 +35,7 @@ struct srv_inst {
 	uint64_t mem_bytes;
 	struct srv *srv;
 	int retired; /* replaced, deleted or never used: its snapshot on disk goes with it */
+	char name[SRV_NAME_MAX];    /* --workers: its snapshot goes only where the function runs */
 	_Atomic uint64_t cpu_score; /* srv_cpu.c: what its invocations cost, in µs */
 	atomic_int costly;	    /* srv_cpu.c: its invocations run in the costly slots */
 };
@@ -71,8 +72,11 @@ struct srv {
 	char sharing[8];  /* the default of ember.sharing */
 	char syscalls[8]; /* the default of ember.syscalls; "": libember's */
 	char address[96];
+	char async_dir[24]; /* the async calls' folder in state: "async", a worker's "async-wN" */
 	struct MHD_Daemon *mhd;
-	pthread_mutex_t mu; /* the function table and the counters below */
+	struct MHD_Daemon *mhd_peer; /* --workers: on opt.peer_fd, for the other workers */
+	struct srv_workers *workers; /* srv_workers_call.c: NULL when alone */
+	pthread_mutex_t mu;	     /* the function table and the counters below */
 	pthread_cond_t idle;
 	struct srv_entry **fns;
 	size_t nfns, capfns;

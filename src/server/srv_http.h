@@ -33,8 +33,10 @@ struct srv_req {
 	const struct srv_route *route;
 	const char *method;
 	char name[SRV_NAME_MAX];
-	char *path;  /* the URL's path, percent-decoded */
-	char *query; /* the query string as sent, without the '?' ("" when none) */
+	char *path;   /* the URL's path, percent-decoded */
+	char *query;  /* the query string as sent, without the '?' ("" when none) */
+	char *uri;    /* the path and query as sent (forwarded so to another worker) */
+	int internal; /* sent by another worker of ember serve --workers, to its internal socket */
 	uint8_t *body;
 	size_t len, cap;
 	uint64_t limit;
@@ -79,5 +81,6 @@ enum MHD_Result h_logs(struct srv *s, struct srv_req *r);
 enum MHD_Result h_async(struct srv *s, struct srv_req *r);
 enum MHD_Result h_history(struct srv *s, struct srv_req *r); /* metrics_history_route.c */
 enum MHD_Result h_console(struct srv *s, struct srv_req *r); /* srv_console.c: GET /ui/ */
+json_t *srv_info(struct srv *s); /* srv_system.c: what GET /system/info answers */
 
 #endif

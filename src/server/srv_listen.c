@@ -29,26 +29,55 @@ static int resolve(const char *listen, struct addrinfo **ai, char *err, size_t e
 	return 0;
 }
 
-int srv_listen(const char *addr, int *fd, char *err, size_t errlen)
+/* one socket bound to sa and listening (reuseport: SO_REUSEPORT, for --workers): the fd, or -1 */
+static int bind_one(const struct sockaddr *sa, socklen_t len, int reuseport)
+{
+	int one = 1, s = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* as libmicrohttpd sets up its own: a restart may bind at once, IPv6 only on [::] */
+	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (reuseport && setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) ||
+	    (sa->sa_family == AF_INET6 &&
+	     setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+	    bind(s, sa, len) || listen(s, SOMAXCONN)) {
+		int e = errno;
+		if (s >= 0)
+			close(s);
+		errno = e;
+		return -1;
+	}
+	return s;
+}
+
+int srv_listen_many(const char *addr, int *fds, unsigned n, char *err, size_t errlen)
 {
 	struct addrinfo *ai;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	unsigned i = 0;
 	if (!addr)
 		addr = SRV_DEFAULT_LISTEN;
 	if (resolve(addr, &ai, err, errlen))
 		return -1;
-	int one = 1, s = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	/* as libmicrohttpd sets up its own: a restart may bind at once, IPv6 only on [::] */
-	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    (ai->ai_family == AF_INET6 &&
-	     setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
-	    bind(s, ai->ai_addr, ai->ai_addrlen) || listen(s, SOMAXCONN)) {
-		snprintf(err, errlen, "cannot listen on %s: %s", addr, strerror(errno));
-		if (s >= 0)
-			close(s);
-		freeaddrinfo(ai);
-		return -1;
-	}
+	fds[0] = bind_one(ai->ai_addr, ai->ai_addrlen, n > 1);
 	freeaddrinfo(ai);
-	*fd = s;
+	/* port 0 picked a port: the others bind the same one */
+	if (fds[0] < 0)
+		goto fail;
+	i = 1;
+	if (getsockname(fds[0], (struct sockaddr *)&ss, &sl))
+		goto fail;
+	for (; i < n; i++)
+		if ((fds[i] = bind_one((struct sockaddr *)&ss, sl, 1)) < 0)
+			goto fail;
 	return 0;
+fail:
+	snprintf(err, errlen, "cannot listen on %s: %s", addr, strerror(errno));
+	while (i-- > 0)
+		close(fds[i]);
+	return -1;
+}
+
+int srv_listen(const char *addr, int *fd, char *err, size_t errlen)
+{
+	return srv_listen_many(addr, fd, 1, err, errlen);
 }

@@ -11,6 +11,7 @@
 #include "server/srv_registry.h"
 #include "server/srv_http.h"
 #include "server/srv_secrets.h"
+#include "server/srv_workers.h"
 
 #define DEFAULT_POOL	     2
 #define POOL_FOR_CONCURRENCY 8
@@ -161,6 +162,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	}
 	in->refs = 1;
 	in->srv = s;
+	snprintf(in->name, sizeof(in->name), "%s", sp->name);
 	struct ember_info info;
 	ember_info(in->fn, &info);
 	in->mem_bytes = info.mem_bytes; /* a Go program's default is not EMBER_MEM_DEFAULT */
@@ -211,8 +213,11 @@ void inst_unload(struct srv_inst *in)
 	struct ember_info info;
 	ember_info(in->fn, &info);
 	/* a version that will not be loaded again: its snapshot would stay on disk for ever (an
-	 * update of a runtime function's code makes a new one every time) */
-	if (in->retired && info.snapshot_path && !snapshot_used(in->srv, in, info.snapshot_path))
+	 * update of a runtime function's code makes a new one every time).
+	 * --workers: a worker that ran another's function while its owner was down never removes
+	 * it: the snapshot's key is the configuration's, and the owner's version may be the same */
+	if (in->retired && info.snapshot_path && workers_here(in->srv, in->name) &&
+	    !snapshot_used(in->srv, in, info.snapshot_path))
 		ember_snapshot_remove(in->fn);
 	ember_unload(in->fn);
 	free(in);

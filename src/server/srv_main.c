@@ -18,6 +18,7 @@
 #include "server/srv_cpu.h"
 #include "server/srv_http.h"
 #include "server/srv_logs.h"
+#include "server/srv_workers.h"
 #include "metrics/metrics.h"
 #include "vm/vm.h"
 
@@ -48,6 +49,8 @@ static void *reaper(void *p)
 			break;
 		pthread_mutex_unlock(&s->mu);
 		reg_evict(s);
+		if (s->opt.workers > 1)
+			workers_tidy(s);
 		pthread_mutex_lock(&s->mu);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -143,13 +146,17 @@ int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t
 		goto fail;
 	}
 	store_restore(s);
-	int unpinned = pin_sweep(s);
+	int unpinned =
+	    s->opt.workers <= 1 || (!s->opt.worker && !s->opt.restarted) ? pin_sweep(s) : 0;
 	if (unpinned)
 		srv_log(s, "info", "removed %d images no deployment names", unpinned);
 	if (async_init(s, err, errlen) || http_start(s, err, errlen))
 		goto fail;
 	if (pthread_create(&s->reaper, NULL, reaper, s)) {
 		MHD_stop_daemon(s->mhd);
+		if (s->mhd_peer)
+			MHD_stop_daemon(s->mhd_peer);
+		wk_stop(s);
 		snprintf(err, errlen, "cannot start a thread");
 		goto fail;
 	}
@@ -206,6 +213,9 @@ unsigned srv_shutdown(struct srv *s)
 	if (left)
 		return left; /* their threads still use everything: the process exits instead */
 	MHD_stop_daemon(s->mhd);
+	if (s->mhd_peer)
+		MHD_stop_daemon(s->mhd_peer);
+	wk_stop(s);
 	if (lfd != MHD_INVALID_SOCKET)
 		close(lfd);
 	async_free(s);

@@ -6,6 +6,7 @@
 #include "server/srv_core.h"
 #include "server/srv_spec.h"
 #include "server/srv_registry.h"
+#include "server/srv_workers.h"
 #include "server/srv_logs.h"
 #include "metrics/metrics.h"
 
@@ -263,7 +264,8 @@ void reg_preload(struct srv *s)
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < s->nfns && !s->stopping; i++) {
 		struct srv_entry *e = s->fns[i];
-		if (e->inst || e->loading)
+		/* --workers: another worker owns it, and its calls go there */
+		if (e->inst || e->loading || !workers_mine(s, e->spec->name))
 			continue;
 		struct srv_call c = {0};
 		e->refs++;

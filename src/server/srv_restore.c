@@ -9,40 +9,71 @@
 #include "server/srv_spec.h"
 #include "server/srv_store.h"
 
-static void restore_one(struct srv *s, const char *file)
+/* functions/NAME.json read: 0 and *out (its pin set), 1 when there is none, -1 (logged) */
+static int read_one(struct srv *s, const char *name, struct srv_spec **out)
 {
-	char name[SRV_NAME_MAX], path[SRV_PATH_MAX], err[SRV_ERR_MAX];
-	size_t n = strlen(file);
-	if (n <= 5 || n - 5 >= sizeof(name) || strcmp(file + n - 5, ".json"))
-		return;
-	memcpy(name, file, n - 5);
-	name[n - 5] = 0;
+	char path[SRV_PATH_MAX], err[SRV_ERR_MAX];
 	if (store_path(s, "functions", name, ".json", path, sizeof(path))) {
-		srv_log(s, "warning", "skipping functions/%s: not a function name", file);
-		return;
+		srv_log(s, "warning", "skipping functions/%s.json: not a function name", name);
+		return -1;
 	}
+	if (access(path, F_OK))
+		return 1;
 	json_error_t jerr;
 	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	struct srv_spec *sp = NULL;
-	int rc;
 	if (!doc) {
 		srv_log(s, "warning", "skipping %s: %s", path, jerr.text);
-		return;
+		return -1;
 	}
 	const char *created = json_string_value(json_object_get(doc, "createdAt"));
 	if (spec_parse(doc, created, &sp, err, sizeof(err))) {
 		srv_log(s, "warning", "skipping %s: %s", path, err);
 		json_decref(doc);
-		return;
+		return -1;
 	}
 	pin_restore(s, doc, sp);
-	if (strcmp(sp->name, name))
-		srv_log(s, "warning", "skipping %s: it deploys '%s'", path, sp->name);
-	else if ((rc = reg_add(s, spec_get(sp), NULL)))
-		srv_log(s, "warning", "skipping %s: %s", path,
-			rc == REG_NOMEM ? "out of memory" : "a duplicate");
-	spec_put(sp);
 	json_decref(doc);
+	if (strcmp(sp->name, name)) {
+		srv_log(s, "warning", "skipping %s: it deploys '%s'", path, sp->name);
+		spec_put(sp);
+		return -1;
+	}
+	*out = sp;
+	return 0;
+}
+
+static void restore_one(struct srv *s, const char *file)
+{
+	char name[SRV_NAME_MAX];
+	struct srv_spec *sp;
+	size_t n = strlen(file);
+	int rc;
+	if (n <= 5 || n - 5 >= sizeof(name) || strcmp(file + n - 5, ".json"))
+		return;
+	memcpy(name, file, n - 5);
+	name[n - 5] = 0;
+	if (read_one(s, name, &sp))
+		return;
+	if ((rc = reg_add(s, sp, NULL)))
+		srv_log(s, "warning", "skipping functions/%s: %s", file,
+			rc == REG_NOMEM ? "out of memory" : "a duplicate");
+}
+
+int store_reread(struct srv *s, const char *name)
+{
+	struct srv_spec *sp = NULL, *old;
+	pthread_mutex_lock(&s->admin);
+	int rc = read_one(s, name, &sp);
+	if (rc == 1)
+		rc = reg_remove(s, name) == REG_OK ? 0 : 1;
+	else if (!rc && (old = reg_spec(s, name))) {
+		spec_put(old);
+		rc = reg_replace(s, sp, NULL) ? -1 : 0;
+	} else if (!rc)
+		rc = reg_add(s, sp, NULL) ? -1 : 0;
+	pthread_mutex_unlock(&s->admin);
+	return rc;
 }
 
 /* puts every function of the state directory back in the table (loaded later) */

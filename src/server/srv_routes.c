@@ -15,6 +15,7 @@
 #include "server/srv_http.h"
 #include "metrics/metrics.h"
 #include "server/srv_secrets.h"
+#include "server/srv_workers.h"
 
 /* A connection's memory: its read buffer and the request's headers, which libmicrohttpd zeroes
  * for every request on it (32 KiB by default, 2 % of a warm request's CPU time at saturation).
@@ -58,6 +59,7 @@ static const struct srv_route routes[] = {
     {"POST", "/async-function/", ROUTE_NAME_REST, BODY_REQUEST, h_async},
     {"GET", "/ui", ROUTE_EXACT, BODY_REQUEST, h_console},
     {"GET", "/ui/", ROUTE_NAME, BODY_REQUEST, h_console},
+    {"POST", "/system/worker/sync", ROUTE_EXACT, BODY_REQUEST, h_worker_sync}, /* --workers */
 };
 
 /* 0: another path; 1: this path, name set; -1: this path with a bad name */
@@ -139,13 +141,28 @@ static int needs_auth(struct srv *s, const struct srv_req *r)
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
 	conn_phase(cls, conn, CONN_REQUEST); /* it must be read whole within readTimeout */
+	const struct srv *s = cls;
 	struct srv_req *r = calloc(1, sizeof(*r));
 	const char *q = strchr(uri, '?');
-	if (r && !(r->query = strdup(q ? q + 1 : ""))) {
+	/* the URI as sent: only --workers forwards it */
+	if (r && (!(r->query = strdup(q ? q + 1 : "")) ||
+		  (s->opt.workers > 1 && !(r->uri = strdup(uri))))) {
+		free(r->query);
 		free(r);
 		r = NULL;
 	}
 	return r;
+}
+
+/* --workers: conn came to the internal socket (known by its descriptor, not by s->mhd_peer,
+ * which its daemon's threads may use before MHD_start_daemon's value is stored) */
+static int on_peer_socket(struct srv *s, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *c =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
+	const union MHD_DaemonInfo *d =
+	    c ? MHD_get_daemon_info(c->daemon, MHD_DAEMON_INFO_LISTEN_FD) : NULL;
+	return d && d->listen_fd == s->opt.peer_fd;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -163,6 +180,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		r->conn = conn;
 		r->method = method;
+		if (s->opt.workers > 1) /* another worker's: on its socket, with the run's key */
+			r->internal = on_peer_socket(s, conn) && workers_key_ok(s, conn);
 		r->t0 = srv_now();
 		atomic_fetch_add(&s->active, 1);
 		int stopping = atomic_load(&s->stopping);
@@ -223,6 +242,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (e->status)
 		return reply_early(s, r, e);
 	conn_phase(s, conn, CONN_HANDLING);
+	enum MHD_Result ret;
+	/* --workers: to the function's owner, or summed over the workers */
+	if (s->opt.workers > 1 && !r->internal && r->uri && workers_route(s, r, &ret))
+		return ret;
 	return r->route->fn(s, r);
 }
 
@@ -235,13 +258,14 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 	conn_phase(s, conn, CONN_DONE); /* the next request must start within connectionTimeout */
 	if (!r)
 		return;
-	int counted = r->conn != NULL; /* on_request saw it (on_uri starts it without) */
-	if (counted && r->status)
+	int counted = r->conn != NULL;		  /* on_request saw it (on_uri starts it without) */
+	if (counted && r->status && !r->internal) /* counted by the worker that took it */
 		metrics_http(s->metrics, r->route ? r->route->path : "other", r->method, r->status,
 			     srv_now() - r->t0);
 	free(r->body);
 	free(r->path);
 	free(r->query);
+	free(r->uri);
 	free(r);
 	*con_cls = NULL;
 	if (!counted)
@@ -252,6 +276,25 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 	pthread_mutex_lock(&s->mu);
 	pthread_cond_broadcast(&s->idle);
 	pthread_mutex_unlock(&s->mu);
+}
+
+/* --workers: the daemon of the internal socket, where the other workers forward and ask; its
+ * connections all come from loopback, so no per-address limit */
+static int peer_start(struct srv *s, unsigned flags, char *err, size_t errlen)
+{
+	if (wk_start(s))
+		return snprintf(err, errlen, "out of memory"), -1;
+	s->mhd_peer = MHD_start_daemon(
+	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->opt.peer_fd,
+	    MHD_OPTION_CONNECTION_TIMEOUT, s->opt.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+	    s->opt.max_conns, MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY, MHD_OPTION_END);
+	if (!s->mhd_peer) {
+		wk_stop(s);
+		return snprintf(err, errlen, "cannot serve the other workers"), -1;
+	}
+	return 0;
 }
 
 int http_start(struct srv *s, char *err, size_t errlen)
@@ -270,6 +313,10 @@ int http_start(struct srv *s, char *err, size_t errlen)
 	int v6 = ss.ss_family == AF_INET6;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 			 MHD_USE_POLL | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0);
+	/* --workers: the internal socket first, so that the address never serves as a lone server
+	 * (a restarted worker's queued connections are taken at once) */
+	if (s->opt.workers > 1 && peer_start(s, flags & ~MHD_USE_IPv6, err, errlen))
+		goto fail;
 	errno = 0;
 	s->mhd = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
@@ -281,6 +328,8 @@ int http_start(struct srv *s, char *err, size_t errlen)
 	if (!s->mhd) {
 		snprintf(err, errlen, "cannot listen on %s: %s", s->opt.listen,
 			 errno ? strerror(errno) : "libmicrohttpd failed");
+		if (s->mhd_peer)
+			MHD_stop_daemon(s->mhd_peer), s->mhd_peer = NULL, wk_stop(s);
 		goto fail;
 	}
 	char host[INET6_ADDRSTRLEN] = "?";

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "server/srv_secrets.h"
+#include "server/srv_workers.h"
 #include "server/srv_core.h"
 #include "server/srv_spec.h"
 #include "server/srv_store.h"
@@ -190,6 +191,8 @@ static enum MHD_Result write_secret(struct srv *s, struct srv_req *r, int update
 	if (!st && !rc && update)
 		reloaded = secrets_changed(s, in.name);
 	pthread_mutex_unlock(&s->admin);
+	if (!st && !rc && update && s->opt.workers > 1) /* the owners of its users too */
+		workers_notify(s, "secret", in.name);
 	put_in(r, &in);
 	if (st)
 		return srv_reply_error(r, st, "%s", err);

@@ -9,6 +9,7 @@
 #include "server/srv_spec.h"
 #include "server/srv_store.h"
 #include "server/srv_registry.h"
+#include "server/srv_workers.h"
 
 #define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
@@ -132,7 +133,9 @@ size_t secrets_changed(struct srv *s, const char *name)
 		pthread_mutex_lock(&s->mu);
 		struct srv_entry *e = i < s->nfns ? s->fns[i] : NULL;
 		int mine = e && given(e->spec, name);
-		int hot = mine && (e->inst || e->loading || e->spec->min_warm);
+		/* --workers: loaded again by the worker its calls go to, dropped by the others */
+		int hot = mine && (e->inst || e->loading || e->spec->min_warm) &&
+			  workers_here(s, e->spec->name);
 		struct srv_spec *sp = mine ? spec_get(e->spec) : NULL;
 		pthread_mutex_unlock(&s->mu);
 		if (!e)

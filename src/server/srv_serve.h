@@ -50,7 +50,22 @@ struct srv_options {
 	int costly_after_ms;
 	unsigned costly_slots; /* 0 = half the CPUs, at least 1 */
 	unsigned costly_queue; /* costly calls that may wait for a slot; 0 = 64 per slot */
-	srv_log_sink log;      /* the server's messages; NULL: dropped */
+	/* ember serve --workers N (srv_workers*.c): this process is worker `worker` (0..workers-1)
+	 * of workers sharing the state folder, workers <= 1: alone. peer_fd: its own internal
+	 * socket (listening on loopback), where the others forward and ask; peer_ports: every
+	 * worker's internal port, by index; peer_up: shared by all the workers and ember serve,
+	 * a worker's pid while it serves, 0 while it is down. restarted: not its first start, so
+	 * it sweeps nothing (another worker may be writing a temporary file) */
+	unsigned worker, workers;
+	int peer_fd;
+	const unsigned short *peer_ports;
+	int *peer_up;
+	/* peer_key: a random secret of this run of ember serve, carried by every request a worker
+	 * sends another (the X-Ember-Worker-Key header); only such a request is the other's own
+	 * (internal routes, never forwarded again), whoever else reaches the loopback socket */
+	const char *peer_key;
+	int restarted;
+	srv_log_sink log; /* the server's messages; NULL: dropped */
 	void *log_ctx;
 };
 
@@ -66,6 +81,9 @@ int srv_image_name(const char *ref, char *name, size_t len);
 /* A socket bound to listen ("ADDR:PORT"; NULL = the default) and listening, in *fd, for
  * srv_options.listen_fd: a caller that binds as root before giving root up. */
 int srv_listen(const char *listen, int *fd, char *err, size_t errlen);
+/* n sockets bound to the same address with SO_REUSEPORT (n > 1), the kernel spreading the
+ * connections over them; port 0: the port the first one got, for all */
+int srv_listen_many(const char *listen, int *fds, unsigned n, char *err, size_t errlen);
 
 /* Opens the state directory, restores the functions deployed in it and starts listening. */
 int srv_start(const struct srv_options *opt, struct srv **out, char *err, size_t errlen);

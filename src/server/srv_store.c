@@ -59,7 +59,15 @@ static int sweep(const struct srv *s, const char *dir)
 
 int store_init(struct srv *s, char *err, size_t errlen)
 {
-	static const char *const dirs[] = {"functions", "images", "async", "function-secrets"};
+	/* each worker of ember serve --workers has its async queue: worker 0 the usual one */
+	if (s->opt.workers > 1 && s->opt.worker)
+		snprintf(s->async_dir, sizeof(s->async_dir), "async-w%u", s->opt.worker);
+	else
+		snprintf(s->async_dir, sizeof(s->async_dir), "async");
+	const char *const dirs[] = {"functions", "images", s->async_dir, "function-secrets"};
+	/* a worker sweeps only at the first start of the first one, before the others start: a
+	 * restarted one would take another's temporary file for a crash's */
+	int may_sweep = s->opt.workers <= 1 || (!s->opt.worker && !s->opt.restarted);
 	char path[SRV_PATH_MAX];
 	int swept = 0;
 	if (mkdir_p(s->opt.state_dir) || !realpath(s->opt.state_dir, s->state))
@@ -74,9 +82,10 @@ int store_init(struct srv *s, char *err, size_t errlen)
 			return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
 		if (access(path, W_OK))
 			return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
-		swept += sweep(s, dirs[i]);
+		swept += may_sweep ? sweep(s, dirs[i]) : 0;
 	}
-	swept += ember_sweep(s->state); /* snapshots half-written by a process that died */
+	swept += may_sweep ? ember_sweep(s->state)
+			   : 0; /* snapshots half-written by a process that died */
 	if (swept)
 		srv_log(s, "info", "removed %d temporary files a crash left in %s", swept,
 			s->state);

@@ -46,6 +46,10 @@ int pin_owner(const char *pin, char *name);
  * read from its file); pin_sweep, after the restore, removes the pins no deployment names and
  * returns how many */
 int store_restore(struct srv *s);
+/* functions/NAME.json read again, as another worker of ember serve --workers left it: the
+ * table's entry replaced, added, or removed when the file is gone (not loaded: the next call
+ * loads it). 0, 1 when neither had it, -1 when it cannot be read (logged) */
+int store_reread(struct srv *s, const char *name);
 void pin_restore(const struct srv *s, const json_t *doc, struct srv_spec *sp);
 int pin_sweep(struct srv *s);
 

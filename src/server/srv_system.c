@@ -10,6 +10,7 @@
 #include "server/srv_store.h"
 #include "server/srv_registry.h"
 #include "server/srv_http.h"
+#include "server/srv_workers.h"
 
 enum MHD_Result h_healthz(struct srv *s, struct srv_req *r)
 {
@@ -30,7 +31,7 @@ enum MHD_Result h_readyz(struct srv *s, struct srv_req *r)
 	return srv_reply(r, 200, "text/plain; charset=utf-8", "OK\n", 3, 0, NULL, 0);
 }
 
-enum MHD_Result h_info(struct srv *s, struct srv_req *r)
+json_t *srv_info(struct srv *s)
 {
 	struct reg_gauges g;
 	reg_gauges(s, &g);
@@ -44,7 +45,14 @@ enum MHD_Result h_info(struct srv *s, struct srv_req *r)
 			      (json_int_t)g.functions, "uptimeSeconds", srv_now() - s->started);
 	if (s->cluster)
 		json_object_set_new(json_object_get(j, "ember"), "cluster", cluster_info(s));
-	return srv_reply_json(r, 200, j);
+	if (s->opt.workers > 1)
+		json_object_set_new(json_object_get(j, "ember"), "worker", workers_self(s));
+	return j;
+}
+
+enum MHD_Result h_info(struct srv *s, struct srv_req *r)
+{
+	return srv_reply_json(r, 200, srv_info(s));
 }
 
 enum MHD_Result h_list(struct srv *s, struct srv_req *r)
@@ -201,6 +209,8 @@ static enum MHD_Result deploy(struct srv *s, struct srv_req *r, int update)
 		return srv_reply_load_error(r, f.kind, f.err);
 	if (rc)
 		return srv_reply_error(r, f.status, "%s", f.err);
+	if (s->opt.workers > 1) /* before the answer: a call after it finds it in every worker */
+		workers_notify(s, "name", name);
 	json_t *st = reg_status(s, name);
 	return st ? srv_reply_json(r, 202, st) : srv_reply_error(r, 500, "deleted meanwhile");
 }
@@ -250,5 +260,7 @@ enum MHD_Result h_delete(struct srv *s, struct srv_req *r)
 	int rc = sys_remove(s, name);
 	if (rc)
 		return srv_reply_error(r, 404, "function '%s' not found", name);
+	if (s->opt.workers > 1)
+		workers_notify(s, "name", name);
 	return srv_reply_json(r, 202, json_pack("{s:s}", "deleted", name));
 }
