@@ -8,6 +8,8 @@
 
 #define SHELL_KINDS 8
 #define SHELL_MAX   16
+/* emptied machines kept beyond the target (ember run's is 0): a fork + execve round frees two */
+#define SHELL_SPARE 2
 /* a kind whose machines cannot be made is tried again after a wait that doubles per failure */
 #define BACKOFF_MIN_NS (50ULL * 1000 * 1000)
 #define BACKOFF_MAX_NS (30ULL * 1000 * 1000 * 1000)
@@ -166,6 +168,22 @@ int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t e
 		pthread_mutex_unlock(&mu);
 	}
 	return rc;
+}
+
+void pool_shell_return(const struct vm_config *cfg, struct vm *vm)
+{
+	if (cfg->backend == VM_BACKEND_AUTO || vm_cpus(vm) != cfg->cpus || vm_empty(vm)) {
+		vm_destroy(vm);
+		return;
+	}
+	pthread_mutex_lock(&mu);
+	struct shell_kind *k = kind_of(cfg);
+	if (k && k->n < (int)target + SHELL_SPARE && k->n < SHELL_MAX) {
+		k->vms[k->n++] = vm;
+		vm = NULL;
+	}
+	pthread_mutex_unlock(&mu);
+	vm_destroy(vm);
 }
 
 unsigned pool_shell_ready(const struct vm_config *cfg)

@@ -85,6 +85,11 @@ struct vm;
  * failure (above) with a one-line message in err. */
 int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen);
 void vm_destroy(struct vm *vm);
+/* vm_empty.c: the machine made clean again, as vm_create leaves one (guest memory zero, its
+ * own page tables, no runs mapped, every vCPU's registers, segments, FPU state and pending
+ * events as at creation), for another program to use without the cost of making one: 0, or
+ * -errno (-EOPNOTSUPP where the backend cannot, a vCPU broken): then it must be destroyed */
+int vm_empty(struct vm *vm);
 enum vm_backend vm_backend_of(const struct vm *vm);
 const char *vm_backend_name(enum vm_backend b);
 int vm_backend_parse(const char *s, enum vm_backend *out);

@@ -83,6 +83,17 @@ for m in fork pipe exec; do
 	check "$m --repeat 2: as natively, twice" cmp -s "$tmp/out" "$tmp/want"
 done
 
+# a machine a process left is emptied and kept for the next fork or execve (vm_empty,
+# pool_shell_return): nothing of the process before reaches the next one given it, neither
+# memory it wrote (new memory, a global of the parent's) nor its FPU controls (an exec'd
+# program starts with Linux's); 8 rounds each, from the request (a warm parent) and from argv
+for m in fork exec; do
+	compare "reuse of a machine ($m)" "$G/reuse.musl" "$m"
+	req "$m"
+	compare "reuse of a machine ($m, warm parent)" "$G/reuse.musl"
+	req ""
+done
+
 # execve of the function's files: a file that is no ELF (executable: ENOEXEC), and a copy of
 # the program at another path
 mkdir -p "$tmp/files"
