@@ -195,8 +195,10 @@ size_t vm_cow_runs(const struct vm *vm);
 /* A snapshot's image (fd: guest memory's content at its own offsets, sealed; the caller keeps
  * it open while vm lives) mapped copy-on-write over [0, user_top) with one mapping: a page
  * given back where the image has data is zeroed in place, elsewhere dropped (the image's hole
- * reads zero); a file's run dropped is the image's again. -EOPNOTSUPP on ptrace. */
-int vm_map_image(struct vm *vm, int fd);
+ * reads zero); a file's run dropped is the image's again. -EOPNOTSUPP on ptrace. The machine's
+ * memfd, which holds the page tables alone from then on, is closed unless keep_memfd (a machine
+ * to be emptied for another process later, vm_empty, needs it). */
+int vm_map_image(struct vm *vm, int fd, int keep_memfd);
 /* the runs of every machine of this process (the budget that keeps them under vm.max_map_count) */
 long vm_cow_runs_total(void);
 /* vm.max_map_count changed (ember bench memory --max-map-count): the budget follows it */
