@@ -170,15 +170,27 @@ int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t e
 	return rc;
 }
 
+/* with mu held: cfg's kind when it exists (a kind nobody asked for, as a child that grew
+ * vCPUs would make, is not made one: the refiller would keep machines of it for nothing) and
+ * has room for a machine given back */
+static struct shell_kind *room_for(const struct vm_config *cfg)
+{
+	struct shell_kind *k = find_kind(cfg);
+	return k && k->n < (int)target + SHELL_SPARE && k->n < SHELL_MAX ? k : NULL;
+}
+
 void pool_shell_return(const struct vm_config *cfg, struct vm *vm)
 {
-	if (cfg->backend == VM_BACKEND_AUTO || vm_cpus(vm) != cfg->cpus || vm_empty(vm)) {
+	pthread_mutex_lock(&mu);
+	int wanted = room_for(cfg) != NULL;
+	pthread_mutex_unlock(&mu);
+	if (!wanted || vm_empty(vm)) { /* emptied outside the lock */
 		vm_destroy(vm);
 		return;
 	}
 	pthread_mutex_lock(&mu);
-	struct shell_kind *k = kind_of(cfg);
-	if (k && k->n < (int)target + SHELL_SPARE && k->n < SHELL_MAX) {
+	struct shell_kind *k = room_for(cfg);
+	if (k) {
 		k->vms[k->n++] = vm;
 		vm = NULL;
 	}
