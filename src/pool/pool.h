@@ -41,6 +41,9 @@ int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t e
  * plus SHELL_SPARE; destroyed where it cannot be emptied or is not wanted. cfg: the machine's
  * configuration (its vCPUs as it has them now). */
 void pool_shell_return(const struct vm_config *cfg, struct vm *vm);
+/* Destroys every clean shell in the cache now (ember run, before it counts the descriptors a
+ * function left: machines kept for the next fork are nobody's). */
+void pool_shell_drain(void);
 /* How many clean shells to keep per configuration (default 2). A configuration whose machines
  * cannot be made is tried again after a wait that doubles per failure (50 ms to 30 s), or at
  * once when a pool_shell of it succeeds. */

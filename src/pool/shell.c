@@ -198,6 +198,21 @@ void pool_shell_return(const struct vm_config *cfg, struct vm *vm)
 	vm_destroy(vm);
 }
 
+void pool_shell_drain(void)
+{
+	for (;;) {
+		struct vm *vm = NULL;
+		pthread_mutex_lock(&mu);
+		for (int i = 0; i < nkinds && !vm; i++)
+			if (kinds[i].n > 0)
+				vm = kinds[i].vms[--kinds[i].n];
+		pthread_mutex_unlock(&mu);
+		if (!vm)
+			return;
+		vm_destroy(vm);
+	}
+}
+
 unsigned pool_shell_ready(const struct vm_config *cfg)
 {
 	pthread_mutex_lock(&mu);

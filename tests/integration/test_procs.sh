@@ -93,6 +93,11 @@ for m in fork exec; do
 	compare "reuse of a machine ($m, warm parent)" "$G/reuse.musl"
 	req ""
 done
+# the machines kept for a next fork are nobody's: none counts as a descriptor the function left
+req exec
+er --stats "$G/reuse.musl"
+stats "j['host_fds_leaked'] == 0" "reuse (exec) --stats: host_fds_leaked 0"
+req ""
 
 # execve of the function's files: a file that is no ELF (executable: ENOEXEC), and a copy of
 # the program at another path
