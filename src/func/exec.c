@@ -48,9 +48,7 @@ static int vm_new(void *ctx, int cpus, struct vm **out, char *err, size_t errlen
 static void vm_free(void *ctx, struct vm *vm)
 {
 	struct ember_function *fn = ctx;
-	struct vm_config cfg = fn->vmcfg;
-	cfg.cpus = vm_cpus(vm);
-	pool_shell_return(&cfg, vm);
+	pool_shell_return(vm);
 	budget_give(fn->budget, fn->vmcfg.mem_size);
 }
 

@@ -38,9 +38,10 @@ void pool_drain(struct pool *p);
 int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen);
 /* A machine a process used and left (a fork's child, the program an execve replaced), emptied
  * (vm_empty) and kept as a clean shell of its kind for the next pool_shell, up to the target
- * plus SHELL_SPARE; destroyed where it cannot be emptied or is not wanted. cfg: the machine's
- * configuration (its vCPUs as it has them now). */
-void pool_shell_return(const struct vm_config *cfg, struct vm *vm);
+ * plus SHELL_SPARE; destroyed where it cannot be emptied or is not wanted. Its kind is read
+ * from the machine itself (memory size, backend, vCPUs as it has them now), never taken from
+ * the caller: a machine is never handed to a function that asked for another kind. */
+void pool_shell_return(struct vm *vm);
 /* Destroys every clean shell in the cache now (ember run, before it counts the descriptors a
  * function left: machines kept for the next fork are nobody's). */
 void pool_shell_drain(void);

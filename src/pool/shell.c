@@ -179,8 +179,10 @@ static struct shell_kind *room_for(const struct vm_config *cfg)
 	return k && k->n < (int)target + SHELL_SPARE && k->n < SHELL_MAX ? k : NULL;
 }
 
-void pool_shell_return(const struct vm_config *cfg, struct vm *vm)
+void pool_shell_return(struct vm *vm)
 {
+	const struct vm_config own = {vm_mem_size(vm), vm_backend_of(vm), vm_cpus(vm)};
+	const struct vm_config *cfg = &own;
 	pthread_mutex_lock(&mu);
 	int wanted = room_for(cfg) != NULL;
 	pthread_mutex_unlock(&mu);

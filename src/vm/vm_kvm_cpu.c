@@ -167,6 +167,9 @@ int kvm_cpu_empty(struct kvm_cpu *c)
 	c->run->kvm_dirty_regs = 0;
 	struct kvm_vcpu_events ev;
 	memset(&ev, 0, sizeof(ev)); /* no exception, interrupt or NMI pending or being injected */
+	/* without these flags KVM leaves the NMI queue and the interrupt shadow (an exit right
+	 * after `sti` or `mov ss`) as the last program left them */
+	ev.flags = KVM_VCPUEVENT_VALID_SHADOW | KVM_VCPUEVENT_VALID_NMI_PENDING;
 	if (ioctl(c->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
 		return -errno;
 	struct kvm_regs r;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "pool/pool.h"
 #include "vm/vm_kvm.h"
 #include "vm/vm_x86.h"
 
@@ -326,6 +327,53 @@ static void emptied_like_new(void **state)
 	vm_destroy(vm);
 }
 
+/* function A's process leaves its machine dirty (memory, registers, FS base, MXCSR, an
+ * interrupt shadow) and the cache hands it to function B, which finds none of it; a machine
+ * of another size is not handed to a taker that asked for this one */
+static void reused_by_another_function(void **state)
+{
+	(void)state;
+	const struct vm_config a = {16ULL << 20, VM_BACKEND_KVM, 1}, b = a;
+	const struct vm_config big = {32ULL << 20, VM_BACKEND_KVM, 1};
+	struct vm *vm = NULL, *other = NULL;
+	char err[200];
+	assert_int_equal(pool_shell(&a, &vm, err, sizeof(err)), VM_OK);
+	assert_int_equal(pool_shell(&big, &other, err, sizeof(err)), VM_OK);
+	load(vm);
+	const uint64_t marker = 0xa11ce5a11ce5ULL;
+	assert_int_equal(vm_copy_to(vm, DATA, &marker, sizeof(marker)), 0);
+	start(vm, CODE + 0x500, 0);
+	expect(vm, VM_EXIT_HYPERCALL, 0x11, CODE + 0x50a);
+	assert_int_equal(vm_set_fs_base(vm, 0x456000), 0);
+	struct kvm_vcpu_events ev;
+	assert_int_equal(ioctl(KC(vm, 0)->fd, KVM_GET_VCPU_EVENTS, &ev), 0);
+	ev.flags = KVM_VCPUEVENT_VALID_SHADOW;
+	ev.interrupt.shadow = KVM_X86_SHADOW_INT_MOV_SS;
+	assert_int_equal(ioctl(KC(vm, 0)->fd, KVM_SET_VCPU_EVENTS, &ev), 0);
+	pool_shell_return(other); /* 32 MiB: not of a's kind */
+	pool_shell_return(vm);
+
+	struct vm *got = NULL;
+	assert_int_equal(pool_shell(&b, &got, err, sizeof(err)), VM_OK);
+	assert_ptr_equal(got, vm);
+	assert_int_equal(vm_mem_size(got), a.mem_size);
+	assert_int_equal(ioctl(KC(got, 0)->fd, KVM_GET_VCPU_EVENTS, &ev), 0);
+	assert_int_equal(ev.interrupt.shadow, 0);
+	uint64_t fs = 1;
+	assert_int_equal(kvm_msr(KC(got, 0), X86_MSR_FS_BASE, &fs, 0), 0);
+	assert_true(fs == 0);
+	struct vm_regs r;
+	assert_int_equal(vm_get_regs(got, &r), 0);
+	assert_true(r.rbx == 0 && r.rip == 0);
+	load(got);
+	start(got, CODE + 0x500, 0);
+	expect(got, VM_EXIT_HYPERCALL, 0x11, CODE + 0x50a);
+	assert_int_equal(vm_get_regs(got, &r), 0);
+	assert_true(r.rbx == 0); /* the page B reads is zero, not A's marker */
+	vm_destroy(got);
+	pool_shell_drain();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +387,7 @@ int main(void)
 	    cmocka_unit_test(deadline_while_delivering),
 	    cmocka_unit_test(guest_memory_not_forked),
 	    cmocka_unit_test(emptied_like_new),
+	    cmocka_unit_test(reused_by_another_function),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
