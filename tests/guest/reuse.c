@@ -85,7 +85,8 @@ static void look_fork(void)
 
 /* "reuse fork" / "reuse exec", or the request "fork" / "exec" (read first: a snapshot taken
  * there makes the parent warm): ROUNDS times a process that dirties its machine, then one
- * that looks at its own; "dirty" and "look" are the exec'd programs */
+ * that looks at its own; "dirty" and "look" are the exec'd programs; "looks" execs lookers
+ * alone (another function dirtied the machines) */
 int main(int argc, char **argv)
 {
 	char mode[16] = "";
@@ -104,11 +105,13 @@ int main(int argc, char **argv)
 		look("exec'd");
 		return 0;
 	}
-	int exec = !strcmp(mode, "exec");
+	/* "looks": exec'd processes that look only, on machines some other program left */
+	int looks = !strcmp(mode, "looks"), exec = looks || !strcmp(mode, "exec");
 	if (!exec && strcmp(mode, "fork"))
 		return 2;
 	for (int i = 0; i < ROUNDS; i++)
-		if (child(dirty, exec ? "dirty" : NULL) || child(look_fork, exec ? "look" : NULL))
+		if ((!looks && child(dirty, exec ? "dirty" : NULL)) ||
+		    child(look_fork, exec ? "look" : NULL))
 			return 3;
 	look("parent");
 	return 0;
