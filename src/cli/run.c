@@ -326,6 +326,8 @@ int cli_run(int argc, char **argv)
 		json_decref(rs->invocations);
 	free(rs);
 	ember_unload(fn);
+	/* machines its processes left, kept for a next fork: not its own */
+	pool_shell_drain();
 	if (st) { /* what the function left open on the host once unloaded: 0 */
 		json_object_set_new(st, "host_fds_leaked", json_integer(open_fds() - fds_before));
 		cli_print_json(stderr, st);

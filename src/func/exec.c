@@ -43,10 +43,12 @@ static int vm_new(void *ctx, int cpus, struct vm **out, char *err, size_t errlen
 	return rc;
 }
 
+/* the machine emptied and kept as a clean shell for the next fork or execve (the function's
+ * charge goes back either way: a shell is nobody's) */
 static void vm_free(void *ctx, struct vm *vm)
 {
 	struct ember_function *fn = ctx;
-	vm_destroy(vm);
+	pool_shell_return(vm);
 	budget_give(fn->budget, fn->vmcfg.mem_size);
 }
 

@@ -36,6 +36,15 @@ void pool_drain(struct pool *p);
 /* A clean machine of the given configuration: from the shell cache when one is there (which is
  * then refilled in the background), otherwise created now. */
 int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen);
+/* A machine a process used and left (a fork's child, the program an execve replaced), emptied
+ * (vm_empty) and kept as a clean shell of its kind for the next pool_shell, up to the target
+ * plus SHELL_SPARE; destroyed where it cannot be emptied or is not wanted. Its kind is read
+ * from the machine itself (memory size, backend, vCPUs as it has them now), never taken from
+ * the caller: a machine is never handed to a function that asked for another kind. */
+void pool_shell_return(struct vm *vm);
+/* Destroys every clean shell in the cache now (ember run, before it counts the descriptors a
+ * function left: machines kept for the next fork are nobody's). */
+void pool_shell_drain(void);
 /* How many clean shells to keep per configuration (default 2). A configuration whose machines
  * cannot be made is tried again after a wait that doubles per failure (50 ms to 30 s), or at
  * once when a pool_shell of it succeeds. */

@@ -8,6 +8,8 @@
 
 #define SHELL_KINDS 8
 #define SHELL_MAX   16
+/* emptied machines kept beyond the target (ember run's is 0): a fork + execve round frees two */
+#define SHELL_SPARE 2
 /* a kind whose machines cannot be made is tried again after a wait that doubles per failure */
 #define BACKOFF_MIN_NS (50ULL * 1000 * 1000)
 #define BACKOFF_MAX_NS (30ULL * 1000 * 1000 * 1000)
@@ -166,6 +168,51 @@ int pool_shell(const struct vm_config *cfg, struct vm **out, char *err, size_t e
 		pthread_mutex_unlock(&mu);
 	}
 	return rc;
+}
+
+/* with mu held: cfg's kind when it exists (a kind nobody asked for, as a child that grew
+ * vCPUs would make, is not made one: the refiller would keep machines of it for nothing) and
+ * has room for a machine given back */
+static struct shell_kind *room_for(const struct vm_config *cfg)
+{
+	struct shell_kind *k = find_kind(cfg);
+	return k && k->n < (int)target + SHELL_SPARE && k->n < SHELL_MAX ? k : NULL;
+}
+
+void pool_shell_return(struct vm *vm)
+{
+	const struct vm_config own = {vm_mem_size(vm), vm_backend_of(vm), vm_cpus(vm)};
+	const struct vm_config *cfg = &own;
+	pthread_mutex_lock(&mu);
+	int wanted = room_for(cfg) != NULL;
+	pthread_mutex_unlock(&mu);
+	if (!wanted || vm_empty(vm)) { /* emptied outside the lock */
+		vm_destroy(vm);
+		return;
+	}
+	pthread_mutex_lock(&mu);
+	struct shell_kind *k = room_for(cfg);
+	if (k) {
+		k->vms[k->n++] = vm;
+		vm = NULL;
+	}
+	pthread_mutex_unlock(&mu);
+	vm_destroy(vm);
+}
+
+void pool_shell_drain(void)
+{
+	for (;;) {
+		struct vm *vm = NULL;
+		pthread_mutex_lock(&mu);
+		for (int i = 0; i < nkinds && !vm; i++)
+			if (kinds[i].n > 0)
+				vm = kinds[i].vms[--kinds[i].n];
+		pthread_mutex_unlock(&mu);
+		if (!vm)
+			return;
+		vm_destroy(vm);
+	}
 }
 
 unsigned pool_shell_ready(const struct vm_config *cfg)

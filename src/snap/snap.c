@@ -168,7 +168,7 @@ int snap_set_cpu(const struct snap *s, struct vm *vm)
 
 int snap_restore(const struct snap *s, struct vm *vm, struct sys_state *st, enum snap_share m)
 {
-	int rc, image = m == SNAP_SHARE_UPM && !snap_image_map(s, vm);
+	int rc, image = m == SNAP_SHARE_UPM && !snap_image_map(s, vm, 0);
 	for (size_t i = 0; i < s->sys.nvma; i++) {
 		const struct sys_vma *v = &s->sys.vmas[i];
 		if ((!image && (rc = snap_put_memory(s, vm, v->start, v->end, m))) ||

@@ -56,9 +56,10 @@ int snap_adopt(const struct snap *s, struct vm *vm, enum snap_share m);
 /* The image of s (snap_image.c): its pages, and the host's own structures of vm (the machine it
  * was captured from), at their guest addresses below user_top in one sealed memfd, which
  * snap_image_map maps over a machine's memory with one copy-on-write mapping (the overlay runs
- * from the page store over it). KVM only; without an image a machine maps s run by run. */
+ * from the page store over it). KVM only; without an image a machine maps s run by run.
+ * keep_memfd: as vm_map_image's. */
 int snap_image_build(struct snap *s, struct vm *vm);
-int snap_image_map(const struct snap *s, struct vm *vm);
+int snap_image_map(const struct snap *s, struct vm *vm, int keep_memfd);
 void snap_image_free(struct snap *s);
 /* The snapshot's pages in [start, end) into a clean machine, in mode m. */
 int snap_put_memory(const struct snap *s, struct vm *vm, uint64_t start, uint64_t end,

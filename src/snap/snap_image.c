@@ -83,11 +83,11 @@ void snap_image_free(struct snap *s)
 	s->has_image = 0;
 }
 
-int snap_image_map(const struct snap *s, struct vm *vm)
+int snap_image_map(const struct snap *s, struct vm *vm, int keep_memfd)
 {
 	if (!s->has_image)
 		return -EOPNOTSUPP;
-	int rc = vm_map_image(vm, s->image_fd);
+	int rc = vm_map_image(vm, s->image_fd, keep_memfd);
 	if (rc)
 		return rc;
 	/* the long runs other holders share too, from the page store over it */

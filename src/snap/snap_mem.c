@@ -138,7 +138,7 @@ int snap_adopt(const struct snap *s, struct vm *vm, enum snap_share m)
 	if (m != SNAP_SHARE_UPM || !s->sealed)
 		return 0;
 	if (s->has_image) {
-		int rc = snap_image_map(s, vm);
+		int rc = snap_image_map(s, vm, 0);
 		if (rc != -EOPNOTSUPP) {
 			if (!rc)
 				vm_forget_written(vm);

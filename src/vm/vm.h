@@ -85,6 +85,11 @@ struct vm;
  * failure (above) with a one-line message in err. */
 int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen);
 void vm_destroy(struct vm *vm);
+/* vm_empty.c: the machine made clean again, as vm_create leaves one (guest memory zero, its
+ * own page tables, no runs mapped, every vCPU's registers, segments, FPU state and pending
+ * events as at creation), for another program to use without the cost of making one: 0, or
+ * -errno (-EOPNOTSUPP where the backend cannot, a vCPU broken): then it must be destroyed */
+int vm_empty(struct vm *vm);
 enum vm_backend vm_backend_of(const struct vm *vm);
 const char *vm_backend_name(enum vm_backend b);
 int vm_backend_parse(const char *s, enum vm_backend *out);
@@ -190,8 +195,10 @@ size_t vm_cow_runs(const struct vm *vm);
 /* A snapshot's image (fd: guest memory's content at its own offsets, sealed; the caller keeps
  * it open while vm lives) mapped copy-on-write over [0, user_top) with one mapping: a page
  * given back where the image has data is zeroed in place, elsewhere dropped (the image's hole
- * reads zero); a file's run dropped is the image's again. -EOPNOTSUPP on ptrace. */
-int vm_map_image(struct vm *vm, int fd);
+ * reads zero); a file's run dropped is the image's again. -EOPNOTSUPP on ptrace. The machine's
+ * memfd, which holds the page tables alone from then on, is closed unless keep_memfd (a machine
+ * to be emptied for another process later, vm_empty, needs it). */
+int vm_map_image(struct vm *vm, int fd, int keep_memfd);
 /* the runs of every machine of this process (the budget that keeps them under vm.max_map_count) */
 long vm_cow_runs_total(void);
 /* vm.max_map_count changed (ember bench memory --max-map-count): the budget follows it */

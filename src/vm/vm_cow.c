@@ -73,6 +73,16 @@ void vm_track_free(struct vm *vm)
 	vm->ncow = vm->cow_cap = 0;
 }
 
+void vm_track_clear(struct vm *vm)
+{
+	memset(vm->host_w, 0, WORDS(vm) * sizeof(uint64_t));
+	memset(vm->written, 0, WORDS(vm) * sizeof(uint64_t));
+	memset(vm->holes, 0, WORDS(vm) * sizeof(uint64_t));
+	atomic_fetch_sub(&cow_runs, (long)vm->ncow);
+	vm->ncow = 0;
+	vm->files = 0;
+}
+
 /* the bits of pages [first, last] in the bitmap w, set (on) or cleared, a word at a time */
 static void bits_set(uint64_t *w, uint64_t first, uint64_t last, int on)
 {

@@ -8,7 +8,7 @@
 
 #define PAGE EMBER_PAGE_SIZE
 
-int vm_map_image(struct vm *vm, int fd)
+int vm_map_image(struct vm *vm, int fd, int keep_memfd)
 {
 	int old = vm->image_fd;
 	vm->image_fd = fd;
@@ -20,9 +20,10 @@ int vm_map_image(struct vm *vm, int fd)
 	/* the memfd holds the page tables alone now, above user_top, where nothing maps, punches
 	 * or asks about its data again: its mapping keeps them, its descriptor may go (the
 	 * machine holds the VM's and its vCPUs' alone) */
-	if (vm->memfd >= 0)
+	if (vm->memfd >= 0 && !keep_memfd)
 		close(vm->memfd);
-	vm->memfd = -1;
+	if (!keep_memfd)
+		vm->memfd = -1;
 	return 0;
 }
 

@@ -53,6 +53,8 @@ struct vm_ops {
 	void (*hold)(const struct vm *vm, struct vm_hold *h);
 	/* 1 when the page certainly holds what it held at the last reset (vm_unwritten) */
 	int (*unwritten)(struct vm *vm, uint64_t addr);
+	/* every vCPU as at creation (vm_empty): 0 or -errno; NULL where it cannot be done */
+	int (*empty)(struct vm *vm);
 };
 
 /* what every backend keeps per vCPU for the host's threads: who drives it, and its stops */
@@ -122,6 +124,8 @@ int vm_map_run(struct vm *vm, uint64_t addr, uint64_t len, int fd, uint64_t off,
 size_t vm_cow_at(const struct vm *vm, uint64_t addr);
 int vm_track_init(struct vm *vm);
 void vm_track_free(struct vm *vm);
+/* no copy-on-write run recorded, nothing marked written or a hole (vm_empty) */
+void vm_track_clear(struct vm *vm);
 void vm_mark_host(struct vm *vm, uint64_t addr, uint64_t len);
 void vm_mark_hole(struct vm *vm, uint64_t lo, uint64_t hi);
 /* fn over [lo, hi) cut where copy-on-write runs begin and end; cow says which a piece is */

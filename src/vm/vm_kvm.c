@@ -322,6 +322,14 @@ static void kvm_call(struct vm *vm, void (*fn)(void *), void *arg)
 	fn(arg);
 }
 
+static int kvm_empty(struct vm *vm)
+{
+	int rc = 0;
+	for (int i = 0; i < vm->ncpu && !rc; i++)
+		rc = kvm_cpu_empty(KC(vm, i));
+	return rc;
+}
+
 /* the VM's descriptor, and each vCPU's with its kvm_run mapping */
 static void kvm_hold(const struct vm *vm, struct vm_hold *h)
 {
@@ -358,4 +366,5 @@ const struct vm_ops vm_kvm_ops = {
     .forget_used = vm_x86_forget_used,
     .unwritten = vm_x86_unwritten,
     .hold = kvm_hold,
+    .empty = kvm_empty,
 };

@@ -51,6 +51,8 @@ int kvm_set_regs(struct vm *vm, int cpu, const struct vm_regs *r);
 /* before an entry: the cached registers to the vCPU; after an exit: the cache is stale */
 int kvm_regs_flush(struct vm *vm, struct kvm_cpu *c);
 void kvm_regs_exited(struct kvm_cpu *c);
+/* KVM finishes the `out` it would skip at the next entry (out_pending), running nothing */
+int kvm_retire_out(struct kvm_cpu *c);
 /* the program's registers as an exception frame left them; the vCPU waits in the handler */
 void kvm_regs_from_frame(struct kvm_cpu *c, const struct kvm_regs *raw, const uint64_t frame[8]);
 
@@ -62,6 +64,10 @@ int kvm_set_cpuid(struct kvm_vm *k, struct kvm_cpu *cpu, uint64_t *xcr0, char *e
 int kvm_set_xcr0(struct kvm_cpu *k, uint64_t xcr0, char *err, size_t errlen);
 int kvm_msr(struct kvm_cpu *c, uint32_t index, uint64_t *val, int set);
 int kvm_set_lstar(struct kvm_cpu *c, char *err, size_t errlen);
+/* the vCPU as open_cpu left it, for another program (vm_empty): no event pending, registers
+ * zero, segments and control registers set again (FS base 0), the FPU in its initial state;
+ * XCR0, CPUID and LSTAR stay, which CPL3 cannot change. 0 or -errno */
+int kvm_cpu_empty(struct kvm_cpu *c);
 
 /* vm_kvm_run.c */
 void kvm_run(struct vm *vm, int cpu, struct vm_exit *e);

@@ -108,6 +108,7 @@ int kvm_set_sregs(struct kvm_cpu *c, int tss_type, char *err, size_t errlen)
 	/* no EFER.SCE: a stray `syscall` raises #UD instead of entering a kernel that is not there
 	 * (PVM ignores it: see X86_SYSCALL_TRAP) */
 	sr.efer = X86_EFER_LME | X86_EFER_LMA | X86_EFER_NXE;
+	sr.cr2 = 0; /* a vCPU emptied for another program (vm_empty) keeps no fault address */
 	if (ioctl(c->fd, KVM_SET_SREGS, &sr) < 0)
 		return snprintf(err, errlen, "KVM_SET_SREGS: %s", strerror(errno)), -1;
 	c->tss_type = tss_type;
@@ -152,4 +153,45 @@ int kvm_set_lstar(struct kvm_cpu *c, char *err, size_t errlen)
 	if (rc)
 		snprintf(err, errlen, "KVM_SET_MSRS (LSTAR): %s", strerror(-rc));
 	return rc;
+}
+
+int kvm_cpu_empty(struct kvm_cpu *c)
+{
+	char err[EMBER_ERR_MAX];
+	if (c->broken)
+		return -EIO;
+	int rc = c->out_pending ? kvm_retire_out(c) : 0;
+	if (rc)
+		return rc;
+	c->run->immediate_exit = 0;
+	c->run->kvm_dirty_regs = 0;
+	struct kvm_vcpu_events ev;
+	memset(&ev, 0, sizeof(ev)); /* no exception, interrupt or NMI pending or being injected */
+	/* without these flags KVM leaves the NMI queue and the interrupt shadow (an exit right
+	 * after `sti` or `mov ss`) as the last program left them */
+	ev.flags = KVM_VCPUEVENT_VALID_SHADOW | KVM_VCPUEVENT_VALID_NMI_PENDING;
+	if (ioctl(c->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
+		return -errno;
+	struct kvm_regs r;
+	memset(&r, 0, sizeof(r));
+	r.rflags = X86_RFLAGS_FIXED;
+	if (ioctl(c->fd, KVM_SET_REGS, &r) < 0)
+		return -errno;
+	if (c->sync_regs)
+		c->run->s.regs.regs = r;
+	if (kvm_set_sregs(c, kvm_tss_type(), err, sizeof(err)))
+		return -EIO;
+	/* x87 and SSE explicitly in their initial state (FCW 0x37f, MXCSR 0x1f80: XRSTOR loads
+	 * MXCSR whatever XSTATE_BV says), the rest of XCR0's features (AVX) initial by omission */
+	struct kvm_xsave x;
+	memset(&x, 0, sizeof(x));
+	x.region[0] = 0x37f;
+	x.region[6] = 0x1f80;
+	x.region[128] = 0x3; /* XSTATE_BV, at byte 512 */
+	if (ioctl(c->fd, KVM_SET_XSAVE, &x) < 0)
+		return -errno;
+	c->regs_valid = c->regs_dirty = 0;
+	c->at_cpl0 = 0;
+	c->out_pending = 0;
+	return 0;
 }

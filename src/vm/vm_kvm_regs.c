@@ -96,7 +96,7 @@ int kvm_set_regs(struct vm *vm, int cpu, const struct vm_regs *r)
 
 /* Lets KVM finish the `out` it would skip at the next entry, so that the skip lands on the old
  * state and not on new registers that start at the same address. */
-static int retire_out(struct kvm_cpu *c)
+int kvm_retire_out(struct kvm_cpu *c)
 {
 	c->run->immediate_exit = 1;
 	int rc = ioctl(c->fd, KVM_RUN, 0) < 0 && errno != EINTR ? -errno : 0;
@@ -127,7 +127,7 @@ int kvm_regs_flush(struct vm *vm, struct kvm_cpu *c)
 		kr.rsp = top - sizeof(frame);
 		kr.rflags = X86_RFLAGS_FIXED;
 	}
-	if (c->out_pending && kr.rip == c->out_rip && (rc = retire_out(c)))
+	if (c->out_pending && kr.rip == c->out_rip && (rc = kvm_retire_out(c)))
 		return rc;
 	if ((rc = kvm_raw_set(c, &kr)))
 		return rc;

@@ -130,8 +130,13 @@ int vm_x86_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot, uint64_
 		uint64_t new = flags ? (a | flags) : 0;
 		/* a mapping that was present may be cached (KVM's shadow page tables, the guest's
 		 * TLB under EPT/NPT): the caller must make KVM forget it, whether it lost a
-		 * permission (else the old one still works) or gained one (else it faults) */
-		if ((old & X86_PTE_P) && (old & PTE_PERM) != (new &PTE_PERM)) {
+		 * permission (else the old one still works) or gained one (else it faults). Only
+		 * if it was used: KVM's walker sets the accessed bit before it makes a shadow
+		 * entry (and prefetches only accessed ones), the CPU before it caches one, and
+		 * nothing clears it while one may remain (vm_x86_forget_used follows a zap). A
+		 * machine's own structures, never touched since vm_x86_build (a fork's child: the
+		 * runtime's pages made the program's), need no zap: 64 mprotect calls a fork */
+		if ((old & X86_PTE_P) && (old & X86_PTE_A) && (old & PTE_PERM) != (new &PTE_PERM)) {
 			if (*zap_lo >= *zap_hi)
 				*zap_lo = a;
 			*zap_hi = a + 4096;

@@ -38,6 +38,8 @@ GUEST_PROGS += threadbench parwork
 # processes for `ember bench programs`: fork + execve of itself + wait4, fork + _exit + wait4,
 # timed inside
 GUEST_PROGS += forkbench
+# a machine a process left, emptied and given to the next (tests/integration/test_procs.sh)
+GUEST_PROGS += reuse
 # processes in an invocation (tests/integration/test_procs.sh): with glibc too, whose fork is
 # clone(CLONE_CHILD_SETTID|CLONE_CHILD_CLEARTID|SIGCHLD) where musl's is SYS_fork
 GUEST_PROGS += procs

@@ -83,6 +83,22 @@ for m in fork pipe exec; do
 	check "$m --repeat 2: as natively, twice" cmp -s "$tmp/out" "$tmp/want"
 done
 
+# a machine a process left is emptied and kept for the next fork or execve (vm_empty,
+# pool_shell_return): nothing of the process before reaches the next one given it, neither
+# memory it wrote (new memory, a global of the parent's) nor its FPU controls (an exec'd
+# program starts with Linux's); 8 rounds each, from the request (a warm parent) and from argv
+for m in fork exec; do
+	compare "reuse of a machine ($m)" "$G/reuse.musl" "$m"
+	req "$m"
+	compare "reuse of a machine ($m, warm parent)" "$G/reuse.musl"
+	req ""
+done
+# the machines kept for a next fork are nobody's: none counts as a descriptor the function left
+req exec
+er --stats "$G/reuse.musl"
+stats "j['host_fds_leaked'] == 0" "reuse (exec) --stats: host_fds_leaked 0"
+req ""
+
 # execve of the function's files: a file that is no ELF (executable: ENOEXEC), and a copy of
 # the program at another path
 mkdir -p "$tmp/files"
@@ -206,6 +222,21 @@ code=$(curl -s -o "$tmp/body" -w '%{http_code}' --data-binary fork "$U/function/
 check "server: fork after the bomb answered 200 (got $code)" [ "$code" = 200 ]
 has "$tmp/body" "^fork child: exited 7$" "server: fork after the bomb: its child exited 7"
 check "server: healthy after them" curl -sf "$U/healthz" -o /dev/null
+# across functions: the machines one function's processes leave are emptied and handed to
+# another function (the shell cache is the server's): function "dirtier" execs 8 programs that
+# write new memory, a global and the FPU's controls; function "looker" (another service of the
+# same program: the same addresses) execs 8 that look only, on machines the dirtier's left:
+# they find none of it, as natively
+expect "upload reuse" 201 "$(http PUT /system/images/reuse --data-binary @"$G/reuse.musl")"
+for s in dirtier looker; do
+	expect "deploy $s" 202 "$(http POST /system/functions -d "{\"service\":\"$s\",\"image\":\"reuse\"}")"
+done
+"$G/reuse.musl" looks >"$tmp/want"
+for i in 1 2 3; do
+	expect "server: dirtier $i" 200 "$(http POST /function/dirtier --data-binary exec)"
+	expect "server: looker $i after the dirtier's machines" 200 \
+		"$(http POST /function/looker --data-binary looks)" "$(cat "$tmp/want")"
+done
 stop
 check "server: stopped cleanly (exit $rc)" [ "$rc" = 0 ]
 finish

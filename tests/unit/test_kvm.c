@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "pool/pool.h"
 #include "vm/vm_kvm.h"
 #include "vm/vm_x86.h"
 
@@ -30,7 +31,20 @@ static const struct {
     {0x400,
      {0x48, 0xff, 0xc0, 0x48, 0x8b, 0x1c, 0x25, 0x00, 0x00, 0x00, 0x00, 0xe6, 0x11},
      13}, /* inc %rax; mov 0,%rbx (a null read); out 0x11 */
+    /* mov DATA,%rbx; out 0x11 */
+    {0x500, {0x48, 0x8b, 0x1c, 0x25, 0x00, 0x10, 0x40, 0x00, 0xe6, 0x11}, 10},
+    /* mov 0x800000,%rbx: unmapped */
+    {0x600, {0x48, 0x8b, 0x1c, 0x25, 0x00, 0x00, 0x80, 0x00}, 8},
 };
+
+/* the code and data pages mapped, the code in place */
+static void load(struct vm *vm)
+{
+	assert_int_equal(vm_protect(vm, CODE, 4096, PROT_READ | PROT_EXEC), 0);
+	assert_int_equal(vm_protect(vm, DATA, 4096, PROT_READ | PROT_WRITE), 0);
+	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++)
+		assert_int_equal(vm_copy_to(vm, CODE + code[i].off, code[i].bytes, code[i].len), 0);
+}
 
 static struct vm *machine(void)
 {
@@ -39,10 +53,7 @@ static struct vm *machine(void)
 	char err[200];
 	if (vm_create(&c, &vm, err, sizeof(err)) != VM_OK)
 		fail_msg("vm_create: %s (this test needs a working /dev/kvm)", err);
-	assert_int_equal(vm_protect(vm, CODE, 4096, PROT_READ | PROT_EXEC), 0);
-	assert_int_equal(vm_protect(vm, DATA, 4096, PROT_READ | PROT_WRITE), 0);
-	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++)
-		assert_int_equal(vm_copy_to(vm, CODE + code[i].off, code[i].bytes, code[i].len), 0);
+	load(vm);
 	return vm;
 }
 
@@ -264,6 +275,105 @@ static void unfinished_io(void **state)
 	vm_destroy(vm);
 }
 
+/* A machine emptied (vm_empty, for the next fork or execve) holds nothing of the program before:
+ * its memory reads zero to the host and to the guest (KVM's old mapping of the page is gone),
+ * its registers, FS base, fault address and FPU state are a new vCPU's, and it runs again. The
+ * program before left it stopped in Ember's fault handler at CPL0. */
+static void emptied_like_new(void **state)
+{
+	(void)state;
+	struct vm *vm = machine();
+	const uint64_t marker = 0x5eed5eed5eed5eedULL;
+	assert_int_equal(vm_copy_to(vm, DATA, &marker, sizeof(marker)), 0);
+	start(vm, CODE + 0x500, 0);
+	expect(vm, VM_EXIT_HYPERCALL, 0x11, CODE + 0x50a);
+	struct vm_regs r;
+	assert_int_equal(vm_get_regs(vm, &r), 0);
+	assert_true(r.rbx == marker); /* KVM maps DATA now */
+	uint8_t fpu[VM_FPU_MAX];
+	size_t len = 0;
+	assert_int_equal(vm_get_fpu(vm, fpu, &len), 0);
+	const uint32_t mxcsr = 0xff80;
+	memcpy(fpu + 24, &mxcsr, sizeof(mxcsr));
+	assert_int_equal(vm_set_fpu(vm, fpu, len), 0);
+	assert_int_equal(vm_set_fs_base(vm, 0x123000), 0);
+	start(vm, CODE + 0x600, 0); /* stops in the fault handler, CR2 0x800000 */
+	expect(vm, VM_EXIT_FAULT, 14, CODE + 0x600);
+
+	assert_int_equal(vm_empty(vm), 0);
+	uint64_t word = 1, fs = 1;
+	assert_int_equal(vm_copy_from(vm, &word, DATA, sizeof(word)), 0);
+	assert_true(word == 0);
+	assert_int_equal(vm_get_regs(vm, &r), 0);
+	assert_true(r.rax == 0 && r.rbx == 0 && r.rip == 0 && r.rsp == 0 && r.rflags == 2);
+	assert_int_equal(kvm_msr(KC(vm, 0), X86_MSR_FS_BASE, &fs, 0), 0);
+	assert_true(fs == 0);
+	struct kvm_sregs sr;
+	assert_int_equal(ioctl(KC(vm, 0)->fd, KVM_GET_SREGS, &sr), 0);
+	assert_true(sr.cr2 == 0 && sr.cs.dpl == 3);
+	uint16_t fcw;
+	uint32_t m;
+	assert_int_equal(vm_get_fpu(vm, fpu, &len), 0);
+	memcpy(&fcw, fpu, sizeof(fcw));
+	memcpy(&m, fpu + 24, sizeof(m));
+	assert_int_equal(fcw, 0x37f);
+	assert_int_equal(m, 0x1f80);
+	/* the same program loaded again reads the page afresh: zero, not the marker */
+	load(vm);
+	start(vm, CODE + 0x500, 0);
+	expect(vm, VM_EXIT_HYPERCALL, 0x11, CODE + 0x50a);
+	assert_int_equal(vm_get_regs(vm, &r), 0);
+	assert_true(r.rbx == 0);
+	vm_destroy(vm);
+}
+
+/* function A's process leaves its machine dirty (memory, registers, FS base, MXCSR, an
+ * interrupt shadow) and the cache hands it to function B, which finds none of it; a machine
+ * of another size is not handed to a taker that asked for this one */
+static void reused_by_another_function(void **state)
+{
+	(void)state;
+	const struct vm_config a = {16ULL << 20, VM_BACKEND_KVM, 1}, b = a;
+	const struct vm_config big = {32ULL << 20, VM_BACKEND_KVM, 1};
+	struct vm *vm = NULL, *other = NULL;
+	char err[200];
+	assert_int_equal(pool_shell(&a, &vm, err, sizeof(err)), VM_OK);
+	assert_int_equal(pool_shell(&big, &other, err, sizeof(err)), VM_OK);
+	load(vm);
+	const uint64_t marker = 0xa11ce5a11ce5ULL;
+	assert_int_equal(vm_copy_to(vm, DATA, &marker, sizeof(marker)), 0);
+	start(vm, CODE + 0x500, 0);
+	expect(vm, VM_EXIT_HYPERCALL, 0x11, CODE + 0x50a);
+	assert_int_equal(vm_set_fs_base(vm, 0x456000), 0);
+	struct kvm_vcpu_events ev;
+	assert_int_equal(ioctl(KC(vm, 0)->fd, KVM_GET_VCPU_EVENTS, &ev), 0);
+	ev.flags = KVM_VCPUEVENT_VALID_SHADOW;
+	ev.interrupt.shadow = KVM_X86_SHADOW_INT_MOV_SS;
+	assert_int_equal(ioctl(KC(vm, 0)->fd, KVM_SET_VCPU_EVENTS, &ev), 0);
+	pool_shell_return(other); /* 32 MiB: not of a's kind */
+	pool_shell_return(vm);
+
+	struct vm *got = NULL;
+	assert_int_equal(pool_shell(&b, &got, err, sizeof(err)), VM_OK);
+	assert_ptr_equal(got, vm);
+	assert_int_equal(vm_mem_size(got), a.mem_size);
+	assert_int_equal(ioctl(KC(got, 0)->fd, KVM_GET_VCPU_EVENTS, &ev), 0);
+	assert_int_equal(ev.interrupt.shadow, 0);
+	uint64_t fs = 1;
+	assert_int_equal(kvm_msr(KC(got, 0), X86_MSR_FS_BASE, &fs, 0), 0);
+	assert_true(fs == 0);
+	struct vm_regs r;
+	assert_int_equal(vm_get_regs(got, &r), 0);
+	assert_true(r.rbx == 0 && r.rip == 0);
+	load(got);
+	start(got, CODE + 0x500, 0);
+	expect(got, VM_EXIT_HYPERCALL, 0x11, CODE + 0x50a);
+	assert_int_equal(vm_get_regs(got, &r), 0);
+	assert_true(r.rbx == 0); /* the page B reads is zero, not A's marker */
+	vm_destroy(got);
+	pool_shell_drain();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +386,8 @@ int main(void)
 	    cmocka_unit_test(kick_while_delivering),
 	    cmocka_unit_test(deadline_while_delivering),
 	    cmocka_unit_test(guest_memory_not_forked),
+	    cmocka_unit_test(emptied_like_new),
+	    cmocka_unit_test(reused_by_another_function),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

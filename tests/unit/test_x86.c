@@ -74,6 +74,13 @@ static void identity_and_permissions(void **state)
 	assert_false(nx);
 	e = walk(vm, 0x403000, &u, &w, &nx);
 	assert_true(u && w && nx);
+	/* a mapping never used (its accessed bit clear) is in no cache: nothing to forget */
+	vm_x86_protect(vm, 0x403000, 0x1000, PROT_READ, &lo, &hi);
+	assert_true(lo >= hi);
+	vm_x86_protect(vm, 0x403000, 0x1000, PROT_READ | PROT_WRITE, &lo, &hi);
+	assert_true(lo >= hi);
+	for (uint64_t a = 0x400000; a < 0x404000; a += 0x1000) /* used: their accessed bits */
+		*(uint64_t *)(vm->mem + vm->user_top + (a >> 12) * 8) |= 0x20;
 	/* taking a permission away, or giving one, names the pages KVM must forget */
 	vm_x86_protect(vm, 0x403000, 0x1000, PROT_READ, &lo, &hi);
 	assert_int_equal(lo, 0x403000);
