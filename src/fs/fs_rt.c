@@ -71,9 +71,16 @@ void sys_fs_rt_push(struct sys_state *st, uint64_t fd, struct sys_obj *f)
 	uint64_t page, in_page;
 	place_of(st, f, &page, &in_page);
 	struct ember_rt_file *e = entry(st, (size_t)i);
+	struct stat s;
+	sys_fs_stat_of(st->bundle, f->id, &s);
 	if (e)
-		*e = (struct ember_rt_file){st->fs_win[i] + in_page, st->bundle->nodes[f->id].size,
-					    f->pos};
+		*e = (struct ember_rt_file){.addr = st->fs_win[i] + in_page,
+					    .size = (uint64_t)s.st_size,
+					    .pos = f->pos,
+					    .ino = s.st_ino,
+					    .mode = s.st_mode,
+					    .mtime_nsec = (uint32_t)s.st_mtim.tv_nsec,
+					    .mtime_sec = s.st_mtim.tv_sec};
 }
 
 /* the window's entry gone (the runtime hands the file's calls to the host again) */
