@@ -218,7 +218,7 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 	/* the runtime reads, seeks and stats it itself from the start: CPython's import of a
 	 * module is then its open and close alone on the host, not eight calls */
 	if (fd >= 0 && !(flags & O_PATH))
-		sys_fs_rt_window(st, (uint64_t)fd, sys_fd_obj(st, (uint64_t)fd));
+		sys_fs_rt_opened(st, (uint64_t)fd, sys_fd_obj(st, (uint64_t)fd));
 	return fd;
 }
 

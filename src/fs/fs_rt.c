@@ -120,6 +120,14 @@ void sys_fs_rt_window(struct sys_state *st, uint64_t fd, struct sys_obj *f)
 	sys_fs_rt_push(st, fd, f);
 }
 
+void sys_fs_rt_opened(struct sys_state *st, uint64_t fd, struct sys_obj *f)
+{
+	/* a larger one would take its pages into the snapshot if it stays open there: its
+	 * window comes with its first read, as before */
+	if (st->bundle->nodes[f->id].size <= SYS_FS_SNAP_WINDOW)
+		sys_fs_rt_window(st, fd, f);
+}
+
 /* the file on window i's descriptor */
 static struct sys_obj *file_of(struct sys_state *st, size_t i)
 {
