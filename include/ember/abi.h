@@ -179,6 +179,9 @@ struct ember_rt_ctl {
 	/* odd while the host changes the sites' table (its entries, nsites): a lookup that found
 	 * nothing, or that saw this change meanwhile, looks again */
 	uint64_t sites_gen;
+	/* bit i: the program closed fd EMBER_RT_FD0 + i, a file the runtime served (its entry
+	 * cleared); the host closes it too before it serves the next call */
+	uint64_t closed;
 };
 
 /* the start of each vCPU's area (EMBER_RT_CPU): what is per vCPU, or per the thread on it */

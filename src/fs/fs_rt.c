@@ -128,6 +128,20 @@ void sys_fs_rt_opened(struct sys_state *st, uint64_t fd, struct sys_obj *f)
 		sys_fs_rt_window(st, fd, f);
 }
 
+void sys_fs_rt_closed(struct sys_state *st)
+{
+	struct ember_rt_ctl *c = st->bundle ? vm_guest(st->vm, EMBER_RT_CTL, sizeof(*c)) : NULL;
+	if (!c || c->magic != EMBER_RT_MAGIC || !__atomic_load_n(&c->closed, __ATOMIC_ACQUIRE))
+		return;
+	uint64_t bits = __atomic_exchange_n(&c->closed, 0, __ATOMIC_ACQ_REL);
+	/* guest memory: a bit the program set itself closes a file of its own, as close would */
+	for (size_t i = 0; i < SYS_FS_FILES; i++) {
+		struct sys_obj *o = bits & (1ULL << i) ? sys_fd_obj(st, SYS_FS_FD0 + i) : NULL;
+		if (o && o->kind == SYS_KIND_FILE)
+			sys_fd_close(st, SYS_FS_FD0 + i);
+	}
+}
+
 /* the file on window i's descriptor */
 static struct sys_obj *file_of(struct sys_state *st, size_t i)
 {

@@ -135,6 +135,7 @@ static const rt_fn table[NR_MAX] = {
     [__NR_pread64] = rt_file_pread,
     [__NR_lseek] = rt_file_lseek,
     [__NR_fstat] = rt_file_fstat,
+    [__NR_close] = rt_file_close,
     [__NR_newfstatat] = rt_file_fstatat,
     [__NR_brk] = rt_brk,
     [__NR_mmap] = rt_mmap,

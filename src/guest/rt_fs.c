@@ -137,3 +137,15 @@ int rt_file_is(long fd)
 {
 	return file_of(fd) != 0;
 }
+
+/* a file the runtime serves: its entry cleared (its calls go to the host from now on, which
+ * answers EBADF) and the close left for the host to make at the next call it serves */
+long rt_file_close(long fd, long a1, long a2, long a3, long a4, long a5)
+{
+	volatile struct ember_rt_file *f = file_of(fd);
+	if (!f)
+		return RT_FORWARD;
+	f->addr = f->size = f->pos = 0;
+	__atomic_fetch_or(&RT_CTL->closed, 1ULL << (fd - EMBER_RT_FD0), __ATOMIC_RELEASE);
+	return 0;
+}

@@ -375,6 +375,9 @@ int sys_fs_check(const struct sys_state *st);
  * disk snapshot's) forgotten */
 void sys_fs_rt_window(struct sys_state *st, uint64_t fd, struct sys_obj *f);
 void sys_fs_rt_opened(struct sys_state *st, uint64_t fd, struct sys_obj *f);
+/* the files the runtime closed (ember_rt_ctl.closed) closed by the host too: before it serves
+ * a call, which may look at the descriptors */
+void sys_fs_rt_closed(struct sys_state *st);
 void sys_fs_rt_pull(struct sys_state *st, uint64_t fd, struct sys_obj *f);
 void sys_fs_rt_push(struct sys_state *st, uint64_t fd, struct sys_obj *f);
 void sys_fs_rt_close(struct sys_state *st, uint64_t fd);

@@ -1,6 +1,7 @@
 /* A bundle's file opened in a request and asked what an import asks of it (tests/integration/
  * test_files.sh): fstat (musl's fstat: the fstat call) and newfstatat of the descriptor (glibc's),
- * each against stat of its path, which the host serves; a terminal's ioctl; the read. */
+ * each against stat of its path, which the host serves; a terminal's ioctl; the read; then
+ * its close, after which the descriptor is gone and the next open gets it again. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,5 +32,15 @@ int main(void)
 	       memcmp(&by_path, &at_fd, sizeof(at_fd)) ? "differs" : "same",
 	       (long long)by_fd.st_size, tty, n,
 	       syscall(SYS_fstat, fd, (void *)8) < 0 && errno == EFAULT ? "EFAULT" : "no error");
-	return close(fd);
+	/* closed (by the runtime, the host's close made at the next call): gone for every call */
+	int closed = close(fd);
+	errno = 0;
+	n = read(fd, buf, 1);
+	int read_errno = errno;
+	errno = 0;
+	int st = fstat(fd, &by_fd), fstat_errno = errno;
+	int again = open("/data/a.txt", O_RDONLY);
+	printf("close %d, then read %ld errno %d, fstat %d errno %d, reopened on the same fd %s\n",
+	       closed, n, read_errno, st, fstat_errno, again == fd ? "yes" : "no");
+	return close(again);
 }

@@ -116,13 +116,15 @@ req x
 for mode in trap guest; do
 	er --syscalls "$mode" --files "$T" --repeat 2 --stats "$G/filestat.musl"
 	expect_rc 0 "$mode: fstat of a file opened in the request"
-	want='fstat same, newfstatat same, size 13, TCGETS errno 25, read 13, bad buffer EFAULT'
-	[ "$(sort -u "$tmp/out")" = "$want" ] && ok "$mode: fstat and stat of its path agree" ||
-		bad "$mode: fstat, ioctl or read of an open file: $(sort -u "$tmp/out")"
+	want='close 0, then read -1 errno 9, fstat -1 errno 9, reopened on the same fd yes
+fstat same, newfstatat same, size 13, TCGETS errno 25, read 13, bad buffer EFAULT'
+	[ "$(sort -u "$tmp/out")" = "$want" ] &&
+		ok "$mode: fstat and stat of its path agree; closed, the descriptor is gone" ||
+		bad "$mode: fstat, ioctl, read or close of an open file: $(sort -u "$tmp/out")"
 done
 if [ "$EMBER_BACKEND" = kvm ]; then
-	stats "{s['name']: (s['served'], s['in_guest']) for s in j['syscalls'] if s['name'] in ('fstat', 'newfstatat', 'ioctl')} == {'fstat': (4, 4), 'newfstatat': (2, 2), 'ioctl': (4, 4)}" \
-		"guest: fstat, newfstatat of the fd, TCGETS and read served in the virtine"
+	stats "{s['name']: (s['served'], s['in_guest']) for s in j['syscalls'] if s['name'] in ('fstat', 'newfstatat', 'ioctl', 'close')} == {'fstat': (6, 4), 'newfstatat': (2, 2), 'ioctl': (4, 4), 'close': (4, 4)}" \
+		"guest: fstat, newfstatat of the fd, TCGETS, read and close served in the virtine"
 fi
 req request
 
