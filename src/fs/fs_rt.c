@@ -174,6 +174,10 @@ void sys_fs_rt_close(struct sys_state *st, uint64_t fd)
 
 void sys_fs_rt_snapshot(struct sys_state *st)
 {
+	/* the closes the runtime left pending are made first: the runtime's own read of the
+	 * request (EMBER_HC_INPUT) is a snapshot point no served call precedes, and a file the
+	 * program closed would stay open in the state saved, its window's pages in the snapshot */
+	sys_fs_rt_closed(st);
 	for (size_t i = 0; i < SYS_FS_FILES; i++) {
 		struct sys_obj *f = file_of(st, i);
 		if (!f)
