@@ -90,6 +90,17 @@ for sharing in upm off ksm; do
 		ok "guest, $sharing: every invocation reads the same bytes" ||
 		bad "guest, $sharing: the invocations read different bytes: $(sort "$tmp/out" | uniq -c)"
 done
+
+# a file closed by the runtime just before the snapshot point (its own read of the request, no
+# call served between): closed by the host before the snapshot too, its window's 512 pages not
+# in the snapshot
+er --syscalls guest --files "$tmp/big" --stats "$G/filestat.musl" /data/none
+expect_rc 0 "guest: no file opened in the initialisation"
+pages=$(tail -n 1 "$tmp/err" | python3 -c 'import json,sys; print(json.load(sys.stdin)["init"]["snapshot_pages"])')
+er --syscalls guest --files "$tmp/big" --stats "$G/filestat.musl" /data/big.bin
+expect_rc 0 "guest: a file opened, read and closed in the initialisation"
+stats "j['init']['snapshot_pages'] < $pages + 128" \
+	"guest: a file closed before the snapshot point is not in the snapshot ($pages pages without)"
 req request
 
 # one file read by the runtime and by the host (tests/guest/filemix.c: a site left trapping)
