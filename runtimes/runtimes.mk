@@ -75,16 +75,19 @@ NUMPY    := /usr/lib/python3/dist-packages/numpy
 NODE_API := /usr/include/node/node_api.h
 # the host's programs are prerequisites: an upgrade of the package makes their files again
 $(B)/runtimes/node-files.stamp: runtimes/node/ember.js runtimes/node/exit.c runtimes/closure.sh \
+		runtimes/ldcache.sh \
 		runtimes/runtimes.mk $(wildcard $(NODE))
 	rm -rf $(NODE_FS)
 	mkdir -p $(NODE_FS)/usr/lib/ember
 	runtimes/closure.sh $(NODE_FS) $(NODE)
+	runtimes/ldcache.sh $(NODE_FS)
 	cp runtimes/node/ember.js $(NODE_FS)/usr/lib/ember/node.js
 	if [ -f $(NODE_API) ]; then $(CC) -shared -fPIC -O2 -Wall -Wextra -Werror \
 		-I$(dir $(NODE_API)) -o $(NODE_FS)/usr/lib/ember/exit.node runtimes/node/exit.c; fi
 	touch $@
 
-$(B)/runtimes/python3-files.stamp: runtimes/python3/ember.py runtimes/closure.sh runtimes/runtimes.mk \
+$(B)/runtimes/python3-files.stamp: runtimes/python3/ember.py runtimes/closure.sh runtimes/ldcache.sh \
+		runtimes/runtimes.mk \
 		$(wildcard /usr/bin/python3.11 $(NUMPY))
 	rm -rf $(PY3_FS)
 	mkdir -p $(PY3_FS)/usr/lib/python3.11 $(PY3_FS)/usr/lib/ember
@@ -95,6 +98,7 @@ $(B)/runtimes/python3-files.stamp: runtimes/python3/ember.py runtimes/closure.sh
 		tar -C $(dir $(NUMPY)) --exclude=tests --exclude=__pycache__ -cf - numpy | \
 			tar -C $(PY3_FS)/usr/lib/python3/dist-packages -xf - && \
 		runtimes/closure.sh $(PY3_FS) $$(find $(NUMPY) -name '*.so'); fi
+	runtimes/ldcache.sh $(PY3_FS)
 	cp runtimes/python3/ember.py $(PY3_FS)/usr/lib/ember/python.py
 	$(PY) -m compileall -q -j 2 --invalidation-mode unchecked-hash -s $(PY3_FS) -p / \
 		$(PY3_FS)/usr/lib >/dev/null

@@ -111,7 +111,7 @@
 #define EMBER_RT_ENTRY_END (EMBER_RT_BASE + 0x280)
 /* struct ember_rt_file[EMBER_RT_NFILES], in the control block's page: the bundle's files open on
  * fds EMBER_RT_FD0 and up that the runtime reads itself (the host publishes them) */
-#define EMBER_RT_FILES	(EMBER_RT_CTL + 0x800ULL)
+#define EMBER_RT_FILES	(EMBER_RT_CTL + 0x200ULL)
 #define EMBER_RT_FD0	5
 #define EMBER_RT_NFILES 59
 /* the calls whose state the runtime keeps in guest mode: the memory map and the signal mask */
@@ -179,6 +179,9 @@ struct ember_rt_ctl {
 	/* odd while the host changes the sites' table (its entries, nsites): a lookup that found
 	 * nothing, or that saw this change meanwhile, looks again */
 	uint64_t sites_gen;
+	/* bit i: the program closed fd EMBER_RT_FD0 + i, a file the runtime served (its entry
+	 * cleared); the host closes it too before it serves the next call */
+	uint64_t closed;
 };
 
 /* the start of each vCPU's area (EMBER_RT_CPU): what is per vCPU, or per the thread on it */
@@ -210,11 +213,17 @@ enum { EMBER_RT_SEG_USED = 1, EMBER_RT_SEG_FREE = 2, EMBER_RT_SEG_DIRTY = 3 };
 
 /* A file of the bundle open on fd EMBER_RT_FD0 + its index whose bytes are mapped read-only at
  * addr (its first byte) in the guest: the runtime serves read, pread64, readv and lseek there,
- * moving pos. addr 0: the host serves it. The host publishes addr and size, takes pos back
- * (checked) whenever it serves a call on the file itself, and never reads addr or size back. */
+ * moving pos, and fstat (what differs between the bundle's files: ino, mode, mtime; the rest is
+ * EMBER_RT_FILE_DEV's and the size's) and a terminal's ioctls (ENOTTY). addr 0: the host serves
+ * it. The host publishes all but pos, takes pos back (checked) whenever it serves a call on the
+ * file itself, and never reads the others back. */
 struct ember_rt_file {
 	uint64_t addr, size, pos;
+	uint64_t ino;
+	uint32_t mode, mtime_nsec;
+	int64_t mtime_sec;
 };
+#define EMBER_RT_FILE_DEV 0xeb01 /* st_dev of every file of a bundle */
 #endif
 
 #endif

@@ -296,6 +296,20 @@ static int to_write(struct cold *c)
 	return c->rerecorded;
 }
 
+/* [lo, hi) of the host's mapping no longer registered with fd: in halves where one call is
+ * refused, as it is over a file's pages mapped there that userfaultfd cannot serve (a bundle's
+ * window the run made, a .bnd file on disk), which would leave the rest registered and the
+ * fill after the run waiting on a fault nobody serves */
+static void unregister(int fd, uint64_t lo, uint64_t hi)
+{
+	struct uffdio_range r = {lo, hi - lo};
+	if (!ioctl(fd, UFFDIO_UNREGISTER, &r) || errno != EINVAL || hi - lo <= EMBER_PAGE_SIZE)
+		return;
+	uint64_t mid = lo + ((hi - lo) / 2 & ~(EMBER_PAGE_SIZE - 1));
+	unregister(fd, lo, mid);
+	unregister(fd, mid, hi);
+}
+
 int cold_finish(struct cold *c, const char *dir, char *err, size_t errlen)
 {
 	int prefetched = c->pf.fd >= 0;
@@ -310,11 +324,9 @@ int cold_finish(struct cold *c, const char *dir, char *err, size_t errlen)
 	}
 	for (int i = 0; i < c->u.n; i++) {
 		struct uffdio_range r = {c->u.off[i], vm_user_top(c->vm)};
-		if (ioctl(c->u.fd[i], UFFDIO_UNREGISTER, &r) < 0) { /* registered from RT_BASE */
-			r = (struct uffdio_range){EMBER_RT_BASE + c->u.off[i],
-						  vm_user_top(c->vm) - EMBER_RT_BASE};
-			ioctl(c->u.fd[i], UFFDIO_UNREGISTER, &r);
-		}
+		if (ioctl(c->u.fd[i], UFFDIO_UNREGISTER, &r) < 0) /* registered from RT_BASE */
+			unregister(c->u.fd[i], EMBER_RT_BASE + c->u.off[i],
+				   c->u.off[i] + vm_user_top(c->vm));
 	}
 	c->u.n = 0;
 	if (c->st) {

@@ -214,7 +214,12 @@ static long open_at(struct sys_state *st, uint64_t dirfd, uint64_t addr, int fla
 		return -EMFILE;
 	struct sys_obj *f = sys_obj_new(st, SYS_KIND_FILE, O_RDONLY);
 	f->id = node;
-	return sys_fd_open(st, f, (flags & O_CLOEXEC) != 0);
+	long fd = sys_fd_open(st, f, (flags & O_CLOEXEC) != 0);
+	/* the runtime reads, seeks and stats it itself from the start: CPython's import of a
+	 * module is then its open and close alone on the host, not eight calls */
+	if (fd >= 0 && !(flags & O_PATH))
+		sys_fs_rt_opened(st, (uint64_t)fd, sys_fd_obj(st, (uint64_t)fd));
+	return fd;
 }
 
 /* open_at, or with O_PATH a descriptor that only names its file: the flags but those three

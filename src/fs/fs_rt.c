@@ -71,9 +71,16 @@ void sys_fs_rt_push(struct sys_state *st, uint64_t fd, struct sys_obj *f)
 	uint64_t page, in_page;
 	place_of(st, f, &page, &in_page);
 	struct ember_rt_file *e = entry(st, (size_t)i);
+	struct stat s;
+	sys_fs_stat_of(st->bundle, f->id, &s);
 	if (e)
-		*e = (struct ember_rt_file){st->fs_win[i] + in_page, st->bundle->nodes[f->id].size,
-					    f->pos};
+		*e = (struct ember_rt_file){.addr = st->fs_win[i] + in_page,
+					    .size = (uint64_t)s.st_size,
+					    .pos = f->pos,
+					    .ino = s.st_ino,
+					    .mode = s.st_mode,
+					    .mtime_nsec = (uint32_t)s.st_mtim.tv_nsec,
+					    .mtime_sec = s.st_mtim.tv_sec};
 }
 
 /* the window's entry gone (the runtime hands the file's calls to the host again) */
@@ -113,6 +120,28 @@ void sys_fs_rt_window(struct sys_state *st, uint64_t fd, struct sys_obj *f)
 	sys_fs_rt_push(st, fd, f);
 }
 
+void sys_fs_rt_opened(struct sys_state *st, uint64_t fd, struct sys_obj *f)
+{
+	/* a larger one would take its pages into the snapshot if it stays open there: its
+	 * window comes with its first read, as before */
+	if (st->bundle->nodes[f->id].size <= SYS_FS_SNAP_WINDOW)
+		sys_fs_rt_window(st, fd, f);
+}
+
+void sys_fs_rt_closed(struct sys_state *st)
+{
+	struct ember_rt_ctl *c = st->bundle ? vm_guest(st->vm, EMBER_RT_CTL, sizeof(*c)) : NULL;
+	if (!c || c->magic != EMBER_RT_MAGIC || !__atomic_load_n(&c->closed, __ATOMIC_ACQUIRE))
+		return;
+	uint64_t bits = __atomic_exchange_n(&c->closed, 0, __ATOMIC_ACQ_REL);
+	/* guest memory: a bit the program set itself closes a file of its own, as close would */
+	for (size_t i = 0; i < SYS_FS_FILES; i++) {
+		struct sys_obj *o = bits & (1ULL << i) ? sys_fd_obj(st, SYS_FS_FD0 + i) : NULL;
+		if (o && o->kind == SYS_KIND_FILE)
+			sys_fd_close(st, SYS_FS_FD0 + i);
+	}
+}
+
 /* the file on window i's descriptor */
 static struct sys_obj *file_of(struct sys_state *st, size_t i)
 {
@@ -145,6 +174,10 @@ void sys_fs_rt_close(struct sys_state *st, uint64_t fd)
 
 void sys_fs_rt_snapshot(struct sys_state *st)
 {
+	/* the closes the runtime left pending are made first: the runtime's own read of the
+	 * request (EMBER_HC_INPUT) is a snapshot point no served call precedes, and a file the
+	 * program closed would stay open in the state saved, its window's pages in the snapshot */
+	sys_fs_rt_closed(st);
 	for (size_t i = 0; i < SYS_FS_FILES; i++) {
 		struct sys_obj *f = file_of(st, i);
 		if (!f)

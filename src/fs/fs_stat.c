@@ -10,8 +10,8 @@
 #include "fs/fs.h"
 #include "fs/fs_tmp.h"
 
-#define FS_DEV	 0xeb01 /* st_dev of every file of a bundle */
-#define FS_OWNER 0	/* the files' owner, not the guest's uid: it reads them as "other" */
+#define FS_DEV	 EMBER_RT_FILE_DEV
+#define FS_OWNER 0 /* the files' owner, not the guest's uid: it reads them as "other" */
 
 void sys_fs_stat_of(const struct bnd *b, uint32_t node, struct stat *s)
 {

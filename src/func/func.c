@@ -240,8 +240,10 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 	int on_disk = cfg->state_dir && snapshot ? func_disk(fn, cfg, err, errlen) : 1;
 	/* before init: its mappings of files come from the store (a start from disk reads none of
 	 * them now: after its response) */
-	if (on_disk > 0)
+	if (on_disk > 0) {
+		func_sites_ahead(fn); /* on the second CPU while the files go to the store */
 		func_share_files(fn);
+	}
 	if (on_disk <= 0) { /* found on disk (the first invocation starts cold from it), or not */
 		if (vm)
 			vm_destroy(vm);
@@ -272,6 +274,7 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	pthread_mutex_init(&fn->exec_lock, NULL);
 	pthread_mutex_init(&fn->sites_lock, NULL);
+	base_cond_init(&fn->sites_done);
 	pthread_mutex_init(&fn->cold_lock, NULL);
 	base_cond_init(&fn->cold_done);
 	pool_refiller_init(&fn->refill, &fn->pool, &func_refill_ops, fn);
@@ -335,6 +338,7 @@ void ember_unload(struct ember_function *fn)
 	if (!fn)
 		return;
 	func_finish_join(fn); /* its virtine goes into the pool: before the pool goes */
+	func_sites_join(fn);
 	pool_refiller_stop(&fn->refill);
 	budget_leave(fn->budget, &fn->pool); /* no one gives up its spares any more */
 	pool_fini(&fn->pool);

@@ -82,6 +82,12 @@ struct ember_function {
 	struct func_lib_sites **lib_sites;
 	size_t nlib_sites;
 	pthread_mutex_t sites_lock;
+	/* the libraries the program names: their sites found from the load on, on a thread of
+	 * their own (sites.c); a run that maps one while that thread is on it waits for it */
+	pthread_cond_t sites_done;
+	pthread_t ahead;
+	int ahead_on, nahead;
+	uint32_t ahead_node[8];
 	struct pool pool;
 	struct ember_budget *budget;
 	struct pool_refiller refill;
@@ -173,6 +179,11 @@ int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched);
  * which keeps them until func_sites_free */
 void func_sites_virtine(struct ember_function *fn, struct sys_state *st);
 void func_sites_free(struct ember_function *fn);
+/* the sites of the libraries the program names (DT_NEEDED, in its files where ld.so looks),
+ * found on a thread of their own while the load goes on, the largest first; joined by
+ * func_sites_join, which ember_unload calls before the image and files go */
+void func_sites_ahead(struct ember_function *fn);
+void func_sites_join(struct ember_function *fn);
 
 /* run.c: running a virtine */
 /* runs one invocation in v and fills res */

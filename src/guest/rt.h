@@ -125,6 +125,11 @@ long rt_file_read(long fd, long buf, long n, long a3, long a4, long a5);
 long rt_file_pread(long fd, long buf, long n, long off, long a4, long a5);
 long rt_file_readv(long fd, long iov, long cnt, long a3, long a4, long a5);
 long rt_file_lseek(long fd, long off, long whence, long a3, long a4, long a5);
+long rt_file_fstat(long fd, long buf, long a2, long a3, long a4, long a5);
+long rt_file_fstatat(long fd, long path, long buf, long flags, long a4, long a5);
+long rt_file_close(long fd, long a1, long a2, long a3, long a4, long a5);
+/* 1: fd is a bundle's file the runtime serves (its window published) */
+int rt_file_is(long fd);
 
 /* the memory calls (rt_mem.c), served from the arena at EMBER_RT_MAP */
 long rt_brk(long want, long a1, long a2, long a3, long a4, long a5);

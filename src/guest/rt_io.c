@@ -236,5 +236,8 @@ long rt_ioctl(long fd, long req, long arg, long a3, long a4, long a5)
 		return RT_FORWARD;
 	if (fd >= 0 && fd <= 2 && ours(fd))
 		return -ENOTTY;
+	/* a bundle's file answers FIONREAD alone (the host's), and no terminal's (TCGETS) */
+	if (r != 0x541b && rt_file_is(fd))
+		return -ENOTTY;
 	return RT_FORWARD;
 }

@@ -9,9 +9,9 @@
  * 7: the runtime's table of call sites, its call in progress, a smaller XSAVE area; 8: threads
  * and timers; 9: the descriptor table (pipes with their bytes, eventfds, timerfds, epolls) in
  * place of the bundle's open files; 10: where argv's strings are (/proc/self/cmdline), the
- * limits setrlimit set.
+ * limits setrlimit set; 11: the runtime's file table moved, with each file's stat.
  * A file of another version is refused, and the snapshot made again. */
-#define SNAP_FILE_VERSION 10
+#define SNAP_FILE_VERSION 11
 
 /* what a snapshot on disk must match to be used */
 struct snap_meta {

@@ -184,6 +184,7 @@ static void make_call(struct sys_state *st, struct proc_thread *t)
 	struct vm_regs *r = &t->regs;
 	const uint64_t a[6] = {r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9};
 	long ret;
+	sys_fs_rt_closed(st);
 	int own = st->rt->own_call(st, r); /* the runtime's own, not the program's */
 	t->nr = r->rax;
 	if (!st->redo)
@@ -214,6 +215,7 @@ static void serve_syscall(struct sys_state *st, struct proc_thread *t)
 {
 	int handed = st->rt->site(st, t);
 	struct vm_regs *r = &t->regs;
+	sys_fs_rt_closed(st); /* before the snapshot point: the state saved has them closed */
 	if (st->snap_armed && at_snapshot_point(st, r)) {
 		/* stop with the call unserved: every invocation restored from here serves it */
 		st->pending = EMBER_HC_SYSCALL;

@@ -367,12 +367,17 @@ int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t l
 int sys_fs_check(const struct sys_state *st);
 /* the files the in-guest runtime reads itself (fs_rt.c), on fds SYS_FS_FD0 to 63 while one
  * descriptor alone names them: a window made for file f on fd (after the host served it a
- * read), f's position taken back from the runtime and given to it, fd's window gone (closed,
- * or its file shared by dup: the position taken back first), [start, end) of guest memory
- * unmapped or remapped (the windows there are forgotten); at the snapshot point every position
- * taken back (the state saved has them) and the files still open given windows; at the start
- * of a run, entries the host does not know of (a disk snapshot's) forgotten */
+ * read; at its open when it is small enough to keep one across the snapshot), f's position taken
+ * back from the runtime and given to it, fd's window gone (closed, or its file shared by dup: the
+ * position taken back first), [start, end) of guest memory unmapped or remapped (the windows there
+ * are forgotten); at the snapshot point every position taken back (the state saved has them) and
+ * the files still open given windows; at the start of a run, entries the host does not know of (a
+ * disk snapshot's) forgotten */
 void sys_fs_rt_window(struct sys_state *st, uint64_t fd, struct sys_obj *f);
+void sys_fs_rt_opened(struct sys_state *st, uint64_t fd, struct sys_obj *f);
+/* the files the runtime closed (ember_rt_ctl.closed) closed by the host too: before it serves
+ * a call, which may look at the descriptors */
+void sys_fs_rt_closed(struct sys_state *st);
 void sys_fs_rt_pull(struct sys_state *st, uint64_t fd, struct sys_obj *f);
 void sys_fs_rt_push(struct sys_state *st, uint64_t fd, struct sys_obj *f);
 void sys_fs_rt_close(struct sys_state *st, uint64_t fd);

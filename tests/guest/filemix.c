@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	}
 	int fd = open("/data/a.txt", O_RDONLY);
 	char buf[64], req[16];
-	long n = read(fd, buf, 2); /* at init: the host serves it (no window yet) */
+	long n = read(fd, buf, 2); /* at init: the runtime (its window made at the open) */
 	if (fd < 0 || n != 2 || read(0, req, sizeof(req)) < 0)
 		return 1;
 	n = read(fd, buf, 3);

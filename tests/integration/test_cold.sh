@@ -130,6 +130,15 @@ fresh "$s"
 printf '\143\0\0\0' | dd of="$d/state" bs=1 seek=8 conv=notrunc 2>/dev/null
 rebuilt "another version"
 fresh "$s"
+# format 10 (before the runtime's file table moved to the control page's 0x200): refused, not
+# read as 11 (the table would be read from where format 10 had other bytes)
+printf '\012\0\0\0' | dd of="$d/state" bs=1 seek=8 conv=notrunc 2>/dev/null
+er --state "$s" --stats "$hello"
+expect_rc 0 "format 10"
+out_is "Hello, Ember!" "format 10"
+stats "'incompatible' in (j['init']['rebuilt'] or '') and not j['init']['from_disk']" \
+	"format 10: refused for its version (not its checksum, nor read as 11) and rebuilt"
+fresh "$s"
 er --state "$s" "$G/echoreq.musl"
 other=$(ls -d "$s"/snapshots/* | grep -v "$d" | head -n 1)
 cp "$other/state" "$d/state"
