@@ -17,6 +17,7 @@ TOP_EXCEPTIONS="
 src/cli/run.c: pool/pool.h      no shells made ahead for one program (pool_shell_target)
 src/cli/run.c: vm/vm.h          /dev/kvm opened before the sandbox (vm_dev_prepare)
 src/cli/serve.c: vm/vm.h        /dev/kvm opened before root is dropped (vm_dev_open)
+src/cli/serve_workers.c: vm/vm.h /dev/kvm opened once before the workers are forked (vm_dev_open)
 src/cli/snapshot.c: pool/pool.h no shells made ahead when nothing is invoked
 src/cli/util.c: image/img.h     where the language runtimes are installed (img_runtime_dir)
 src/client/deploy_files.c: bundle/bnd.h a function's files checked as the server will
