@@ -250,7 +250,16 @@ void *bnd_block_new(size_t total, int *fd)
 void *bnd_block_seal(void *mem, size_t total, int fd)
 {
 	munmap(mem, total); /* no writable mapping may remain for the seal */
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+	/* The kernel refuses the write seal (EBUSY) while a page still has a reference beyond its
+	 * mappings, after waiting ~75 ms for it to go: seen once under a loaded host (a page in
+	 * another CPU's batch, or being migrated). Nothing of ours holds one: asked again, twice.
+	 */
+	int rc, tries = 0;
+	while ((rc = fcntl(fd, F_ADD_SEALS,
+			   F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) < 0 &&
+	       errno == EBUSY && ++tries < 3)
+		;
+	if (rc < 0)
 		return MAP_FAILED;
 	return mmap(NULL, total, PROT_READ, MAP_SHARED, fd, 0);
 }
