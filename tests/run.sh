@@ -103,7 +103,7 @@ EOF
 }
 
 # The suites of one backend, natively. Unit programs that need no machine run once; test_kvm
-# is the KVM backend's own and runs wherever KVM does.
+# and test_slots are the KVM backend's own and run wherever KVM does.
 UNIT_VM="test_pool test_isolation test_errors test_shell test_sandbox test_share test_mem test_bundle_map test_deadline"
 UNIT_PURE="test_base test_opt test_snap_file test_elf test_sites test_x86 test_logs test_image_name test_demand test_cpu test_lb test_bench_samples test_ws test_vma test_spec test_rt_mode test_serve_log test_conf_parse test_history test_cstore test_bench_knobs test_workers_merge"
 # the fuzzing harnesses (make fuzz); those that make machines run on each backend there is
@@ -131,11 +131,11 @@ plan_native()
 # What runs inside QEMU: on a machine with its own KVM (PVM) the core and the crash suites, to
 # catch what SVM does differently; without one, every KVM suite that matters (the README says
 # which), so that KVM is tested at all, in two guests side by side (one emulated CPU each).
-QEMU_WITH_KVM="unit:test_kvm:kvm: unit:test_isolation:kvm: unit:test_share:kvm: unit:test_mem:kvm:
+QEMU_WITH_KVM="unit:test_kvm:kvm: unit:test_slots:kvm: unit:test_isolation:kvm: unit:test_share:kvm: unit:test_mem:kvm:
 unit:test_deadline:kvm: int:test_run:kvm:guest int:test_snapshot:kvm:guest int:test_guest:kvm:guest
 int:test_backends:kvm: int:test_threads:kvm:guest int:test_corpus:kvm:guest int:test_tmp:kvm:guest
 int:test_procs:kvm:guest int:test_runtimes:kvm:guest"
-QEMU_WITHOUT_KVM_1="unit:test_kvm:kvm: unit:test_isolation:kvm: unit:test_pool:kvm: int:test_backends:kvm:
+QEMU_WITHOUT_KVM_1="unit:test_kvm:kvm: unit:test_slots:kvm: unit:test_isolation:kvm: unit:test_pool:kvm: int:test_backends:kvm:
 unit:test_share:kvm: unit:test_mem:kvm: int:test_server:kvm:guest"
 QEMU_WITHOUT_KVM_2="int:test_run:kvm:guest int:test_snapshot:kvm:guest int:test_guest:kvm:guest
 int:test_cold:kvm:guest int:test_run:kvm:trap int:test_threads:kvm:guest int:test_corpus:kvm:guest
@@ -225,7 +225,7 @@ fi
 # every unit program and integration script is in a list above: one left out fails the run
 for f in tests/unit/test_*.c tests/integration/test_*.sh; do
 	n=$(basename "${f%.*}")
-	case " test_kvm $UNIT_VM $UNIT_PURE $INT_ALL test_backends test_install test_suite_native " in
+	case " test_kvm test_slots $UNIT_VM $UNIT_PURE $INT_ALL test_backends test_install test_suite_native " in
 	*" $n "*) ;;
 	*)
 		fail=$((fail + 1))
@@ -246,7 +246,7 @@ done
 # test_install (make install, the embedding example) tests the installed tree, not a backend:
 # once, on KVM where it works, else on ptrace
 if have_kvm; then
-	for s in unit:test_kvm:kvm: $(plan_native kvm) int:test_backends:kvm: int:test_install:kvm:; do
+	for s in unit:test_kvm:kvm: unit:test_slots:kvm: $(plan_native kvm) int:test_backends:kvm: int:test_install:kvm:; do
 		suite "$s" native
 	done
 else

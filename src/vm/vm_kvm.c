@@ -141,21 +141,16 @@ static int kvm_create(struct vm *vm, char *err, size_t errlen)
 	/* only used for real-mode emulation on Intel, which never happens here; set it anyway as
 	 * every VMM does, out of the way above guest RAM */
 	ioctl(k->vmfd, KVM_SET_TSS_ADDR, 0xfffbd000UL);
-	struct kvm_userspace_memory_region r = {
-	    .slot = 0,
-	    .guest_phys_addr = 0,
-	    .memory_size = vm->mem_size,
-	    .userspace_addr = (uint64_t)(uintptr_t)vm->mem,
-	};
-	if (ioctl(k->vmfd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
-		return snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno)),
-		       vm_errno_kind(errno, VM_ERR);
+	int rc = kvm_slots_init(vm);
+	if (rc)
+		return snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(-rc)),
+		       vm_errno_kind(-rc, VM_ERR);
 	int sz = ioctl(k->kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (sz <= 0)
 		return snprintf(err, errlen, "KVM_GET_VCPU_MMAP_SIZE failed"), VM_ERR;
 	k->run_size = (size_t)sz;
 	vm_x86_build(vm);
-	int rc = open_cpu(k, 0, err, errlen);
+	rc = open_cpu(k, 0, err, errlen);
 	if (rc != VM_OK)
 		return rc;
 	if (kvm_probe_out(vm, &k->cpu[0], err, errlen))
@@ -174,6 +169,7 @@ static void kvm_destroy(struct vm *vm)
 		close_cpu(k, i);
 	if (k->vmfd >= 0)
 		close(k->vmfd);
+	kvm_slots_free(k);
 	free(k);
 	vm->priv = NULL;
 }
@@ -224,27 +220,20 @@ static int zap_piece(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void *ctx
 static int kvm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 {
 	uint64_t lo = 0, hi = 0;
+	/* memory the guest may reach is in a slot before its PTE says so: another vCPU may be
+	 * running and reach it at once */
+	int rc =
+	    prot & (PROT_READ | PROT_WRITE | PROT_EXEC) ? kvm_slots_cover(vm, addr, addr + len) : 0;
+	if (rc)
+		return rc;
 	vm_x86_protect(vm, addr, len, prot, &lo, &hi);
 	return lo < hi ? vm_each_cow(vm, lo, hi, zap_piece, NULL) : 0;
 }
 
-/* the slot again with dirty logging on or off: its pages stay, KVM write-protects them */
+/* every slot again with dirty logging on or off: its pages stay, KVM write-protects them */
 static int kvm_log_writes(struct vm *vm, int on)
 {
-	struct kvm_userspace_memory_region r = {
-	    .slot = 0,
-	    .flags = on ? KVM_MEM_LOG_DIRTY_PAGES : 0,
-	    .guest_phys_addr = 0,
-	    .memory_size = vm->mem_size,
-	    .userspace_addr = (uint64_t)(uintptr_t)vm->mem,
-	};
-	return ioctl(KV(vm)->vmfd, KVM_SET_USER_MEMORY_REGION, &r) < 0 ? -errno : 0;
-}
-
-static int kvm_dirty_log(struct vm *vm, uint64_t *bits)
-{
-	struct kvm_dirty_log d = {.slot = 0, .dirty_bitmap = bits};
-	return ioctl(KV(vm)->vmfd, KVM_GET_DIRTY_LOG, &d) < 0 ? -errno : 0;
+	return kvm_slots_log(vm, on);
 }
 
 static void kvm_kick(struct vm *vm, int cpu)
@@ -337,6 +326,7 @@ static void kvm_hold(const struct vm *vm, struct vm_hold *h)
 	if (!k)
 		return;
 	h->fds += k->vmfd >= 0;
+	h->slot_bytes += k->slots.bytes;
 	for (int i = 0; i < VM_CPUS_MAX; i++) {
 		h->fds += k->cpu[i].fd >= 0;
 		h->maps += k->cpu[i].fd >= 0 && k->cpu[i].run;
@@ -354,13 +344,14 @@ const struct vm_ops vm_kvm_ops = {
     .set_fs_base = kvm_set_fs_base,
     .get_fs_base = kvm_get_fs_base,
     .protect = kvm_protect,
+    .tables = kvm_slots_tables,
     .kick = kvm_kick,
     .get_fpu = kvm_get_fpu,
     .set_fpu = kvm_set_fpu,
     .call = kvm_call,
     .guest_tsc = kvm_guest_tsc,
     .usable = kvm_usable,
-    .dirty_log = kvm_dirty_log,
+    .dirty_log = kvm_slots_dirty,
     .log_writes = kvm_log_writes,
     .next_used = vm_x86_next_used,
     .forget_used = vm_x86_forget_used,

@@ -34,10 +34,26 @@ struct kvm_cpu {
 	uint64_t tsc_off;
 };
 
+/* the memory slots made so far (vm_kvm_slots.c), each a run of 2 MiB chunks of RAM */
+struct kvm_slot {
+	uint32_t lo, hi;
+};
+struct kvm_slots {
+	uint8_t *in;	       /* per chunk: 1 when a slot covers it */
+	uint8_t *want;	       /* per chunk: 1 when the page tables written since may map it */
+	struct kvm_slot *slot; /* by slot number */
+	uint32_t n, cap, nchunks, max;
+	uint64_t bytes; /* of RAM the slots cover */
+	int logging, init;
+	_Atomic int pending; /* some chunk wants a slot */
+	pthread_mutex_t lock;
+};
+
 struct kvm_vm {
 	int kvm, vmfd;
 	size_t run_size;
 	struct kvm_cpu cpu[VM_CPUS_MAX];
+	struct kvm_slots slots;
 };
 
 #define KV(vm)	  ((struct kvm_vm *)(vm)->priv)
@@ -68,6 +84,18 @@ int kvm_set_lstar(struct kvm_cpu *c, char *err, size_t errlen);
  * zero, segments and control registers set again (FS base 0), the FPU in its initial state;
  * XCR0, CPUID and LSTAR stay, which CPL3 cannot change. 0 or -errno */
 int kvm_cpu_empty(struct kvm_cpu *c);
+
+/* vm_kvm_slots.c: slots for the chunks of the SYS area and the page tables (init); for every
+ * chunk meeting [lo, hi) (cover, before a mapping is made there); the chunks the page tables
+ * written in [lo, hi) describe, made at the next run (tables, then sync); dirty logging of every
+ * slot on or off, and the log of all of them, one bit a page of RAM. 0 or -errno */
+int kvm_slots_init(struct vm *vm);
+void kvm_slots_free(struct kvm_vm *k);
+int kvm_slots_cover(struct vm *vm, uint64_t lo, uint64_t hi);
+void kvm_slots_tables(struct vm *vm, uint64_t lo, uint64_t hi);
+int kvm_slots_sync(struct vm *vm);
+int kvm_slots_log(struct vm *vm, int on);
+int kvm_slots_dirty(struct vm *vm, uint64_t *bits);
 
 /* vm_kvm_run.c */
 void kvm_run(struct vm *vm, int cpu, struct vm_exit *e);

@@ -222,6 +222,10 @@ void kvm_run(struct vm *vm, int cpu, struct vm_exit *e)
 		vm_fail(e, "setting the vCPU registers: %s", strerror(-rc));
 		return;
 	}
+	if ((rc = kvm_slots_sync(vm))) {
+		vm_fail(e, "a memory slot for the page tables put back: %s", strerror(-rc));
+		return;
+	}
 	for (;;) {
 		rc = ioctl(k->fd, KVM_RUN, 0);
 		int err = errno;
@@ -258,10 +262,13 @@ static int probe(struct vm *vm, struct kvm_cpu *k, char *err, size_t errlen)
 	const uint64_t page = EMBER_IMAGE_BASE;
 	const uint8_t code[] = {EMBER_HC_OPCODE, EMBER_HC_NOP}; /* out %al,$EMBER_HC_NOP */
 	uint64_t lo = 0, hi = 0;
+	int rc = kvm_slots_cover(vm, page, page + EMBER_PAGE_SIZE);
+	if (rc)
+		return snprintf(err, errlen, "a memory slot for the probe: %s", strerror(-rc)), -1;
 	vm_x86_protect(vm, page, EMBER_PAGE_SIZE, PROT_READ | PROT_EXEC, &lo, &hi);
 	memcpy(vm->mem + page, code, sizeof(code));
 	struct kvm_regs saved, kr;
-	int rc = kvm_raw_get(k, &saved);
+	rc = kvm_raw_get(k, &saved);
 	kr = saved;
 	kr.rip = page;
 	kr.rflags = X86_RFLAGS_FIXED;

@@ -119,6 +119,8 @@ void *vm_guest(struct vm *vm, uint64_t addr, uint64_t len)
 	if (!vm_in_ram(vm, addr, len))
 		return NULL;
 	vm_mark_host(vm, addr, len);
+	if (addr + len > vm->user_top && vm->ops->tables)
+		vm->ops->tables(vm, addr, addr + len);
 	return vm->mem + addr;
 }
 
