@@ -338,6 +338,9 @@ struct ember_memory {
 	 * memory's, their vCPUs'), each counted against vm.max_map_count, and descriptors, each
 	 * counted against RLIMIT_NOFILE; divide by virtines for a figure per virtine */
 	uint64_t host_maps, host_fds;
+	/* guest memory under KVM's memory slots, summed: the kernel keeps ~10 bytes for each of
+	 * its 4 KiB pages (made only where the page tables map; 0 on ptrace) */
+	uint64_t host_slot_bytes;
 };
 /* Measures the ready virtines of fn, one at a time (an invocation meanwhile passes a virtine
  * being measured by). Returns 0 or -errno. */

@@ -207,6 +207,10 @@ static int row(const struct mem_opts *o, int f, int m, unsigned n, struct mem_ro
 	r->kern = (double)(bench_used_kib() - u0) / n;
 	r->maps = (double)(bench_maps() - maps0) / n;
 	r->fds = (double)(bench_fds() - fds0) / n;
+	struct ember_memory mm;
+	r->slot_kib = ember_memory(fn, &mm) || !mm.virtines
+			  ? -1
+			  : (double)mm.host_slot_bytes / 1024 / mm.virtines;
 	ember_unload(fn);
 	return rc;
 }
@@ -260,13 +264,14 @@ int cli_bench_memory(int argc, char **argv)
 					rc = CLI_EXIT_EMBER;
 				json_array_append_new(
 				    results,
-				    json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o}", "function",
+				    json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o}", "function",
 					      bench_mem_fns[f].name, "mode", modes[m], "n",
 					      (int)o.n[k], "pss_per_instance_kib",
 					      bench_json_num(r[m].pss), "kernel_per_instance_kib",
 					      bench_json_num(r[m].kern), "vmas_per_instance",
 					      bench_json_num(r[m].maps), "fds_per_instance",
-					      bench_json_num(r[m].fds)));
+					      bench_json_num(r[m].fds), "slot_kib_per_instance",
+					      bench_json_num(r[m].slot_kib)));
 			}
 			if (!json)
 				printf("%-10s %5u %6.0f [%4.0f] %6.0f [%4.0f] %6.0f [%4.0f]   "

@@ -46,6 +46,7 @@ long long bench_fds(void);
 /* one row's figures per instance: PSS and kernel KiB, host mappings, descriptors */
 struct mem_row {
 	double pss, kern, maps, fds;
+	double slot_kib; /* guest memory under KVM's memory slots, per ready virtine */
 };
 /* the host's used memory, KVM's own structures outside any process's PSS included */
 long long bench_used_kib(void);

@@ -205,14 +205,16 @@ static json_t *stats_json(struct ember_function *fn, struct run_stats *rs, int e
 	json_t *mem =
 	    ember_memory(fn, &m)
 		? json_null()
-		: json_pack("{s:s,s:I,s:i,s:I,s:I,s:s?,s:I,s:I,s:I,s:o,s:o}", "sharing", m.sharing,
-			    "snapshot_bytes", (json_int_t)m.snapshot_bytes, "virtines",
+		: json_pack("{s:s,s:I,s:i,s:I,s:I,s:s?,s:I,s:I,s:I,s:o,s:o,s:o}", "sharing",
+			    m.sharing, "snapshot_bytes", (json_int_t)m.snapshot_bytes, "virtines",
 			    (int)m.virtines, "shared_bytes", (json_int_t)m.shared_bytes,
 			    "private_bytes", (json_int_t)m.private_bytes, "domain", m.domain,
 			    "domain_bytes", (json_int_t)m.domain_bytes, "merged_pages",
 			    (json_int_t)m.merged_pages, "merge_ns", (json_int_t)m.merge_ns,
 			    "vmas_per_instance", per_virtine(m.host_maps, m.virtines),
-			    "fds_per_instance", per_virtine(m.host_fds, m.virtines));
+			    "fds_per_instance", per_virtine(m.host_fds, m.virtines),
+			    "slot_kib_per_instance",
+			    per_virtine(m.host_slot_bytes / 1024, m.virtines));
 	return json_pack(
 	    "{s:s,s:s,s:I,s:I,s:i,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "backend", info.backend,
 	    "syscalls_mode", info.syscalls, "sites_call", (json_int_t)info.sites_call, "sites_trap",

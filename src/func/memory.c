@@ -25,6 +25,7 @@ static int measure_one(struct virtine *v, void *ctx)
 	vm_host_hold(v->vm, &c->maps, &h);
 	c->m->host_maps += h.maps;
 	c->m->host_fds += h.fds;
+	c->m->host_slot_bytes += h.slot_bytes;
 	return 0;
 }
 

@@ -253,6 +253,9 @@ int vm_maps_read(struct vm_maps *m);
 void vm_maps_free(struct vm_maps *m);
 struct vm_hold {
 	unsigned maps, fds;
+	/* guest memory the hypervisor keeps per-page arrays for (KVM's memory slots); 0 where
+	 * none (ptrace) */
+	uint64_t slot_bytes;
 };
 void vm_host_hold(const struct vm *vm, const struct vm_maps *m, struct vm_hold *h);
 /* madvise(MADV_MERGEABLE) on the private anonymous runs: KSM may merge their pages */

@@ -66,6 +66,7 @@ void vm_host_hold(const struct vm *vm, const struct vm_maps *m, struct vm_hold *
 	uintptr_t base = (uintptr_t)vm->mem;
 	h->maps = vm->mem ? maps_within(m, base, base + vm->mem_size) : 0;
 	h->fds = (vm->memfd >= 0) + (vm->host_uffd >= 0);
+	h->slot_bytes = 0;
 	if (vm->ops && vm->ops->hold)
 		vm->ops->hold(vm, h);
 }
