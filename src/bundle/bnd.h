@@ -93,6 +93,10 @@ void *bnd_block_seal(void *mem, size_t total, int fd);
  * parents come before their children (no cycle), the root is a folder, and a file of a page or
  * more starts on a page; else -1. A tree read from disk is used only then. */
 int bnd_check(const struct bnd *b);
+/* The host's own mapping of the files' data let go of where it is a file kept in the state
+ * folder: its pages stay in the page cache, which the kernel may reclaim, and come back when
+ * read. A sealed memfd is the only copy: nothing changes. */
+void bnd_let_go(struct bnd *b);
 /* those sources added to bb (bnd_add_path, then bnd_add_tar): 0 or -1 with err */
 int bnd_add_sources(struct bnd_builder *bb, const char *const *paths, size_t npaths,
 		    const void *tar, size_t tar_len, char *err, size_t errlen);

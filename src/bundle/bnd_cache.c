@@ -2,6 +2,7 @@
  * same tree again: keyed by what the sources are, checked in full when read back. */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,9 +149,9 @@ out:
 }
 
 /* keeps b under key (written whole to a temporary file, then renamed), with what proves it and
- * its sources unchanged later: 0 or -1 */
+ * its sources unchanged later (in *kept too): 0 or -1 */
 static int cache_save(const char *state, uint64_t key, const struct bnd *b, const void *man,
-		      size_t man_len)
+		      size_t man_len, struct bnd_kept *kept)
 {
 	char dir[4096], path[4096], tmp[4200];
 	snprintf(dir, sizeof(dir), "%s/bundles", state);
@@ -182,10 +183,10 @@ static int cache_save(const char *state, uint64_t key, const struct bnd *b, cons
 	struct stat s;
 	if (base_commit(tmp, path) || stat(path, &s) < 0) /* the rename, then the folder's fsync */
 		return -1;
-	struct bnd_kept kept = {.digest = b->digest,
-				.index_digest = XXH3_64bits(b->mem, b->data_at)};
-	base_stat_id(&s, kept.id); /* as renamed: a rename may change its change time */
-	return bnd_manifest_save(state, key, man, man_len, &kept);
+	*kept =
+	    (struct bnd_kept){.digest = b->digest, .index_digest = XXH3_64bits(b->mem, b->data_at)};
+	base_stat_id(&s, kept->id); /* as renamed: a rename may change its change time */
+	return bnd_manifest_save(state, key, man, man_len, kept);
 }
 
 int bnd_add_sources(struct bnd_builder *bb, const char *const *paths, size_t npaths,
@@ -225,8 +226,21 @@ struct bnd *bnd_build(const char *const *paths, size_t npaths, const void *tar, 
 		return NULL;
 	}
 	/* a folder that cannot be written: packed next time */
-	if ((b = bnd_pack(bb, err, errlen)) && keep)
-		cache_save(state, key, b, man, man_len);
+	struct bnd *d;
+	struct bnd_how saved;
+	if ((b = bnd_pack(bb, err, errlen)) && keep &&
+	    !cache_save(state, key, b, man, man_len, &kept) &&
+	    (d = cache_load(state, key, &kept, &saved))) {
+		/* the kept file from now on, not the memory it was packed in: the host's page cache
+		 * holds it, once for every process, and only the pages machines use stay (a
+		 * runtime's whole library, 82 MB for CPython's, was held in memory for each
+		 * function) */
+		bnd_free(b);
+		b = d;
+	}
 	free(man);
+	/* the tree was read into the heap to be packed (a runtime's library: tens of MB, freed
+	 * now): given back to the system, not kept by the allocator for a next time */
+	malloc_trim(0);
 	return b;
 }

@@ -306,6 +306,13 @@ struct bnd *bnd_pack(struct bnd_builder *bb, char *err, size_t errlen)
 	return b;
 }
 
+void bnd_let_go(struct bnd *b)
+{
+	/* a kept file starts after its header's page (bnd_cache.c); a memfd at 0 */
+	if (b && b->fd_off && b->mem_len > b->data_at)
+		madvise(b->mem + b->data_at, b->mem_len - b->data_at, MADV_DONTNEED);
+}
+
 void bnd_free(struct bnd *b)
 {
 	if (!b)

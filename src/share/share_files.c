@@ -49,6 +49,8 @@ int share_bnd_share(struct share_store *st, struct bnd *b, struct share_refs *r)
 	b->shared_fd = share_store_fd(st);
 	b->shared_pages = pages;
 	__atomic_store_n(&b->shared_off, offs, __ATOMIC_RELEASE); /* a mapping may look now */
+	/* every page was read to be compared: what machines map comes from the store now */
+	bnd_let_go(b);
 	return 0;
 }
 
