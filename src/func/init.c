@@ -133,6 +133,9 @@ int func_init(struct ember_function *fn, struct vm *vm, int snapshot, char *err,
 		goto out;
 	}
 	func_share_snapshot(fn);
+	/* the program's bytes are in the snapshot now: read again only by a new initialisation */
+	img_let_go(fn->img);
+	img_let_go(fn->interp);
 	/* upm on KVM: its image, which a virtine maps with one mapping (without, run by run) */
 	if (fn->share == SNAP_SHARE_UPM)
 		snap_image_build(&fn->snap, v->vm);

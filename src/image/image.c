@@ -13,7 +13,6 @@
 #include "image/img.h"
 #include "vm/vm.h"
 
-
 int img_from_bytes(const void *buf, size_t len, struct img **out, char *err, size_t errlen)
 {
 	struct img *img = calloc(1, sizeof(*img));
@@ -56,6 +55,12 @@ void img_free(struct img *img)
 	else if (img->own == IMG_OWN_MAP)
 		munmap(img->buf, img->len ? img->len : 1);
 	free(img);
+}
+
+void img_let_go(struct img *img)
+{
+	if (img && img->own == IMG_OWN_MAP && img->len)
+		madvise(img->buf, img->len, MADV_DONTNEED);
 }
 
 void img_close(struct img *img)

@@ -122,6 +122,10 @@ int img_table_save(const char *dir, uint64_t key, size_t len, const struct img_s
  * it is to be freed (img_free: its memory and buf) */
 int img_unshare(struct img *img);
 void img_free(struct img *img);
+/* The host's mapping of a file's bytes let go of (its page tables), after they were copied into
+ * a machine: the page cache keeps them, which the kernel may reclaim, and they come back when
+ * read again. Nothing for bytes in the heap or borrowed. */
+void img_let_go(struct img *img);
 /* img_open for a load: an image this process has open already (the same file, unchanged: its
  * identity) is shared; else, with dir (NULL: none), a file whose table is there is mapped, not
  * read, and its sites and digest taken from the table; else it is read, checked and scanned,

@@ -117,6 +117,24 @@ static int bytes_of(int fd, const char *path, size_t len, int map, struct img *i
 	return rc;
 }
 
+/* A file read whole to be hashed and scanned is mapped instead from now on, as a later load
+ * that finds its table maps it, when it is still the file that was read (its identity): the
+ * host's page cache holds it once, and only the pages used stay (Node.js's 96 MB binary was
+ * held in the heap for each function using it). Left as it is otherwise. */
+static void to_mapping(int fd, uint64_t key, struct img *img)
+{
+	struct stat sb;
+	if (img->own != IMG_OWN_HEAP || !img->len || fstat(fd, &sb) < 0 ||
+	    img_file_key(&sb) != key || (uint64_t)sb.st_size != img->len)
+		return;
+	void *m = mmap(NULL, img->len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return;
+	free(img->buf);
+	img->buf = m;
+	img->own = IMG_OWN_MAP;
+}
+
 int img_open_kept(const char *path, const char *dir, struct img **out, struct img_how *how,
 		  char *err, size_t errlen)
 {
@@ -155,12 +173,14 @@ int img_open_kept(const char *path, const char *dir, struct img **out, struct im
 	}
 	img->len = len;
 	int rc = bytes_of(fd, path, len, hit, img, err, errlen);
-	close(fd);
 	how->read_us = base_us_since(t0);
 	if (!rc)
 		rc = check(img, dir, key, hit ? &table : NULL, digest, how, err, errlen);
 	else if (hit)
 		img_sites_free(&table);
+	if (!rc && !hit)
+		to_mapping(fd, key, img);
+	close(fd);
 	if (rc) {
 		img_free(img);
 		return rc;
