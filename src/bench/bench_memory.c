@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/bench_cold.h"
 #include "bench/bench_knobs.h"
 #include "bench/bench_memory.h"
 #include "cli/cli.h"
@@ -95,11 +97,21 @@ static int load_in(const struct mem_opts *o, int f, const char *mode, unsigned p
 		fprintf(stderr, "ember bench memory: %s\n", why);
 		return -1;
 	}
+	/* a folder of its own for each load: one with the snapshot of an earlier row would
+	 * start this one from disk */
+	static unsigned loads;
+	char state[sizeof(o->state) + 16];
+	snprintf(state, sizeof(state), "%s/%u", o->state, loads++);
+	if (o->state[0] && mkdir(state, 0700) < 0) {
+		perror("ember bench memory: mkdir");
+		return -1;
+	}
 	struct ember_config cfg = {.backend = o->backend,
 				   .pool_size = pool,
 				   .pool_max = max, /* keep_alive 0: never shrinks */
 				   .sharing = mode,
-				   .sharing_domain = domain};
+				   .sharing_domain = domain,
+				   .state_dir = o->state[0] ? state : NULL};
 	cli_program_config(&p, &cfg, why, sizeof(why)); /* image, arguments, code, files */
 	int rc = ember_load(&cfg, fn, why, sizeof(why));
 	free(p.code);
@@ -245,6 +257,13 @@ int cli_bench_memory(int argc, char **argv)
 							  : "no such function");
 		return 0;
 	}
+	if (!o.max_only) {
+		snprintf(o.state, sizeof(o.state), "/tmp/ember-bench-memory-XXXXXX");
+		if (!mkdtemp(o.state)) {
+			perror("ember bench memory: mkdtemp");
+			return CLI_EXIT_EMBER;
+		}
+	}
 	json_t *results = json_array();
 	if (!json)
 		printf("%-10s %5s %12s %12s %12s   %17s   %14s\n%48s   %17s   %14s\n", "function",
@@ -281,6 +300,9 @@ int cli_bench_memory(int argc, char **argv)
 				       r[2].maps, r[0].fds, r[1].fds, r[2].fds);
 		}
 	}
+	if (!o.max_only)
+		cold_rm_rf(o.state);
+	o.state[0] = 0;
 	json_t *max = json_object();
 	const char *why = "not measured (--no-max)";
 	static const char *const maps_knob[] = {"/proc/sys/vm/max_map_count"};

@@ -18,6 +18,9 @@ struct mem_opts {
 	int processes;	      /* --processes: the search split over this many processes */
 	long long budget_kib; /* a child's share of the 20 GiB (0: all of it) */
 	int max_only;	      /* --max-only F: only the search, for function F - 1 (0: all) */
+	/* the rows' loads keep their files in a state folder of their own, as ember serve's
+	 * do (a runtime's packed library then stays on disk, in the page cache); "": none */
+	char state[64];
 };
 
 /* what ember bench memory's command line sets */
