@@ -300,6 +300,16 @@ contains "python3-http form: a dict body is JSON" "Content-Type: application/jso
 code=$(http POST '/function/ofpy?bad=1' --data-binary '{}')
 expect "python3-http form: an exception is a 500 that tells nothing of it" 500 "$code" \
 	"Internal Server Error"
+# what the server holds for the two runtimes besides their virtines: each one's files are the
+# packed file kept in its state folder (page cache), not a memfd packed at the load; Node.js's
+# program is mapped from its file, not read into the heap; on KVM a snapshot's pages are held
+# once, in its image or the page store, with no copy of its own
+check "the runtimes' packed files are the state folder's, not memory" \
+	sh -c "! grep -q 'memfd:ember-bundle' /proc/$pid/maps"
+check "Node.js's program mapped from its file, not held in the heap" \
+	grep -q ' /usr/bin/node$' "/proc/$pid/maps"
+[ "$EMBER_BACKEND" = kvm ] && check "no snapshot holds a copy of its own beside its image" \
+	sh -c "! grep -q 'memfd:ember-snapshot' /proc/$pid/maps"
 code=$(deploy rfs files "$tmp/rootfs.tar" "/bin/busybox sh /app/run.sh")
 expect "deploy a root filesystem (tar) with envProcess" 202 "$code"
 code=$(http POST /function/rfs --data-binary 'over http')
