@@ -39,8 +39,15 @@ static int map_range(struct sys_state *st, uint64_t start, uint64_t len, int pro
 	sys_shmem_cut(st, start, start + len);
 	if (zero && discard(st, start, len))
 		return -ENOMEM;
-	if (sys_vma_map(st, start, start + len, prot) || vm_protect(st->vm, start, len, prot))
+	if (sys_vma_map(st, start, start + len, prot))
 		return -ENOMEM;
+	/* the machine refuses (no KVM memory slot to be had): nothing is left mapped there, as
+	 * Linux leaves a failed MAP_FIXED's range, so that a brk or mmap may take it again */
+	if (vm_protect(st->vm, start, len, prot)) {
+		sys_vma_unmap(st, start, start + len);
+		vm_protect(st->vm, start, len, 0);
+		return -ENOMEM;
+	}
 	if (prot & PROT_WRITE)
 		sys_note_writable(st, start, start + len);
 	return 0;
