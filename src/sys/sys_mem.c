@@ -206,6 +206,9 @@ static long sys_mprotect(struct sys_state *st, const uint64_t a[6])
 		return prot || !sys_far_taken(st, a[0], len) ? -ENOMEM : 0;
 	if (!user_range(st, a[0], len))
 		return -ENOMEM;
+	/* the machine's room before the books change: a refusal then changes nothing */
+	if (prot && vm_reserve(st->vm, a[0], len))
+		return -ENOMEM;
 	int rc = sys_vma_protect(st, a[0], a[0] + len, prot);
 	if (rc)
 		return rc;

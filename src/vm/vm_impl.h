@@ -20,6 +20,8 @@ struct vm_ops {
 	int (*set_fs_base)(struct vm *vm, int cpu, uint64_t base);
 	int (*get_fs_base)(struct vm *vm, int cpu, uint64_t *base);
 	int (*protect)(struct vm *vm, uint64_t addr, uint64_t len, int prot);
+	/* room for a mapping of [addr, addr+len) (vm_reserve); NULL where none is needed */
+	int (*reserve)(struct vm *vm, uint64_t addr, uint64_t len);
 	/* the host is about to write [lo, hi) of the page tables (above user_top) through the
 	 * accessor, with no vCPU running: what they map may be reached at the next run; NULL
 	 * where nothing follows from that */

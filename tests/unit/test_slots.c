@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <cmocka.h>
 
 #include "sys/sys.h"
@@ -284,6 +285,46 @@ static void brk_without_slot(void **state)
 	vm_destroy(vm);
 }
 
+/* the memory call nr of sys_mem_table with a */
+static long mem_call(struct sys_state *st, int nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		     uint64_t a3)
+{
+	const uint64_t a[6] = {a0, a1, a2, a3, (uint64_t)-1, 0};
+	for (const struct sys_entry *e = sys_mem_table; e->name; e++)
+		if (e->nr == nr)
+			return e->fn(st, a);
+	fail_msg("no memory call %d", nr);
+	return 0;
+}
+
+/* mprotect of reserved memory (PROT_NONE: no PTE, no slot) to PROT_READ with no slot to be had:
+ * ENOMEM, and the program's map still says PROT_NONE, as the PTEs do; once a slot can be made,
+ * both say PROT_READ */
+static void mprotect_without_slot(void **state)
+{
+	(void)state;
+	struct vm *vm = machine();
+	struct sys_process proc = {.brk_start = 32 * MIB, .mmap_hi = 48 * MIB, .cpus = 1};
+	struct sys_state *st = calloc(1, sizeof(*st));
+	assert_non_null(st);
+	assert_int_equal(sys_init(st, vm, &proc), 0);
+	assert_true(mem_call(st, SYS_mmap, FAR, 8192, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED) == (long)FAR);
+	struct kvm_slots *s = &KV(vm)->slots;
+	uint32_t max = s->max;
+	s->max = s->n;
+	assert_int_equal(mem_call(st, SYS_mprotect, FAR, 4096, PROT_READ, 0), -ENOMEM);
+	assert_int_equal(sys_vma_find(st, FAR)->prot, PROT_NONE);
+	assert_true(pte_at(vm, FAR) == 0);
+	s->max = max;
+	assert_int_equal(mem_call(st, SYS_mprotect, FAR, 4096, PROT_READ, 0), 0);
+	assert_int_equal(sys_vma_find(st, FAR)->prot, PROT_READ);
+	assert_true(pte_at(vm, FAR) & 1);
+	sys_free(st);
+	free(st);
+	vm_destroy(vm);
+}
+
 struct spinner {
 	struct vm *vm;
 	struct vm_exit e;
@@ -378,6 +419,7 @@ int main(void)
 	    cmocka_unit_test(log_all_or_none),
 	    cmocka_unit_test(no_slot_left),
 	    cmocka_unit_test(brk_without_slot),
+	    cmocka_unit_test(mprotect_without_slot),
 	    cmocka_unit_test(slot_while_running),
 	    cmocka_unit_test(sizes),
 	    cmocka_unit_test(emptied),
