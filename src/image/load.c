@@ -338,14 +338,16 @@ int img_load_as(const struct img *img, const struct img *interp, struct vm *vm,
 	for (int i = 0; i < l->nmaps; i++) {
 		if ((rc = vm_protect(vm, l->maps[i].start, l->maps[i].end - l->maps[i].start,
 				     l->maps[i].prot))) {
-			snprintf(err, errlen, "cannot map %#llx-%#llx%s",
+			/* elsewhere the reason: no KVM memory slot to be had (ENOSPC, ENOMEM) */
+			snprintf(err, errlen, "cannot map %#llx-%#llx%s%s",
 				 (unsigned long long)l->maps[i].start,
 				 (unsigned long long)l->maps[i].end,
 				 l->maps[i].start == 0
 				     ? " (page 0, for the in-guest runtime: needs the "
 				       "privilege to map below vm.mmap_min_addr; "
 				       "use --syscalls trap)"
-				     : "");
+				     : ": ",
+				 l->maps[i].start == 0 ? "" : strerror(-rc));
 			/* page 0 refused is the mode's requirement, never a lack of memory */
 			return l->maps[i].start == 0 ? EMBER_ERR_CONFIG
 						     : vm_errno_kind(-rc, EMBER_ERR);

@@ -39,8 +39,15 @@ static int map_range(struct sys_state *st, uint64_t start, uint64_t len, int pro
 	sys_shmem_cut(st, start, start + len);
 	if (zero && discard(st, start, len))
 		return -ENOMEM;
-	if (sys_vma_map(st, start, start + len, prot) || vm_protect(st->vm, start, len, prot))
+	if (sys_vma_map(st, start, start + len, prot))
 		return -ENOMEM;
+	/* the machine refuses (no KVM memory slot to be had): nothing is left mapped there, as
+	 * Linux leaves a failed MAP_FIXED's range, so that a brk or mmap may take it again */
+	if (vm_protect(st->vm, start, len, prot)) {
+		sys_vma_unmap(st, start, start + len);
+		vm_protect(st->vm, start, len, 0);
+		return -ENOMEM;
+	}
 	if (prot & PROT_WRITE)
 		sys_note_writable(st, start, start + len);
 	return 0;
@@ -198,6 +205,9 @@ static long sys_mprotect(struct sys_state *st, const uint64_t a[6])
 	if (sys_far_is(a[0], len)) /* a reservation stays one: nothing there can be accessed */
 		return prot || !sys_far_taken(st, a[0], len) ? -ENOMEM : 0;
 	if (!user_range(st, a[0], len))
+		return -ENOMEM;
+	/* the machine's room before the books change: a refusal then changes nothing */
+	if (prot && vm_reserve(st->vm, a[0], len))
 		return -ENOMEM;
 	int rc = sys_vma_protect(st, a[0], a[0] + len, prot);
 	if (rc)

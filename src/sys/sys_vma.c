@@ -128,7 +128,8 @@ int sys_vma_flag(struct sys_state *st, uint64_t start, uint64_t end, int bit, in
 		uint64_t lo = v->start > a ? v->start : a, hi = v->end < end ? v->end : end;
 		int prot = on ? v->prot | bit : v->prot & ~bit;
 		if (prot != v->prot &&
-		    (sys_vma_map(st, lo, hi, prot) || vm_protect(st->vm, lo, hi - lo, prot)))
+		    ((prot && vm_reserve(st->vm, lo, hi - lo)) || sys_vma_map(st, lo, hi, prot) ||
+		     vm_protect(st->vm, lo, hi - lo, prot)))
 			return -ENOMEM;
 		a = hi;
 	}

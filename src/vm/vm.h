@@ -267,6 +267,10 @@ int vm_mergeable(struct vm *vm);
  * file's pages past its end, SIGBUS to the program). */
 #define VM_PROT_FAULT 0x10000
 int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot);
+/* The backend's room for [addr, addr+len) made now (KVM: its memory slots), so that a
+ * vm_protect of it with any access that follows cannot fail for want of it: callers that
+ * change their books first ask here before. 0, or -errno with nothing changed. */
+int vm_reserve(struct vm *vm, uint64_t addr, uint64_t len);
 /* Gives [addr, addr+len) back: the pages read as zero afterwards and cost no memory. */
 int vm_discard(struct vm *vm, uint64_t addr, uint64_t len);
 /* [addr, addr+len) reads as zero afterwards, like vm_discard; a small range is cleared in place

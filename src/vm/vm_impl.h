@@ -20,8 +20,11 @@ struct vm_ops {
 	int (*set_fs_base)(struct vm *vm, int cpu, uint64_t base);
 	int (*get_fs_base)(struct vm *vm, int cpu, uint64_t *base);
 	int (*protect)(struct vm *vm, uint64_t addr, uint64_t len, int prot);
-	/* the host wrote [lo, hi) of the page tables (above user_top) through the accessor: what
-	 * they map may be reached at the next run; NULL where nothing follows from that */
+	/* room for a mapping of [addr, addr+len) (vm_reserve); NULL where none is needed */
+	int (*reserve)(struct vm *vm, uint64_t addr, uint64_t len);
+	/* the host is about to write [lo, hi) of the page tables (above user_top) through the
+	 * accessor, with no vCPU running: what they map may be reached at the next run; NULL
+	 * where nothing follows from that */
 	void (*tables)(struct vm *vm, uint64_t lo, uint64_t hi);
 	/* called from the timer's signal handler on the thread running cpu, or by a thread that
 	 * signalled it: make the current run return soon */

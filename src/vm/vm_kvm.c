@@ -217,13 +217,17 @@ static int zap_piece(struct vm *vm, uint64_t lo, uint64_t hi, int cow, void *ctx
 	return 0;
 }
 
+static int kvm_reserve(struct vm *vm, uint64_t addr, uint64_t len)
+{
+	return kvm_slots_cover(vm, addr, addr + len);
+}
+
 static int kvm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 {
 	uint64_t lo = 0, hi = 0;
 	/* memory the guest may reach is in a slot before its PTE says so: another vCPU may be
 	 * running and reach it at once */
-	int rc =
-	    prot & (PROT_READ | PROT_WRITE | PROT_EXEC) ? kvm_slots_cover(vm, addr, addr + len) : 0;
+	int rc = prot & (PROT_READ | PROT_WRITE | PROT_EXEC) ? kvm_reserve(vm, addr, len) : 0;
 	if (rc)
 		return rc;
 	vm_x86_protect(vm, addr, len, prot, &lo, &hi);
@@ -344,6 +348,7 @@ const struct vm_ops vm_kvm_ops = {
     .set_fs_base = kvm_set_fs_base,
     .get_fs_base = kvm_get_fs_base,
     .protect = kvm_protect,
+    .reserve = kvm_reserve,
     .tables = kvm_slots_tables,
     .kick = kvm_kick,
     .get_fpu = kvm_get_fpu,

@@ -18,11 +18,31 @@
 #define INIT_LOW    (8ULL << 20)
 #define INIT_TOP    (2ULL << 20) /* below the page tables' own 2 MiB and more */
 
+/* the bytes of RAM in chunks [lo, hi) */
+static uint64_t span(const struct vm *vm, uint32_t lo, uint32_t hi)
+{
+	uint64_t end = (uint64_t)hi << CHUNK_SHIFT;
+	return (end < vm->mem_size ? end : vm->mem_size) - ((uint64_t)lo << CHUNK_SHIFT);
+}
+
+/* slot id over chunks [lo, hi), made or registered again, with dirty logging on or off */
+static int set_slot(struct vm *vm, uint32_t id, uint32_t lo, uint32_t hi, int log)
+{
+	uint64_t gpa = (uint64_t)lo << CHUNK_SHIFT;
+	struct kvm_userspace_memory_region r = {
+	    .slot = id,
+	    .flags = log ? KVM_MEM_LOG_DIRTY_PAGES : 0,
+	    .guest_phys_addr = gpa,
+	    .memory_size = span(vm, lo, hi),
+	    .userspace_addr = (uint64_t)(uintptr_t)(vm->mem + gpa),
+	};
+	return ioctl(KV(vm)->vmfd, KVM_SET_USER_MEMORY_REGION, &r) < 0 ? -errno : 0;
+}
+
 /* chunks [lo, hi) into one new slot, dirty logging as the others have it */
 static int make_slot(struct vm *vm, uint32_t lo, uint32_t hi)
 {
-	struct kvm_vm *k = KV(vm);
-	struct kvm_slots *s = &k->slots;
+	struct kvm_slots *s = &KV(vm)->slots;
 	if (s->n >= s->max)
 		return -ENOSPC;
 	if (s->n == s->cap) {
@@ -33,21 +53,15 @@ static int make_slot(struct vm *vm, uint32_t lo, uint32_t hi)
 		s->slot = p;
 		s->cap = cap;
 	}
-	uint64_t gpa = (uint64_t)lo << CHUNK_SHIFT, end = (uint64_t)hi << CHUNK_SHIFT;
-	if (end > vm->mem_size)
-		end = vm->mem_size;
-	struct kvm_userspace_memory_region r = {
-	    .slot = s->n,
-	    .flags = s->logging ? KVM_MEM_LOG_DIRTY_PAGES : 0,
-	    .guest_phys_addr = gpa,
-	    .memory_size = end - gpa,
-	    .userspace_addr = (uint64_t)(uintptr_t)(vm->mem + gpa),
-	};
-	if (ioctl(k->vmfd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
-		return -errno;
+	int rc = set_slot(vm, s->n, lo, hi, s->logging);
+	if (rc)
+		return rc;
 	s->slot[s->n++] = (struct kvm_slot){lo, hi};
-	memset(s->in + lo, 1, hi - lo);
-	s->bytes += end - gpa;
+	/* after the slot exists: a thread that reads 1 without the lock (kvm_slots_cover) may
+	 * write a PTE there at once */
+	for (uint32_t c = lo; c < hi; c++)
+		__atomic_store_n(&s->in[c], 1, __ATOMIC_RELEASE);
+	s->bytes += span(vm, lo, hi);
 	return 0;
 }
 
@@ -90,6 +104,12 @@ static int make_runs(struct vm *vm, uint32_t lo, uint32_t hi, const uint8_t *wan
 	return 0;
 }
 
+/* 1 when a slot covers chunk c; without the lock, as another vCPU's thread may be making one */
+static int covered(const struct kvm_slots *s, uint32_t c)
+{
+	return __atomic_load_n(&s->in[c], __ATOMIC_ACQUIRE);
+}
+
 int kvm_slots_cover(struct vm *vm, uint64_t lo, uint64_t hi)
 {
 	struct kvm_slots *s = &KV(vm)->slots;
@@ -99,10 +119,11 @@ int kvm_slots_cover(struct vm *vm, uint64_t lo, uint64_t hi)
 		hi = vm->mem_size;
 	uint32_t a = (uint32_t)(lo >> CHUNK_SHIFT), b = (uint32_t)((hi - 1) >> CHUNK_SHIFT) + 1;
 	uint32_t c = a;
-	while (c < b && s->in[c])
+	while (c < b && covered(s, c))
 		c++;
 	if (c == b)
 		return 0; /* the common case, on every mapping the program makes: no lock */
+	pthread_mutex_lock(&s->lock);
 	/* memory grows where it was mapped last (a heap up, mappings down): the chunks next to it
 	 * that have no slot go into the same one, up to a gap's worth each way */
 	uint32_t lo_c = c, hi_c = b;
@@ -110,7 +131,6 @@ int kvm_slots_cover(struct vm *vm, uint64_t lo, uint64_t hi)
 		lo_c--;
 	while (hi_c < s->nchunks && hi_c - b < GAP_CHUNKS - 1 && !s->in[hi_c])
 		hi_c++;
-	pthread_mutex_lock(&s->lock);
 	int rc = make_runs(vm, lo_c, hi_c, NULL);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
@@ -126,7 +146,7 @@ int kvm_slots_init(struct vm *vm)
 	if (!s->in || !s->want)
 		return -ENOMEM;
 	int max = ioctl(k->kvm, KVM_CHECK_EXTENSION, KVM_CAP_NR_MEMSLOTS);
-	s->max = max > 0 ? (uint32_t)max : 1;
+	s->max = max > 0 ? (uint32_t)max : 32; /* KVM's count when it came to tell it */
 	pthread_mutex_init(&s->lock, NULL);
 	s->init = 1;
 	/* The host's structures (GDT, IDT, TSS, the top of the page tables) and the page tables
@@ -152,9 +172,12 @@ void kvm_slots_free(struct kvm_vm *k)
 	memset(s, 0, sizeof(*s));
 }
 
-/* The host wrote [lo, hi) above user_top, where the page tables are (a snapshot's put back, a
- * fork's copied): the chunks those tables describe may be mapped now. Marked only; the next
- * run makes their slots (kvm_slots_sync), for the machine is not running now. */
+/* The host is about to write [lo, hi) above user_top, where the page tables are: the chunks
+ * those tables describe may be mapped after. Marked only; the next run makes their slots
+ * (kvm_slots_sync), which reads what the tables map then: so such a write is made while no
+ * vCPU runs. No path of Ember's writes tables so today (restores, forks and cold starts set
+ * PTEs through vm_protect, which makes the slot first); this keeps the rule for one that
+ * would copy table pages. */
 void kvm_slots_tables(struct vm *vm, uint64_t lo, uint64_t hi)
 {
 	struct kvm_slots *s = &KV(vm)->slots;
@@ -166,11 +189,14 @@ void kvm_slots_tables(struct vm *vm, uint64_t lo, uint64_t hi)
 	/* one table page of 512 entries per 2 MiB: its offset times 512 is the memory it maps */
 	uint64_t a = (lo - pt_base) * 512, b = (hi - pt_base) * 512;
 	int any = 0;
+	/* under the lock: a sync on another vCPU's thread clears the marks it has seen */
+	pthread_mutex_lock(&s->lock);
 	for (uint64_t c = a >> CHUNK_SHIFT; c < s->nchunks && (c << CHUNK_SHIFT) < b; c++)
 		if (!s->in[c] && !s->want[c])
 			s->want[c] = any = 1;
 	if (any)
 		atomic_store(&s->pending, 1);
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* 1 when the table page of chunk c maps anything */
@@ -202,28 +228,22 @@ int kvm_slots_sync(struct vm *vm)
 	return rc;
 }
 
+/* All slots or none: where one refuses (no memory for its log), those switched before it go
+ * back as they were, so that every slot logs as s->logging says (a slot left logging would
+ * cost the guest a fault per page written for nothing; one left not logging would make the
+ * next read of the log fail). */
 int kvm_slots_log(struct vm *vm, int on)
 {
-	struct kvm_vm *k = KV(vm);
-	struct kvm_slots *s = &k->slots;
+	struct kvm_slots *s = &KV(vm)->slots;
 	pthread_mutex_lock(&s->lock);
 	int rc = 0;
-	for (uint32_t i = 0; i < s->n && !rc; i++) {
-		uint64_t gpa = (uint64_t)s->slot[i].lo << CHUNK_SHIFT;
-		uint64_t end = (uint64_t)s->slot[i].hi << CHUNK_SHIFT;
-		if (end > vm->mem_size)
-			end = vm->mem_size;
-		struct kvm_userspace_memory_region r = {
-		    .slot = i,
-		    .flags = on ? KVM_MEM_LOG_DIRTY_PAGES : 0,
-		    .guest_phys_addr = gpa,
-		    .memory_size = end - gpa,
-		    .userspace_addr = (uint64_t)(uintptr_t)(vm->mem + gpa),
-		};
-		if (ioctl(k->vmfd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
-			rc = -errno;
-	}
-	if (!rc)
+	uint32_t i = 0;
+	while (i < s->n && !(rc = set_slot(vm, i, s->slot[i].lo, s->slot[i].hi, on)))
+		i++;
+	if (rc)
+		while (i-- > 0)
+			set_slot(vm, i, s->slot[i].lo, s->slot[i].hi, !on);
+	else
 		s->logging = on;
 	pthread_mutex_unlock(&s->lock);
 	return rc;

@@ -36,6 +36,13 @@ int vm_protect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 	return vm->ops->protect(vm, addr, len, prot);
 }
 
+int vm_reserve(struct vm *vm, uint64_t addr, uint64_t len)
+{
+	if (!protect_ok(vm, addr, len))
+		return -EINVAL;
+	return len && vm->ops->reserve ? vm->ops->reserve(vm, addr, len) : 0;
+}
+
 /* ranges up to this many pages are zeroed in place where they hold data: punching holes would
  * unmap the pages from the guest (a TLB shootdown on ptrace) only for it to fault them in again */
 #define ZERO_IN_PLACE_PAGES 64
