@@ -261,16 +261,23 @@ static void no_slot_left(void **state)
 	vm_destroy(vm);
 }
 
+/* the emulation state of a process on vm, its break at brk */
+static struct sys_state *process(struct vm *vm, uint64_t brk)
+{
+	struct sys_process proc = {.brk_start = brk, .mmap_hi = 48 * MIB, .cpus = 1};
+	struct sys_state *st = calloc(1, sizeof(*st));
+	assert_non_null(st);
+	assert_int_equal(sys_init(st, vm, &proc), 0);
+	return st;
+}
+
 /* A brk into memory with no slot to be had fails and leaves nothing mapped there, so that the
  * next one, once a slot can be made, grows the heap (a mapping left behind would stop it) */
 static void brk_without_slot(void **state)
 {
 	(void)state;
 	struct vm *vm = machine();
-	struct sys_process proc = {.brk_start = FAR, .mmap_hi = 32 * MIB, .cpus = 1};
-	struct sys_state *st = calloc(1, sizeof(*st));
-	assert_non_null(st);
-	assert_int_equal(sys_init(st, vm, &proc), 0);
+	struct sys_state *st = process(vm, FAR);
 	struct kvm_slots *s = &KV(vm)->slots;
 	uint32_t max = s->max;
 	s->max = s->n;
@@ -304,10 +311,7 @@ static void mprotect_without_slot(void **state)
 {
 	(void)state;
 	struct vm *vm = machine();
-	struct sys_process proc = {.brk_start = 32 * MIB, .mmap_hi = 48 * MIB, .cpus = 1};
-	struct sys_state *st = calloc(1, sizeof(*st));
-	assert_non_null(st);
-	assert_int_equal(sys_init(st, vm, &proc), 0);
+	struct sys_state *st = process(vm, 32 * MIB);
 	assert_true(mem_call(st, SYS_mmap, FAR, 8192, PROT_NONE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED) == (long)FAR);
 	struct kvm_slots *s = &KV(vm)->slots;
