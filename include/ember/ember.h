@@ -111,6 +111,11 @@ struct ember_config {
 	 * and at most pool_max, refilling as soon as one is taken; the peak is that of the last
 	 * one to two keep_alive_s (0: never shrinks). 0 or <= pool_size: a fixed pool. */
 	unsigned pool_max;
+	/* 1: no ready virtine is kept (pool_size and pool_max are not used): each invocation
+	 * restores one from the snapshot in memory into a clean shell on its own path and drops it
+	 * after its run, as does the first start from disk. The snapshot stays loaded; a function
+	 * called rarely then holds no guest memory between its invocations. */
+	int no_ready;
 	double keep_alive_s;
 	struct ember_budget *budget; /* NULL: no bound */
 	int no_snapshot;	     /* 1: every invocation loads and initialises from scratch */

@@ -90,8 +90,8 @@ static void lazy_finish(struct func_finish *f)
 	func_share_files(fn);
 	func_move(fn, FUNC_COLD, FUNC_WARM); /* the snapshot is whole in memory: warm starts go */
 	uint64_t touched;
-	if (f->broken || fill_missing(&fn->snap, f->v->vm) || func_reset(fn, f->v, &touched) ||
-	    pool_put(&fn->pool, f->v))
+	if (f->broken || fn->no_ready || fill_missing(&fn->snap, f->v->vm) ||
+	    func_reset(fn, f->v, &touched) || pool_put(&fn->pool, f->v))
 		virtine_destroy(f->v);
 }
 
@@ -133,11 +133,13 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 	read_result(&f->r, res);
 	res->snapshot_us = fn->snap_load_us;
 	/* the virtine ready for the next request now (a small snapshot: a short reset), the
-	 * checks and the store after the response */
+	 * checks and the store after the response; with no_ready, not kept */
 	uint64_t t2 = base_now_ns();
-	f->broken = f->broken || func_reset(fn, v, &res->pages_touched);
+	int keep = !f->broken && !fn->no_ready && !func_reset(fn, v, &res->pages_touched);
 	res->reset_us = base_us_since(t2);
-	if (f->broken || pool_put(&fn->pool, v))
+	if (fn->no_ready && !f->broken)
+		func_drop(fn, v);
+	else if (!keep || pool_put(&fn->pool, v))
 		virtine_destroy(v);
 	f->work = read_finish;
 	func_finish_later(f);

@@ -122,9 +122,10 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 		return BAD_CONFIG("timeout must be at most 86400 seconds");
 	fn->timeout_ns = (uint64_t)(t * 1e9);
 	fn->output_limit = cfg->output_limit ? cfg->output_limit : EMBER_OUTPUT_DEFAULT;
-	fn->pool_size = cfg->pool_size ? cfg->pool_size : 1;
-	fn->refill.on = cfg->pool_max > fn->pool_size;
-	fn->pool_slots = fn->refill.on ? cfg->pool_max : fn->pool_size;
+	fn->no_ready = cfg->no_ready != 0;
+	fn->pool_size = fn->no_ready ? 0 : cfg->pool_size ? cfg->pool_size : 1;
+	fn->refill.on = !fn->no_ready && cfg->pool_max > fn->pool_size;
+	fn->pool_slots = fn->refill.on ? cfg->pool_max : fn->pool_size ? fn->pool_size : 1;
 	fn->budget = cfg->budget;
 	if (cfg->keep_alive_s < 0)
 		return BAD_CONFIG("keep_alive_s must not be negative");
@@ -263,6 +264,8 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	if (pool_refiller_start(&fn->refill, fn->pool_size, cap, window))
 		return snprintf(err, errlen, "cannot start the refiller thread"), EMBER_ERR_NOMEM;
+	if (fn->no_ready)
+		atomic_store(&fn->refill.target, 0); /* not even the spare a demand keeps */
 	return 0;
 }
 
@@ -278,6 +281,7 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	pthread_mutex_init(&fn->cold_lock, NULL);
 	base_cond_init(&fn->cold_done);
 	pool_refiller_init(&fn->refill, &fn->pool, &func_refill_ops, fn);
+	func_drops_init(&fn->drops);
 	uint64_t t0 = base_now_ns();
 	int rc = configure(fn, cfg, err, errlen);
 	if (!rc)
@@ -340,6 +344,7 @@ void ember_unload(struct ember_function *fn)
 	func_finish_join(fn); /* its virtine goes into the pool: before the pool goes */
 	func_sites_join(fn);
 	pool_refiller_stop(&fn->refill);
+	func_drops_fini(&fn->drops); /* their memory back to the budget, their pages to the store */
 	budget_leave(fn->budget, &fn->pool); /* no one gives up its spares any more */
 	pool_fini(&fn->pool);
 	if (func_has_snapshot(fn))

@@ -27,6 +27,16 @@ enum func_state {
 	FUNC_STATES
 };
 
+/* drop.c: the virtines a function with no_ready is done with, and the thread that destroys them */
+struct func_drops {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct virtine **v; /* waiting to be destroyed */
+	size_t n, cap;
+	int started, stop;
+	pthread_t thread;
+};
+
 struct ember_function {
 	struct img *img;
 	struct img *interp; /* a dynamic program's interpreter (ld.so), from bundle; else NULL */
@@ -37,6 +47,8 @@ struct ember_function {
 	unsigned pool_size;
 	/* the pool's capacity: pool_size, or pool_max when it follows demand */
 	unsigned pool_slots;
+	int no_ready; /* ember_config.no_ready: every virtine is dropped after its run */
+	struct func_drops drops;
 	int strict_init; /* a failed init fails the load (ember_config.strict_init) */
 	/* the syscall mode: trap, or guest (the in-guest runtime serves the common ones) */
 	const struct sys_rt_ops *rt;
@@ -172,6 +184,11 @@ void virtine_prepare(struct ember_function *fn, struct virtine *v, const struct 
 /* a virtine at the snapshot state, made now; NULL with *kind and the reason in err */
 struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, char *err,
 			      size_t errlen);
+/* drop.c: v destroyed after its run, off the caller's path (now when that cannot be) */
+void func_drop(struct ember_function *fn, struct virtine *v);
+void func_drops_init(struct func_drops *d);
+/* destroys what is still waiting; the thread joined */
+void func_drops_fini(struct func_drops *d);
 /* puts v back to the snapshot; 0 on success */
 int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched);
 

@@ -328,6 +328,15 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 	}
 	if (e && count_fields(e, sp, err, errlen))
 		return -1;
+	/* 0 alone for now: how many a function keeps otherwise follows its demand */
+	if (e && (v = member(e, "ready")) &&
+	    (!json_is_integer(v) || json_integer_value(v) != 0 || sp->min_warm))
+		return snprintf(err, errlen,
+				"ember.ready must be 0, without ember.minWarm: no ready virtine "
+				"is kept, each invocation restores its own (leave it out for "
+				"ready virtines that follow demand)"),
+		       -1;
+	sp->no_ready = e && member(e, "ready");
 	json_t *out = json_pack(
 	    "{s:f,s:i,s:i,s:i,s:f,s:b,s:s}", "timeout", sp->timeout_s, "minWarm", (int)sp->min_warm,
 	    "maxConcurrency", (int)sp->max_concurrency, "queue", (int)sp->queue, "keepAlive",
@@ -344,6 +353,8 @@ static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t
 		json_object_set_new(out, "threads", json_integer(sp->threads));
 	if (out && sp->pids)
 		json_object_set_new(out, "pids", json_integer(sp->pids));
+	if (out && sp->no_ready)
+		json_object_set_new(out, "ready", json_integer(0));
 	return json_object_set_new(sp->doc, "ember", out);
 }
 

@@ -37,6 +37,7 @@ struct srv_spec {
 	double timeout_s;   /* 0: Ember's default */
 	double keep_alive_s;
 	unsigned min_warm, max_concurrency, queue;
+	int no_ready; /* ember.ready 0: keeps no ready virtine (ember_config.no_ready) */
 	/* ember.cpus, ember.threads: its virtines' vCPUs and an invocation's threads at most; 0
 	 * when not given (ember_config's defaults, 1 and SRV_THREADS_DEFAULT) */
 	unsigned cpus, threads;

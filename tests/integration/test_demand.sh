@@ -127,10 +127,47 @@ target_floor() { [ "$(pool short target)" = 2 ]; }
 # snapshot
 await "its target to come back to the floor of 2" target_floor &&
 	ok "its target is back at the floor of 2"
+
+# --- ember.ready 0: loaded, its snapshot in memory, no ready virtine; each request restores
+expect "ready 1 is refused" 400 "$(http POST /system/functions \
+	-d '{"service":"rare","image":"nap","ember":{"ready":1}}')"
+contains "with what ready must be" "ember.ready must be 0" "$tmp/body"
+expect "ready 0 with minWarm is refused" 400 "$(http POST /system/functions \
+	-d '{"service":"rare","image":"nap","ember":{"ready":0,"minWarm":3}}')"
+contains "naming minWarm" "without ember.minWarm" "$tmp/body"
+expect "deploy rare (ready 0)" 202 "$(http POST /system/functions \
+	-d '{"service":"rare","image":"nap","ember":{"ready":0}}')"
+http GET /system/function/rare >/dev/null
+check "its status shows ready 0" python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))["ember"].get("ready") != 0)' "$tmp/body"
+check "rare is loaded with no ready virtine" test "$(pool rare ready)" = 0
+check "and a target of none" test "$(pool rare target)" = 0
+# (its snapshot is nap's, on disk already: its first request starts cold from it)
+expect "rare: a first request" 200 "$(http POST /function/rare -d "0 r0")" "napped 0 r0"
+check "rare: no ready virtine after its first request" test "$(pool rare ready)" = 0
+i=1
+while [ $i -le 3 ]; do
+	expect "rare: request $i" 200 "$(http POST /function/rare -d "0 r$i")" "napped 0 r$i"
+	contains "rare: request $i restored its own virtine" "X-Ember-Start: restore" "$tmp/headers"
+	check "rare: after request $i, still no ready virtine" test "$(pool rare ready)" = 0
+	i=$((i + 1))
+done
+check "rare: the 3 restores are counted" test "$(pool rare restores)" = 3
+round rare 3 "50 together"
+check "rare: 3 at once all answered" test "$round_ok" = 3
+check "rare: 3 at once each restored" test "$(grep -c 'X-Ember-Start: restore' "$tmp/starts")" = 3
+check "rare: none kept after them" test "$(pool rare ready)" = 0
 stop
 
 # --- a budget of 5 virtines of 16 MiB: 8 clients at once all get an answer, and it holds
 start --memory-budget 80M
+# (first rare, not loaded since the restart: its first request starts cold from disk and keeps
+# nothing either)
+expect "rare after a restart" 200 "$(http POST /function/rare -d '0 c')" "napped 0 c"
+contains "rare after a restart: a cold start" "X-Ember-Start: cold" "$tmp/headers"
+expect "rare: the next request" 200 "$(http POST /function/rare -d '0 d')" "napped 0 d"
+contains "rare: the next request restores" "X-Ember-Start: restore" "$tmp/headers"
+check "rare: no ready virtine after its cold start" test "$(pool rare ready)" = 0
 expect "deploy tight" 202 "$(http POST /system/functions \
 	-d '{"service":"tight","image":"nap","limits":{"memory":"16M"}}')"
 check "tight: its capacity is what the budget holds" test "$(pool tight capacity)" = 5
