@@ -54,13 +54,18 @@ static void read_result(const struct cold_read *r, struct ember_result *res)
 	res->rerecorded = r->rerecorded;
 }
 
-/* after a whole read's run (finish.c): the memory file's copies of what the working set brought
- * checked (a damaged one: the result stood, the snapshot is made again, still FUNC_COLD as
- * func_rebuild expects), the snapshot into the domain's store, then warm starts */
+/* after a whole read's run (finish.c): the virtine reset and pooled (with no_ready, dropped), the
+ * memory file's copies of what the working set brought checked (a damaged one: the result
+ * stood, the snapshot is made again, still FUNC_COLD as func_rebuild expects), the snapshot
+ * into the domain's store, then warm starts */
 static void read_finish(struct func_finish *f)
 {
 	struct ember_function *fn = f->fn;
 	char err[EMBER_ERR_MAX] = "";
+	uint64_t touched;
+	if (f->broken || fn->no_ready || func_reset(fn, f->v, &touched) ||
+	    pool_put(&fn->pool, f->v))
+		virtine_destroy(f->v);
 	int rc = cold_read_check_mem(&fn->snap, &f->r, fn->snap_dir, err, sizeof(err));
 	cold_read_free(&f->r);
 	if (rc) {
@@ -132,15 +137,9 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 	cold_read_missed(&fn->snap, v->vm, &f->r, fn->snap_dir, err, sizeof(err));
 	read_result(&f->r, res);
 	res->snapshot_us = fn->snap_load_us;
-	/* the virtine ready for the next request now (a small snapshot: a short reset), the
-	 * checks and the store after the response; with no_ready, not kept */
-	uint64_t t2 = base_now_ns();
-	int keep = !f->broken && !fn->no_ready && !func_reset(fn, v, &res->pages_touched);
-	res->reset_us = base_us_since(t2);
-	if (fn->no_ready && !f->broken)
-		func_drop(fn, v);
-	else if (!keep || pool_put(&fn->pool, v))
-		virtine_destroy(v);
+	/* the reset, the checks and the store after the response: a request that comes meanwhile
+	 * waits for them in invoke_cold, as it waits for the checks */
+	f->v = v;
 	f->work = read_finish;
 	func_finish_later(f);
 	return 0;

@@ -80,6 +80,10 @@ struct ember_function {
 	pthread_cond_t cold_done; /* signalled when it ends */
 	pthread_t finisher;
 	int has_finisher; /* finisher is to be joined (by the next cold start, or unload) */
+	/* under cold_lock: the finisher, started ahead, waits for its work (finish_next) */
+	int finish_waiting;
+	struct func_finish *finish_next;
+	pthread_cond_t finish_cv;
 	char rebuilt[EMBER_ERR_MAX];
 	char damaged[EMBER_ERR_MAX]; /* a kept file the load refused and made again, or "" */
 	struct sys_process proc;     /* where the image put things */
@@ -166,6 +170,9 @@ struct func_finish {
 	struct cold_read r; /* a start that read the snapshot whole: its read */
 };
 void func_finish_later(struct func_finish *f);
+/* the thread for that work started now (a load from disk, while the disk reads), waiting for it,
+ * so that the cold start does not start one after its run */
+void func_finish_ahead(struct ember_function *fn);
 /* with cold_lock held: until no such work is going on */
 void func_finish_wait(struct ember_function *fn);
 /* the thread of the last such work ended and joined (unload; cold_lock not held) */
