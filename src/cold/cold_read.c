@@ -87,10 +87,11 @@ out:
 	return rc;
 }
 
-size_t cold_read_run(const struct snap *s, const uint8_t *from_ws, size_t i)
+/* the run of pages from index i the working set did not bring, consecutive in the guest */
+static size_t missing_run(const struct snap *s, const struct cold_read *r, size_t i)
 {
 	size_t n = 1;
-	while (n < RUN && i + n < s->npages && !from_ws[i + n] &&
+	while (n < RUN && i + n < s->npages && !r->from_ws[i + n] &&
 	       s->pages[i + n] == s->pages[i] + n * PAGE)
 		n++;
 	return n;
@@ -122,15 +123,36 @@ static int open_mem(const char *dir)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-void cold_read_ask(const struct snap *s, const uint8_t *from_ws, int fd)
+/* every run of pages the working set did not bring asked of the disk at once (read into the
+ * page cache in the background): one wait for them all, not one per run */
+static void ask_missing(const struct snap *s, const struct cold_read *r, int fd)
 {
 	for (size_t i = 0; i < s->npages;) {
-		size_t n = from_ws[i] ? 1 : cold_read_run(s, from_ws, i);
-		if (!from_ws[i])
+		size_t n = r->from_ws[i] ? 1 : missing_run(s, r, i);
+		if (!r->from_ws[i])
 			posix_fadvise(fd, (off_t)s->pages[i], (off_t)(n * PAGE),
 				      POSIX_FADV_WILLNEED);
 		i += n;
 	}
+}
+
+/* the pages the load's plan says the working set lacks, asked of the disk before its read, so
+ * the two reads overlap; a working set written again since only makes the hint wrong */
+static void ask_planned(const struct snap *s, const struct cold_read_plan *plan,
+			struct cold_read *r, int fd)
+{
+	struct cold_ws w;
+	if (!plan || !plan->meta || fd < 0 ||
+	    cold_ws_parse(&w, plan->meta, plan->meta_len, plan->size))
+		return;
+	for (uint64_t i = 0; i < w.npages; i++) {
+		uint64_t a = cold_ws_addr(&w, i);
+		size_t j = snap_page_index(s, a);
+		if (j < s->npages && s->pages[j] == a)
+			r->from_ws[j] = 1;
+	}
+	ask_missing(s, r, fd);
+	memset(r->from_ws, 0, s->npages);
 }
 
 /* the pages the working set lacks, from the memory file (fd) into the memfd after it, checked */
@@ -145,9 +167,9 @@ static int read_rest(const struct snap *s, int fd, struct cold_read *r, uint64_t
 	uint8_t *m = fd < 0 ? NULL : cold_read_grow(r->fd, at, need * PAGE);
 	int rc = m ? 0 : -1;
 	if (m)
-		cold_read_ask(s, r->from_ws, fd);
+		ask_missing(s, r, fd);
 	for (size_t i = 0; !rc && i < s->npages;) {
-		size_t n = r->from_ws[i] ? 1 : cold_read_run(s, r->from_ws, i);
+		size_t n = r->from_ws[i] ? 1 : missing_run(s, r, i);
 		if (!r->from_ws[i]) {
 			rc = read_checked(s, fd, i, n, m + r->outside * PAGE, bad);
 			for (size_t k = 0; k < n; k++)
@@ -187,8 +209,7 @@ int cold_read_whole(struct snap *s, const char *dir, const struct cold_read_plan
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	if (!plan || !plan->mem_asked) /* else the load asked for them already */
-		cold_read_plan_ask(s, plan, r->from_ws, mem);
+	ask_planned(s, plan, r, mem);
 	if (use_ws(s, dir, plan, r, offs)) {
 		rc = 1;
 		goto out;

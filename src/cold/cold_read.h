@@ -35,32 +35,10 @@ struct cold_read_plan {
 	uint8_t *meta;
 	uint64_t meta_len; /* the header, page list and chunk checksums */
 	uint64_t size;	   /* the working-set file's size */
-	int ahead;     /* the load asked for the whole file: the start reads it through the cache */
-	int mem_asked; /* the load asked for the memory file's pages the working set lacks */
 };
 /* dir's working-set header into p; p empty when there is none or it is damaged */
 void cold_read_plan(struct cold_read_plan *p, const char *dir);
-/* The working-set files the load asks of the disk whole with the state file (snap_read_ahead),
- * before it knows whether the start will read the snapshot whole: 64 pages and a header page,
- * the small C functions'. One whose start prefetches instead (cold_prefetch.c, O_DIRECT) is
- * read twice, at most 260 KiB. */
-#define COLD_READ_AHEAD_MAX (65 * EMBER_PAGE_SIZE)
-/* The load, once the snapshot s is read, where the start will read it whole (cold_read_pays):
- * the memory file's pages the working set lacks asked of the disk now, so they come while the
- * load ends and a shell is taken, not after the working set's read (p->mem_asked); ws_asked:
- * snap_read_ahead asked for the working set's whole file, which the start then reads through
- * the page cache, not with O_DIRECT (p->ahead). */
-void cold_read_plan_ahead(struct cold_read_plan *p, const struct snap *s, const char *dir,
-			  int ws_asked);
-/* the pages plan says the working set lacks asked of the memory file (fd) in the background;
- * from_ws: one zeroed byte per snapshot page, left zeroed */
-void cold_read_plan_ask(const struct snap *s, const struct cold_read_plan *plan, uint8_t *from_ws,
-			int fd);
 void cold_read_plan_free(struct cold_read_plan *p);
-/* cold_read.c's: the run of pages from index i not marked in from_ws, consecutive in the guest,
- * and every such run asked of the memory file fd in the background (one wait for them all) */
-size_t cold_read_run(const struct snap *s, const uint8_t *from_ws, size_t i);
-void cold_read_ask(const struct snap *s, const uint8_t *from_ws, int fd);
 
 /* Whether reading s whole beats the concurrent prefetch with the rest on demand: the working
  * set in dir is at most 4 MiB (a larger one's read overlaps the run there, here it would come

@@ -1,6 +1,5 @@
 /* What the load learns of the working set for a start that reads it whole (cold_read.c). */
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -48,42 +47,6 @@ void cold_read_plan(struct cold_read_plan *p, const char *dir)
 out:
 	free(buf);
 	close(fd);
-}
-
-void cold_read_plan_ask(const struct snap *s, const struct cold_read_plan *plan, uint8_t *from_ws,
-			int fd)
-{
-	struct cold_ws w;
-	if (!plan || !plan->meta || fd < 0 ||
-	    cold_ws_parse(&w, plan->meta, plan->meta_len, plan->size))
-		return;
-	for (uint64_t i = 0; i < w.npages; i++) {
-		uint64_t a = cold_ws_addr(&w, i);
-		size_t j = snap_page_index(s, a);
-		if (j < s->npages && s->pages[j] == a)
-			from_ws[j] = 1;
-	}
-	cold_read_ask(s, from_ws, fd);
-	memset(from_ws, 0, s->npages);
-}
-
-void cold_read_plan_ahead(struct cold_read_plan *p, const struct snap *s, const char *dir,
-			  int ws_asked)
-{
-	char path[4200];
-	if (!p->meta || !cold_read_pays(s, dir))
-		return;
-	snprintf(path, sizeof(path), "%.4096s/mem", dir);
-	int mem = open(path, O_RDONLY | O_CLOEXEC);
-	uint8_t *from_ws = calloc(s->npages ? s->npages : 1, 1);
-	if (mem >= 0 && from_ws) {
-		cold_read_plan_ask(s, p, from_ws, mem);
-		p->mem_asked = 1;
-	}
-	p->ahead = ws_asked;
-	free(from_ws);
-	if (mem >= 0)
-		close(mem);
 }
 
 void cold_read_plan_free(struct cold_read_plan *p)

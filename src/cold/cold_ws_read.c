@@ -132,10 +132,8 @@ static void unsort(struct cold_read *r)
 int cold_read_ws(const struct snap *s, const char *path, const struct cold_read_plan *plan,
 		 struct cold_read *r)
 {
-	/* asked of the disk at load (the page cache has it, or will): read through the cache */
-	int direct = !plan || !plan->ahead;
-	int fd = open(path, O_RDONLY | (direct ? O_DIRECT : 0) | O_CLOEXEC);
-	if (fd < 0 && direct && errno == EINVAL) { /* tmpfs on older kernels, some overlays: said */
+	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) { /* tmpfs on older kernels, some overlays: said */
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		r->buffered = fd >= 0;
 	}

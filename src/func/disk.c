@@ -100,17 +100,13 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 	if (cfg->cold)
 		snap_drop_cache(fn->snap_dir); /* honest: the start reads the files from disk */
 	uint64_t t0 = base_now_ns();
-	/* REAP on KVM may read the snapshot whole: a small working set asked of the disk now */
-	int whole = fn->restore == SNAP_REAP && fn->vmcfg.backend == VM_BACKEND_KVM;
-	int ws_asked = snap_read_ahead(fn->snap_dir, whole ? COLD_READ_AHEAD_MAX : 0);
+	snap_read_ahead(fn->snap_dir);
 	int rc = snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, why, sizeof(why));
 	fn->parts.state_us = base_us_since(t0);
 	uint64_t t1 = base_now_ns();
-	/* and then a loaded function's working set is known */
-	if (rc == 0 && whole) {
+	/* REAP on KVM may read the snapshot whole: a loaded function's working set is known */
+	if (rc == 0 && fn->restore == SNAP_REAP && fn->vmcfg.backend == VM_BACKEND_KVM)
 		cold_read_plan(&fn->plan, fn->snap_dir);
-		cold_read_plan_ahead(&fn->plan, &fn->snap, fn->snap_dir, ws_asked);
-	}
 	fn->parts.plan_us = base_us_since(t1);
 	fn->snap_load_us = base_us_since(t0); /* read and checked once: every cold start keeps it */
 	if (rc == 0) {

@@ -328,30 +328,20 @@ int snap_drop_cache(const char *dir)
 	return 0;
 }
 
-int snap_read_ahead(const char *dir, uint64_t ws_whole_max)
+void snap_read_ahead(const char *dir)
 {
-	/* the working set's pages come by O_DIRECT (cold/cold_prefetch.c): its header page only,
-	 * unless the whole file is small */
+	/* the working set's pages come by O_DIRECT (cold/cold_prefetch.c): its header page only */
 	static const struct {
 		const char *name;
 		off_t len; /* 0: the whole file */
 	} files[] = {{SNAP_STATE, 0}, {SNAP_WS, 4096}};
 	char path[4200];
-	int whole = 0;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%.4096s/%s", dir, files[i].name);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue; /* none yet: the load says so */
-		struct stat sb;
-		off_t len = files[i].len;
-		if (len && ws_whole_max && !fstat(fd, &sb) &&
-		    (uint64_t)sb.st_size <= ws_whole_max) {
-			len = 0;
-			whole = 1;
-		}
-		posix_fadvise(fd, 0, len, POSIX_FADV_WILLNEED);
+		posix_fadvise(fd, 0, files[i].len, POSIX_FADV_WILLNEED);
 		close(fd);
 	}
-	return whole;
 }

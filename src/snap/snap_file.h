@@ -46,9 +46,8 @@ int snap_load_pages(struct snap *s, const char *dir, char *err, size_t errlen);
 /* Drops dir's files from the page cache, so the next start reads them from disk. */
 int snap_drop_cache(const char *dir);
 /* Asks the disk for what a start reads first, the state file and the working set's header, at
- * once and without waiting: the reads that follow wait for one round trip, not one each. The
- * working set's whole file when it has at most ws_whole_max bytes: 1 then, else 0. */
-int snap_read_ahead(const char *dir, uint64_t ws_whole_max);
+ * once and without waiting: the reads that follow wait for one round trip, not one each. */
+void snap_read_ahead(const char *dir);
 
 /* Removes from root (STATE/snapshots) what writers that are gone left: temporary folders and
  * working-set files of processes no longer running. Returns how many it removed. */
