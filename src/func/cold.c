@@ -80,8 +80,8 @@ static void read_finish(struct func_finish *f)
 }
 
 /* after a lazy or prefetching start's run (finish.c): the snapshot's pages read and checked (one
- * damaged that the run did not touch: the result stood, the snapshot is made again), warm
- * starts from then on, the virtine filled, reset and pooled */
+ * damaged that the run did not touch: the result stood, the snapshot is made again), the
+ * virtine filled, reset and pooled, warm starts from then on */
 static void lazy_finish(struct func_finish *f)
 {
 	struct ember_function *fn = f->fn;
@@ -93,11 +93,13 @@ static void lazy_finish(struct func_finish *f)
 	}
 	func_share_snapshot(fn);
 	func_share_files(fn);
-	func_move(fn, FUNC_COLD, FUNC_WARM); /* the snapshot is whole in memory: warm starts go */
 	uint64_t touched;
 	if (f->broken || fn->no_ready || fill_missing(&fn->snap, f->v->vm) ||
 	    func_reset(fn, f->v, &touched) || pool_put(&fn->pool, f->v))
 		virtine_destroy(f->v);
+	/* the snapshot is whole in memory: warm starts go, the first finding this virtine (an
+	 * invocation that came meanwhile waited in invoke_cold, not in a restore of its own) */
+	func_move(fn, FUNC_COLD, FUNC_WARM);
 }
 
 /* REAP on KVM: the snapshot read whole (the working set, then the pages it lacks), checked,
