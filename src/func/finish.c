@@ -26,6 +26,14 @@ static void *finish_main(void *arg)
 	return NULL;
 }
 
+static void join_thread(struct ember_function *fn)
+{
+	if (!fn->has_finisher)
+		return;
+	pthread_join(fn->finisher, NULL);
+	fn->has_finisher = 0;
+}
+
 void func_finish_ahead(struct ember_function *fn)
 {
 	if (fn->has_finisher)
@@ -46,7 +54,9 @@ void func_finish_later(struct func_finish *f)
 		pthread_cond_signal(&fn->finish_cv);
 		return;
 	}
-	func_finish_join(fn); /* a load has one cold start: none is left, but never two threads */
+	/* a load has one cold start: none is left, but never two threads (finish_waiting is 0
+	 * under cold_lock: any thread of this load has ended or is ending) */
+	join_thread(fn);
 	fn->finish_next = f;
 	if (pthread_create(&fn->finisher, NULL, finish_main, fn) == 0) {
 		fn->has_finisher = 1;
@@ -68,14 +78,14 @@ void func_finish_join(struct ember_function *fn)
 {
 	if (!fn->has_finisher)
 		return;
-	if (fn->finish_waiting) { /* started ahead, no work came (unload: cold_lock is free) */
-		pthread_mutex_lock(&fn->cold_lock);
-		fn->finish_waiting = 0;
-		pthread_cond_signal(&fn->finish_cv);
-		pthread_mutex_unlock(&fn->cold_lock);
-	}
-	pthread_join(fn->finisher, NULL);
-	fn->has_finisher = 0;
+	/* one started ahead that no work came to is let go; finish_waiting is read and written
+	 * under cold_lock only, as the thread may be ending its work now (unload: no invocation
+	 * holds cold_lock) */
+	pthread_mutex_lock(&fn->cold_lock);
+	fn->finish_waiting = 0;
+	pthread_cond_signal(&fn->finish_cv);
+	pthread_mutex_unlock(&fn->cold_lock);
+	join_thread(fn);
 }
 
 void ember_settle(struct ember_function *fn)
