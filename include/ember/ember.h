@@ -319,7 +319,7 @@ void ember_result_free(struct ember_result *res);
 /* Fills the pool up to n ready virtines (at most its size), restored from the snapshot. Returns
  * how many were added (fewer when the memory budget is full), or a kind of failure (EMBER_ERR_*,
  * negative) when a virtine could not be made. Does nothing for a function without a snapshot in
- * memory. */
+ * memory, or with no_ready. */
 int ember_warm(struct ember_function *fn, unsigned n);
 /* Drops ready virtines until at most n are left: the next invocations restore the snapshot into
  * a fresh one (a clean shell) on their own path, as with no spare. Returns how many it dropped. */

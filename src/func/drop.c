@@ -4,9 +4,14 @@
 
 #include "func/func.h"
 
+/* virtines waiting at most: past them the caller destroys its own (invocations that end faster
+ * than one thread destroys them wait as before, rather than hold ever more guest memory) */
+#define DROPS_MAX 16
+
 static void *drop_main(void *arg)
 {
 	struct func_drops *d = arg;
+	pthread_setname_np(pthread_self(), "ember-drop");
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
 		while (!d->n && !d->stop)
@@ -22,14 +27,27 @@ static void *drop_main(void *arg)
 	return NULL;
 }
 
+/* with d->mu held */
+static void start(struct func_drops *d)
+{
+	if (!d->started && !d->stop && !pthread_create(&d->thread, NULL, drop_main, d))
+		d->started = 1;
+}
+
+void func_drops_start(struct func_drops *d)
+{
+	pthread_mutex_lock(&d->mu);
+	start(d);
+	pthread_mutex_unlock(&d->mu);
+}
+
 void func_drop(struct ember_function *fn, struct virtine *v)
 {
 	struct func_drops *d = &fn->drops;
 	pthread_mutex_lock(&d->mu);
-	if (!d->started && !d->stop && !pthread_create(&d->thread, NULL, drop_main, d))
-		d->started = 1;
-	if (d->started && d->n == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 8;
+	start(d); /* when the load could not */
+	if (d->started && d->n == d->cap && d->cap < DROPS_MAX) {
+		size_t cap = d->cap ? 2 * d->cap : DROPS_MAX / 2;
 		struct virtine **grown = realloc(d->v, cap * sizeof(*grown));
 		if (grown) {
 			d->v = grown;
@@ -43,7 +61,7 @@ void func_drop(struct ember_function *fn, struct virtine *v)
 	}
 	pthread_mutex_unlock(&d->mu);
 	if (!queued)
-		virtine_destroy(v); /* no thread or no memory for it: now */
+		virtine_destroy(v); /* no thread, no memory for it, or too many waiting: now */
 }
 
 void func_drops_init(struct func_drops *d)

@@ -264,8 +264,10 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	if (pool_refiller_start(&fn->refill, fn->pool_size, cap, window))
 		return snprintf(err, errlen, "cannot start the refiller thread"), EMBER_ERR_NOMEM;
-	if (fn->no_ready)
+	if (fn->no_ready) {
 		atomic_store(&fn->refill.target, 0); /* not even the spare a demand keeps */
+		func_drops_start(&fn->drops);
+	}
 	return 0;
 }
 

@@ -194,6 +194,8 @@ struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, ch
 /* drop.c: v destroyed after its run, off the caller's path (now when that cannot be) */
 void func_drop(struct ember_function *fn, struct virtine *v);
 void func_drops_init(struct func_drops *d);
+/* its thread started now (a load), not on the path of the first invocation that drops one */
+void func_drops_start(struct func_drops *d);
 /* destroys what is still waiting; the thread joined */
 void func_drops_fini(struct func_drops *d);
 /* puts v back to the snapshot; 0 on success */
