@@ -1,11 +1,14 @@
 #!/bin/sh
 # The server's own cold path, through HTTP: the first request to a function the server unloaded
-# after its keepAlive (1 s here; its snapshot on disk, every file of the state folder dropped
-# from the page cache first) next to a request to a loaded function that needs a restore (no ready
-# virtine: in a burst of 4, beyond its 2 ready ones), for hello (C), hello-js (Duktape) and json-py (CPython
-# built in), and warm requests (one at a time, right after the cold one). Prints one line per
-# function: the p50s in ms and cold/restore, and with JSON=1 a JSON object. Usage: sh bench/coldload.sh [BACKEND] (default kvm); N=5 samples of each.
-# Needs curl and python3; about a minute.
+# after its keepAlive (2 s here; its snapshot on disk, every file of the state folder dropped
+# from the page cache first) next to requests to the same function loaded, each of which
+# restores a virtine from its snapshot in memory on its own path: it is deployed with
+# "ember": {"ready": 0} (no ready virtine kept, docs/server.md), so a restore is what every
+# request to it pays, one at a time. For hello (C), hello-js (Duktape) and json-py (CPython
+# built in); warm requests (one at a time) go to a twin deployed with the default pool. Prints
+# one line per function: the p50s in ms and cold/restore, and with JSON=1 a JSON object.
+# Usage: sh bench/coldload.sh [BACKEND] (default kvm); N=5 cold starts, each followed by R=3
+# restores. Needs curl and python3; about a minute.
 set -eu
 NAME=coldload.sh
 B=${B:-build}
@@ -22,48 +25,43 @@ deploy() { # NAME JSON
 st=$(curl -s -u "$AUTH" -o "$tmp/resp" -w '%{http_code}' -X PUT \
 	--data-binary @"$B/functions/hello" "$E/system/images/hello")
 [ "$st" = 201 ] || die "upload hello: HTTP $st"
-# unloaded after a second without an invocation (keepAlive)
-KA='"ember": {"keepAlive": 1}'
-deploy hello "{\"service\": \"hello\", \"image\": \"hello\", $KA}"
+# NAME: unloaded after 2 s without an invocation (keepAlive), no ready virtine while loaded;
+# NAME-w, its twin (its own snapshot: another environment), keeps the default pool
+RD='"ember": {"keepAlive": 2, "ready": 0}'
+TW='"envVars": {"TWIN": "1"}'
+deploy hello "{\"service\": \"hello\", \"image\": \"hello\", $RD}"
+deploy hello-w "{\"service\": \"hello-w\", \"image\": \"hello\", $TW}"
 for f in hello-js:duktape:handler.js json-py:python-static:handler.py; do
 	name=${f%%:*}
 	rest=${f#*:}
 	src=$(python3 -c 'import json, sys; print(json.dumps(open(sys.argv[1]).read()))' \
 		"functions/$name/${rest#*:}")
-	deploy "$name" "{\"service\": \"$name\", \"runtime\": \"${rest%%:*}\", \"code\": $src, $KA}"
+	deploy "$name" "{\"service\": \"$name\", \"runtime\": \"${rest%%:*}\", \"code\": $src, $RD}"
+	deploy "$name-w" "{\"service\": \"$name-w\", \"runtime\": \"${rest%%:*}\", \"code\": $src, $TW}"
 done
 
-# samples.py MODE NAME URL [N]: MODE restore: N bursts of 4 concurrent requests, the latency of those
-# the server answered with a restore (X-Ember-Start); MODE cold: one request, its latency
+# samples.py MODE NAME URL [N]: N requests one at a time, 0.2 s apart (default 1) to NAME (to
+# NAME-w for warm), each answered 200 with X-Ember-Start MODE: their latencies, ms
 cat >"$tmp/samples.py" <<'EOF'
-import http.client, sys, threading, time
+import http.client, sys, time
 mode, name, url = sys.argv[1], sys.argv[2], sys.argv[3]
 host = url.split("//")[1]
 req = open("functions/%s/small.req" % name, "rb").read()
-def one(out):
+target = name + "-w" if mode == "warm" else name
+for i in range(int(sys.argv[4]) if len(sys.argv) > 4 else 1):
+    if i:
+        time.sleep(0.2)  # the last one's work after its response done (the virtine dropped,
+        # a shell made again), as before a request to a function called rarely
     c = http.client.HTTPConnection(host, timeout=60)
     t = time.monotonic()
-    c.request("POST", "/function/" + name, body=req)
+    c.request("POST", "/function/" + target, body=req)
     r = c.getresponse()
     r.read()
-    out.append(((time.monotonic() - t) * 1e3, r.getheader("X-Ember-Start"), r.status))
-got = []
-if mode in ("cold", "warm"):
-    for _ in range(int(sys.argv[4]) if len(sys.argv) > 4 else 1):
-        one(got)
-else:
-    for _ in range(int(sys.argv[4])):
-        burst = []
-        ts = [threading.Thread(target=one, args=(burst,)) for _ in range(4)]
-        [t.start() for t in ts]
-        [t.join() for t in ts]
-        got += burst
-        time.sleep(0.2)  # the pool refilled (and shrinks back) between bursts
-for ms, start, st in got:
-    if st != 200:
-        sys.exit("%s: HTTP %d" % (name, st))
-    if start == mode:
-        print("%.3f" % ms)
+    ms = (time.monotonic() - t) * 1e3
+    start = r.getheader("X-Ember-Start")
+    if r.status != 200 or start != mode:
+        sys.exit("%s: HTTP %d, X-Ember-Start %s (wanted %s)" % (target, r.status, start, mode))
+    print("%.3f" % ms)
 EOF
 # drop: every file of the state folder out of the page cache (written back first)
 drop() {
@@ -72,9 +70,14 @@ for p in sys.argv[1:]:
     fd = os.open(p, os.O_RDONLY); os.fdatasync(fd)
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' {} +
 }
+# sample MODE NAME N: N samples.py latencies into $tmp/MODE, prefixed by NAME
+sample() {
+	python3 "$tmp/samples.py" "$1" "$2" "$E" "$3" >"$tmp/one" || die "$2: a $1 sample failed"
+	sed "s/^/$2 /" "$tmp/one" >>"$tmp/$1"
+}
 p50() { sort -n | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print "nan"}'; }
-for fn in hello hello-js json-py; do
-	curl -s -o "$tmp/resp" --data-binary @"functions/$fn/small.req" "$E/function/$fn" -w "%{http_code}" | grep -q 200 ||
+for fn in hello hello-js json-py hello-w hello-js-w json-py-w; do
+	curl -s -o "$tmp/resp" --data-binary @"functions/${fn%-w}/small.req" "$E/function/$fn" -w "%{http_code}" | grep -q 200 ||
 		die "$fn: the first request failed: $(cat "$tmp/resp")"
 done
 : >"$tmp/cold"
@@ -90,17 +93,18 @@ while [ $k -lt "$N" ]; do
 	done
 	drop
 	for fn in hello hello-js json-py; do
-		python3 "$tmp/samples.py" cold $fn "$E" | sed "s/^/$fn /" >>"$tmp/cold"
-		# loaded now, its pool refilled: bursts of 4, of which those beyond the 2 ready
-		# virtines restore
-		python3 "$tmp/samples.py" warm $fn "$E" 3 | sed "s/^/$fn /" >>"$tmp/warm"
+		sample cold $fn 1
+		# loaded now; the cold start's work after its response (the snapshot read whole
+		# and checked, into the page store) done meanwhile, which a request would
+		# otherwise wait for
 		sleep 0.5
-		python3 "$tmp/samples.py" restore $fn "$E" 2 | sed "s/^/$fn /" >>"$tmp/restore"
+		sample restore $fn "${R:-3}"
+		sample warm $fn 3
 	done
 	k=$((k + 1))
 done
 grep -h 'REPORT.*Load Duration' "$tmp/log" | tail -n 3 >"$tmp/reports" || true
-[ "${JSON:-0}" = 1 ] || echo "backend $BACKEND; p50 ms over $N cold starts (the function unloaded after keepAlive, the state folder dropped from the page cache) and the restores of 2 bursts of 4 requests after each (4 at once on 2 CPUs: a restore here shares the machine with 3 others)"
+[ "${JSON:-0}" = 1 ] || echo "backend $BACKEND; p50 ms over $N cold starts (the function unloaded after keepAlive, the state folder dropped from the page cache) and ${R:-3} restores one at a time after each (ready 0: each request restores its own virtine)"
 printf '%-10s %8s %8s %6s %6s %10s %8s\n' function cold restore n_cold n_rest cold/rest warm >"$tmp/table"
 for fn in hello hello-js json-py; do
 	c=$(awk -v f=$fn '$1 == f {print $2}' "$tmp/cold" | p50)

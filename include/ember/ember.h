@@ -111,6 +111,11 @@ struct ember_config {
 	 * and at most pool_max, refilling as soon as one is taken; the peak is that of the last
 	 * one to two keep_alive_s (0: never shrinks). 0 or <= pool_size: a fixed pool. */
 	unsigned pool_max;
+	/* 1: no ready virtine is kept (pool_size and pool_max are not used): each invocation
+	 * restores one from the snapshot in memory into a clean shell on its own path and drops it
+	 * after its run, as does the first start from disk. The snapshot stays loaded; a function
+	 * called rarely then holds no guest memory between its invocations. */
+	int no_ready;
 	double keep_alive_s;
 	struct ember_budget *budget; /* NULL: no bound */
 	int no_snapshot;	     /* 1: every invocation loads and initialises from scratch */
@@ -314,7 +319,7 @@ void ember_result_free(struct ember_result *res);
 /* Fills the pool up to n ready virtines (at most its size), restored from the snapshot. Returns
  * how many were added (fewer when the memory budget is full), or a kind of failure (EMBER_ERR_*,
  * negative) when a virtine could not be made. Does nothing for a function without a snapshot in
- * memory. */
+ * memory, or with no_ready. */
 int ember_warm(struct ember_function *fn, unsigned n);
 /* Drops ready virtines until at most n are left: the next invocations restore the snapshot into
  * a fresh one (a clean shell) on their own path, as with no spare. Returns how many it dropped. */

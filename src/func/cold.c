@@ -54,13 +54,18 @@ static void read_result(const struct cold_read *r, struct ember_result *res)
 	res->rerecorded = r->rerecorded;
 }
 
-/* after a whole read's run (finish.c): the memory file's copies of what the working set brought
- * checked (a damaged one: the result stood, the snapshot is made again, still FUNC_COLD as
- * func_rebuild expects), the snapshot into the domain's store, then warm starts */
+/* after a whole read's run (finish.c): the virtine reset and pooled (with no_ready, dropped), the
+ * memory file's copies of what the working set brought checked (a damaged one: the result
+ * stood, the snapshot is made again, still FUNC_COLD as func_rebuild expects), the snapshot
+ * into the domain's store, then warm starts */
 static void read_finish(struct func_finish *f)
 {
 	struct ember_function *fn = f->fn;
 	char err[EMBER_ERR_MAX] = "";
+	uint64_t touched;
+	if (f->broken || fn->no_ready || func_reset(fn, f->v, &touched) ||
+	    pool_put(&fn->pool, f->v))
+		virtine_destroy(f->v);
 	int rc = cold_read_check_mem(&fn->snap, &f->r, fn->snap_dir, err, sizeof(err));
 	cold_read_free(&f->r);
 	if (rc) {
@@ -75,8 +80,8 @@ static void read_finish(struct func_finish *f)
 }
 
 /* after a lazy or prefetching start's run (finish.c): the snapshot's pages read and checked (one
- * damaged that the run did not touch: the result stood, the snapshot is made again), warm
- * starts from then on, the virtine filled, reset and pooled */
+ * damaged that the run did not touch: the result stood, the snapshot is made again), the
+ * virtine filled, reset and pooled, warm starts from then on */
 static void lazy_finish(struct func_finish *f)
 {
 	struct ember_function *fn = f->fn;
@@ -88,11 +93,13 @@ static void lazy_finish(struct func_finish *f)
 	}
 	func_share_snapshot(fn);
 	func_share_files(fn);
-	func_move(fn, FUNC_COLD, FUNC_WARM); /* the snapshot is whole in memory: warm starts go */
 	uint64_t touched;
-	if (f->broken || fill_missing(&fn->snap, f->v->vm) || func_reset(fn, f->v, &touched) ||
-	    pool_put(&fn->pool, f->v))
+	if (f->broken || fn->no_ready || fill_missing(&fn->snap, f->v->vm) ||
+	    func_reset(fn, f->v, &touched) || pool_put(&fn->pool, f->v))
 		virtine_destroy(f->v);
+	/* the snapshot is whole in memory: warm starts go, the first finding this virtine (an
+	 * invocation that came meanwhile waited in invoke_cold, not in a restore of its own) */
+	func_move(fn, FUNC_COLD, FUNC_WARM);
 }
 
 /* REAP on KVM: the snapshot read whole (the working set, then the pages it lacks), checked,
@@ -132,13 +139,9 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 	cold_read_missed(&fn->snap, v->vm, &f->r, fn->snap_dir, err, sizeof(err));
 	read_result(&f->r, res);
 	res->snapshot_us = fn->snap_load_us;
-	/* the virtine ready for the next request now (a small snapshot: a short reset), the
-	 * checks and the store after the response */
-	uint64_t t2 = base_now_ns();
-	f->broken = f->broken || func_reset(fn, v, &res->pages_touched);
-	res->reset_us = base_us_since(t2);
-	if (f->broken || pool_put(&fn->pool, v))
-		virtine_destroy(v);
+	/* the reset, the checks and the store after the response: a request that comes meanwhile
+	 * waits for them in invoke_cold, as it waits for the checks */
+	f->v = v;
 	f->work = read_finish;
 	func_finish_later(f);
 	return 0;

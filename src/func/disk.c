@@ -114,6 +114,7 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 		func_move(fn, FUNC_SCRATCH, FUNC_COLD);
 		pool_shell_want(&fn->vmcfg); /* the cold start takes a shell made meanwhile */
 		cold_prepare();		     /* and a fault server */
+		func_finish_ahead(fn);	     /* and the thread for its work after the response */
 		return 0;
 	}
 	if (rc != SNAP_MISSING) /* a first start is no rebuild */

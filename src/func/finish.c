@@ -6,28 +6,63 @@
 
 #include "func/func.h"
 
+/* the work handed to it (fn->finish_next), or none when the thread started ahead is let go */
 static void *finish_main(void *arg)
 {
-	struct func_finish *f = arg;
-	struct ember_function *fn = f->fn;
+	struct ember_function *fn = arg;
 	pthread_mutex_lock(&fn->cold_lock); /* the invocation's is given back first */
-	f->work(f);
+	while (!fn->finish_next && fn->finish_waiting)
+		pthread_cond_wait(&fn->finish_cv, &fn->cold_lock);
+	struct func_finish *f = fn->finish_next;
+	fn->finish_next = NULL;
+	fn->finish_waiting = 0;
+	if (f) {
+		f->work(f);
+		free(f);
+	}
 	fn->finishing = 0;
 	pthread_cond_broadcast(&fn->cold_done);
 	pthread_mutex_unlock(&fn->cold_lock);
-	free(f);
 	return NULL;
+}
+
+static void join_thread(struct ember_function *fn)
+{
+	if (!fn->has_finisher)
+		return;
+	pthread_join(fn->finisher, NULL);
+	fn->has_finisher = 0;
+}
+
+void func_finish_ahead(struct ember_function *fn)
+{
+	if (fn->has_finisher)
+		return;
+	fn->finish_waiting = 1;
+	if (pthread_create(&fn->finisher, NULL, finish_main, fn) == 0)
+		fn->has_finisher = 1;
+	else
+		fn->finish_waiting = 0; /* made when the work comes */
 }
 
 void func_finish_later(struct func_finish *f)
 {
 	struct ember_function *fn = f->fn;
-	func_finish_join(fn); /* a load has one cold start: none is left, but never two threads */
 	fn->finishing = 1;
-	if (pthread_create(&fn->finisher, NULL, finish_main, f) == 0) {
+	if (fn->finish_waiting) { /* started ahead: no thread made on the request's path */
+		fn->finish_next = f;
+		pthread_cond_signal(&fn->finish_cv);
+		return;
+	}
+	/* a load has one cold start: none is left, but never two threads (finish_waiting is 0
+	 * under cold_lock: any thread of this load has ended or is ending) */
+	join_thread(fn);
+	fn->finish_next = f;
+	if (pthread_create(&fn->finisher, NULL, finish_main, fn) == 0) {
 		fn->has_finisher = 1;
 		return;
 	}
+	fn->finish_next = NULL;
 	f->work(f); /* no thread: now, on the invocation's */
 	fn->finishing = 0;
 	free(f);
@@ -43,8 +78,14 @@ void func_finish_join(struct ember_function *fn)
 {
 	if (!fn->has_finisher)
 		return;
-	pthread_join(fn->finisher, NULL);
-	fn->has_finisher = 0;
+	/* one started ahead that no work came to is let go; finish_waiting is read and written
+	 * under cold_lock only, as the thread may be ending its work now (unload: no invocation
+	 * holds cold_lock) */
+	pthread_mutex_lock(&fn->cold_lock);
+	fn->finish_waiting = 0;
+	pthread_cond_signal(&fn->finish_cv);
+	pthread_mutex_unlock(&fn->cold_lock);
+	join_thread(fn);
 }
 
 void ember_settle(struct ember_function *fn)

@@ -122,9 +122,10 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 		return BAD_CONFIG("timeout must be at most 86400 seconds");
 	fn->timeout_ns = (uint64_t)(t * 1e9);
 	fn->output_limit = cfg->output_limit ? cfg->output_limit : EMBER_OUTPUT_DEFAULT;
-	fn->pool_size = cfg->pool_size ? cfg->pool_size : 1;
-	fn->refill.on = cfg->pool_max > fn->pool_size;
-	fn->pool_slots = fn->refill.on ? cfg->pool_max : fn->pool_size;
+	fn->no_ready = cfg->no_ready != 0;
+	fn->pool_size = fn->no_ready ? 0 : cfg->pool_size ? cfg->pool_size : 1;
+	fn->refill.on = !fn->no_ready && cfg->pool_max > fn->pool_size;
+	fn->pool_slots = fn->refill.on ? cfg->pool_max : fn->pool_size ? fn->pool_size : 1;
 	fn->budget = cfg->budget;
 	if (cfg->keep_alive_s < 0)
 		return BAD_CONFIG("keep_alive_s must not be negative");
@@ -263,6 +264,10 @@ static int load(struct ember_function *fn, const struct ember_config *cfg, char 
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	if (pool_refiller_start(&fn->refill, fn->pool_size, cap, window))
 		return snprintf(err, errlen, "cannot start the refiller thread"), EMBER_ERR_NOMEM;
+	if (fn->no_ready) {
+		atomic_store(&fn->refill.target, 0); /* not even the spare a demand keeps */
+		func_drops_start(&fn->drops);
+	}
 	return 0;
 }
 
@@ -277,7 +282,9 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	base_cond_init(&fn->sites_done);
 	pthread_mutex_init(&fn->cold_lock, NULL);
 	base_cond_init(&fn->cold_done);
+	base_cond_init(&fn->finish_cv);
 	pool_refiller_init(&fn->refill, &fn->pool, &func_refill_ops, fn);
+	func_drops_init(&fn->drops);
 	uint64_t t0 = base_now_ns();
 	int rc = configure(fn, cfg, err, errlen);
 	if (!rc)
@@ -291,48 +298,6 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	return 0;
 }
 
-static const struct {
-	int rc;
-	const char *name;
-} error_names[] = {
-    {0, "ok"},
-    {EMBER_ERR, "error"},
-    {EMBER_ERR_NOKVM, "nokvm"},
-    {EMBER_ERR_IMAGE, "image"},
-    {EMBER_ERR_CONFIG, "config"},
-    {EMBER_ERR_INIT, "init"},
-    {EMBER_ERR_NOMEM, "nomem"},
-    {EMBER_ERR_IO, "io"},
-};
-
-const char *ember_error_name(int rc)
-{
-	for (size_t i = 0; i < sizeof(error_names) / sizeof(error_names[0]); i++)
-		if (error_names[i].rc == rc)
-			return error_names[i].name;
-	return "unknown";
-}
-
-const char *ember_outcome_name(enum ember_outcome o)
-{
-	static const char *const names[] = {
-	    [EMBER_OK] = "ok",	     [EMBER_CRASH] = "crash", [EMBER_TIMEOUT] = "timeout",
-	    [EMBER_LIMIT] = "limit", [EMBER_ERROR] = "error",
-	};
-	return (unsigned)o < sizeof(names) / sizeof(names[0]) ? names[o] : "error";
-}
-
-const char *ember_start_name(enum ember_start st)
-{
-	static const char *const names[] = {
-	    [EMBER_START_WARM] = "warm",
-	    [EMBER_START_RESTORE] = "restore",
-	    [EMBER_START_COLD] = "cold",
-	    [EMBER_START_INIT] = "init",
-	};
-	return (unsigned)st < sizeof(names) / sizeof(names[0]) ? names[st] : "init";
-}
-
 void ember_unload(struct ember_function *fn)
 {
 	if (!fn)
@@ -340,6 +305,7 @@ void ember_unload(struct ember_function *fn)
 	func_finish_join(fn); /* its virtine goes into the pool: before the pool goes */
 	func_sites_join(fn);
 	pool_refiller_stop(&fn->refill);
+	func_drops_fini(&fn->drops); /* their memory back to the budget, their pages to the store */
 	budget_leave(fn->budget, &fn->pool); /* no one gives up its spares any more */
 	pool_fini(&fn->pool);
 	if (func_has_snapshot(fn))
@@ -356,6 +322,7 @@ void ember_unload(struct ember_function *fn)
 	cold_read_plan_free(&fn->plan);
 	pthread_mutex_destroy(&fn->cold_lock);
 	pthread_cond_destroy(&fn->cold_done);
+	pthread_cond_destroy(&fn->finish_cv);
 	pool_refiller_fini(&fn->refill);
 	free_vec(fn->argv);
 	free_vec(fn->envp);

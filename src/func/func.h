@@ -27,6 +27,16 @@ enum func_state {
 	FUNC_STATES
 };
 
+/* drop.c: the virtines a function with no_ready is done with, and the thread that destroys them */
+struct func_drops {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct virtine **v; /* waiting to be destroyed */
+	size_t n, cap;
+	int started, stop;
+	pthread_t thread;
+};
+
 struct ember_function {
 	struct img *img;
 	struct img *interp; /* a dynamic program's interpreter (ld.so), from bundle; else NULL */
@@ -37,6 +47,8 @@ struct ember_function {
 	unsigned pool_size;
 	/* the pool's capacity: pool_size, or pool_max when it follows demand */
 	unsigned pool_slots;
+	int no_ready; /* ember_config.no_ready: every virtine is dropped after its run */
+	struct func_drops drops;
 	int strict_init; /* a failed init fails the load (ember_config.strict_init) */
 	/* the syscall mode: trap, or guest (the in-guest runtime serves the common ones) */
 	const struct sys_rt_ops *rt;
@@ -68,6 +80,10 @@ struct ember_function {
 	pthread_cond_t cold_done; /* signalled when it ends */
 	pthread_t finisher;
 	int has_finisher; /* finisher is to be joined (by the next cold start, or unload) */
+	/* under cold_lock: the finisher, started ahead, waits for its work (finish_next) */
+	int finish_waiting;
+	struct func_finish *finish_next;
+	pthread_cond_t finish_cv;
 	char rebuilt[EMBER_ERR_MAX];
 	char damaged[EMBER_ERR_MAX]; /* a kept file the load refused and made again, or "" */
 	struct sys_process proc;     /* where the image put things */
@@ -154,6 +170,9 @@ struct func_finish {
 	struct cold_read r; /* a start that read the snapshot whole: its read */
 };
 void func_finish_later(struct func_finish *f);
+/* the thread for that work started now (a load from disk, while the disk reads), waiting for it,
+ * so that the cold start does not start one after its run */
+void func_finish_ahead(struct ember_function *fn);
 /* with cold_lock held: until no such work is going on */
 void func_finish_wait(struct ember_function *fn);
 /* the thread of the last such work ended and joined (unload; cold_lock not held) */
@@ -172,6 +191,13 @@ void virtine_prepare(struct ember_function *fn, struct virtine *v, const struct 
 /* a virtine at the snapshot state, made now; NULL with *kind and the reason in err */
 struct virtine *func_restored(struct ember_function *fn, int wait, int *kind, char *err,
 			      size_t errlen);
+/* drop.c: v destroyed after its run, off the caller's path (now when that cannot be) */
+void func_drop(struct ember_function *fn, struct virtine *v);
+void func_drops_init(struct func_drops *d);
+/* its thread started now (a load), not on the path of the first invocation that drops one */
+void func_drops_start(struct func_drops *d);
+/* destroys what is still waiting; the thread joined */
+void func_drops_fini(struct func_drops *d);
 /* puts v back to the snapshot; 0 on success */
 int func_reset(struct ember_function *fn, struct virtine *v, uint64_t *touched);
 

@@ -140,7 +140,7 @@ int func_init(struct ember_function *fn, struct vm *vm, int snapshot, char *err,
 	if (fn->share == SNAP_SHARE_UPM)
 		snap_image_build(&fn->snap, v->vm);
 	/* disarmed, counters cleared: ready for a request; a virtine that cannot be is not kept */
-	int kept = !sys_restore(&v->st, &fn->snap.sys);
+	int kept = !fn->no_ready && !sys_restore(&v->st, &fn->snap.sys);
 	func_move(fn, from, FUNC_WARM);
 	if (kept && !snap_adopt(&fn->snap, v->vm, fn->share)) /* a full map count: not kept */
 		vm_drop_uffds(v->vm); /* its shell's, for a cold start it will not make */

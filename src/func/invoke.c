@@ -36,7 +36,7 @@ static struct virtine *get_warm(struct ember_function *fn, struct ember_result *
 
 int func_warm(struct ember_function *fn, unsigned n, char *err, size_t errlen)
 {
-	if (func_state(fn) != FUNC_WARM)
+	if (func_state(fn) != FUNC_WARM || fn->no_ready)
 		return 0;
 	if (n > fn->pool.cap)
 		n = (unsigned)fn->pool.cap;
@@ -148,7 +148,10 @@ static int invoke_warm(struct ember_function *fn, const struct func_call *c,
 	struct virtine *v = get_warm(fn, res);
 	if (!v)
 		return -1;
-	if (func_run_warm(fn, v, c, res) || pool_put(&fn->pool, v))
+	if (fn->no_ready) { /* restored for this run alone: no reset, nothing kept */
+		func_run_invocation(fn, v, c, res);
+		func_drop(fn, v);
+	} else if (func_run_warm(fn, v, c, res) || pool_put(&fn->pool, v))
 		virtine_destroy(v);
 	else
 		budget_kick(fn->budget);

@@ -135,6 +135,7 @@ int load_spec(struct srv *s, const struct srv_spec *sp, const char *image, struc
 	cfg.sharing_domain = sp->domain;
 	cfg.pool_size = pool_size(sp);
 	cfg.pool_max = pool_max(sp);
+	cfg.no_ready = sp->no_ready;
 	cfg.keep_alive_s = sp->keep_alive_s;
 	cfg.budget = s->budget;
 	/* snapshots persist beside the deployments: after a restart, or an unload for keep-alive,

@@ -12,9 +12,7 @@
 #include "server/srv_spec.h"
 #include "server/srv_secrets.h"
 
-#define DEFAULT_TIMEOUT	   10.0
-#define DEFAULT_KEEP_ALIVE 600.0 /* ten minutes */
-#define MAX_ENV		   1024
+#define MAX_ENV 1024
 
 #define FAIL(...)                                                                                  \
 	do {                                                                                       \
@@ -36,8 +34,7 @@ int srv_name_ok(const char *s)
 	return 1;
 }
 
-/* a member that is there and not null */
-static const json_t *member(const json_t *o, const char *key)
+const json_t *spec_member(const json_t *o, const char *key)
 {
 	const json_t *v = json_object_get(o, key);
 	return json_is_null(v) ? NULL : v;
@@ -75,7 +72,7 @@ static json_t *sorted_copy(const json_t *m)
 /* an object of strings (envVars, labels, annotations), copied into doc */
 static int string_map(const json_t *in, const char *key, json_t *doc, char *err, size_t errlen)
 {
-	const json_t *m = member(in, key);
+	const json_t *m = spec_member(in, key);
 	if (!m)
 		return json_object_set_new(doc, key, json_object());
 	const char *k;
@@ -140,8 +137,8 @@ static int process(const json_t *p, struct srv_spec *sp, char *err, size_t errle
 
 static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
 {
-	const json_t *img = member(in, "image"), *lang = member(in, "runtime");
-	const json_t *code = member(in, "code"), *proc = member(in, "envProcess");
+	const json_t *img = spec_member(in, "image"), *lang = spec_member(in, "runtime");
+	const json_t *code = spec_member(in, "code"), *proc = spec_member(in, "envProcess");
 	if (img && lang)
 		return snprintf(err, errlen, "give image or runtime, not both"), -1;
 	/* envProcess is a root filesystem's command where neither image nor runtime is given; with
@@ -153,7 +150,7 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 		if (code)
 			return snprintf(err, errlen, "code goes with runtime, not with envProcess"),
 			       -1;
-		if (!member(in, "files"))
+		if (!spec_member(in, "files"))
 			return snprintf(err, errlen,
 					"envProcess runs a program of the function's files: give "
 					"files (a root filesystem, as a tar or zip archive)"),
@@ -195,7 +192,7 @@ static int source(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 /* "files": a tar or zip archive of the function's files, in base64; checked when it is loaded */
 static int files(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
 {
-	const json_t *f = member(in, "files");
+	const json_t *f = spec_member(in, "files");
 	if (!f)
 		return 0;
 	size_t n = json_is_string(f) ? json_string_length(f) : 0;
@@ -217,14 +214,14 @@ static int files(const json_t *in, struct srv_spec *sp, char *err, size_t errlen
 
 static int limits(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
 {
-	const json_t *l = member(in, "limits");
+	const json_t *l = spec_member(in, "limits");
 	json_t *out = json_object();
 	json_object_set_new(sp->doc, "limits", out);
 	if (!l)
 		return 0;
 	if (!json_is_object(l))
 		return snprintf(err, errlen, "limits must be an object"), -1;
-	const json_t *m = member(l, "memory");
+	const json_t *m = spec_member(l, "memory");
 	if (!m)
 		return 0;
 	/* the virtine's own minimum: its page tables, the in-guest runtime, a stack and a heap */
@@ -238,115 +235,6 @@ static int limits(const json_t *in, struct srv_spec *sp, char *err, size_t errle
 	return json_object_set_new(out, "memory", json_string(json_string_value(m)));
 }
 
-/* The counts under "ember": integers from min to max, 0 when not given. cpus and threads are
- * ember_config's own (0 there is Ember's default, 1 vCPU and 256 threads), so 0 is no value of
- * theirs a deployment may give. */
-static const struct {
-	const char *key;
-	unsigned min, max;
-	size_t at; /* the srv_spec member it fills */
-	const char *what;
-} counts[] = {
-    {"minWarm", 0, 64, offsetof(struct srv_spec, min_warm), ""},
-    {"maxConcurrency", 0, 100000, offsetof(struct srv_spec, max_concurrency), ""},
-    {"queue", 0, 100000, offsetof(struct srv_spec, queue), ""},
-    {"cpus", 1, EMBER_CPUS_MAX, offsetof(struct srv_spec, cpus), ": the vCPUs of each virtine"},
-    {"threads", 1, SRV_THREADS_MAX, offsetof(struct srv_spec, threads),
-     ": the threads an invocation may have at once"},
-    {"pids", 1, SRV_PIDS_MAX, offsetof(struct srv_spec, pids),
-     ": the processes an invocation may have at once"},
-};
-
-static int count_fields(const json_t *e, struct srv_spec *sp, char *err, size_t errlen)
-{
-	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		const json_t *v = member(e, counts[i].key);
-		if (!v)
-			continue;
-		if (!json_is_integer(v) || json_integer_value(v) < counts[i].min ||
-		    json_integer_value(v) > counts[i].max)
-			return snprintf(err, errlen, "ember.%s must be an integer from %u to %u%s",
-					counts[i].key, counts[i].min, counts[i].max,
-					counts[i].what),
-			       -1;
-		*(unsigned *)((char *)sp + counts[i].at) = (unsigned)json_integer_value(v);
-	}
-	return 0;
-}
-
-static int ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t errlen)
-{
-	const json_t *e = member(in, "ember"), *v;
-	sp->timeout_s = DEFAULT_TIMEOUT;
-	sp->keep_alive_s = DEFAULT_KEEP_ALIVE;
-	if (e && !json_is_object(e))
-		return snprintf(err, errlen, "ember must be an object"), -1;
-	if (e && (v = member(e, "timeout")) &&
-	    (srv_parse_duration(v, &sp->timeout_s) || sp->timeout_s <= 0 || sp->timeout_s > 86400))
-		return snprintf(err, errlen,
-				"ember.timeout must be a duration from 1ms to 24h, such as 10 or "
-				"\"500ms\""),
-		       -1;
-	if (e && (v = member(e, "keepAlive")) && srv_parse_duration(v, &sp->keep_alive_s))
-		return snprintf(err, errlen,
-				"ember.keepAlive must be a duration, such as 300 or \"5m\" (0: "
-				"never unload)"),
-		       -1;
-	sp->syscalls[0] = 0; /* the server's default */
-	if (e && (v = member(e, "syscalls"))) {
-		if (!json_is_string(v) ||
-		    (strcmp(json_string_value(v), "trap") && strcmp(json_string_value(v), "guest")))
-			return snprintf(err, errlen,
-					"ember.syscalls must be \"trap\" or \"guest\""),
-			       -1;
-		strcpy(sp->syscalls, json_string_value(v));
-	}
-	if (e && (v = member(e, "sharing"))) {
-		const char *m = json_is_string(v) ? json_string_value(v) : "";
-		if (strcmp(m, "upm") && strcmp(m, "off") && strcmp(m, "ksm"))
-			return snprintf(err, errlen,
-					"ember.sharing must be \"upm\", \"off\" or \"ksm\""),
-			       -1;
-		strcpy(sp->sharing, m);
-	}
-	const json_t *dom = e ? member(e, "sharingDomain") : NULL, *ns = member(in, "namespace");
-	if ((dom && (!json_is_string(dom) || !srv_name_ok(json_string_value(dom)))) ||
-	    (!dom && ns && !json_is_string(ns)))
-		return snprintf(
-			   err, errlen,
-			   "ember.sharingDomain (or namespace) must be a name: letters, digits, "
-			   "'-', '_', '.', at most 63"),
-		       -1;
-	snprintf(sp->domain, sizeof(sp->domain), "%s",
-		 dom					    ? json_string_value(dom)
-		 : ns && srv_name_ok(json_string_value(ns)) ? json_string_value(ns)
-							    : "default");
-	if (e && (v = member(e, "auth"))) {
-		if (!json_is_boolean(v))
-			return snprintf(err, errlen, "ember.auth must be true or false"), -1;
-		sp->require_auth = json_is_true(v);
-	}
-	if (e && count_fields(e, sp, err, errlen))
-		return -1;
-	json_t *out = json_pack(
-	    "{s:f,s:i,s:i,s:i,s:f,s:b,s:s}", "timeout", sp->timeout_s, "minWarm", (int)sp->min_warm,
-	    "maxConcurrency", (int)sp->max_concurrency, "queue", (int)sp->queue, "keepAlive",
-	    sp->keep_alive_s, "auth", sp->require_auth, "sharingDomain", sp->domain);
-	if (out && sp->syscalls[0])
-		json_object_set_new(out, "syscalls", json_string(sp->syscalls));
-	if (out && sp->sharing[0])
-		json_object_set_new(out, "sharing", json_string(sp->sharing));
-	/* recorded only when given, as syscalls and sharing: a deployment without them keeps
-	 * following Ember's defaults */
-	if (out && sp->cpus)
-		json_object_set_new(out, "cpus", json_integer(sp->cpus));
-	if (out && sp->threads)
-		json_object_set_new(out, "threads", json_integer(sp->threads));
-	if (out && sp->pids)
-		json_object_set_new(out, "pids", json_integer(sp->pids));
-	return json_object_set_new(sp->doc, "ember", out);
-}
-
 int spec_parse(const json_t *in, const char *created, struct srv_spec **out, char *err,
 	       size_t errlen)
 {
@@ -358,7 +246,7 @@ int spec_parse(const json_t *in, const char *created, struct srv_spec **out, cha
 	atomic_init(&sp->refs, 1);
 	if (!json_is_object(in))
 		FAIL("the deployment must be a JSON object");
-	const json_t *svc = member(in, "service");
+	const json_t *svc = spec_member(in, "service");
 	if (!json_is_string(svc))
 		FAIL("service must be a string, the function's name");
 	if (!srv_name_ok(json_string_value(svc)))
@@ -368,7 +256,7 @@ int spec_parse(const json_t *in, const char *created, struct srv_spec **out, cha
 	if (source(in, sp, err, errlen) || string_map(in, "envVars", sp->doc, err, errlen) ||
 	    string_map(in, "labels", sp->doc, err, errlen) ||
 	    string_map(in, "annotations", sp->doc, err, errlen) || limits(in, sp, err, errlen) ||
-	    files(in, sp, err, errlen) || ember_fields(in, sp, err, errlen) ||
+	    files(in, sp, err, errlen) || spec_ember_fields(in, sp, err, errlen) ||
 	    secrets_spec(in, sp, err, errlen) || build_env(sp, err, errlen))
 		goto fail;
 	json_t *code = json_object_get(sp->doc, "code");

@@ -37,6 +37,7 @@ struct srv_spec {
 	double timeout_s;   /* 0: Ember's default */
 	double keep_alive_s;
 	unsigned min_warm, max_concurrency, queue;
+	int no_ready; /* ember.ready 0: keeps no ready virtine (ember_config.no_ready) */
 	/* ember.cpus, ember.threads: its virtines' vCPUs and an invocation's threads at most; 0
 	 * when not given (ember_config's defaults, 1 and SRV_THREADS_DEFAULT) */
 	unsigned cpus, threads;
@@ -52,6 +53,11 @@ int spec_parse(const json_t *in, const char *created, struct srv_spec **out, cha
 	       size_t errlen);
 struct srv_spec *spec_get(struct srv_spec *sp);
 void spec_put(struct srv_spec *sp);
+/* o's member key when it is there and not null, else NULL */
+const json_t *spec_member(const json_t *o, const char *key);
+/* srv_spec_ember.c: in's "ember" object into sp (its defaults when absent) and sp->doc; 0, or
+ * -1 with err */
+int spec_ember_fields(const json_t *in, struct srv_spec *sp, char *err, size_t errlen);
 /* srv_parse.c */
 int srv_parse_duration(const json_t *v, double *out);
 double srv_now(void); /* monotonic seconds (base_now_ns) */

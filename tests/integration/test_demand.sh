@@ -127,10 +127,95 @@ target_floor() { [ "$(pool short target)" = 2 ]; }
 # snapshot
 await "its target to come back to the floor of 2" target_floor &&
 	ok "its target is back at the floor of 2"
+
+# --- ember.ready 0: loaded, its snapshot in memory, no ready virtine; each request restores
+expect "ready 1 is refused" 400 "$(http POST /system/functions \
+	-d '{"service":"rare","image":"nap","ember":{"ready":1}}')"
+contains "with what ready must be" "ember.ready must be 0" "$tmp/body"
+expect "ready 0 with minWarm is refused" 400 "$(http POST /system/functions \
+	-d '{"service":"rare","image":"nap","ember":{"ready":0,"minWarm":3}}')"
+contains "naming minWarm" "without ember.minWarm" "$tmp/body"
+expect "deploy rare (ready 0)" 202 "$(http POST /system/functions \
+	-d '{"service":"rare","image":"nap","ember":{"ready":0}}')"
+http GET /system/function/rare >/dev/null
+check "its status shows ready 0" python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))["ember"].get("ready") != 0)' "$tmp/body"
+check "rare is loaded with no ready virtine" test "$(pool rare ready)" = 0
+check "and a target of none" test "$(pool rare target)" = 0
+# (its snapshot is nap's, on disk already: its first request starts cold from it)
+expect "rare: a first request" 200 "$(http POST /function/rare -d "0 r0")" "napped 0 r0"
+check "rare: no ready virtine after its first request" test "$(pool rare ready)" = 0
+i=1
+while [ $i -le 3 ]; do
+	expect "rare: request $i" 200 "$(http POST /function/rare -d "0 r$i")" "napped 0 r$i"
+	contains "rare: request $i restored its own virtine" "X-Ember-Start: restore" "$tmp/headers"
+	check "rare: after request $i, still no ready virtine" test "$(pool rare ready)" = 0
+	i=$((i + 1))
+done
+check "rare: the 3 restores are counted" test "$(pool rare restores)" = 3
+round rare 3 "50 together"
+check "rare: 3 at once all answered" test "$round_ok" = 3
+check "rare: 3 at once each restored" test "$(grep -c 'X-Ember-Start: restore' "$tmp/starts")" = 3
+check "rare: none kept after them" test "$(pool rare ready)" = 0
+# an update with 3 requests in flight: they end on the virtines they restored, the old version
+# is unloaded after them (with what it still drops), the new one keeps the default pool
+i=0
+pids=
+while [ $i -lt 3 ]; do
+	curl -s -o /dev/null -D "$tmp/u$i.h" -w '%{http_code}\n' -d "1000 during" \
+		"$U/function/rare" >"$tmp/u$i.code" &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+await "3 requests in flight in rare" pool_at_least rare inUse 3
+expect "update rare to the default pool, 3 requests in flight" 202 \
+	"$(http PUT /system/functions -d '{"service":"rare","image":"nap"}')"
+for p in $pids; do wait "$p"; done # not the server's
+check "rare: the 3 in flight during the update answered" \
+	test "$(cat "$tmp"/u*.code | grep -c '^200$')" = 3
+check "rare: each of them on a virtine it restored" \
+	test "$(cat "$tmp"/u*.h | grep -ci '^X-Ember-Start: restore')" = 3
+http GET /system/function/rare >/dev/null
+check "rare, updated: its status shows no ready any more" python3 -c 'import json, sys
+sys.exit("ready" in json.load(open(sys.argv[1]))["ember"])' "$tmp/body"
+# (each version is loaded from the snapshot on disk: its first request starts cold)
+expect "rare, updated: a first request" 200 "$(http POST /function/rare -d "0 u")" "napped 0 u"
+await "rare, updated: the default pool of 2 ready" pool_at_least rare ready 2 &&
+	ok "rare, updated: the default pool of 2 ready"
+expect "rare, updated: the next request" 200 "$(http POST /function/rare -d "0 w")" "napped 0 w"
+contains "rare, updated: a warm start" "X-Ember-Start: warm" "$tmp/headers"
+expect "update rare back to ready 0" 202 \
+	"$(http PUT /system/functions -d '{"service":"rare","image":"nap","ember":{"ready":0}}')"
+expect "rare, ready 0 again: a first request" 200 "$(http POST /function/rare -d "0 v")" \
+	"napped 0 v"
+expect "rare, ready 0 again: the next request" 200 "$(http POST /function/rare -d "0 x")" \
+	"napped 0 x"
+contains "rare, ready 0 again: it restores" "X-Ember-Start: restore" "$tmp/headers"
+check "rare, ready 0 again: no ready virtine" test "$(pool rare ready)" = 0
+rm -f "$tmp"/u*.code "$tmp"/u*.h
 stop
 
 # --- a budget of 5 virtines of 16 MiB: 8 clients at once all get an answer, and it holds
 start --memory-budget 80M
+# (first rare, not loaded since the restart: its first request starts cold from disk and keeps
+# nothing either)
+expect "rare after a restart" 200 "$(http POST /function/rare -d '0 c')" "napped 0 c"
+contains "rare after a restart: a cold start" "X-Ember-Start: cold" "$tmp/headers"
+expect "rare: the next request" 200 "$(http POST /function/rare -d '0 d')" "napped 0 d"
+contains "rare: the next request restores" "X-Ember-Start: restore" "$tmp/headers"
+check "rare: no ready virtine after its cold start" test "$(pool rare ready)" = 0
+# a virtine of 64 MiB in a budget of 80: 3 at once run one after another, each restoring once
+# the one before was dropped and its memory given back (one never given back: they time out)
+round rare 3 "50 in turn"
+check "rare in a budget of one virtine: 3 at once all answered" test "$round_ok" = 3
+check "rare in a budget of one virtine: each restored" \
+	test "$(grep -c 'X-Ember-Start: restore' "$tmp/starts")" = 3
+check "rare: they waited for memory" test "$(metric ember_memory_budget_waits_total)" -ge 1
+expect "delete rare" 202 "$(http DELETE /system/functions -d '{"functionName":"rare"}')"
+# shellcheck disable=SC2317 # run by await
+no_guest_memory() { [ "$(metric ember_virtine_memory_bytes)" = 0 ]; }
+await "rare's virtines all destroyed, their memory back to the budget" no_guest_memory &&
+	ok "rare deleted: its virtines all destroyed, their memory back to the budget"
 expect "deploy tight" 202 "$(http POST /system/functions \
 	-d '{"service":"tight","image":"nap","limits":{"memory":"16M"}}')"
 check "tight: its capacity is what the budget holds" test "$(pool tight capacity)" = 5

@@ -138,6 +138,28 @@ expect "delete hello-5" 202 "$(http DELETE /system/functions -d '{"functionName"
 check "every worker forgot hello-5" await "5 deployments in every worker" all_know 5
 expect "hello-5 is gone" 404 "$(http GET /system/function/hello-5)"
 
+# --- ember.ready 0 reaches every worker: its owner restores a virtine for each call, those
+# forwarded to it too, and keeps none
+expect "deploy rare (ready 0)" 202 "$(http POST /system/functions \
+	-d '{"service":"rare","image":"hello","ember":{"ready":0}}')"
+check "every worker knows rare" await "6 deployments in every worker" all_know 6
+good=0 warm=0 fwd=0 i=0
+while [ $i -lt $CALLS ]; do
+	code=$(http POST /function/rare -d rare)
+	[ "$code" = 200 ] && [ "$(cat "$tmp/body")" = "Hello, rare!" ] && good=$((good + 1))
+	grep -qi '^X-Ember-Start: warm' "$tmp/headers" && warm=$((warm + 1))
+	grep -qi '^X-Ember-Worker:' "$tmp/headers" && fwd=$((fwd + 1))
+	i=$((i + 1))
+done
+same "rare: every call answered" "$CALLS" "$good"
+same "rare: no call found a ready virtine, the $fwd forwarded ones included" 0 "$warm"
+expect "rare's status" 200 "$(http GET /system/function/rare)"
+check "rare's status shows ready 0 and no ready virtine" python3 -c 'import json, sys
+e = json.load(open(sys.argv[1]))["ember"]
+sys.exit(e.get("ready") != 0 or e.get("pool", {}).get("ready", 0) != 0)' "$tmp/body"
+expect "delete rare" 202 "$(http DELETE /system/functions -d '{"functionName":"rare"}')"
+check "every worker forgot rare" await "5 deployments in every worker" all_know 5
+
 # --- a secret's update through any worker reaches the worker that runs its users
 expect "upload secretread" 201 "$(http PUT /system/images/sr --data-binary @"$G/secretread.musl")"
 expect "create secret a" 201 "$(http POST /system/secrets -d '{"name":"a","value":"one"}')"

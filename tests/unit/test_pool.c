@@ -1,6 +1,8 @@
 /* Pools through the public API: concurrent invocations are correct and separate, a virtine is
- * reset after a crash or a timeout, and each invocation sees its own metadata on fd 4. Guests
- * from EMBER_GUEST_DIR (default build/guest), the backend from EMBER_BACKEND (default auto). */
+ * reset after a crash or a timeout, each invocation sees its own metadata on fd 4, and a function
+ * that keeps no ready virtine (no_ready) restores one per invocation and gives all of them back.
+ * Guests from EMBER_GUEST_DIR (default build/guest), the backend from EMBER_BACKEND (default
+ * auto). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ember/ember.h"
 
@@ -59,6 +62,7 @@ struct job {
 	int thread;
 	int echo; /* 1: the output must be the request; 0: it must be "1\n" */
 	int failures;
+	int restored; /* invocations that restored their own virtine (X-Ember-Start: restore) */
 	char why[512];
 };
 
@@ -75,6 +79,7 @@ static void *worker(void *arg)
 		size_t want_len = job->echo ? len : 2;
 
 		ember_invoke(job->fn, req, len, &res);
+		job->restored += res.start == EMBER_START_RESTORE;
 		if (res.outcome != EMBER_OK || res.status != 0 || res.out_len != want_len ||
 		    memcmp(res.out, want, want_len) != 0) {
 			if (!job->failures++)
@@ -210,6 +215,87 @@ static void test_metadata(void **state)
 	ember_unload(fn);
 }
 
+#define NR_MEM (16ULL << 20) /* a virtine's guest memory: 3 of them fill the budget */
+
+/* the budget's bytes held, once they are down to want (the drops are after the response), or
+ * what they still are after 10 s */
+static uint64_t budget_used(struct ember_budget *b, uint64_t want)
+{
+	struct ember_budget_usage u;
+	const struct timespec tick = {0, 1000 * 1000};
+	for (int i = 0; i < 10000; i++) {
+		ember_budget_usage(b, &u);
+		if (u.used == want)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	return u.used;
+}
+
+/* no_ready under 8 threads sharing a budget of 3 virtines: every invocation restores a virtine
+ * of its own from the snapshot (counter prints 1: nothing of another run is seen, none is kept
+ * and run again without a reset), none is ready after, the budget is never exceeded (the
+ * invocations wait for the memory of the virtines dropped), and every byte comes back without
+ * an unload; an unload right after a round gives back what is still being dropped */
+static void test_no_ready(void **state)
+{
+	(void)state;
+	const char *backend = getenv("EMBER_BACKEND");
+	char path[4096], err[256] = "";
+	struct ember_budget *b = ember_budget_new(3 * NR_MEM);
+	assert_non_null(b);
+	guest_path(path, sizeof(path), "counter.musl");
+	struct ember_config cfg = {.image = path,
+				   .backend = backend && *backend ? backend : "auto",
+				   .mem_bytes = NR_MEM,
+				   .pool_size = POOL, /* not used */
+				   .pool_max = 8,
+				   .no_ready = 1,
+				   .budget = b};
+	struct ember_function *fn = NULL;
+	if (ember_load(&cfg, &fn, err, sizeof(err)))
+		fail_msg("ember_load(%s, no_ready): %s", path, err);
+	struct ember_info info;
+	ember_info(fn, &info);
+	assert_int_equal(info.ready, 0);
+	assert_int_equal(info.target, 0);
+	assert_int_equal(budget_used(b, 0), 0); /* init's virtine not kept */
+	for (int round = 0; round < 2; round++) {
+		struct job jobs[NTHREADS];
+		pthread_t tids[NTHREADS];
+		int failures = 0, restored = 0;
+		for (int t = 0; t < NTHREADS; t++) {
+			jobs[t] = (struct job){.fn = fn, .thread = t};
+			assert_int_equal(pthread_create(&tids[t], NULL, worker, &jobs[t]), 0);
+		}
+		for (int t = 0; t < NTHREADS; t++) {
+			assert_int_equal(pthread_join(tids[t], NULL), 0);
+			if (jobs[t].failures)
+				print_message("no_ready: %d failures; first: %s\n",
+					      jobs[t].failures, jobs[t].why);
+			failures += jobs[t].failures;
+			restored += jobs[t].restored;
+		}
+		assert_int_equal(failures, 0);
+		assert_int_equal(restored, NTHREADS * NCALLS);
+		if (round)
+			break; /* unloaded with its last drops perhaps still waiting */
+		ember_info(fn, &info);
+		assert_int_equal(info.ready, 0);
+		assert_int_equal(info.in_use, 0);
+		assert_int_equal(info.restores, NTHREADS * NCALLS);
+		assert_int_equal(ember_warm(fn, 2), 0); /* none is made on demand either */
+		assert_int_equal(budget_used(b, 0), 0);
+	}
+	ember_unload(fn);
+	struct ember_budget_usage u;
+	ember_budget_usage(b, &u);
+	assert_int_equal(u.used, 0);
+	assert_true(u.peak <= 3 * NR_MEM);
+	assert_true(u.peak >= 2 * NR_MEM); /* they ran side by side */
+	ember_budget_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +303,7 @@ int main(void)
 	    cmocka_unit_test(test_echo_threads),
 	    cmocka_unit_test(test_reset_after_crash_and_timeout),
 	    cmocka_unit_test(test_metadata),
+	    cmocka_unit_test(test_no_ready),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -204,6 +204,8 @@ static void spec_defaults(void **state)
 	assert_int_equal(sp->min_warm + sp->max_concurrency + sp->queue, 0);
 	/* ember_config's defaults, and nothing recorded: a later default is followed */
 	assert_int_equal(sp->cpus + sp->threads, 0);
+	assert_false(sp->no_ready); /* ready virtines that follow demand, not recorded */
+	assert_null(json_object_get(json_object_get(sp->doc, "ember"), "ready"));
 	assert_null(json_object_get(json_object_get(sp->doc, "ember"), "cpus"));
 	assert_null(json_object_get(json_object_get(sp->doc, "ember"), "threads"));
 	assert_false(sp->require_auth);
@@ -268,6 +270,11 @@ static void spec_fields(void **state)
 	sp = parse("{\"service\":\"g\",\"image\":\"g\",\"namespace\":\"Not A Name\"}", NULL);
 	assert_string_equal(sp->domain, "default"); /* an unusable namespace is not a domain */
 	spec_put(sp);
+	sp = parse("{\"service\":\"g\",\"image\":\"g\",\"ember\":{\"ready\":0}}", NULL);
+	assert_true(sp->no_ready);
+	json_t *r = json_object_get(json_object_get(sp->doc, "ember"), "ready");
+	assert_true(json_is_integer(r) && json_integer_value(r) == 0); /* recorded: shown back */
+	spec_put(sp);
 }
 
 static void spec_refusals(void **state)
@@ -328,6 +335,15 @@ static void spec_refusals(void **state)
 	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"threads\":0}}", "ember.threads"},
 	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"threads\":4097}}", "from 1 to 4096"},
 	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"threads\":true}}", "ember.threads"},
+	    /* ready: 0 alone (no ready virtine), never with a floor of them */
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"ready\":1}}",
+	     "ember.ready must be 0"},
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"ready\":\"0\"}}",
+	     "ember.ready must be 0"},
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"ready\":false}}",
+	     "ember.ready must be 0"},
+	    {"{\"service\":\"h\",\"image\":\"h\",\"ember\":{\"ready\":0,\"minWarm\":2}}",
+	     "without ember.minWarm"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		parse(cases[i][0], cases[i][1]);
