@@ -5,7 +5,8 @@
 # restores a virtine from its snapshot in memory on its own path: it is deployed with
 # "ember": {"ready": 0} (no ready virtine kept, docs/server.md), so a restore is what every
 # request to it pays, one at a time. For hello (C), hello-js (Duktape) and json-py (CPython
-# built in); warm requests (one at a time) go to a twin deployed with the default pool. Prints
+# built in), or the functions FUNCS names (also hello-node: Node.js, hello-python: CPython as
+# Debian ships them); warm requests (one at a time) go to a twin deployed with the default pool. Prints
 # one line per function: the p50s in ms and cold/restore, and with JSON=1 a JSON object.
 # Usage: sh bench/coldload.sh [BACKEND] (default kvm); N=5 cold starts, each followed by R=3
 # restores. Needs curl and python3; about a minute.
@@ -14,6 +15,7 @@ NAME=coldload.sh
 B=${B:-build}
 BACKEND=${1:-kvm}
 N=${N:-5}
+FUNCS=${FUNCS:-hello hello-js json-py}
 . "$(dirname "$0")/serve_lib.sh"
 S=$tmp/state
 serve_start "$BACKEND" "$S" "$tmp/log"
@@ -31,9 +33,11 @@ RD='"ember": {"keepAlive": 2, "ready": 0}'
 TW='"envVars": {"TWIN": "1"}'
 deploy hello "{\"service\": \"hello\", \"image\": \"hello\", $RD}"
 deploy hello-w "{\"service\": \"hello-w\", \"image\": \"hello\", $TW}"
-for f in hello-js:duktape:handler.js json-py:python-static:handler.py; do
+for f in hello-js:duktape:handler.js json-py:python-static:handler.py \
+	hello-node:js:handler.js hello-python:python:handler.py; do
 	name=${f%%:*}
 	rest=${f#*:}
+	case " $FUNCS " in *" $name "*) ;; *) continue ;; esac
 	src=$(python3 -c 'import json, sys; print(json.dumps(open(sys.argv[1]).read()))' \
 		"functions/$name/${rest#*:}")
 	deploy "$name" "{\"service\": \"$name\", \"runtime\": \"${rest%%:*}\", \"code\": $src, $RD}"
@@ -76,7 +80,7 @@ sample() {
 	sed "s/^/$2 /" "$tmp/one" >>"$tmp/$1"
 }
 p50() { sort -n | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print "nan"}'; }
-for fn in hello hello-js json-py hello-w hello-js-w json-py-w; do
+for fn in $FUNCS $(for f in $FUNCS; do echo "$f-w"; done); do
 	curl -s -o "$tmp/resp" --data-binary @"functions/${fn%-w}/small.req" "$E/function/$fn" -w "%{http_code}" | grep -q 200 ||
 		die "$fn: the first request failed: $(cat "$tmp/resp")"
 done
@@ -88,11 +92,11 @@ loaded() { curl -sf -u "$AUTH" "$E/system/function/$1" | grep -qE '"loaded": *tr
 unloaded() { ! loaded "$1"; }
 k=0
 while [ $k -lt "$N" ]; do
-	for fn in hello hello-js json-py; do
+	for fn in $FUNCS; do
 		await "$fn to be unloaded (keepAlive)" unloaded $fn
 	done
 	drop
-	for fn in hello hello-js json-py; do
+	for fn in $FUNCS; do
 		sample cold $fn 1
 		# loaded now; the cold start's work after its response (the snapshot read whole
 		# and checked, into the page store) done meanwhile, which a request would
@@ -106,7 +110,7 @@ done
 grep -h 'REPORT.*Load Duration' "$tmp/log" | tail -n 3 >"$tmp/reports" || true
 [ "${JSON:-0}" = 1 ] || echo "backend $BACKEND; p50 ms over $N cold starts (the function unloaded after keepAlive, the state folder dropped from the page cache) and ${R:-3} restores one at a time after each (ready 0: each request restores its own virtine)"
 printf '%-10s %8s %8s %6s %6s %10s %8s\n' function cold restore n_cold n_rest cold/rest warm >"$tmp/table"
-for fn in hello hello-js json-py; do
+for fn in $FUNCS; do
 	c=$(awk -v f=$fn '$1 == f {print $2}' "$tmp/cold" | p50)
 	r=$(awk -v f=$fn '$1 == f {print $2}' "$tmp/restore" | p50)
 	w=$(awk -v f=$fn '$1 == f {print $2}' "$tmp/warm" | p50)
