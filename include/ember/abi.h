@@ -224,6 +224,7 @@ struct ember_rt_file {
 	int64_t mtime_sec;
 };
 #define EMBER_RT_FILE_DEV 0xeb01 /* st_dev of every file of a bundle */
+#define EMBER_GUEST_UID	  1000	 /* the uid and gid a program sees for itself and Ember's fds */
 #endif
 
 #endif

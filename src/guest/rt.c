@@ -5,7 +5,7 @@
 
 #define EINVAL	  22
 #define GUEST_PID 1
-#define GUEST_UID 1000
+#define GUEST_UID EMBER_GUEST_UID
 
 void *memcpy(void *dst, const void *src, size_t n)
 {
@@ -137,6 +137,7 @@ static const rt_fn table[NR_MAX] = {
     [__NR_fstat] = rt_file_fstat,
     [__NR_close] = rt_file_close,
     [__NR_newfstatat] = rt_file_fstatat,
+    [__NR_statx] = rt_file_statx,
     [__NR_brk] = rt_brk,
     [__NR_mmap] = rt_mmap,
     [__NR_munmap] = rt_munmap,

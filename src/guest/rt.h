@@ -130,6 +130,10 @@ long rt_file_fstatat(long fd, long path, long buf, long flags, long a4, long a5)
 long rt_file_close(long fd, long a1, long a2, long a3, long a4, long a5);
 /* 1: fd is a bundle's file the runtime serves (its window published) */
 int rt_file_is(long fd);
+long rt_file_statx(long dirfd, long path, long flags, long mask, long buf, long a5);
+/* fds 0 to 4 as Ember opened them (not fd 3, the source): 1 and their stat's mode and size, as
+ * the host gives them (fd_std.c), or 0 */
+int rt_std_stat(long fd, uint32_t *mode, uint64_t *size);
 
 /* the memory calls (rt_mem.c), served from the arena at EMBER_RT_MAP */
 long rt_brk(long want, long a1, long a2, long a3, long a4, long a5);

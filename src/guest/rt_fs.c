@@ -1,6 +1,6 @@
 /* The in-guest runtime's file reads: the bundle's files the host published a read-only window
  * of (EMBER_RT_FILES) are read, sought, read at offsets and stat'd here; the rest goes to the
- * host. */
+ * host; so are stat and statx of Ember's own descriptors (fds 0 to 4). */
 #include <asm/unistd.h>
 
 #include "rt.h"
@@ -12,6 +12,14 @@
 #define POS_MAX	      0x7fffffffffffffffULL
 #define ENOTTY	      25
 #define AT_EMPTY_PATH 0x1000
+#define AT_FDCWD      (-100)
+/* statx's flags (AT_SYMLINK_NOFOLLOW, AT_NO_AUTOMOUNT, AT_EMPTY_PATH, the two sync types) and
+ * masks, as fs_stat.c checks them */
+#define STATX_SYNC_TYPE	  0x6000
+#define STATX_FLAGS	  (0x100 | 0x800 | AT_EMPTY_PATH | STATX_SYNC_TYPE)
+#define STATX_RESERVED	  0x80000000U
+#define STATX_BASIC_STATS 0x7ffU
+#define STATX_MNT_ID	  0x1000U
 
 /* Linux's struct stat on x86-64, as the host fills it for a bundle's file (fs_stat.c) */
 struct kstat {
@@ -100,37 +108,103 @@ long rt_file_lseek(long fd, long off, long whence, long a3, long a4, long a5)
 	return (long)f->pos;
 }
 
-/* the stat the host gives of the file (sys_fs_stat_of): its owner root, one link */
-static long put_stat(volatile struct ember_rt_file *f, long buf)
+/* the stat the host gives of fd: a bundle's file's (sys_fs_stat_of: its owner root, one link)
+ * or one of Ember's own descriptors' (sys_fd_stat: the guest's uid, device and inode 0); 0 when
+ * the host is to answer */
+static int stat_of(long fd, struct kstat *s)
+{
+	volatile struct ember_rt_file *f = file_of(fd);
+	uint32_t mode;
+	uint64_t size;
+	memset(s, 0, sizeof(*s));
+	s->nlink = 1;
+	s->blksize = 4096;
+	if (!f) {
+		if (!rt_std_stat(fd, &mode, &size))
+			return 0;
+		s->mode = mode;
+		s->size = (int64_t)size;
+		s->uid = s->gid = EMBER_GUEST_UID;
+		return 1;
+	}
+	s->dev = EMBER_RT_FILE_DEV;
+	s->ino = f->ino;
+	s->mode = f->mode;
+	s->size = (int64_t)f->size;
+	s->blocks = (int64_t)((f->size + 511) / 512);
+	s->atime = s->mtime = s->ctime = f->mtime_sec;
+	s->atime_nsec = s->mtime_nsec = s->ctime_nsec = f->mtime_nsec;
+	return 1;
+}
+
+static long put_stat(long fd, long buf)
 {
 	struct kstat s;
-	memset(&s, 0, sizeof(s));
-	s.dev = EMBER_RT_FILE_DEV;
-	s.ino = f->ino;
-	s.nlink = 1;
-	s.mode = f->mode;
-	s.size = (int64_t)f->size;
-	s.blksize = 4096;
-	s.blocks = (int64_t)((f->size + 511) / 512);
-	s.atime = s.mtime = s.ctime = f->mtime_sec;
-	s.atime_nsec = s.mtime_nsec = s.ctime_nsec = f->mtime_nsec;
+	if (!stat_of(fd, &s))
+		return RT_FORWARD;
 	memcpy((void *)buf, &s, sizeof(s)); /* a bad buffer faults: EFAULT (rt_efault) */
 	return 0;
 }
 
 long rt_file_fstat(long fd, long buf, long a2, long a3, long a4, long a5)
 {
-	volatile struct ember_rt_file *f = file_of(fd);
-	return f ? put_stat(f, buf) : RT_FORWARD;
+	return put_stat(fd, buf);
 }
 
 /* the descriptor itself: an empty path with AT_EMPTY_PATH (glibc's fstat) */
 long rt_file_fstatat(long fd, long path, long buf, long flags, long a4, long a5)
 {
-	volatile struct ember_rt_file *f = file_of(fd);
-	if (!f || !(flags & AT_EMPTY_PATH) || *(const volatile char *)path)
+	if ((int)fd == AT_FDCWD || !(flags & AT_EMPTY_PATH) || *(const volatile char *)path)
 		return RT_FORWARD;
-	return put_stat(f, buf);
+	return put_stat(fd, buf);
+}
+
+/* Linux's struct statx */
+struct kstatx_time {
+	int64_t sec;
+	uint32_t nsec;
+	int32_t reserved;
+};
+struct kstatx {
+	uint32_t mask, blksize;
+	uint64_t attributes;
+	uint32_t nlink, uid, gid;
+	uint16_t mode, pad0;
+	uint64_t ino, size, blocks, attributes_mask;
+	struct kstatx_time atime, btime, ctime, mtime;
+	uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
+	uint64_t mnt_id;
+	uint64_t spare[13]; /* dio_mem_align, dio_offset_align and what is still spare */
+};
+_Static_assert(sizeof(struct kstatx) == 256, "struct statx");
+
+/* statx of the descriptor itself (libuv's fstat), as the host builds it from the stat
+ * (fs_stat.c); flags Linux refuses, or any path, are the host's to answer */
+long rt_file_statx(long dirfd, long path, long flags, long mask, long buf, long a5)
+{
+	struct kstat s;
+	if ((int)dirfd == AT_FDCWD || (flags & ~STATX_FLAGS) ||
+	    (flags & STATX_SYNC_TYPE) == STATX_SYNC_TYPE || ((uint32_t)mask & STATX_RESERVED) ||
+	    !(flags & AT_EMPTY_PATH) || *(const volatile char *)path || !stat_of(dirfd, &s))
+		return RT_FORWARD;
+	struct kstatx x;
+	memset(&x, 0, sizeof(x));
+	x.mask = STATX_BASIC_STATS | STATX_MNT_ID;
+	x.mnt_id = s.dev + 1; /* a mount per file system, as st_dev tells them apart */
+	x.blksize = (uint32_t)s.blksize;
+	x.nlink = (uint32_t)s.nlink;
+	x.uid = s.uid;
+	x.gid = s.gid;
+	x.mode = (uint16_t)s.mode;
+	x.ino = s.ino;
+	x.size = (uint64_t)s.size;
+	x.blocks = (uint64_t)s.blocks;
+	x.mtime = (struct kstatx_time){s.mtime, (uint32_t)s.mtime_nsec, 0};
+	x.atime = x.ctime = x.mtime;
+	x.dev_major = (uint32_t)(s.dev >> 8);
+	x.dev_minor = (uint32_t)(s.dev & 0xff);
+	memcpy((void *)buf, &x, sizeof(x)); /* a bad buffer faults: EFAULT */
+	return 0;
 }
 
 int rt_file_is(long fd)

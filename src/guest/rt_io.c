@@ -152,6 +152,17 @@ static int ours(long fd)
 	return fd >= 0 && fd <= EMBER_META_FD && !(RT_CTL->fd_moved >> fd & 1);
 }
 
+int rt_std_stat(long fd, uint32_t *mode, uint64_t *size)
+{
+	if (!ours(fd) || fd == EMBER_CODE_FD)
+		return 0;
+	if (fd == EMBER_META_FD && RT_CTL->meta_len == EMBER_RT_META_FORWARD)
+		return 0;
+	*mode = fd == EMBER_META_FD ? 0100400 : 010600; /* S_IFREG | 0400, S_IFIFO | 0600 */
+	*size = fd == EMBER_META_FD ? RT_CTL->meta_len : 0;
+	return 1;
+}
+
 long rt_read(long fd, long buf, long n, long a3, long a4, long a5)
 {
 	if (fd >= 0 && fd <= EMBER_META_FD && !ours(fd))

@@ -10,9 +10,9 @@
 #include "sys/sys_rt.h"
 #include "vm/vm.h"
 
-#define SYS_NR_MAX    512	  /* Linux x86-64 numbers below this are counted one by one */
-#define SYS_GUEST_UID 1000	  /* the uid and gid a program sees for itself and its files */
-#define SYS_RLIMITS   16	  /* RLIMIT_NLIMITS */
+#define SYS_NR_MAX    512	      /* Linux x86-64 numbers below this are counted one by one */
+#define SYS_GUEST_UID EMBER_GUEST_UID /* the program's uid and gid, its files' */
+#define SYS_RLIMITS   16	      /* RLIMIT_NLIMITS */
 #define SYS_ITIMERS   3		  /* setitimer's: the first of a process's timers (sys_timer.c) */
 #define SYS_CWD_TMP   0x80000000u /* sys_state.cwd: a node of /tmp's, not of the bundle's */
 #define SYS_UMASK     022	  /* a process's umask until it sets one */

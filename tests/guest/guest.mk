@@ -26,7 +26,7 @@ GUEST_PROGS += farmap
 # stderr for the server's logs (tests/integration/test_logs.sh)
 GUEST_PROGS += logger
 # the bundle's file calls (tests/integration/test_files.sh)
-GUEST_PROGS += files fileread filestat
+GUEST_PROGS += files fileread filestat stdstat
 # OpenFaaS's secrets at /var/openfaas/secrets (tests/integration/test_secrets.sh)
 GUEST_PROGS += secretread
 # readiness and event calls between threads (tests/integration/test_guest.sh)

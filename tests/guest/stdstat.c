@@ -1,0 +1,65 @@
+/* fstat, newfstatat and statx of Ember's own descriptors (the request, stdout, stderr, the
+ * metadata) and of a bundle's file, as bytes (tests/integration/test_files.sh): the in-guest
+ * runtime's answers must be the host's, byte for byte, and so must its errors. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef AT_STATX_FORCE_SYNC
+#define AT_STATX_FORCE_SYNC 0x2000
+#define AT_STATX_DONT_SYNC  0x4000
+#endif
+
+static unsigned char buf[256];
+
+/* the call's result, and the bytes it wrote over a filled buffer: what it wrote and what not */
+static void show(const char *what, int fd, long rc, size_t n)
+{
+	printf("%s %d: %ld", what, fd, rc < 0 ? -errno : rc);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		printf("%s%02x", i % 32 ? "" : "\n  ", buf[i]);
+	printf("\n");
+}
+
+static void stats(int fd)
+{
+	memset(buf, 0xa5, sizeof(buf));
+	show("fstat", fd, syscall(SYS_fstat, fd, buf), 144);
+	memset(buf, 0x5a, sizeof(buf));
+	show("newfstatat", fd, syscall(SYS_newfstatat, fd, "", buf, AT_EMPTY_PATH), 144);
+	memset(buf, 0xa5, sizeof(buf));
+	show("statx", fd, syscall(SYS_statx, fd, "", AT_EMPTY_PATH, 0xfff, buf), 256);
+}
+
+int main(int argc, char **argv)
+{
+	char req[64];
+	int file = argc > 1 ? open(argv[1], O_RDONLY) : -1;
+	if (read(0, req, 1) != 1)
+		return 1;
+	for (int fd = 0; fd <= 4; fd++)
+		if (fd != 3) /* the source: a runtime's alone */
+			stats(fd);
+	if (file >= 0)
+		stats(file);
+	/* what Linux refuses, the same wherever it is answered */
+	show("statx both sync types", 0,
+	     syscall(SYS_statx, 0, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC | AT_STATX_DONT_SYNC,
+		     0xfff, buf),
+	     0);
+	show("statx reserved mask", 0, syscall(SYS_statx, 0, "", AT_EMPTY_PATH, 0x80000000u, buf),
+	     0);
+	show("statx unknown flag", 0, syscall(SYS_statx, 0, "", AT_EMPTY_PATH | 0x10000, 0xfff, buf),
+	     0);
+	show("statx no AT_EMPTY_PATH", 0, syscall(SYS_statx, 0, "", 0, 0xfff, buf), 0);
+	show("fstat bad buffer", 0, syscall(SYS_fstat, 0, (void *)8), 0);
+	show("statx bad buffer", 1, syscall(SYS_statx, 1, "", AT_EMPTY_PATH, 0xfff, (void *)8), 0);
+	/* closed, the metadata is gone for the runtime too */
+	close(4);
+	stats(4);
+	return 0;
+}
