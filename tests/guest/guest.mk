@@ -35,6 +35,8 @@ GUEST_PROGS += events
 GUEST_PROGS += fdmeta
 # threads for `ember bench programs`: create+join timed inside, work split over two threads
 GUEST_PROGS += threadbench parwork
+# the cost of a first touch of a page (docs/benchmarks.md)
+GUEST_PROGS += pagetouch
 # processes for `ember bench programs`: fork + execve of itself + wait4, fork + _exit + wait4,
 # timed inside
 GUEST_PROGS += forkbench

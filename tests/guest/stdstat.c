@@ -53,8 +53,8 @@ int main(int argc, char **argv)
 	     0);
 	show("statx reserved mask", 0, syscall(SYS_statx, 0, "", AT_EMPTY_PATH, 0x80000000u, buf),
 	     0);
-	show("statx unknown flag", 0, syscall(SYS_statx, 0, "", AT_EMPTY_PATH | 0x10000, 0xfff, buf),
-	     0);
+	show("statx unknown flag", 0,
+	     syscall(SYS_statx, 0, "", AT_EMPTY_PATH | 0x10000, 0xfff, buf), 0);
 	show("statx no AT_EMPTY_PATH", 0, syscall(SYS_statx, 0, "", 0, 0xfff, buf), 0);
 	show("fstat bad buffer", 0, syscall(SYS_fstat, 0, (void *)8), 0);
 	show("statx bad buffer", 1, syscall(SYS_statx, 1, "", AT_EMPTY_PATH, 0xfff, (void *)8), 0);
