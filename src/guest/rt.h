@@ -120,6 +120,12 @@ long rt_readv(long fd, long iov, long cnt, long a3, long a4, long a5);
 long rt_writev(long fd, long iov, long cnt, long a3, long a4, long a5);
 long rt_ioctl(long fd, long req, long arg, long a3, long a4, long a5);
 
+/* 1: [p, p+n) is program memory as far as the runtime can tell (not page 0, not the runtime's
+ * own area); rt_usable: 0 when it is and every page of it can be read (and written, if write),
+ * probed without changing a byte, else -EFAULT (rt_io.c) */
+int rt_program_range(uint64_t p, uint64_t n);
+long rt_usable(uint64_t p, uint64_t n, int write);
+
 /* the bundle's files with a window (rt_fs.c); the others forwarded */
 long rt_file_read(long fd, long buf, long n, long a3, long a4, long a5);
 long rt_file_pread(long fd, long buf, long n, long off, long a4, long a5);

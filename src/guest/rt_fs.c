@@ -6,6 +6,7 @@
 #include "rt.h"
 
 #define EINVAL	      22
+#define EFAULT	      14
 #define SEEK_SET      0
 #define SEEK_CUR      1
 #define SEEK_END      2
@@ -137,12 +138,22 @@ static int stat_of(long fd, struct kstat *s)
 	return 1;
 }
 
+/* path is "" in the program's memory (a zero byte in page 0 or in the runtime's area is a bad
+ * pointer, the host's to refuse); a bad one faults: EFAULT */
+static int empty_path(long path)
+{
+	return rt_program_range((uint64_t)path, 1) && !*(const volatile char *)path;
+}
+
 static long put_stat(long fd, long buf)
 {
 	struct kstat s;
 	if (!stat_of(fd, &s))
 		return RT_FORWARD;
-	memcpy((void *)buf, &s, sizeof(s)); /* a bad buffer faults: EFAULT (rt_efault) */
+	/* a bad buffer writes nothing, as the host's check of all of it first */
+	if (rt_usable((uint64_t)buf, sizeof(s), 1))
+		return -EFAULT;
+	memcpy((void *)buf, &s, sizeof(s));
 	return 0;
 }
 
@@ -154,7 +165,7 @@ long rt_file_fstat(long fd, long buf, long a2, long a3, long a4, long a5)
 /* the descriptor itself: an empty path with AT_EMPTY_PATH (glibc's fstat) */
 long rt_file_fstatat(long fd, long path, long buf, long flags, long a4, long a5)
 {
-	if ((int)fd == AT_FDCWD || !(flags & AT_EMPTY_PATH) || *(const volatile char *)path)
+	if ((int)fd == AT_FDCWD || !(flags & AT_EMPTY_PATH) || !empty_path(path))
 		return RT_FORWARD;
 	return put_stat(fd, buf);
 }
@@ -185,8 +196,10 @@ long rt_file_statx(long dirfd, long path, long flags, long mask, long buf, long 
 	struct kstat s;
 	if ((int)dirfd == AT_FDCWD || (flags & ~STATX_FLAGS) ||
 	    (flags & STATX_SYNC_TYPE) == STATX_SYNC_TYPE || ((uint32_t)mask & STATX_RESERVED) ||
-	    !(flags & AT_EMPTY_PATH) || *(const volatile char *)path || !stat_of(dirfd, &s))
+	    !(flags & AT_EMPTY_PATH) || !empty_path(path) || !stat_of(dirfd, &s))
 		return RT_FORWARD;
+	if (rt_usable((uint64_t)buf, sizeof(struct kstatx), 1))
+		return -EFAULT;
 	struct kstatx x;
 	memset(&x, 0, sizeof(x));
 	x.mask = STATX_BASIC_STATS | STATX_MNT_ID;
@@ -203,7 +216,7 @@ long rt_file_statx(long dirfd, long path, long flags, long mask, long buf, long 
 	x.atime = x.ctime = x.mtime;
 	x.dev_major = (uint32_t)(s.dev >> 8);
 	x.dev_minor = (uint32_t)(s.dev & 0xff);
-	memcpy((void *)buf, &x, sizeof(x)); /* a bad buffer faults: EFAULT */
+	memcpy((void *)buf, &x, sizeof(x));
 	return 0;
 }
 

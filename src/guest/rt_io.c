@@ -58,7 +58,7 @@ static void input_hypercall(void)
 
 /* [p, p+n) is program memory as far as the runtime can tell: not page 0 (the sled, readable
  * here, unmapped on Linux), not the runtime's own area, no wrap-around */
-static int program_range(uint64_t p, uint64_t n)
+int rt_program_range(uint64_t p, uint64_t n)
 {
 	return !n ||
 	       (p + n > p && p >= EMBER_PAGE_SIZE && (p + n <= EMBER_RT_CPUS || p >= EMBER_RT_END));
@@ -68,9 +68,9 @@ static int program_range(uint64_t p, uint64_t n)
  * (written back what it holds, to check that writing is allowed too), so that a bad buffer
  * faults before a call consumed or wrote anything: the fault sends the runtime to rt_efault,
  * and the call returns EFAULT, as a pipe's read or write would. */
-static long usable(uint64_t p, uint64_t n, int write)
+long rt_usable(uint64_t p, uint64_t n, int write)
 {
-	if (!program_range(p, n))
+	if (!rt_program_range(p, n))
 		return -EFAULT;
 	for (uint64_t a = p, last = p + n - 1; n; a = (a | (EMBER_PAGE_SIZE - 1)) + 1) {
 		volatile uint8_t *q = (volatile uint8_t *)a;
@@ -104,7 +104,7 @@ static long read_in(uint8_t *dst, uint64_t n)
 	uint64_t avail = c->in_len - c->in_pos;
 	if (n > avail)
 		n = avail;
-	if (!program_range((uint64_t)dst, n))
+	if (!rt_program_range((uint64_t)dst, n))
 		return -EFAULT;
 	memcpy(dst, (const uint8_t *)EMBER_RT_IN + c->in_pos, n); /* a fault: nothing consumed */
 	c->in_pos += n;
@@ -180,7 +180,7 @@ long rt_write(long fd, long buf, long n, long a3, long a4, long a5)
 {
 	if ((fd != 1 && fd != 2) || !ours(fd))
 		return RT_FORWARD;
-	if (usable((uint64_t)buf, (uint64_t)n, 0))
+	if (rt_usable((uint64_t)buf, (uint64_t)n, 0))
 		return -EFAULT;
 	return write_out(fd, (const uint8_t *)buf, (uint64_t)n);
 }
@@ -193,7 +193,7 @@ long rt_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
 		return RT_FORWARD;
 	volatile struct ember_rt_ctl *c = RT_CTL;
 	const struct iov *v = (const struct iov *)iov;
-	if (!program_range((uint64_t)iov, (uint64_t)cnt * sizeof(*v)))
+	if (!rt_program_range((uint64_t)iov, (uint64_t)cnt * sizeof(*v)))
 		return -EFAULT;
 	uint64_t want = 0;
 	for (long i = 0; i < cnt; i++) /* a bad iovec array faults here */
@@ -205,7 +205,7 @@ long rt_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
 	uint64_t avail = c->in_len - c->in_pos, left = avail;
 	for (long i = 0; i < cnt && left; i++) {
 		uint64_t k = v[i].len < left ? v[i].len : left;
-		if (usable(v[i].base, k, 1))
+		if (rt_usable(v[i].base, k, 1))
 			return -EFAULT;
 		left -= k;
 	}
@@ -224,11 +224,11 @@ long rt_writev(long fd, long iov, long cnt, long a3, long a4, long a5)
 	if ((fd != 1 && fd != 2) || !ours(fd) || cnt < 0 || cnt > 1024)
 		return RT_FORWARD;
 	const struct iov *v = (const struct iov *)iov;
-	if (!program_range((uint64_t)iov, (uint64_t)cnt * sizeof(*v)))
+	if (!rt_program_range((uint64_t)iov, (uint64_t)cnt * sizeof(*v)))
 		return -EFAULT;
 	/* every piece checked before any is written: a bad one writes nothing */
 	for (long i = 0; i < cnt; i++) {
-		if (usable(v[i].base, v[i].len, 0))
+		if (rt_usable(v[i].base, v[i].len, 0))
 			return -EFAULT;
 	}
 	long total = 0;

@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,6 +37,25 @@ static void stats(int fd)
 	show("statx", fd, syscall(SYS_statx, fd, "", AT_EMPTY_PATH, 0xfff, buf), 256);
 }
 
+/* a buffer whose last bytes are on a read-only page: EFAULT, and not a byte written before it
+ * (the host checks the whole buffer first) */
+static void straddle(const char *what, int fd, int nr)
+{
+	unsigned char *p =
+	    mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *b = p + 4096 - 64;
+	memset(p, 0xa5, 8192);
+	mprotect(p + 4096, 4096, PROT_READ);
+	long rc =
+	    nr == SYS_statx ? syscall(nr, fd, "", AT_EMPTY_PATH, 0xfff, b) : syscall(nr, fd, b);
+	int kept = 1;
+	for (int i = 0; i < 64; i++)
+		kept &= b[i] == 0xa5;
+	printf("%s %d: %ld, bytes before the read-only page %s\n", what, fd, rc < 0 ? -errno : rc,
+	       kept ? "kept" : "written");
+	munmap(p, 8192);
+}
+
 int main(int argc, char **argv)
 {
 	char req[64];
@@ -58,6 +79,28 @@ int main(int argc, char **argv)
 	show("statx no AT_EMPTY_PATH", 0, syscall(SYS_statx, 0, "", 0, 0xfff, buf), 0);
 	show("fstat bad buffer", 0, syscall(SYS_fstat, 0, (void *)8), 0);
 	show("statx bad buffer", 1, syscall(SYS_statx, 1, "", AT_EMPTY_PATH, 0xfff, (void *)8), 0);
+	straddle("fstat straddling buffer", 0, SYS_fstat);
+	straddle("statx straddling buffer", 1, SYS_statx);
+	/* page 0 (the runtime's sled, readable in a virtine, not a program's) ends in zero bytes:
+	 * an empty path there is still a bad pointer, as the runtime's own area is a bad buffer */
+	show("statx path in page 0", 0,
+	     syscall(SYS_statx, 0, (char *)4095, AT_EMPTY_PATH, 0xfff, buf), 0);
+	show("newfstatat path in page 0", 0,
+	     syscall(SYS_newfstatat, 0, (char *)4095, buf, AT_EMPTY_PATH), 0);
+	show("fstat buffer at 0x1e8000", 1, syscall(SYS_fstat, 1, (void *)0x1e8000), 0);
+	/* a bundle's file over fd 0: its stat, not the request's */
+	if (file >= 0 && dup2(file, 0) == 0)
+		stats(0);
+	/* a forked child's own descriptors, the request shared with its parent */
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		stats(1);
+		stats(4);
+		fflush(stdout);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
 	/* closed, the metadata is gone for the runtime too */
 	close(4);
 	stats(4);
