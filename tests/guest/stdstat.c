@@ -3,6 +3,7 @@
  * runtime's answers must be the host's, byte for byte, and so must its errors. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -101,6 +102,17 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	waitpid(pid, NULL, 0);
+	/* fd 4's size is the metadata's length (a request's headers over HTTP), whoever answers */
+	struct stat st;
+	uint64_t xsize = 0;
+	long n = 0, k, frc = fstat(4, &st);
+	long xrc = syscall(SYS_statx, 4, "", AT_EMPTY_PATH, 0xfff, buf);
+	memcpy(&xsize, buf + 40, sizeof(xsize)); /* stx_size */
+	while ((k = read(4, req, sizeof(req))) > 0)
+		n += k;
+	printf("fd 4's size, its bytes: fstat %s, statx %s\n",
+	       frc == 0 && st.st_size == n ? "yes" : "no",
+	       xrc == 0 && xsize == (uint64_t)n ? "yes" : "no");
 	/* closed, the metadata is gone for the runtime too */
 	close(4);
 	stats(4);

@@ -151,5 +151,17 @@ if [ "$EMBER_BACKEND" = kvm ]; then
 else # ptrace maps no files: nothing of them goes into the store
 	check "ptrace: s3's domain holds the snapshot only ($db, $dz)" [ $((db - dz)) -lt 524288 ]
 fi
+
+# fd 4's stat over HTTP, where the metadata is the request's headers (tests/guest/stdstat.c):
+# its size is what it holds, answered by the in-guest runtime (guest) and by the host (trap)
+expect "upload stdstat.musl" 201 "$(http PUT /system/images/stdstat --data-binary @"$G/stdstat.musl")"
+for mode in guest trap; do
+	expect "deploy stdstat, $mode" 202 "$(http POST /system/functions \
+		-d '{"service":"std'$mode'","image":"stdstat","ember":{"syscalls":"'$mode'"}}')"
+	code=$(NOAUTH=1 http POST "/function/std$mode?q=1" -H 'X-Some: header' --data-binary x)
+	expect "invoke stdstat, $mode" 200 "$code"
+	has "$tmp/body" "^fd 4's size, its bytes: fstat yes, statx yes$" \
+		"$mode: fstat and statx of fd 4 give the metadata's length"
+done
 stop
 finish
