@@ -101,6 +101,24 @@ er --runtime node "$tmp/none.js"
 expect_rc 125 "node: no handler"
 has "$tmp/err" "none.js:1: TypeError: no handler" "node: no handler, said so"
 
+# the loader runs its own per-request code once before the snapshot (prime(), ember.js): never
+# the handler's code, nor a built-in its top level replaced; a request sees its own calls alone
+cat >"$tmp/counts.js" <<'EOF'
+'use strict'
+const seen = { parse: 0, entries: 0, from: 0 };
+const wrap = (o, k) => {
+	const f = o[k];
+	o[k] = function (...a) { seen[k]++; return f.apply(this, a); };
+};
+wrap(JSON, 'parse'), wrap(Object, 'entries'), wrap(Buffer, 'from');
+module.exports = async (event, context) => context.succeed(JSON.stringify(seen));
+EOF
+req "x"
+er --runtime node --repeat 2 "$tmp/counts.js"
+expect_rc 0 "node: a handler that wraps built-ins the loader uses"
+out_exact '{"parse":0,"entries":0,"from":0}{"parse":0,"entries":0,"from":0}' \
+	"node: no call of them before the request's (the loader's priming calls none of the handler's)"
+
 # Python: the standard library Debian ships, threads included; Ember's handler(input) form
 cat >"$tmp/std.py" <<'EOF'
 import concurrent.futures, decimal, hashlib, json, sqlite3, threading
