@@ -88,6 +88,12 @@ int main(int argc, char **argv)
 	     syscall(SYS_statx, 0, (char *)4095, AT_EMPTY_PATH, 0xfff, buf), 0);
 	show("newfstatat path in page 0", 0,
 	     syscall(SYS_newfstatat, 0, (char *)4095, buf, AT_EMPTY_PATH), 0);
+	/* a descriptor with bits above its 32: the host's answer (never fd 1's by the runtime) */
+	show("fstat fd 1 + 2^32", 1, syscall(SYS_fstat, 0x100000001L, buf), 144);
+	show("newfstatat fd 1 + 2^32", 1,
+	     syscall(SYS_newfstatat, 0x100000001L, "", buf, AT_EMPTY_PATH), 144);
+	show("statx fd 1 + 2^32", 1,
+	     syscall(SYS_statx, 0x100000001L, "", AT_EMPTY_PATH, 0xfff, buf), 256);
 	show("fstat buffer at 0x1e8000", 1, syscall(SYS_fstat, 1, (void *)0x1e8000), 0);
 	/* a bundle's file over fd 0: its stat, not the request's */
 	if (file >= 0 && dup2(file, 0) == 0)

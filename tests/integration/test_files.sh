@@ -142,8 +142,8 @@ fi
 # the in-guest runtime on KVM (Node.js's readFileSync(0) is a statx), byte for byte as the host
 # answers them in trap mode, refusals included; a bad buffer writes nothing (one that ends on a
 # read-only page, one in the runtime's own area), a path in page 0 is a bad pointer, a file
-# dup2'd over fd 0 is the file, a forked child's are its own; the metadata closed, they are the
-# host's (EBADF)
+# dup2'd over fd 0 is the file, a forked child's are its own, an fd with bits above its 32 is
+# the host's; the metadata closed, they are the host's (EBADF)
 req x
 er --syscalls trap --files "$T" --repeat 2 --stats "$G/stdstat.musl" /data/a.txt
 expect_rc 0 "trap: the stat calls of Ember's descriptors"
@@ -157,9 +157,18 @@ cmp -s "$tmp/out" "$tmp/stdstat.trap" &&
 	ok "guest: fstat, newfstatat and statx of Ember's descriptors as in trap mode, byte for byte" ||
 	bad "guest: the stat calls differ from trap mode: $(diff "$tmp/stdstat.trap" "$tmp/out" | head -n 6)"
 if [ "$EMBER_BACKEND" = kvm ]; then
-	stats "{s['name']: (s['served'], s['in_guest']) for s in j['syscalls'] if s['name'] in ('fstat', 'newfstatat', 'statx')} == {'fstat': (26, 22), 'newfstatat': (20, 14), 'statx': (34, 20)}" \
+	stats "{s['name']: (s['served'], s['in_guest']) for s in j['syscalls'] if s['name'] in ('fstat', 'newfstatat', 'statx')} == {'fstat': (28, 22), 'newfstatat': (22, 14), 'statx': (36, 20)}" \
 		"guest: the stat calls of open descriptors served in the virtine (a child's too), the refusals, a bad path, fd 0 moved and a closed one by the host"
 fi
+# the same from the snapshot on disk (a cold start, then a warm one): the runtime learns which of
+# Ember's descriptors it may answer for at the run's start, after the memory is in
+er --syscalls guest --state "$tmp/stdstate" --cold --files "$T" --repeat 2 --stats \
+	"$G/stdstat.musl" /data/a.txt
+expect_rc 0 "guest, cold: the stat calls of Ember's descriptors"
+stats "j['starts']['cold'] == 1" "guest, cold: the first invocation from the snapshot on disk"
+cmp -s "$tmp/out" "$tmp/stdstat.trap" &&
+	ok "guest, cold: the stat calls as in trap mode, byte for byte" ||
+	bad "guest, cold: the stat calls differ from trap mode: $(diff "$tmp/stdstat.trap" "$tmp/out" | head -n 6)"
 req request
 
 # the packed tree is kept in the state folder (STATE/bundles/KEY.bnd) and read back, checked: a
