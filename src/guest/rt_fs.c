@@ -47,12 +47,15 @@ static volatile struct ember_rt_file *file_of(long fd)
 	return f->addr ? f : 0;
 }
 
-/* up to n bytes at pos: what is left of the file */
-static uint64_t copy_at(volatile struct ember_rt_file *f, uint8_t *dst, uint64_t n, uint64_t pos)
+/* up to n bytes at pos: what is left of the file; a bad buffer for them writes nothing
+ * (-EFAULT), as the host checks all of it first (sys_fs_read) */
+static long copy_at(volatile struct ember_rt_file *f, uint8_t *dst, uint64_t n, uint64_t pos)
 {
 	uint64_t size = f->size, left = pos < size ? size - pos : 0, k = n < left ? n : left;
+	if (rt_usable((uint64_t)dst, k, 1))
+		return -EFAULT;
 	memcpy(dst, (const uint8_t *)f->addr + pos, k);
-	return k;
+	return (long)k;
 }
 
 long rt_file_read(long fd, long buf, long n, long a3, long a4, long a5)
@@ -60,9 +63,10 @@ long rt_file_read(long fd, long buf, long n, long a3, long a4, long a5)
 	volatile struct ember_rt_file *f = file_of(fd);
 	if (!f || n < 0)
 		return RT_FORWARD;
-	uint64_t k = copy_at(f, (uint8_t *)buf, (uint64_t)n, f->pos);
-	f->pos += k;
-	return (long)k;
+	long k = copy_at(f, (uint8_t *)buf, (uint64_t)n, f->pos);
+	if (k > 0)
+		f->pos += (uint64_t)k;
+	return k;
 }
 
 long rt_file_pread(long fd, long buf, long n, long off, long a4, long a5)
@@ -70,7 +74,7 @@ long rt_file_pread(long fd, long buf, long n, long off, long a4, long a5)
 	volatile struct ember_rt_file *f = file_of(fd);
 	if (!f || n < 0 || off < 0)
 		return RT_FORWARD;
-	return (long)copy_at(f, (uint8_t *)buf, (uint64_t)n, (uint64_t)off);
+	return copy_at(f, (uint8_t *)buf, (uint64_t)n, (uint64_t)off);
 }
 
 long rt_file_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
@@ -86,11 +90,13 @@ long rt_file_readv(long fd, long iov, long cnt, long a3, long a4, long a5)
 		else
 			total += v[i].len;
 	total = 0;
-	for (long i = 0; i < cnt; i++) {
-		uint64_t k = copy_at(f, (uint8_t *)v[i].base, v[i].len, f->pos);
-		f->pos += k;
-		total += k;
-		if (k < v[i].len)
+	for (long i = 0; i < cnt; i++) { /* a bad piece ends it, as the host's file_read */
+		long k = copy_at(f, (uint8_t *)v[i].base, v[i].len, f->pos);
+		if (k < 0)
+			return total ? (long)total : k;
+		f->pos += (uint64_t)k;
+		total += (uint64_t)k;
+		if ((uint64_t)k < v[i].len)
 			break;
 	}
 	return (long)total;

@@ -140,6 +140,8 @@ static long read_meta(uint8_t *dst, uint64_t n)
 	uint64_t avail = c->meta_len - c->meta_pos;
 	if (n > avail)
 		n = avail;
+	if (rt_usable((uint64_t)dst, n, 1)) /* the host's check of all of it first */
+		return -EFAULT;
 	memcpy(dst, (const uint8_t *)EMBER_RT_META + c->meta_pos, n);
 	c->meta_pos += n;
 	return (long)n;

@@ -44,16 +44,24 @@ static void straddle(const char *what, int fd, int nr)
 {
 	unsigned char *p =
 	    mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	unsigned char *b = p + 4096 - 64;
+	unsigned char *b = p + 4096 - 10; /* one 8-byte store fits, the next does not */
+	long rc;
 	memset(p, 0xa5, 8192);
 	mprotect(p + 4096, 4096, PROT_READ);
-	long rc =
-	    nr == SYS_statx ? syscall(nr, fd, "", AT_EMPTY_PATH, 0xfff, b) : syscall(nr, fd, b);
+	if (nr == SYS_statx)
+		rc = syscall(nr, fd, "", AT_EMPTY_PATH, 0xfff, b);
+	else if (nr == SYS_read || nr == SYS_pread64)
+		rc = syscall(nr, fd, b, 64, 0);
+	else
+		rc = syscall(nr, fd, b);
 	int kept = 1;
 	for (int i = 0; i < 64; i++)
-		kept &= b[i] == 0xa5;
-	printf("%s %d: %ld, bytes before the read-only page %s\n", what, fd, rc < 0 ? -errno : rc,
+		kept &= p[4096 - 64 + i] == 0xa5;
+	printf("%s %d: %ld, bytes before the read-only page %s", what, fd, rc < 0 ? -errno : rc,
 	       kept ? "kept" : "written");
+	if (fd > 4) /* a file's position after it: nothing read */
+		printf(", at %ld", (long)lseek(fd, 0, SEEK_CUR));
+	printf("\n");
 	munmap(p, 8192);
 }
 
@@ -82,6 +90,10 @@ int main(int argc, char **argv)
 	show("statx bad buffer", 1, syscall(SYS_statx, 1, "", AT_EMPTY_PATH, 0xfff, (void *)8), 0);
 	straddle("fstat straddling buffer", 0, SYS_fstat);
 	straddle("statx straddling buffer", 1, SYS_statx);
+	if (file >= 0) {
+		straddle("read straddling buffer", file, SYS_read);
+		straddle("pread straddling buffer", file, SYS_pread64);
+	}
 	/* page 0 (the runtime's sled, readable in a virtine, not a program's) ends in zero bytes:
 	 * an empty path there is still a bad pointer, as the runtime's own area is a bad buffer */
 	show("statx path in page 0", 0,
@@ -108,6 +120,7 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	waitpid(pid, NULL, 0);
+	straddle("read straddling buffer", 4, SYS_read); /* the metadata: over HTTP, headers */
 	/* fd 4's size is the metadata's length (a request's headers over HTTP), whoever answers */
 	struct stat st;
 	uint64_t xsize = 0;

@@ -141,7 +141,8 @@ fi
 # metadata) and of a bundle's file open across the snapshot (tests/guest/stdstat.c): answered by
 # the in-guest runtime on KVM (Node.js's readFileSync(0) is a statx), byte for byte as the host
 # answers them in trap mode, refusals included; a bad buffer writes nothing (one that ends on a
-# read-only page, one in the runtime's own area), a path in page 0 is a bad pointer, a file
+# read-only page, for the stat calls and a bundle file's read and pread too; one in the runtime's
+# own area), a path in page 0 is a bad pointer, a file
 # dup2'd over fd 0 is the file, a forked child's are its own, an fd with bits above its 32 is
 # the host's; the metadata closed, they are the host's (EBADF)
 req x

@@ -152,8 +152,9 @@ else # ptrace maps no files: nothing of them goes into the store
 	check "ptrace: s3's domain holds the snapshot only ($db, $dz)" [ $((db - dz)) -lt 524288 ]
 fi
 
-# fd 4's stat over HTTP, where the metadata is the request's headers (tests/guest/stdstat.c):
-# its size is what it holds, answered by the in-guest runtime (guest) and by the host (trap)
+# fd 4 over HTTP, where the metadata is the request's headers (tests/guest/stdstat.c): its
+# size is what it holds, and a bad buffer for its bytes gets none, answered by the in-guest
+# runtime (guest) and by the host (trap)
 expect "upload stdstat.musl" 201 "$(http PUT /system/images/stdstat --data-binary @"$G/stdstat.musl")"
 for mode in guest trap; do
 	expect "deploy stdstat, $mode" 202 "$(http POST /system/functions \
@@ -162,6 +163,8 @@ for mode in guest trap; do
 	expect "invoke stdstat, $mode" 200 "$code"
 	has "$tmp/body" "^fd 4's size, its bytes: fstat yes, statx yes$" \
 		"$mode: fstat and statx of fd 4 give the metadata's length"
+	has "$tmp/body" "^read straddling buffer 4: -14, bytes before the read-only page kept$" \
+		"$mode: a read of fd 4 into a buffer that ends on a read-only page writes nothing"
 done
 stop
 finish
