@@ -106,6 +106,12 @@
  * (EMBER_HC_SYSCALL): the host serves it as if made at that site, so a call that waits, or
  * that a signal interrupts, never waits inside the runtime */
 #define EMBER_RT_FORWARD_OUT (EMBER_RT_BASE + 0x200)
+/* The entry of a site rewritten without page 0 (a Go program's: its nil checks must fault
+ * there). The site's `syscall` becomes `jmp rel8` to 7 bytes of its function's int3 padding,
+ * which hold `call rel32` to here and `jmp rel8` back to the site's end: the runtime takes the
+ * site's end from that jump, and returns there, as from a `call *%rax` site. */
+#define EMBER_RT_ENTRY_REL (EMBER_RT_BASE + 0x80)
+#define EMBER_RT_PAD_LEN   7 /* call rel32, jmp rel8 */
 /* [EMBER_RT_BASE, EMBER_RT_ENTRY_END): the entries and rt_serve, which never touch the program's
  * memory for a call (a fault there is the program's own, such as a smashed return address) */
 #define EMBER_RT_ENTRY_END (EMBER_RT_BASE + 0x280)

@@ -29,6 +29,7 @@ rt_entry:
 	mov %r11, CPU_SITE(%rcx)
 	lea CPU_SIZE(%rcx), %rsp
 	call rt_serve
+rt_entry_back:
 	/* back on the program's stack, its flags as rt_serve restored them: nothing below may
 	 * change them (jrcxz and lea test and move without flags). The return goes to the site
 	 * without reading the stack: a call may have unmapped it (musl's __unmapself frees a
@@ -42,6 +43,30 @@ rt_entry:
 1:	mov CPU_SITE(%r11), %rcx
 	lea 8(%rsp), %rsp
 	jmp *%rcx
+
+	/* EMBER_RT_ENTRY_REL: a `call rel32` from a site's padding (abi.h), [rsp] its return
+	 * address, at the padding's `jmp rel8` back to the site's end. Only such a call may come
+	 * here; the site's end it names must be a rewritten site's (rt_syscall checks the area's
+	 * site), and the call returns there, as one made at a `call *%rax` site. */
+	.org 0x80
+	.globl rt_entry_rel
+rt_entry_rel:
+	mov (%rsp), %r11
+	cmpb $0xe8, -5(%r11)
+	jne 2f
+	cmpb $0xeb, (%r11)
+	jne 2f
+	movsbq 1(%r11), %rcx
+	lea 2(%r11,%rcx), %r11
+	mov %gs:CPU_SELF, %rcx
+	mov %rsp, CPU_SAVED_RSP(%rcx)
+	mov %r11, CPU_SITE(%rcx)
+	lea CPU_SIZE(%rcx), %rsp
+	call rt_serve
+	jmp rt_entry_back
+	/* no padding's call: a wild call into the runtime, reported as a fault at page 0 */
+2:	xor %eax, %eax
+	jmp rt_badcall
 
 	/* EMBER_RT_BOUNCE_ENTRY: the host left the program's rsp alone (its red zone may be live)
 	 * and wrote where to return, and with which rsp, in this vCPU's area */

@@ -37,6 +37,6 @@ int img_file_sites(const uint8_t *buf, size_t len, struct img_sites *out)
 	out->n = k;
 	out->ncallable = 0;
 	for (size_t i = 0; i < k; i++)
-		out->ncallable += out->callable[i];
+		out->ncallable += out->callable[i] != 0;
 	return 0;
 }

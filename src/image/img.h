@@ -58,8 +58,11 @@ struct img_sites {
 	size_t int80;	   /* `int $0x80` instructions found */
 	size_t sysenter;   /* `sysenter` instructions found */
 	uint64_t bad_addr; /* address of the first int80/sysenter, for the error message */
-	uint8_t *callable; /* per site: 1 when it may become `call *%rax` (redzone.c) */
-	size_t ncallable;  /* how many are */
+	/* per site (redzone.c): 0 keeps the trapping form; else it may become `call *%rax`, and
+	 * from IMG_PAD_MIN up it also has EMBER_RT_PAD_LEN bytes of its function's int3 padding
+	 * at img_pad_of's distance, for a program without page 0 (EMBER_RT_ENTRY_REL) */
+	uint8_t *callable;
+	size_t ncallable; /* how many are */
 };
 
 /*
@@ -80,6 +83,15 @@ int img_file_sites(const uint8_t *buf, size_t len, struct img_sites *out);
 
 /* Marks the sites whose enclosing function (from the symbol table's starts, ascending) keeps no
  * data below its stack pointer and does not set rax beyond the page-0 sled just before them. */
+/* callable[i] from IMG_PAD_MIN up: the padding starts at (site + 2) + callable[i] -
+ * IMG_PAD_BIAS, within a `jmp rel8` of the site's end and back (-128 to 121 bytes) */
+#define IMG_PAD_BIAS 130
+#define IMG_PAD_MIN  2
+static inline int64_t img_pad_of(uint8_t callable)
+{
+	return (int64_t)callable - IMG_PAD_BIAS;
+}
+
 int img_mark_callable(const uint8_t *buf, const struct img_elf *elf, const uint64_t *starts,
 		      size_t nstarts, struct img_sites *sites);
 
@@ -99,7 +111,7 @@ enum { IMG_OWN_NONE, IMG_OWN_HEAP, IMG_OWN_MAP };
 /* Tables of syscall sites kept on disk (img_table.c), so that an unchanged image is neither
  * hashed nor disassembled again. The version changes whenever what img_find_sites or
  * img_mark_callable decide changes: older tables are then not used. */
-#define IMG_TABLE_VERSION 1
+#define IMG_TABLE_VERSION 2
 /* where the image of a load came from, and what it took */
 enum img_from { IMG_SCANNED, IMG_TABLE, IMG_SHARED };
 struct img_how {

@@ -260,10 +260,36 @@ static int map_runtime(struct vm *vm, struct img_layout *l, int page0_ok, char *
 	return 0;
 }
 
-/* One image's segments copied in at base and its syscall sites rewritten; a site of the call
- * form goes into the runtime's table (sorted by the caller), whose length is *ntab */
+/* A site of a program without page 0, through its function's padding (EMBER_RT_ENTRY_REL):
+ * the `syscall` at `at` becomes `jmp rel8` to the padding, which becomes `call rel32` to the
+ * runtime and `jmp rel8` back. 0 done; -1 when the padding is not there as the analysis found
+ * it (int3 all through) or the runtime is out of a call's reach: the site then traps. */
+static int via_padding(struct vm *vm, uint8_t *p, uint64_t at, uint8_t callable)
+{
+	uint64_t pad = at + 2 + (uint64_t)img_pad_of(callable);
+	uint8_t *q = vm_guest(vm, pad, EMBER_RT_PAD_LEN);
+	int64_t rel = (int64_t)EMBER_RT_ENTRY_REL - (int64_t)(pad + 5);
+	if (!q || rel < INT32_MIN || rel > INT32_MAX)
+		return -1;
+	for (int k = 0; k < EMBER_RT_PAD_LEN; k++)
+		if (q[k] != 0xcc)
+			return -1;
+	int32_t rel32 = (int32_t)rel;
+	q[0] = 0xe8; /* call rel32 */
+	memcpy(q + 1, &rel32, sizeof(rel32));
+	q[5] = 0xeb; /* jmp rel8, back to the site's end */
+	q[6] = (uint8_t)(int8_t)((int64_t)(at + 2) - (int64_t)(pad + 7));
+	p[0] = 0xeb; /* jmp rel8, to the padding */
+	p[1] = (uint8_t)(int8_t)img_pad_of(callable);
+	return 0;
+}
+
+/* One image's segments copied in at base and its syscall sites rewritten; a site of a call
+ * form goes into the runtime's table (sorted by the caller), whose length is *ntab. With page
+ * 0 the call form is `call *%rax` into its sled; without (guest mode alone), a site with
+ * padding calls through it; every other site traps. */
 static int copy_in(const struct img *img, uint64_t base, struct vm *vm, struct img_layout *l,
-		   int page0, uint64_t *ntab, char *err, size_t errlen)
+		   int guest, int page0, uint64_t *ntab, char *err, size_t errlen)
 {
 	for (int i = 0; i < img->elf.nsegs; i++) {
 		const struct img_seg *s = &img->elf.segs[i];
@@ -273,25 +299,28 @@ static int copy_in(const struct img *img, uint64_t base, struct vm *vm, struct i
 		}
 	}
 	/* the call sites' return addresses, for the runtime to tell them from other calls into
-	 * page 0; a site past the table's reach keeps the trapping form */
-	uint32_t *tab = page0 ? vm_guest(vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4) : NULL;
+	 * it; a site past the table's reach keeps the trapping form */
+	uint32_t *tab = guest ? vm_guest(vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4) : NULL;
 	for (size_t i = 0; i < img->sites.n; i++) {
 		uint64_t at = base + img->sites.addr[i];
-		uint8_t *p = vm_guest(vm, at, 2);
+		uint8_t *p = vm_guest(vm, at, 2), c = img->sites.callable[i];
 		if (!p || p[0] != 0x0f || p[1] != 0x05)
 			continue;
-		if (tab && img->sites.callable[i] && *ntab < EMBER_RT_SITES_MAX &&
-		    at + 2 <= UINT32_MAX) {
-			tab[(*ntab)++] = (uint32_t)(at + 2);
-			p[0] = 0xff; /* call *%rax: into the page-0 sled, on to the runtime */
-			p[1] = 0xd0;
-			l->sites_call++;
-		} else {
-			p[0] = EMBER_HC_OPCODE; /* out %al,$EMBER_HC_SYSCALL */
-			p[1] = EMBER_HC_SYSCALL;
-			l->sites_trap++;
-		}
 		l->rewritten++;
+		if (tab && c && *ntab < EMBER_RT_SITES_MAX && at + 2 <= UINT32_MAX &&
+		    (page0 || (c >= IMG_PAD_MIN && !via_padding(vm, p, at, c)))) {
+			tab[(*ntab)++] = (uint32_t)(at + 2);
+			if (page0) {
+				p[0] =
+				    0xff; /* call *%rax: into the page-0 sled, on to the runtime */
+				p[1] = 0xd0;
+			}
+			l->sites_call++;
+			continue;
+		}
+		p[0] = EMBER_HC_OPCODE; /* out %al,$EMBER_HC_SYSCALL */
+		p[1] = EMBER_HC_SYSCALL;
+		l->sites_trap++;
 	}
 	return 0;
 }
@@ -310,18 +339,20 @@ int img_load_as(const struct img *img, const struct img *interp, struct vm *vm,
 	memset(l, 0, sizeof(*l));
 	int rc;
 	/* a Go program's nil checks are loads that must fault at page 0, which the sled would
-	 * answer with no-ops: its sites keep the trapping form and page 0 stays unmapped */
+	 * answer with no-ops: page 0 stays unmapped, and its sites call through their
+	 * functions' padding where there is some (Go's linker pads with int3), else trap */
 	int page0 = guest && !img->elf.go;
 	if ((guest && (rc = map_runtime(vm, l, page0, err, errlen))) ||
 	    (rc = place(img, interp, vm, l, err, errlen)))
 		return rc;
 	uint64_t ntab = 0;
-	if ((rc = copy_in(img, l->base, vm, l, page0, &ntab, err, errlen)) ||
-	    (interp && (rc = copy_in(interp, l->interp_base, vm, l, page0, &ntab, err, errlen))) ||
+	if ((rc = copy_in(img, l->base, vm, l, guest, page0, &ntab, err, errlen)) ||
+	    (interp &&
+	     (rc = copy_in(interp, l->interp_base, vm, l, guest, page0, &ntab, err, errlen))) ||
 	    (l->vdso_base &&
-	     (rc = copy_in(img_vdso(), l->vdso_base, vm, l, page0, &ntab, err, errlen))))
+	     (rc = copy_in(img_vdso(), l->vdso_base, vm, l, guest, page0, &ntab, err, errlen))))
 		return rc;
-	uint32_t *tab = page0 ? vm_guest(vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4) : NULL;
+	uint32_t *tab = guest ? vm_guest(vm, EMBER_RT_SITES, EMBER_RT_SITES_MAX * 4) : NULL;
 	if (tab || guest) {
 		if (tab)
 			qsort(tab, ntab, sizeof(*tab), cmp_u32);

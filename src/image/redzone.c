@@ -17,6 +17,8 @@ struct fn_facts {
 	int rbp_other;	    /* rbp was set to something else than rsp */
 	uint64_t rbp_below; /* the deepest rbp-relative offset below rbp */
 	uint64_t frame;	    /* what rsp moved down (sub, push) after rbp = rsp, before the site */
+	uint64_t pad_at;    /* the run of int3 that ends the range (padding), and its length */
+	uint64_t pad_len;
 };
 
 static int arith(unsigned id)
@@ -60,7 +62,7 @@ static void analyse(csh h, cs_insn *in, const uint8_t *code, size_t size, uint64
 {
 	memset(f, 0, sizeof(*f));
 	*far_rax = 0;
-	int last_sets_far = 0;
+	int last_sets_far = 0, in_pad = 0;
 	uint8_t copy[X86_REG_ENDING] = {0}; /* registers that hold rsp's value, or above it */
 	copy[X86_REG_RSP] = 1;
 	f->decoded = 1;
@@ -69,6 +71,12 @@ static void analyse(csh h, cs_insn *in, const uint8_t *code, size_t size, uint64
 			f->decoded = 0;
 			return;
 		}
+		/* int3 after the function's last instruction, up to the next symbol: its
+		 * padding, which nothing runs or jumps into */
+		if (in->id == X86_INS_INT3 && !in_pad)
+			f->pad_at = in->address;
+		in_pad = in->id == X86_INS_INT3;
+		f->pad_len = in_pad ? addr - f->pad_at : 0;
 		int before = in->address < site;
 		if (in->address == site) {
 			f->reached = 1;
@@ -178,6 +186,7 @@ int img_mark_callable(const uint8_t *buf, const struct img_elf *elf, const uint6
 		cs_close(&h);
 		return -1;
 	}
+	uint64_t pad_fn = 0, pad_used = 0; /* the function whose padding sites use, how much */
 	for (size_t i = 0; i < sites->n; i++) {
 		uint64_t site = sites->addr[i];
 		size_t k = enclosing(starts, nstarts, site);
@@ -199,6 +208,17 @@ int img_mark_callable(const uint8_t *buf, const struct img_elf *elf, const uint6
 		analyse(h, in, buf + s->offset + (fn - s->vaddr), end - fn, fn, site, &f, &far_rax);
 		int rbp_ok = f.rbp_below == 0 || (!f.rbp_other && f.rbp_below <= f.frame);
 		sites->callable[i] = f.decoded && f.reached && !f.below_rsp && rbp_ok && !far_rax;
+		if (!sites->callable[i] || !f.pad_len)
+			continue;
+		/* the next EMBER_RT_PAD_LEN bytes of the padding, if a `jmp rel8` from the site's
+		 * end reaches them and one from their end reaches back (sites go in order) */
+		if (fn != pad_fn)
+			pad_fn = fn, pad_used = 0;
+		int64_t d = (int64_t)(f.pad_at + pad_used) - (int64_t)(site + 2);
+		if (pad_used + EMBER_RT_PAD_LEN <= f.pad_len && d >= -128 && d <= 121) {
+			sites->callable[i] = (uint8_t)(d + IMG_PAD_BIAS);
+			pad_used += EMBER_RT_PAD_LEN;
+		}
 	}
 	cs_free(in, 1);
 	cs_close(&h);

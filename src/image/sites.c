@@ -289,7 +289,7 @@ int img_find_sites(const uint8_t *buf, size_t len, const struct img_elf *elf, st
 		goto out;
 	}
 	for (size_t i = 0; i < out->n; i++)
-		out->ncallable += out->callable[i];
+		out->ncallable += out->callable[i] != 0;
 	rc = 0;
 out:
 	if (in)

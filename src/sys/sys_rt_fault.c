@@ -2,6 +2,7 @@
  * it serves a call becomes that call's EFAULT, a call with no stack is served as a trapping
  * site's, and a call handed over from the runtime becomes its site's. */
 #include <stdint.h>
+#include <string.h>
 
 #include "sys/sys.h"
 
@@ -32,19 +33,34 @@ static int known_site(struct sys_state *st, uint64_t ret)
 	return tab && lo < n && tab[lo] == ret;
 }
 
-/* A page fault at a rewritten site's `call *%rax` on the push of its return address: the
- * program made a system call with no stack (a `syscall` needs none). The thread goes past the
- * site and the call is served as a trapping site's. */
+/* the end of the site whose call to the runtime is at rip, or 0: `call *%rax` at the site, or
+ * `call rel32` to EMBER_RT_ENTRY_REL in its padding, then the `jmp rel8` back to its end */
+static uint64_t site_of_call(struct sys_state *st, uint64_t rip)
+{
+	uint8_t b[EMBER_RT_PAD_LEN];
+	if (!vm_copy_from(st->vm, b, rip, 2) && b[0] == 0xff && b[1] == 0xd0)
+		return known_site(st, rip + 2) ? rip + 2 : 0;
+	int32_t rel;
+	if (vm_copy_from(st->vm, b, rip, sizeof(b)) || b[0] != 0xe8 || b[5] != 0xeb)
+		return 0;
+	memcpy(&rel, b + 1, sizeof(rel));
+	uint64_t end = rip + EMBER_RT_PAD_LEN + (uint64_t)(int64_t)(int8_t)b[6];
+	return rip + 5 + (uint64_t)(int64_t)rel == EMBER_RT_ENTRY_REL && known_site(st, end) ? end
+											     : 0;
+}
+
+/* A page fault at a rewritten site's call to the runtime on the push of its return address:
+ * the program made a system call with no stack (a `syscall` needs none). The thread goes past
+ * the site and the call is served as a trapping site's. */
 static int stackless_call(struct sys_state *st, struct proc_thread *t, const struct vm_exit *e)
 {
-	uint8_t insn[2];
 	const struct vm_regs *r = &t->regs;
+	uint64_t end;
 	if (e->fault != VM_FAULT_PAGE || e->rip != r->rip || r->rsp < 8 ||
 	    (e->addr & ~(EMBER_PAGE_SIZE - 1)) != ((r->rsp - 8) & ~(EMBER_PAGE_SIZE - 1)) ||
-	    vm_copy_from(st->vm, insn, r->rip, sizeof(insn)) || insn[0] != 0xff ||
-	    insn[1] != 0xd0 || !known_site(st, r->rip + 2))
+	    !(end = site_of_call(st, r->rip)))
 		return 0;
-	t->regs.rip += 2;
+	t->regs.rip = end;
 	t->regs_dirty = 1;
 	return 1;
 }

@@ -71,6 +71,17 @@ corpus go_panic "$REQ"
 corpus go_gc "$REQ" parallel
 ran="$ran go_hello go_goroutines go_channels go_json go_sleep go_panic go_gc"
 
+# A Go program has no page 0 (its nil checks must fault there: go_panic above), so its sites
+# call the runtime through their functions' int3 padding (EMBER_RT_ENTRY_REL): a warm hello's
+# read of the request and its write are served in the virtine, one exit an invocation
+req Ember
+er --syscalls guest --repeat 3 --stats --mem "$GO_MEM" "$C/go_hello"
+expect_rc 0 "go_hello guest: three invocations"
+stats "[i['exits'] for i in j['invocations'][1:]] == [1, 1]" \
+	"go_hello guest: a warm invocation is one exit"
+stats "{s['name']: s['in_guest'] for s in j['syscalls'] if s['name'] in ('read', 'write')} == {'read': 6, 'write': 3}" \
+	"go_hello guest: its reads and writes served in the virtine"
+
 # C, each program with musl and with glibc: c_single, single-threaded, is the control that Ember
 # runs today; pt_pool starts its workers before the request
 for libc in musl glibc; do
