@@ -253,6 +253,8 @@ static void handle_exit(struct sys_state *st, struct proc_thread *t, const struc
 {
 	st->stats.exits[e->kind]++;
 	st->rt->exit(st); /* whatever the exit, the runtime's buffers are collected */
+	if (e->kind == VM_EXIT_INTERRUPT)
+		st->rt->stopped(st, t);
 	if (st->outcome != SYS_RUNNING) {
 		/* The process stopped (the snapshot point) while t's call was on its way, from
 		 * another vCPU: it is not served, so t is put back on its `out`, to make it again

@@ -422,6 +422,7 @@ const struct sys_rt_ops sys_rt_guest = {
     .fpu_saved = rt_fpu_saved,
     .fault = sys_rt_fault,
     .site = sys_rt_site,
+    .stopped = sys_rt_stopped,
     .swap = rt_swap,
     .mask = rt_mask,
     .threads = rt_threads,

@@ -59,6 +59,10 @@ struct sys_rt_ops {
 	 * the call of the site it came from (its return address popped), as a trapping site's,
 	 * and 1 is returned: the runtime gave it up, it is not sent back there (bounce) */
 	int (*site)(struct sys_state *st, struct proc_thread *t);
+	/* t's run stopped between two instructions (an interrupt: a slice's end, a signal, a
+	 * kick): one stopped in a site's padding (EMBER_RT_ENTRY_REL) is put back on the site,
+	 * so that no signal frame, traceback or snapshot sees it there */
+	void (*stopped)(struct sys_state *st, struct proc_thread *t);
 	/* t leaves vCPU cpu, or u comes to it: the runtime's per-vCPU copy of the thread's tid and
 	 * signal mask follows (either may be NULL) */
 	void (*swap)(struct sys_state *st, int cpu, struct proc_thread *t, struct proc_thread *u);
@@ -86,6 +90,7 @@ struct ember_rt_ctl *sys_rt_ctl(struct sys_state *st);
 struct ember_rt_cpu *sys_rt_area(struct sys_state *st, int cpu);
 int sys_rt_fault(struct sys_state *st, struct vm_exit *e);
 int sys_rt_site(struct sys_state *st, struct proc_thread *t);
+void sys_rt_stopped(struct sys_state *st, struct proc_thread *t);
 
 /* the mode named so ("trap" when name is NULL); NULL when it is neither */
 const struct sys_rt_ops *sys_rt_named(const char *name);

@@ -33,13 +33,11 @@ static int known_site(struct sys_state *st, uint64_t ret)
 	return tab && lo < n && tab[lo] == ret;
 }
 
-/* the end of the site whose call to the runtime is at rip, or 0: `call *%rax` at the site, or
- * `call rel32` to EMBER_RT_ENTRY_REL in its padding, then the `jmp rel8` back to its end */
-static uint64_t site_of_call(struct sys_state *st, uint64_t rip)
+/* the end of the site whose padding's `call rel32` to EMBER_RT_ENTRY_REL is at rip (then the
+ * `jmp rel8` back to the site's end), or 0 */
+static uint64_t site_of_pad(struct sys_state *st, uint64_t rip)
 {
 	uint8_t b[EMBER_RT_PAD_LEN];
-	if (!vm_copy_from(st->vm, b, rip, 2) && b[0] == 0xff && b[1] == 0xd0)
-		return known_site(st, rip + 2) ? rip + 2 : 0;
 	int32_t rel;
 	if (vm_copy_from(st->vm, b, rip, sizeof(b)) || b[0] != 0xe8 || b[5] != 0xeb)
 		return 0;
@@ -47,6 +45,31 @@ static uint64_t site_of_call(struct sys_state *st, uint64_t rip)
 	uint64_t end = rip + EMBER_RT_PAD_LEN + (uint64_t)(int64_t)(int8_t)b[6];
 	return rip + 5 + (uint64_t)(int64_t)rel == EMBER_RT_ENTRY_REL && known_site(st, end) ? end
 											     : 0;
+}
+
+/* the end of the site whose call to the runtime is at rip, or 0: `call *%rax` at the site, or
+ * the call in its padding */
+static uint64_t site_of_call(struct sys_state *st, uint64_t rip)
+{
+	uint8_t b[2];
+	if (!vm_copy_from(st->vm, b, rip, 2) && b[0] == 0xff && b[1] == 0xd0)
+		return known_site(st, rip + 2) ? rip + 2 : 0;
+	return site_of_pad(st, rip);
+}
+
+/* Go's runtime finds the function of a signal's pc and its tables, which end before the
+ * padding: a thread stopped at the padding's call goes back to the site's `jmp` (no effect of
+ * its own, made again), at its `jmp` back on to the site's end */
+void sys_rt_stopped(struct sys_state *st, struct proc_thread *t)
+{
+	uint64_t rip = t->regs.rip, end;
+	if ((end = site_of_pad(st, rip)))
+		t->regs.rip = end - 2;
+	else if (rip >= 5 && (end = site_of_pad(st, rip - 5)))
+		t->regs.rip = end;
+	else
+		return;
+	t->regs_dirty = 1;
 }
 
 /* A page fault at a rewritten site's call to the runtime on the push of its return address:

@@ -80,6 +80,12 @@ static int trap_fault(struct sys_state *st, struct vm_exit *e)
 	return 0;
 }
 
+/* no site has a padding's call in trap mode */
+static void trap_stopped(struct sys_state *st, struct proc_thread *t)
+{
+	(void)st, (void)t;
+}
+
 static int trap_site(struct sys_state *st, struct proc_thread *t)
 {
 	(void)st;
@@ -130,6 +136,7 @@ static const struct sys_rt_ops sys_rt_trap = {
     .fpu_saved = trap_fpu_saved,
     .fault = trap_fault,
     .site = trap_site,
+    .stopped = trap_stopped,
     .swap = trap_swap,
     .mask = trap_mask,
     .threads = trap_threads,

@@ -48,7 +48,7 @@ static void every_entry_is_there(void **state)
 	for (size_t i = 0; i < 2; i++) /* the callers never test an entry before calling it */
 		assert_true(m[i]->prepare && m[i]->setup && m[i]->begin && m[i]->exit &&
 			    m[i]->hypercall && m[i]->bounce && m[i]->own_call && m[i]->read_input &&
-			    m[i]->fpu_saved && m[i]->fds && m[i]->unread);
+			    m[i]->fpu_saved && m[i]->fds && m[i]->unread && m[i]->stopped);
 }
 
 static void trap_claims_nothing(void **state)
