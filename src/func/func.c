@@ -342,7 +342,13 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 		if (!ims[i])
 			continue;
 		info->rewritten_sites += ims[i]->sites.n;
-		callable += ims[i]->sites.ncallable;
+		/* a Go program has no page 0: only a site with padding calls (image/load.c) */
+		const struct img_sites *s = &ims[i]->sites;
+		if (!fn->img->elf.go)
+			callable += s->ncallable;
+		else
+			for (size_t k = 0; k < s->n; k++)
+				callable += s->callable[k] >= IMG_PAD_MIN;
 	}
 	info->syscalls = fn->rt->name;
 	info->sites_call = fn->rt->guest ? callable : 0;
