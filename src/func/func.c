@@ -331,6 +331,16 @@ void ember_unload(struct ember_function *fn)
 	free(fn);
 }
 
+/* the sites of im that reach the in-guest runtime: every callable one where page 0 holds the
+ * sled, only those given padding in a Go program, which has no page 0 (image/load.c copy_in) */
+static size_t call_sites(const struct img *im, int go)
+{
+	size_t n = 0;
+	for (size_t i = 0; go && i < im->sites.n; i++)
+		n += im->sites.callable[i] >= IMG_PAD_MIN;
+	return go ? n : im->sites.ncallable;
+}
+
 void ember_info(const struct ember_function *fn, struct ember_info *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -342,13 +352,7 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 		if (!ims[i])
 			continue;
 		info->rewritten_sites += ims[i]->sites.n;
-		/* a Go program has no page 0: only a site with padding calls (image/load.c) */
-		const struct img_sites *s = &ims[i]->sites;
-		if (!fn->img->elf.go)
-			callable += s->ncallable;
-		else
-			for (size_t k = 0; k < s->n; k++)
-				callable += s->callable[k] >= IMG_PAD_MIN;
+		callable += call_sites(ims[i], fn->img->elf.go);
 	}
 	info->syscalls = fn->rt->name;
 	info->sites_call = fn->rt->guest ? callable : 0;

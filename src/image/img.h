@@ -111,7 +111,7 @@ enum { IMG_OWN_NONE, IMG_OWN_HEAP, IMG_OWN_MAP };
 /* Tables of syscall sites kept on disk (img_table.c), so that an unchanged image is neither
  * hashed nor disassembled again. The version changes whenever what img_find_sites or
  * img_mark_callable decide changes: older tables are then not used. */
-#define IMG_TABLE_VERSION 2
+#define IMG_TABLE_VERSION 3
 /* where the image of a load came from, and what it took */
 enum img_from { IMG_SCANNED, IMG_TABLE, IMG_SHARED };
 struct img_how {

@@ -19,6 +19,7 @@ struct fn_facts {
 	uint64_t frame;	    /* what rsp moved down (sub, push) after rbp = rsp, before the site */
 	uint64_t pad_at;    /* the run of int3 that ends the range (padding), and its length */
 	uint64_t pad_len;
+	int exit_thread; /* the site's call is exit (rax = 60 just before): its stack may be gone */
 };
 
 static int arith(unsigned id)
@@ -62,7 +63,7 @@ static void analyse(csh h, cs_insn *in, const uint8_t *code, size_t size, uint64
 {
 	memset(f, 0, sizeof(*f));
 	*far_rax = 0;
-	int last_sets_far = 0, in_pad = 0;
+	int last_sets_far = 0, last_sets_exit = 0, in_pad = 0;
 	uint8_t copy[X86_REG_ENDING] = {0}; /* registers that hold rsp's value, or above it */
 	copy[X86_REG_RSP] = 1;
 	f->decoded = 1;
@@ -81,11 +82,12 @@ static void analyse(csh h, cs_insn *in, const uint8_t *code, size_t size, uint64
 		if (in->address == site) {
 			f->reached = 1;
 			*far_rax = last_sets_far;
+			f->exit_thread = last_sets_exit;
 		}
 		const cs_x86 *x = &in->detail->x86;
 		const cs_x86_op *op0 = x->op_count > 0 ? &x->operands[0] : NULL;
 		const cs_x86_op *op1 = x->op_count > 1 ? &x->operands[1] : NULL;
-		last_sets_far = 0;
+		last_sets_far = last_sets_exit = 0;
 		for (int i = 0; i < x->op_count; i++) {
 			const cs_x86_op *op = &x->operands[i];
 			if (op->type != X86_OP_MEM)
@@ -145,6 +147,10 @@ static void analyse(csh h, cs_insn *in, const uint8_t *code, size_t size, uint64
 		    (op0->reg == X86_REG_EAX || op0->reg == X86_REG_RAX) &&
 		    op1->type == X86_OP_IMM && (uint64_t)op1->imm >= EMBER_TRAMP_SLED)
 			last_sets_far = 1;
+		if (in->id == X86_INS_MOV && op0 && op1 && op0->type == X86_OP_REG &&
+		    (op0->reg == X86_REG_EAX || op0->reg == X86_REG_RAX) &&
+		    op1->type == X86_OP_IMM && op1->imm == 60 /* SYS_exit */)
+			last_sets_exit = 1;
 	}
 }
 
@@ -208,7 +214,13 @@ int img_mark_callable(const uint8_t *buf, const struct img_elf *elf, const uint6
 		analyse(h, in, buf + s->offset + (fn - s->vaddr), end - fn, fn, site, &f, &far_rax);
 		int rbp_ok = f.rbp_below == 0 || (!f.rbp_other && f.rbp_below <= f.frame);
 		sites->callable[i] = f.decoded && f.reached && !f.below_rsp && rbp_ok && !far_rax;
-		if (!sites->callable[i] || !f.pad_len)
+		/* Padding is only what runs from the function's last int3 to the next function's
+		 * start: at a segment's end (no function after it) the bytes may be anything. A
+		 * thread's exit keeps the trapping form: the call's push would land on a stack
+		 * that may already be another's (Go's exitThread frees its g0 stack just before,
+		 * by a store another thread waits for), and the exit is an exit anyway. */
+		if (!sites->callable[i] || !f.pad_len || k >= nstarts || starts[k] != end ||
+		    f.exit_thread)
 			continue;
 		/* the next EMBER_RT_PAD_LEN bytes of the padding, if a `jmp rel8` from the site's
 		 * end reaches them and one from their end reaches back (sites go in order) */
