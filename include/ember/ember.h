@@ -257,7 +257,9 @@ struct ember_function;
 struct ember_load_parts {
 	uint64_t image_us, sites_us, interp_us, bundle_us, state_us, plan_us, total_us;
 	/* "scanned" (hashed and disassembled), "table" (its identity matched a kept table: the
-	 * file is mapped, not read) or "shared" (another load of this process has it open) */
+	 * file is mapped, not read), "hint" (a start from disk: only its digest read, from the
+	 * hint kept beside that table, the table left for an init) or "shared" (another load of
+	 * this process has it open) */
 	const char *image_from;
 	/* "packed" (read and packed now), "kept" (the sources unchanged by their recorded
 	 * identities, the packed tree unchanged by its own: only its index read and checked),

@@ -147,6 +147,8 @@ int func_start_program(struct sys_state *st, struct vm *vm, const struct img_lay
 /* disk.c: the snapshot on disk. func_disk finds it: 0 when it is there and usable (the state is
  * FUNC_COLD), 1 when not (the caller runs init and calls func_disk_save), or a kind of failure
  * (the state folder cannot be made). */
+/* an image_from of the load's parts: where its image's sites came from */
+const char *func_image_from(enum img_from from);
 int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen);
 int func_disk_save(struct ember_function *fn, int cold, char *err, size_t errlen);
 /* The snapshot on disk proved damaged (why says how): init runs again in a new machine and a new

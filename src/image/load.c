@@ -309,6 +309,10 @@ int img_load_as(const struct img *img, const struct img *interp, struct vm *vm,
 {
 	memset(l, 0, sizeof(*l));
 	int rc;
+	/* sites left for later by a start from a snapshot: an init or an execve needs them now */
+	if ((rc = img_sites_fill(img, err, errlen)) ||
+	    (interp && (rc = img_sites_fill(interp, err, errlen))))
+		return rc;
 	/* a Go program's nil checks are loads that must fault at page 0, which the sled would
 	 * answer with no-ops: its sites keep the trapping form and page 0 stays unmapped */
 	int page0 = guest && !img->elf.go;
