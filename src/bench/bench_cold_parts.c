@@ -8,18 +8,18 @@
 #include "bench/bench.h"
 #include "bench/bench_cold.h"
 #include "ember/ember.h"
-#include "func/func.h"
 #include "pool/pool.h"
 
 #define SHELL_WAIT_MS 2000
 
-/* the shells are kept per kind (memory, backend, vCPUs): wait for fn's own kind (its machine's
- * configuration read as it is: ember_info would read the image's site table, which a start
- * from disk leaves unread, between the load and the start) */
+/* the shells are kept per kind (memory, backend, vCPUs): wait for fn's own kind */
 void cold_wait_shell(const struct ember_function *fn)
 {
-	struct vm_config cfg = {
-	    .mem_size = fn->vmcfg.mem_size, .cpus = fn->vmcfg.cpus, .backend = fn->vmcfg.backend};
+	struct ember_info info;
+	ember_info(fn, &info);
+	struct vm_config cfg = {.mem_size = info.mem_bytes, .cpus = (int)info.cpus};
+	if (vm_backend_parse(info.backend, &cfg.backend))
+		return;
 	struct timespec ms = {0, 1000000};
 	for (int i = 0; i < SHELL_WAIT_MS && !pool_shell_ready(&cfg); i++)
 		nanosleep(&ms, NULL);
