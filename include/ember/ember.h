@@ -271,6 +271,9 @@ struct ember_load_parts {
 
 struct ember_info {
 	const char *backend; /* the machine backend in use */
+	/* the program's syscall sites (and its interpreter's), rewritten at init: 0 after a load
+	 * from disk that took the image's digest from its hint, until an init or an execve of the
+	 * program reads its site table (ember_info itself reads nothing from disk) */
 	size_t rewritten_sites;
 	const char *syscalls; /* "trap" or "guest" */
 	size_t sites_call;    /* sites that reach the in-guest runtime (`call *%rax`) */

@@ -346,11 +346,11 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	const struct img *ims[] = {fn->img, fn->interp};
 	size_t callable = 0;
 	for (size_t i = 0; i < sizeof(ims) / sizeof(ims[0]); i++) {
-		/* a start from disk left them unread (its digest from the hint) */
-		if (!ims[i] || img_sites_fill(ims[i], NULL, 0))
-			continue;
-		info->rewritten_sites += ims[i]->sites.n;
-		callable += ims[i]->sites.ncallable;
+		size_t n = 0, c = 0; /* none yet where a start from disk left them unread */
+		if (ims[i])
+			img_sites_counts(ims[i], &n, &c);
+		info->rewritten_sites += n;
+		callable += c;
 	}
 	info->syscalls = fn->rt->name;
 	info->sites_call = fn->rt->guest ? callable : 0;

@@ -154,6 +154,9 @@ int img_open_hinted(const char *path, const char *dir, struct img **out, struct 
  * only when the hint was wrong. 0, or a kind of failure with err (may be NULL). Thread-safe;
  * nothing for an image whose sites are known. */
 int img_sites_fill(const struct img *img, char *err, size_t errlen);
+/* the number of img's sites and of those that may become calls, 0 while they are left for
+ * img_sites_fill (read under its lock: nothing is read from disk) */
+void img_sites_counts(const struct img *img, size_t *n, size_t *ncallable);
 /* img_sites_fill that says where they came from (how->from and sites_us set only when this
  * call read or found them) */
 int img_sites_fill_how(const struct img *img, struct img_how *how, char *err, size_t errlen);

@@ -270,6 +270,14 @@ out:
 	return rc;
 }
 
+void img_sites_counts(const struct img *img, size_t *n, size_t *ncallable)
+{
+	pthread_mutex_lock(&fill_lock);
+	*n = img->later_dir ? 0 : img->sites.n;
+	*ncallable = img->later_dir ? 0 : img->sites.ncallable;
+	pthread_mutex_unlock(&fill_lock);
+}
+
 int img_from_bytes_kept(const void *buf, size_t len, uint64_t id, const char *dir, struct img **out,
 			struct img_how *how, char *err, size_t errlen)
 {

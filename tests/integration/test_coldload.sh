@@ -77,6 +77,11 @@ if [ "$EMBER_BACKEND" = kvm ]; then
 		bad "$n opens under its sources: $(grep -E "\"($D/files|$R)" "$tmp/opens" | head -n 3)"
 	grep -q "handler.py" "$tmp/opens" && ok "the trace sees the opens the load makes (its handler)" ||
 		bad "the trace shows no open of the handler: it sees nothing"
+	# the image's digest from its hint: the site table is not opened (without --stats, which
+	# count the sites)
+	n=$(grep -c '\.sites"' "$tmp/opens")
+	[ "$n" = 0 ] && ok "a start from disk opens no site table (the digest from its hint)" ||
+		bad "$n opens of a site table: $(grep '\.sites"' "$tmp/opens" | head -n 2)"
 
 	# a changed folder is noticed (a file written in place, then one added): packed again, and the
 	# trace shows the opens of the folder then
