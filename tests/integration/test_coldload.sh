@@ -138,6 +138,22 @@ load_is "l['image_from'] == 'table'" "no digest hint: the site table read"
 py
 load_is "l['image_from'] == 'hint'" "then the hint written again is used"
 
+# an execve of the program itself after a start from disk: the load left its sites unread (the
+# digest's hint), the new image needs them: read then, its syscalls reach the runtime (trap mode:
+# none does)
+X=$tmp/procs
+cp "$G/procs.musl" "$X"
+er --state "$S" --stats "$X" execself
+er --state "$S" --stats "$X" execself
+grep -q "child-exec: 1 args: \[self\]" "$tmp/out" && [ "$rc" = 3 ] &&
+	ok "execve of itself after a start from disk: the new image runs" ||
+	bad "execve of itself after a start from disk: rc $rc, $(head -c 200 "$tmp/out")"
+load_is "l['image_from'] == 'hint'" "execve of itself: the load took the digest's hint"
+w=3
+[ "${EMBER_SYSCALLS:-guest}" = trap ] && w=0
+stats "[s['in_guest'] for s in j['syscalls'] if s['name'] == 'write'] == [$w]" \
+	"execve of itself after a start from disk: the new image's sites rewritten"
+
 # a new image at the same path: noticed (its identity), its snapshot not taken for the old one's
 P=$tmp/prog
 cp "$G/hello.musl" "$P"
