@@ -257,7 +257,9 @@ struct ember_function;
 struct ember_load_parts {
 	uint64_t image_us, sites_us, interp_us, bundle_us, state_us, plan_us, total_us;
 	/* "scanned" (hashed and disassembled), "table" (its identity matched a kept table: the
-	 * file is mapped, not read) or "shared" (another load of this process has it open) */
+	 * file is mapped, not read), "hint" (a start from disk: only its digest read, from the
+	 * hint kept beside that table, the table left for an init) or "shared" (another load of
+	 * this process has it open) */
 	const char *image_from;
 	/* "packed" (read and packed now), "kept" (the sources unchanged by their recorded
 	 * identities, the packed tree unchanged by its own: only its index read and checked),
@@ -269,6 +271,9 @@ struct ember_load_parts {
 
 struct ember_info {
 	const char *backend; /* the machine backend in use */
+	/* the program's syscall sites (and its interpreter's), rewritten at init: 0 after a load
+	 * from disk that took the image's digest from its hint, until an init or an execve of the
+	 * program reads its site table (ember_info itself reads nothing from disk) */
 	size_t rewritten_sites;
 	const char *syscalls; /* "trap" or "guest" */
 	size_t sites_call;    /* sites that reach the in-guest runtime (`call *%rax`) */

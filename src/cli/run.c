@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/opt.h"
 #include "cli/sandbox.h"
+#include "func/func.h"
 #include "ember/ember.h"
 #include "pool/pool.h"
 #include "vm/vm.h"
@@ -174,6 +175,7 @@ static json_t *stats_json(struct ember_function *fn, struct run_stats *rs, int e
 			  uint64_t load_us)
 {
 	struct ember_info info;
+	func_sites_read(fn); /* counted too after a start from disk, which did not need them */
 	ember_info(fn, &info);
 	json_t *sys = json_array();
 	for (int i = 0; i < 1024; i++) {

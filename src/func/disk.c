@@ -83,7 +83,9 @@ static int go_cold(struct ember_function *fn, char *err, size_t errlen)
 	return 0;
 }
 
-int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen)
+/* fn's snapshot folder for its meta (made when missing) into fn->snap_dir; 0 or a kind */
+static int folder(struct ember_function *fn, const struct ember_config *cfg, char *err,
+		  size_t errlen)
 {
 	fn->meta = (struct snap_meta){fn->img->digest, fn->vmcfg.mem_size, config_hash(fn)};
 	char dir[4200];
@@ -94,14 +96,60 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 			 strerror(e));
 		return vm_errno_kind(e, EMBER_ERR_IO); /* the folder's fault, whatever errno */
 	}
+	free(fn->snap_dir);
 	if (!(fn->snap_dir = strdup(dir)))
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
-	char why[EMBER_ERR_MAX] = "";
+	return 0;
+}
+
+/* what a start from disk takes, made ahead: a shell, a fault server, the thread for its work
+ * after the response (each let go unused when the snapshot is refused) */
+static void start_ahead(struct ember_function *fn)
+{
+	pool_shell_want(&fn->vmcfg);
+	cold_prepare();
+	func_finish_ahead(fn);
+}
+
+/* the state file of fn->snap_dir read and checked into fn->snap; 0 or SNAP_ */
+static int state(struct ember_function *fn, const struct ember_config *cfg, char *why,
+		 size_t whylen)
+{
 	if (cfg->cold)
 		snap_drop_cache(fn->snap_dir); /* honest: the start reads the files from disk */
+	/* while the disk reads it (100-300 us with the page cache dropped), what the start will
+	 * want is made: 50-100 us that came after the read */
+	if (snap_read_ahead(fn->snap_dir))
+		start_ahead(fn);
+	return snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, why, whylen);
+}
+
+int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *err, size_t errlen)
+{
+	int rc = folder(fn, cfg, err, errlen);
+	if (rc)
+		return rc;
+	char why[EMBER_ERR_MAX] = "";
 	uint64_t t0 = base_now_ns();
-	snap_read_ahead(fn->snap_dir);
-	int rc = snap_load(&fn->snap, &fn->meta, fn->snap_dir, 0, why, sizeof(why));
+	rc = state(fn, cfg, why, sizeof(why));
+	if (rc) {
+		/* a digest from the hint (the site table unread): with no snapshot under it, init
+		 * needs the sites anyway, and they say the digest to trust */
+		uint64_t hinted = fn->meta.image_digest;
+		struct img_how how = {IMG_HINT, 0, 0};
+		int k = img_sites_fill_how(fn->img, &how, err, errlen);
+		if (k)
+			return k;
+		if (how.from != IMG_HINT) { /* what the load read after all */
+			fn->parts.image_from = func_image_from(how.from);
+			fn->parts.sites_us += how.sites_us;
+		}
+		if (fn->img->digest != hinted) { /* the hint was wrong: its folder is not ours */
+			if ((k = folder(fn, cfg, err, errlen)))
+				return k;
+			rc = state(fn, cfg, why, sizeof(why));
+		}
+	}
 	fn->parts.state_us = base_us_since(t0);
 	uint64_t t1 = base_now_ns();
 	/* REAP on KVM may read the snapshot whole: a loaded function's working set is known */
@@ -112,9 +160,7 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 	if (rc == 0) {
 		fn->from_disk = 1;
 		func_move(fn, FUNC_SCRATCH, FUNC_COLD);
-		pool_shell_want(&fn->vmcfg); /* the cold start takes a shell made meanwhile */
-		cold_prepare();		     /* and a fault server */
-		func_finish_ahead(fn);	     /* and the thread for its work after the response */
+		start_ahead(fn); /* done already, unless the state file came meanwhile */
 		return 0;
 	}
 	if (rc != SNAP_MISSING) /* a first start is no rebuild */

@@ -165,13 +165,20 @@ static int configure(struct ember_function *fn, const struct ember_config *cfg, 
 	return rc ? rc : workdir(fn, cfg, err, errlen);
 }
 
+const char *func_image_from(enum img_from from)
+{
+	static const char *const names[] = {[IMG_SCANNED] = "scanned",
+					    [IMG_TABLE] = "table",
+					    [IMG_SHARED] = "shared",
+					    [IMG_HINT] = "hint"};
+	return names[from];
+}
+
 /* The program: a file of the function's own files where its path names one (a root filesystem's
  * /usr/bin/python3), else the host's; with image_in_files, only the former */
 static int open_image(struct ember_function *fn, const struct ember_config *cfg, char *err,
 		      size_t errlen)
 {
-	static const char *const from[] = {
-	    [IMG_SCANNED] = "scanned", [IMG_TABLE] = "table", [IMG_SHARED] = "shared"};
 	const struct bnd *b = fn->bundle;
 	uint32_t node;
 	struct img_how how;
@@ -188,12 +195,12 @@ static int open_image(struct ember_function *fn, const struct ember_config *cfg,
 		return snprintf(err, errlen, "%s: no such program in the function's files",
 				cfg->image),
 		       EMBER_ERR_IMAGE;
-	} else if ((rc = img_open_kept(cfg->image, fn->img_dir, &fn->img, &how, err, errlen))) {
+	} else if ((rc = img_open_hinted(cfg->image, fn->img_dir, &fn->img, &how, err, errlen))) {
 		return rc;
 	}
 	fn->parts.image_us = how.read_us;
 	fn->parts.sites_us = how.sites_us;
-	fn->parts.image_from = from[how.from];
+	fn->parts.image_from = func_image_from(how.from);
 	return 0;
 }
 
@@ -349,10 +356,12 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 	const struct img *ims[] = {fn->img, fn->interp};
 	size_t callable = 0;
 	for (size_t i = 0; i < sizeof(ims) / sizeof(ims[0]); i++) {
-		if (!ims[i])
-			continue;
-		info->rewritten_sites += ims[i]->sites.n;
-		callable += call_sites(ims[i], fn->img->elf.go);
+		size_t n = 0, c = 0; /* none yet where a start from disk left them unread */
+		if (ims[i])
+			img_sites_counts(ims[i], &n, &c);
+		info->rewritten_sites += n;
+		/* a Go program's: only those given padding, once they are read */
+		callable += n && fn->img->elf.go ? call_sites(ims[i], 1) : c;
 	}
 	info->syscalls = fn->rt->name;
 	info->sites_call = fn->rt->guest ? callable : 0;

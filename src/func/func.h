@@ -144,6 +144,13 @@ struct sys_process func_process_of(const struct img_layout *l, int cpus, int thr
 int func_start_program(struct sys_state *st, struct vm *vm, const struct img_layout *l, char *err,
 		       size_t errlen);
 
+/* sites.c: the program's syscall sites read where a start from disk left them unread (its site
+ * table; nothing when they are known), so that ember_info counts them: `ember run --stats` asks
+ * it after the run; ember_info itself reads nothing from disk, on a server's load path. */
+void func_sites_read(struct ember_function *fn);
+/* func.c: an image_from of the load's parts: where its image's sites came from */
+const char *func_image_from(enum img_from from);
+
 /* disk.c: the snapshot on disk. func_disk finds it: 0 when it is there and usable (the state is
  * FUNC_COLD), 1 when not (the caller runs init and calls func_disk_save), or a kind of failure
  * (the state folder cannot be made). */

@@ -176,3 +176,10 @@ void func_sites_join(struct ember_function *fn)
 		pthread_join(fn->ahead, NULL);
 	fn->ahead_on = 0;
 }
+
+void func_sites_read(struct ember_function *fn)
+{
+	img_sites_fill(fn->img, NULL, 0);
+	if (fn->interp)
+		img_sites_fill(fn->interp, NULL, 0);
+}

@@ -50,6 +50,7 @@ int img_open(const char *path, struct img **out, char *err, size_t errlen)
 void img_free(struct img *img)
 {
 	img_sites_free(&img->sites);
+	free(img->later_dir);
 	if (img->own == IMG_OWN_HEAP)
 		free(img->buf);
 	else if (img->own == IMG_OWN_MAP)

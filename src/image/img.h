@@ -105,6 +105,10 @@ struct img {
 	int own;	 /* buf: IMG_OWN_HEAP (freed), IMG_OWN_MAP (unmapped), or borrowed */
 	unsigned refs;	 /* a shared image (img_open_kept): its holders in this process */
 	uint64_t key;	 /* a shared image's file identity (img_file_key), else 0 */
+	/* its digest from the hint (img_open_hinted), its sites not yet read: their table's
+	 * folder and key, for img_sites_fill; NULL once they are in sites */
+	char *later_dir;
+	uint64_t later_key;
 };
 enum { IMG_OWN_NONE, IMG_OWN_HEAP, IMG_OWN_MAP };
 
@@ -113,7 +117,7 @@ enum { IMG_OWN_NONE, IMG_OWN_HEAP, IMG_OWN_MAP };
  * img_mark_callable decide changes: older tables are then not used. */
 #define IMG_TABLE_VERSION 3
 /* where the image of a load came from, and what it took */
-enum img_from { IMG_SCANNED, IMG_TABLE, IMG_SHARED };
+enum img_from { IMG_SCANNED, IMG_TABLE, IMG_SHARED, IMG_HINT };
 struct img_how {
 	enum img_from from;
 	uint64_t read_us;  /* opening, reading (or mapping) and hashing the file */
@@ -130,6 +134,13 @@ int img_table_load(const char *dir, uint64_t key, size_t len, struct img_sites *
 /* writes it (a whole new file, renamed over the old): 0 or -1 */
 int img_table_save(const char *dir, uint64_t key, size_t len, const struct img_sites *s,
 		   uint64_t digest);
+/* The digest alone, beside the table: DIR/KEY.digest, a symbolic link whose target names it
+ * with a check of its own. A short link's target lives in its inode, so reading it costs no
+ * data block: a start from a snapshot knows the snapshot's folder without waiting for the
+ * table's read, which only an init needs. 0 with the digest, or -1 when there is none or it is
+ * damaged; the save replaces it in one rename (nothing when it cannot be written). */
+int img_hint_load(const char *dir, uint64_t key, uint64_t *digest);
+void img_hint_save(const char *dir, uint64_t key, uint64_t digest);
 /* img_kept.c's: a shared image given back by one of its holders: 1 while others hold it, 0 when
  * it is to be freed (img_free: its memory and buf) */
 int img_unshare(struct img *img);
@@ -144,6 +155,23 @@ void img_let_go(struct img *img);
  * and its table written to dir. how (may be NULL) says which and what it took. */
 int img_open_kept(const char *path, const char *dir, struct img **out, struct img_how *how,
 		  char *err, size_t errlen);
+/* img_open_kept where the file's digest hint is in dir: the file mapped and its ELF checked,
+ * its digest taken from the hint (IMG_HINT), its sites left for img_sites_fill; without a hint,
+ * as img_open_kept, and the hint written. */
+int img_open_hinted(const char *path, const char *dir, struct img **out, struct img_how *how,
+		    char *err, size_t errlen);
+/* The sites of an image from img_open_hinted, once, before anything uses them (img_load_as
+ * calls it): from its table, else found (the file hashed and scanned, the table and hint
+ * written again). img->digest becomes the table's or the hash's, which differs from the hint's
+ * only when the hint was wrong. 0, or a kind of failure with err (may be NULL). Thread-safe;
+ * nothing for an image whose sites are known. */
+int img_sites_fill(const struct img *img, char *err, size_t errlen);
+/* the number of img's sites and of those that may become calls, 0 while they are left for
+ * img_sites_fill (read under its lock: nothing is read from disk) */
+void img_sites_counts(const struct img *img, size_t *n, size_t *ncallable);
+/* img_sites_fill that says where they came from (how->from and sites_us set only when this
+ * call read or found them) */
+int img_sites_fill_how(const struct img *img, struct img_how *how, char *err, size_t errlen);
 /* img_from_bytes for bytes that stay in place as long as the image (a bundle's file), named by
  * id (their bundle's digest and place): not copied, and with dir, their table kept there */
 int img_from_bytes_kept(const void *buf, size_t len, uint64_t id, const char *dir, struct img **out,

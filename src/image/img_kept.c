@@ -135,8 +135,25 @@ static void to_mapping(int fd, uint64_t key, struct img *img)
 	img->own = IMG_OWN_MAP;
 }
 
-int img_open_kept(const char *path, const char *dir, struct img **out, struct img_how *how,
-		  char *err, size_t errlen)
+/* img's ELF checked, its digest the hint's and its sites left for img_sites_fill; 0 or a kind */
+static int check_hinted(struct img *img, const char *dir, uint64_t key, uint64_t digest,
+			struct img_how *how, char *err, size_t errlen)
+{
+	uint64_t t0 = base_now_ns();
+	if (img_elf_parse(img->buf, img->len, &img->elf, err, errlen))
+		return EMBER_ERR_IMAGE;
+	if (!(img->later_dir = strdup(dir)))
+		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
+	img->later_key = key;
+	img->digest = digest;
+	how->from = IMG_HINT;
+	how->sites_us += base_us_since(t0);
+	return 0;
+}
+
+/* img_open_kept, and with hinted img_open_hinted */
+static int open_kept(const char *path, const char *dir, int hinted, struct img **out,
+		     struct img_how *how, char *err, size_t errlen)
 {
 	struct img_how none;
 	how = how ? how : &none;
@@ -163,7 +180,8 @@ int img_open_kept(const char *path, const char *dir, struct img **out, struct im
 	}
 	struct img_sites table;
 	uint64_t digest = 0;
-	int hit = dir && len && !img_table_load(dir, key, len, &table, &digest);
+	hinted = hinted && dir && len && !img_hint_load(dir, key, &digest);
+	int hit = !hinted && dir && len && !img_table_load(dir, key, len, &table, &digest);
 	struct img *img = calloc(1, sizeof(*img));
 	if (!img) {
 		close(fd);
@@ -172,21 +190,92 @@ int img_open_kept(const char *path, const char *dir, struct img **out, struct im
 		return snprintf(err, errlen, "out of memory"), EMBER_ERR_NOMEM;
 	}
 	img->len = len;
-	int rc = bytes_of(fd, path, len, hit, img, err, errlen);
+	int rc = bytes_of(fd, path, len, hit || hinted, img, err, errlen);
 	how->read_us = base_us_since(t0);
-	if (!rc)
+	if (!rc && hinted)
+		rc = check_hinted(img, dir, key, digest, how, err, errlen);
+	else if (!rc)
 		rc = check(img, dir, key, hit ? &table : NULL, digest, how, err, errlen);
 	else if (hit)
 		img_sites_free(&table);
-	if (!rc && !hit)
+	if (!rc && !hit && !hinted)
 		to_mapping(fd, key, img);
 	close(fd);
 	if (rc) {
 		img_free(img);
 		return rc;
 	}
+	if (dir && !hinted && len) /* the next load finds its digest without the table */
+		img_hint_save(dir, key, img->digest);
 	*out = share(key, img);
 	return 0;
+}
+
+int img_open_kept(const char *path, const char *dir, struct img **out, struct img_how *how,
+		  char *err, size_t errlen)
+{
+	return open_kept(path, dir, 0, out, how, err, errlen);
+}
+
+int img_open_hinted(const char *path, const char *dir, struct img **out, struct img_how *how,
+		    char *err, size_t errlen)
+{
+	return open_kept(path, dir, 1, out, how, err, errlen);
+}
+
+/* the sites of an image filled once: the lock keeps two fills (or a fill and a reader that
+ * filled first) apart */
+static pthread_mutex_t fill_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int img_sites_fill(const struct img *img, char *err, size_t errlen)
+{
+	struct img_how how;
+	return img_sites_fill_how(img, &how, err, errlen);
+}
+
+int img_sites_fill_how(const struct img *cimg, struct img_how *how, char *err, size_t errlen)
+{
+	char none[8];
+	err = err ? err : none;
+	errlen = err == none ? sizeof(none) : errlen;
+	/* the sites are a part filled late: the image was allocated writable (open_kept) */
+	struct img *img = (struct img *)cimg;
+	pthread_mutex_lock(&fill_lock);
+	int rc = 0;
+	if (!img->later_dir)
+		goto out;
+	uint64_t digest = 0, hinted = img->digest, t0 = base_now_ns();
+	how->from = IMG_TABLE;
+	if (img_table_load(img->later_dir, img->later_key, img->len, &img->sites, &digest)) {
+		how->from = IMG_SCANNED;
+		digest = XXH64(img->buf, img->len, 0);
+		int src = img_find_sites(img->buf, img->len, &img->elf, &img->sites, err, errlen);
+		if (src) {
+			rc = src == -1	      ? EMBER_ERR_IMAGE
+			     : src == -ENOMEM ? EMBER_ERR_NOMEM
+					      : EMBER_ERR;
+			goto out;
+		}
+		img_table_save(img->later_dir, img->later_key, img->len, &img->sites, digest);
+	}
+	how->sites_us = base_us_since(t0);
+	if (digest != hinted) { /* the hint was wrong: the next load is not misled again */
+		img->digest = digest;
+		img_hint_save(img->later_dir, img->later_key, digest);
+	}
+	free(img->later_dir);
+	img->later_dir = NULL;
+out:
+	pthread_mutex_unlock(&fill_lock);
+	return rc;
+}
+
+void img_sites_counts(const struct img *img, size_t *n, size_t *ncallable)
+{
+	pthread_mutex_lock(&fill_lock);
+	*n = img->later_dir ? 0 : img->sites.n;
+	*ncallable = img->later_dir ? 0 : img->sites.ncallable;
+	pthread_mutex_unlock(&fill_lock);
 }
 
 int img_from_bytes_kept(const void *buf, size_t len, uint64_t id, const char *dir, struct img **out,

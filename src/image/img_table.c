@@ -1,5 +1,6 @@
 /* An image's syscall-site table kept on disk (DIR/KEY.sites): a later load of the same file takes
- * its sites and digest from there instead of hashing and disassembling the file again. */
+ * its sites and digest from there instead of hashing and disassembling the file again; and its
+ * digest alone (DIR/KEY.digest), which is all a start from a snapshot needs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -108,4 +109,50 @@ int img_table_save(const char *dir, uint64_t key, size_t len, const struct img_s
 	int rc = base_replace(path, buf, total, 0600);
 	free(buf);
 	return rc ? -1 : 0;
+}
+
+#define HINT_LEN 36 /* "d1-" and two 16-digit hex numbers, '-' between: a fast link */
+
+static void hint_path(char *buf, size_t len, const char *dir, uint64_t key)
+{
+	snprintf(buf, len, "%s/%016llx.digest", dir, (unsigned long long)key);
+}
+
+/* the check of a hint: of its key and digest, so that a damaged target or one of another
+ * key's is refused */
+static uint64_t hint_check(uint64_t key, uint64_t digest)
+{
+	const uint64_t k[3] = {TABLE_MAGIC, key, digest};
+	return XXH3_64bits(k, sizeof(k));
+}
+
+int img_hint_load(const char *dir, uint64_t key, uint64_t *digest)
+{
+	char path[4200], t[HINT_LEN + 2];
+	hint_path(path, sizeof(path), dir, key);
+	ssize_t n = readlink(path, t, sizeof(t) - 1);
+	if (n != HINT_LEN)
+		return -1;
+	t[n] = 0;
+	unsigned long long d, c;
+	int used = 0;
+	if (sscanf(t, "d1-%16llx-%16llx%n", &d, &c, &used) != 2 || used != HINT_LEN ||
+	    hint_check(key, d) != c)
+		return -1;
+	*digest = d;
+	return 0;
+}
+
+void img_hint_save(const char *dir, uint64_t key, uint64_t digest)
+{
+	static _Atomic unsigned seq; /* two loads of one process may write at once */
+	char path[4200], tmp[4300], t[HINT_LEN + 1];
+	hint_path(path, sizeof(path), dir, key);
+	snprintf(tmp, sizeof(tmp), "%s" BASE_TMP "%d-%u", path, (int)getpid(), seq++);
+	snprintf(t, sizeof(t), "d1-%016llx-%016llx", (unsigned long long)digest,
+		 (unsigned long long)hint_check(key, digest));
+	if (symlink(t, tmp) < 0)
+		return;
+	if (rename(tmp, path) < 0)
+		unlink(tmp);
 }

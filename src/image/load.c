@@ -338,6 +338,10 @@ int img_load_as(const struct img *img, const struct img *interp, struct vm *vm,
 {
 	memset(l, 0, sizeof(*l));
 	int rc;
+	/* sites left for later by a start from a snapshot: an init or an execve needs them now */
+	if ((rc = img_sites_fill(img, err, errlen)) ||
+	    (interp && (rc = img_sites_fill(interp, err, errlen))))
+		return rc;
 	/* a Go program's nil checks are loads that must fault at page 0, which the sled would
 	 * answer with no-ops: page 0 stays unmapped, and its sites call through their
 	 * functions' padding where there is some (Go's linker pads with int3), else trap */

@@ -328,8 +328,9 @@ int snap_drop_cache(const char *dir)
 	return 0;
 }
 
-void snap_read_ahead(const char *dir)
+int snap_read_ahead(const char *dir)
 {
+	int found = 0;
 	/* the working set's pages come by O_DIRECT (cold/cold_prefetch.c): its header page only */
 	static const struct {
 		const char *name;
@@ -343,5 +344,7 @@ void snap_read_ahead(const char *dir)
 			continue; /* none yet: the load says so */
 		posix_fadvise(fd, 0, files[i].len, POSIX_FADV_WILLNEED);
 		close(fd);
+		found |= i == 0;
 	}
+	return found;
 }

@@ -46,8 +46,9 @@ int snap_load_pages(struct snap *s, const char *dir, char *err, size_t errlen);
 /* Drops dir's files from the page cache, so the next start reads them from disk. */
 int snap_drop_cache(const char *dir);
 /* Asks the disk for what a start reads first, the state file and the working set's header, at
- * once and without waiting: the reads that follow wait for one round trip, not one each. */
-void snap_read_ahead(const char *dir);
+ * once and without waiting: the reads that follow wait for one round trip, not one each. 1 when
+ * the state file is there (its read under way), else 0. */
+int snap_read_ahead(const char *dir);
 
 /* Removes from root (STATE/snapshots) what writers that are gone left: temporary folders and
  * working-set files of processes no longer running. Returns how many it removed. */

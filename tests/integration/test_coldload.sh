@@ -1,8 +1,9 @@
 #!/bin/sh
 # The load before a cold start: an unchanged function's load opens no file of its sources (its
 # files' folder, its runtime's files; strace proves it, and proves it would see one), its image's
-# syscall sites from the table kept for it; a changed folder, a new image are noticed; a damaged
-# packed tree, site table, state file and snapshot page are each detected, said, and made again.
+# digest from the hint kept for it (its syscall sites' table read only by an init); a changed
+# folder, a new image are noticed; a damaged packed tree, site table, digest hint, state file and
+# snapshot page are each detected, said, and made again.
 # Run from the repository root; B is the build directory.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -53,8 +54,8 @@ load_is "l['image_from'] == 'scanned' and l['bundle_from'] == 'packed'" \
 py
 out_exact "onetwo:x" "second load: a cold start"
 stats "j['init']['from_disk'] and j['invocations'][0]['cold']" "second load: from disk, cold"
-load_is "l['image_from'] == 'table' and l['bundle_from'] == 'kept' and l['damaged'] is None" \
-	"second load: the image's sites from its table, the files kept"
+load_is "l['image_from'] == 'hint' and l['bundle_from'] == 'kept' and l['damaged'] is None" \
+	"second load: the image's digest from its hint (its site table not read), the files kept"
 
 # strace proves what a load opens: on KVM (the ptrace backend's stub cannot be traced twice)
 if [ "$EMBER_BACKEND" = kvm ]; then
@@ -76,6 +77,11 @@ if [ "$EMBER_BACKEND" = kvm ]; then
 		bad "$n opens under its sources: $(grep -E "\"($D/files|$R)" "$tmp/opens" | head -n 3)"
 	grep -q "handler.py" "$tmp/opens" && ok "the trace sees the opens the load makes (its handler)" ||
 		bad "the trace shows no open of the handler: it sees nothing"
+	# the image's digest from its hint: the site table is not opened (without --stats, which
+	# count the sites)
+	n=$(grep -c '\.sites"' "$tmp/opens")
+	[ "$n" = 0 ] && ok "a start from disk opens no site table (the digest from its hint)" ||
+		bad "$n opens of a site table: $(grep '\.sites"' "$tmp/opens" | head -n 2)"
 
 	# a changed folder is noticed (a file written in place, then one added): packed again, and the
 	# trace shows the opens of the folder then
@@ -106,12 +112,47 @@ load_is "l['damaged'] is not None and 'damaged' in l['damaged'] and l['bundle_fr
 	"a byte flipped in the packed files: detected, said, packed again"
 py
 load_is "l['bundle_from'] == 'kept' and l['damaged'] is None" "the packed files made again are kept"
+# the site table: a start from disk does not read it (the digest's hint names the snapshot);
+# an init does, and refuses it damaged (so do --stats, which count the sites, after the run)
 for t in "$S"/sites/*.sites; do flip "$t" 70; done
 py
 out_exact "ONEtwo:x" "a byte flipped in the site table: the answer"
-load_is "l['image_from'] == 'scanned'" "a damaged site table: refused, the image scanned again"
+load_is "l['image_from'] == 'hint'" "a damaged site table: not read by a start from disk"
+for t in "$S"/sites/*.sites; do flip "$t" 70; done
+rm -r "$S/snapshots"
 py
-load_is "l['image_from'] == 'table'" "then its table is used again"
+out_exact "ONEtwo:x" "a damaged site table, no snapshot: the answer"
+load_is "l['image_from'] == 'scanned'" "a damaged site table: refused when init needs it, the image scanned again"
+py
+load_is "l['image_from'] == 'hint'" "then its hint is used again"
+# a damaged or missing hint: the table read instead, the hint written again
+for h in "$S"/sites/*.digest; do ln -sfn "d1-0123456789abcdef-0123456789abcdef" "$h"; done
+py
+out_exact "ONEtwo:x" "a damaged digest hint: the answer"
+load_is "l['image_from'] == 'table'" "a damaged digest hint: refused, the site table read"
+py
+load_is "l['image_from'] == 'hint'" "then the hint written again is used"
+rm "$S"/sites/*.digest
+py
+load_is "l['image_from'] == 'table'" "no digest hint: the site table read"
+py
+load_is "l['image_from'] == 'hint'" "then the hint written again is used"
+
+# an execve of the program itself after a start from disk: the load left its sites unread (the
+# digest's hint), the new image needs them: read then, its syscalls reach the runtime (trap mode:
+# none does)
+X=$tmp/procs
+cp "$G/procs.musl" "$X"
+er --state "$S" --stats "$X" execself
+er --state "$S" --stats "$X" execself
+grep -q "child-exec: 1 args: \[self\]" "$tmp/out" && [ "$rc" = 3 ] &&
+	ok "execve of itself after a start from disk: the new image runs" ||
+	bad "execve of itself after a start from disk: rc $rc, $(head -c 200 "$tmp/out")"
+load_is "l['image_from'] == 'hint'" "execve of itself: the load took the digest's hint"
+w=3
+[ "${EMBER_SYSCALLS:-guest}" = trap ] && w=0
+stats "[s['in_guest'] for s in j['syscalls'] if s['name'] == 'write'] == [$w]" \
+	"execve of itself after a start from disk: the new image's sites rewritten"
 
 # a new image at the same path: noticed (its identity), its snapshot not taken for the old one's
 P=$tmp/prog
@@ -120,7 +161,7 @@ req Ember
 er --state "$S" --stats "$P"
 er --state "$S" --stats "$P"
 out_is "Hello, Ember!" "a C program from disk"
-load_is "l['image_from'] == 'table'" "a C program: its table"
+load_is "l['image_from'] == 'hint'" "a C program: its digest's hint"
 cp "$G/echoreq.musl" "$P.new" && mv "$P.new" "$P"
 er --state "$S" --stats "$P"
 out_exact "Ember" "a new image at the same path: it runs, not the old snapshot"
