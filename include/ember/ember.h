@@ -273,7 +273,8 @@ struct ember_info {
 	const char *backend; /* the machine backend in use */
 	/* the program's syscall sites (and its interpreter's), rewritten at init: 0 after a load
 	 * from disk that took the image's digest from its hint, until an init or an execve of the
-	 * program reads its site table (ember_info itself reads nothing from disk) */
+	 * program reads its site table (ember_info itself reads nothing from disk;
+	 * ember_info_sites reads it) */
 	size_t rewritten_sites;
 	const char *syscalls; /* "trap" or "guest" */
 	size_t sites_call;    /* sites that reach the in-guest runtime (`call *%rax`) */
@@ -330,6 +331,9 @@ int ember_warm(struct ember_function *fn, unsigned n);
  * a fresh one (a clean shell) on their own path, as with no spare. Returns how many it dropped. */
 int ember_trim(struct ember_function *fn, unsigned n);
 void ember_info(const struct ember_function *fn, struct ember_info *info);
+/* ember_info with the syscall sites counted after a load from disk too: it reads the program's
+ * site table first if the load left it unread (a disk read: not for a request's path) */
+void ember_info_sites(struct ember_function *fn, struct ember_info *info);
 
 /* The memory a function's ready virtines hold (ember_memory). */
 struct ember_memory {

@@ -10,7 +10,6 @@
 #include "cli/cli.h"
 #include "cli/opt.h"
 #include "cli/sandbox.h"
-#include "func/func.h"
 #include "ember/ember.h"
 #include "pool/pool.h"
 #include "vm/vm.h"
@@ -175,8 +174,7 @@ static json_t *stats_json(struct ember_function *fn, struct run_stats *rs, int e
 			  uint64_t load_us)
 {
 	struct ember_info info;
-	func_sites_read(fn); /* counted too after a start from disk, which did not need them */
-	ember_info(fn, &info);
+	ember_info_sites(fn, &info); /* counted too after a start from disk, which needed none */
 	json_t *sys = json_array();
 	for (int i = 0; i < 1024; i++) {
 		if (!rs->served[i] && !rs->denied[i])

@@ -183,3 +183,9 @@ void func_sites_read(struct ember_function *fn)
 	if (fn->interp)
 		img_sites_fill(fn->interp, NULL, 0);
 }
+
+void ember_info_sites(struct ember_function *fn, struct ember_info *info)
+{
+	func_sites_read(fn);
+	ember_info(fn, info);
+}
