@@ -338,14 +338,14 @@ void ember_unload(struct ember_function *fn)
 	free(fn);
 }
 
-/* the sites of im that reach the in-guest runtime: every callable one where page 0 holds the
- * sled, only those given padding in a Go program, which has no page 0 (image/load.c copy_in) */
-static size_t call_sites(const struct img *im, int go)
+/* the sites of im given padding: those alone reach the in-guest runtime in a Go program, which
+ * has no page 0 (image/load.c copy_in) */
+static size_t padded_sites(const struct img *im)
 {
 	size_t n = 0;
-	for (size_t i = 0; go && i < im->sites.n; i++)
+	for (size_t i = 0; i < im->sites.n; i++)
 		n += im->sites.callable[i] >= IMG_PAD_MIN;
-	return go ? n : im->sites.ncallable;
+	return n;
 }
 
 void ember_info(const struct ember_function *fn, struct ember_info *info)
@@ -361,7 +361,7 @@ void ember_info(const struct ember_function *fn, struct ember_info *info)
 			img_sites_counts(ims[i], &n, &c);
 		info->rewritten_sites += n;
 		/* a Go program's: only those given padding, once they are read */
-		callable += n && fn->img->elf.go ? call_sites(ims[i], 1) : c;
+		callable += n && fn->img->elf.go ? padded_sites(ims[i]) : c;
 	}
 	info->syscalls = fn->rt->name;
 	info->sites_call = fn->rt->guest ? callable : 0;

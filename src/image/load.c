@@ -310,9 +310,8 @@ static int copy_in(const struct img *img, uint64_t base, struct vm *vm, struct i
 		if (tab && c && *ntab < EMBER_RT_SITES_MAX && at + 2 <= UINT32_MAX &&
 		    (page0 || (c >= IMG_PAD_MIN && !via_padding(vm, p, at, c)))) {
 			tab[(*ntab)++] = (uint32_t)(at + 2);
-			if (page0) {
-				p[0] =
-				    0xff; /* call *%rax: into the page-0 sled, on to the runtime */
+			if (page0) { /* call *%rax: into the page-0 sled, on to the runtime */
+				p[0] = 0xff;
 				p[1] = 0xd0;
 			}
 			l->sites_call++;

@@ -1,8 +1,8 @@
 /* The cost of a guest's first touch of a page, timed inside (docs/benchmarks.md, CPython's
  * initialisation): N fresh anonymous pages written once, then again, then N others read once,
  * in microseconds per page on stderr; the request's read after it (the snapshot point), and
- * then in each invocation the first N pages written again (a page of the snapshot written
- * after a reset: under dirty logging, a fault that makes it writable again). */
+ * then in each invocation the first N pages written again (a page of the snapshot written after
+ * a reset: a first touch in a restored machine, nearly free in a warm one). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
