@@ -27,6 +27,10 @@ int base_pwrite_all(int fd, const void *buf, size_t len, off_t off);
 int base_read_fd(int fd, size_t max, uint8_t **buf, size_t *len);
 /* the same, of the file at path */
 int base_read_file(const char *path, size_t max, uint8_t **buf, size_t *len);
+/* [p, p + len) of a file mapping is about to be read whole: its pages are asked of the disk at
+ * once, in one request (a mapping that reads around nothing, MADV_RANDOM, would fault them
+ * in one at a time); nothing on other memory, or where they are in the page cache already */
+void base_want(const void *p, size_t len);
 /* fsync of a file or folder by its path (a folder: the names in it are on disk) */
 int base_fsync_path(const char *path);
 /* a new file from tmpl (ending in XXXXXX, replaced by mkostemp; the name is left there)

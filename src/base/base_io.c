@@ -7,10 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/base.h"
+
+void base_want(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095, b = (uintptr_t)p + len;
+	if (len && b > a)
+		madvise((void *)a, b - a, MADV_WILLNEED); /* advice: a refusal loses nothing */
+}
 
 int base_read_fd(int fd, size_t max, uint8_t **buf, size_t *len)
 {

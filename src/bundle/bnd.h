@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base.h"
+
 /* what a tree may hold at most */
 #define BND_MAX_NODES 65536	   /* files, folders and links */
 #define BND_MAX_BYTES (1ULL << 30) /* bytes of file contents */
@@ -45,6 +47,10 @@ struct bnd {
 	const char *names;
 	const uint8_t *data;
 	uint64_t digest; /* of the whole packed form: a snapshot made with it needs the same */
+	/* data is a file's mapping that reads only the pages touched (bnd_cache.c: a fault would
+	 * otherwise read the disk's whole read-ahead window around it, 8 MiB here, ~5 ms, for a
+	 * header): whoever reads more than a page asks for its range first (bnd_want) */
+	int paged;
 	/* set while a page store holds the pages of its files of a page or more (share_bnd_share):
 	 * page i of data is mapped from shared_off[i] of shared_fd (the store's memfd), or from fd
 	 * when shared_off[i] is BND_NOT_SHARED; NULL: every page from fd */
@@ -53,6 +59,13 @@ struct bnd {
 	int shared_fd;
 };
 #define BND_NOT_SHARED UINT64_MAX
+
+/* [off, off + len) of b's data is about to be read whole: asked of the disk in one request */
+static inline void bnd_want(const struct bnd *b, uint64_t off, uint64_t len)
+{
+	if (b->paged)
+		base_want(b->data + off, len);
+}
 
 /* Packs the tree at path: a folder, or a tar (plain or compressed) or zip archive. NULL with the
  * reason in err when it cannot be read or breaks a rule: only files, folders and links, names

@@ -113,6 +113,11 @@ static struct bnd *cache_load(const char *state, uint64_t key, const struct bnd_
 	    mmap(NULL, h.mem_len, PROT_READ, MAP_PRIVATE | (same ? 0 : MAP_POPULATE), fd, HDR_PAGE);
 	if (mem == MAP_FAILED)
 		goto out;
+	/* only the index is read now (below), the files' pages when used: one page at a fault,
+	 * not the read-ahead window around it */
+	int paged = same && !madvise(mem, h.mem_len, MADV_RANDOM);
+	if (paged)
+		base_want(mem, h.data_at);
 	if (same ? XXH3_64bits(mem, h.data_at) != kept->index_digest
 		 : XXH3_64bits(mem, h.mem_len) != h.digest)
 		goto damaged;
@@ -128,7 +133,8 @@ static struct bnd *cache_load(const char *state, uint64_t key, const struct bnd_
 			  .nnodes = h.nnodes,
 			  .names = (const char *)mem + names_at,
 			  .data = mem + h.data_at,
-			  .digest = h.digest};
+			  .digest = h.digest,
+			  .paged = paged};
 	if (bnd_check(b)) {
 		free(b);
 		b = NULL;

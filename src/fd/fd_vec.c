@@ -107,6 +107,8 @@ static long sys_copy_file_range(struct sys_state *st, const uint64_t a[6])
 		return rc;
 	if (in->kind == SYS_KIND_TMP) /* out's data may have moved, and in may be out */
 		src = st->tmp->n[in->id].data;
+	else if (len)
+		bnd_want(st->bundle, st->bundle->nodes[in->id].data_off + from, len);
 	if (len)
 		memmove(st->tmp->n[out->id].data + to, src + from, len);
 	if ((a[1] && sys_put(st, a[1], &(uint64_t){from + len}, 8)) ||

@@ -264,8 +264,10 @@ long sys_fs_read(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t len,
 	void *dst = sys_user(st, addr, k, PROT_WRITE);
 	if (!dst)
 		return -EFAULT;
-	if (k)
+	if (k) {
+		bnd_want(st->bundle, n->data_off + pos, k);
 		memcpy(dst, st->bundle->data + n->data_off + pos, k);
+	}
 	if (offset < 0)
 		f->pos = pos + k;
 	sys_fs_rt_window(st, fd, f); /* the runtime reads the next ones itself */

@@ -234,6 +234,7 @@ int sys_fs_map_fill(struct sys_state *st, uint64_t fd, uint64_t addr, uint64_t l
 	uint8_t *dst = vm_guest(st->vm, addr, k); /* the range was just mapped: checked there */
 	if (!dst)
 		return -EFAULT;
+	bnd_want(st->bundle, n->data_off + off, k);
 	memcpy(dst, st->bundle->data + n->data_off + off, k);
 	return 0;
 }

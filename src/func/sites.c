@@ -61,6 +61,7 @@ static const struct sys_file_sites *file_sites(void *ctx, const struct bnd *b, u
 	if (!n)
 		return NULL;
 	n->node = node;
+	bnd_want(b, b->nodes[node].data_off, b->nodes[node].size);
 	if (img_file_sites(b->data + b->nodes[node].data_off, b->nodes[node].size, &n->found))
 		img_sites_free(&n->found); /* none: ld.so maps no such file executable */
 	n->view = (struct sys_file_sites){n->found.addr, n->found.callable, n->found.n};
@@ -107,6 +108,7 @@ static void find_ahead(struct ember_function *fn, const struct bnd *b, uint32_t 
 		free(n);
 		return;
 	}
+	bnd_want(b, b->nodes[node].data_off, b->nodes[node].size);
 	if (img_file_sites(b->data + b->nodes[node].data_off, b->nodes[node].size, &n->found))
 		img_sites_free(&n->found);
 	pthread_mutex_lock(&fn->sites_lock);

@@ -78,6 +78,7 @@ static int check(struct img *img, const char *dir, uint64_t key, const struct im
 		how->sites_us += base_us_since(t0);
 		return 0;
 	}
+	base_want(img->buf, img->len); /* hashed and scanned whole: from a kept bundle's pages */
 	img->digest = XXH64(img->buf, img->len, 0);
 	how->read_us += base_us_since(t0);
 	t0 = base_now_ns();
@@ -248,6 +249,7 @@ int img_sites_fill_how(const struct img *cimg, struct img_how *how, char *err, s
 	how->from = IMG_TABLE;
 	if (img_table_load(img->later_dir, img->later_key, img->len, &img->sites, &digest)) {
 		how->from = IMG_SCANNED;
+		base_want(img->buf, img->len);
 		digest = XXH64(img->buf, img->len, 0);
 		int src = img_find_sites(img->buf, img->len, &img->elf, &img->sites, err, errlen);
 		if (src) {
@@ -287,7 +289,10 @@ int img_from_bytes_kept(const void *buf, size_t len, uint64_t id, const char *di
 	uint64_t k[3] = {IMG_TABLE_VERSION, id, len};
 	uint64_t key = XXH3_64bits(k, sizeof(k)), digest = 0;
 	struct img_sites table;
-	int hit = dir && !img_table_load(dir, key, len, &table, &digest);
+	/* as a file's (open_kept): the digest from the hint, the sites when needed; else the
+	 * table, else a scan */
+	int hinted = dir && len && !img_hint_load(dir, key, &digest);
+	int hit = !hinted && dir && !img_table_load(dir, key, len, &table, &digest);
 	struct img *img = calloc(1, sizeof(*img));
 	if (!img) {
 		if (hit)
@@ -296,11 +301,14 @@ int img_from_bytes_kept(const void *buf, size_t len, uint64_t id, const char *di
 	}
 	img->buf = (uint8_t *)buf; /* borrowed: never written, never freed here */
 	img->len = len;
-	int rc = check(img, dir, key, hit ? &table : NULL, digest, how, err, errlen);
+	int rc = hinted ? check_hinted(img, dir, key, digest, how, err, errlen)
+			: check(img, dir, key, hit ? &table : NULL, digest, how, err, errlen);
 	if (rc) {
 		img_free(img);
 		return rc;
 	}
+	if (dir && !hinted && len)
+		img_hint_save(dir, key, img->digest);
 	*out = img;
 	return 0;
 }

@@ -33,6 +33,7 @@ int share_bnd_share(struct share_store *st, struct bnd *b, struct share_refs *r)
 	for (uint32_t n = 0; !rc && n < b->nnodes; n++) {
 		if (!own_pages(b, n, &lo, &hi) || hi > pages)
 			continue;
+		bnd_want(b, lo * PAGE, (hi - lo) * PAGE);
 		for (uint64_t p = lo; !rc && p < hi; p++) {
 			if (offs[p] != BND_NOT_SHARED)
 				continue; /* two files at one place of the data */

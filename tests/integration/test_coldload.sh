@@ -83,6 +83,39 @@ if [ "$EMBER_BACKEND" = kvm ]; then
 	[ "$n" = 0 ] && ok "a start from disk opens no site table (the digest from its hint)" ||
 		bad "$n opens of a site table: $(grep '\.sites"' "$tmp/opens" | head -n 2)"
 
+	# a dynamic program (Debian's jq with this host's ld.so and libraries as its files): a
+	# start from disk reads neither its site table nor its interpreter's (ld.so's digest from a
+	# hint too); a damaged hint of either is refused and the tables read instead
+	SJ=$tmp/state-jq
+	printf '{"a":[1,2]}' >"$tmp/in"
+	jq_run()
+	{
+		strace -f -qq -o "$1" -e trace=open,openat,openat2 "$E" run --backend "$EMBER_BACKEND" \
+			--state "$SJ" --cold /usr/bin/jq -j '.a|add' <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+	}
+	er --state "$SJ" /usr/bin/jq -j '.a|add'
+	out_exact "3" "a dynamic program (jq): first load"
+	n=$(ls "$SJ"/sites/*.digest 2>/dev/null | wc -l)
+	[ "$n" = 2 ] && ok "a dynamic program: hints for its image and its interpreter" ||
+		bad "$n digest hints for jq and its ld.so (expected 2)"
+	jq_run "$tmp/trace-jq"
+	out_exact "3" "a dynamic program from disk: the answer"
+	n=$(grep -c '\.sites"' "$tmp/trace-jq")
+	[ "$n" = 0 ] && ok "a dynamic program from disk opens no site table (its ld.so's neither)" ||
+		bad "$n opens of a site table: $(grep '\.sites"' "$tmp/trace-jq" | head -n 2)"
+	for h in "$SJ"/sites/*.digest; do ln -sfn "d1-0123456789abcdef-0123456789abcdef" "$h"; done
+	jq_run "$tmp/trace-jq2"
+	out_exact "3" "a dynamic program, its hints damaged: the answer"
+	n=$(grep -c '\.sites"' "$tmp/trace-jq2")
+	[ "$n" = 2 ] && ok "damaged hints refused: both site tables read instead" ||
+		bad "$n opens of a site table with damaged hints (expected 2)"
+	jq_run "$tmp/trace-jq3"
+	n=$(grep -c '\.sites"' "$tmp/trace-jq3")
+	[ "$n" = 0 ] && ok "then the hints written again are used" ||
+		bad "$n opens of a site table after the hints were written again"
+	req x
+
 	# a changed folder is noticed (a file written in place, then one added): packed again, and the
 	# trace shows the opens of the folder then
 	printf 'ONE' >"$D/files/mydata/a.txt"
