@@ -81,6 +81,28 @@ void img_sites_free(struct img_sites *s);
  * is no ELF file Ember reads, or -ENOMEM. Free out with img_sites_free. */
 int img_file_sites(const uint8_t *buf, size_t len, struct img_sites *out);
 
+/* The functions' starts in the image's code (sites.c, ascending, each once) into *v (free it),
+ * from its symbols (IMG_STARTS_SYMBOLS: .symtab, else .dynsym) and, for a Go program without a
+ * .symtab, Go's own function table (IMG_STARTS_GO): 0, or -1 when out of memory. A malformed
+ * table gives no starts. */
+enum { IMG_STARTS_SYMBOLS = 1, IMG_STARTS_GO = 2 };
+int img_func_starts(const uint8_t *buf, size_t len, const struct img_elf *elf, int from,
+		    uint64_t **v, size_t *n);
+
+/* Go's function table (pclntab.c): nfunc functions, each at text plus a 32-bit offset */
+struct img_functab {
+	const uint8_t *ent; /* nfunc pairs of 32-bit words (entry offset, data), then the end's */
+	uint64_t nfunc;
+	uint64_t text; /* runtime.text, unrelocated */
+};
+/* The table in buf's section .gopclntab (a PIE's .data.rel.ro.gopclntab), its nsh section
+ * headers at shoff, their names in section shstrndx: 1 when it has the layout of Go 1.18 on,
+ * 0 when there is none or anything else. Never reads outside buf. */
+int img_go_functab(const uint8_t *buf, size_t len, uint64_t shoff, uint64_t nsh, uint64_t shstrndx,
+		   struct img_functab *out);
+/* the (unrelocated) entry of function i < t->nfunc */
+uint64_t img_go_func(const struct img_functab *t, uint64_t i);
+
 /* Marks the sites whose enclosing function (from the symbol table's starts, ascending) keeps no
  * data below its stack pointer and does not set rax beyond the page-0 sled just before them. */
 /* callable[i] from IMG_PAD_MIN up: the padding starts at (site + 2) + callable[i] -
@@ -115,7 +137,7 @@ enum { IMG_OWN_NONE, IMG_OWN_HEAP, IMG_OWN_MAP };
 /* Tables of syscall sites kept on disk (img_table.c), so that an unchanged image is neither
  * hashed nor disassembled again. The version changes whenever what img_find_sites or
  * img_mark_callable decide changes: older tables are then not used. */
-#define IMG_TABLE_VERSION 3
+#define IMG_TABLE_VERSION 4
 /* where the image of a load came from, and what it took */
 enum img_from { IMG_SCANNED, IMG_TABLE, IMG_SHARED, IMG_HINT };
 struct img_how {

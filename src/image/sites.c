@@ -1,4 +1,5 @@
-/* Syscall-site discovery: a capstone sweep of the executable segments, restarted at functions. */
+/* Syscall-site discovery: a capstone sweep of the executable segments, restarted at functions
+ * (their starts from the symbols, or Go's own table: pclntab.c). */
 #include <capstone/capstone.h>
 #include <elf.h>
 #include <errno.h>
@@ -114,12 +115,35 @@ static int first_table(const uint8_t *buf, size_t len, const Elf64_Ehdr *eh, uin
 	return 0;
 }
 
+/* Adds the entries of a Go program's own function table (pclntab.c) that lie in code. */
+static int go_starts(const uint8_t *buf, size_t len, const Elf64_Ehdr *eh, uint64_t shnum,
+		     const struct img_elf *elf, struct u64vec *out)
+{
+	struct img_functab t;
+	uint64_t strndx = eh->e_shstrndx;
+
+	if (strndx == SHN_XINDEX) { /* extended numbering: the index is in section 0's sh_link */
+		Elf64_Shdr sh0;
+		memcpy(&sh0, buf + eh->e_shoff, sizeof(sh0));
+		strndx = sh0.sh_link;
+	}
+	if (!elf->go || !img_go_functab(buf, len, eh->e_shoff, shnum, strndx, &t))
+		return 0;
+	for (uint64_t i = 0; i < t.nfunc; i++) {
+		uint64_t fn = img_go_func(&t, i);
+		if (in_code(elf, fn) && push(&out->v, &out->n, &out->cap, fn) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Collects the start addresses of the functions named in the .symtab (else the .dynsym) that lie
- * in code. Any malformation in the section headers means no symbols. Returns -1 only when out of
- * memory.
+ * in code, and for a Go program without a .symtab (go build -ldflags='-s -w') those of Go's own
+ * function table, which are the .symtab's functions exactly (test_gostarts). Any malformation in
+ * the section headers means no starts. Returns -1 only when out of memory.
  */
-static int func_starts(const uint8_t *buf, size_t len, const struct img_elf *elf,
+static int func_starts(const uint8_t *buf, size_t len, const struct img_elf *elf, int from,
 		       struct u64vec *out)
 {
 	Elf64_Ehdr eh;
@@ -141,12 +165,33 @@ static int func_starts(const uint8_t *buf, size_t len, const struct img_elf *elf
 	/* a stripped file (Debian's libc.so.6) has only its SHT_DYNSYM, whose exported functions
 	 * are starts too: fewer, so a site's enclosing range may span static functions before it,
 	 * all of which redzone.c's analysis reads as one (a use below rsp anywhere refuses it) */
-	int found = first_table(buf, len, &eh, shnum, SHT_SYMTAB, elf, out);
-	if (found == 0)
-		found = first_table(buf, len, &eh, shnum, SHT_DYNSYM, elf, out);
-	if (found < 0)
+	int symtab = 0, rc = 0;
+	if (from & IMG_STARTS_SYMBOLS) {
+		symtab = first_table(buf, len, &eh, shnum, SHT_SYMTAB, elf, out);
+		if (symtab == 0)
+			rc = first_table(buf, len, &eh, shnum, SHT_DYNSYM, elf, out);
+	}
+	if (symtab == 0 && rc >= 0 && (from & IMG_STARTS_GO))
+		rc = go_starts(buf, len, &eh, shnum, elf, out);
+	if (symtab < 0 || rc < 0)
 		return -1;
 	sort_unique(out->v, &out->n);
+	return 0;
+}
+
+int img_func_starts(const uint8_t *buf, size_t len, const struct img_elf *elf, int from,
+		    uint64_t **v, size_t *n)
+{
+	struct u64vec starts = {0};
+
+	*v = NULL;
+	*n = 0;
+	if (func_starts(buf, len, elf, from, &starts) < 0) {
+		free(starts.v);
+		return -1;
+	}
+	*v = starts.v;
+	*n = starts.n;
 	return 0;
 }
 
@@ -254,7 +299,7 @@ int img_find_sites(const uint8_t *buf, size_t len, const struct img_elf *elf, st
 		if (!in_file(elf->segs[i].offset, elf->segs[i].filesz, len))
 			return fail(err, errlen, "segment %d lies outside the %zu-byte image", i,
 				    len);
-	if (func_starts(buf, len, elf, &starts) < 0) {
+	if (func_starts(buf, len, elf, IMG_STARTS_SYMBOLS | IMG_STARTS_GO, &starts) < 0) {
 		free(starts.v);
 		fail(err, errlen, "out of memory reading the symbol table");
 		return -ENOMEM;

@@ -12,16 +12,19 @@ GO         ?= go
 RUSTC      ?= $(shell command -v rustc 2>/dev/null)
 
 CORPUS_GO  := go_hello go_goroutines go_channels go_json go_sleep go_panic go_gc
+# and as people ship them, stripped (-ldflags='-s -w': no .symtab, no DWARF), from the same sources
+CORPUS_GO_STRIPPED := go_hello go_json
 # every C program is built twice, with musl and with glibc; c_single is the single-threaded control
 CORPUS_C   := c_single pt_create pt_mutex pt_tls pt_spin pt_signal pt_detach pt_pool
 CORPUS_CPP := cpp_thread cpp_async
 
 CORPUS_GO_BINS  := $(CORPUS_GO:%=$(CORPUS_OUT)/%)
+CORPUS_GO_STRIP := $(CORPUS_GO_STRIPPED:%=$(CORPUS_OUT)/%_stripped)
 CORPUS_MUSL     := $(CORPUS_C:%=$(CORPUS_OUT)/%.musl)
 CORPUS_GLIBC    := $(CORPUS_C:%=$(CORPUS_OUT)/%.glibc)
 CORPUS_CPP_BINS := $(CORPUS_CPP:%=$(CORPUS_OUT)/%)
 CORPUS_RS_BINS  := $(if $(RUSTC),$(CORPUS_OUT)/rs_threads)
-CORPUS_BINS     := $(CORPUS_GO_BINS) $(CORPUS_MUSL) $(CORPUS_GLIBC) $(CORPUS_CPP_BINS) \
+CORPUS_BINS     := $(CORPUS_GO_BINS) $(CORPUS_GO_STRIP) $(CORPUS_MUSL) $(CORPUS_GLIBC) $(CORPUS_CPP_BINS) \
 	$(CORPUS_RS_BINS)
 
 .PHONY: corpus
@@ -48,6 +51,10 @@ CORPUS_GOENV := GO111MODULE=off GOENV=off GOFLAGS= GOPROXY=off CGO_ENABLED=0 GOO
 $(CORPUS_GO_BINS): $(CORPUS_OUT)/%: $(CORPUS_SRC)/%.go $(CORPUS_SRC)/corpus.mk
 	@mkdir -p $(dir $@)
 	$(CORPUS_GOENV) $(GO) build -trimpath -o $@ $<
+
+$(CORPUS_GO_STRIP): $(CORPUS_OUT)/%_stripped: $(CORPUS_SRC)/%.go $(CORPUS_SRC)/corpus.mk
+	@mkdir -p $(dir $@)
+	$(CORPUS_GOENV) $(GO) build -trimpath -ldflags='-s -w' -o $@ $<
 
 $(CORPUS_RS_BINS): $(CORPUS_OUT)/%: $(CORPUS_SRC)/%.rs $(CORPUS_SRC)/corpus.mk
 	@mkdir -p $(dir $@)

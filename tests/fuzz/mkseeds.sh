@@ -50,6 +50,28 @@ E=$PWD/$C/elf
 )
 strip -o "$E/seed-stripped" "$E/seed-exec"
 
+# the same as a stripped Go program: a "Go" note, the functions padded with int3 to 32 bytes
+# and named only in Go's own function table (.gopclntab, the layout of Go 1.18 on)
+{
+	echo '	.section .note.go.buildid,"a",@note'
+	echo '	.p2align 2'
+	echo '	.long 3, 4, 4'
+	echo '	.asciz "Go"'
+	echo '	.p2align 2'
+	echo '	.ascii "seed"'
+	sed 's/^leaf:$/	.p2align 5, 0xcc\nleaf:/; s/^	\.data$/	.p2align 5, 0xcc\nend:\n	.data/' "$tmp/t.S"
+	cat <<'PCLN'
+	.section .gopclntab,"a",@progbits
+	.p2align 5
+pcln:	.long 0xfffffff0
+	.byte 0, 0, 1, 8
+	.quad 2, 0, _start, 0, 0, 0, 0, ftab - pcln
+ftab:	.long 0, 0, leaf - _start, 0, end - _start
+PCLN
+} >"$tmp/go.S"
+(cd "$tmp" && cc $small -static -o go go.S)
+strip -o "$E/seed-go-stripped" "$tmp/go"
+
 # fuzz_snap: FLAGS (8: with pages) and the state file of counter.musl in each syscall mode;
 # fuzz_ws: the trace of its working set, recorded by a cold start, as a structured input
 printf hi >"$tmp/in"
