@@ -9,7 +9,8 @@
 # Debian ships them); warm requests (one at a time) go to a twin deployed with the default pool. Prints
 # one line per function: the p50s in ms and cold/restore, and with JSON=1 a JSON object.
 # Usage: sh bench/coldload.sh [BACKEND] (default kvm); N=5 cold starts, each followed by R=3
-# restores. Needs curl and python3; about a minute.
+# restores; REPORTS=FILE keeps the server's log (its REPORT lines) in FILE. Needs curl and python3;
+# about a minute.
 set -eu
 NAME=coldload.sh
 B=${B:-build}
@@ -108,6 +109,7 @@ while [ $k -lt "$N" ]; do
 	k=$((k + 1))
 done
 grep -h 'REPORT.*Load Duration' "$tmp/log" | tail -n 3 >"$tmp/reports" || true
+[ -n "${REPORTS:-}" ] && cp "$tmp/log" "$REPORTS"
 [ "${JSON:-0}" = 1 ] || echo "backend $BACKEND; p50 ms over $N cold starts (the function unloaded after keepAlive, the state folder dropped from the page cache) and ${R:-3} restores one at a time after each (ready 0: each request restores its own virtine)"
 printf '%-10s %8s %8s %6s %6s %10s %8s\n' function cold restore n_cold n_rest cold/rest warm >"$tmp/table"
 for fn in $FUNCS; do
