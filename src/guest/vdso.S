@@ -10,6 +10,9 @@ __vdso_\name:
 	syscall
 	ret
 	.size __vdso_\name, . - __vdso_\name
+	/* int3 padding up to the next function, as Go's linker leaves: a program without page 0
+	 * (Go) reaches the runtime from the site through it (EMBER_RT_ENTRY_REL), not by a trap */
+	.fill 8, 1, 0xcc
 	.weak \name
 	.set \name, __vdso_\name
 	.endm
@@ -18,4 +21,9 @@ __vdso_\name:
 	call_nr time, 201
 	call_nr clock_getres, 229
 	call_nr getcpu, 309
+	/* a function after the last padding, which padding must end at (never called) */
+	.type vdso_end, @function
+vdso_end:
+	ud2
+	.size vdso_end, . - vdso_end
 	.section .note.GNU-stack,"",@progbits

@@ -172,9 +172,12 @@ static int place(const struct img *img, const struct img *interp, struct vm *vm,
 	l->mmap_hi = l->stack_lo - EMBER_STACK_GUARD;
 	l->base = img->elf.pie ? EMBER_IMAGE_BASE - img->elf.lo : 0;
 	uint64_t lo = l->base + img->elf.lo, hi = l->base + img->elf.hi, room_hi = l->mmap_hi;
-	/* the vDSO (img_vdso()) is built but not given to programs: on AMD SVM (the QEMU route) a
-	 * cold start with it differed and Node.js died of #UD (2026-12-05); on until understood */
-	const struct img *vdso = NULL;
+	/* the vDSO (img_vdso()) is given to Go programs only: on AMD SVM (the QEMU route) a cold
+	 * start with it differed and Node.js died of #UD (2026-12-05), not understood yet. Go
+	 * needs it most: without it every clock read of its runtime is a system call from a site
+	 * with no room to reach the runtime (nanotime1: 6 bytes of padding), an exit each, ~200
+	 * an invocation of a program with goroutines; the vDSO's sites have padding of their own */
+	const struct img *vdso = img->elf.go ? img_vdso() : NULL;
 	uint64_t span = interp ? interp->elf.hi - interp->elf.lo : 0;
 	uint64_t vspan = vdso ? vdso->elf.hi - vdso->elf.lo : 0;
 	/* the vDSO just below the program where there is room (below 4 GiB, where its sites may

@@ -101,6 +101,19 @@ set -- $calls
 check "go_hello_stripped guest: as many sites call the runtime as go_hello's ($1, stripped $2)" \
 	[ "$1" = "$2" ]
 
+# Go's runtime reads its clocks through the vDSO (nanotime and walltime call it on the g0
+# stack), thousands of times an invocation of a program with goroutines and channels. Without
+# it each read is a system call from a site with no room to reach the runtime (nanotime1 has 6
+# bytes of padding): an exit each, ~950 an invocation of go_channels. The vDSO's own sites have
+# padding and call the runtime.
+req "$REQ"
+er --syscalls guest --repeat 3 --stats --mem "$GO_MEM" "$C/go_channels"
+expect_rc 0 "go_channels guest: three invocations"
+stats "[s['served'] > 100 and s['in_guest'] == s['served'] for s in j['syscalls'] if s['name'] == 'clock_gettime'] == [True]" \
+	"go_channels guest: its clock reads (through the vDSO) served in the virtine"
+stats "max(i['exits'] for i in j['invocations'][1:]) <= 20" \
+	"go_channels guest: a warm invocation takes a few exits, not one a clock read"
+
 # C, each program with musl and with glibc: c_single, single-threaded, is the control that Ember
 # runs today; pt_pool starts its workers before the request
 for libc in musl glibc; do
