@@ -74,6 +74,7 @@ static int image_of(struct ember_function *fn, const struct bnd *b, uint32_t nod
 	const struct bnd_node *n = &b->nodes[node];
 	struct img *img;
 	char why[EMBER_ERR_MAX];
+	bnd_want(b, n->data_off, n->size); /* copied, hashed and scanned whole */
 	int rc = img_from_bytes(b->data + n->data_off, n->size, &img, why, sizeof(why));
 	if (rc)
 		return rc == EMBER_ERR_NOMEM ? -ENOMEM : -ENOEXEC;

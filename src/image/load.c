@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 
+#include "base/base.h"
 #include "image/img.h"
 #include "vm/vm.h"
 
@@ -296,6 +297,10 @@ static int copy_in(const struct img *img, uint64_t base, struct vm *vm, struct i
 {
 	for (int i = 0; i < img->elf.nsegs; i++) {
 		const struct img_seg *s = &img->elf.segs[i];
+		/* borrowed bytes are a kept bundle's file (img_from_bytes_kept), whose mapping
+		 * reads only the pages touched: the segment asked of the disk in one request */
+		if (img->own == IMG_OWN_NONE)
+			base_want(img->buf + s->offset, s->filesz);
 		if (vm_copy_to(vm, base + s->vaddr, img->buf + s->offset, s->filesz)) {
 			snprintf(err, errlen, "segment %d is outside guest memory", i);
 			return EMBER_ERR_CONFIG;

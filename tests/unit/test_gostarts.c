@@ -81,6 +81,9 @@ static void go_hello_stripped_has_them_all(void **state)
 	assert_int_equal(ss.n, s.n);
 	assert_int_equal(ss.ncallable, s.ncallable);
 	assert_true(ss.ncallable > 0);
+	/* the same sites, each with the same choice: trap, call, or the same bytes of padding */
+	assert_memory_equal(ss.addr, s.addr, s.n * sizeof(*s.addr));
+	assert_memory_equal(ss.callable, s.callable, s.n);
 	img_sites_free(&s);
 	img_sites_free(&ss);
 	free(sym);
