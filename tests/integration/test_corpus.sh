@@ -113,6 +113,17 @@ stats "[s['served'] > 100 and s['in_guest'] == s['served'] for s in j['syscalls'
 	"go_channels guest: its clock reads (through the vDSO) served in the virtine"
 stats "max(i['exits'] for i in j['invocations'][1:]) <= 20" \
 	"go_channels guest: a warm invocation takes a few exits, not one a clock read"
+# and started from disk (its vDSO in the snapshot's memory, as its code is): as natively
+"$C/go_channels" <"$tmp/in" >"$tmp/native" 2>/dev/null
+cat "$tmp/native" "$tmp/native" >"$tmp/native2"
+for start in first cold; do
+	extra=""
+	[ $start = cold ] && extra=--cold
+	# shellcheck disable=SC2086
+	er --syscalls guest --state "$tmp/go-state" $extra --repeat 2 --mem "$GO_MEM" "$C/go_channels"
+	expect_rc 0 "go_channels guest, --state ($start)"
+	same "go_channels guest, --state ($start)"
+done
 
 # C, each program with musl and with glibc: c_single, single-threaded, is the control that Ember
 # runs today; pt_pool starts its workers before the request
