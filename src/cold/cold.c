@@ -34,6 +34,19 @@ int cold_program_page(const struct vm *vm, uint64_t addr)
 	return addr % PAGE == 0 && (addr == 0 || (addr >= EMBER_RT_CPUS && addr < vm_user_top(vm)));
 }
 
+void cold_check(struct cold *c, size_t i, uint8_t *page, int read)
+{
+	if (read && snap_page_hash(page) == c->s->hashes[i])
+		return;
+	/* a damaged memory file: leaving the fault unserved would hang the guest until its
+	 * timeout, so it gets int3 bytes (a trap as code, a non-canonical pointer as data) and the
+	 * caller drops the run */
+	if (!c->damaged)
+		c->damaged = c->s->pages[i] + 1;
+	c->failed = 1;
+	memset(page, 0xcc, PAGE);
+}
+
 /* one faulting page: its snapshot content from the memory file (checked), or zeros */
 static int serve(struct cold *c, int which, uint64_t fault)
 {
@@ -51,16 +64,7 @@ static int serve(struct cold *c, int which, uint64_t fault)
 	}
 	int zeroed = __atomic_load_n(&c->zeroed[pg / 8], __ATOMIC_ACQUIRE) & (1 << (pg % 8));
 	if (!zeroed && i < s->npages && s->pages[i] == addr) {
-		if (pread(c->memfd, page, PAGE, (off_t)addr) != (ssize_t)PAGE ||
-		    snap_page_hash(page) != s->hashes[i]) {
-			/* a damaged memory file: leaving the fault unserved would hang the guest
-			 * until its timeout, so it gets int3 bytes (a trap as code, a non-canonical
-			 * pointer as data) and the caller drops the run */
-			if (!c->damaged)
-				c->damaged = addr + 1;
-			c->failed = 1;
-			memset(page, 0xcc, PAGE);
-		}
+		cold_check(c, i, page, pread(c->memfd, page, PAGE, (off_t)addr) == (ssize_t)PAGE);
 	} else {
 		memset(page, 0, PAGE);
 	}

@@ -68,6 +68,13 @@ void cold_result(const struct cold *c, struct ember_result *res);
 int cold_ws_exists(const char *dir);
 /* for the prefetch: installs [addr, addr+len) from src (a page there already is kept) */
 int cold_install(struct cold *c, uint64_t addr, const void *src, uint64_t len);
+/* page, read (or not: read 0) from the memory file as the snapshot's page i: kept when its hash
+ * is the page's, else int3 bytes and the start marked damaged */
+void cold_check(struct cold *c, size_t i, uint8_t *page, int read);
+/* cold_fill.c: every page of the snapshot the machine has not had yet (nor gave back since)
+ * installed now, as the fault server would serve it: for a fork, whose copy of the machine's
+ * memory reads its memfd, where such a page is still a hole. 0, or -errno */
+int cold_fill(struct cold *c);
 /* whether a run may record addr: page 0, the runtime's area and the program's memory */
 int cold_program_page(const struct vm *vm, uint64_t addr);
 

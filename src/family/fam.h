@@ -25,9 +25,12 @@ struct fam_loader {
 		    char *const *argv, char *const *envp, struct vm *vm, struct sys_state *st,
 		    void **keep);
 	void (*keep_free)(void *ctx, void *keep);
-	/* the snapshot the first process's machine was last reset to, whose pages it has not
-	 * written are the snapshot's (KVM): NULL when there is none */
-	const struct snap *(*base)(void *ctx);
+	/* the snapshot the first process's machine (st's) was last reset or restored to, whose
+	 * pages it has not written are the snapshot's (KVM): NULL when there is none */
+	const struct snap *(*base)(void *ctx, const struct sys_state *st);
+	/* before a fork copies st's memory: the pages of a start from disk not brought in yet
+	 * (holes in its memfd, served on demand) brought in, so the copy has them: 0 or -errno */
+	int (*settle)(void *ctx, struct sys_state *st);
 };
 
 enum fam_state {

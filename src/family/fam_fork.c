@@ -158,9 +158,10 @@ long fam_fork(void *ctx, struct sys_state *st, struct proc_thread *t, uint64_t s
 	/* a warm first process on KVM: the function's snapshot beneath, only what it changed
 	 * copied; else every page that holds data */
 	const struct snap *base = st == f->root && vm_backend_of(st->vm) == VM_BACKEND_KVM
-				      ? f->ld->base(f->ld_ctx)
+				      ? f->ld->base(f->ld_ctx, st)
 				      : NULL;
-	if ((rc = base ? snap_capture_changed(&mem, st->vm, st)
+	if ((rc = f->ld->settle(f->ld_ctx, st)) ||
+	    (rc = base ? snap_capture_changed(&mem, st->vm, st)
 		       : snap_capture_memory(&mem, st->vm, st)))
 		goto fail_st;
 	struct fork_args a = {f, st, cs, t, sp, flags, ctid, base, &mem, NULL, 0, 0};

@@ -134,7 +134,9 @@ static int invoke_read(struct ember_function *fn, struct virtine *v, const struc
 	}
 	res->setup_us = base_us_since(t1);
 	res->cold = 1;
+	fn->whole = v->vm;
 	func_run_invocation(fn, v, call, res);
+	fn->whole = NULL;
 	f->broken = v->st.outcome == SYS_ERROR;
 	cold_read_missed(&fn->snap, v->vm, &f->r, fn->snap_dir, err, sizeof(err));
 	read_result(&f->r, res);
@@ -183,7 +185,9 @@ int func_invoke_cold(struct ember_function *fn, const struct func_call *call,
 	res->setup_us = base_us_since(t1);
 	res->cold = 1;
 	res->recorded = c.record == 1; /* also when a damaged working set was dropped */
+	fn->serving = &c;
 	func_run_invocation(fn, v, call, res);
+	fn->serving = NULL;
 	int broken = cold_finish(&c, fn->snap_dir, err, sizeof(err)) || v->st.outcome == SYS_ERROR;
 	cold_result(&c, res); /* the prefetch ran beside the vCPU: its figures now */
 	res->snapshot_us = fn->snap_load_us;

@@ -336,10 +336,21 @@ static int exec_load(void *ctx, struct sys_state *from, const struct sys_exec_at
 	return rc;
 }
 
-static const struct snap *base(void *ctx)
+static const struct snap *base(void *ctx, const struct sys_state *st)
 {
 	struct ember_function *fn = ctx;
-	return func_state(fn) == FUNC_WARM && fn->snap.sealed ? &fn->snap : NULL;
+	/* a warm machine, or a start from disk's that read the snapshot whole: restored from it as
+	 * a warm one is, it stays in place until the run's family is gone (cold.c read_finish) */
+	int from = func_state(fn) == FUNC_WARM || (fn->whole && fn->whole == st->vm);
+	return from && fn->snap.sealed ? &fn->snap : NULL;
 }
 
-const struct fam_loader func_fam_loader = {vm_new, vm_free, exec_load, keep_free, base};
+static int settle(void *ctx, struct sys_state *st)
+{
+	struct ember_function *fn = ctx;
+	/* the first process of a start from disk, in the machine its fault server serves (not
+	 * one an execve made) */
+	return fn->serving && fn->serving->vm == st->vm ? cold_fill(fn->serving) : 0;
+}
+
+const struct fam_loader func_fam_loader = {vm_new, vm_free, exec_load, keep_free, base, settle};

@@ -74,7 +74,12 @@ struct ember_function {
 	char *img_dir;	       /* STATE/sites: its images' site tables, or NULL */
 	struct ember_load_parts parts; /* where its load's time went (ember_info) */
 	struct cold_read_plan plan;    /* the working set's page list read at load, for its start */
-	pthread_mutex_t cold_lock;     /* invocations wait while one cold start runs */
+	/* the start from disk whose run goes on (its fault server serves the machine), for a
+	 * fork in it (func_fam_loader's settle); else NULL */
+	struct cold *serving;
+	struct vm
+	    *whole; /* the machine of one that read the snapshot whole (KVM REAP), as it runs */
+	pthread_mutex_t cold_lock; /* invocations wait while one cold start runs */
 	/* while a cold start's work after its run goes on (finish.c), under cold_lock */
 	int finishing;
 	pthread_cond_t cold_done; /* signalled when it ends */

@@ -56,6 +56,9 @@ GUEST_PROGS += proccalls
 # that runs off its bottom), setitimer's timers across fork and execve
 # (tests/integration/test_proccalls.sh)
 GUEST_PROGS += priority sigstack itimers
+# a fork in a start from disk: the child sees the snapshot's pages the parent had not had yet
+# (tests/integration/test_coldload.sh)
+GUEST_PROGS += forkcold
 GUEST_MULTI := hello workout args counter marker procs
 
 GUEST_MUSL      := $(GUEST_PROGS:%=$(GUEST_OUT)/%.musl)

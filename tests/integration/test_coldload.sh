@@ -269,4 +269,34 @@ faults "a start from disk whose execve reads a kept file whole" \
 	--cold /bin/busybox sh -c 'read x; /bin/echo got $x'
 faults "an init that copies its program from a kept file" \
 	--sharing off /bin/busybox sh -c 'read x; echo init $x'
+# a fork in a start from disk: the child has the snapshot's pages the parent had not had yet
+# (holes in its memory until the fault server serves them) and what the parent wrote since, as
+# natively; a third start, REAP's from its working set, which on KVM is the whole snapshot when
+# the parent read all of it (arg t) and is read before the run, the child mapping it beneath
+# as a warm fork's does. Then a shell's pipeline, whose children ran with zeros and crashed.
+req hi
+for arg in "" t; do
+	"$G/forkcold.musl" $arg <"$tmp/in" >"$tmp/native"
+	for r in reap lazy; do
+		rm -rf "$tmp/fk"
+		for n in "an init" "a start from disk" "a second start from disk"; do
+			er --state "$tmp/fk" --restore "$r" --stats "$G/forkcold.musl" $arg
+			label="fork in $n (--restore $r${arg:+, the parent read it all})"
+			if cmp -s "$tmp/out" "$tmp/native"; then
+				ok "$label: output as natively"
+			else
+				bad "$label: '$(paste -sd '|' "$tmp/out")', natively '$(paste -sd '|' "$tmp/native")'"
+			fi
+			[ "$n" = "an init" ] || stats "j['invocations'][0]['cold']" "$label: a start from disk"
+		done
+	done
+done
+for r in reap lazy; do
+	rm -rf "$tmp/bb"
+	for n in "an init" "a start from disk"; do
+		er --state "$tmp/bb" --restore "$r" /bin/busybox sh -c 'read x; echo got $x | cat'
+		expect_rc 0 "busybox sh: echo | cat in $n (--restore $r)"
+		out_is "got hi" "busybox sh: echo | cat in $n (--restore $r)"
+	done
+done
 finish
