@@ -155,6 +155,18 @@ static void ask_planned(const struct snap *s, const struct cold_read_plan *plan,
 	memset(r->from_ws, 0, s->npages);
 }
 
+void cold_read_ask(const struct snap *s, struct cold_read_plan *p, const char *dir)
+{
+	struct cold_read r = {.from_ws = calloc(s->npages ? s->npages : 1, 1)};
+	int fd = open_mem(dir);
+	if (r.from_ws && !p->asked)
+		ask_planned(s, p, &r, fd);
+	p->asked = 1;
+	free(r.from_ws);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* the pages the working set lacks, from the memory file (fd) into the memfd after it, checked */
 static int read_rest(const struct snap *s, int fd, struct cold_read *r, uint64_t *offs,
 		     uint64_t *bad)
@@ -191,8 +203,13 @@ int cold_read_pays(const struct snap *s, const char *dir)
 	cold_ws_path(path, sizeof(path), dir);
 	if (stat(path, &sb) || sb.st_size < SNAP_WS_HDR)
 		return 0;
-	uint64_t ws = (uint64_t)sb.st_size / PAGE; /* its pages, and its header's few */
-	return ws <= WHOLE_MAX && s->npages <= ws + ws / 4 + OUTSIDE_SLACK;
+	return cold_read_pays_n(s->npages, (uint64_t)sb.st_size);
+}
+
+int cold_read_pays_n(uint64_t snap_pages, uint64_t ws_size)
+{
+	uint64_t ws = ws_size / PAGE; /* its pages, and its header's few */
+	return ws <= WHOLE_MAX && snap_pages <= ws + ws / 4 + OUTSIDE_SLACK;
 }
 
 int cold_read_whole(struct snap *s, const char *dir, const struct cold_read_plan *plan,
@@ -209,7 +226,9 @@ int cold_read_whole(struct snap *s, const char *dir, const struct cold_read_plan
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	ask_planned(s, plan, r, mem);
+	if (!plan || !plan->asked)
+		ask_planned(s, plan, r, mem);
+	r->recopy = plan && plan->recopy;
 	if (use_ws(s, dir, plan, r, offs)) {
 		rc = 1;
 		goto out;
@@ -290,8 +309,8 @@ int cold_read_missed(const struct snap *s, struct vm *vm, struct cold_read *r, c
 	r->mispredicted = nt - r->nws;
 	rc = 0;
 	/* a damaged working set is dropped instead: the next start records it whole */
-	if (!r->ws_bad && r->mispredicted >= SNAP_REREC_MIN &&
-	    r->mispredicted * SNAP_REREC_DIV >= r->nws) {
+	if (!r->ws_bad && (r->recopy || (r->mispredicted >= SNAP_REREC_MIN &&
+					 r->mispredicted * SNAP_REREC_DIV >= r->nws))) {
 		int fd = open_mem(dir);
 		rc = fd < 0 ? -1 : cold_ws_write(dir, s, fd, trace, nt, err, errlen);
 		r->rerecorded = !rc;

@@ -9,16 +9,23 @@
 #include "snap/snap.h"
 
 /* Layout, every integer a little-endian u64:
- *   0   magic "EMBERWS2"
+ *   0   magic "EMBERWS3" (2: no state copy; an older file is not read, and is recorded again)
  *   8   npages        pages in the working set
  *   16  chunk_pages   pages per checksummed chunk (the last may be shorter)
  *   24  meta_hash     XXH3-64 of the bytes from 32 to the end of the chunk checksums
- *   32  trace         npages guest addresses, in the order the recording run faulted them
+ *   32  state_len     bytes of the state file's copy (0: none)
+ *   40  state_hash    XXH3-64 of the copy
+ *   48  state_id      the state file's identity when it was copied: device, inode, mtime and
+ *                     ctime in ns (4 u64); a state file with another is never trusted via the copy
+ *   80  trace         npages guest addresses, in the order the recording run faulted them
  *   ..  chunk hashes  one XXH3-64 per chunk of the page data
+ *   ..  state copy    the snapshot's state file, byte for byte
  *   then zeros to a page boundary (data_off), then the npages pages, contiguous: one large
- *   sequential read brings all of it in. */
-#define SNAP_WS_MAGIC	    "EMBERWS2"
-#define SNAP_WS_HDR	    32
+ *   sequential read brings all of it in, and a start from disk that reads the file whole takes
+ *   the state from it (one request to the disk, not two in turn). */
+#define SNAP_WS_MAGIC	    "EMBERWS3"
+#define SNAP_WS_HDR	    80
+#define SNAP_WS_ID	    4  /* u64s of the state file's identity */
 #define SNAP_WS_CHUNK_PAGES 32 /* 128 KiB: the first one in, the vCPU starts */
 
 /* a parsed working-set header; trace and hashes point into the caller's buffer (in file
@@ -27,13 +34,16 @@ struct cold_ws {
 	uint64_t npages, chunk_pages, nchunks;
 	uint64_t data_off, size; /* where the pages start; the whole file's size */
 	const uint8_t *trace, *hashes;
+	const uint8_t *state; /* the state file's copy (state_len bytes, unchecked), or NULL */
+	uint64_t state_len, state_hash, state_id[SNAP_WS_ID];
 };
 
-/* bytes of the file before the page data, for npages */
-uint64_t cold_ws_data_off(uint64_t npages, uint64_t chunk_pages);
+/* bytes of the file before the page data, for npages and a state copy of state_len bytes */
+uint64_t cold_ws_data_off(uint64_t npages, uint64_t chunk_pages, uint64_t state_len);
 /* Parses the start of a working-set file of size bytes, have of which are in buf. Returns 0
- * (w filled, checked), a positive count of bytes needed before it can tell, or -1: not a
- * working-set file of this format, or damaged. */
+ * (w filled, checked but for the state copy, which is set only when have holds it), a
+ * positive count of bytes needed before it can
+ * tell, or -1: not a working-set file of this format, or damaged. */
 long cold_ws_parse(struct cold_ws *w, const uint8_t *buf, size_t have, uint64_t size);
 uint64_t cold_ws_addr(const struct cold_ws *w, uint64_t i);
 /* whether chunk k of the page data (at data, the file's bytes from data_off) is intact */
@@ -42,10 +52,15 @@ int cold_ws_chunk_ok(const struct cold_ws *w, const uint8_t *data, uint64_t k);
 int cold_ws_chunk_at_ok(const struct cold_ws *w, const uint8_t *base, const uint64_t *pos,
 			uint64_t k);
 
+/* The state copy of w (parsed from a buffer holding the whole header), when it is intact and
+ * the state file of dir is still the one copied (same identity); else NULL, the reason in why. */
+const uint8_t *cold_ws_state(const struct cold_ws *w, const char *dir, const char **why);
+
 /* DIR/ws */
 int cold_ws_path(char *out, size_t len, const char *dir);
 /* Writes DIR/ws atomically for the n pages of trace, their content the snapshot's (read from
- * memfd, the snapshot's memory file). 0, or -1 with the reason in err. */
+ * memfd, the snapshot's memory file), with a copy of DIR/state (none when it cannot be read).
+ * 0, or -1 with the reason in err. */
 int cold_ws_write(const char *dir, const struct snap *s, int memfd, const uint64_t *trace,
 		  uint64_t n, char *err, size_t errlen);
 /* The page addresses of DIR/ws in file order, checked (malloc'd into *pages); -1 when there is

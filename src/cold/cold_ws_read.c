@@ -100,8 +100,16 @@ static int read_iov(int fd, struct iovec *iov, size_t n, uint64_t size, struct c
 	return off == size ? 0 : -1;
 }
 
-/* the file read into r->fd as the layout says (plan_layout's, or the file as it is) */
-static int read_laid(int fd, uint64_t data_off, struct cold_read *r)
+/* the file's bytes, already in memory at src, into iov */
+static void copy_iov(const uint8_t *src, const struct iovec *iov, size_t n)
+{
+	for (size_t i = 0; i < n; src += iov[i].iov_len, i++)
+		memcpy(iov[i].iov_base, src, iov[i].iov_len);
+}
+
+/* the file read into r->fd as the layout says (plan_layout's, or the file as it is): from fd,
+ * or copied from src where the load read it whole */
+static int read_laid(int fd, const uint8_t *src, uint64_t data_off, struct cold_read *r)
 {
 	uint64_t n = r->pos ? 1 + (r->ws_bytes - data_off) / PAGE : 1;
 	struct iovec *iov = malloc(n * sizeof(*iov));
@@ -109,7 +117,12 @@ static int read_laid(int fd, uint64_t data_off, struct cold_read *r)
 		free(iov);
 		return -1;
 	}
-	int rc = read_iov(fd, iov, layout_iov(r, data_off, iov), r->ws_bytes, r);
+	size_t k = layout_iov(r, data_off, iov);
+	int rc = 0;
+	if (src)
+		copy_iov(src, iov, k);
+	else
+		rc = read_iov(fd, iov, k, r->ws_bytes, r);
 	free(iov);
 	return rc;
 }
@@ -132,6 +145,13 @@ static void unsort(struct cold_read *r)
 int cold_read_ws(const struct snap *s, const char *path, const struct cold_read_plan *plan,
 		 struct cold_read *r)
 {
+	if (plan && plan->whole) { /* read at the load, with the state file's copy */
+		uint64_t t = base_now_ns();
+		r->ws_bytes = r->map_len = plan->size;
+		int rc = read_laid(-1, plan->meta, plan_layout(s, plan, r->ws_bytes, r), r);
+		r->read_ns = base_now_ns() - t;
+		return rc;
+	}
 	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (fd < 0 && errno == EINVAL) { /* tmpfs on older kernels, some overlays: said */
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -145,11 +165,11 @@ int cold_read_ws(const struct snap *s, const char *path, const struct cold_read_
 	}
 	r->ws_bytes = r->map_len = (uint64_t)sb.st_size;
 	uint64_t t = base_now_ns();
-	int rc = read_laid(fd, plan_layout(s, plan, r->ws_bytes, r), r);
+	int rc = read_laid(fd, NULL, plan_layout(s, plan, r->ws_bytes, r), r);
 	/* written again since the load (a misprediction elsewhere): read as it is */
 	if (r->sorted && (rc || memcmp(r->map + r->meta_off, plan->meta, plan->meta_len))) {
 		unsort(r);
-		rc = read_laid(fd, 0, r);
+		rc = read_laid(fd, NULL, 0, r);
 	}
 	close(fd);
 	r->read_ns = base_now_ns() - t;
