@@ -7,7 +7,8 @@
 /* what the read brought and where its time went */
 struct cold_read {
 	uint64_t ws_pages; /* snapshot pages taken from the working-set file */
-	uint64_t outside;  /* snapshot pages read from the memory file beside it */
+	uint64_t outside;  /* snapshot pages outside it: carried after it in its file, or read from
+			    * the memory file beside it */
 	uint64_t ws_bytes; /* the working-set file's size */
 	uint64_t read_ns, check_ns, wall_ns;
 	int buffered; /* the file system refused O_DIRECT: the working set came through the cache */
@@ -39,6 +40,7 @@ struct cold_read_plan {
 	int whole;	   /* meta holds the whole file (size bytes): the start reads nothing */
 	int asked;	   /* the pages it lacks were asked of the disk already (cold_read_ask) */
 	int recopy;	   /* its state copy was not taken (damaged, stale): written again */
+	int buffered;	   /* the whole file came through the page cache (no O_DIRECT there) */
 };
 /* dir's working-set header into p; p empty when there is none or it is damaged */
 void cold_read_plan(struct cold_read_plan *p, const char *dir);

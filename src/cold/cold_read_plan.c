@@ -66,17 +66,21 @@ static int whole_pays(const char *dir, const char *ws, uint64_t *size)
 	return cold_read_pays_n((uint64_t)mb.st_blocks * 512 / PAGE, *size);
 }
 
-/* size bytes of path in buf, with one O_DIRECT read where the file system takes it */
-static int read_direct(const char *path, uint8_t *buf, uint64_t size)
+/* size bytes of path in buf, with one O_DIRECT read where the file system takes it (else
+ * *buffered set) */
+static int read_direct(const char *path, uint8_t *buf, uint64_t size, int *buffered)
 {
 	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (fd < 0 && errno == EINVAL) /* tmpfs on older kernels, some overlays */
+	if (fd < 0 && errno == EINVAL) { /* tmpfs on older kernels, some overlays */
 		fd = open(path, O_RDONLY | O_CLOEXEC);
+		*buffered = 1;
+	}
 	if (fd < 0)
 		return -1;
 	ssize_t got = pread(fd, buf, size, 0);
-	if (got < 0 && errno == EINVAL) { /* the read refused O_DIRECT */
+	if (got < 0 && errno == EINVAL && !*buffered) { /* the read refused O_DIRECT */
 		int fl = fcntl(fd, F_GETFL);
+		*buffered = 1;
 		if (fl >= 0 && !fcntl(fd, F_SETFL, fl & ~O_DIRECT))
 			got = pread(fd, buf, size, 0);
 	}
@@ -96,12 +100,14 @@ const uint8_t *cold_read_plan_whole(struct cold_read_plan *p, const char *dir, s
 	if (!whole_pays(dir, path, &size))
 		return NULL;
 	uint8_t *buf = aligned_alloc(PAGE, size);
+	int buffered = 0;
 	*why = "the working set is unreadable or damaged";
-	if (!buf || read_direct(path, buf, size) || cold_ws_parse(&w, buf, size, size)) {
+	if (!buf || read_direct(path, buf, size, &buffered) || cold_ws_parse(&w, buf, size, size)) {
 		free(buf);
 		return NULL;
 	}
-	*p = (struct cold_read_plan){.meta = buf, .meta_len = w.data_off, .size = size, .whole = 1};
+	*p = (struct cold_read_plan){
+	    .meta = buf, .meta_len = w.data_off, .size = size, .whole = 1, .buffered = buffered};
 	*state_len = w.state_len;
 	return cold_ws_state(&w, dir, why);
 }

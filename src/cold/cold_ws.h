@@ -17,14 +17,19 @@
  *   40  state_hash    XXH3-64 of the copy
  *   48  state_id      the state file's identity when it was copied: device, inode, mtime and
  *                     ctime in ns (4 u64); a state file with another is never trusted via the copy
- *   80  trace         npages guest addresses, in the order the recording run faulted them
+ *   80  nextra        the snapshot's pages outside the working set carried after it (0 unless
+ *                     a start reads the snapshot whole: cold_read_pays)
+ *   88  trace         npages guest addresses, in the order the recording run faulted them
  *   ..  chunk hashes  one XXH3-64 per chunk of the page data
+ *   ..  extras        nextra guest addresses, ascending (each page checked against the
+ *                     snapshot's own checksum when it is taken)
  *   ..  state copy    the snapshot's state file, byte for byte
- *   then zeros to a page boundary (data_off), then the npages pages, contiguous: one large
- *   sequential read brings all of it in, and a start from disk that reads the file whole takes
- *   the state from it (one request to the disk, not two in turn). */
+ *   then zeros to a page boundary (data_off), then the npages pages, then the nextra pages,
+ *   contiguous: one large sequential read brings all of it in, and a start from disk that reads
+ *   the file whole takes the state and every page from it (one request to the disk, where the
+ *   state file, the working set and the pages it lacks were three, two of them in turn). */
 #define SNAP_WS_MAGIC	    "EMBERWS3"
-#define SNAP_WS_HDR	    80
+#define SNAP_WS_HDR	    88
 #define SNAP_WS_ID	    4  /* u64s of the state file's identity */
 #define SNAP_WS_CHUNK_PAGES 32 /* 128 KiB: the first one in, the vCPU starts */
 
@@ -32,19 +37,23 @@
  * order, little-endian: read them with cold_ws_addr / cold_ws_hash) */
 struct cold_ws {
 	uint64_t npages, chunk_pages, nchunks;
+	uint64_t nextra;	 /* pages after the working set's (cold_ws_addr from npages on) */
 	uint64_t data_off, size; /* where the pages start; the whole file's size */
-	const uint8_t *trace, *hashes;
+	const uint8_t *trace, *hashes, *extras;
 	const uint8_t *state; /* the state file's copy (state_len bytes, unchecked), or NULL */
 	uint64_t state_len, state_hash, state_id[SNAP_WS_ID];
 };
 
-/* bytes of the file before the page data, for npages and a state copy of state_len bytes */
-uint64_t cold_ws_data_off(uint64_t npages, uint64_t chunk_pages, uint64_t state_len);
+/* bytes of the file before the page data, for npages, nextra and a state copy of state_len
+ * bytes */
+uint64_t cold_ws_data_off(uint64_t npages, uint64_t chunk_pages, uint64_t nextra,
+			  uint64_t state_len);
 /* Parses the start of a working-set file of size bytes, have of which are in buf. Returns 0
  * (w filled, checked but for the state copy, which is set only when have holds it), a
  * positive count of bytes needed before it can
  * tell, or -1: not a working-set file of this format, or damaged. */
 long cold_ws_parse(struct cold_ws *w, const uint8_t *buf, size_t have, uint64_t size);
+/* the address of page i of the file's data: the trace's below npages, then the extras' */
 uint64_t cold_ws_addr(const struct cold_ws *w, uint64_t i);
 /* whether chunk k of the page data (at data, the file's bytes from data_off) is intact */
 int cold_ws_chunk_ok(const struct cold_ws *w, const uint8_t *data, uint64_t k);

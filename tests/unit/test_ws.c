@@ -95,14 +95,15 @@ static int teardown(void **state)
 static void layout(void **state)
 {
 	(void)state;
-	uint64_t off = cold_ws_data_off(NPAGES, SNAP_WS_CHUNK_PAGES, strlen(STATE));
-	assert_int_equal(off, PAGE); /* 80 + 8 * (40 + 2) + 34 bytes, padded */
+	uint64_t off = cold_ws_data_off(NPAGES, SNAP_WS_CHUNK_PAGES, 0, strlen(STATE));
+	assert_int_equal(off, PAGE); /* 88 + 8 * (40 + 2) + 34 bytes, padded */
 	assert_int_equal(file_len, off + NPAGES * PAGE);
 	assert_memory_equal(file, "EMBERWS3", 8);
 	assert_int_equal(le(file + 8), NPAGES);
 	assert_int_equal(le(file + 16), SNAP_WS_CHUNK_PAGES);
 	assert_int_equal(le(file + 32), strlen(STATE));
 	assert_int_equal(le(file + 40), XXH3_64bits(STATE, strlen(STATE)));
+	assert_int_equal(le(file + 80), 0); /* the trace holds every page: no extras */
 	assert_memory_equal(file + META, STATE, strlen(STATE));
 	for (int i = 0; i < NPAGES; i++) {
 		assert_int_equal(le(file + SNAP_WS_HDR + 8 * i),
@@ -281,13 +282,55 @@ static void whole(void **state)
 	flip("ws", 7, '3' ^ '2');
 }
 
+/* a trace of 8 pages of the 40: the other 32 carried after them (the whole read pays), in the
+ * snapshot's order, each its content; the whole read puts them at their places too */
+static void extras(void **state)
+{
+	(void)state;
+	char path[128], err[256] = "";
+	snprintf(path, sizeof(path), "%s/mem", dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	uint64_t trace[8];
+	for (int i = 0; i < 8; i++)
+		trace[i] = pages[NPAGES - 1 - i];
+	struct snap s = {.pages = pages, .npages = NPAGES};
+	assert_int_equal(cold_ws_write(dir, &s, fileno(f), trace, 8, err, sizeof(err)), 0);
+	fclose(f);
+	struct cold_read_plan p;
+	size_t len = 0;
+	const char *why = NULL;
+	assert_non_null(cold_read_plan_whole(&p, dir, &len, &why));
+	struct cold_ws w;
+	assert_int_equal(cold_ws_parse(&w, p.meta, p.size, p.size), 0);
+	assert_int_equal(w.npages, 8);
+	assert_int_equal(w.nextra, NPAGES - 8);
+	assert_int_equal(p.size, w.data_off + NPAGES * PAGE);
+	for (int i = 0; i < NPAGES - 8; i++) { /* snapshot page i, filled with i + 1 */
+		assert_int_equal(cold_ws_addr(&w, 8 + i), pages[i]);
+		assert_int_equal(p.meta[w.data_off + (8 + i) * PAGE + 9], i + 1);
+	}
+	struct cold_read r = {0};
+	r.fd = memfd_create("test-ws", MFD_CLOEXEC);
+	assert_int_equal(cold_read_ws(&s, path, &p, &r), 0);
+	assert_true(r.sorted);
+	/* the working set's pages at their places in the snapshot's order, the others apart
+	 * after the header, in the file's order */
+	for (int i = 0; i < NPAGES; i++)
+		assert_int_equal(
+		    r.map[(i < NPAGES - 8 ? NPAGES * PAGE + w.data_off + i * PAGE : i * PAGE) + 9],
+		    i + 1);
+	munmap(r.map, r.map_len);
+	close(r.fd);
+	cold_read_free(&r);
+	cold_read_plan_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(layout),
-	    cmocka_unit_test(damage),
-	    cmocka_unit_test(plan),
-	    cmocka_unit_test(whole),
+	    cmocka_unit_test(layout), cmocka_unit_test(damage), cmocka_unit_test(plan),
+	    cmocka_unit_test(whole),  cmocka_unit_test(extras),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
