@@ -76,7 +76,7 @@ static int pos_in_file(struct cold_read *r, const struct cold_ws *w)
 }
 
 /* the working set: read, parsed, its intact chunks taken; 1 when none could be */
-static int use_ws(const struct snap *s, const char *dir, const struct cold_read_plan *plan,
+static int use_ws(const struct snap *s, const char *dir, struct cold_read_plan *plan,
 		  struct cold_read *r, uint64_t *offs)
 {
 	char path[4200];
@@ -234,7 +234,7 @@ int cold_read_pays_n(uint64_t snap_pages, uint64_t ws_size)
 	return ws <= WHOLE_MAX && snap_pages <= ws + ws / 4 + OUTSIDE_SLACK;
 }
 
-int cold_read_whole(struct snap *s, const char *dir, const struct cold_read_plan *plan,
+int cold_read_whole(struct snap *s, const char *dir, struct cold_read_plan *plan,
 		    struct cold_read *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));

@@ -37,10 +37,12 @@ struct cold_read_plan {
 	uint8_t *meta;
 	uint64_t meta_len; /* the header, page list and chunk checksums */
 	uint64_t size;	   /* the working-set file's size */
-	int whole;	   /* meta holds the whole file (size bytes): the start reads nothing */
-	int asked;	   /* the pages it lacks were asked of the disk already (cold_read_ask) */
-	int recopy;	   /* its state copy was not taken (damaged, stale): written again */
-	int buffered;	   /* the whole file came through the page cache (no O_DIRECT there) */
+	int whole;	   /* meta holds the whole file (size bytes), mapped from fd, a memfd that
+			    * the start takes as the snapshot's own: it reads and copies nothing */
+	int fd;
+	int asked;    /* the pages it lacks were asked of the disk already (cold_read_ask) */
+	int recopy;   /* its state copy was not taken (damaged, stale): written again */
+	int buffered; /* the whole file came through the page cache (no O_DIRECT there) */
 };
 /* dir's working-set header into p; p empty when there is none or it is damaged */
 void cold_read_plan(struct cold_read_plan *p, const char *dir);
@@ -71,7 +73,7 @@ int cold_read_pays_n(uint64_t snap_pages, uint64_t ws_size);
  * every page; 1 when the working set is missing or unusable from its first chunk (dropped: the
  * caller starts lazily and records it); -1 with the reason in err when the memory file is
  * damaged (the snapshot is refused). */
-int cold_read_whole(struct snap *s, const char *dir, const struct cold_read_plan *plan,
+int cold_read_whole(struct snap *s, const char *dir, struct cold_read_plan *plan,
 		    struct cold_read *r, char *err, size_t errlen);
 /* After the run of a start from cold_read_whole in vm: the snapshot pages outside the working
  * set that the run touched (r->mispredicted); when they pass the threshold, or when the plan
@@ -90,7 +92,7 @@ void cold_read_free(struct cold_read *r);
  * r->map, its header at meta_off), in the snapshot's order where plan still describes it (pos
  * then set), else as it is from the start. 0, or -1. */
 uint8_t *cold_read_grow(int fd, uint64_t off, uint64_t len);
-int cold_read_ws(const struct snap *s, const char *path, const struct cold_read_plan *plan,
+int cold_read_ws(const struct snap *s, const char *path, struct cold_read_plan *plan,
 		 struct cold_read *r);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,21 +100,34 @@ const uint8_t *cold_read_plan_whole(struct cold_read_plan *p, const char *dir, s
 	cold_ws_path(path, sizeof(path), dir);
 	if (!whole_pays(dir, path, &size))
 		return NULL;
-	uint8_t *buf = aligned_alloc(PAGE, size);
-	int buffered = 0;
+	/* straight into the memfd the snapshot will live in: the start copies nothing */
+	int fd = memfd_create("ember-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING), buffered = 0;
+	uint8_t *buf = fd < 0 ? NULL : cold_read_grow(fd, 0, size);
 	*why = "the working set is unreadable or damaged";
 	if (!buf || read_direct(path, buf, size, &buffered) || cold_ws_parse(&w, buf, size, size)) {
-		free(buf);
+		if (buf)
+			munmap(buf, size);
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
-	*p = (struct cold_read_plan){
-	    .meta = buf, .meta_len = w.data_off, .size = size, .whole = 1, .buffered = buffered};
+	*p = (struct cold_read_plan){.meta = buf,
+				     .meta_len = w.data_off,
+				     .size = size,
+				     .whole = 1,
+				     .fd = fd,
+				     .buffered = buffered};
 	*state_len = w.state_len;
 	return cold_ws_state(&w, dir, why);
 }
 
 void cold_read_plan_free(struct cold_read_plan *p)
 {
-	free(p->meta);
+	if (p->whole) {
+		munmap(p->meta, p->size);
+		close(p->fd);
+	} else {
+		free(p->meta);
+	}
 	memset(p, 0, sizeof(*p));
 }

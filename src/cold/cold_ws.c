@@ -163,14 +163,28 @@ static uint8_t *read_state(const char *dir, uint64_t *len, uint64_t id[SNAP_WS_I
 	return buf;
 }
 
+static int ascending(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* The snapshot's pages the trace lacks (into *extra, ascending; their count), when a start
- * would read the snapshot whole (cold_read_pays): the file then brings every page; else none. */
-static uint64_t extras_of(const struct snap *s, const uint64_t *trace, uint64_t n, uint64_t **extra)
+ * would read the snapshot whole (cold_read_pays): the file then brings every page, and the
+ * trace is sorted (into *sorted) so that the file's pages are in the snapshot's order, each
+ * run of the snapshot a run of the file: the load reads it straight into the snapshot's memfd,
+ * which maps into the machine in a few runs. Else no extras, the trace as recorded. */
+static uint64_t extras_of(const struct snap *s, const uint64_t *trace, uint64_t n, uint64_t **extra,
+			  uint64_t **sorted)
 {
 	uint8_t *in = calloc(s->npages ? s->npages : 1, 1);
 	uint64_t ne = 0;
 	*extra = malloc((s->npages ? s->npages : 1) * sizeof(uint64_t));
-	if (in && *extra && cold_read_pays_n(s->npages, (n + 1) * PAGE)) {
+	*sorted = NULL;
+	if (in && *extra && cold_read_pays_n(s->npages, (n + 1) * PAGE) &&
+	    (*sorted = malloc((n ? n : 1) * sizeof(uint64_t)))) {
+		memcpy(*sorted, trace, n * sizeof(uint64_t));
+		qsort(*sorted, n, sizeof(uint64_t), ascending);
 		for (uint64_t i = 0; i < n; i++) {
 			size_t k = snap_page_index(s, trace[i]);
 			if (k < s->npages && s->pages[k] == trace[i])
@@ -206,7 +220,9 @@ static uint8_t *build(const char *dir, const struct snap *s, int memfd, const ui
 		      uint64_t n, uint64_t *len)
 {
 	uint64_t cp = SNAP_WS_CHUNK_PAGES, nc = nchunks_of(n, cp), sl, id[SNAP_WS_ID] = {0};
-	uint64_t *extra = NULL, ne = extras_of(s, trace, n, &extra);
+	uint64_t *extra = NULL, *sorted = NULL, ne = extras_of(s, trace, n, &extra, &sorted);
+	if (sorted)
+		trace = sorted;
 	uint8_t *st = read_state(dir, &sl, id);
 	uint64_t off = cold_ws_data_off(n, cp, ne, sl), meta = SNAP_WS_HDR + 8 * (n + nc + ne);
 	uint8_t *buf = extra ? calloc(1, off + (n + ne) * PAGE) : NULL;
@@ -216,6 +232,7 @@ static uint8_t *build(const char *dir, const struct snap *s, int memfd, const ui
 		free(buf);
 		free(st);
 		free(extra);
+		free(sorted);
 		errno = e;
 		return NULL;
 	}
@@ -241,6 +258,7 @@ static uint8_t *build(const char *dir, const struct snap *s, int memfd, const ui
 	*len = off + (n + ne) * PAGE;
 	free(st);
 	free(extra);
+	free(sorted);
 	return buf;
 }
 

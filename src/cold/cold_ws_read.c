@@ -101,16 +101,8 @@ static int read_iov(int fd, struct iovec *iov, size_t n, uint64_t size, struct c
 	return off == size ? 0 : -1;
 }
 
-/* the file's bytes, already in memory at src, into iov */
-static void copy_iov(const uint8_t *src, const struct iovec *iov, size_t n)
-{
-	for (size_t i = 0; i < n; src += iov[i].iov_len, i++)
-		memcpy(iov[i].iov_base, src, iov[i].iov_len);
-}
-
-/* the file read into r->fd as the layout says (plan_layout's, or the file as it is): from fd,
- * or copied from src where the load read it whole */
-static int read_laid(int fd, const uint8_t *src, uint64_t data_off, struct cold_read *r)
+/* the file read into r->fd as the layout says (plan_layout's, or the file as it is) */
+static int read_laid(int fd, uint64_t data_off, struct cold_read *r)
 {
 	uint64_t n = r->pos ? 1 + (r->ws_bytes - data_off) / PAGE : 1;
 	struct iovec *iov = malloc(n * sizeof(*iov));
@@ -118,15 +110,7 @@ static int read_laid(int fd, const uint8_t *src, uint64_t data_off, struct cold_
 		free(iov);
 		return -1;
 	}
-	size_t k = layout_iov(r, data_off, iov);
-	int rc = 0;
-	if (src) {
-		/* the memfd's pages made at once, not by a fault each (2-3 us each under PVM) */
-		madvise(r->map, r->map_len, MADV_POPULATE_WRITE);
-		copy_iov(src, iov, k);
-	} else {
-		rc = read_iov(fd, iov, k, r->ws_bytes, r);
-	}
+	int rc = read_iov(fd, iov, layout_iov(r, data_off, iov), r->ws_bytes, r);
 	free(iov);
 	return rc;
 }
@@ -146,16 +130,19 @@ static void unsort(struct cold_read *r)
 		r->map_len = 0; /* the grow fails too */
 }
 
-int cold_read_ws(const struct snap *s, const char *path, const struct cold_read_plan *plan,
+int cold_read_ws(const struct snap *s, const char *path, struct cold_read_plan *plan,
 		 struct cold_read *r)
 {
-	if (plan && plan->whole) { /* read at the load, with the state file's copy */
-		uint64_t t = base_now_ns();
+	if (plan && plan->whole) { /* read at the load into a memfd: it becomes the start's */
+		close(r->fd);
+		r->fd = plan->fd;
+		r->map = plan->meta;
 		r->ws_bytes = r->map_len = plan->size;
 		r->buffered = plan->buffered;
-		int rc = read_laid(-1, plan->meta, plan_layout(s, plan, r->ws_bytes, r), r);
-		r->read_ns = base_now_ns() - t;
-		return rc;
+		plan->meta = NULL;
+		plan->whole = 0;
+		plan->fd = -1;
+		return 0;
 	}
 	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (fd < 0 && errno == EINVAL) { /* tmpfs on older kernels, some overlays: said */
@@ -170,11 +157,11 @@ int cold_read_ws(const struct snap *s, const char *path, const struct cold_read_
 	}
 	r->ws_bytes = r->map_len = (uint64_t)sb.st_size;
 	uint64_t t = base_now_ns();
-	int rc = read_laid(fd, NULL, plan_layout(s, plan, r->ws_bytes, r), r);
+	int rc = read_laid(fd, plan_layout(s, plan, r->ws_bytes, r), r);
 	/* written again since the load (a misprediction elsewhere): read as it is */
 	if (r->sorted && (rc || memcmp(r->map + r->meta_off, plan->meta, plan->meta_len))) {
 		unsort(r);
-		rc = read_laid(fd, NULL, 0, r);
+		rc = read_laid(fd, 0, r);
 	}
 	close(fd);
 	r->read_ns = base_now_ns() - t;

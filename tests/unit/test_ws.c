@@ -106,24 +106,24 @@ static void layout(void **state)
 	assert_int_equal(le(file + 80), 0); /* the trace holds every page: no extras */
 	assert_memory_equal(file + META, STATE, strlen(STATE));
 	for (int i = 0; i < NPAGES; i++) {
-		assert_int_equal(le(file + SNAP_WS_HDR + 8 * i),
-				 (1 << 20) + (uint64_t)(NPAGES - 1 - i) * 2 * PAGE);
-		/* the pages in trace order, each its snapshot content */
-		assert_int_equal(file[off + (uint64_t)i * PAGE + 7], NPAGES - i);
+		/* a start reads these 40 pages whole: the trace sorted, the pages in the
+		 * snapshot's order, each its snapshot content */
+		assert_int_equal(le(file + SNAP_WS_HDR + 8 * i), pages[i]);
+		assert_int_equal(file[off + (uint64_t)i * PAGE + 7], i + 1);
 	}
 	struct cold_ws w;
 	assert_int_equal(cold_ws_parse(&w, file, file_len, file_len), 0);
 	assert_int_equal(w.npages, NPAGES);
 	assert_int_equal(w.nchunks, 2);
 	assert_int_equal(w.data_off, PAGE);
-	assert_int_equal(cold_ws_addr(&w, 0), (1 << 20) + (NPAGES - 1) * 2 * PAGE);
+	assert_int_equal(cold_ws_addr(&w, 0), 1 << 20);
 	assert_true(cold_ws_chunk_ok(&w, file + off, 0));
 	assert_true(cold_ws_chunk_ok(&w, file + off, 1));
 	uint64_t *pages;
 	size_t n;
 	assert_int_equal(cold_ws_pages(dir, &pages, &n), 0);
 	assert_int_equal(n, NPAGES);
-	assert_int_equal(pages[NPAGES - 1], 1 << 20);
+	assert_int_equal(pages[0], 1 << 20);
 	free(pages);
 }
 
@@ -172,9 +172,9 @@ static void read_with(struct cold_read_plan *plan, int sorted)
 	struct cold_ws w;
 	assert_int_equal(cold_ws_parse(&w, r.map + r.meta_off, r.ws_bytes, r.ws_bytes), 0);
 	for (int i = 0; sorted && i < NPAGES; i++) {
-		/* trace page i is snapshot page NPAGES-1-i, filled with NPAGES-i: at its place */
-		assert_int_equal(r.pos[i], (uint64_t)(NPAGES - 1 - i) * PAGE);
-		assert_int_equal(r.map[r.pos[i] + 7], NPAGES - i);
+		/* trace page i is snapshot page i, filled with i + 1: at its place */
+		assert_int_equal(r.pos[i], (uint64_t)i * PAGE);
+		assert_int_equal(r.map[r.pos[i] + 7], i + 1);
 	}
 	assert_int_equal(r.meta_off, sorted ? NPAGES * PAGE : 0);
 	if (sorted) {
@@ -185,7 +185,7 @@ static void read_with(struct cold_read_plan *plan, int sorted)
 		assert_false(cold_ws_chunk_at_ok(&w, r.map, r.pos, 1));
 	} else {
 		assert_null(r.pos); /* the file as it is: its pages after its header */
-		assert_int_equal(r.map[PAGE + 7], NPAGES);
+		assert_int_equal(r.map[PAGE + 7], 1);
 	}
 	munmap(r.map, r.map_len);
 	close(r.fd);
@@ -250,7 +250,8 @@ static void whole(void **state)
 	assert_true(p.whole);
 	assert_int_equal(p.size, file_len);
 	assert_memory_equal(p.meta, file, file_len);
-	read_with(&p, 1); /* from the load's bytes: the same places */
+	read_with(&p, 0); /* the load's memfd taken as it is: nothing read again */
+	assert_null(p.meta);
 	cold_read_plan_free(&p);
 	/* the copy damaged: not taken, though the file is still read (its pages checked later) */
 	flip("ws", META + 3, 1);
@@ -306,20 +307,23 @@ static void extras(void **state)
 	assert_int_equal(w.npages, 8);
 	assert_int_equal(w.nextra, NPAGES - 8);
 	assert_int_equal(p.size, w.data_off + NPAGES * PAGE);
+	for (int i = 0; i < 8; i++) /* the trace sorted: snapshot pages 32 to 39 */
+		assert_int_equal(cold_ws_addr(&w, i), pages[NPAGES - 8 + i]);
 	for (int i = 0; i < NPAGES - 8; i++) { /* snapshot page i, filled with i + 1 */
 		assert_int_equal(cold_ws_addr(&w, 8 + i), pages[i]);
 		assert_int_equal(p.meta[w.data_off + (8 + i) * PAGE + 9], i + 1);
 	}
+	uint64_t size = p.size;
 	struct cold_read r = {0};
 	r.fd = memfd_create("test-ws", MFD_CLOEXEC);
 	assert_int_equal(cold_read_ws(&s, path, &p, &r), 0);
-	assert_true(r.sorted);
-	/* the working set's pages at their places in the snapshot's order, the others apart
-	 * after the header, in the file's order */
-	for (int i = 0; i < NPAGES; i++)
-		assert_int_equal(
-		    r.map[(i < NPAGES - 8 ? NPAGES * PAGE + w.data_off + i * PAGE : i * PAGE) + 9],
-		    i + 1);
+	/* the load's memfd taken as it is: the working set's pages, then the others */
+	assert_false(r.sorted);
+	assert_null(p.meta);
+	assert_int_equal(r.map_len, size);
+	for (int k = 0; k < NPAGES; k++)
+		assert_int_equal(r.map[w.data_off + k * PAGE + 9],
+				 k < 8 ? NPAGES - 8 + k + 1 : k - 7);
 	munmap(r.map, r.map_len);
 	close(r.fd);
 	cold_read_free(&r);
