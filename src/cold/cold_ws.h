@@ -20,8 +20,9 @@
  *   80  nextra        the snapshot's pages outside the working set carried after it (0 unless
  *                     a start reads the snapshot whole: cold_read_pays)
  *   88  trace         npages guest addresses, in the order the recording run faulted them
- *                     (ascending where the extras are carried: the file is then in the
- *                     snapshot's order, and the load reads it into the snapshot's memfd as is)
+ *                     (ascending where the extras are carried: the file's pages are then
+ *                     in the snapshot's order, its working set's and then the extras', and
+ *                     the load reads it into the snapshot's memfd as it is)
  *   ..  chunk hashes  one XXH3-64 per chunk of the page data
  *   ..  extras        nextra guest addresses, ascending (each page checked against the
  *                     snapshot's own checksum when it is taken)
