@@ -334,7 +334,7 @@ int cold_read_missed(const struct snap *s, struct vm *vm, struct cold_read *r, c
 	if (!r->ws_bad && (r->recopy || (r->mispredicted >= SNAP_REREC_MIN &&
 					 r->mispredicted * SNAP_REREC_DIV >= r->nws))) {
 		int fd = open_mem(dir);
-		rc = fd < 0 ? -1 : cold_ws_write(dir, s, fd, trace, nt, err, errlen);
+		rc = fd < 0 ? -1 : cold_ws_write(dir, s, fd, trace, nt, 1, err, errlen);
 		r->rerecorded = !rc;
 		if (fd >= 0)
 			close(fd);

@@ -174,14 +174,14 @@ static int ascending(const void *a, const void *b)
  * trace is sorted (into *sorted) so that the file's pages are in the snapshot's order, each
  * run of the snapshot a run of the file: the load reads it straight into the snapshot's memfd,
  * which maps into the machine in a few runs. Else no extras, the trace as recorded. */
-static uint64_t extras_of(const struct snap *s, const uint64_t *trace, uint64_t n, uint64_t **extra,
-			  uint64_t **sorted)
+static uint64_t extras_of(const struct snap *s, const uint64_t *trace, uint64_t n, int whole,
+			  uint64_t **extra, uint64_t **sorted)
 {
 	uint8_t *in = calloc(s->npages ? s->npages : 1, 1);
 	uint64_t ne = 0;
 	*extra = malloc((s->npages ? s->npages : 1) * sizeof(uint64_t));
 	*sorted = NULL;
-	if (in && *extra && cold_read_pays_n(s->npages, (n + 1) * PAGE) &&
+	if (in && *extra && whole && cold_read_pays_n(s->npages, (n + 1) * PAGE) &&
 	    (*sorted = malloc((n ? n : 1) * sizeof(uint64_t)))) {
 		memcpy(*sorted, trace, n * sizeof(uint64_t));
 		qsort(*sorted, n, sizeof(uint64_t), ascending);
@@ -217,10 +217,10 @@ static int put_pages(const struct snap *s, int memfd, const uint64_t *addrs, uin
 /* the whole file in memory: header, trace, chunk hashes, extras, the state file's copy, the
  * snapshot's bytes for each page */
 static uint8_t *build(const char *dir, const struct snap *s, int memfd, const uint64_t *trace,
-		      uint64_t n, uint64_t *len)
+		      uint64_t n, int whole, uint64_t *len)
 {
 	uint64_t cp = SNAP_WS_CHUNK_PAGES, nc = nchunks_of(n, cp), sl, id[SNAP_WS_ID] = {0};
-	uint64_t *extra = NULL, *sorted = NULL, ne = extras_of(s, trace, n, &extra, &sorted);
+	uint64_t *extra = NULL, *sorted = NULL, ne = extras_of(s, trace, n, whole, &extra, &sorted);
 	if (sorted)
 		trace = sorted;
 	uint8_t *st = read_state(dir, &sl, id);
@@ -263,12 +263,12 @@ static uint8_t *build(const char *dir, const struct snap *s, int memfd, const ui
 }
 
 int cold_ws_write(const char *dir, const struct snap *s, int memfd, const uint64_t *trace,
-		  uint64_t n, char *err, size_t errlen)
+		  uint64_t n, int whole, char *err, size_t errlen)
 {
 	char path[4200];
 	cold_ws_path(path, sizeof(path), dir);
 	uint64_t len = 0;
-	uint8_t *buf = build(dir, s, memfd, trace, n, &len);
+	uint8_t *buf = build(dir, s, memfd, trace, n, whole, &len);
 	if (!buf)
 		return snprintf(err, errlen, "reading the memory file: %s",
 				strerror(errno ? errno : ENOMEM)),

@@ -71,10 +71,13 @@ const uint8_t *cold_ws_state(const struct cold_ws *w, const char *dir, const cha
 /* DIR/ws */
 int cold_ws_path(char *out, size_t len, const char *dir);
 /* Writes DIR/ws atomically for the n pages of trace, their content the snapshot's (read from
- * memfd, the snapshot's memory file), with a copy of DIR/state (none when it cannot be read).
- * 0, or -1 with the reason in err. */
+ * memfd, the snapshot's memory file), with a copy of DIR/state (none when it cannot be read);
+ * with whole (the backend's starts read a small snapshot whole: KVM), the extras too and the
+ * trace sorted where cold_read_pays, else the trace as recorded (the ptrace backend's prefetch
+ * installs it in order beside the run: its first chunk is the pages touched first). 0, or -1
+ * with the reason in err. */
 int cold_ws_write(const char *dir, const struct snap *s, int memfd, const uint64_t *trace,
-		  uint64_t n, char *err, size_t errlen);
+		  uint64_t n, int whole, char *err, size_t errlen);
 /* The page addresses of DIR/ws in file order, checked (malloc'd into *pages); -1 when there is
  * none or it is damaged. */
 int cold_ws_pages(const char *dir, uint64_t **pages, size_t *n);

@@ -68,7 +68,7 @@ static int setup(void **state)
 	assert_non_null(sf);
 	assert_true(fputs(STATE, sf) >= 0);
 	fclose(sf);
-	assert_int_equal(cold_ws_write(dir, &s, fileno(f), trace, NPAGES, err, sizeof(err)), 0);
+	assert_int_equal(cold_ws_write(dir, &s, fileno(f), trace, NPAGES, 1, err, sizeof(err)), 0);
 	fclose(f);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/ws", dir);
@@ -296,7 +296,7 @@ static void extras(void **state)
 	for (int i = 0; i < 8; i++)
 		trace[i] = pages[NPAGES - 1 - i];
 	struct snap s = {.pages = pages, .npages = NPAGES};
-	assert_int_equal(cold_ws_write(dir, &s, fileno(f), trace, 8, err, sizeof(err)), 0);
+	assert_int_equal(cold_ws_write(dir, &s, fileno(f), trace, 8, 1, err, sizeof(err)), 0);
 	fclose(f);
 	struct cold_read_plan p;
 	size_t len = 0;
@@ -327,6 +327,17 @@ static void extras(void **state)
 	munmap(r.map, r.map_len);
 	close(r.fd);
 	cold_read_free(&r);
+	cold_read_plan_free(&p);
+	/* for a backend that reads it beside the run (ptrace): no extras, the trace as recorded */
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(cold_ws_write(dir, &s, fileno(f), trace, 8, 0, err, sizeof(err)), 0);
+	fclose(f);
+	assert_non_null(cold_read_plan_whole(&p, dir, &len, &why));
+	assert_int_equal(cold_ws_parse(&w, p.meta, p.size, p.size), 0);
+	assert_int_equal(w.nextra, 0);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(cold_ws_addr(&w, i), trace[i]);
 	cold_read_plan_free(&p);
 }
 
