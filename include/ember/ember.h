@@ -265,8 +265,13 @@ struct ember_load_parts {
 	 * identities, the packed tree unchanged by its own: only its index read and checked),
 	 * "checked" (the packed tree read back and hashed whole), or NULL without files */
 	const char *bundle_from;
-	/* a kept file the load found damaged and made again (the packed files), or NULL */
+	/* a kept file the load found damaged and made again (the packed files, the working set's
+	 * copy of the state file), or NULL */
 	const char *damaged;
+	/* where a start from disk took the snapshot's state: "copy" (the working set's copy of the
+	 * state file, in the one read of that file: REAP on KVM), "file" (the state file), or NULL
+	 * without a snapshot */
+	const char *state_from;
 };
 
 struct ember_info {

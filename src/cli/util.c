@@ -152,12 +152,13 @@ void cli_print_json(FILE *f, json_t *o)
 
 json_t *cli_load_json(const struct ember_load_parts *p)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s?,s:s?,s:s?}", "total_us",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s?,s:s?,s:s?,s:s?}", "total_us",
 			 (json_int_t)p->total_us, "image_us", (json_int_t)p->image_us, "sites_us",
 			 (json_int_t)p->sites_us, "interp_us", (json_int_t)p->interp_us,
 			 "bundle_us", (json_int_t)p->bundle_us, "state_us", (json_int_t)p->state_us,
 			 "plan_us", (json_int_t)p->plan_us, "image_from", p->image_from,
-			 "bundle_from", p->bundle_from, "damaged", p->damaged);
+			 "bundle_from", p->bundle_from, "damaged", p->damaged, "state_from",
+			 p->state_from);
 }
 
 const struct opt cli_load_opts[] = {

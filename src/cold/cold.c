@@ -340,7 +340,9 @@ int cold_finish(struct cold *c, const char *dir, char *err, size_t errlen)
 	}
 	int rc = 0;
 	if (dir && c->record && !c->failed && to_write(c))
-		rc = cold_ws_write(dir, c->s, c->memfd, c->trace, c->ntrace, err, errlen);
+		/* KVM's starts read a small snapshot whole: the file brings all of it */
+		rc = cold_ws_write(dir, c->s, c->memfd, c->trace, c->ntrace,
+				   vm_backend_of(c->vm) == VM_BACKEND_KVM, err, errlen);
 	if (c->memfd >= 0)
 		close(c->memfd);
 	if (c->stop[0] >= 0)

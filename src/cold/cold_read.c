@@ -46,20 +46,37 @@ static uint64_t take_ws(const struct snap *s, struct cold_read *r, const struct 
 	return k;
 }
 
+/* the snapshot's pages the file carries after the working set's, each taken where it is the
+ * snapshot's content (from_ws 4: outside the working set, its mem copy checked after the run) */
+static void take_extras(const struct snap *s, struct cold_read *r, const struct cold_ws *w,
+			uint64_t *offs)
+{
+	for (uint64_t i = w->npages; i < w->npages + w->nextra; i++) {
+		uint64_t a = cold_ws_addr(w, i);
+		size_t j = snap_page_index(s, a);
+		if (j >= s->npages || s->pages[j] != a || r->from_ws[j] ||
+		    snap_page_hash(r->map + r->pos[i]) != s->hashes[j])
+			continue;
+		offs[j] = r->pos[i];
+		r->from_ws[j] = 4;
+		r->outside++;
+	}
+}
+
 /* where each page of w went in the memfd: read as the file is, after its header */
 static int pos_in_file(struct cold_read *r, const struct cold_ws *w)
 {
 	if (r->pos)
 		return 0;
-	if (!(r->pos = malloc((w->npages ? w->npages : 1) * sizeof(*r->pos))))
+	if (!(r->pos = malloc((w->npages + w->nextra + 1) * sizeof(*r->pos))))
 		return -1;
-	for (uint64_t i = 0; i < w->npages; i++)
+	for (uint64_t i = 0; i < w->npages + w->nextra; i++)
 		r->pos[i] = w->data_off + i * PAGE;
 	return 0;
 }
 
 /* the working set: read, parsed, its intact chunks taken; 1 when none could be */
-static int use_ws(const struct snap *s, const char *dir, const struct cold_read_plan *plan,
+static int use_ws(const struct snap *s, const char *dir, struct cold_read_plan *plan,
 		  struct cold_read *r, uint64_t *offs)
 {
 	char path[4200];
@@ -71,6 +88,8 @@ static int use_ws(const struct snap *s, const char *dir, const struct cold_read_
 		goto out;
 	uint64_t t = base_now_ns();
 	uint64_t good = take_ws(s, r, &w, offs);
+	if (good == w.nchunks)
+		take_extras(s, r, &w, offs);
 	r->check_ns += base_now_ns() - t;
 	r->ws_bad = good < w.nchunks;
 	if (!good && w.nchunks)
@@ -145,7 +164,7 @@ static void ask_planned(const struct snap *s, const struct cold_read_plan *plan,
 	if (!plan || !plan->meta || fd < 0 ||
 	    cold_ws_parse(&w, plan->meta, plan->meta_len, plan->size))
 		return;
-	for (uint64_t i = 0; i < w.npages; i++) {
+	for (uint64_t i = 0; i < w.npages + w.nextra; i++) {
 		uint64_t a = cold_ws_addr(&w, i);
 		size_t j = snap_page_index(s, a);
 		if (j < s->npages && s->pages[j] == a)
@@ -155,11 +174,25 @@ static void ask_planned(const struct snap *s, const struct cold_read_plan *plan,
 	memset(r->from_ws, 0, s->npages);
 }
 
+void cold_read_ask(const struct snap *s, struct cold_read_plan *p, const char *dir)
+{
+	struct cold_read r = {.from_ws = calloc(s->npages ? s->npages : 1, 1)};
+	int fd = open_mem(dir);
+	if (r.from_ws && !p->asked)
+		ask_planned(s, p, &r, fd);
+	p->asked = 1;
+	free(r.from_ws);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* the pages the working set lacks, from the memory file (fd) into the memfd after it, checked */
 static int read_rest(const struct snap *s, int fd, struct cold_read *r, uint64_t *offs,
 		     uint64_t *bad)
 {
-	uint64_t need = s->npages - r->ws_pages, at = r->map_len, t = base_now_ns();
+	uint64_t need = 0, got = 0, at = r->map_len, t = base_now_ns();
+	for (size_t i = 0; i < s->npages; i++)
+		need += !r->from_ws[i];
 	if (!need)
 		return 0;
 	/* after the working set, apart from it: a run touching one of them is seen (a fault maps
@@ -171,9 +204,10 @@ static int read_rest(const struct snap *s, int fd, struct cold_read *r, uint64_t
 	for (size_t i = 0; !rc && i < s->npages;) {
 		size_t n = r->from_ws[i] ? 1 : missing_run(s, r, i);
 		if (!r->from_ws[i]) {
-			rc = read_checked(s, fd, i, n, m + r->outside * PAGE, bad);
+			rc = read_checked(s, fd, i, n, m + got * PAGE, bad);
 			for (size_t k = 0; k < n; k++)
-				offs[i + k] = at + (r->outside + k) * PAGE;
+				offs[i + k] = at + (got + k) * PAGE;
+			got += n;
 			r->outside += n;
 		}
 		i += n;
@@ -191,11 +225,16 @@ int cold_read_pays(const struct snap *s, const char *dir)
 	cold_ws_path(path, sizeof(path), dir);
 	if (stat(path, &sb) || sb.st_size < SNAP_WS_HDR)
 		return 0;
-	uint64_t ws = (uint64_t)sb.st_size / PAGE; /* its pages, and its header's few */
-	return ws <= WHOLE_MAX && s->npages <= ws + ws / 4 + OUTSIDE_SLACK;
+	return cold_read_pays_n(s->npages, (uint64_t)sb.st_size);
 }
 
-int cold_read_whole(struct snap *s, const char *dir, const struct cold_read_plan *plan,
+int cold_read_pays_n(uint64_t snap_pages, uint64_t ws_size)
+{
+	uint64_t ws = ws_size / PAGE; /* its pages, and its header's few */
+	return ws <= WHOLE_MAX && snap_pages <= ws + ws / 4 + OUTSIDE_SLACK;
+}
+
+int cold_read_whole(struct snap *s, const char *dir, struct cold_read_plan *plan,
 		    struct cold_read *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
@@ -209,7 +248,9 @@ int cold_read_whole(struct snap *s, const char *dir, const struct cold_read_plan
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	ask_planned(s, plan, r, mem);
+	if (!plan || !plan->asked)
+		ask_planned(s, plan, r, mem);
+	r->recopy = plan && plan->recopy;
 	if (use_ws(s, dir, plan, r, offs)) {
 		rc = 1;
 		goto out;
@@ -290,10 +331,10 @@ int cold_read_missed(const struct snap *s, struct vm *vm, struct cold_read *r, c
 	r->mispredicted = nt - r->nws;
 	rc = 0;
 	/* a damaged working set is dropped instead: the next start records it whole */
-	if (!r->ws_bad && r->mispredicted >= SNAP_REREC_MIN &&
-	    r->mispredicted * SNAP_REREC_DIV >= r->nws) {
+	if (!r->ws_bad && (r->recopy || (r->mispredicted >= SNAP_REREC_MIN &&
+					 r->mispredicted * SNAP_REREC_DIV >= r->nws))) {
 		int fd = open_mem(dir);
-		rc = fd < 0 ? -1 : cold_ws_write(dir, s, fd, trace, nt, err, errlen);
+		rc = fd < 0 ? -1 : cold_ws_write(dir, s, fd, trace, nt, 1, err, errlen);
 		r->rerecorded = !rc;
 		if (fd >= 0)
 			close(fd);
@@ -315,10 +356,10 @@ int cold_read_check_mem(const struct snap *s, const struct cold_read *r, const c
 	for (size_t i = 0; !rc && i < s->npages;) {
 		size_t n = 1;
 		while (n < RUN && i + n < s->npages &&
-		       (r->from_ws[i + n] & 1) == (r->from_ws[i] & 1) &&
+		       !(r->from_ws[i + n] & 5) == !(r->from_ws[i] & 5) &&
 		       s->pages[i + n] == s->pages[i] + n * PAGE)
 			n++;
-		if (r->from_ws[i] & 1)
+		if (r->from_ws[i] & 5) /* its content came from the file */
 			rc = read_checked(s, fd, i, n, buf, &bad);
 		i += n;
 	}

@@ -7,7 +7,8 @@
 /* what the read brought and where its time went */
 struct cold_read {
 	uint64_t ws_pages; /* snapshot pages taken from the working-set file */
-	uint64_t outside;  /* snapshot pages read from the memory file beside it */
+	uint64_t outside;  /* snapshot pages outside it: carried after it in its file, or read from
+			    * the memory file beside it */
 	uint64_t ws_bytes; /* the working-set file's size */
 	uint64_t read_ns, check_ns, wall_ns;
 	int buffered; /* the file system refused O_DIRECT: the working set came through the cache */
@@ -23,6 +24,7 @@ struct cold_read {
 	uint64_t *pos;	       /* where each of its pages is */
 	uint64_t mispredicted; /* pages outside the working set the run touched */
 	int rerecorded;
+	int recopy; /* the plan's: the file is written again after the run, whatever the count */
 };
 
 /* What the load learns of the working set for a start that reads it whole: the bytes of its
@@ -35,9 +37,25 @@ struct cold_read_plan {
 	uint8_t *meta;
 	uint64_t meta_len; /* the header, page list and chunk checksums */
 	uint64_t size;	   /* the working-set file's size */
+	int whole;	   /* meta holds the whole file (size bytes), mapped from fd, a memfd that
+			    * the start takes as the snapshot's own: it reads and copies nothing */
+	int fd;
+	int asked;    /* the pages it lacks were asked of the disk already (cold_read_ask) */
+	int recopy;   /* its state copy was not taken (damaged, stale): written again */
+	int buffered; /* the whole file came through the page cache (no O_DIRECT there) */
 };
 /* dir's working-set header into p; p empty when there is none or it is damaged */
 void cold_read_plan(struct cold_read_plan *p, const char *dir);
+/* A load's one read of the snapshot (REAP on KVM): dir's working-set file read whole with one
+ * O_DIRECT read into p (whole), when it is small enough for a whole read to pay and intact in
+ * its header. Returns its copy of the state file (state_len bytes, into p's buffer) when that is
+ * intact and the state file is still the one copied; else NULL with the reason in why (p may
+ * still hold the file: its pages are checked against the state file's checksums as ever). */
+const uint8_t *cold_read_plan_whole(struct cold_read_plan *p, const char *dir, size_t *state_len,
+				    const char **why);
+/* the pages of s the planned working set lacks, asked of dir's memory file now (their read
+ * overlaps what comes before the start); once per plan */
+void cold_read_ask(const struct snap *s, struct cold_read_plan *p, const char *dir);
 void cold_read_plan_free(struct cold_read_plan *p);
 
 /* Whether reading s whole beats the concurrent prefetch with the rest on demand: the working
@@ -45,6 +63,8 @@ void cold_read_plan_free(struct cold_read_plan *p);
  * first) and the snapshot holds at most a quarter more pages than it, plus 64 (C functions: a
  * few pages past it; a Python or JS heap of many MiB the run never touches is not read). */
 int cold_read_pays(const struct snap *s, const char *dir);
+/* the same for a snapshot of snap_pages pages and a working-set file of ws_size bytes */
+int cold_read_pays_n(uint64_t snap_pages, uint64_t ws_size);
 /* Reads the snapshot's pages into a sealed memfd of its own, s->data its view (as snap_seal
  * leaves a snapshot; the domain's store can take them after the run): the working set of
  * dir with one O_DIRECT read (placed as plan, the load's, or NULL says), each chunk checked
@@ -53,11 +73,12 @@ int cold_read_pays(const struct snap *s, const char *dir);
  * every page; 1 when the working set is missing or unusable from its first chunk (dropped: the
  * caller starts lazily and records it); -1 with the reason in err when the memory file is
  * damaged (the snapshot is refused). */
-int cold_read_whole(struct snap *s, const char *dir, const struct cold_read_plan *plan,
+int cold_read_whole(struct snap *s, const char *dir, struct cold_read_plan *plan,
 		    struct cold_read *r, char *err, size_t errlen);
 /* After the run of a start from cold_read_whole in vm: the snapshot pages outside the working
- * set that the run touched (r->mispredicted); when they pass the threshold, the working set is
- * written again with them appended. 0, or -1 with the reason in err. */
+ * set that the run touched (r->mispredicted); when they pass the threshold, or when the plan
+ * said its state copy was unusable, the working set is written again (with them appended, and a
+ * fresh copy of the state file). 0, or -1 with the reason in err. */
 int cold_read_missed(const struct snap *s, struct vm *vm, struct cold_read *r, const char *dir,
 		     char *err, size_t errlen);
 /* The memory file's copies of the pages the working set supplied: checked (the run did not need
@@ -71,7 +92,7 @@ void cold_read_free(struct cold_read *r);
  * r->map, its header at meta_off), in the snapshot's order where plan still describes it (pos
  * then set), else as it is from the start. 0, or -1. */
 uint8_t *cold_read_grow(int fd, uint64_t off, uint64_t len);
-int cold_read_ws(const struct snap *s, const char *path, const struct cold_read_plan *plan,
+int cold_read_ws(const struct snap *s, const char *path, struct cold_read_plan *plan,
 		 struct cold_read *r);
 
 #endif

@@ -25,23 +25,24 @@ uint8_t *cold_read_grow(int fd, uint64_t off, uint64_t len)
 }
 
 /* the plan's layout for a file of size bytes: each snapshot page of it at its own place in
- * r->fd (the snapshot's order, as snap_seal leaves one), its header and any page the snapshot
- * does not hold past them; the offset of its pages in the file, or 0 when the plan does not
- * describe such a file */
+ * r->fd (the snapshot's order, as snap_seal leaves one), its header, any page the snapshot does
+ * not hold and the pages carried after the working set's past them (apart: a run touching one
+ * of those is seen, as a fault maps the pages around it in the same mapping); the offset of its
+ * pages in the file, or 0 when the plan does not describe such a file */
 static uint64_t plan_layout(const struct snap *s, const struct cold_read_plan *plan, uint64_t size,
 			    struct cold_read *r)
 {
 	struct cold_ws w;
 	if (!plan || !plan->meta || plan->size != size ||
 	    cold_ws_parse(&w, plan->meta, plan->meta_len, size) ||
-	    !(r->pos = malloc((w.npages ? w.npages : 1) * sizeof(*r->pos))))
+	    !(r->pos = malloc((w.npages + w.nextra + 1) * sizeof(*r->pos))))
 		return 0;
 	uint64_t end = s->npages * PAGE + w.data_off;
 	r->meta_off = s->npages * PAGE;
-	for (uint64_t i = 0; i < w.npages; i++) {
+	for (uint64_t i = 0; i < w.npages + w.nextra; i++) {
 		uint64_t a = cold_ws_addr(&w, i);
 		size_t j = snap_page_index(s, a);
-		if (j < s->npages && s->pages[j] == a) {
+		if (i < w.npages && j < s->npages && s->pages[j] == a) {
 			r->pos[i] = j * PAGE;
 		} else {
 			r->pos[i] = end;
@@ -129,9 +130,20 @@ static void unsort(struct cold_read *r)
 		r->map_len = 0; /* the grow fails too */
 }
 
-int cold_read_ws(const struct snap *s, const char *path, const struct cold_read_plan *plan,
+int cold_read_ws(const struct snap *s, const char *path, struct cold_read_plan *plan,
 		 struct cold_read *r)
 {
+	if (plan && plan->whole) { /* read at the load into a memfd: it becomes the start's */
+		close(r->fd);
+		r->fd = plan->fd;
+		r->map = plan->meta;
+		r->ws_bytes = r->map_len = plan->size;
+		r->buffered = plan->buffered;
+		plan->meta = NULL;
+		plan->whole = 0;
+		plan->fd = -1;
+		return 0;
+	}
 	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (fd < 0 && errno == EINVAL) { /* tmpfs on older kernels, some overlays: said */
 		fd = open(path, O_RDONLY | O_CLOEXEC);

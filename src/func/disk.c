@@ -117,6 +117,29 @@ static int state(struct ember_function *fn, const struct ember_config *cfg, char
 {
 	if (cfg->cold)
 		snap_drop_cache(fn->snap_dir); /* honest: the start reads the files from disk */
+	cold_read_plan_free(&fn->plan);
+	/* REAP on KVM: the working set read whole at once, the state taken from its copy when the
+	 * state file is still the one copied (one request to the disk, not the state file's and
+	 * then the working set's); the pages it lacks asked at once */
+	if (fn->restore == SNAP_REAP && fn->vmcfg.backend == VM_BACKEND_KVM) {
+		size_t len = 0;
+		const char *no;
+		const uint8_t *copy = cold_read_plan_whole(&fn->plan, fn->snap_dir, &len, &no);
+		if (copy &&
+		    !snap_load_from(&fn->snap, &fn->meta, fn->snap_dir, copy, len, why, whylen)) {
+			cold_read_ask(&fn->snap, &fn->plan, fn->snap_dir);
+			start_ahead(fn);
+			fn->parts.state_from = "copy";
+			return 0;
+		}
+		/* a copy there but not taken: the state file read, the copy written again after
+		 * the start (a damaged one said) */
+		fn->plan.recopy = len && fn->plan.whole;
+		if (len && fn->plan.whole && strstr(no, "damaged") && !fn->damaged[0])
+			snprintf(fn->damaged, sizeof(fn->damaged), "%s", no);
+		fn->parts.damaged = fn->damaged[0] ? fn->damaged : NULL;
+	}
+	fn->parts.state_from = "file";
 	/* while the disk reads it (100-300 us with the page cache dropped), what the start will
 	 * want is made: 50-100 us that came after the read */
 	if (snap_read_ahead(fn->snap_dir))
@@ -153,7 +176,8 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 	fn->parts.state_us = base_us_since(t0);
 	uint64_t t1 = base_now_ns();
 	/* REAP on KVM may read the snapshot whole: a loaded function's working set is known */
-	if (rc == 0 && fn->restore == SNAP_REAP && fn->vmcfg.backend == VM_BACKEND_KVM)
+	if (rc == 0 && fn->restore == SNAP_REAP && fn->vmcfg.backend == VM_BACKEND_KVM &&
+	    !fn->plan.meta)
 		cold_read_plan(&fn->plan, fn->snap_dir);
 	fn->parts.plan_us = base_us_since(t1);
 	fn->snap_load_us = base_us_since(t0); /* read and checked once: every cold start keeps it */
@@ -163,6 +187,8 @@ int func_disk(struct ember_function *fn, const struct ember_config *cfg, char *e
 		start_ahead(fn); /* done already, unless the state file came meanwhile */
 		return 0;
 	}
+	cold_read_plan_free(&fn->plan); /* of a snapshot not used */
+	fn->parts.state_from = NULL;
 	if (rc != SNAP_MISSING) /* a first start is no rebuild */
 		snprintf(fn->rebuilt, sizeof(fn->rebuilt), "%s", why);
 	return 1; /* not usable: the caller runs init and calls func_disk_save */

@@ -270,10 +270,18 @@ int snap_load(struct snap *s, const struct snap_meta *m, const char *dir, int pa
 		return snprintf(err, errlen, "snapshot %s refused: cannot read its state file: %s",
 				dir, strerror(e)),
 		       SNAP_REFUSED;
-	const char *why = parse_state(s, m, buf, len);
+	int rc = snap_load_from(s, m, dir, buf, len, err, errlen);
 	free(buf);
-	if (!why && pages && snap_load_pages(s, dir, err, errlen))
+	if (!rc && pages && snap_load_pages(s, dir, err, errlen))
 		return snap_free(s), SNAP_REFUSED;
+	return rc;
+}
+
+int snap_load_from(struct snap *s, const struct snap_meta *m, const char *dir, const uint8_t *buf,
+		   size_t len, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	const char *why = parse_state(s, m, buf, len);
 	if (why) {
 		snap_free(s);
 		return snprintf(err, errlen, "snapshot %s refused: %s", dir, why), SNAP_REFUSED;

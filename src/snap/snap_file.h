@@ -41,6 +41,9 @@ enum { SNAP_REFUSED = -1, SNAP_MISSING = -2 };
  * a damaged one, or one that cannot be read. */
 int snap_load(struct snap *s, const struct snap_meta *m, const char *dir, int pages, char *err,
 	      size_t errlen);
+/* The same from the state file's len bytes at buf (a copy of it): 0 or SNAP_REFUSED. */
+int snap_load_from(struct snap *s, const struct snap_meta *m, const char *dir, const uint8_t *buf,
+		   size_t len, char *err, size_t errlen);
 /* Reads the page data of a snapshot loaded without it, checking each page. */
 int snap_load_pages(struct snap *s, const char *dir, char *err, size_t errlen);
 /* Drops dir's files from the page cache, so the next start reads them from disk. */

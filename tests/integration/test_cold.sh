@@ -3,7 +3,9 @@
 # foreign and outdated snapshots refused and rebuilt, crashes while writing, REAP with a working
 # set recorded on another request, model's 8 MiB working set prefetched beside the run (recorded
 # again after mispredictions, a damaged chunk), KVM's whole read of rnn recording its working set
-# again after mispredictions, a state folder on a ramfs (no O_DIRECT: said once), and lazy next to REAP on the whole function suite.
+# again after mispredictions, the working set's copy of the state file (damaged, stale, of the
+# format before), a state folder on a ramfs (no O_DIRECT: said once), and lazy next to REAP on the
+# whole function suite.
 # Run from the repository root; B is the build directory.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -17,6 +19,21 @@ flip()
 	python3 -c 'import sys
 f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); b = f.read(1)
 f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0xff]))' "$1" "$2"
+}
+
+# ws_at FILE K: the offset of a byte in chunk K of the working-set file's pages; K = copy: of a
+# byte of its copy of the state file (format 3: cold_ws.h)
+ws_at()
+{
+	python3 -c 'import struct, sys
+h = open(sys.argv[1], "rb").read(88)
+n, cp = struct.unpack("<QQ", h[8:24])
+sl, ne = struct.unpack("<Q", h[32:40])[0], struct.unpack("<Q", h[80:88])[0]
+meta = 88 + 8 * (n + (n + cp - 1) // cp + ne)
+if sys.argv[2] == "copy":
+    print(meta + sl // 2)
+else:
+    print((meta + sl + 4095) // 4096 * 4096 + int(sys.argv[2]) * cp * 4096 + 100)' "$1" "$2"
 }
 
 # snapdir STATE: the one snapshot folder under STATE
@@ -145,13 +162,61 @@ cp "$other/state" "$d/state"
 cp "$other/mem" "$d/mem"
 rebuilt "another image's snapshot"
 fresh "$s"
-flip "$d/ws" 5000
+flip "$d/ws" "$(ws_at "$d/ws" 0)"
 er --state "$s" --stats "$hello"
 out_is "Hello, Ember!" "damaged working set"
 stats "j['invocations'][0]['prefetched_pages'] == 0 and j['invocations'][0]['recorded']" \
 	"damaged working set: dropped, the start is lazy and records it again"
 er --state "$s" --stats "$hello"
 stats "j['invocations'][0]['prefetched_pages'] > 0" "damaged working set: recorded again"
+
+# --- the working set's copy of the state file (format 3): REAP on KVM reads both in one request;
+# a damaged copy, a state file written since, a working set of the format before: the state file
+# read instead (and a damaged state file then refused as ever), the copy written again
+# from STATE: where the last start took the state from
+from()
+{
+	stats "j['init']['load']['state_from'] == '$1' and j['init']['rebuilt'] is None" "$2"
+}
+if [ "$EMBER_BACKEND" = kvm ]; then
+	fresh "$s"
+	er --state "$s" --stats "$hello"
+	out_is "Hello, Ember!" "a start with the copy"
+	from copy "a sound working set: the state from its copy (the state file not read)"
+	flip "$d/ws" "$(ws_at "$d/ws" copy)"
+	er --state "$s" --stats "$hello"
+	out_is "Hello, Ember!" "a damaged copy: the answer"
+	from file "a damaged copy: the state file read instead, nothing rebuilt"
+	stats "'copy of the state file is damaged' in (j['init']['load']['damaged'] or '') and \
+j['invocations'][0]['prefetched_pages'] > 0" "a damaged copy: said; the working set's pages still used"
+	er --state "$s" --stats "$hello"
+	from copy "a damaged copy: written again, used by the next start"
+	touch "$d/state"
+	er --state "$s" --stats "$hello"
+	from file "the state file written since (touched): not trusted through the copy"
+	er --state "$s" --stats "$hello"
+	from copy "then the copy written again is used"
+	# the state file damaged after the working set copied it: refused, not taken from the copy
+	flip "$d/state" 300
+	er --state "$s" --stats "$hello"
+	out_is "Hello, Ember!" "a byte flipped in state after the copy was made: the answer"
+	stats "'checksum' in (j['init']['rebuilt'] or '') and not j['init']['from_disk']" \
+		"a byte flipped in state after the copy was made: refused (not taken from the copy), said, rebuilt"
+	fresh "$s"
+	printf '2' | dd of="$d/ws" bs=1 seek=7 conv=notrunc 2>/dev/null # "EMBERWS2"
+	er --state "$s" --stats "$hello"
+	out_is "Hello, Ember!" "a working set of the format before: the answer"
+	from file "a working set of the format before: the state file read"
+	stats "j['invocations'][0]['recorded']" "a working set of the format before: recorded again"
+	er --state "$s" --stats "$hello"
+	from copy "then the working set recorded again brings the state"
+	[ "$(head -c 8 "$d/ws")" = EMBERWS3 ] && ok "the working set recorded again is format 3" ||
+		bad "the working set recorded again: $(head -c 8 "$d/ws")"
+else
+	fresh "$s"
+	er --state "$s" --stats "$hello"
+	from file "ptrace: the state file read (the working set is read beside the run)"
+fi
 
 # --- a crash while the snapshot is written --------------------------------------------------
 # kill -9 at random times near the end of `ember snapshot` (after init, where it writes); a
@@ -222,15 +287,6 @@ j['invocations'][0]['cold_parts']['mispredicted'] > 0" \
 done
 
 # --- overlapped REAP, mispredictions, a damaged chunk: model's 8 MiB working set --------------
-# ws_at FILE K: the offset of a byte in chunk K of the working-set file's pages
-ws_at()
-{
-	python3 -c 'import struct, sys
-h = open(sys.argv[1], "rb").read(32)
-n, cp = struct.unpack("<QQ", h[8:24])
-meta = 32 + 8 * (n + (n + cp - 1) // cp)
-print((meta + 4095) // 4096 * 4096 + int(sys.argv[2]) * cp * 4096 + 100)' "$1" "$2"
-}
 # part EXPR MSG: EXPR on the first invocation's cold_parts (p) and the invocation (i)
 part()
 {
@@ -276,12 +332,14 @@ part "i['recorded'] and i['prefetched_pages'] == 0" \
 # rnn's working set fits the whole read (cold_read_pays); recorded on small.req, large.req touches
 # 30-odd pages more: past the threshold, the start writes the working set again with them, so the
 # file changes and the next start of large.req mispredicts nothing
-# wsid FILE: the file's sha256, size and mtime in ns
+# wsid FILE: the file's sha256, its working set's pages (the file's size is the snapshot's pages
+# for a whole read: those outside it come after it) and mtime in ns
 wsid()
 {
-	python3 -c 'import hashlib, os, sys
+	python3 -c 'import hashlib, os, struct, sys
 st = os.stat(sys.argv[1])
-print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest(), st.st_size, st.st_mtime_ns)' "$1"
+b = open(sys.argv[1], "rb").read()
+print(hashlib.sha256(b).hexdigest(), struct.unpack("<Q", b[8:16])[0], st.st_mtime_ns)' "$1"
 }
 if [ "$EMBER_BACKEND" = kvm ]; then
 	rnn=$B/functions/rnn
@@ -309,7 +367,7 @@ p['mispredicted'] >= 8 and p['rerecorded']" \
 	b_sum=$1 b_size=$2 b_mtime=$3
 	set -- $after
 	[ "$1" != "$b_sum" ] && [ "$2" -gt "$b_size" ] && [ "$3" != "$b_mtime" ] &&
-		ok "rnn: the working-set file was written again (content, size, mtime changed)" ||
+		ok "rnn: the working-set file was written again (content, pages, mtime changed)" ||
 		bad "rnn: the working-set file was not rewritten ($before -> $after)"
 	er --state "$s" --cold --stats "$rnn"
 	cmp -s "$tmp/out" "$tmp/warm" && ok "rnn: the next whole read: output equals warm" ||
