@@ -21,8 +21,10 @@
 #define MEM	  (64ULL << 20)
 #define MAX_PAGES 16
 
-/* cold_ws.h's layout: magic, npages, chunk_pages, meta_hash (little-endian u64s), the trace,
- * one checksum per chunk, zeros to a page, then the pages */
+/* cold_ws.h's layout (format 3): magic, npages, chunk_pages, meta_hash, state_len, state_hash,
+ * the state file's identity, nextra (little-endian u64s), the trace, one checksum per chunk, the
+ * extras' addresses, the state file's copy, zeros to a page, then the pages; meta_hash covers
+ * everything from state_len to the copy. The generated files carry no extras and no copy. */
 #define WS_HDR SNAP_WS_HDR
 
 static uint64_t get64(const uint8_t *p)
@@ -39,16 +41,16 @@ static void put64(uint8_t *p, uint64_t v)
 }
 
 /* the chunk checksums and the header's, right unless damage flips one */
-static void set_hashes(uint8_t *f, uint64_t n, uint64_t cp, int damage)
+static void set_hashes(uint8_t *f, uint64_t n, uint64_t cp, uint64_t ne, uint64_t sl, int damage)
 {
-	uint64_t nc = (n + cp - 1) / cp, off = cold_ws_data_off(n, cp);
+	uint64_t nc = (n + cp - 1) / cp, off = cold_ws_data_off(n, cp, ne, sl);
 	for (uint64_t k = 0; k < nc; k++) {
 		uint64_t len = (n - k * cp < cp ? n - k * cp : cp) * PAGE;
 		put64(f + WS_HDR + 8 * (n + k), XXH3_64bits(f + off + k * cp * PAGE, len));
 	}
 	if (damage && nc)
 		f[WS_HDR + 8 * n] ^= 1;
-	put64(f + 24, XXH3_64bits(f + WS_HDR, 8 * (n + nc)));
+	put64(f + 24, XXH3_64bits(f + 32, WS_HDR - 32 + 8 * (n + nc + ne)));
 	if (damage && !nc)
 		f[24] ^= 1;
 }
@@ -62,14 +64,17 @@ static size_t build(uint8_t *f, size_t room, const uint8_t *data, size_t size)
 		size_t len = in.n < room ? in.n : room;
 		memcpy(f, in.p, len);
 		uint64_t n = len >= WS_HDR ? get64(f + 8) : 0,
-			 cp = len >= WS_HDR ? get64(f + 16) : 0;
+			 cp = len >= WS_HDR ? get64(f + 16) : 0,
+			 sl = len >= WS_HDR ? get64(f + 32) : 0,
+			 ne = len >= WS_HDR ? get64(f + 80) : 0;
 		if (len >= WS_HDR && n <= MAX_PAGES && cp && cp <= MAX_PAGES &&
-		    cold_ws_data_off(n, cp) + n * PAGE == len)
-			set_hashes(f, n, cp, flags & 4);
+		    ne <= MAX_PAGES && sl <= room &&
+		    cold_ws_data_off(n, cp, ne, sl) + (n + ne) * PAGE == len)
+			set_hashes(f, n, cp, ne, sl, flags & 4);
 		return len;
 	}
 	uint64_t n = fz_u8(&in) % (MAX_PAGES + 1), cp = 1 + (flags >> 3) % 8;
-	uint64_t off = cold_ws_data_off(n, cp);
+	uint64_t off = cold_ws_data_off(n, cp, 0, 0);
 	memset(f, 0, off + n * PAGE);
 	memcpy(f, SNAP_WS_MAGIC, 8);
 	put64(f + 8, n);
@@ -78,7 +83,7 @@ static size_t build(uint8_t *f, size_t room, const uint8_t *data, size_t size)
 		put64(f + WS_HDR + i * 8, flags & 2 ? fz_u64(&in) : (uint64_t)fz_u32(&in) * PAGE);
 	for (size_t i = 0; in.n && i < n * PAGE; i++)
 		f[off + i] = in.p[i % in.n];
-	set_hashes(f, n, cp, flags & 4);
+	set_hashes(f, n, cp, 0, 0, flags & 4);
 	return off + n * PAGE;
 }
 

@@ -89,7 +89,7 @@ python3 - "$tmp"/trap/snapshots/*/ws "$C/ws/seed-trace" <<'EOF'
 import struct, sys
 f = open(sys.argv[1], 'rb').read()
 n = struct.unpack_from('<Q', f, 8)[0]
-trace = struct.unpack_from('<%dQ' % n, f, 32)
+trace = struct.unpack_from('<%dQ' % n, f, 88)  # after the header of format 3 (cold_ws.h)
 seed = bytes([0, n]) + b''.join(struct.pack('<I', a // 4096) for a in trace) + b'ember'
 open(sys.argv[2], 'wb').write(seed)
 EOF
