@@ -67,9 +67,8 @@ static size_t build(uint8_t *f, size_t room, const uint8_t *data, size_t size)
 			 cp = len >= WS_HDR ? get64(f + 16) : 0,
 			 sl = len >= WS_HDR ? get64(f + 32) : 0,
 			 ne = len >= WS_HDR ? get64(f + 80) : 0;
-		if (len >= WS_HDR && n <= MAX_PAGES && cp && cp <= MAX_PAGES &&
-		    ne <= MAX_PAGES && sl <= room &&
-		    cold_ws_data_off(n, cp, ne, sl) + (n + ne) * PAGE == len)
+		if (len >= WS_HDR && n <= MAX_PAGES && cp && cp <= MAX_PAGES && ne <= MAX_PAGES &&
+		    sl <= room && cold_ws_data_off(n, cp, ne, sl) + (n + ne) * PAGE == len)
 			set_hashes(f, n, cp, ne, sl, flags & 4);
 		return len;
 	}
