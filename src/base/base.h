@@ -67,6 +67,22 @@ void base_deadline(struct timespec *ts, double secs);
 /* a condition variable that waits on CLOCK_MONOTONIC */
 void base_cond_init(pthread_cond_t *cv);
 
+/* base_park.c: a short job run on a thread parked for it (made ahead, or now when none is idle),
+ * else on a thread of its own: run(arg), then it is waited for with base_park_wait */
+struct base_job {
+	void *(*run)(void *);
+	void *arg;
+	int parked; /* on a parked thread (which is parked again once done is set), else own */
+	int done;
+	pthread_t own;
+};
+/* at least n parked threads idle from now on (as many as can be made) */
+void base_park_prepare(int n);
+/* j started; 0, or an errno when no thread could run it */
+int base_park_start(struct base_job *j);
+/* until j has ended (its thread parked again, or joined) */
+void base_park_wait(struct base_job *j);
+
 /* base_parse.c: "128M", "128Mi", "128MB", "1G", "512K", "4096" -> bytes; 0 or -1 */
 int base_parse_size(const char *s, uint64_t *out);
 

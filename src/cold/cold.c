@@ -254,7 +254,8 @@ int cold_start(struct cold *c, const struct snap *s, struct vm *vm, struct sys_s
 	c->open_ns = base_now_ns() - t0;
 	if (mode == SNAP_REAP && reap(c, dir, err, errlen))
 		goto fail;
-	if ((rc = snap_park_start(c, fault_server))) {
+	c->server = (struct base_job){.run = fault_server, .arg = c};
+	if ((rc = base_park_start(&c->server))) {
 		step_failed(err, errlen, "starting the fault server", rc);
 		goto fail;
 	}
@@ -323,7 +324,7 @@ int cold_finish(struct cold *c, const char *dir, char *err, size_t errlen)
 	if (c->running) {
 		if (write(c->stop[1], "x", 1) < 0)
 			c->failed = 1;
-		snap_park_stop(c);
+		base_park_wait(&c->server);
 		c->running = 0;
 	}
 	for (int i = 0; i < c->u.n; i++) {

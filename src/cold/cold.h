@@ -19,10 +19,9 @@ struct cold {
 	const struct snap *s; /* loaded without its pages */
 	struct vm *vm;
 	struct vm_uffds u;
-	int memfd;	       /* the snapshot's memory file */
-	int stop[2];	       /* a pipe that ends the fault server */
-	pthread_t th;	       /* the fault server's own thread, when no parked one was free */
-	struct server *server; /* else the parked one serving this start */
+	int memfd;		/* the snapshot's memory file */
+	int stop[2];		/* a pipe that ends the fault server */
+	struct base_job server; /* the fault server, on a parked thread */
 	int running;
 	/* keep the order of the faulting pages: 1 from nothing, 2 after the working set's own
 	 * (a REAP start: its mispredictions, written back when they are too many) */
@@ -53,12 +52,6 @@ struct cold {
  * its pages are installed first. With record, faulting pages are recorded. */
 int cold_start(struct cold *c, const struct snap *s, struct vm *vm, struct sys_state *st,
 	       const char *dir, enum snap_restore_mode mode, int record, char *err, size_t errlen);
-/* a fault server parked ahead of the first cold start (cold_start takes it) */
-void cold_prepare(void);
-/* cold_park.c: serve(c) on a parked server (else on a thread of c's own, c->th); and,
- * once c's stop pipe was written, the wait until it is done with c */
-int snap_park_start(struct cold *c, void *(*serve)(void *));
-void snap_park_stop(struct cold *c);
 /* Stops serving faults (memory stays as installed) and writes the working-set file when
  * recording. */
 int cold_finish(struct cold *c, const char *dir, char *err, size_t errlen);

@@ -242,9 +242,12 @@ int cold_read_whole(struct snap *s, const char *dir, struct cold_read_plan *plan
 	snap_data_free(s);
 	uint64_t *offs = malloc((s->npages ? s->npages : 1) * sizeof(*offs));
 	r->from_ws = calloc(s->npages ? s->npages : 1, 1);
-	r->fd = memfd_create("ember-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	/* the load's read brought its own memfd (cold_read_ws takes it) */
+	r->fd = plan && plan->whole
+		    ? -1
+		    : memfd_create("ember-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	int rc = -1, mem = open_mem(dir);
-	if (!offs || !r->from_ws || r->fd < 0) {
+	if (!offs || !r->from_ws || (r->fd < 0 && !(plan && plan->whole))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -262,10 +265,10 @@ int cold_read_whole(struct snap *s, const char *dir, struct cold_read_plan *plan
 			snprintf(err, errlen, "snapshot %s refused: no memory file", dir);
 		goto out;
 	}
-	munmap(r->map, r->map_len);
-	r->map = NULL;
-	/* sealed as snap_seal leaves a snapshot: machines map it copy-on-write */
-	if (fcntl(r->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) ||
+	/* sealed as snap_seal leaves a snapshot (machines map it copy-on-write), but for
+	 * F_SEAL_WRITE, refused while r->map is there: F_SEAL_FUTURE_WRITE holds as much from now
+	 * on, and the mapping goes after the response (cold_read_settle), not 20-40 us before it */
+	if (fcntl(r->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE) ||
 	    !(s->data = snap_view(r->fd, offs, s->npages))) {
 		snprintf(err, errlen, "snapshot %s: keeping its memory: %s", dir, strerror(errno));
 		goto out;
@@ -278,9 +281,10 @@ int cold_read_whole(struct snap *s, const char *dir, struct cold_read_plan *plan
 	rc = 0;
 	r->wall_ns = base_now_ns() - t0;
 out:
-	if (r->map)
+	if (rc && r->map)
 		munmap(r->map, r->map_len);
-	r->map = NULL;
+	if (rc)
+		r->map = NULL;
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
@@ -371,8 +375,23 @@ int cold_read_check_mem(const struct snap *s, const struct cold_read *r, const c
 	return rc ? damaged(dir, bad, err, errlen) : 0;
 }
 
+void cold_read_settle(const struct snap *s, struct cold_read *r)
+{
+	if (!r->map)
+		return;
+	munmap(r->map, r->map_len);
+	r->map = NULL;
+	/* no writable mapping left: sealed as snap_seal seals (a snapshot in the store already
+	 * has its own memfd) */
+	if (s->sealed && !s->store_fd)
+		fcntl(s->memfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SEAL);
+}
+
 void cold_read_free(struct cold_read *r)
 {
+	if (r->map)
+		munmap(r->map, r->map_len);
+	r->map = NULL;
 	free(r->pos);
 	r->pos = NULL;
 	free(r->ws);

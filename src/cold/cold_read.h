@@ -16,7 +16,8 @@ struct cold_read {
 	uint64_t *ws; /* the working set's page addresses, in file order */
 	size_t nws;
 	uint8_t *from_ws; /* per snapshot page: 1 when its content came from the working set */
-	int fd;		  /* while reading: the snapshot's new memfd, and its start mapped */
+	int fd;		  /* while reading: the snapshot's new memfd, and its start mapped (the
+			   * mapping kept until cold_read_settle) */
 	uint8_t *map;
 	uint64_t map_len;
 	int sorted;	       /* the load's plan held: each page read straight to its place */
@@ -85,6 +86,11 @@ int cold_read_missed(const struct snap *s, struct vm *vm, struct cold_read *r, c
  * them; a damaged memory file still has its snapshot made again). 0, or -1 with err. */
 int cold_read_check_mem(const struct snap *s, const struct cold_read *r, const char *dir, char *err,
 			size_t errlen);
+/* After the response: the read's own writable mapping of the snapshot's memfd let go, and the
+ * memfd sealed against writes as snap_seal seals one (cold_read_whole kept the mapping: its
+ * unmapping is not on the request's path) */
+void cold_read_settle(const struct snap *s, struct cold_read *r);
+/* what r holds (its mapping too, when cold_read_settle did not let it go) */
 void cold_read_free(struct cold_read *r);
 
 /* cold_ws_read.c, for cold_read.c: a shared writable mapping of [off, off+len) of fd, grown

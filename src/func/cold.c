@@ -63,6 +63,7 @@ static void read_finish(struct func_finish *f)
 	struct ember_function *fn = f->fn;
 	char err[EMBER_ERR_MAX] = "";
 	uint64_t touched;
+	cold_read_settle(&fn->snap, &f->r);
 	if (f->broken || fn->no_ready || func_reset(fn, f->v, &touched) ||
 	    pool_put(&fn->pool, f->v))
 		virtine_destroy(f->v);

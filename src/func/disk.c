@@ -102,13 +102,12 @@ static int folder(struct ember_function *fn, const struct ember_config *cfg, cha
 	return 0;
 }
 
-/* what a start from disk takes, made ahead: a shell, a fault server, the thread for its work
- * after the response (each let go unused when the snapshot is refused) */
+/* what a start from disk takes, made ahead: a shell, and parked threads for its fault server
+ * and its work after the response (each left for later starts when the snapshot is refused) */
 static void start_ahead(struct ember_function *fn)
 {
 	pool_shell_want(&fn->vmcfg);
-	cold_prepare();
-	func_finish_ahead(fn);
+	base_park_prepare(2);
 }
 
 /* the state file of fn->snap_dir read and checked into fn->snap; 0 or SNAP_ */

@@ -289,7 +289,6 @@ int ember_load(const struct ember_config *cfg, struct ember_function **out, char
 	base_cond_init(&fn->sites_done);
 	pthread_mutex_init(&fn->cold_lock, NULL);
 	base_cond_init(&fn->cold_done);
-	base_cond_init(&fn->finish_cv);
 	pool_refiller_init(&fn->refill, &fn->pool, &func_refill_ops, fn);
 	func_drops_init(&fn->drops);
 	uint64_t t0 = base_now_ns();
@@ -329,7 +328,6 @@ void ember_unload(struct ember_function *fn)
 	cold_read_plan_free(&fn->plan);
 	pthread_mutex_destroy(&fn->cold_lock);
 	pthread_cond_destroy(&fn->cold_done);
-	pthread_cond_destroy(&fn->finish_cv);
 	pool_refiller_fini(&fn->refill);
 	free_vec(fn->argv);
 	free_vec(fn->envp);

@@ -83,12 +83,9 @@ struct ember_function {
 	/* while a cold start's work after its run goes on (finish.c), under cold_lock */
 	int finishing;
 	pthread_cond_t cold_done; /* signalled when it ends */
-	pthread_t finisher;
-	int has_finisher; /* finisher is to be joined (by the next cold start, or unload) */
-	/* under cold_lock: the finisher, started ahead, waits for its work (finish_next) */
-	int finish_waiting;
-	struct func_finish *finish_next;
-	pthread_cond_t finish_cv;
+	struct base_job finisher; /* the thread doing it (a parked one) */
+	int has_finisher; /* finisher is to be waited for (by the next cold start, unload) */
+	struct func_finish *finish_next; /* its work, under cold_lock */
 	char rebuilt[EMBER_ERR_MAX];
 	char damaged[EMBER_ERR_MAX]; /* a kept file the load refused and made again, or "" */
 	struct sys_process proc;     /* where the image put things */
@@ -172,8 +169,8 @@ int func_invoke_cold(struct ember_function *fn, const struct func_call *c,
 		     struct ember_result *res);
 
 /* finish.c: the work a cold start leaves after its run (its result is filled already), done by
- * work on a thread of its own that takes cold_lock once the invocation gives it back; f is freed
- * after. The caller holds cold_lock. */
+ * work on a parked thread (base_park.c) that takes cold_lock once the invocation gives it back;
+ * f is freed after. The caller holds cold_lock. */
 struct func_finish {
 	struct ember_function *fn;
 	void (*work)(struct func_finish *f);
@@ -182,12 +179,9 @@ struct func_finish {
 	struct cold_read r; /* a start that read the snapshot whole: its read */
 };
 void func_finish_later(struct func_finish *f);
-/* the thread for that work started now (a load from disk, while the disk reads), waiting for it,
- * so that the cold start does not start one after its run */
-void func_finish_ahead(struct ember_function *fn);
 /* with cold_lock held: until no such work is going on */
 void func_finish_wait(struct ember_function *fn);
-/* the thread of the last such work ended and joined (unload; cold_lock not held) */
+/* until the last such work has ended (unload; cold_lock not held) */
 void func_finish_join(struct ember_function *fn);
 
 /* virtine.c: building virtines. A kind of failure beside ember.h's: the budget had no room */
