@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cold/cold_land.h"
 #include "func/func.h"
 
 /* the work handed to it (fn->finish_next), or none when the thread started ahead is let go */
@@ -23,6 +24,8 @@ static void *finish_main(void *arg)
 	fn->finishing = 0;
 	pthread_cond_broadcast(&fn->cold_done);
 	pthread_mutex_unlock(&fn->cold_lock);
+	/* the next whole read's landing, after the response and with no one waiting for it */
+	cold_land_make();
 	return NULL;
 }
 

@@ -1,0 +1,140 @@
+/* The landing: a memfd made ahead, its pages allocated and mapped, for a whole read to land in. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cold/cold_land.h"
+#include "cold/cold_read.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+#define PAGE EMBER_PAGE_SIZE
+/* a landing holds the last read asked and a little more (a working set written again with a
+ * few mispredictions appended still fits), rounded up; never more than the largest whole read
+ * (WHOLE_MAX in cold_read.c, 4 MiB). Not a fixed 1 MiB: the part a read leaves unused is freed
+ * on the request's path, and every page of it was allocated and zeroed for nothing. */
+#define LAND_SLACK (8 * PAGE)
+#define LAND_STEP  (16 * PAGE)
+#define LAND_MAX   (1024 * PAGE)
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int fd; /* -1: none ready */
+	uint8_t *map;
+	uint64_t cap;
+	uint64_t want; /* the last read asked: what the next landing is made for (0: none yet) */
+	int off;       /* landings not made in this process */
+	int inited;
+} land;
+
+/* with mu held */
+static void init(void)
+{
+	if (!land.inited)
+		land.fd = -1;
+	land.inited = 1;
+}
+
+static void drop(int fd, uint8_t *map, uint64_t len)
+{
+	if (map)
+		munmap(map, len);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* a new memfd of len bytes mapped RW at *map (its pages made now when populate); its fd or -1 */
+static int fresh(uint64_t len, uint8_t **map, int populate)
+{
+	int fd = memfd_create("ember-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	*map = fd < 0 ? NULL : cold_read_grow(fd, 0, len);
+	if (*map && populate && madvise(*map, len, MADV_POPULATE_WRITE))
+		for (uint64_t o = 0; o < len; o += PAGE) /* older kernels: one write fault each */
+			(*map)[o] = 0;
+	if (*map)
+		return fd;
+	drop(fd, NULL, 0);
+	return -1;
+}
+
+uint8_t *cold_land_take(int *fd, uint64_t len)
+{
+	uint8_t *map = NULL;
+	uint64_t cap = 0;
+	pthread_mutex_lock(&mu);
+	init();
+	land.want = len;
+	if (land.fd >= 0 && land.cap >= len && len) {
+		*fd = land.fd;
+		map = land.map;
+		cap = land.cap;
+		land.fd = -1;
+		land.map = NULL;
+	}
+	pthread_mutex_unlock(&mu);
+	/* exactly len bytes, as a fresh one: what the read leaves unused freed, unmapped first */
+	if (map && cap > len && (munmap(map + len, cap - len) || ftruncate(*fd, (off_t)len))) {
+		drop(*fd, map, len);
+		map = NULL;
+	}
+	if (!map)
+		*fd = fresh(len, &map, 0);
+	return map;
+}
+
+void cold_land_make(void)
+{
+	int old = -1;
+	uint8_t *old_map = NULL, *map = NULL;
+	uint64_t old_cap = 0;
+	pthread_mutex_lock(&mu);
+	init();
+	int want = !land.off && land.want && land.want <= LAND_MAX;
+	uint64_t cap = (land.want + LAND_SLACK + LAND_STEP - 1) / LAND_STEP * LAND_STEP;
+	cap = cap < LAND_MAX ? cap : LAND_MAX;
+	if (want && land.fd >= 0 && land.cap < land.want) { /* too small for the last read */
+		old = land.fd;
+		old_map = land.map;
+		old_cap = land.cap;
+		land.fd = -1;
+		land.map = NULL;
+	}
+	want = want && land.fd < 0;
+	pthread_mutex_unlock(&mu);
+	drop(old, old_map, old_cap);
+	if (!want)
+		return;
+	int fd = fresh(cap, &map, 1); /* outside the lock: a take meanwhile makes its own */
+	pthread_mutex_lock(&mu);
+	if (fd >= 0 && land.fd < 0 && !land.off) {
+		land.fd = fd;
+		land.map = map;
+		land.cap = cap;
+		fd = -1;
+		map = NULL;
+	}
+	pthread_mutex_unlock(&mu);
+	drop(fd, map, cap);
+}
+
+void cold_land_keep(int on)
+{
+	pthread_mutex_lock(&mu);
+	init();
+	land.off = !on;
+	int fd = on ? -1 : land.fd;
+	uint8_t *map = land.map;
+	uint64_t cap = land.cap;
+	if (!on) {
+		land.fd = -1;
+		land.map = NULL;
+		land.cap = 0;
+	}
+	pthread_mutex_unlock(&mu);
+	if (fd >= 0)
+		drop(fd, map, cap);
+}
