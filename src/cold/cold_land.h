@@ -10,7 +10,7 @@
  * bytes (sealable, close-on-exec), mapped shared and writable at the return (munmap len bytes);
  * NULL (*fd -1) when no memory. len is remembered: the next landing is made for it. */
 uint8_t *cold_land_take(int *fd, uint64_t len);
-/* The landing made now, for the last read taken (and a few pages more, at most 4 MiB), unless
+/* The landing made now, the size of the last read taken (at most 4 MiB), unless
  * one that holds it is ready, landings are off, or no whole read was taken in this process:
  * for a thread that works after the response (func's finisher). */
 void cold_land_make(void);
