@@ -1,7 +1,8 @@
 /* The landing of a whole read (src/cold/cold_land.c): none before a read was asked, then made
  * ahead with its pages present, taken trimmed to exactly the read's size (as a fresh memfd would
- * be, sealable), made again after each take; a read larger than it falls back to a fresh memfd;
- * off, it is freed and never made. (test_ws.c: the load's whole read takes it.) */
+ * be, sealable), made again after each take; a read larger than it, or much smaller, falls back to
+ * a fresh memfd and the next is made its size; off, it is freed and never made. (test_ws.c: the
+ * load's whole read takes it.) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -97,6 +98,13 @@ static void landing(void **state)
 	cold_land_make();
 	assert_int_equal(open_fds(), fds + 1);
 	assert_int_equal(take(300 * PAGE), 300);
+	/* a read much smaller than the landing: not taken (trimming would cost more than it
+	 * saves), made again its size */
+	cold_land_make();
+	assert_int_equal(take(30 * PAGE), 0);
+	cold_land_make();
+	assert_int_equal(open_fds(), fds + 1);
+	assert_int_equal(take(30 * PAGE), 30);
 	/* past the largest whole read: never made */
 	assert_int_equal(take(2048 * PAGE), 0);
 	cold_land_make();
