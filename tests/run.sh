@@ -105,7 +105,7 @@ EOF
 # The suites of one backend, natively. Unit programs that need no machine run once; test_kvm
 # and test_slots are the KVM backend's own and run wherever KVM does.
 UNIT_VM="test_pool test_isolation test_errors test_hint test_shell test_sandbox test_share test_mem test_bundle_map test_deadline test_pad"
-UNIT_PURE="test_base test_park test_gostarts test_opt test_snap_file test_elf test_sites test_x86 test_logs test_image_name test_demand test_cpu test_lb test_bench_samples test_ws test_vma test_spec test_rt_mode test_serve_log test_conf_parse test_padsel test_history test_cstore test_bench_knobs test_workers_merge"
+UNIT_PURE="test_base test_park test_gostarts test_opt test_snap_file test_elf test_sites test_x86 test_logs test_image_name test_demand test_cpu test_lb test_bench_samples test_ws test_land test_vma test_spec test_rt_mode test_serve_log test_conf_parse test_padsel test_history test_cstore test_bench_knobs test_workers_merge"
 # the fuzzing harnesses (make fuzz); those that make machines run on each backend there is
 FUZZ_PURE="snap spec parse stack rt bundle"
 FUZZ_VM="sys elf ws http"

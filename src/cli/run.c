@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/opt.h"
 #include "cli/sandbox.h"
+#include "cold/cold_land.h"
 #include "ember/ember.h"
 #include "pool/pool.h"
 #include "vm/vm.h"
@@ -276,6 +277,7 @@ int cli_run(int argc, char **argv)
 		return CLI_EXIT_EMBER;
 	}
 	pool_shell_target(0); /* one program, run now: no shells to prepare ahead */
+	cold_land_keep(0);    /* nor a landing for a second start from disk */
 	if (stats)
 		vm_dev_prepare(); /* what the process keeps is not the function's */
 	int fds_before = stats ? open_fds() : 0;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cold/cold_land.h"
 #include "cold/cold_read.h"
 #include "cold/cold_ws.h"
 #include "snap/snap_file.h"
@@ -100,9 +101,10 @@ const uint8_t *cold_read_plan_whole(struct cold_read_plan *p, const char *dir, s
 	cold_ws_path(path, sizeof(path), dir);
 	if (!whole_pays(dir, path, &size))
 		return NULL;
-	/* straight into the memfd the snapshot will live in: the start copies nothing */
-	int fd = memfd_create("ember-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING), buffered = 0;
-	uint8_t *buf = fd < 0 ? NULL : cold_read_grow(fd, 0, size);
+	/* straight into the memfd the snapshot will live in (the landing made ahead, cold_land.c):
+	 * the start copies nothing */
+	int fd = -1, buffered = 0;
+	uint8_t *buf = cold_land_take(&fd, size);
 	*why = "the working set is unreadable or damaged";
 	if (!buf || read_direct(path, buf, size, &buffered) || cold_ws_parse(&w, buf, size, size)) {
 		if (buf)

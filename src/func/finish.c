@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cold/cold_land.h"
 #include "func/func.h"
 
 /* the work handed to it (fn->finish_next) */
@@ -20,6 +21,8 @@ static void *finish_main(void *arg)
 	fn->finishing = 0;
 	pthread_cond_broadcast(&fn->cold_done);
 	pthread_mutex_unlock(&fn->cold_lock);
+	/* the next whole read's landing, after the response and with no one waiting for it */
+	cold_land_make();
 	return NULL;
 }
 

@@ -183,6 +183,8 @@ if [ "$EMBER_BACKEND" = kvm ]; then
 	er --state "$s" --stats "$hello"
 	out_is "Hello, Ember!" "a start with the copy"
 	from copy "a sound working set: the state from its copy (the state file not read)"
+	stats "j['host_fds_leaked'] == 0" \
+		"a whole read: nothing left open (ember run makes no landing for a next one)"
 	flip "$d/ws" "$(ws_at "$d/ws" copy)"
 	er --state "$s" --stats "$hello"
 	out_is "Hello, Ember!" "a damaged copy: the answer"

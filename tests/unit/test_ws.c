@@ -20,6 +20,7 @@
 
 #include <xxhash.h>
 
+#include "cold/cold_land.h"
 #include "cold/cold_read.h"
 #include "cold/cold_ws.h"
 
@@ -281,6 +282,24 @@ static void whole(void **state)
 	assert_null(cold_read_plan_whole(&p, dir, &len, &why));
 	assert_null(p.meta);
 	flip("ws", 7, '3' ^ '2');
+	/* the read lands in the memfd made ahead for it (cold_land.c): it is taken, and holds
+	 * the file exactly */
+	int fd = -1;
+	uint8_t *m = cold_land_take(&fd, file_len); /* asked: the landing is made for it */
+	munmap(m, file_len);
+	close(fd);
+	cold_land_make();
+	cold_read_plan_whole(&p, dir, &len, &why); /* the state file changed above: no copy */
+	assert_true(p.whole);
+	assert_int_equal(fstat(p.fd, &sb), 0);
+	assert_int_equal(sb.st_size, file_len);
+	assert_memory_equal(p.meta, file, file_len);
+	m = cold_land_take(&fd, PAGE); /* none left: the plan's was the landing */
+	assert_int_equal(fstat(fd, &sb), 0);
+	assert_int_equal(sb.st_blocks, 0);
+	munmap(m, PAGE);
+	close(fd);
+	cold_read_plan_free(&p);
 }
 
 /* a trace of 8 pages of the 40: the other 32 carried after them (the whole read pays), in the
