@@ -72,23 +72,17 @@ long cold_ws_parse(struct cold_ws *w, const uint8_t *buf, size_t have, uint64_t 
 
 /* what says the state file at fd is the one copied: device, inode, mtime and ctime in ns (a
  * write, a rename over it or a restored mtime all change one of them) */
-static int state_id(int fd, uint64_t id[SNAP_WS_ID])
+static void id_of(const struct stat *sb, uint64_t id[SNAP_WS_ID])
 {
-	struct stat sb;
-	if (fstat(fd, &sb))
-		return -1;
-	id[0] = (uint64_t)sb.st_dev;
-	id[1] = (uint64_t)sb.st_ino;
-	id[2] = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
-	id[3] = (uint64_t)sb.st_ctim.tv_sec * 1000000000u + (uint64_t)sb.st_ctim.tv_nsec;
-	return 0;
+	id[0] = (uint64_t)sb->st_dev;
+	id[1] = (uint64_t)sb->st_ino;
+	id[2] = (uint64_t)sb->st_mtim.tv_sec * 1000000000u + (uint64_t)sb->st_mtim.tv_nsec;
+	id[3] = (uint64_t)sb->st_ctim.tv_sec * 1000000000u + (uint64_t)sb->st_ctim.tv_nsec;
 }
 
-static int open_state(const char *dir)
+static void state_path(char *path, size_t len, const char *dir)
 {
-	char path[4200];
-	snprintf(path, sizeof(path), "%.4096s/" SNAP_STATE, dir);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, len, "%.4096s/" SNAP_STATE, dir);
 }
 
 const uint8_t *cold_ws_state(const struct cold_ws *w, const char *dir, const char **why)
@@ -100,13 +94,15 @@ const uint8_t *cold_ws_state(const struct cold_ws *w, const char *dir, const cha
 	*why = "the working set's copy of the state file is damaged";
 	if (XXH3_64bits(w->state, w->state_len) != w->state_hash)
 		return NULL;
-	/* its inode only: a stat, no read of its data */
-	int fd = open_state(dir);
+	/* its inode only: a stat, not even an open */
+	char path[4200];
+	struct stat sb;
+	state_path(path, sizeof(path), dir);
 	*why = "the state file changed since the working set copied it";
-	int same = fd >= 0 && !state_id(fd, id) && !memcmp(id, w->state_id, sizeof(id));
-	if (fd >= 0)
-		close(fd);
-	return same ? w->state : NULL;
+	if (stat(path, &sb))
+		return NULL;
+	id_of(&sb, id);
+	return memcmp(id, w->state_id, sizeof(id)) ? NULL : w->state;
 }
 
 uint64_t cold_ws_addr(const struct cold_ws *w, uint64_t i)
@@ -150,16 +146,20 @@ int cold_ws_path(char *out, size_t len, const char *dir)
 /* dir's state file read whole with its identity (its length 0 when it cannot be: no copy) */
 static uint8_t *read_state(const char *dir, uint64_t *len, uint64_t id[SNAP_WS_ID])
 {
-	int fd = open_state(dir);
+	char path[4200];
+	state_path(path, sizeof(path), dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
 	uint8_t *buf = NULL;
 	*len = 0;
-	if (fd >= 0 && !fstat(fd, &sb) && sb.st_size > 0 && !state_id(fd, id) &&
-	    (buf = malloc((size_t)sb.st_size)) &&
-	    pread(fd, buf, (size_t)sb.st_size, 0) == sb.st_size)
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &sb) && sb.st_size > 0 && (buf = malloc((size_t)sb.st_size)) &&
+	    pread(fd, buf, (size_t)sb.st_size, 0) == sb.st_size) {
+		id_of(&sb, id);
 		*len = (uint64_t)sb.st_size;
-	if (fd >= 0)
-		close(fd);
+	}
+	close(fd);
 	return buf;
 }
 

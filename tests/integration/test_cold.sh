@@ -185,6 +185,21 @@ if [ "$EMBER_BACKEND" = kvm ]; then
 	from copy "a sound working set: the state from its copy (the state file not read)"
 	stats "j['host_fds_leaked'] == 0" \
 		"a whole read: nothing left open (ember run makes no landing for a next one)"
+	# the snapshot's files such a start opens: ws, and mem once, for the check of its copies
+	# after the response; not state (its copy is in ws, its identity a stat), and mem neither
+	# at the load nor at the start (every page is in ws); strace would see them (it sees ws)
+	if command -v strace >/dev/null; then
+		strace -f -qq -o "$tmp/trace" -e trace=open,openat,openat2 "$E" run --backend kvm \
+			--state "$s" "$hello" <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
+		n_ws=$(grep -c "\"$d/ws\"" "$tmp/trace")
+		n_state=$(grep -c "\"$d/state\"" "$tmp/trace")
+		n_mem=$(grep -c "\"$d/mem\"" "$tmp/trace")
+		[ "$n_ws" -ge 1 ] && [ "$n_state" = 0 ] && [ "$n_mem" = 1 ] &&
+			ok "a whole read opens ws, mem once (its check after the response), not state" ||
+			bad "a whole read opened ws $n_ws, state $n_state and mem $n_mem times"
+	else
+		bad "strace is missing (scripts/setup.sh installs it)"
+	fi
 	flip "$d/ws" "$(ws_at "$d/ws" copy)"
 	er --state "$s" --stats "$hello"
 	out_is "Hello, Ember!" "a damaged copy: the answer"
