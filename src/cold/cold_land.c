@@ -81,9 +81,15 @@ uint8_t *cold_land_take(int *fd, uint64_t len)
 		land.map = NULL;
 	}
 	pthread_mutex_unlock(&mu);
-	/* exactly len bytes, as a fresh one: what the read leaves unused freed, unmapped first */
-	if (map && cap > len && (munmap(map + len, cap - len) || ftruncate(*fd, (off_t)len))) {
-		drop(*fd, map, len);
+	/* exactly len bytes, as a fresh one: what the read leaves unused freed, unmapped first
+	 * (from the page after len's last: a mapping ends on a page); when that fails, all of it
+	 * let go, none of it left mapped */
+	uint64_t keep = (len + PAGE - 1) / PAGE * PAGE;
+	if (map && cap > keep && munmap(map + keep, cap - keep)) {
+		drop(*fd, map, cap);
+		map = NULL;
+	} else if (map && cap > len && ftruncate(*fd, (off_t)len)) {
+		drop(*fd, map, keep);
 		map = NULL;
 	}
 	if (!map)

@@ -123,8 +123,52 @@ static void landing(void **state)
 	assert_int_equal(take(40 * PAGE), 40);
 }
 
+/* this process's mappings of a landing's (or a snapshot's) memfd */
+static int mapped(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "memfd:ember-snapshot") != NULL;
+	fclose(f);
+	return n;
+}
+
+/* a landing a few pages larger than the read is taken, trimmed to it; a read that does not end
+ * on a page too (its last page kept whole): nothing of the landing stays mapped once the read's
+ * own mapping is gone (the unaligned tail was refused, and only len bytes of the landing were
+ * let go: its last page stayed mapped, its memory with it) */
+static void a_trimmed_landing_leaves_nothing_mapped(void **state)
+{
+	(void)state;
+	cold_land_keep(1);
+	int fd = -1;
+	uint8_t *m = cold_land_take(&fd, 40 * PAGE);
+	munmap(m, 40 * PAGE);
+	close(fd);
+	cold_land_make(); /* 40 pages ready */
+	assert_int_equal(take(35 * PAGE), 35);
+	m = cold_land_take(&fd, 3 * PAGE);
+	munmap(m, 3 * PAGE);
+	close(fd);
+	cold_land_make(); /* 3 pages ready, mapped */
+	int before = mapped();
+	m = cold_land_take(&fd, PAGE + 1);
+	assert_non_null(m);
+	struct stat sb;
+	assert_int_equal(fstat(fd, &sb), 0);
+	assert_int_equal(sb.st_size, PAGE + 1);
+	assert_int_equal(present(m, 2), 2); /* the landing's: its pages made ahead */
+	munmap(m, PAGE + 1);
+	close(fd);
+	assert_int_equal(mapped(), before - 1);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(landing)};
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(landing), cmocka_unit_test(a_trimmed_landing_leaves_nothing_mapped)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
