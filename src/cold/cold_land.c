@@ -84,7 +84,7 @@ uint8_t *cold_land_take(int *fd, uint64_t len)
 	/* exactly len bytes, as a fresh one: what the read leaves unused freed, unmapped first
 	 * (from the page after len's last: a mapping ends on a page); when that fails, all of it
 	 * let go, none of it left mapped */
-	uint64_t keep = (len + PAGE - 1) / PAGE * PAGE;
+	uint64_t keep = BASE_ROUND_UP(len, PAGE);
 	if (map && cap > keep && munmap(map + keep, cap - keep)) {
 		drop(*fd, map, cap);
 		map = NULL;
@@ -104,7 +104,7 @@ void cold_land_make(void)
 	uint64_t old_cap = 0;
 	pthread_mutex_lock(&mu);
 	int want = !land.off && land.want && land.want <= LAND_MAX;
-	uint64_t cap = (land.want + PAGE - 1) / PAGE * PAGE;
+	uint64_t cap = BASE_ROUND_UP(land.want, PAGE);
 	if (want && land.fd >= 0 && !fits(land.cap, land.want)) { /* not for the last read */
 		old = land.fd;
 		old_map = land.map;

@@ -251,11 +251,10 @@ int cold_read_whole(struct snap *s, const char *dir, struct cold_read_plan *plan
 	uint64_t *offs = malloc((s->npages ? s->npages : 1) * sizeof(*offs));
 	r->from_ws = calloc(s->npages ? s->npages : 1, 1);
 	/* the load's read brought its own memfd (cold_read_ws takes it) */
-	r->fd = plan && plan->whole
-		    ? -1
-		    : memfd_create("ember-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int taken = plan && plan->whole;
+	r->fd = taken ? -1 : memfd_create("ember-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	int rc = -1;
-	if (!offs || !r->from_ws || (r->fd < 0 && !(plan && plan->whole))) {
+	if (!offs || !r->from_ws || (r->fd < 0 && !taken)) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -388,7 +387,9 @@ void cold_read_settle(const struct snap *s, struct cold_read *r)
 	munmap(r->map, r->map_len);
 	r->map = NULL;
 	/* no writable mapping left: sealed as snap_seal seals (a snapshot in the store already
-	 * has its own memfd) */
+	 * has its own memfd). Before Linux 6.7 the view, a shared mapping, still counts as
+	 * writable and the seal is refused: F_SEAL_FUTURE_WRITE holds as much, the writable
+	 * mapping gone, and nothing reads the seals back */
 	if (s->sealed && !s->store_fd)
 		fcntl(s->memfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SEAL);
 }
